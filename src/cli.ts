@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+/**
+ * The one entry point and the one exit point of the CLI. Each command lives in
+ * src/commands/<name>.ts and exports `register(program)`: declaring options is cheap,
+ * and a command's heavy modules (BullMQ, zod schemas, undici) are imported lazily in
+ * its action, so `bulkorder --help` starts fast. Commands return an exit code or throw;
+ * `main` maps thrown errors to the documented exit codes.
+ */
+import { Command, CommanderError } from 'commander';
+import { ExitCode, isBulkorderError } from './errors.js';
+import { registerCommands } from './commands/index.js';
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let exitCode: number = ExitCode.ok;
+  const program = new Command()
+    .name('bulkorder')
+    .description(
+      'Turns order files (CSV, JSON, NDJSON) into orders on the Business API, exactly once.\n' +
+        'Rows are validated, queued in Redis (BullMQ) and posted by workers sharing one OAuth2 token.',
+    )
+    .version(await packageVersion(), '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) })
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 ok, 1 internal error, 2 usage or configuration error, 3 file refused as a whole,\n' +
+        '4 some rows or orders need attention, 5 infrastructure unavailable (Redis, API, token endpoint).\n' +
+        'See README.md for configuration (BULKORDER_* variables) and file formats.',
+    );
+  registerCommands(program, (code) => {
+    exitCode = code;
+  });
+
+  try {
+    await program.parseAsync(argv as string[], { from: 'node' });
+  } catch (error) {
+    return exitCodeFor(error);
+  }
+  return exitCode;
+}
+
+function exitCodeFor(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // --help and --version end through exitOverride with exit code 0.
+    return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  }
+  if (isBulkorderError(error)) {
+    process.stderr.write(`bulkorder: ${error.message}\n`);
+    return error.exitCode;
+  }
+  process.stderr.write(`bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return ExitCode.internal;
+}
+
+async function packageVersion(): Promise<string> {
+  const [{ readFile }, { join }, { projectRoot }] = await Promise.all([
+    import('node:fs/promises'),
+    import('node:path'),
+    import('./paths.js'),
+  ]);
+  const pkg = JSON.parse(await readFile(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+// Run only when executed (directly or through the npm bin symlink), not when imported by tests.
+const { realpathSync } = await import('node:fs');
+const { fileURLToPath } = await import('node:url');
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await main(process.argv);
+}

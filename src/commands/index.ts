@@ -1,0 +1,14 @@
+import type { Command } from 'commander';
+
+/** Sets the process exit code a command's action decided on. */
+export type SetExitCode = (code: number) => void;
+
+/**
+ * Every command module exports `register(program, setExitCode)`. Keep this list the only
+ * place commands are wired in; a module may import its heavy dependencies only inside its
+ * action (see src/cli.ts).
+ */
+export function registerCommands(program: Command, setExitCode: SetExitCode): void {
+  void program;
+  void setExitCode;
+}

@@ -1,0 +1,66 @@
+/**
+ * Errors with a stable string `code`. Code branches on `code`, never on the message,
+ * and the CLI maps `exitCode` to the process exit status in one place (src/cli.ts).
+ */
+
+/** Documented exit codes (README, "Exit codes"). */
+export const ExitCode = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  fileRefused: 3,
+  needsAttention: 4,
+  infrastructure: 5,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export class BulkorderError extends Error {
+  readonly code: string;
+  readonly exitCode: ExitCode;
+  /** Extra facts for logs and JSON output; never secrets. */
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: string, message: string, options: { exitCode?: ExitCode; cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = options.exitCode ?? ExitCode.internal;
+    this.details = options.details;
+  }
+}
+
+/** Bad command-line usage or a refused configuration (exit 2). */
+export class UsageError extends BulkorderError {
+  constructor(code: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(code, message, { ...options, exitCode: ExitCode.usage });
+  }
+}
+
+/** A configuration that is missing or refused; names the variable to fix (exit 2). */
+export class ConfigError extends UsageError {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super('CONFIG_INVALID', `${variable}: ${message}`, { details: { variable } });
+    this.variable = variable;
+  }
+}
+
+/** An input file refused as a whole: unreadable, wrong columns, wrong encoding (exit 3). */
+export class FileRefusedError extends BulkorderError {
+  readonly file: string;
+  constructor(code: string, file: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(code, `${file}: ${message}`, { ...options, exitCode: ExitCode.fileRefused });
+    this.file = file;
+  }
+}
+
+/** Redis, the API or the token endpoint is unavailable (exit 5). */
+export class InfrastructureError extends BulkorderError {
+  constructor(code: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(code, message, { ...options, exitCode: ExitCode.infrastructure });
+  }
+}
+
+export function isBulkorderError(error: unknown): error is BulkorderError {
+  return error instanceof BulkorderError;
+}

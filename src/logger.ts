@@ -1,0 +1,54 @@
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+
+export type { Logger } from 'pino';
+
+/**
+ * Paths pino blanks out wherever they appear in a log object. Redaction only matches
+ * paths, so secrets must also never be interpolated into message strings.
+ */
+export const REDACT_PATHS = [
+  'secret',
+  'clientSecret',
+  'client_secret',
+  'token',
+  'accessToken',
+  'access_token',
+  'authorization',
+  'password',
+  '*.secret',
+  '*.clientSecret',
+  '*.client_secret',
+  '*.token',
+  '*.accessToken',
+  '*.access_token',
+  '*.authorization',
+  '*.password',
+  'headers.authorization',
+  '*.headers.authorization',
+  'req.headers.authorization',
+];
+
+export interface LoggerSettings {
+  /** pino level; default `info`, or LOG_LEVEL as read by src/config.ts. */
+  level?: string;
+  /** Where lines go; default stderr, so stdout stays free for command output. */
+  destination?: DestinationStream;
+  /** Bound to every line. */
+  base?: Record<string, unknown>;
+}
+
+/** Creates a root logger. Callers make one and pass it down; there is no module-level logger. */
+export function createLogger(settings: LoggerSettings = {}): Logger {
+  const options: LoggerOptions = {
+    level: settings.level ?? 'info',
+    base: settings.base ?? { pid: process.pid },
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  return pino(options, settings.destination ?? pino.destination({ fd: 2, sync: false }));
+}
+
+/** A logger that writes nothing, for library callers that pass none. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
