@@ -1,0 +1,50 @@
+/**
+ * Cafetariaplan accounts and their one-time login codes. An account is identified by
+ * (companyId, email), both compared case-insensitively: UUIDs and e-mail domains are
+ * case-insensitive, and treating local parts the same way is the safer guess for "already exists".
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+
+/** Outcome of redeeming a one-time login code. */
+export type Redemption = 'ok' | 'used' | 'expired' | 'unknown';
+
+/** The accounts and login codes of one simulator. */
+export class AccountBook {
+  #byKey = new Map<string, string>();
+  #customers = new Set<string>();
+  #codes = new Map<string, { expiresAt: number; used: boolean }>();
+
+  /** Creates an account; undefined when (companyId, email) already has one. */
+  create(companyId: string, email: string): string | undefined {
+    const key = companyId.toLowerCase() + '\n' + email.toLowerCase();
+    if (this.#byKey.has(key)) return undefined;
+    const customerId = randomUUID();
+    this.#byKey.set(key, customerId);
+    this.#customers.add(customerId);
+    return customerId;
+  }
+
+  /** A new one-time login code for a known customer; undefined when the customer is unknown. */
+  login(customerId: string, expiresAt: number): string | undefined {
+    if (!this.#customers.has(customerId.toLowerCase())) return undefined;
+    const code = randomBytes(24).toString('base64url');
+    this.#codes.set(code, { expiresAt, used: false });
+    return code;
+  }
+
+  /** Redeems a login code once; later attempts answer 'used'. */
+  redeem(code: string, now: number): Redemption {
+    const entry = this.#codes.get(code);
+    if (entry === undefined) return 'unknown';
+    if (entry.used) return 'used';
+    entry.used = true;
+    return now >= entry.expiresAt ? 'expired' : 'ok';
+  }
+
+  /** Forgets every account and code. */
+  reset(): void {
+    this.#byKey = new Map();
+    this.#customers = new Set();
+    this.#codes = new Map();
+  }
+}

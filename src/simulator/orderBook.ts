@@ -1,0 +1,42 @@
+/**
+ * Stored orders. Duplicates are recognised by a SHA-256 of the canonical payload, so memory per
+ * order stays small even when the payloads themselves are not retained.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonicalJson.js';
+import type { AcceptedOrder } from './simulatorTypes.js';
+
+/** The orders one simulator has accepted. */
+export class OrderBook {
+  readonly #retain: boolean;
+  #orders: AcceptedOrder[] = [];
+  #seen = new Set<string>();
+  #next = 1;
+
+  /** `retain` false keeps only the digests needed to count duplicates. */
+  constructor(retain: boolean) {
+    this.#retain = retain;
+  }
+
+  /** Stores a validated order; `duplicate` when the same canonical payload was stored before. */
+  store(payload: unknown, now: number): { orderId: string; duplicate: boolean } {
+    const orderId = `SIM-${this.#next++}`;
+    const digest = createHash('sha256').update(canonicalJson(payload)).digest('base64');
+    const duplicate = this.#seen.has(digest);
+    if (!duplicate) this.#seen.add(digest);
+    if (this.#retain) this.#orders.push({ orderId, payload, receivedAt: new Date(now).toISOString() });
+    return { orderId, duplicate };
+  }
+
+  /** The stored orders, oldest first (a copy of the list). */
+  list(): AcceptedOrder[] {
+    return [...this.#orders];
+  }
+
+  /** Forgets every order; numbering starts again at SIM-1. */
+  reset(): void {
+    this.#orders = [];
+    this.#seen = new Set();
+    this.#next = 1;
+  }
+}
