@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import type { Job } from 'bullmq';
+import type { Logger } from '../src/logger.js';
+import type { OrderJobData } from '../src/orderJob.js';
+import { deliverOrder, type DeliverDeps, type DeliveryResult } from '../src/worker/deliverOrder.js';
+
+/** Job name of an order delivery in the orders queue. */
+export const DELIVER_ORDER = 'deliver-order';
+
+export interface DeliverOrderProcessorDeps extends Omit<DeliverDeps, 'postpone' | 'logger'> {
+  logger: Logger;
+}
+
+/**
+ * BullMQ processor for `deliver-order` jobs: a thin adapter that binds a child logger and the
+ * job's own lock token, then hands over to src/worker/deliverOrder.ts.
+ */
+export function createDeliverOrderProcessor(deps: DeliverOrderProcessorDeps) {
+  return async (job: Job<OrderJobData, DeliveryResult>, lockToken?: string): Promise<DeliveryResult> => {
+    const data = job.data;
+    const logger = deps.logger.child({ batchId: data.batchId, orderKey: data.key, file: data.file, lines: data.lines });
+    return deliverOrder(
+      data,
+      {
+        token: `${randomUUID()}`,
+        attempt: job.attemptsMade + 1,
+        maxAttempts: job.opts.attempts ?? 1,
+      },
+      {
+        ...deps,
+        logger,
+        postpone: (ms) => job.moveToDelayed(Date.now() + ms, lockToken),
+      },
+    );
+  };
+}

@@ -1,0 +1,95 @@
+import type { Redis } from 'ioredis';
+import type { Keyspace } from '../keyspace.js';
+
+/** Counts an import knows when it has read the whole file. */
+export interface ImportCounts {
+  rows: number;
+  orders: number;
+  valid: number;
+  rejected: number;
+  /** Valid orders the ledger knows as delivered (skipped unless --force). */
+  skippedDelivered: number;
+  /** Valid orders held for review by an earlier run (never sent while held). */
+  skippedHeld: number;
+  /** Valid orders already queued or in flight in another batch (that batch delivers them). */
+  skippedQueued: number;
+  enqueued: number;
+}
+
+/** Counts the workers add as the batch's orders settle. */
+export interface DeliveryCounts {
+  delivered: number;
+  dead: number;
+  held: number;
+}
+
+export interface Batch extends ImportCounts, DeliveryCounts {
+  id: string;
+  file: string;
+  sha256: string;
+  env: string;
+  startedAt: number;
+  /** The input's columns, in order: dead letters keep their cells in this order. */
+  columns: string[];
+  /** `importing` until the whole file is queued; then `imported`; `failed` if the import stopped. */
+  importState: 'importing' | 'imported' | 'failed';
+}
+
+const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'enqueued', 'delivered', 'dead', 'held'] as const;
+
+/** Batch records: one Redis hash each, indexed by start time, kept as long as the ledger. */
+export class BatchStore {
+  constructor(private readonly redis: Redis, private readonly keys: Keyspace, private readonly retentionMs: number) {}
+
+  async create(batch: Pick<Batch, 'id' | 'file' | 'sha256' | 'env' | 'startedAt' | 'columns'>): Promise<void> {
+    const key = this.keys.batch(batch.id);
+    await this.redis
+      .multi()
+      .hset(key, { ...batch, columns: JSON.stringify(batch.columns), importState: 'importing', ...Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) })
+      .pexpire(key, this.retentionMs)
+      .zadd(this.keys.batchIndex, batch.startedAt, batch.id)
+      .exec();
+  }
+
+  /** Adds to the import counters (called once per enqueued chunk, so progress shows while importing). */
+  async addImportCounts(batchId: string, delta: Partial<ImportCounts>): Promise<void> {
+    const multi = this.redis.multi();
+    for (const [field, by] of Object.entries(delta)) if (by) multi.hincrby(this.keys.batch(batchId), field, by);
+    await multi.exec();
+  }
+
+  async finishImport(batchId: string, state: 'imported' | 'failed', totals: Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'>): Promise<void> {
+    await this.redis.hset(this.keys.batch(batchId), { importState: state, ...totals });
+  }
+
+  async get(batchId: string): Promise<Batch | undefined> {
+    const raw = await this.redis.hgetall(this.keys.batch(batchId));
+    return raw.id === undefined ? undefined : toBatch(raw);
+  }
+
+  /** Most recent first. */
+  async list(limit = 20): Promise<Batch[]> {
+    const ids = await this.redis.zrevrange(this.keys.batchIndex, 0, limit - 1);
+    const batches = await Promise.all(ids.map((id) => this.get(id)));
+    return batches.filter((b): b is Batch => b !== undefined);
+  }
+}
+
+/** Every order the batch queued has ended delivered, dead-lettered or held. */
+export function isSettled(batch: Batch): boolean {
+  return batch.importState !== 'importing' && batch.delivered + batch.dead + batch.held >= batch.enqueued;
+}
+
+function toBatch(raw: Record<string, string>): Batch {
+  const counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, Number(raw[f] ?? 0)])) as unknown as ImportCounts & DeliveryCounts;
+  return {
+    ...counts,
+    id: raw.id ?? '',
+    file: raw.file ?? '',
+    sha256: raw.sha256 ?? '',
+    env: raw.env ?? '',
+    startedAt: Number(raw.startedAt ?? 0),
+    columns: JSON.parse(raw.columns ?? '[]') as string[],
+    importState: (raw.importState ?? 'importing') as Batch['importState'],
+  };
+}

@@ -1,0 +1,49 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isSettled, type Batch, type BatchStore } from './batchStore.js';
+
+export interface FollowOptions {
+  /** Where progress goes; default stderr (stdout stays for the summary). */
+  out?: NodeJS.WriteStream;
+  /** Poll interval; default 500 ms. */
+  pollMs?: number;
+  /** Without a terminal: one line every this often; default 10 s. */
+  logEveryMs?: number;
+  /** Stop following after this long (the batch goes on); default no limit. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Follows a batch until every order it queued is delivered, dead-lettered or held. On a
+ * terminal it draws a live progress bar; otherwise it prints a plain line now and then.
+ * Returns the batch as last seen, and whether it settled.
+ */
+export async function followBatch(batches: BatchStore, batchId: string, options: FollowOptions = {}): Promise<{ batch: Batch; settled: boolean }> {
+  const out = options.out ?? process.stderr;
+  const tty = out.isTTY === true;
+  const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+  let lastLog = 0;
+  for (;;) {
+    const batch = await batches.get(batchId);
+    if (batch === undefined) throw new Error(`batch ${batchId} not found`);
+    const settled = isSettled(batch);
+    const now = Date.now();
+    if (tty) out.write(`\r${progressLine(batch)}\x1b[K${settled ? '\n' : ''}`);
+    else if (settled || now - lastLog >= (options.logEveryMs ?? 10_000)) {
+      out.write(`${progressLine(batch)}\n`);
+      lastLog = now;
+    }
+    if (settled || now >= deadline || options.signal?.aborted) return { batch, settled };
+    await sleep(options.pollMs ?? 500);
+  }
+}
+
+export function progressLine(batch: Batch, width = 30): string {
+  const done = batch.delivered + batch.dead + batch.held;
+  const total = Math.max(batch.enqueued, done);
+  const fraction = total === 0 ? (batch.importState === 'importing' ? 0 : 1) : done / total;
+  const filled = Math.round(fraction * width);
+  const bar = '#'.repeat(filled) + '-'.repeat(width - filled);
+  const importing = batch.importState === 'importing' ? ' (still reading the file)' : '';
+  return `[${bar}] ${done}/${total} settled: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held${importing}`;
+}

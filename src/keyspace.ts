@@ -1,0 +1,40 @@
+/**
+ * Every Redis key bulkorder keeps, in one place. All of them live under the environment's
+ * prefix (`bulkorder:<env>` by default), because identifiers from one environment are not valid
+ * in the other (spec, section 1) and an acceptance run must never mark a production order
+ * delivered. BullMQ uses the same prefix for its queues.
+ */
+export type ParkedKind = 'dead' | 'held';
+
+export interface Keyspace {
+  readonly prefix: string;
+  /** Delivery ledger entry of one order key (a hash; outlives job retention). */
+  ledger(orderKey: string): string;
+  /** A batch record (a hash of facts and counters). */
+  batch(batchId: string): string;
+  /** All batches, scored by start time. */
+  readonly batchIndex: string;
+  /** A dead-lettered or held order's full record (JSON). */
+  parked(kind: ParkedKind, orderKey: string): string;
+  /** Dead letters or held orders, scored by the time they were parked. */
+  parkedIndex(kind: ParkedKind): string;
+  /** Circuit-breaker state: the current streak of non-order failures, and the trip record. */
+  readonly breakerStreak: string;
+  readonly breakerTrip: string;
+  /** BullMQ's hash of one job (its layout: `<prefix>:<queue>:<jobId>`). */
+  job(queueName: string, jobId: string): string;
+}
+
+export function keyspace(prefix: string): Keyspace {
+  return {
+    prefix,
+    ledger: (orderKey) => `${prefix}:ledger:${orderKey}`,
+    batch: (batchId) => `${prefix}:batch:${batchId}`,
+    batchIndex: `${prefix}:batches`,
+    parked: (kind, orderKey) => `${prefix}:${kind}:${orderKey}`,
+    parkedIndex: (kind) => `${prefix}:${kind}-index`,
+    breakerStreak: `${prefix}:breaker:streak`,
+    breakerTrip: `${prefix}:breaker:trip`,
+    job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Lua for the delivery ledger. Each transition is one script so that the check and the
+ * write are atomic across any number of importers and workers on any hosts.
+ *
+ * Ledger entry (a hash, short field names to keep it small):
+ *   s state: queued | sending | delivered | dead | held
+ *   b batch that queued it, t claim token of the attempt now sending, a attempts,
+ *   u updated at (ms), r remote order id, h HTTP status, c error code, m message, d delivered at.
+ */
+
+/** KEYS: ledger, jobHash. ARGV: batchId, now, retentionMs, force(0|1), staleMs. */
+export const RESERVE = `
+local s = redis.call('HGET', KEYS[1], 's')
+local b = redis.call('HGET', KEYS[1], 'b') or ''
+if s == 'delivered' and ARGV[4] ~= '1' then return {'delivered', b} end
+if s == 'held' then return {'held', b} end
+if s == 'sending' then return {'queued', b} end
+if s == 'queued' then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return {'queued', b} end
+  -- No job behind it: an import died between reserving and adding. Take it over once it
+  -- is old enough that it cannot be a concurrent import between those two steps.
+  local u = tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
+  if tonumber(ARGV[2]) - u < tonumber(ARGV[5]) then return {'queued', b} end
+end
+redis.call('HSET', KEYS[1], 's', 'queued', 'b', ARGV[1], 'u', ARGV[2])
+redis.call('HDEL', KEYS[1], 't')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {'reserved', b}
+`;
+
+/** KEYS: ledger. ARGV: token, now, retentionMs, ambiguousPolicy(hold|resend). */
+export const CLAIM = `
+local s = redis.call('HGET', KEYS[1], 's')
+if s == 'delivered' then return {'delivered', redis.call('HGET', KEYS[1], 'r') or ''} end
+if s == 'held' then return {'held', ''} end
+if s == 'sending' and ARGV[4] ~= 'resend' then return {'stale', redis.call('HGET', KEYS[1], 't') or ''} end
+redis.call('HSET', KEYS[1], 's', 'sending', 't', ARGV[1], 'u', ARGV[2])
+local a = redis.call('HINCRBY', KEYS[1], 'a', 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {'claimed', tostring(a)}
+`;
+
+/**
+ * KEYS: ledger, batch, deadRecord, deadIndex, heldRecord, heldIndex.
+ * ARGV: token, newState(delivered|queued|dead|held), now, retentionMs, orderKey,
+ *       remoteId, httpStatus, code, message, parkedRecordJson.
+ * Returns ok | lost (another attempt owns the order now) | already (delivered before).
+ */
+export const SETTLE = `
+local s = redis.call('HGET', KEYS[1], 's')
+local t = redis.call('HGET', KEYS[1], 't')
+local target = ARGV[2]
+local function batchIncr(field, by)
+  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], field, by) end
+end
+if target == 'delivered' then
+  -- The API's answer is the truth, even if another worker meanwhile held this order
+  -- because our claim looked stale: undo that hold.
+  if s == 'delivered' then return 'already' end
+  if s == 'held' then
+    batchIncr('held', -1)
+    redis.call('DEL', KEYS[5])
+    redis.call('ZREM', KEYS[6], ARGV[5])
+  end
+  redis.call('HSET', KEYS[1], 's', 'delivered', 'u', ARGV[3], 'd', ARGV[3], 'r', ARGV[6], 'h', ARGV[7])
+  redis.call('HDEL', KEYS[1], 't', 'c', 'm')
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  redis.call('DEL', KEYS[3])
+  redis.call('ZREM', KEYS[4], ARGV[5])
+  batchIncr('delivered', 1)
+  return 'ok'
+end
+if s ~= 'sending' or t ~= ARGV[1] then return 'lost' end
+redis.call('HSET', KEYS[1], 's', target, 'u', ARGV[3])
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'h', ARGV[7]) end
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'c', ARGV[8], 'm', ARGV[9]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+if target == 'queued' then return 'ok' end
+redis.call('HDEL', KEYS[1], 't')
+if target == 'dead' then
+  redis.call('SET', KEYS[3], ARGV[10])
+  redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
+  batchIncr('dead', 1)
+elseif target == 'held' then
+  redis.call('SET', KEYS[5], ARGV[10])
+  redis.call('ZADD', KEYS[6], ARGV[3], ARGV[5])
+  batchIncr('held', 1)
+end
+return 'ok'
+`;

@@ -1,0 +1,70 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { InfrastructureError } from './errors.js';
+
+/**
+ * The one place Redis clients are made (STYLE.md). Roles follow BullMQ's production guide:
+ * - `worker`: blocking connections for BullMQ Workers; `maxRetriesPerRequest: null` so a Redis
+ *   blip makes commands wait for the reconnect instead of failing the job's bookkeeping.
+ * - `producer`: CLI commands (import, status, ...); fail fast while Redis is down
+ *   (`enableOfflineQueue: false`) so a person sees an error, not a hang.
+ */
+export type RedisRole = 'worker' | 'producer';
+
+export function createRedis(url: string, role: RedisRole, extra: RedisOptions = {}): Redis {
+  const options: RedisOptions =
+    role === 'worker'
+      ? { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra }
+      : { maxRetriesPerRequest: 3, enableOfflineQueue: false, connectTimeout: 5_000, lazyConnect: true, ...extra };
+  return new Redis(url, options);
+}
+
+/** How to get a Redis, printed whenever none answers. */
+export const HOW_TO_START_REDIS =
+  'Start one with `docker compose up -d redis` (docker-compose.yml in this project), or install redis-server ' +
+  'and run `redis-server --appendonly yes --maxmemory-policy noeviction`, then point REDIS_URL at it ' +
+  '(default redis://127.0.0.1:6379).';
+
+/**
+ * Connects (if needed) and checks that Redis is fit to hold orders: it answers, and its
+ * `maxmemory-policy` is `noeviction` (any other policy may silently drop queued orders or
+ * ledger entries when memory runs short). Throws InfrastructureError (exit 5) otherwise.
+ */
+export async function assertRedisReady(redis: Redis, url: string): Promise<void> {
+  try {
+    if (redis.status === 'wait') await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new InfrastructureError('REDIS_UNAVAILABLE', `Redis does not answer at ${redactUrl(url)}. ${HOW_TO_START_REDIS}`, { cause: error });
+  }
+  const policy = await maxmemoryPolicy(redis);
+  if (policy !== undefined && policy !== 'noeviction') {
+    throw new InfrastructureError(
+      'REDIS_EVICTION_POLICY',
+      `Redis at ${redactUrl(url)} has maxmemory-policy '${policy}'; bulkorder needs 'noeviction' so that queued ` +
+        `orders and the delivery ledger are never evicted. Set it with \`redis-cli config set maxmemory-policy noeviction\` ` +
+        `(and in redis.conf), or use the project's docker-compose.yml.`,
+    );
+  }
+}
+
+async function maxmemoryPolicy(redis: Redis): Promise<string | undefined> {
+  try {
+    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    if (reply[1] !== undefined) return reply[1];
+  } catch {
+    // Managed Redis services often disable CONFIG; INFO still tells.
+  }
+  const info = await redis.info('memory');
+  return /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+}
+
+/** A Redis URL with any password replaced, fit for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable REDIS_URL)';
+  }
+}

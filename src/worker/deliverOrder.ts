@@ -1,0 +1,168 @@
+import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
+import type { Ledger } from '../ledger/ledger.js';
+import type { Logger } from '../logger.js';
+import type { OrderJobData, ParkedRecord } from '../orderJob.js';
+import type { OrderPayload } from '../ingest/types.js';
+import type { ApiOutcome } from './apiOutcome.js';
+import type { CircuitBreaker } from './circuitBreaker.js';
+
+/** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
+export interface DeliverDeps {
+  createOrder(payload: OrderPayload): Promise<ApiOutcome>;
+  ledger: Ledger;
+  breaker: CircuitBreaker;
+  logger: Logger;
+  /** Pauses the whole queue, across all workers, for `ms` (BullMQ's rate limiter). */
+  rateLimit(ms: number): Promise<void>;
+  /** Moves this job to delayed without spending an attempt (a failure that is not the order's). */
+  postpone(ms: number): Promise<void>;
+}
+
+export interface AttemptInfo {
+  /** Unique per attempt; the ledger's claim token. */
+  token: string;
+  /** 1-based number of this attempt. */
+  attempt: number;
+  maxAttempts: number;
+}
+
+/** How an attempt ended, when it ended the job. */
+export type DeliveryResult =
+  | { outcome: 'delivered'; remoteId?: string; status: number }
+  | { outcome: 'already-delivered'; remoteId: string }
+  | { outcome: 'held'; reason: string }
+  | { outcome: 'superseded' };
+
+/** A failure worth another attempt; carries the API's Retry-After for the backoff strategy. */
+export class RetryableDeliveryError extends Error {
+  readonly code: string;
+  readonly retryAfterMs: number | undefined;
+  constructor(code: string, message: string, retryAfterMs?: number) {
+    super(`${code}: ${message}`);
+    this.name = 'RetryableDeliveryError';
+    this.code = code;
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** How long a job waits after a failure that is not about the order (below the breaker's threshold). */
+const SYSTEMIC_POSTPONE_MS = 30_000;
+
+/**
+ * One delivery attempt of one order: claim it in the ledger, post it, and record the outcome.
+ * Returns when the job is done; throws BullMQ's errors to retry (backoff), postpone, rate-limit
+ * or fail it. Never posts an order the ledger knows as delivered, held, or possibly sent.
+ */
+export async function deliverOrder(job: OrderJobData, attempt: AttemptInfo, deps: DeliverDeps): Promise<DeliveryResult> {
+  const { ledger, logger } = deps;
+  const claim = await ledger.claim(job.key, attempt.token);
+  if (claim.outcome === 'delivered') {
+    logger.info({ remoteId: claim.remoteId }, 'already delivered: not sent again');
+    return { outcome: 'already-delivered', remoteId: claim.remoteId };
+  }
+  if (claim.outcome === 'held') return { outcome: 'held', reason: 'already held for review' };
+  if (claim.outcome === 'stale') {
+    const reason =
+      'An earlier attempt was sending this order when its worker stopped (crash, kill or lost lock): it may or may not ' +
+      'have reached the API. Check for the order on the service, then `bulkorder review release` or `review resolve --delivered`.';
+    await park(job, attempt, deps, claim.staleToken, 'held', { reason, code: 'OUTCOME_UNKNOWN' });
+    logger.warn({ outcome: 'held', code: 'OUTCOME_UNKNOWN' }, 'held for review: a previous attempt may have sent it');
+    return { outcome: 'held', reason };
+  }
+
+  const started = performance.now();
+  const outcome = await deps.createOrder(job.payload);
+  const durationMs = Math.round(performance.now() - started);
+  const log = logger.child({ attempt: attempt.attempt, durationMs });
+
+  switch (outcome.kind) {
+    case 'delivered': {
+      await ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'delivered', remoteId: outcome.remoteId ?? '', httpStatus: outcome.status });
+      await deps.breaker.recordHealthy();
+      log.info({ status: outcome.status, remoteId: outcome.remoteId }, 'delivered');
+      return { outcome: 'delivered', status: outcome.status, ...(outcome.remoteId === undefined ? {} : { remoteId: outcome.remoteId }) };
+    }
+    case 'ambiguous': {
+      if (ledger.ambiguousPolicy === 'resend') {
+        await release(job, attempt, deps);
+        log.warn({ code: outcome.code }, 'no answer; sending again (policy: at-least-once)');
+        throw new RetryableDeliveryError(outcome.code, outcome.message);
+      }
+      const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The order may or may not exist on the service.`;
+      await park(job, attempt, deps, attempt.token, 'held', { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) });
+      log.warn({ outcome: 'held', code: outcome.code }, 'held for review: sent without an answer');
+      return { outcome: 'held', reason };
+    }
+    case 'rateLimited': {
+      await release(job, attempt, deps);
+      log.warn({ status: 429, retryAfterMs: outcome.retryAfterMs }, 'rate limited: pausing the queue');
+      await deps.rateLimit(outcome.retryAfterMs);
+      throw new RateLimitError();
+    }
+    case 'retry': {
+      if (attempt.attempt >= attempt.maxAttempts) {
+        const reason = `Gave up after ${attempt.attempt} attempts; the last failure was ${outcome.code}: ${outcome.message}.`;
+        await park(job, attempt, deps, attempt.token, 'dead', { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) });
+        log.warn({ status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: retries exhausted');
+        throw new UnrecoverableError(reason);
+      }
+      await release(job, attempt, deps);
+      log.warn({ status: outcome.status, code: outcome.code, retryAfterMs: outcome.retryAfterMs }, 'temporary failure: will retry');
+      throw new RetryableDeliveryError(outcome.code, outcome.message, outcome.retryAfterMs);
+    }
+    case 'unauthorized':
+    case 'permanent': {
+      if (deps.breaker.isSystemic(outcome)) {
+        await release(job, attempt, deps);
+        const tripped = await deps.breaker.recordSystemic(outcome);
+        log.error({ status: outcome.status, code: outcome.code, body: outcome.body, tripped }, 'refused for a reason that is not about the order: not dead-lettered');
+        await deps.postpone(SYSTEMIC_POSTPONE_MS);
+        throw new DelayedError();
+      }
+      const bodyTruncated = outcome.kind === 'permanent' ? outcome.bodyTruncated : false;
+      const reason = `The API refused the order: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
+      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated });
+      await deps.breaker.recordHealthy();
+      log.warn({ status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: refused by the API');
+      throw new UnrecoverableError(reason);
+    }
+  }
+}
+
+async function release(job: OrderJobData, attempt: AttemptInfo, deps: DeliverDeps): Promise<void> {
+  await deps.ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'queued' });
+}
+
+async function park(
+  job: OrderJobData,
+  attempt: AttemptInfo,
+  deps: DeliverDeps,
+  token: string,
+  kind: 'dead' | 'held',
+  facts: Pick<ParkedRecord, 'reason' | 'httpStatus' | 'code' | 'message' | 'body' | 'bodyTruncated'>,
+): Promise<void> {
+  const record: ParkedRecord = {
+    kind,
+    orderKey: job.key,
+    batchId: job.batchId,
+    file: job.file,
+    lines: job.lines,
+    ...(job.orderRef === undefined ? {} : { orderRef: job.orderRef }),
+    payload: job.payload,
+    cells: job.cells,
+    ...facts,
+    attempts: attempt.attempt,
+    parkedAt: Date.now(),
+  };
+  const settled = await deps.ledger.settle({
+    orderKey: job.key,
+    batchId: job.batchId,
+    token,
+    state: kind,
+    parkedRecord: record,
+    ...(facts.httpStatus === undefined ? {} : { httpStatus: facts.httpStatus }),
+    ...(facts.code === undefined ? {} : { code: facts.code }),
+    ...(facts.message === undefined ? {} : { message: facts.message }),
+  });
+  if (settled === 'lost') deps.logger.warn({ kind }, 'another attempt owns this order now; left its state alone');
+}

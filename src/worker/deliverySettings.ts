@@ -1,0 +1,32 @@
+import { DEFAULT_BACKOFF, type BackoffSettings } from './backoff.js';
+
+/** How orders are delivered. Read from BULKORDER_* variables by src/config.ts; defaults here. */
+export interface DeliverySettings {
+  /** Requests in flight per worker process (BULKORDER_CONCURRENCY); default 20. */
+  concurrency: number;
+  /** Attempts per order, the first included (BULKORDER_ATTEMPTS); default 15 (about 67 min of retries). */
+  attempts: number;
+  /** BULKORDER_BACKOFF_BASE_MS, BULKORDER_BACKOFF_MAX_MS. */
+  backoff: BackoffSettings;
+  /** Global cap on requests per second across all workers (BULKORDER_MAX_RPS); 0 = none. */
+  maxRequestsPerSecond: number;
+  /** What to do with an order sent without an answer (BULKORDER_AMBIGUOUS): hold (default) or resend (at-least-once). */
+  ambiguousPolicy: 'hold' | 'resend';
+  /** Ledger and batch retention (BULKORDER_LEDGER_RETENTION_DAYS); default 90 days. */
+  ledgerRetentionMs: number;
+  /** Non-order failures in a row that pause delivery (BULKORDER_BREAKER_THRESHOLD); default 5. */
+  breakerThreshold: number;
+  /** How long SIGTERM waits for requests in flight (BULKORDER_SHUTDOWN_GRACE_MS); default 30 s. */
+  shutdownGraceMs: number;
+}
+
+export const DEFAULT_DELIVERY: DeliverySettings = {
+  concurrency: 20,
+  attempts: 15,
+  backoff: DEFAULT_BACKOFF,
+  maxRequestsPerSecond: 0,
+  ambiguousPolicy: 'hold',
+  ledgerRetentionMs: 90 * 24 * 60 * 60 * 1000,
+  breakerThreshold: 5,
+  shutdownGraceMs: 30_000,
+};

@@ -1,0 +1,98 @@
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { keyspace } from '../../src/keyspace.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { BatchStore } from '../../src/batches/batchStore.js';
+import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
+
+const redis = testRedis();
+let prefix: string;
+let ledger: Ledger;
+let batches: BatchStore;
+
+beforeEach(async () => {
+  prefix = testPrefix('ledger');
+  const keys = keyspace(prefix);
+  ledger = new Ledger(redis, keys, { queueName: 'orders', staleQueuedMs: 50 });
+  batches = new BatchStore(redis, keys, 60_000);
+  await batches.create({ id: 'b1', file: 'f.csv', sha256: 'x', env: 'acceptance', startedAt: Date.now(), columns: ['a'] });
+});
+afterEach(async () => deletePrefix(redis, prefix));
+afterAll(() => redis.disconnect());
+
+describe('ledger', () => {
+  it('reserves an unknown key once; a second reservation sees it queued while its job exists', async () => {
+    expect(await ledger.reserveMany(['k1'], 'b1', false)).toEqual([{ outcome: 'reserved' }]);
+    await redis.hset(`${prefix}:orders:k1`, 'name', 'deliver-order'); // the job BullMQ would hold
+    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
+  });
+
+  it('takes over a stale reservation that has no job behind it (an import that died mid-chunk)', async () => {
+    await ledger.reserveMany(['k1'], 'b1', false);
+    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
+    expect((await ledger.get('k1'))?.batchId).toBe('b2');
+  });
+
+  it('never claims a delivered order, and skips it at import unless forced', async () => {
+    await ledger.reserveMany(['k1'], 'b1', false);
+    expect(await ledger.claim('k1', 't1')).toEqual({ outcome: 'claimed', attempt: 1 });
+    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'delivered', remoteId: 'SIM-1', httpStatus: 201 })).toBe('ok');
+    expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'delivered', remoteId: 'SIM-1' });
+    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'delivered', batchId: 'b1' }]);
+    expect(await ledger.reserveMany(['k1'], 'b2', true)).toEqual([{ outcome: 'reserved' }]);
+    const entry = await ledger.get('k1');
+    expect(entry).toMatchObject({ state: 'queued', batchId: 'b2', remoteId: 'SIM-1' });
+    expect((await batches.get('b1'))?.delivered).toBe(1);
+  });
+
+  it('reports a claim found sending as stale (a worker died mid-request), and holding it needs that claim token', async () => {
+    await ledger.reserveMany(['k1'], 'b1', false);
+    await ledger.claim('k1', 'dead-worker');
+    const claim = await ledger.claim('k1', 'next-worker');
+    expect(claim).toEqual({ outcome: 'stale', staleToken: 'dead-worker' });
+    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'next-worker', state: 'held' })).toBe('lost');
+    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'dead-worker', state: 'held', code: 'OUTCOME_UNKNOWN', message: 'm', parkedRecord: { kind: 'held' } })).toBe('ok');
+    expect(await redis.zrange(`${prefix}:held-index`, 0, -1)).toEqual(['k1']);
+    expect(await ledger.claim('k1', 'third')).toEqual({ outcome: 'held' });
+    expect(await ledger.reserveMany(['k1'], 'b2', true)).toEqual([{ outcome: 'held', batchId: 'b1' }]);
+    expect((await batches.get('b1'))?.held).toBe(1);
+  });
+
+  it('lets the original attempt record delivered over a hold made while it was still waiting, and fixes the counts', async () => {
+    await ledger.reserveMany(['k1'], 'b1', false);
+    await ledger.claim('k1', 'slow');
+    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'slow', state: 'held', parkedRecord: { kind: 'held' } });
+    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'slow', state: 'delivered', remoteId: 'SIM-9', httpStatus: 201 })).toBe('ok');
+    expect(await redis.exists(`${prefix}:held:k1`)).toBe(0);
+    expect(await redis.zcard(`${prefix}:held-index`)).toBe(0);
+    expect(await batches.get('b1')).toMatchObject({ held: 0, delivered: 1 });
+  });
+
+  it('dead-letters with the record kept, allows a re-import of the fixed order, and drops the dead letter once delivered', async () => {
+    await ledger.reserveMany(['k1'], 'b1', false);
+    await ledger.claim('k1', 't1');
+    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN', message: 'no such product', parkedRecord: { kind: 'dead', code: 'PRODUCT_UNKNOWN' } });
+    expect(JSON.parse((await redis.get(`${prefix}:dead:k1`))!)).toMatchObject({ code: 'PRODUCT_UNKNOWN' });
+    expect(await ledger.get('k1')).toMatchObject({ state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN' });
+    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
+    expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
+    await ledger.settle({ orderKey: 'k1', batchId: 'b2', token: 't2', state: 'delivered', remoteId: 'SIM-2', httpStatus: 201 });
+    expect(await redis.exists(`${prefix}:dead:k1`)).toBe(0);
+    expect(await redis.zcard(`${prefix}:dead-index`)).toBe(0);
+  });
+
+  it('releases a retried attempt back to queued so the next attempt may claim it', async () => {
+    await ledger.reserveMany(['k1'], 'b1', false);
+    await ledger.claim('k1', 't1');
+    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', httpStatus: 503, code: 'HTTP_503', message: 'busy' })).toBe('ok');
+    expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
+  });
+
+  it('sends again a sending order under the at-least-once policy', async () => {
+    const resend = new Ledger(redis, keyspace(prefix), { queueName: 'orders', ambiguousPolicy: 'resend' });
+    await resend.reserveMany(['k1'], 'b1', false);
+    await resend.claim('k1', 't1');
+    expect(await resend.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
+  });
+});
