@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { register as registerSimulator } from './simulator.js';
 
 /** Sets the process exit code a command's action decided on. */
 export type SetExitCode = (code: number) => void;
@@ -11,4 +12,5 @@ export type SetExitCode = (code: number) => void;
 export function registerCommands(program: Command, setExitCode: SetExitCode): void {
   void program;
   void setExitCode;
+  registerSimulator(program, setExitCode);
 }
