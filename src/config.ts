@@ -1,0 +1,328 @@
+/**
+ * The only module that reads the environment (STYLE habit 2). Order of precedence:
+ * real environment variable > `--env-file` value > default. Parsed once with zod into a
+ * frozen {@link Config}; every refusal is a {@link ConfigError} (exit 2) naming the variable.
+ *
+ * `loadConfig` checks only what is present, so commands that need no API (`validate`) work
+ * without credentials; `requireApi` then demands what one API needs. To add a setting, add
+ * one line to `schema` (with its default and a `.describe()` line) and map it in `toConfig`;
+ * .env.example must document it (a test checks that).
+ */
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { inspect, parseEnv } from 'node:util';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+import type { Logger } from './logger.js';
+
+const SECOND = 1000;
+
+export type Environment = 'acceptance' | 'production';
+export type ApiName = 'business' | 'cafetariaplan';
+export type TokenAuthMethod = 'body' | 'basic';
+
+/** A secret that prints as `[redacted]` in logs, JSON and util.inspect; `reveal()` only where it is sent. */
+export class Secret {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  reveal(): string {
+    return this.#value;
+  }
+  toString(): string {
+    return '[redacted]';
+  }
+  toJSON(): string {
+    return '[redacted]';
+  }
+  [inspect.custom](): string {
+    return '[redacted]';
+  }
+}
+
+/** HTTP limits for every remote call; undici's own defaults (5 minutes) are far too long for a batch. */
+export interface HttpSettings {
+  /** TCP + TLS connect; default 10 s. */
+  readonly connectTimeoutMs: number;
+  /** From request written to response headers; default 30 s. */
+  readonly headersTimeoutMs: number;
+  /** Longest silence between body chunks; default 30 s. */
+  readonly bodyTimeoutMs: number;
+  /** Whole exchange, queueing in the pool included; default 60 s. */
+  readonly deadlineMs: number;
+}
+
+/**
+ * Names of response fields the spec leaves "not shown"; each list is tried in order, and a
+ * dotted name (`error.code`) reaches into nested objects.
+ */
+export interface ResponseFieldSettings {
+  readonly errorCode: readonly string[];
+  readonly errorMessage: readonly string[];
+  readonly remoteId: readonly string[];
+  readonly customerId: readonly string[];
+  readonly loginUrl: readonly string[];
+}
+
+export interface ApiCredentials {
+  readonly clientId: string;
+  readonly clientSecret: Secret;
+}
+
+export interface Config {
+  readonly env: Environment;
+  /** True when production was chosen explicitly (BULKORDER_CONFIRM_PRODUCTION=yes or `--production`). */
+  readonly productionConfirmed: boolean;
+  /** {base_url} without trailing slash; undefined until an API command needs it. */
+  readonly baseUrl: string | undefined;
+  /** {auth_url}; defaults to baseUrl. */
+  readonly authUrl: string | undefined;
+  readonly userAgent: string | undefined;
+  readonly credentials: { readonly business?: ApiCredentials; readonly cafetariaplan?: ApiCredentials };
+  readonly redisUrl: string;
+  readonly logLevel: string;
+  readonly tokenAuth: TokenAuthMethod;
+  readonly http: HttpSettings;
+  readonly responseFields: ResponseFieldSettings;
+}
+
+/** Everything one API client needs, all present and checked. */
+export interface ApiSettings {
+  readonly api: ApiName;
+  readonly env: Environment;
+  /** `{base_url}/business-api` or `{base_url}/cafetariaplan-api`. */
+  readonly apiBaseUrl: string;
+  /** `{auth_url}/oauth2/token`. */
+  readonly tokenUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: Secret;
+  readonly userAgent: string;
+  readonly tokenAuth: TokenAuthMethod;
+  readonly http: HttpSettings;
+  readonly responseFields: ResponseFieldSettings;
+}
+
+// Library and tool names a User-Agent must not claim to be: the API identifies the client company by it.
+const LIBRARY_BRANDS = new Set(['node', 'nodejs', 'undici', 'axios', 'got', 'fetch', 'nodefetch', 'curl', 'wget', 'python', 'requests', 'okhttp', 'java', 'go', 'postman', 'insomnia', 'httpie', 'mozilla', 'bulkorder', 'brand']);
+const USER_AGENT_FORMAT = /^[A-Za-z0-9]+-[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+const milliseconds = (fallback: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of milliseconds')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'must be at least 1').max(3600 * SECOND, 'must be at most 3600000 (one hour)'))
+    .default(fallback);
+const fieldList = (fallback: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_.]+(,[A-Za-z0-9_.]+)*$/, 'must be a comma-separated list of field names (a.b for nested)')
+    .default(fallback)
+    .transform((value) => value.split(','));
+const url = z.string().transform((value, ctx) => {
+  const problem = urlProblem(value);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  return value.replace(/\/+$/, '');
+});
+const clientId = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters');
+const clientSecret = z.string().max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value));
+
+const schema = z.object({
+  BULKORDER_ENV: z.enum(['acceptance', 'production'], { error: 'must be acceptance or production' }).default('acceptance'),
+  BULKORDER_CONFIRM_PRODUCTION: z.enum(['yes', 'no'], { error: 'must be yes or no' }).default('no'),
+  BULKORDER_BASE_URL: url.optional(),
+  BULKORDER_AUTH_URL: url.optional(),
+  BULKORDER_USER_AGENT: z.string().transform((value, ctx) => {
+    const problem = userAgentProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    return value;
+  }).optional(),
+  BULKORDER_BUSINESS_CLIENT_ID: clientId.optional(),
+  BULKORDER_BUSINESS_CLIENT_SECRET: clientSecret.optional(),
+  BULKORDER_CAFETARIAPLAN_CLIENT_ID: clientId.optional(),
+  BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: clientSecret.optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  BULKORDER_TOKEN_AUTH: z.enum(['body', 'basic'], { error: 'must be body or basic' }).default('body'),
+  BULKORDER_HTTP_CONNECT_TIMEOUT_MS: milliseconds(10 * SECOND),
+  BULKORDER_HTTP_HEADERS_TIMEOUT_MS: milliseconds(30 * SECOND),
+  BULKORDER_HTTP_BODY_TIMEOUT_MS: milliseconds(30 * SECOND),
+  BULKORDER_HTTP_DEADLINE_MS: milliseconds(60 * SECOND),
+  BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error'),
+  BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,title'),
+  BULKORDER_REMOTE_ID_FIELDS: fieldList('orderId,id,orderNumber,order.id,data.orderId,data.id'),
+  BULKORDER_CUSTOMER_ID_FIELDS: fieldList('customerId,id,customer.id,data.customerId'),
+  BULKORDER_LOGIN_URL_FIELDS: fieldList('loginUrl,url,redirectUrl,loginURL,data.loginUrl'),
+});
+
+/** Every variable this module reads (the .env.example test checks each is documented). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
+export interface LoadConfigOptions {
+  /** The environment to read; default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** A dotenv file (node's `util.parseEnv` syntax); its values sit below real environment variables. */
+  envFile?: string;
+  /** `--production`: the explicit choice production requires (same as BULKORDER_CONFIRM_PRODUCTION=yes). */
+  confirmProduction?: boolean;
+}
+
+/** Parses and checks the variables that are present, fills defaults, and returns a frozen Config. */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const fromFile = options.envFile === undefined ? {} : readEnvFile(options.envFile);
+  const real = options.env ?? process.env;
+  const raw: Record<string, string> = {};
+  for (const name of CONFIG_VARIABLES) {
+    // An empty value (`VAR=` in a file) means "not set", as most dotenv users expect.
+    const value = nonEmpty(real[name]) ?? nonEmpty(fromFile[name]);
+    if (value !== undefined) raw[name] = value;
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(String(issue?.path[0] ?? 'configuration'), issue?.message ?? 'invalid');
+  }
+  return deepFreeze(toConfig(parsed.data, options.confirmProduction === true));
+}
+
+type Parsed = z.infer<typeof schema>;
+
+function toConfig(v: Parsed, flagConfirmed: boolean): Config {
+  if (flagConfirmed && v.BULKORDER_ENV !== 'production') {
+    throw new ConfigError('BULKORDER_ENV', '--production was given but BULKORDER_ENV is not production');
+  }
+  const productionConfirmed = v.BULKORDER_ENV === 'production' && (flagConfirmed || v.BULKORDER_CONFIRM_PRODUCTION === 'yes');
+  if (v.BULKORDER_ENV === 'production') {
+    if (!productionConfirmed) {
+      throw new ConfigError('BULKORDER_CONFIRM_PRODUCTION', 'production sends real orders and customer e-mail: set BULKORDER_CONFIRM_PRODUCTION=yes or pass --production');
+    }
+    for (const name of ['BULKORDER_BASE_URL', 'BULKORDER_AUTH_URL'] as const) {
+      const value = v[name];
+      if (value !== undefined && !value.startsWith('https://')) throw new ConfigError(name, 'production accepts https:// URLs only');
+    }
+  }
+  return {
+    env: v.BULKORDER_ENV,
+    productionConfirmed,
+    baseUrl: v.BULKORDER_BASE_URL,
+    authUrl: v.BULKORDER_AUTH_URL ?? v.BULKORDER_BASE_URL,
+    userAgent: v.BULKORDER_USER_AGENT,
+    credentials: {
+      ...credentialPair('BUSINESS', v.BULKORDER_BUSINESS_CLIENT_ID, v.BULKORDER_BUSINESS_CLIENT_SECRET, 'business'),
+      ...credentialPair('CAFETARIAPLAN', v.BULKORDER_CAFETARIAPLAN_CLIENT_ID, v.BULKORDER_CAFETARIAPLAN_CLIENT_SECRET, 'cafetariaplan'),
+    },
+    redisUrl: v.REDIS_URL,
+    logLevel: v.LOG_LEVEL,
+    tokenAuth: v.BULKORDER_TOKEN_AUTH,
+    http: {
+      connectTimeoutMs: v.BULKORDER_HTTP_CONNECT_TIMEOUT_MS,
+      headersTimeoutMs: v.BULKORDER_HTTP_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: v.BULKORDER_HTTP_BODY_TIMEOUT_MS,
+      deadlineMs: v.BULKORDER_HTTP_DEADLINE_MS,
+    },
+    responseFields: {
+      errorCode: v.BULKORDER_ERROR_CODE_FIELDS,
+      errorMessage: v.BULKORDER_ERROR_MESSAGE_FIELDS,
+      remoteId: v.BULKORDER_REMOTE_ID_FIELDS,
+      customerId: v.BULKORDER_CUSTOMER_ID_FIELDS,
+      loginUrl: v.BULKORDER_LOGIN_URL_FIELDS,
+    },
+  };
+}
+
+function credentialPair(infix: string, id: string | undefined, secret: Secret | undefined, api: ApiName): Partial<Record<ApiName, ApiCredentials>> {
+  if (id === undefined && secret === undefined) return {};
+  if (id === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is missing while BULKORDER_${infix}_CLIENT_SECRET is set`);
+  if (secret === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_SECRET`, `is missing while BULKORDER_${infix}_CLIENT_ID is set`);
+  return { [api]: { clientId: id, clientSecret: secret } };
+}
+
+/** The settings one API needs; throws ConfigError naming the first missing variable. */
+export function requireApi(config: Config, api: ApiName): ApiSettings {
+  const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
+  if (config.baseUrl === undefined) throw new ConfigError('BULKORDER_BASE_URL', 'is required to call the API ({base_url})');
+  if (config.userAgent === undefined) throw new ConfigError('BULKORDER_USER_AGENT', 'is required: <brand>-<CompanyName>, e.g. Acme-AcmeTradingBV');
+  const credentials = config.credentials[api];
+  if (credentials === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)`);
+  return Object.freeze({
+    api,
+    env: config.env,
+    apiBaseUrl: `${config.baseUrl}/${api === 'business' ? 'business-api' : 'cafetariaplan-api'}`,
+    tokenUrl: `${config.authUrl ?? config.baseUrl}/oauth2/token`,
+    clientId: credentials.clientId,
+    clientSecret: credentials.clientSecret,
+    userAgent: config.userAgent,
+    tokenAuth: config.tokenAuth,
+    http: config.http,
+    responseFields: config.responseFields,
+  });
+}
+
+/** The namespace of every Redis key we keep: identifiers from one environment are not valid in the other. */
+export function redisPrefix(config: Pick<Config, 'env'>): string {
+  return `bulkorder:${config.env}`;
+}
+
+/** Logs the chosen environment once at start; production is announced loudly. Never logs secrets. */
+export function announceConfig(config: Config, logger: Logger): void {
+  const facts = { env: config.env, baseUrl: config.baseUrl, authUrl: config.authUrl, apis: Object.keys(config.credentials) };
+  if (config.env === 'production') {
+    logger.warn(facts, 'PRODUCTION: orders are fulfilled and customers receive e-mail and SMS');
+  } else {
+    logger.info(facts, 'acceptance environment: orders are not processed');
+  }
+}
+
+function readEnvFile(path: string): Record<string, string | undefined> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('--env-file', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+  }
+  return parseEnv(text);
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+}
+
+/** Why a URL is refused, or undefined. http:// only to loopback: credentials must not cross a network in clear. */
+export function urlProblem(value: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return 'is not a URL';
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must start with https://';
+  if (parsed.username !== '' || parsed.password !== '') return 'must not contain credentials';
+  if (parsed.search !== '' || parsed.hash !== '') return 'must not have a query or fragment';
+  if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) return 'http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost); use https://';
+  return undefined;
+}
+
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
+
+function userAgentProblem(value: string): string | undefined {
+  if (value.length > 100) return 'is longer than 100 characters';
+  if (!USER_AGENT_FORMAT.test(value)) return 'must look like <brand>-<CompanyName> (letters and digits, one dash after the brand), e.g. Acme-AcmeTradingBV';
+  const brand = value.slice(0, value.indexOf('-')).toLowerCase();
+  if (LIBRARY_BRANDS.has(brand)) return `must name your brand and company, not "${brand}"`;
+  return undefined;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !(value instanceof Secret) && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,47 @@
+/**
+ * Wires the token endpoint and the shared cache for one API from its settings: the usual
+ * way to get a TokenProvider, so callers need not know the cache key or the fetch options.
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { ApiSettings } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { HttpTransport } from './httpTransport.js';
+import { fetchAccessToken, type TokenEndpointOptions } from './tokenEndpoint.js';
+import { createTokenProvider, type TokenProvider, type TokenProviderOptions } from './tokenProvider.js';
+
+export interface ApiTokenProviderDeps {
+  transport: HttpTransport;
+  logger: Logger;
+  /** Share the token across processes (workers); omit for one-shot commands. */
+  redis?: Redis;
+  /** `redisPrefix(config)`; required with `redis`. */
+  keyPrefix?: string;
+  /** Overrides of the endpoint's retry policy (attempts, delays). */
+  endpoint?: Pick<TokenEndpointOptions, 'attempts' | 'baseDelayMs' | 'maxDelayMs' | 'requestDeadlineMs'>;
+  /** Overrides of the cache policy (margins, lock, waits). */
+  cache?: Omit<TokenProviderOptions, 'api' | 'fetchToken' | 'logger' | 'redis' | 'keyPrefix' | 'credentialsId'>;
+}
+
+/** A TokenProvider for `settings.api`, cached per credentials (token URL + client id). */
+export function createApiTokenProvider(settings: ApiSettings, deps: ApiTokenProviderDeps): TokenProvider {
+  const endpoint: TokenEndpointOptions = {
+    api: settings.api,
+    tokenUrl: settings.tokenUrl,
+    clientId: settings.clientId,
+    clientSecret: settings.clientSecret,
+    userAgent: settings.userAgent,
+    tokenAuth: settings.tokenAuth,
+    transport: deps.transport,
+    logger: deps.logger,
+    ...deps.endpoint,
+  };
+  return createTokenProvider({
+    ...deps.cache,
+    api: settings.api,
+    fetchToken: () => fetchAccessToken(endpoint),
+    logger: deps.logger,
+    ...(deps.redis === undefined ? {} : { redis: deps.redis, keyPrefix: deps.keyPrefix }),
+    credentialsId: createHash('sha256').update(`${settings.tokenUrl}\n${settings.clientId}`).digest('hex').slice(0, 12),
+  });
+}

@@ -1,0 +1,160 @@
+/**
+ * Every answer (or non-answer) of the remote API is classified here, once (STYLE habit 4).
+ * Callers branch on `kind` and log `code`; nothing else inspects statuses or undici errors.
+ */
+import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
+import type { ResponseFieldSettings } from '../config.js';
+import type { HttpExchange, HttpFailure, HttpResponse } from './httpTransport.js';
+import { findField } from './findField.js';
+
+const SECOND = 1000;
+
+export type Outcome =
+  | { kind: 'delivered'; status: number; body: unknown; remoteId?: string }
+  /** 5xx and failures where the request provably never left: safe to send again later. */
+  | { kind: 'retry'; status?: number; retryAfterMs?: number; code: string; message: string; body?: unknown }
+  | { kind: 'rateLimited'; status: 429; retryAfterMs: number; code: string; message: string }
+  /** 401 that survived one token refresh: a credentials problem, not an order problem. */
+  | { kind: 'unauthorized'; status: number; code: string; message: string; body?: unknown }
+  /** Other 4xx (and 3xx): sending it again cannot help. */
+  | { kind: 'permanent'; status: number; code: string; message: string; body: unknown; bodyTruncated: boolean }
+  /** The request may have reached the server, but no (complete) answer came: never re-sent blindly. */
+  | { kind: 'ambiguous'; code: string; message: string; status?: number };
+
+export type OutcomeKind = Outcome['kind'];
+
+export interface ClassifyOptions {
+  /** Where the error code, message and remote id are looked for (Config.responseFields). */
+  fields: Pick<ResponseFieldSettings, 'errorCode' | 'errorMessage' | 'remoteId'>;
+  /** 429 without a usable Retry-After waits this long; default 5 s. */
+  defaultRetryAfterMs?: number;
+  /** A longer Retry-After is cut to this; default 1 hour. */
+  maxRetryAfterMs?: number;
+  /** Clock for Retry-After dates; default Date.now. */
+  now?: () => number;
+}
+
+/**
+ * Transport errors by code. `sent` is what the code implies: `never` only ever happens before
+ * the request is written (connect, DNS, TLS), `after` only after it. The decision itself uses
+ * the transport's `requestStarted` fact, which holds for every code including unknown ones.
+ */
+export const TRANSPORT_ERRORS: Readonly<Record<string, { code: string; sent: 'never' | 'after' | 'either' }>> = {
+  ECONNREFUSED: { code: 'CONNECT_REFUSED', sent: 'never' },
+  UND_ERR_CONNECT_TIMEOUT: { code: 'CONNECT_TIMEOUT', sent: 'never' },
+  ENOTFOUND: { code: 'DNS_NOT_FOUND', sent: 'never' },
+  EAI_AGAIN: { code: 'DNS_TEMPORARY_FAILURE', sent: 'never' },
+  EHOSTUNREACH: { code: 'HOST_UNREACHABLE', sent: 'never' },
+  ENETUNREACH: { code: 'NETWORK_UNREACHABLE', sent: 'never' },
+  EADDRNOTAVAIL: { code: 'ADDRESS_NOT_AVAILABLE', sent: 'never' },
+  CERT_HAS_EXPIRED: { code: 'TLS_REJECTED', sent: 'never' },
+  DEPTH_ZERO_SELF_SIGNED_CERT: { code: 'TLS_REJECTED', sent: 'never' },
+  SELF_SIGNED_CERT_IN_CHAIN: { code: 'TLS_REJECTED', sent: 'never' },
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: { code: 'TLS_REJECTED', sent: 'never' },
+  ERR_TLS_CERT_ALTNAME_INVALID: { code: 'TLS_REJECTED', sent: 'never' },
+  UND_ERR_HEADERS_TIMEOUT: { code: 'HEADERS_TIMEOUT', sent: 'after' },
+  UND_ERR_BODY_TIMEOUT: { code: 'BODY_TIMEOUT', sent: 'after' },
+  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: { code: 'RESPONSE_INCOMPLETE', sent: 'after' },
+  UND_ERR_SOCKET: { code: 'SOCKET_CLOSED', sent: 'either' },
+  ECONNRESET: { code: 'CONNECTION_RESET', sent: 'either' },
+  EPIPE: { code: 'CONNECTION_RESET', sent: 'either' },
+  ETIMEDOUT: { code: 'SOCKET_TIMEOUT', sent: 'either' },
+  UND_ERR_CLOSED: { code: 'CLIENT_CLOSED', sent: 'either' },
+  UND_ERR_DESTROYED: { code: 'CLIENT_CLOSED', sent: 'either' },
+  UND_ERR_ABORTED: { code: 'ABORTED', sent: 'either' },
+  ABORT_ERR: { code: 'ABORTED', sent: 'either' },
+  BULKORDER_DEADLINE: { code: 'DEADLINE_EXCEEDED', sent: 'either' },
+};
+
+/** Status classes: the first matching row wins. */
+const STATUS_TABLE: ReadonlyArray<{ test: (status: number) => boolean; kind: 'delivered' | 'unauthorized' | 'rateLimited' | 'retry' | 'permanent' }> = [
+  { test: (s) => s >= 200 && s < 300, kind: 'delivered' },
+  { test: (s) => s === 401, kind: 'unauthorized' },
+  { test: (s) => s === 429, kind: 'rateLimited' },
+  // 408 and 425: the server says it did not process the request.
+  { test: (s) => s === 408 || s === 425, kind: 'retry' },
+  { test: (s) => s >= 500, kind: 'retry' },
+  { test: () => true, kind: 'permanent' },
+];
+
+/** Turns one HTTP exchange into an Outcome. Pure: same exchange and clock, same outcome. */
+export function classifyOutcome(exchange: HttpExchange, options: ClassifyOptions): Outcome {
+  return exchange.type === 'failure' ? classifyFailure(exchange) : classifyResponse(exchange, options);
+}
+
+function classifyFailure(failure: HttpFailure): Outcome {
+  const raw = errorCode(failure.error);
+  const code = TRANSPORT_ERRORS[raw]?.code ?? 'NETWORK_ERROR';
+  const message = `${code}: ${failure.error.message}`.slice(0, 500);
+  return failure.requestStarted ? { kind: 'ambiguous', code, message } : { kind: 'retry', code, message };
+}
+
+function classifyResponse(response: HttpResponse, options: ClassifyOptions): Outcome {
+  const { status, body, bodyTruncated } = response;
+  const row = STATUS_TABLE.find((r) => r.test(status));
+  const apiCode = findField(body, options.fields.errorCode);
+  const code = apiCode ?? `HTTP_${status}`;
+  const message = findField(body, options.fields.errorMessage) ?? `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trim();
+  switch (row?.kind) {
+    case 'delivered': {
+      // The status line is the server's verdict: a 2xx whose body broke off is still delivered.
+      const remoteId = findField(body, options.fields.remoteId) ?? idFromLocation(response.headers);
+      return { kind: 'delivered', status, body, ...(remoteId === undefined ? {} : { remoteId }) };
+    }
+    case 'unauthorized':
+      return { kind: 'unauthorized', status, code, message, body };
+    case 'rateLimited':
+      return { kind: 'rateLimited', status: 429, code, message, retryAfterMs: retryAfter(response.headers, options) ?? (options.defaultRetryAfterMs ?? 5 * SECOND) };
+    case 'retry': {
+      const retryAfterMs = retryAfter(response.headers, options);
+      return { kind: 'retry', status, code, message, body, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    }
+    default:
+      return { kind: 'permanent', status, code, message, body, bodyTruncated };
+  }
+}
+
+/** Retry-After as delta-seconds or an HTTP date (RFC 9110 10.2.3), capped; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now: number, maxMs: number = 3600 * SECOND): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(text)) {
+    ms = Number(text) * SECOND;
+  } else {
+    const at = Date.parse(text);
+    if (Number.isNaN(at)) return undefined;
+    ms = Math.max(0, at - now);
+  }
+  return Math.min(ms, maxMs);
+}
+
+function retryAfter(headers: IncomingHttpHeaders, options: ClassifyOptions): number | undefined {
+  const value = headers['retry-after'];
+  return parseRetryAfter(Array.isArray(value) ? value[0] : value, (options.now ?? Date.now)(), options.maxRetryAfterMs);
+}
+
+function idFromLocation(headers: IncomingHttpHeaders): string | undefined {
+  const location = headers.location;
+  if (typeof location !== 'string') return undefined;
+  const last = location.split('?')[0]?.split('/').filter((part) => part !== '').pop();
+  if (last === undefined) return undefined;
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/** The code of an error, looking through AggregateError (happy eyeballs) and `cause`. */
+export function errorCode(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const errors = (current as { errors?: unknown }).errors;
+    current = Array.isArray(errors) && errors.length > 0 ? errors[0] : (current as { cause?: unknown }).cause;
+  }
+  if (error instanceof Error && error.name === 'AbortError') return 'ABORT_ERR';
+  return 'UNKNOWN';
+}

@@ -1,0 +1,18 @@
+/**
+ * Removes known secret values from a response body before it is logged, returned or kept
+ * in a dead letter: a careless server may echo the token or the client secret back.
+ */
+
+/** Returns `value` with every occurrence of each secret (and its URL-encoded form) replaced by `[redacted]`. */
+export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
+  const needles = [...new Set(secrets.filter((s) => s.length >= 4).flatMap((s) => [s, encodeURIComponent(s)]))];
+  if (needles.length === 0) return value;
+  return walk(value, needles, 0) as T;
+}
+
+function walk(value: unknown, needles: readonly string[], depth: number): unknown {
+  if (typeof value === 'string') return needles.reduce((text, needle) => text.split(needle).join('[redacted]'), value);
+  if (depth > 20 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => walk(item, needles, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [walk(key, needles, depth + 1) as string, walk(item, needles, depth + 1)]));
+}

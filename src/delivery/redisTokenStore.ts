@@ -1,0 +1,89 @@
+/**
+ * The shared token in Redis: one hash per API and credentials, with its absolute expiry, a
+ * refresh lock owned by one process, and a short-lived failure note so that waiting processes
+ * learn of a failed refresh at once instead of each hammering a broken token endpoint.
+ */
+import type { Redis } from 'ioredis';
+import { InfrastructureError } from '../errors.js';
+import type { AccessToken } from './tokenEndpoint.js';
+
+// Compare-and-delete / compare-and-expire: only the owner releases or extends its lock.
+const UNLOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const EXTEND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+// Drop the shared token only if it is the one that failed; a newer one stays.
+const INVALIDATE = `if redis.call('HGET', KEYS[1], 'id') == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+export interface TokenStore {
+  read(): Promise<AccessToken | undefined>;
+  write(token: AccessToken): Promise<void>;
+  /** SET NX PX: true when this owner now holds the refresh lock. */
+  tryLock(owner: string, ttlMs: number): Promise<boolean>;
+  extendLock(owner: string, ttlMs: number): Promise<boolean>;
+  unlock(owner: string): Promise<void>;
+  /** Who holds the refresh lock now, if anyone. */
+  lockOwner(): Promise<string | undefined>;
+  /** Deletes the shared token when its id is `tokenId`; true when it did. */
+  invalidate(tokenId: string): Promise<boolean>;
+  /** Notes a failed refresh for `ttlMs`, so the processes that waited for it fail fast with the same reason. */
+  noteFailure(failure: RefreshFailure, ttlMs: number): Promise<void>;
+  recentFailure(): Promise<RefreshFailure | undefined>;
+}
+
+/** What the lock holder saw go wrong; `owner` names the refresh attempt. Never holds secrets. */
+export interface RefreshFailure {
+  owner: string;
+  code: string;
+  message: string;
+  exitCode: number;
+}
+
+/** A TokenStore at `key` (and `key:lock`, `key:failure`) in the injected Redis. */
+export function createRedisTokenStore(redis: Redis, key: string): TokenStore {
+  const lockKey = `${key}:lock`;
+  const failureKey = `${key}:failure`;
+  return {
+    read: () =>
+      guard(async () => {
+        const fields = await redis.hgetall(key);
+        const expiresAt = Number(fields.expiresAt);
+        const lifetimeMs = Number(fields.lifetimeMs);
+        if (fields.value === undefined || fields.id === undefined || !Number.isFinite(expiresAt) || !Number.isFinite(lifetimeMs)) return undefined;
+        return { value: fields.value, id: fields.id, expiresAt, lifetimeMs };
+      }),
+    write: (token) =>
+      guard(async () => {
+        await redis
+          .multi()
+          .hset(key, { value: token.value, id: token.id, expiresAt: String(token.expiresAt), lifetimeMs: String(token.lifetimeMs) })
+          .pexpireat(key, token.expiresAt)
+          .del(failureKey)
+          .exec();
+      }),
+    tryLock: (owner, ttlMs) => guard(async () => (await redis.set(lockKey, owner, 'PX', ttlMs, 'NX')) === 'OK'),
+    extendLock: (owner, ttlMs) => guard(async () => (await redis.eval(EXTEND, 1, lockKey, owner, String(ttlMs))) === 1),
+    unlock: (owner) =>
+      guard(async () => {
+        await redis.eval(UNLOCK, 1, lockKey, owner);
+      }),
+    lockOwner: () => guard(async () => (await redis.get(lockKey)) ?? undefined),
+    invalidate: (tokenId) => guard(async () => (await redis.eval(INVALIDATE, 1, key, tokenId)) === 1),
+    noteFailure: (failure, ttlMs) =>
+      guard(async () => {
+        await redis.set(failureKey, JSON.stringify(failure), 'PX', ttlMs);
+      }),
+    recentFailure: () =>
+      guard(async () => {
+        const text = await redis.get(failureKey);
+        return text === null ? undefined : (JSON.parse(text) as RefreshFailure);
+      }),
+  };
+}
+
+async function guard<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    // No `cause`: ioredis errors carry the command's arguments, and HSET's include the token.
+    throw new InfrastructureError('REDIS_UNAVAILABLE', `the shared token cache in Redis failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
