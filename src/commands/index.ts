@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { register as registerSimulator } from './simulator.js';
+import { register as registerToken } from './token.js';
+import { register as registerLogin } from './login.js';
 
 /** Sets the process exit code a command's action decided on. */
 export type SetExitCode = (code: number) => void;
@@ -13,4 +15,6 @@ export function registerCommands(program: Command, setExitCode: SetExitCode): vo
   void program;
   void setExitCode;
   registerSimulator(program, setExitCode);
+  registerToken(program, setExitCode);
+  registerLogin(program, setExitCode);
 }

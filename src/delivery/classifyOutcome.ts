@@ -85,7 +85,7 @@ export function classifyOutcome(exchange: HttpExchange, options: ClassifyOptions
 function classifyFailure(failure: HttpFailure): Outcome {
   const raw = errorCode(failure.error);
   const code = TRANSPORT_ERRORS[raw]?.code ?? 'NETWORK_ERROR';
-  const message = `${code}: ${failure.error.message}`.slice(0, 500);
+  const message = failure.error.message.slice(0, 500);
   return failure.requestStarted ? { kind: 'ambiguous', code, message } : { kind: 'retry', code, message };
 }
 

@@ -1,0 +1,35 @@
+/**
+ * `bulkorder token --check`: proves the configured API credentials at the token endpoint,
+ * without ever printing a token.
+ */
+import type { Command } from 'commander';
+import type { SetExitCode } from './index.js';
+import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
+
+interface TokenFlags extends ConfigFlags {
+  check: boolean;
+  json?: boolean;
+}
+
+/** Declares the command; undici and the token code load only when it runs. */
+export function register(program: Command, setExitCode: SetExitCode): void {
+  const command = program
+    .command('token')
+    .description('Check the OAuth2 client credentials of each configured API (the token is never printed)')
+    .requiredOption('--check', 'request a fresh token for each API whose credentials are configured and report OK or why not')
+    .option('--json', 'print the results as JSON')
+    .addHelpText('after', '\nExit codes: 0 every API OK; 2 credentials refused or configuration incomplete; 5 token endpoint unreachable.');
+  withConfigFlags(command).action(async (flags: TokenFlags) => {
+    const [{ checkCredentials, checkExitCode }, context] = await Promise.all([import('../delivery/checkCredentials.js'), loadCommandContext(flags, { announce: false })]);
+    const checks = await checkCredentials(context.config, context.logger);
+    if (flags.json === true) {
+      process.stdout.write(`${JSON.stringify({ env: context.config.env, checks }, null, 2)}\n`);
+    } else {
+      for (const c of checks) {
+        const detail = c.ok ? `token issued, valid ${c.lifetimeSeconds} s` : `${c.code}: ${c.reason}`;
+        process.stdout.write(`${c.api.padEnd(14)} ${c.ok ? 'OK    ' : 'FAILED'} ${detail} (${c.tokenUrl})\n`);
+      }
+    }
+    setExitCode(checkExitCode(checks));
+  });
+}
