@@ -14,6 +14,7 @@ import { inspect, parseEnv } from 'node:util';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
+import type { DeliverySettings } from './worker/deliverySettings.js';
 
 const SECOND = 1000;
 
@@ -85,6 +86,8 @@ export interface Config {
   readonly tokenAuth: TokenAuthMethod;
   readonly http: HttpSettings;
   readonly responseFields: ResponseFieldSettings;
+  /** Queue, retry and ledger settings of delivery workers and imports. */
+  readonly delivery: DeliverySettings;
 }
 
 /** Everything one API client needs, all present and checked. */
@@ -113,6 +116,13 @@ const milliseconds = (fallback: number) =>
     .regex(/^\d+$/, 'must be a whole number of milliseconds')
     .transform(Number)
     .pipe(z.number().int().min(1, 'must be at least 1').max(3600 * SECOND, 'must be at most 3600000 (one hour)'))
+    .default(fallback);
+const count = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
     .default(fallback);
 const fieldList = (fallback: string) =>
   z
@@ -149,6 +159,15 @@ const schema = z.object({
   BULKORDER_HTTP_HEADERS_TIMEOUT_MS: milliseconds(30 * SECOND),
   BULKORDER_HTTP_BODY_TIMEOUT_MS: milliseconds(30 * SECOND),
   BULKORDER_HTTP_DEADLINE_MS: milliseconds(60 * SECOND),
+  BULKORDER_CONCURRENCY: count(20, 1, 1000),
+  BULKORDER_ATTEMPTS: count(15, 1, 100),
+  BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
+  BULKORDER_BACKOFF_MAX_MS: milliseconds(600 * SECOND),
+  BULKORDER_MAX_RPS: count(0, 0, 100_000),
+  BULKORDER_AMBIGUOUS: z.enum(['hold', 'resend'], { error: 'must be hold or resend' }).default('hold'),
+  BULKORDER_LEDGER_RETENTION_DAYS: count(90, 1, 3650),
+  BULKORDER_BREAKER_THRESHOLD: count(5, 1, 10_000),
+  BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error'),
   BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,title'),
   BULKORDER_REMOTE_ID_FIELDS: fieldList('orderId,id,orderNumber,order.id,data.orderId,data.id'),
@@ -164,6 +183,8 @@ export interface LoadConfigOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** A dotenv file (node's `util.parseEnv` syntax); its values sit below real environment variables. */
   envFile?: string;
+  /** Values that win over the environment and the file (the demo points the config at its simulator). */
+  overrides?: Readonly<Record<string, string>>;
   /** `--production`: the explicit choice production requires (same as BULKORDER_CONFIRM_PRODUCTION=yes). */
   confirmProduction?: boolean;
 }
@@ -175,7 +196,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const raw: Record<string, string> = {};
   for (const name of CONFIG_VARIABLES) {
     // An empty value (`VAR=` in a file) means "not set", as most dotenv users expect.
-    const value = nonEmpty(real[name]) ?? nonEmpty(fromFile[name]);
+    const value = nonEmpty(options.overrides?.[name]) ?? nonEmpty(real[name]) ?? nonEmpty(fromFile[name]);
     if (value !== undefined) raw[name] = value;
   }
   const parsed = schema.safeParse(raw);
@@ -227,6 +248,16 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
       remoteId: v.BULKORDER_REMOTE_ID_FIELDS,
       customerId: v.BULKORDER_CUSTOMER_ID_FIELDS,
       loginUrl: v.BULKORDER_LOGIN_URL_FIELDS,
+    },
+    delivery: {
+      concurrency: v.BULKORDER_CONCURRENCY,
+      attempts: v.BULKORDER_ATTEMPTS,
+      backoff: { baseMs: v.BULKORDER_BACKOFF_BASE_MS, maxMs: v.BULKORDER_BACKOFF_MAX_MS },
+      maxRequestsPerSecond: v.BULKORDER_MAX_RPS,
+      ambiguousPolicy: v.BULKORDER_AMBIGUOUS,
+      ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,
+      breakerThreshold: v.BULKORDER_BREAKER_THRESHOLD,
+      shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
     },
   };
 }

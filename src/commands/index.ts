@@ -1,4 +1,8 @@
 import type { Command } from 'commander';
+import { register as registerImport } from './import.js';
+import { register as registerWorker } from './worker.js';
+import { register as registerStatus } from './status.js';
+import { register as registerDemo } from './demo.js';
 import { register as registerSimulator } from './simulator.js';
 import { register as registerToken } from './token.js';
 import { register as registerLogin } from './login.js';
@@ -12,8 +16,10 @@ export type SetExitCode = (code: number) => void;
  * action (see src/cli.ts).
  */
 export function registerCommands(program: Command, setExitCode: SetExitCode): void {
-  void program;
-  void setExitCode;
+  registerDemo(program, setExitCode);
+  registerImport(program, setExitCode);
+  registerWorker(program, setExitCode);
+  registerStatus(program, setExitCode);
   registerSimulator(program, setExitCode);
   registerToken(program, setExitCode);
   registerLogin(program, setExitCode);

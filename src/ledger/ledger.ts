@@ -157,6 +157,11 @@ export class Ledger {
     });
   }
 
+  /** The claim token of the attempt now sending this order, if any. */
+  async currentToken(orderKey: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.ledger(orderKey), 't')) ?? undefined;
+  }
+
   async get(orderKey: string): Promise<LedgerEntry | undefined> {
     return (await this.getMany([orderKey]))[0];
   }

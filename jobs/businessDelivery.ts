@@ -1,0 +1,38 @@
+import type { Config } from '../src/config.js';
+import { requireApi } from '../src/config.js';
+import type { Logger } from '../src/logger.js';
+import { createRedis } from '../src/redis.js';
+import { createHttpTransport } from '../src/delivery/httpTransport.js';
+import { createApiTokenProvider } from '../src/delivery/apiTokenProvider.js';
+import { createBusinessApiClient } from '../src/delivery/businessApiClient.js';
+import type { DeliverySettings } from '../src/worker/deliverySettings.js';
+import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
+
+/**
+ * Everything a Business API delivery worker needs, built from the configuration: the shared
+ * token (Redis), the HTTP client and the BullMQ worker. Used by `bulkorder worker` and the demo.
+ */
+export async function startBusinessDelivery(config: Config, logger: Logger, options: { prefix: string; delivery: DeliverySettings }): Promise<DeliveryWorker> {
+  const settings = requireApi(config, 'business');
+  const redis = createRedis(config.redisUrl, 'worker');
+  const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: options.delivery.concurrency });
+  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: options.prefix });
+  const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
+  const worker = await startDeliveryWorker({
+    redisUrl: config.redisUrl,
+    prefix: options.prefix,
+    delivery: options.delivery,
+    createOrder: (payload) => client.createOrder(payload),
+    requestDeadlineMs: settings.http.deadlineMs,
+    logger,
+    redis,
+  });
+  return {
+    worker: worker.worker,
+    async close() {
+      await worker.close();
+      await transport.close();
+      redis.disconnect();
+    },
+  };
+}

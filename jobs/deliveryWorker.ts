@@ -1,0 +1,143 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { keyspace } from '../src/keyspace.js';
+import { Ledger } from '../src/ledger/ledger.js';
+import type { Logger } from '../src/logger.js';
+import { ORDERS_QUEUE, type OrderJobData, type ParkedRecord } from '../src/orderJob.js';
+import { assertRedisReady, createRedis } from '../src/redis.js';
+import { BACKOFF_TYPE } from '../src/services.js';
+import type { ApiOutcome } from '../src/worker/apiOutcome.js';
+import { backoffDelay } from '../src/worker/backoff.js';
+import { CircuitBreaker } from '../src/worker/circuitBreaker.js';
+import { RetryableDeliveryError, type DeliveryResult } from '../src/worker/deliverOrder.js';
+import type { DeliverySettings } from '../src/worker/deliverySettings.js';
+import type { OrderPayload } from '../src/ingest/types.js';
+import { createDeliverOrderProcessor } from './deliverOrder.js';
+
+export interface DeliveryWorkerOptions {
+  redisUrl: string;
+  /** Key prefix, `bulkorder:<env>`. */
+  prefix: string;
+  delivery: DeliverySettings;
+  /** The Business API call (src/delivery); returns a classified outcome, never throws for HTTP failures. */
+  createOrder(payload: OrderPayload): Promise<ApiOutcome>;
+  /** The HTTP deadline of one call: the job lock must outlast it. */
+  requestDeadlineMs: number;
+  logger: Logger;
+  /** A Redis connection for the shared token cache and the ledger; made here when not given. */
+  redis?: Redis;
+}
+
+export interface DeliveryWorker {
+  readonly worker: Worker<OrderJobData, DeliveryResult>;
+  /** Takes no new jobs, lets requests in flight finish within the grace period, then closes. */
+  close(): Promise<void>;
+}
+
+/**
+ * A delivery worker process's BullMQ side: any number of these may run on any hosts. The
+ * job lock outlasts the request deadline (so a slow request never loses its lock to a second
+ * worker), retries use src/worker/backoff.ts, and a job that BullMQ fails without our
+ * processor having parked it (stalled too often, an unexpected error on the last attempt)
+ * is parked here, so no order ends without a state a person can see.
+ */
+export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
+  const { delivery, logger, prefix } = options;
+  const commands = options.redis ?? createRedis(options.redisUrl, 'worker');
+  const blocking = createRedis(options.redisUrl, 'worker');
+  await assertRedisReady(commands, options.redisUrl);
+  const keys = keyspace(prefix);
+  const ledger = new Ledger(commands, keys, { queueName: ORDERS_QUEUE, retentionMs: delivery.ledgerRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
+  const queue = new Queue<OrderJobData>(ORDERS_QUEUE, { connection: commands, prefix });
+  const breaker = new CircuitBreaker(commands, keys, () => queue.pause(), logger, { threshold: delivery.breakerThreshold });
+
+  // The processor needs the worker (for its rate limiter) and the worker needs the processor.
+  let worker: Worker<OrderJobData, DeliveryResult> | undefined;
+  const processor = createDeliverOrderProcessor({
+    createOrder: options.createOrder,
+    ledger,
+    breaker,
+    logger,
+    rateLimit: async (ms) => worker?.rateLimit(ms),
+  });
+  worker = new Worker<OrderJobData, DeliveryResult>(ORDERS_QUEUE, processor, {
+    connection: blocking,
+    prefix,
+    concurrency: delivery.concurrency,
+    lockDuration: options.requestDeadlineMs + 30_000,
+    maxStalledCount: 2,
+    ...(delivery.maxRequestsPerSecond > 0 ? { limiter: { max: delivery.maxRequestsPerSecond, duration: 1000 } } : {}),
+    settings: {
+      backoffStrategy: (attemptsMade, type, error) =>
+        type === BACKOFF_TYPE ? backoffDelay(attemptsMade, delivery.backoff, error instanceof RetryableDeliveryError ? error.retryAfterMs : undefined) : 0,
+    },
+  });
+  worker.on('error', (error) => logger.error({ err: error }, 'worker error (Redis?); BullMQ reconnects on its own'));
+  worker.on('failed', (job, error) => {
+    if (job !== undefined) void parkOrphan(job, error, ledger, logger);
+  });
+
+  logger.info({ concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close() {
+      closing ??= (async () => {
+        const graceful = worker.close();
+        const timedOut = await Promise.race([
+          graceful.then(() => false),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(true), delivery.shutdownGraceMs).unref()),
+        ]);
+        if (timedOut) {
+          // Jobs still in flight stay active and come back as stalled; the ledger holds them for review.
+          logger.warn({ graceMs: delivery.shutdownGraceMs }, 'requests still in flight at the end of the grace period; closing anyway');
+          await worker.close(true);
+        }
+        await queue.close().catch(() => undefined);
+        blocking.disconnect();
+        if (options.redis === undefined) commands.disconnect();
+        logger.info('delivery worker stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Parks a job that failed for good without our processor having parked it. */
+async function parkOrphan(job: Job<OrderJobData>, error: Error, ledger: Ledger, logger: Logger): Promise<void> {
+  if (error.name === 'UnrecoverableError') return; // the processor parked it before throwing
+  const finalAttempt = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled/i.test(error.message);
+  if (!finalAttempt) return;
+  const data = job.data;
+  try {
+    const entry = await ledger.get(data.key);
+    const token = entry === undefined ? undefined : await ledger.currentToken(data.key);
+    const kind: 'dead' | 'held' = entry?.state === 'sending' ? 'held' : 'dead';
+    if (entry === undefined || (entry.state !== 'sending' && entry.state !== 'queued')) return;
+    const record: ParkedRecord = {
+      kind,
+      orderKey: data.key,
+      batchId: data.batchId,
+      file: data.file,
+      lines: data.lines,
+      ...(data.orderRef === undefined ? {} : { orderRef: data.orderRef }),
+      payload: data.payload,
+      cells: data.cells,
+      reason:
+        kind === 'held'
+          ? `The job failed while the order was being sent (${error.message}); it may or may not have reached the API.`
+          : `The job failed before the order could be delivered: ${error.message}`,
+      code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED',
+      message: error.message,
+      attempts: job.attemptsMade,
+      parkedAt: Date.now(),
+    };
+    // A queued entry has no claim token; claim it first so the park is atomic.
+    const parkToken = token ?? `orphan-${job.id}`;
+    if (entry.state === 'queued') await ledger.claim(data.key, parkToken);
+    await ledger.settle({ orderKey: data.key, batchId: data.batchId, token: parkToken, state: kind, parkedRecord: record, code: record.code!, message: error.message });
+    logger.warn({ batchId: data.batchId, orderKey: data.key, kind, err: error }, 'job failed outside the delivery logic; parked');
+  } catch (parkError) {
+    logger.error({ batchId: data.batchId, orderKey: data.key, err: parkError }, 'could not park a failed job; the import will find it queued without a job and take it over');
+  }
+}

@@ -1,0 +1,85 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { loadConfig } from '../config.js';
+import { ExitCode } from '../errors.js';
+import { createLogger } from '../logger.js';
+import { samplesDir } from '../paths.js';
+import { openServices } from '../services.js';
+import { startSimulator } from '../simulator/index.js';
+import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
+import { importAndFollow } from './importRun.js';
+import type { DemoFlags } from './demo.js';
+
+/** The sample files the demo imports, in order; mistakes.csv shows rejects, gift-orders.csv dead letters. */
+export const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-orders.json', 'gift-orders.ndjson', 'mistakes.csv'];
+
+/** The demo's own Redis namespace: wiped at start, never shared with real runs. */
+export const DEMO_PREFIX = 'bulkorder-demo:acceptance';
+
+/** `bulkorder demo`: returns the exit code. */
+export async function runDemo(flags: DemoFlags): Promise<number> {
+  const out = resolve(flags.out ?? 'demo-output');
+  await mkdir(out, { recursive: true });
+  const simulator = await startSimulator({ seed: 7, faults: { latencyMs: 20, jitterMs: 10, serverErrorRate: 0.05 } });
+  const config = loadConfig({
+    overrides: {
+      BULKORDER_ENV: 'acceptance',
+      BULKORDER_BASE_URL: simulator.url,
+      BULKORDER_USER_AGENT: 'Demo-BulkorderDemo',
+      BULKORDER_BUSINESS_CLIENT_ID: 'sim-business',
+      BULKORDER_BUSINESS_CLIENT_SECRET: 'sim-business-secret',
+      BULKORDER_BACKOFF_BASE_MS: '200',
+      LOG_LEVEL: 'warn',
+    },
+  });
+  const logger = createLogger({ level: config.logLevel });
+  const say = (line: string) => process.stdout.write(line + '\n');
+  say(`simulator (the stand-in for the Business API) at ${simulator.url}: 20 ms latency, 5% server errors`);
+
+  let services;
+  try {
+    services = await openServices({ redisUrl: config.redisUrl, prefix: DEMO_PREFIX, delivery: config.delivery });
+  } catch (error) {
+    await simulator.close();
+    throw error;
+  }
+  const worker = await startBusinessDelivery(config, logger, { prefix: DEMO_PREFIX, delivery: config.delivery });
+  try {
+    await wipe(services.redis, DEMO_PREFIX);
+    say('workers started in this process; importing the sample files from samples/\n');
+    let settledAll = true;
+    for (const name of DEMO_FILES) {
+      const base = name.replace(/\.[a-z]+$/, '');
+      const outcome = await importAndFollow(
+        join(samplesDir, name),
+        { rejectsPath: join(out, `${base}.rejects.csv`) },
+        services,
+        { config, logger },
+        { wait: true, resultsPath: join(out, `${base}.results.csv`), timeoutMs: 120_000 },
+      );
+      settledAll &&= outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
+      say(outcome.report);
+    }
+    const counters = simulator.counters();
+    say(
+      `simulator saw: ${counters.ordersAccepted} orders accepted, ${counters.duplicateOrdersAccepted} duplicates, ` +
+        `${counters.tokenRequests.business} token request(s), faults injected: ${JSON.stringify(counters.faults)}`,
+    );
+    say(`\nresults and rejects are in ${out}/`);
+    say('next: bulkorder dead-letters list (after pointing BULKORDER_* at a real environment, see README)');
+    return settledAll && counters.duplicateOrdersAccepted === 0 ? ExitCode.ok : ExitCode.needsAttention;
+  } finally {
+    await worker.close();
+    await services.close();
+    await simulator.close();
+  }
+}
+
+async function wipe(redis: import('ioredis').Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+}

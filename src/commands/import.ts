@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import type { SetExitCode } from './index.js';
+import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
+
+interface ImportFlags extends ConfigFlags {
+  wait?: boolean;
+  force?: boolean;
+  format?: string;
+  delimiter?: string;
+  encoding?: string;
+  map?: string;
+  rejects?: string;
+  results?: string;
+  timeout?: string;
+}
+
+export function register(program: Command, setExitCode: SetExitCode): void {
+  const command = program
+    .command('import')
+    .argument('<file>', 'order file: .csv, .json or .ndjson')
+    .description(
+      'Validate a file and queue its valid orders for delivery (workers send them).\n' +
+        'Orders the ledger knows as delivered are skipped; rejected rows go to <name>.rejects.csv.',
+    )
+    .option('--wait', 'follow the batch until every order is delivered, dead-lettered or held; then write <name>.results.csv')
+    .option('--force', 'send again orders the ledger knows as delivered (explicit override)')
+    .option('--format <format>', 'csv | json | ndjson (default: from the extension)')
+    .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected from the header)')
+    .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1')
+    .option('--map <mapping.json>', 'JSON object mapping your column names to ours')
+    .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
+    .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
+    .option('--timeout <seconds>', 'with --wait: stop following after this long (the batch goes on)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  bulkorder import samples/gift-orders.csv --wait\n  bulkorder import nightly.csv --encoding windows-1252\n\n' +
+        'Exit codes: 0 all valid and (with --wait) all delivered; 4 some rows or orders need attention\n' +
+        '(rejected, dead-lettered, held); 3 file refused; 5 Redis unavailable; 2 usage or configuration error.',
+    );
+  withConfigFlags(command).action(async (file: string, flags: ImportFlags) => {
+    const { runImport } = await import('./importRun.js');
+    setExitCode(await runImport(file, flags, await loadCommandContext(flags)));
+  });
+}
+
+export type { ImportFlags };

@@ -1,0 +1,24 @@
+import type { Command } from 'commander';
+import type { SetExitCode } from './index.js';
+import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
+
+interface WorkerFlags extends ConfigFlags {
+  concurrency?: string;
+}
+
+export function register(program: Command, setExitCode: SetExitCode): void {
+  const command = program
+    .command('worker')
+    .description(
+      'Deliver queued orders to the Business API until stopped (SIGTERM/SIGINT: finish requests in flight, then exit).\n' +
+        'Run any number of these, on any hosts sharing the Redis: they share one OAuth2 token and one ledger.',
+    )
+    .option('--concurrency <n>', 'requests in flight in this process (default BULKORDER_CONCURRENCY, 20)')
+    .addHelpText('after', '\nExample:\n  bulkorder worker --concurrency 50 --env-file .env');
+  withConfigFlags(command).action(async (flags: WorkerFlags) => {
+    const { runWorker } = await import('./workerRun.js');
+    setExitCode(await runWorker(flags, await loadCommandContext(flags)));
+  });
+}
+
+export type { WorkerFlags };

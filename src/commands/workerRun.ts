@@ -1,0 +1,25 @@
+import type { Config } from '../config.js';
+import { redisPrefix } from '../config.js';
+import { ExitCode, UsageError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
+import type { WorkerFlags } from './worker.js';
+
+/** `bulkorder worker`: runs until SIGTERM or SIGINT; returns the exit code. */
+export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+  const concurrency = flags.concurrency === undefined ? ctx.config.delivery.concurrency : Number(flags.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
+    throw new UsageError('USAGE', `--concurrency must be a whole number from 1 to 1000, not '${flags.concurrency}'`);
+  }
+  const running = await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery: { ...ctx.config.delivery, concurrency } });
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await running.close();
+  return ExitCode.ok;
+}

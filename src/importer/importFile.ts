@@ -1,0 +1,127 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { basename } from 'node:path';
+import type { JobsOptions, Queue } from 'bullmq';
+import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { Logger } from '../logger.js';
+import type { OrderJobData } from '../orderJob.js';
+import { openOrderSource, type IngestOptions } from '../ingest/openOrderSource.js';
+import type { ValidOrder } from '../ingest/types.js';
+import { RejectsWriter } from '../ingest/rejectsWriter.js';
+import { ValidationSummary } from '../ingest/validationSummary.js';
+
+export interface ImportOptions extends IngestOptions {
+  /** Send orders again even when the ledger knows them as delivered. */
+  force?: boolean;
+  /** Where rejected rows go; default `<name>.rejects.csv` beside the input. */
+  rejectsPath?: string;
+  /** Orders per reserve + addBulk round; default 500. */
+  chunkSize?: number;
+}
+
+export interface ImportDeps {
+  queue: Queue<OrderJobData>;
+  ledger: Ledger;
+  batches: BatchStore;
+  env: string;
+  logger: Logger;
+  /** BullMQ options of every delivery job (attempts, backoff, retention). */
+  jobOptions: JobsOptions;
+  jobName: string;
+}
+
+export interface ImportResult {
+  batchId: string;
+  counts: ImportCounts;
+  summary: ValidationSummary;
+  rejectsPath: string | undefined;
+}
+
+/**
+ * Streams a file through validation into the orders queue. Each chunk of valid orders is
+ * first reserved in the ledger (skipping orders already delivered, held, or queued by another
+ * batch), then added with `addBulk`, the order key as job id; the next chunk is read only when
+ * that is done, so memory stays flat and Redis sets the pace. Rejected rows go to the rejects
+ * file exactly as `validate` writes them.
+ */
+export async function importFile(file: string, options: ImportOptions, deps: ImportDeps): Promise<ImportResult> {
+  const source = await openOrderSource(file, options); // refuses a bad file before anything is created
+  const sha256 = await sha256File(file);
+  const batchId = newBatchId();
+  const log = deps.logger.child({ batchId, file: basename(file) });
+  await deps.batches.create({ id: batchId, file, sha256, env: deps.env, startedAt: Date.now(), columns: source.columns });
+
+  const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, enqueued: 0 };
+  const summary = new ValidationSummary();
+  const rejects = new RejectsWriter(options.rejectsPath ?? RejectsWriter.defaultPath(file), source.columns);
+  const chunkSize = options.chunkSize ?? 500;
+  let chunk: ValidOrder[] = [];
+
+  const flush = async (): Promise<void> => {
+    const orders = chunk;
+    chunk = [];
+    const reserved = await deps.ledger.reserveMany(orders.map((o) => o.key), batchId, options.force === true);
+    const jobs: { name: string; data: OrderJobData; opts: JobsOptions }[] = [];
+    const delta = { enqueued: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0 };
+    reserved.forEach((result, i) => {
+      const order = orders[i]!;
+      if (result.outcome === 'reserved') {
+        jobs.push({ name: deps.jobName, data: toJobData(order, batchId, source.columns), opts: { ...deps.jobOptions, jobId: order.key } });
+        delta.enqueued++;
+      } else if (result.outcome === 'delivered') delta.skippedDelivered++;
+      else if (result.outcome === 'held') delta.skippedHeld++;
+      else delta.skippedQueued++;
+    });
+    if (jobs.length > 0) await deps.queue.addBulk(jobs);
+    await deps.batches.addImportCounts(batchId, delta);
+    for (const [field, by] of Object.entries(delta)) counts[field as keyof typeof delta] += by;
+  };
+
+  try {
+    for await (const item of source.items()) {
+      summary.add(item);
+      if (item.kind === 'rejected') {
+        await rejects.write(item);
+        continue;
+      }
+      chunk.push(item);
+      if (chunk.length >= chunkSize) await flush();
+    }
+    if (chunk.length > 0) await flush();
+    await rejects.close();
+  } catch (error) {
+    await rejects.close().catch(() => undefined);
+    await deps.batches.finishImport(batchId, 'failed', source.stats()).catch(() => undefined);
+    log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
+    throw error;
+  }
+  Object.assign(counts, source.stats());
+  await deps.batches.finishImport(batchId, 'imported', source.stats());
+  log.info({ counts }, 'file imported');
+  return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined };
+}
+
+function toJobData(order: ValidOrder, batchId: string, columns: readonly string[]): OrderJobData {
+  return {
+    key: order.key,
+    batchId,
+    file: order.file,
+    lines: order.lines,
+    ...(order.orderRef === undefined ? {} : { orderRef: order.orderRef }),
+    payload: order.payload,
+    cells: order.rows.map((row) => columns.map((column) => row[column] ?? '')),
+  };
+}
+
+/** Sortable and unique: `b-20261122T021500-1a2b3c`. */
+export function newBatchId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
+  return `b-${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}

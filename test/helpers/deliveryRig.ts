@@ -1,0 +1,77 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger, type Logger } from '../../src/logger.js';
+import { openServices, type Services } from '../../src/services.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
+import type { DeliveryWorker } from '../../jobs/deliveryWorker.js';
+import { deletePrefix, testPrefix, TEST_REDIS_URL } from './redis.js';
+
+/** A simulator, a configuration pointing at it, Redis services under a fresh prefix, and a way to start workers. */
+export interface DeliveryRig {
+  simulator: Simulator;
+  config: Config;
+  prefix: string;
+  services: Services;
+  logger: Logger;
+  dir: string;
+  startWorker(overrides?: Partial<Config['delivery']>): Promise<DeliveryWorker>;
+  writeFile(name: string, text: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export const HEADER = 'orderRef,businessCustomerId,firstName,lastName,street,streetNumber,postalCode,city,countryCode,languageCode,email,telephoneNumber,productId,quantity';
+
+/** One flat CSV row of a valid order for the simulator's catalogue. */
+export function orderRow(ref: string, productId = 5001, quantity = 1, customer = 1001): string {
+  return `${ref},${customer},Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,anna.${ref.toLowerCase()}@example.nl,+31612345678,${productId},${quantity}`;
+}
+
+export async function deliveryRig(name: string, simulatorOptions: SimulatorOptions = {}, env: Record<string, string> = {}): Promise<DeliveryRig> {
+  const simulator = await startSimulator({ seed: 1, ...simulatorOptions });
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      BULKORDER_BASE_URL: simulator.url,
+      BULKORDER_USER_AGENT: 'Test-BulkorderTests',
+      BULKORDER_BUSINESS_CLIENT_ID: 'sim-business',
+      BULKORDER_BUSINESS_CLIENT_SECRET: 'sim-business-secret',
+      REDIS_URL: TEST_REDIS_URL,
+      BULKORDER_BACKOFF_BASE_MS: '50',
+      BULKORDER_BACKOFF_MAX_MS: '200',
+      LOG_LEVEL: 'silent',
+      ...env,
+    },
+  });
+  const prefix = testPrefix(name);
+  const services = await openServices({ redisUrl: config.redisUrl, prefix, delivery: config.delivery });
+  const logger = createLogger({ level: 'silent' });
+  const dir = await mkdtemp(join(tmpdir(), `bulkorder-${name}-`));
+  const workers: DeliveryWorker[] = [];
+  return {
+    simulator,
+    config,
+    prefix,
+    services,
+    logger,
+    dir,
+    async startWorker(overrides = {}) {
+      const worker = await startBusinessDelivery(config, logger, { prefix, delivery: { ...config.delivery, ...overrides } });
+      workers.push(worker);
+      return worker;
+    },
+    async writeFile(fileName, text) {
+      const path = join(dir, fileName);
+      await writeFile(path, text);
+      return path;
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await deletePrefix(services.redis, prefix);
+      await services.close();
+      await simulator.close();
+    },
+  };
+}

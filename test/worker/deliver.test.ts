@@ -1,0 +1,120 @@
+import { readFile } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { followBatch } from '../../src/batches/followBatch.js';
+import { writeResults } from '../../src/batches/writeResults.js';
+import { importFile } from '../../src/importer/importFile.js';
+import type { ParkedRecord } from '../../src/orderJob.js';
+import type { OrderPayload } from '../../src/ingest/types.js';
+import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+
+let rig: DeliveryRig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+async function runImport(r: DeliveryRig, file: string, force = false) {
+  return importFile(file, { force }, {
+    queue: r.services.queue,
+    ledger: r.services.ledger,
+    batches: r.services.batches,
+    env: 'acceptance',
+    logger: r.logger,
+    jobOptions: r.services.jobOptions,
+    jobName: DELIVER_ORDER,
+  });
+}
+
+describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
+  it('delivers every valid order exactly once, dead-letters refusals with their body, retries 5xx and honours 429', async () => {
+    rig = await deliveryRig('mixed', {
+      faults: {
+        script: [
+          { path: 'orders', status: 503, headers: { 'retry-after': '0' }, body: { code: 'MAINTENANCE', message: 'back soon' } },
+          { path: 'orders', status: 429, headers: { 'retry-after': '1' }, body: { code: 'RATE_LIMITED', message: 'slow down' } },
+          { path: 'orders', status: 502, body: '<html>bad gateway</html>' },
+        ],
+      },
+    });
+    const rows = [HEADER];
+    for (let i = 1; i <= 12; i++) rows.push(orderRow(`GIFT-${i}`));
+    rows.push(orderRow('GIFT-BAD', 5999)); // unknown product: the API refuses it with 422
+    rows.push(orderRow('GIFT-MULTI', 5002, 2), orderRow('GIFT-MULTI', 5003, 1)); // one order, two lines
+    rows.push('GIFT-REJ,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,not-an-email,+31612345678,5001,1.5');
+    const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
+
+    await rig.startWorker({ concurrency: 4 });
+    const imported = await runImport(rig, file);
+    expect(imported.counts).toMatchObject({ orders: 15, valid: 14, rejected: 1, enqueued: 14 });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 25_000, out: devNull() });
+    expect(settled).toBe(true);
+    expect(batch).toMatchObject({ delivered: 13, dead: 1, held: 0 });
+
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(13);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect(counters.statuses['503']).toBeGreaterThanOrEqual(1);
+    expect(counters.statuses['429']).toBeGreaterThanOrEqual(1);
+    const payloads = rig.simulator.orders().map((o) => o.payload as OrderPayload);
+    const multi = payloads.find((p) => p.products.length === 2);
+    expect(multi?.products).toEqual([{ productId: 5002, quantity: 2 }, { productId: 5003, quantity: 1 }]);
+
+    const deadKeys = await rig.services.redis.zrange(rig.services.keys.parkedIndex('dead'), '0', '-1');
+    expect(deadKeys).toHaveLength(1);
+    const dead = JSON.parse((await rig.services.redis.get(rig.services.keys.parked('dead', deadKeys[0]!)))!) as ParkedRecord;
+    expect(dead).toMatchObject({ httpStatus: 422, code: 'PRODUCT_UNKNOWN', orderRef: 'GIFT-BAD', lines: [14] });
+    expect(dead.body).toMatchObject({ code: 'PRODUCT_UNKNOWN' });
+    expect(dead.cells[0]).toContain('GIFT-BAD');
+
+    const resultsPath = `${rig.dir}/orders.results.csv`;
+    const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath);
+    expect(counts.byOutcome).toEqual({ delivered: 13, 'dead-lettered': 1, rejected: 1 });
+    const results = await readFile(resultsPath, 'utf8');
+    expect(results).toMatch(/GIFT-BAD,14,dead-lettered,,422,PRODUCT_UNKNOWN/);
+  });
+
+  it('sends nothing twice when the same file is imported again, and again while the first import is running', async () => {
+    rig = await deliveryRig('twice', { faults: { latencyMs: 20 } });
+    const rows = [HEADER];
+    for (let i = 1; i <= 40; i++) rows.push(orderRow(`TWICE-${i}`));
+    const file = await rig.writeFile('twice.csv', rows.join('\n') + '\n');
+
+    await rig.startWorker({ concurrency: 8 });
+    const [first, concurrent] = await Promise.all([runImport(rig, file), runImport(rig, file)]);
+    expect(first.counts.enqueued + concurrent.counts.enqueued).toBe(40);
+    expect(first.counts.skippedQueued + concurrent.counts.skippedQueued).toBe(40);
+    const owner = first.counts.enqueued > 0 ? first : concurrent;
+    await followBatch(rig.services.batches, owner.batchId, { pollMs: 100, timeoutMs: 25_000, out: devNull() });
+    if (first.counts.enqueued > 0 && concurrent.counts.enqueued > 0) {
+      await followBatch(rig.services.batches, concurrent.batchId, { pollMs: 100, timeoutMs: 25_000, out: devNull() });
+    }
+
+    const again = await runImport(rig, file);
+    expect(again.counts).toMatchObject({ valid: 40, enqueued: 0, skippedDelivered: 40 });
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(40);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+
+    const forced = await runImport(rig, file, true);
+    expect(forced.counts.enqueued).toBe(40);
+  });
+
+  it('holds an order sent without an answer instead of sending it again', async () => {
+    rig = await deliveryRig('ambiguous', { faults: { script: [{ path: 'orders', status: 200, noAnswer: true, store: true }] } }, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' });
+    const file = await rig.writeFile('one.csv', [HEADER, orderRow('AMB-1')].join('\n') + '\n');
+    await rig.startWorker({ concurrency: 1 });
+    const imported = await runImport(rig, file);
+    const { batch } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 20_000, out: devNull() });
+    expect(batch).toMatchObject({ delivered: 0, held: 1, dead: 0 });
+    expect(rig.simulator.counters().ordersAccepted).toBe(1);
+    const held = await rig.services.redis.zrange(rig.services.keys.parkedIndex('held'), '0', '-1');
+    expect(held).toHaveLength(1);
+    const again = await runImport(rig, file);
+    expect(again.counts).toMatchObject({ enqueued: 0, skippedHeld: 1 });
+  });
+});
+
+function devNull(): NodeJS.WriteStream {
+  return { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
+}
