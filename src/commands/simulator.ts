@@ -116,9 +116,8 @@ async function runSimulator(flags: SimulatorFlags): Promise<void> {
     }
     throw error;
   }
-  process.stdout.write(flags.json === true ? JSON.stringify({ url: simulator.url, credentials }) + '\n' : banner(simulator.url, credentials));
-
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  // Listen for signals before printing: whoever reads the URL may stop us right away.
+  const stopped = new Promise<NodeJS.Signals>((resolve) => {
     const stop = (name: NodeJS.Signals): void => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
@@ -127,6 +126,8 @@ async function runSimulator(flags: SimulatorFlags): Promise<void> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  process.stdout.write(flags.json === true ? JSON.stringify({ url: simulator.url, credentials }) + '\n' : banner(simulator.url, credentials));
+  const signal = await stopped;
   const counters = simulator.counters();
   await simulator.close();
   logger.info({ signal, counters }, 'simulator stopped');
