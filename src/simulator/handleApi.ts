@@ -11,7 +11,8 @@ import { API_BODY_CAP, type SimulatorContext } from './simulatorContext.js';
 import type { ApiName, ScriptPath } from './simulatorTypes.js';
 import { userAgentProblem } from './userAgent.js';
 import { validateAccount, validateLogin } from './validateAccount.js';
-import { validateOrder } from './validateOrder.js';
+import { canonicalOrder } from './canonicalOrder.js';
+import { validateOrder, type ValidOrder } from './validateOrder.js';
 
 /** A known API endpoint. */
 export interface ApiRoute {
@@ -130,7 +131,7 @@ function isJsonContentType(value: string | undefined): boolean {
 function createOrder(ctx: SimulatorContext, body: unknown): Answer {
   const refused = validateOrder(body, ctx.customers, ctx.products);
   if (refused !== undefined) return refused;
-  const { orderId, duplicate } = ctx.orders.store(body, ctx.clock());
+  const { orderId, duplicate } = ctx.orders.store(body, canonicalOrder(body as ValidOrder), ctx.clock());
   ctx.counters.orderAccepted(duplicate);
   return { status: 201, body: { orderId, status: 'received' } };
 }

@@ -1,9 +1,8 @@
 /**
- * Stored orders. Duplicates are recognised by a SHA-256 of the canonical payload, so memory per
- * order stays small even when the payloads themselves are not retained.
+ * Stored orders. Duplicates are recognised by a SHA-256 of the canonical payload (see
+ * canonicalOrder.ts), so memory per order stays small even when payloads are not retained.
  */
-import { createHash } from 'node:crypto';
-import { canonicalJson } from './canonicalJson.js';
+import { hash } from 'node:crypto';
 import type { AcceptedOrder } from './simulatorTypes.js';
 
 /** The orders one simulator has accepted. */
@@ -18,10 +17,10 @@ export class OrderBook {
     this.#retain = retain;
   }
 
-  /** Stores a validated order; `duplicate` when the same canonical payload was stored before. */
-  store(payload: unknown, now: number): { orderId: string; duplicate: boolean } {
+  /** Stores a validated order; `duplicate` when the same `canonical` text was stored before. */
+  store(payload: unknown, canonical: string, now: number): { orderId: string; duplicate: boolean } {
     const orderId = `SIM-${this.#next++}`;
-    const digest = createHash('sha256').update(canonicalJson(payload)).digest('base64');
+    const digest = hash('sha256', canonical, 'base64');
     const duplicate = this.#seen.has(digest);
     if (!duplicate) this.#seen.add(digest);
     if (this.#retain) this.#orders.push({ orderId, payload, receivedAt: new Date(now).toISOString() });

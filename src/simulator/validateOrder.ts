@@ -25,9 +25,15 @@ const RECIPIENT_FIELDS = ['address', 'languageCode', 'email', 'telephoneNumber']
 const ADDRESS_FIELDS = ['firstName', 'lastName', 'street', 'streetNumber', 'postalCode', 'city', 'countryCode'] as const;
 const LINE_FIELDS = ['productId', 'quantity'] as const;
 
-/** The shape of an order once validated. */
-interface ValidOrder {
+/** The shape of an order once {@link validateOrder} accepted it: exactly these fields. */
+export interface ValidOrder {
   businessCustomerId: number;
+  recipient: {
+    address: { firstName: string; lastName: string; street: string; streetNumber: number; postalCode: string; city: string; countryCode: string };
+    languageCode: string;
+    email: string;
+    telephoneNumber: string;
+  };
   products: { productId: number; quantity: number }[];
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Agent } from 'undici';
+import { request, type Agent } from 'undici';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createAgent, fetchToken, manualClock, postApi, send, validOrder } from './simulatorHarness.js';
 
@@ -121,6 +121,20 @@ describe('Content-Type and body', () => {
     expect(reply.headers.connection).toBe('close');
     // The simulator keeps answering on fresh connections.
     expect((await postApi(agent, sim, ORDERS, token, validOrder())).status).toBe(201);
+  });
+
+  it('refuses a streamed (chunked) body over 1 MiB with 413', async () => {
+    async function* chunks(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < 20; i++) yield Buffer.alloc(64 * 1024, 0x20);
+    }
+    const response = await request(`${sim.url}${ORDERS}`, {
+      dispatcher: agent,
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'user-agent': 'Acme-AcmeGifts', 'content-type': 'application/json' },
+      body: chunks(),
+    });
+    expect(response.statusCode).toBe(413);
+    expect(((await response.body.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/simulator/canonicalJson.js';
+import { canonicalOrder } from '../../src/simulator/canonicalOrder.js';
 import { CounterBoard } from '../../src/simulator/counterBoard.js';
 import { FaultPlan } from '../../src/simulator/faultPlan.js';
 import { createPrng } from '../../src/simulator/prng.js';
@@ -21,10 +21,50 @@ describe('SlidingWindowLimiter', () => {
   });
 });
 
-describe('canonicalJson', () => {
-  it('sorts keys at every level and keeps array order', () => {
-    expect(canonicalJson({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: null } })).toBe('{"a":{"c":null,"d":[2,{"e":0,"f":1}]},"b":1}');
-    expect(canonicalJson([2, 1])).not.toBe(canonicalJson([1, 2]));
+describe('canonicalOrder', () => {
+  const order = () => ({
+    businessCustomerId: 1001,
+    recipient: {
+      address: { firstName: 'A', lastName: 'B', street: 'S', streetNumber: 1, postalCode: 'P', city: 'C', countryCode: 'NL' },
+      languageCode: 'nl',
+      email: 'a@example.nl',
+      telephoneNumber: '+31612345678',
+    },
+    products: [
+      { productId: 5001, quantity: 1 },
+      { productId: 5002, quantity: 2 },
+    ],
+  });
+
+  it('ignores key order', () => {
+    const o = order();
+    const reordered = { products: o.products.map((l) => ({ quantity: l.quantity, productId: l.productId })), recipient: o.recipient, businessCustomerId: 1001 };
+    expect(canonicalOrder(reordered)).toBe(canonicalOrder(order()));
+  });
+
+  it('tells apart orders that differ in any field or in line order', () => {
+    const texts = new Set([canonicalOrder(order())]);
+    const changes: ((o: ReturnType<typeof order>) => void)[] = [
+      (o) => (o.businessCustomerId = 1002),
+      (o) => (o.recipient.address.firstName = 'Z'),
+      (o) => (o.recipient.address.lastName = 'Z'),
+      (o) => (o.recipient.address.street = 'Z'),
+      (o) => (o.recipient.address.streetNumber = 2),
+      (o) => (o.recipient.address.postalCode = 'Z'),
+      (o) => (o.recipient.address.city = 'Z'),
+      (o) => (o.recipient.address.countryCode = 'BE'),
+      (o) => (o.recipient.languageCode = 'fr'),
+      (o) => (o.recipient.email = 'z@example.nl'),
+      (o) => (o.recipient.telephoneNumber = '+31612345679'),
+      (o) => o.products.reverse(),
+      (o) => (o.products[0]!.quantity = 3),
+    ];
+    for (const change of changes) {
+      const o = order();
+      change(o);
+      texts.add(canonicalOrder(o));
+    }
+    expect(texts.size).toBe(changes.length + 1);
   });
 });
 
