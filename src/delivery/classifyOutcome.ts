@@ -63,6 +63,7 @@ export const TRANSPORT_ERRORS: Readonly<Record<string, { code: string; sent: 'ne
   UND_ERR_DESTROYED: { code: 'CLIENT_CLOSED', sent: 'either' },
   UND_ERR_ABORTED: { code: 'ABORTED', sent: 'either' },
   ABORT_ERR: { code: 'ABORTED', sent: 'either' },
+  BULKORDER_ABORTED: { code: 'ABORTED', sent: 'either' },
   BULKORDER_DEADLINE: { code: 'DEADLINE_EXCEEDED', sent: 'either' },
 };
 
@@ -122,6 +123,8 @@ export function parseRetryAfter(value: string | undefined, now: number, maxMs: n
   if (/^\d+$/.test(text)) {
     ms = Number(text) * SECOND;
   } else {
+    // All three HTTP-date forms start with a day name; Date.parse alone would take "-5" for a year.
+    if (!/^[A-Za-z]{3}/.test(text)) return undefined;
     const at = Date.parse(text);
     if (Number.isNaN(at)) return undefined;
     ms = Math.max(0, at - now);

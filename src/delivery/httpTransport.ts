@@ -62,6 +62,15 @@ export interface HttpTransport {
   close(): Promise<void>;
 }
 
+/** Reason given to the request when the caller's signal aborts it (shutdown). */
+export class CallerAbortError extends Error {
+  readonly code = 'BULKORDER_ABORTED';
+  constructor(reason: unknown) {
+    super(`cancelled by the caller: ${reason instanceof Error ? reason.message : String(reason ?? 'aborted')}`);
+    this.name = 'CallerAbortError';
+  }
+}
+
 /** Reason given to the request when the overall deadline passes. */
 export class DeadlineExceededError extends Error {
   readonly code = 'BULKORDER_DEADLINE';
@@ -131,7 +140,7 @@ function sendOnce(agent: Agent, request: HttpRequest, deadlineMs: number, caps: 
         finish({ type: 'failure', requestStarted: false, error: reason });
       }
     };
-    const onCallerAbort = (): void => abort(asError(request.signal?.reason, 'aborted by caller'));
+    const onCallerAbort = (): void => abort(new CallerAbortError(request.signal?.reason));
     const timer = setTimeout(() => abort(new DeadlineExceededError(deadlineMs)), deadlineMs);
 
     const handler: Dispatcher.DispatchHandler = {

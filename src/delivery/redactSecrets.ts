@@ -3,9 +3,9 @@
  * in a dead letter: a careless server may echo the token or the client secret back.
  */
 
-/** Returns `value` with every occurrence of each secret (and its URL-encoded form) replaced by `[redacted]`. */
+/** Returns `value` with every occurrence of each secret (raw, URL- or form-encoded) replaced by `[redacted]`. */
 export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
-  const needles = [...new Set(secrets.filter((s) => s.length >= 4).flatMap((s) => [s, encodeURIComponent(s)]))];
+  const needles = [...new Set(secrets.filter((s) => s.length >= 4).flatMap((s) => [s, encodeURIComponent(s), new URLSearchParams({ s }).toString().slice(2)]))];
   if (needles.length === 0) return value;
   return walk(value, needles, 0) as T;
 }

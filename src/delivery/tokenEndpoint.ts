@@ -88,10 +88,13 @@ async function requestOnce(options: TokenEndpointOptions): Promise<Attempt> {
     accept: 'application/json',
     'user-agent': options.userAgent,
   };
+  // What an echoing server could hand back: the secret, and the Basic credential that encodes it.
+  const secrets = [secret];
   if (options.tokenAuth === 'basic') {
     // RFC 6749 2.3.1: each part form-encoded before base64.
-    const pair = `${encodeURIComponent(options.clientId)}:${encodeURIComponent(secret)}`;
-    headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+    const basic = Buffer.from(`${formEncode(options.clientId)}:${formEncode(secret)}`).toString('base64');
+    headers.authorization = `Basic ${basic}`;
+    secrets.push(basic);
   } else {
     form.set('client_id', options.clientId);
     form.set('client_secret', secret);
@@ -114,12 +117,17 @@ async function requestOnce(options: TokenEndpointOptions): Promise<Attempt> {
     const lifetimeMs = Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * SECOND : (options.defaultLifetimeMs ?? 300 * SECOND);
     return { token: { value, id: tokenId(value), expiresAt: sentAt + lifetimeMs, lifetimeMs } };
   }
-  const reason = redactSecrets(`${outcome.code}: ${outcome.message}`, [secret]).slice(0, 300);
+  const reason = redactSecrets(`${outcome.code}: ${outcome.message}`, secrets).slice(0, 300);
   if (outcome.kind === 'permanent' || outcome.kind === 'unauthorized') {
     // 400 invalid_client / 401 / 403: our credentials or request are wrong, not the endpoint.
     throw new TokenRefusedError(options.api, outcome.status, reason);
   }
   return { reason, ...('retryAfterMs' in outcome && outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}) };
+}
+
+/** application/x-www-form-urlencoded, as RFC 6749 appendix B asks for Basic credentials. */
+function formEncode(value: string): string {
+  return new URLSearchParams({ v: value }).toString().slice(2);
 }
 
 /** A stable, non-reversible name for a token (first 16 hex of its SHA-256). */

@@ -1,0 +1,37 @@
+/**
+ * A separate worker process for the token-sharing test: from START_AT to END_AT (epoch ms)
+ * it posts orders through the real client, token shared through Redis under PREFIX, and
+ * prints a JSON tally of outcomes on stdout. Run as `node --import tsx tokenLoopChild.ts`.
+ */
+import { Redis } from 'ioredis';
+import { loadConfig, requireApi } from '../../../src/config.js';
+import { createApiTokenProvider } from '../../../src/delivery/apiTokenProvider.js';
+import { createBusinessApiClient } from '../../../src/delivery/businessApiClient.js';
+import { createHttpTransport } from '../../../src/delivery/httpTransport.js';
+import { silentLogger } from '../../../src/logger.js';
+import { validOrder } from './apiRig.js';
+
+const startAt = Number(process.env.START_AT);
+const endAt = Number(process.env.END_AT);
+const config = loadConfig();
+const settings = requireApi(config, 'business');
+const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+const transport = createHttpTransport(config.http);
+const logger = silentLogger();
+const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: process.env.PREFIX });
+const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
+
+const tally: Record<string, number> = {};
+await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
+await Promise.all(
+  [1, 2, 3, 4].map(async () => {
+    while (Date.now() < endAt) {
+      const outcome = await client.createOrder(validOrder());
+      const key = outcome.kind === 'delivered' ? 'delivered' : `${outcome.kind}:${outcome.code}`;
+      tally[key] = (tally[key] ?? 0) + 1;
+    }
+  }),
+);
+process.stdout.write(`${JSON.stringify(tally)}\n`);
+await transport.close();
+redis.disconnect();
