@@ -6,6 +6,7 @@ import { register as registerDemo } from './demo.js';
 import { register as registerSimulator } from './simulator.js';
 import { register as registerToken } from './token.js';
 import { register as registerLogin } from './login.js';
+import { register as registerValidate } from './validate.js';
 
 /** Sets the process exit code a command's action decided on. */
 export type SetExitCode = (code: number) => void;
@@ -23,4 +24,5 @@ export function registerCommands(program: Command, setExitCode: SetExitCode): vo
   registerSimulator(program, setExitCode);
   registerToken(program, setExitCode);
   registerLogin(program, setExitCode);
+  registerValidate(program, setExitCode);
 }

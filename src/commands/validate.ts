@@ -1,0 +1,86 @@
+import { Option, type Command } from 'commander';
+import type { SetExitCode } from './index.js';
+
+interface ValidateFlags {
+  format?: string;
+  delimiter?: string;
+  encoding?: string;
+  map?: string;
+  out?: string;
+  json?: boolean;
+}
+
+/** `bulkorder validate <file>`: a dry run of ingest. Heavy modules load inside the action. */
+export function register(program: Command, setExitCode: SetExitCode): void {
+  program
+    .command('validate')
+    .summary('check an order file without sending anything')
+    .description(
+      'Reads an order file (CSV, JSON or NDJSON) and checks every row against the Business API order shape,\n' +
+        'without Redis or network. Prints a summary (rows, orders, valid, rejected, top error kinds) and writes\n' +
+        'the rejected rows, with their line and reasons, to <name>.rejects.csv beside the file (or --out).',
+    )
+    .argument('<file>', 'order file: .csv/.tsv/.txt, .json (array of orders or rows) or .ndjson/.jsonl')
+    .addOption(new Option('--format <format>', 'input format (default: from the extension)').choices(['csv', 'json', 'ndjson']))
+    .option('--delimiter <char>', 'CSV delimiter: "," ";" "tab" or any one character (default: detected from the header)')
+    .addOption(new Option('--encoding <encoding>', 'text encoding (default: utf-8)').choices(['utf-8', 'windows-1252', 'latin1']))
+    .option('--map <mapping.json>', 'JSON object mapping your column names to fields, e.g. {"Huisnummer": "streetNumber"}')
+    .option('--out <path>', 'where to write rejected rows (default: <name>.rejects.csv beside the file)')
+    .option('--json', 'print the summary as JSON on stdout')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  bulkorder validate samples/gift-orders.csv\n' +
+        '  bulkorder validate samples/mistakes.csv --out /tmp/mistakes.rejects.csv\n' +
+        '  bulkorder validate export.csv --encoding windows-1252 --map mapping.json --json\n' +
+        '\nExit codes: 0 every order valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole\n' +
+        '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.\n',
+    )
+    .action(async (file: string, flags: ValidateFlags) => {
+      const [{ validateFile }, { ingestOptionsFromFlags }, { isBulkorderError }] = await Promise.all([
+        import('../ingest/validateFile.js'),
+        import('../ingest/ingestFlags.js'),
+        import('../errors.js'),
+      ]);
+      try {
+        const result = await validateFile(file, {
+          ...(await ingestOptionsFromFlags(flags)),
+          ...(flags.out === undefined ? {} : { out: flags.out }),
+        });
+        const { source, summary, rejectsPath } = result;
+        if (flags.json === true) {
+          const report = {
+            file,
+            format: source.format,
+            delimiter: source.format === 'csv' ? source.delimiter : undefined,
+            encoding: source.encoding,
+            ...summary.toJSON(),
+            blankRows: source.blankRows(),
+            ignoredColumns: source.ignoredColumns(),
+            rejectsFile: rejectsPath ?? null,
+            exitCode: result.exitCode,
+          };
+          process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+        } else {
+          process.stdout.write(
+            summary.formatText({
+              file,
+              format: source.format,
+              delimiter: source.delimiter,
+              encoding: source.encoding,
+              rejectsPath,
+              ignoredColumns: source.ignoredColumns(),
+              blankRows: source.blankRows(),
+            }),
+          );
+        }
+        setExitCode(result.exitCode);
+      } catch (error) {
+        if (flags.json === true && isBulkorderError(error)) {
+          const refused = { code: error.code, message: error.message, exitCode: error.exitCode, ...(error.details === undefined ? {} : { details: error.details }) };
+          process.stdout.write(JSON.stringify({ file, refused }, null, 2) + '\n');
+        }
+        throw error;
+      }
+    });
+}

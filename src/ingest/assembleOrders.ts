@@ -1,0 +1,148 @@
+import { maskValue } from './maskValue.js';
+import { PERSONAL_FIELDS, RECIPIENT_FIELDS } from './orderFields.js';
+import { buildPayload, type OrderUnit, type UnitRow } from './orderUnit.js';
+import { payloadKey } from './orderKey.js';
+import type { IngestItem, RejectedOrder, RowError, ValidOrder } from './types.js';
+
+/** What assembling needs besides the units. */
+export interface AssembleContext {
+  file: string;
+  columns: readonly string[];
+  /** Most product lines one order may have; more rejects the order. */
+  maxLinesPerOrder: number;
+}
+
+/**
+ * Second pass over one bucket: units of one orderRef become one order (checked for recipient
+ * agreement and repeated products), valid orders without orderRef get their occurrence number
+ * among identical ones, and everything is returned in order of first line. Every unit with the
+ * same group key is in the same bucket, and a bucket's units are in file order.
+ */
+export function assembleOrders(units: readonly OrderUnit[], context: AssembleContext): IngestItem[] {
+  const groups = new Map<string, OrderUnit[]>();
+  for (const unit of units) {
+    const group = groups.get(unit.group);
+    if (group === undefined) groups.set(unit.group, [unit]);
+    else group.push(unit);
+  }
+  const items: IngestItem[] = [];
+  for (const group of groups.values()) {
+    const first = group[0]!;
+    if (first.kind === 'ref') items.push(refOrder(group, context));
+    else if (first.kind === 'hash') group.forEach((unit, i) => items.push(valid(unit.rows, payloadKey(unit.hash!, i + 1), undefined, context)));
+    else for (const unit of group) items.push(rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], undefined, undefined, context));
+  }
+  return items.sort((a, b) => (a.lines[0] ?? 0) - (b.lines[0] ?? 0));
+}
+
+function refOrder(units: readonly OrderUnit[], context: AssembleContext): IngestItem {
+  const first = units[0]!;
+  const orderRef = first.orderRef!;
+  const rows = units.flatMap((unit) => unit.rows).sort((a, b) => a.line - b.line);
+  const errors: RowError[] = units.flatMap((unit) => unit.errors);
+
+  if (units.length > 1 && units.some((unit) => unit.whole)) {
+    const firstLine = units[0]!.rows[0]?.line ?? 0;
+    for (const unit of units.slice(1)) {
+      const line = unit.rows[0]?.line ?? 0;
+      errors.push({ line, column: 'orderRef', value: orderRef, code: 'DUPLICATE_ORDER_REF', message: `orderRef '${orderRef}' is also used by the order on line ${firstLine}; each order needs its own orderRef.` });
+    }
+  }
+  if (rows.length > context.maxLinesPerOrder && !errors.some((e) => e.code === 'ORDER_TOO_MANY_LINES')) {
+    errors.push({ line: rows[0]!.line, column: 'orderRef', value: orderRef, code: 'ORDER_TOO_MANY_LINES', message: `orderRef '${orderRef}' has ${rows.length} product lines; at most ${context.maxLinesPerOrder} are accepted.` });
+  }
+  errors.push(...recipientMismatches(rows, orderRef), ...repeatedProducts(rows, orderRef));
+  for (const row of rows) errors.push(...row.errors);
+
+  if (errors.length === 0 && rows.every((row) => row.value !== undefined)) return valid(rows, first.key!, orderRef, context);
+  return rejected(rows, errors, first.key, orderRef, context);
+}
+
+/** Rows of one order must name one recipient; each differing field is reported on its line. */
+function recipientMismatches(rows: readonly UnitRow[], orderRef: string): RowError[] {
+  const reference = rows.find((row) => row.recipient !== undefined);
+  if (reference?.recipient === undefined) return [];
+  const errors: RowError[] = [];
+  for (const row of rows) {
+    if (row === reference || row.recipient === undefined) continue;
+    for (const field of RECIPIENT_FIELDS) {
+      const value = row.recipient[field];
+      if (value === reference.recipient[field]) continue;
+      errors.push({
+        line: row.line,
+        column: field,
+        value: maskValue(field, value),
+        code: 'RECIPIENT_MISMATCH',
+        message: `${field} ${describe(field, value, reference.recipient[field])} line ${reference.line}: all rows of orderRef '${orderRef}' must name the same recipient.`,
+      });
+    }
+  }
+  return errors;
+}
+
+/** Masked personal values look alike ("P***" vs "P***"), so only non-personal ones are quoted. */
+function describe(field: string, value: string, reference: string): string {
+  if (PERSONAL_FIELDS.has(field)) return 'differs from';
+  return `'${maskValue(field, value)}' differs from '${maskValue(field, reference)}' on`;
+}
+
+/** The same product twice in one order is nearly always a pasted row; refuse to guess the total. */
+function repeatedProducts(rows: readonly UnitRow[], orderRef: string): RowError[] {
+  const seen = new Map<number, number>();
+  const errors: RowError[] = [];
+  for (const row of rows) {
+    const productId = row.value?.productId;
+    if (productId === undefined) continue;
+    const earlier = seen.get(productId);
+    if (earlier === undefined) seen.set(productId, row.line);
+    else {
+      errors.push({
+        line: row.line,
+        column: 'productId',
+        value: String(productId),
+        code: 'DUPLICATE_PRODUCT',
+        message: `productId ${productId} is also on line ${earlier} of orderRef '${orderRef}'; put it on one line with the total quantity.`,
+      });
+    }
+  }
+  return errors;
+}
+
+function valid(rows: readonly UnitRow[], key: string, orderRef: string | undefined, context: AssembleContext): ValidOrder {
+  return {
+    kind: 'valid',
+    key,
+    file: context.file,
+    lines: uniqueLines(rows),
+    ...(orderRef === undefined ? {} : { orderRef }),
+    payload: buildPayload(rows.map((row) => row.value!)),
+    rows: rows.map((row) => record(context.columns, row.cells)),
+    rowLines: rows.map((row) => row.line),
+    notes: rows.flatMap((row) => row.notes),
+  };
+}
+
+function rejected(rows: readonly UnitRow[], errors: RowError[], key: string | undefined, orderRef: string | undefined, context: AssembleContext): RejectedOrder {
+  return {
+    kind: 'rejected',
+    ...(key === undefined ? {} : { key }),
+    file: context.file,
+    lines: uniqueLines(rows),
+    ...(orderRef === undefined ? {} : { orderRef }),
+    rows: rows.map((row) => record(context.columns, row.cells)),
+    rowLines: rows.map((row) => row.line),
+    errors: errors.sort((a, b) => a.line - b.line),
+  };
+}
+
+function uniqueLines(rows: readonly UnitRow[]): number[] {
+  return [...new Set(rows.map((row) => row.line))].sort((a, b) => a - b);
+}
+
+function record(columns: readonly string[], cells: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  columns.forEach((column, i) => {
+    out[column] = cells[i] ?? '';
+  });
+  return out;
+}

@@ -1,0 +1,143 @@
+import { isUtf8 } from 'node:buffer';
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import iconv from 'iconv-lite';
+import { FileRefusedError } from '../errors.js';
+import type { IngestEncoding } from './types.js';
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/** Options for reading a file as text. */
+export interface DecodeOptions {
+  /** Default `utf-8` (invalid bytes refuse the file). */
+  encoding?: IngestEncoding;
+  /** Read size in bytes; default 64 KiB. */
+  chunkBytes?: number;
+}
+
+/**
+ * Refuses files that are not text in the chosen encoding before any parsing: spreadsheets
+ * saved as .xlsx, UTF-16 "Unicode text" exports, and a UTF-8 file read as windows-1252.
+ */
+export async function sniffFile(file: string, encoding: IngestEncoding): Promise<void> {
+  const handle = await open(file, 'r');
+  const head = Buffer.alloc(8);
+  try {
+    await handle.read(head, 0, 8, 0);
+  } finally {
+    await handle.close();
+  }
+  if (head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04) {
+    throw new FileRefusedError('FILE_NOT_TEXT', file, 'this is a ZIP archive (an Excel .xlsx workbook?), not a text file. In Excel: File > Save As > "CSV UTF-8 (Comma delimited)".');
+  }
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
+    throw new FileRefusedError('ENCODING_UNSUPPORTED', file, 'the file is UTF-16 ("Unicode text"). Save it as "CSV UTF-8" instead.');
+  }
+  if (encoding !== 'utf-8' && head.subarray(0, 3).equals(UTF8_BOM)) {
+    throw new FileRefusedError('ENCODING_MISMATCH', file, `the file starts with a UTF-8 byte-order mark, so it is UTF-8, not ${encoding}. Leave out --encoding.`);
+  }
+}
+
+/**
+ * Streams a file as decoded text chunks. UTF-8 is checked strictly, so a windows-1252 export is
+ * refused (FileRefusedError ENCODING_INVALID, naming the line) instead of silently garbled; a
+ * UTF-8 byte-order mark is dropped. windows-1252 and latin1 go through iconv-lite, because
+ * Node 20's own TextDecoder maps bytes 0x80-0x9F wrongly.
+ */
+export async function* decodeFile(file: string, options: DecodeOptions = {}): AsyncGenerator<string> {
+  const encoding = options.encoding ?? 'utf-8';
+  const stream = createReadStream(file, { highWaterMark: options.chunkBytes ?? 64 * 1024 });
+  let first = true;
+  let carry: Buffer | undefined;
+  const lines = new LineCounter();
+  try {
+    for await (const raw of stream as AsyncIterable<Buffer>) {
+      let chunk = raw;
+      if (first) {
+        first = false;
+        if (encoding === 'utf-8' && chunk.subarray(0, 3).equals(UTF8_BOM)) chunk = chunk.subarray(3);
+      }
+      if (encoding !== 'utf-8') {
+        yield iconv.decode(chunk, encoding);
+        continue;
+      }
+      if (carry !== undefined) {
+        chunk = Buffer.concat([carry, chunk]);
+        carry = undefined;
+      }
+      // Keep an incomplete multi-byte character for the next read instead of calling it invalid.
+      const cut = completeLength(chunk);
+      if (cut < chunk.length) carry = Buffer.from(chunk.subarray(cut));
+      const whole = chunk.subarray(0, cut);
+      if (!isUtf8(whole)) throw invalidUtf8(file, whole, lines);
+      lines.add(whole);
+      yield whole.toString('utf8');
+    }
+    if (carry !== undefined) throw invalidUtf8(file, carry, lines);
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** Length of the prefix of `buf` that ends on a character boundary. */
+function completeLength(buf: Buffer): number {
+  for (let back = 1; back <= 3 && back <= buf.length; back++) {
+    const byte = buf[buf.length - back] ?? 0;
+    if ((byte & 0xc0) === 0x80) continue; // continuation byte: look further back
+    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return needed > back ? buf.length - back : buf.length;
+  }
+  return buf.length;
+}
+
+function invalidUtf8(file: string, buf: Buffer, lines: LineCounter): FileRefusedError {
+  const offset = firstInvalidUtf8(buf);
+  lines.add(buf.subarray(0, offset));
+  const byte = buf[offset] ?? 0;
+  return new FileRefusedError(
+    'ENCODING_INVALID',
+    file,
+    `line ${lines.line} is not valid UTF-8 (byte 0x${byte.toString(16).toUpperCase().padStart(2, '0')}). ` +
+      'The file is probably an Excel "ANSI" export: run again with --encoding windows-1252, or save it as "CSV UTF-8".',
+    { details: { line: lines.line, byte } },
+  );
+}
+
+/** Offset of the first byte that breaks UTF-8 (only called once a check has failed). */
+function firstInvalidUtf8(buf: Buffer): number {
+  let i = 0;
+  while (i < buf.length) {
+    const byte = buf[i] ?? 0;
+    const length = byte < 0x80 ? 1 : byte >= 0xc2 && byte < 0xe0 ? 2 : byte >= 0xe0 && byte < 0xf0 ? 3 : byte >= 0xf0 && byte < 0xf5 ? 4 : 0;
+    if (length === 0 || i + length > buf.length) return i;
+    if (!isUtf8(buf.subarray(i, i + length))) return i;
+    i += length;
+  }
+  return buf.length;
+}
+
+/** Counts physical lines the way people do: CRLF, LF and a lone CR each end one line. */
+export class LineCounter {
+  /** The 1-based line the next byte is on. */
+  line = 1;
+  private lastWasCr = false;
+
+  add(text: Buffer | string): void {
+    if (text.length === 0) return;
+    // indexOf-based counting: a per-byte loop would cost more than parsing on big files.
+    const lf = countOf(text, '\n');
+    const cr = countOf(text, '\r');
+    const crlf = cr === 0 || lf === 0 ? 0 : countOf(text, '\r\n');
+    const first = typeof text === 'string' ? text.charCodeAt(0) : text[0];
+    const joined = this.lastWasCr && first === 0x0a ? 1 : 0; // a CRLF split across two reads
+    this.line += lf + cr - crlf - joined;
+    const last = typeof text === 'string' ? text.charCodeAt(text.length - 1) : text[text.length - 1];
+    this.lastWasCr = last === 0x0d;
+  }
+}
+
+function countOf(text: Buffer | string, needle: string): number {
+  let count = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) count++;
+  return count;
+}

@@ -1,0 +1,41 @@
+/** Delimiters we detect; any other single character can still be given with --delimiter. */
+export const DETECTED_DELIMITERS = [',', ';', '\t'] as const;
+
+/**
+ * The first physical record of a CSV text (the header), without its line ending. Quoted
+ * header names may contain line breaks, so quotes are followed. Returns undefined when the
+ * text holds no complete header line yet (and is not the whole file).
+ */
+export function headerLine(text: string, isWholeFile: boolean): string | undefined {
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === '\n' || c === '\r')) return text.slice(0, i);
+  }
+  return isWholeFile ? text : undefined;
+}
+
+/**
+ * Picks the delimiter from the header line: the most frequent of `,` `;` tab outside quotes.
+ * Excel in Dutch or German locales writes `;`, so a comma default alone would misread them.
+ * Falls back to `,` for a one-column header (which then fails the required-columns check
+ * with a clear message).
+ */
+export function detectDelimiter(header: string): string {
+  const counts = new Map<string, number>(DETECTED_DELIMITERS.map((d) => [d, 0]));
+  let quoted = false;
+  for (const c of header) {
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && counts.has(c)) counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  let best = ',';
+  let bestCount = 0;
+  for (const [delimiter, count] of counts) {
+    if (count > bestCount) {
+      best = delimiter;
+      bestCount = count;
+    }
+  }
+  return best;
+}

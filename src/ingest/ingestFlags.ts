@@ -1,0 +1,49 @@
+import { UsageError } from '../errors.js';
+import { loadMapping } from './loadMapping.js';
+import type { IngestOptions } from './openOrderSource.js';
+import type { IngestEncoding, IngestFormat } from './types.js';
+
+/** The reading flags `validate` and `import` share, as commander hands them over. */
+export interface IngestFlags {
+  format?: string;
+  delimiter?: string;
+  encoding?: string;
+  map?: string;
+}
+
+const FORMATS: readonly IngestFormat[] = ['csv', 'json', 'ndjson'];
+const ENCODINGS: Readonly<Record<string, IngestEncoding>> = {
+  'utf-8': 'utf-8',
+  utf8: 'utf-8',
+  'windows-1252': 'windows-1252',
+  cp1252: 'windows-1252',
+  latin1: 'latin1',
+  'iso-8859-1': 'latin1',
+};
+
+/**
+ * Turns the shared flags into IngestOptions, so both commands read files alike. Bad values are
+ * usage errors (exit 2); the --map file is read and checked here, before the order file.
+ */
+export async function ingestOptionsFromFlags(flags: IngestFlags): Promise<IngestOptions> {
+  const options: IngestOptions = {};
+  if (flags.format !== undefined) {
+    const format = flags.format.toLowerCase() as IngestFormat;
+    if (!FORMATS.includes(format)) throw new UsageError('FORMAT_INVALID', `--format must be csv, json or ndjson (got "${flags.format}").`);
+    options.format = format;
+  }
+  if (flags.delimiter !== undefined) {
+    const delimiter = flags.delimiter === 'tab' || flags.delimiter === '\\t' ? '\t' : flags.delimiter;
+    if (delimiter.length !== 1 || /["\r\n]/.test(delimiter)) {
+      throw new UsageError('DELIMITER_INVALID', `--delimiter must be "tab" or one character other than a quote (got ${JSON.stringify(flags.delimiter)}).`);
+    }
+    options.delimiter = delimiter;
+  }
+  if (flags.encoding !== undefined) {
+    const encoding = ENCODINGS[flags.encoding.toLowerCase()];
+    if (encoding === undefined) throw new UsageError('ENCODING_OPTION_INVALID', `--encoding must be utf-8, windows-1252 or latin1 (got "${flags.encoding}").`);
+    options.encoding = encoding;
+  }
+  if (flags.map !== undefined) options.mapping = await loadMapping(flags.map);
+  return options;
+}

@@ -1,0 +1,131 @@
+import { ORDER_FIELDS } from './orderFields.js';
+import { unitOf, type OrderUnit, type UnitRow } from './orderUnit.js';
+import type { JsonOversize, JsonRecord } from './readJsonRecords.js';
+import { fieldForName, normalizeHeader, type ResolvedMapping } from './resolveColumns.js';
+import { validateRow, type RowText } from './validateRow.js';
+import type { RowError } from './types.js';
+
+/** What turning JSON elements into units needs to know. */
+export interface JsonUnitContext {
+  mapping: ResolvedMapping;
+  /** Keys of flat rows that map to no field; filled in as they are met. */
+  ignored: Set<string>;
+  maxLinesPerOrder: number;
+}
+
+const ADDRESS_FIELDS = ['firstName', 'lastName', 'street', 'streetNumber', 'postalCode', 'city', 'countryCode'] as const;
+const RECIPIENT_KEYS = new Set(['address', 'languageCode', 'email', 'telephoneNumber']);
+const ORDER_KEYS = new Set(['businessCustomerId', 'orderRef', 'recipient', 'products']);
+
+/**
+ * Turns one JSON element (or NDJSON line) into a unit. An element with `recipient` or
+ * `products` is an order in the API's shape (several product lines; unknown fields refused,
+ * since they would silently not reach the API); any other object is a flat row like a CSV row.
+ * Cells are in ORDER_FIELDS order, so the rejects file of a JSON input is a CSV with the
+ * default column names.
+ */
+export function jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitContext): OrderUnit {
+  const { line } = record;
+  if (record.kind === 'oversize') {
+    return lone(line, 'RECORD_TOO_LARGE', 'this element is longer than the record-size cap; it was skipped unread.');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(record.text);
+  } catch (error) {
+    return lone(line, 'JSON_SYNTAX', `this element is not valid JSON (${(error as Error).message}).`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return lone(line, 'NOT_AN_ORDER', `expected an order object, found ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}.`);
+  }
+  const object = value as Record<string, unknown>;
+  return 'recipient' in object || 'products' in object ? apiOrder(line, object, context) : flatRow(line, object, context);
+}
+
+function apiOrder(line: number, order: Record<string, unknown>, context: JsonUnitContext): OrderUnit {
+  const errors: RowError[] = [];
+  const unknown = (path: string): void => {
+    errors.push({ line, column: path, code: 'UNKNOWN_FIELD', message: `"${path}" is not part of the API's order shape; remove it (it would not reach the API).` });
+  };
+  for (const key of Object.keys(order)) if (!ORDER_KEYS.has(key)) unknown(key);
+  const recipient = objectAt(order.recipient);
+  const address = objectAt(recipient.address);
+  for (const key of Object.keys(recipient)) if (!RECIPIENT_KEYS.has(key)) unknown(`recipient.${key}`);
+  for (const key of Object.keys(address)) if (!(ADDRESS_FIELDS as readonly string[]).includes(key)) unknown(`recipient.address.${key}`);
+
+  const shared: Record<string, unknown> = {
+    businessCustomerId: order.businessCustomerId,
+    ...('orderRef' in order ? { orderRef: order.orderRef ?? '' } : {}),
+    languageCode: recipient.languageCode,
+    email: recipient.email,
+    telephoneNumber: recipient.telephoneNumber,
+  };
+  for (const field of ADDRESS_FIELDS) shared[field] = address[field];
+
+  let products = Array.isArray(order.products) ? (order.products as unknown[]) : [];
+  const noProducts = products.length === 0;
+  if (noProducts) {
+    errors.push({ line, column: 'products', code: 'FIELD_REQUIRED', message: 'products must be a non-empty list of { "productId", "quantity" }.' });
+    products = [{}];
+  } else if (products.length > context.maxLinesPerOrder) {
+    errors.push({ line, column: 'products', code: 'ORDER_TOO_MANY_LINES', message: `this order has ${products.length} product lines; at most ${context.maxLinesPerOrder} are accepted.` });
+  }
+  const rows = products.map((product) => {
+    const item = objectAt(product);
+    for (const key of Object.keys(item)) if (key !== 'productId' && key !== 'quantity') unknown(`products.${key}`);
+    const row = checkedRow(line, { ...shared, productId: item.productId, quantity: item.quantity });
+    // With no product lines the row's empty productId/quantity say nothing new.
+    if (noProducts) row.errors = row.errors.filter((e) => e.column !== 'productId' && e.column !== 'quantity');
+    return row;
+  });
+  // One error per unknown path, however many product lines repeat it.
+  const unique = errors.filter((e, i) => errors.findIndex((o) => o.code === e.code && o.column === e.column) === i);
+  return unitOf(rows, true, unique);
+}
+
+function flatRow(line: number, object: Record<string, unknown>, context: JsonUnitContext): OrderUnit {
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(object)) {
+    const mapped = context.mapping.get(normalizeHeader(key));
+    const field = mapped === undefined ? fieldForName(key) : mapped;
+    if (field === undefined || field === null || field in fields) {
+      if (mapped !== null) context.ignored.add(key);
+      continue;
+    }
+    fields[field] = value;
+  }
+  return unitOf([checkedRow(line, fields)], false, []);
+}
+
+/** Converts JSON values to text (numbers as written by JSON) and checks the row. */
+function checkedRow(line: number, values: Record<string, unknown>): UnitRow {
+  const text: RowText = {};
+  const typeErrors: RowError[] = [];
+  for (const field of ORDER_FIELDS) {
+    if (!(field in values)) continue;
+    const value = values[field];
+    if (value === undefined || value === null) text[field] = '';
+    else if (typeof value === 'string') text[field] = value;
+    else if (typeof value === 'number') text[field] = String(value);
+    else {
+      text[field] = JSON.stringify(value);
+      typeErrors.push({ line, column: field, code: 'FIELD_TYPE', message: `${field} must be text or a number, not ${Array.isArray(value) ? 'a list' : typeof value}.` });
+    }
+  }
+  if (!('orderRef' in values)) delete text.orderRef;
+  const checked = validateRow(line, text);
+  const cells = ORDER_FIELDS.map((field) => text[field] ?? '');
+  if (typeErrors.length === 0) return { ...checked, cells };
+  const typed = new Set(typeErrors.map((e) => e.column));
+  const { value: _dropped, ...rest } = checked;
+  return { ...rest, cells, errors: [...typeErrors, ...checked.errors.filter((e) => !typed.has(e.column))] };
+}
+
+function objectAt(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function lone(line: number, code: string, message: string): OrderUnit {
+  const row: UnitRow = { line, cells: ORDER_FIELDS.map(() => ''), errors: [], notes: [], identity: { businessCustomerId: '' } };
+  return unitOf([row], false, [{ line, code, message }]);
+}

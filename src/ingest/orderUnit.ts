@@ -1,0 +1,118 @@
+import { integerProblem, validateRow, type CheckedRow, type NormalizedRow, type RowText } from './validateRow.js';
+import { orderRefKey, payloadHash } from './orderKey.js';
+import type { ColumnPlan } from './resolveColumns.js';
+import type { CsvBadRecord, CsvRecord } from './readCsvRecords.js';
+import { ORDER_FIELDS } from './orderFields.js';
+import type { OrderPayload, RowError } from './types.js';
+
+/** A checked row as it travels between the two passes (and possibly through a temp file). */
+export interface UnitRow extends Omit<CheckedRow, 'recipient'> {
+  /** Cells in column order, as read (the rejects file and exports write them back). */
+  cells: string[];
+  /** Only kept for rows that may be grouped with others (orderRef files); absent for unreadable rows. */
+  recipient?: CheckedRow['recipient'];
+}
+
+/**
+ * What one record of the input becomes in the first pass: a CSV row, a flat JSON row, or a
+ * whole JSON order (several product lines). Units with the same `group` are assembled together
+ * in the second pass.
+ */
+export interface OrderUnit {
+  /**
+   * `ref`: rows with the same businessCustomerId + orderRef form one order.
+   * `hash`: a valid order without orderRef; equal hashes count occurrences.
+   * `solo`: a rejected record without orderRef; it stands alone.
+   */
+  kind: 'ref' | 'hash' | 'solo';
+  group: string;
+  /** A complete order from JSON: two of them with one orderRef never merge. */
+  whole: boolean;
+  orderRef?: string;
+  /** For `ref` units whose businessCustomerId is valid. */
+  key?: string;
+  /** For `hash` units. */
+  hash?: string;
+  rows: UnitRow[];
+  /** Problems with the record as a whole (syntax, unknown fields, no product lines). */
+  errors: RowError[];
+}
+
+/** Turns one CSV record into a unit. */
+export function csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan): OrderUnit {
+  if (record.kind === 'bad') {
+    // Guess the identity from where the columns should be: when the guess holds, the whole
+    // order is rejected with this row instead of being sent without one of its product lines.
+    const at = (index: number | undefined): string | undefined => (index === undefined ? undefined : (record.values[index] ?? '').trim());
+    const orderRef = at(plan.fieldIndex.orderRef);
+    const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: at(plan.fieldIndex.businessCustomerId) ?? '' };
+    const row: UnitRow = { line: record.line, cells: fitCells(record.values, plan.columns.length), errors: [], notes: [], identity };
+    return unitOf([row], false, [{ line: record.line, code: record.code, message: record.message }]);
+  }
+  const text: RowText = {};
+  for (const field of ORDER_FIELDS) {
+    const index = plan.fieldIndex[field];
+    if (index !== undefined) text[field] = record.values[index] ?? '';
+  }
+  return unitOf([{ ...validateRow(record.line, text), cells: record.values }], false, []);
+}
+
+/**
+ * Decides how a unit groups: by orderRef when it has one, by payload hash when it is valid
+ * and has none, alone otherwise.
+ */
+export function unitOf(rows: UnitRow[], whole: boolean, errors: RowError[]): OrderUnit {
+  const first = rows[0];
+  const orderRef = first?.identity.orderRef;
+  if (first !== undefined && orderRef !== undefined && orderRef !== '') {
+    const bcid = first.identity.businessCustomerId;
+    return {
+      kind: 'ref',
+      group: `r|${bcid}|${orderRef}`,
+      whole,
+      orderRef,
+      ...(integerProblem(bcid) === undefined ? { key: orderRefKey(Number(bcid), orderRef) } : {}),
+      rows,
+      errors,
+    };
+  }
+  const lean: UnitRow[] = rows.map(({ recipient: _recipient, ...row }) => row);
+  const valid = errors.length === 0 && rows.every((row) => row.value !== undefined);
+  if (valid && rows.length > 0) {
+    const hash = payloadHash(buildPayload(rows.map((row) => row.value!)));
+    return { kind: 'hash', group: `h|${hash}`, whole, hash, rows: lean, errors };
+  }
+  return { kind: 'solo', group: `s|${first?.line ?? 0}`, whole, rows: lean, errors };
+}
+
+/** The API payload from the valid rows of one order; the recipient comes from the first. */
+export function buildPayload(rows: readonly NormalizedRow[]): OrderPayload {
+  const r = rows[0]!;
+  return {
+    businessCustomerId: r.businessCustomerId,
+    recipient: {
+      address: {
+        firstName: r.firstName,
+        lastName: r.lastName,
+        street: r.street,
+        streetNumber: r.streetNumber,
+        postalCode: r.postalCode,
+        city: r.city,
+        countryCode: r.countryCode,
+      },
+      languageCode: r.languageCode,
+      email: r.email,
+      telephoneNumber: r.telephoneNumber,
+    },
+    products: rows.map((row) => ({ productId: row.productId, quantity: row.quantity })),
+  };
+}
+
+/** Cells of a record with the wrong number of fields, fitted to the header for the rejects file. */
+function fitCells(values: readonly string[], width: number): string[] {
+  const cells = values.slice(0, width);
+  while (cells.length < width) cells.push('');
+  // Surplus cells go into the last column so the person still sees everything they wrote.
+  if (values.length > width && width > 0) cells[width - 1] = values.slice(width - 1).join(' | ');
+  return cells;
+}

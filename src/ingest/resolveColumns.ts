@@ -1,0 +1,151 @@
+import { FileRefusedError, UsageError } from '../errors.js';
+import { API_PATHS, ORDER_FIELDS, REJECT_COLUMNS, REQUIRED_FIELDS, type OrderField } from './orderFields.js';
+
+/** How a file's columns map onto order fields. */
+export interface ColumnPlan {
+  /** Original header names, in file order. */
+  columns: string[];
+  /** Field -> index into `columns`. Every required field is present. */
+  fieldIndex: Partial<Record<OrderField, number>>;
+  /** Headers that map to no field (extra columns are allowed and left out of the order). */
+  ignored: string[];
+}
+
+/**
+ * A mapping file's content after checking: normalised header -> field, or null to ignore
+ * the column on purpose.
+ */
+export type ResolvedMapping = ReadonlyMap<string, OrderField | null>;
+
+/**
+ * Header matching ignores case, spaces, `_` and `-`, and array brackets in the API's dotted
+ * paths, so `Street Number`, `street_number` and `recipient.address.streetNumber` all match.
+ */
+export function normalizeHeader(name: string): string {
+  return name
+    .trim()
+    .toLowerCase()
+    .replace(/\[\d*\]/g, '')
+    .replace(/[\s_-]+/g, '');
+}
+
+const ALIASES: ReadonlyMap<string, OrderField> = new Map(
+  ORDER_FIELDS.flatMap((field) => [
+    [normalizeHeader(field), field] as const,
+    [normalizeHeader(API_PATHS[field]), field] as const,
+  ]),
+);
+
+const RESERVED: ReadonlySet<string> = new Set(REJECT_COLUMNS.map(normalizeHeader));
+
+/** The field a header (or a mapping target) names, if any. */
+export function fieldForName(name: string): OrderField | undefined {
+  return ALIASES.get(normalizeHeader(name));
+}
+
+/**
+ * Checks a `--map` object ({ "header in the file": "field", ... }, "" to ignore a column).
+ * Throws UsageError (exit 2) for targets that are not fields: a typo there is a usage mistake,
+ * not a problem with the order file.
+ */
+export function resolveMapping(mapping: Readonly<Record<string, unknown>> | undefined): ResolvedMapping {
+  const resolved = new Map<string, OrderField | null>();
+  for (const [header, target] of Object.entries(mapping ?? {})) {
+    if (target === '' || target === null) {
+      resolved.set(normalizeHeader(header), null);
+      continue;
+    }
+    const field = typeof target === 'string' ? fieldForName(target) : undefined;
+    if (field === undefined) {
+      throw new UsageError(
+        'MAPPING_INVALID',
+        `mapping: "${header}" -> ${JSON.stringify(target)} is not a known field. Fields: ${ORDER_FIELDS.join(', ')} (or "" to ignore the column).`,
+      );
+    }
+    resolved.set(normalizeHeader(header), field);
+  }
+  return resolved;
+}
+
+/**
+ * Matches a header row against the order fields. Refuses the file (FileRefusedError, exit 3)
+ * when a required column is missing or two columns mean the same field, naming the closest
+ * headers the file does have so the fix is obvious.
+ */
+export function resolveColumns(file: string, headers: readonly string[], mapping: ResolvedMapping = new Map()): ColumnPlan {
+  const fieldIndex: Partial<Record<OrderField, number>> = {};
+  const ignored: string[] = [];
+  const unmatched: string[] = [];
+  headers.forEach((header, index) => {
+    const key = normalizeHeader(header);
+    const mapped = mapping.get(key);
+    const field = mapped === undefined ? ALIASES.get(key) : mapped;
+    if (field === null || key === '' || RESERVED.has(key)) {
+      if (key !== '' && !RESERVED.has(key)) ignored.push(header);
+      return;
+    }
+    if (field === undefined) {
+      ignored.push(header);
+      unmatched.push(header);
+      return;
+    }
+    const previous = fieldIndex[field];
+    if (previous !== undefined) {
+      throw new FileRefusedError(
+        'COLUMN_DUPLICATE',
+        file,
+        `columns "${headers[previous]}" and "${header}" both mean ${field}. Remove one, or ignore one with --map (e.g. {"${header}": ""}).`,
+        { details: { field, columns: [headers[previous], header] } },
+      );
+    }
+    fieldIndex[field] = index;
+  });
+
+  const missing = REQUIRED_FIELDS.filter((field) => fieldIndex[field] === undefined);
+  if (missing.length > 0) {
+    const hints = missing.map((field) => {
+      const closest = closestHeader(field, unmatched);
+      return closest === undefined ? field : `${field} (closest header: "${closest}")`;
+    });
+    const example = missing[0] !== undefined ? closestHeader(missing[0], unmatched) : undefined;
+    throw new FileRefusedError(
+      'COLUMNS_MISSING',
+      file,
+      `missing required column${missing.length > 1 ? 's' : ''}: ${hints.join(', ')}. ` +
+        `The file has: ${headers.map((h) => `"${h}"`).join(', ')}. Rename the columns, or map them with --map mapping.json` +
+        (example !== undefined ? ` (e.g. {"${example}": "${missing[0]}"}).` : '.'),
+      { details: { missing, headers: [...headers] } },
+    );
+  }
+  return { columns: [...headers], fieldIndex, ignored };
+}
+
+/** The unmatched header nearest to a field name (edit distance on normalised names). */
+function closestHeader(field: OrderField, headers: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestScore = Infinity;
+  const target = normalizeHeader(field);
+  for (const header of headers) {
+    const candidate = normalizeHeader(header);
+    if (candidate === '') continue;
+    const score = editDistance(target, candidate) / Math.max(target.length, candidate.length);
+    if (score < bestScore) {
+      bestScore = score;
+      best = header;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}

@@ -1,0 +1,80 @@
+/**
+ * The shapes that leave the ingest stage. Everything here is plain data (JSON-safe), so the
+ * `import` command can put a ValidOrder's payload straight into a BullMQ job.
+ */
+
+/** One order exactly as the Business API's POST /orders takes it (spec, section 2). */
+export interface OrderPayload {
+  businessCustomerId: number;
+  recipient: {
+    address: {
+      firstName: string;
+      lastName: string;
+      street: string;
+      streetNumber: number;
+      postalCode: string;
+      city: string;
+      countryCode: string;
+    };
+    languageCode: string;
+    email: string;
+    telephoneNumber: string;
+  };
+  products: { productId: number; quantity: number }[];
+}
+
+/** One problem with one row (or with the order the row belongs to). */
+export interface RowError {
+  /** Physical line where the record starts, 1-based; the CSV header is line 1. */
+  line: number;
+  /** Our field name (e.g. `telephoneNumber`), when the problem is about one field. */
+  column?: string;
+  /** The offending value as written, masked when it is personal data (see maskValue). */
+  value?: string;
+  /** Stable machine code, e.g. `PHONE_INVALID`; see ROW_ERROR_CODES. */
+  code: string;
+  /** A sentence a person can act on. Never contains unmasked personal data. */
+  message: string;
+}
+
+/** An order that passed every local check and may be sent. */
+export interface ValidOrder {
+  kind: 'valid';
+  /** Stable order key (see orderKey.ts): a BullMQ-safe job id, the same on every import. */
+  key: string;
+  file: string;
+  /** Start lines of the order's rows, ascending. */
+  lines: number[];
+  orderRef?: string;
+  payload: OrderPayload;
+  /** Original columns -> original text, one per row, in line order (for exports and re-import). */
+  rows: Record<string, string>[];
+  /** The start line of each entry of `rows` (a JSON order's product lines share one line). */
+  rowLines: number[];
+  /** Normalisations applied, e.g. "line 7: countryCode 'nl' -> 'NL'". */
+  notes: string[];
+}
+
+/** An order (or a lone unreadable record) that must not be sent, with every reason. */
+export interface RejectedOrder {
+  kind: 'rejected';
+  /** Present when the order could be identified (an orderRef with a valid businessCustomerId). */
+  key?: string;
+  file: string;
+  lines: number[];
+  orderRef?: string;
+  /** Original columns -> original text, one per row, in line order. */
+  rows: Record<string, string>[];
+  /** The start line of each entry of `rows`. */
+  rowLines: number[];
+  /** Every problem found, in line order. */
+  errors: RowError[];
+}
+
+export type IngestItem = ValidOrder | RejectedOrder;
+
+/** Input formats; chosen from the file extension unless given. */
+export type IngestFormat = 'csv' | 'json' | 'ndjson';
+
+/** Text encodings accepted for input files. */
+export type IngestEncoding = 'utf-8' | 'windows-1252' | 'latin1';

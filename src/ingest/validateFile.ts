@@ -1,0 +1,46 @@
+import { ExitCode } from '../errors.js';
+import { openOrderSource, type IngestOptions, type OrderSource } from './openOrderSource.js';
+import { RejectsWriter } from './rejectsWriter.js';
+import { ValidationSummary } from './validationSummary.js';
+
+/** Options of a dry run: how to read the file, and where rejects go. */
+export interface ValidateOptions extends IngestOptions {
+  /** Rejects file; default `<name>.rejects.csv` beside the input. */
+  out?: string;
+}
+
+/** The outcome of a dry run. */
+export interface ValidateResult {
+  source: OrderSource;
+  summary: ValidationSummary;
+  /** Set when at least one row was rejected. */
+  rejectsPath: string | undefined;
+  /** 0 when every order is valid, 4 when some rows were rejected. */
+  exitCode: typeof ExitCode.ok | typeof ExitCode.needsAttention;
+}
+
+/**
+ * Reads a whole file through validation without sending anything, writing rejected rows to the
+ * rejects file. Throws FileRefusedError for a file refused as a whole (exit 3).
+ */
+export async function validateFile(file: string, options: ValidateOptions = {}): Promise<ValidateResult> {
+  const source = await openOrderSource(file, options);
+  const summary = new ValidationSummary();
+  const rejects = new RejectsWriter(options.out ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
+  try {
+    for await (const item of source.items()) {
+      summary.add(item);
+      if (item.kind === 'rejected') await rejects.write(item);
+    }
+  } catch (error) {
+    await rejects.abort();
+    throw error;
+  }
+  await rejects.close();
+  return {
+    source,
+    summary,
+    rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined,
+    exitCode: summary.rejected > 0 ? ExitCode.needsAttention : ExitCode.ok,
+  };
+}

@@ -1,0 +1,141 @@
+import { ROW_ERROR_CODES } from './rowErrorCodes.js';
+import type { IngestItem, RowError } from './types.js';
+
+/** One kind of error and how often it occurred. */
+export interface ErrorKind {
+  code: string;
+  /** The field, when the error is about one. */
+  column?: string;
+  count: number;
+  /** What the code means (ROW_ERROR_CODES). */
+  description: string;
+}
+
+/** The machine form of a summary (`validate --json`, import results). */
+export interface ValidationSummaryJson {
+  rows: number;
+  orders: number;
+  valid: number;
+  rejected: number;
+  rejectedRows: number;
+  errors: number;
+  errorKinds: ErrorKind[];
+  /** The first errors, values already masked. */
+  firstErrors: RowError[];
+  normalisations: number;
+  firstNotes: string[];
+}
+
+/** Extra facts the text form can show. */
+export interface SummaryContext {
+  file?: string;
+  format?: string;
+  delimiter?: string;
+  encoding?: string;
+  rejectsPath?: string | undefined;
+  ignoredColumns?: readonly string[];
+  blankRows?: number;
+}
+
+/**
+ * Counts and top error kinds over a stream of ingest items. `validate` and `import` both feed
+ * every item through one of these, so they report alike. Memory is bounded: only counts per
+ * kind and the first few errors and notes are kept.
+ */
+export class ValidationSummary {
+  rows = 0;
+  orders = 0;
+  valid = 0;
+  rejected = 0;
+  rejectedRows = 0;
+  errors = 0;
+  normalisations = 0;
+  private readonly kinds = new Map<string, ErrorKind>();
+  private readonly firstErrors: RowError[] = [];
+  private readonly firstNotes: string[] = [];
+
+  constructor(private readonly keep = 10) {}
+
+  add(item: IngestItem): void {
+    this.orders++;
+    this.rows += item.rows.length;
+    if (item.kind === 'valid') {
+      this.valid++;
+      this.normalisations += item.notes.length;
+      for (const note of item.notes) if (this.firstNotes.length < this.keep) this.firstNotes.push(note);
+      return;
+    }
+    this.rejected++;
+    this.rejectedRows += item.rows.length;
+    for (const error of item.errors) {
+      this.errors++;
+      const id = `${error.code}\u0000${error.column ?? ''}`;
+      const kind = this.kinds.get(id);
+      if (kind !== undefined) kind.count++;
+      else {
+        const description = (ROW_ERROR_CODES as Record<string, string>)[error.code] ?? error.code;
+        this.kinds.set(id, { code: error.code, ...(error.column === undefined ? {} : { column: error.column }), count: 1, description });
+      }
+      if (this.firstErrors.length < this.keep) this.firstErrors.push({ ...error, message: `${item.file}:${error.line}: ${error.message}` });
+    }
+  }
+
+  /** Error kinds, most frequent first. */
+  errorKinds(limit = this.keep): ErrorKind[] {
+    return [...this.kinds.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code)).slice(0, limit);
+  }
+
+  toJSON(): ValidationSummaryJson {
+    return {
+      rows: this.rows,
+      orders: this.orders,
+      valid: this.valid,
+      rejected: this.rejected,
+      rejectedRows: this.rejectedRows,
+      errors: this.errors,
+      errorKinds: this.errorKinds(),
+      firstErrors: [...this.firstErrors],
+      normalisations: this.normalisations,
+      firstNotes: [...this.firstNotes],
+    };
+  }
+
+  /** The human form, for a terminal. */
+  formatText(context: SummaryContext = {}): string {
+    const out: string[] = [];
+    if (context.file !== undefined) {
+      const how = [context.format, context.format === 'csv' && context.delimiter !== undefined ? `delimiter ${delimiterName(context.delimiter)}` : undefined, context.encoding]
+        .filter(Boolean)
+        .join(', ');
+      out.push(`${context.file}${how === '' ? '' : ` (${how})`}`);
+    }
+    const width = String(Math.max(this.rows, this.orders)).length;
+    const n = (value: number): string => String(value).padStart(width);
+    out.push(`  rows      ${n(this.rows)}${context.blankRows ? `  (+${context.blankRows} blank, skipped)` : ''}`);
+    out.push(`  orders    ${n(this.orders)}`);
+    out.push(`  valid     ${n(this.valid)}`);
+    out.push(`  rejected  ${n(this.rejected)}${this.rejected > 0 ? `  (${this.rejectedRows} row${this.rejectedRows === 1 ? '' : 's'})` : ''}`);
+    const kinds = this.errorKinds();
+    if (kinds.length > 0) {
+      out.push('', 'Top error kinds:');
+      const label = (k: ErrorKind): string => `${k.code}${k.column === undefined ? '' : ` (${k.column})`}`;
+      const pad = Math.max(...kinds.map((k) => label(k).length));
+      for (const kind of kinds) out.push(`  ${String(kind.count).padStart(5)}  ${label(kind).padEnd(pad)}  ${kind.description}`);
+      out.push('', 'First errors:');
+      for (const error of this.firstErrors) out.push(`  ${error.message}`);
+    }
+    if (this.normalisations > 0) {
+      out.push('', `Normalised ${this.normalisations} value${this.normalisations === 1 ? '' : 's'} in valid orders, e.g.:`);
+      for (const note of this.firstNotes.slice(0, 5)) out.push(`  ${note}`);
+    }
+    if (context.ignoredColumns !== undefined && context.ignoredColumns.length > 0) {
+      out.push('', `Ignored columns (not part of an order): ${context.ignoredColumns.map((c) => `"${c}"`).join(', ')}`);
+    }
+    if (context.rejectsPath !== undefined) out.push('', `Rejected rows written to ${context.rejectsPath}: fix them there and import that file.`);
+    return out.join('\n') + '\n';
+  }
+}
+
+function delimiterName(delimiter: string): string {
+  return delimiter === '\t' ? 'tab' : `"${delimiter}"`;
+}
