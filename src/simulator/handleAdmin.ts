@@ -5,7 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isBulkorderError } from '../errors.js';
-import { apiError, readBody, writeAnswer, type Answer } from './answer.js';
+import { apiError, writeAnswer, type Answer } from './answer.js';
+import { readBody } from './readBody.js';
 import type { Simulator } from './simulatorTypes.js';
 
 type AdminControls = Pick<Simulator, 'counters' | 'orders' | 'setFaults' | 'revokeTokens' | 'reset'> & { faults(): unknown };

@@ -4,7 +4,9 @@
  * Bearer token, User-Agent, Content-Type, body size, JSON, payload rules, catalogue rules.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { apiError, readBody, sleep, writeAnswer, type Answer } from './answer.js';
+import { apiError, writeAnswer, type Answer } from './answer.js';
+import { readBody } from './readBody.js';
+import { sleep } from './sleep.js';
 import { lostAcknowledgementAnswer, serverErrorAnswer } from './serverErrorAnswer.js';
 import { scriptedAnswer } from './scriptedAnswer.js';
 import { API_BODY_CAP, type SimulatorContext } from './simulatorContext.js';
@@ -40,6 +42,7 @@ export async function handleApi(req: IncomingMessage, res: ServerResponse, ctx: 
   res.once('close', () => counters.leaveFlight());
 
   const decision = ctx.faults.decideApi(route.path, ctx.clock());
+  if (decision.fate !== 'normal') ctx.logger.debug({ fault: decision.fate, path: route.path }, 'simulator injects a fault');
   if (decision.delayMs > 0) await sleep(decision.delayMs);
   switch (decision.fate) {
     case 'rateLimited': {

@@ -5,7 +5,9 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody, sleep, writeAnswer, type Answer } from './answer.js';
+import { writeAnswer, type Answer } from './answer.js';
+import { readBody } from './readBody.js';
+import { sleep } from './sleep.js';
 import { scriptedAnswer } from './scriptedAnswer.js';
 import { TOKEN_BODY_CAP, type SimulatorContext } from './simulatorContext.js';
 import type { ApiName } from './simulatorTypes.js';

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request, type Agent } from 'undici';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -131,7 +132,7 @@ describe('Content-Type and body', () => {
       dispatcher: agent,
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'user-agent': 'Acme-AcmeGifts', 'content-type': 'application/json' },
-      body: chunks(),
+      body: Readable.from(chunks()),
     });
     expect(response.statusCode).toBe(413);
     expect(((await response.body.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
