@@ -14,7 +14,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .description('Print a one-time Cafetariaplan login URL for an employee account')
     .addHelpText('after', '\nExit codes: 0 URL printed; 2 configuration or credentials refused; 4 the API refused the request\n(e.g. unknown customerId); 5 API or token endpoint unavailable.');
   withConfigFlags(command).action(async (customerId: string, flags: ConfigFlags) => {
-    const [{ requestLoginUrl }, context] = await Promise.all([import('../delivery/requestLoginUrl.js'), loadCommandContext(flags, { announce: false })]);
+    const [{ requestLoginUrl }, context] = await Promise.all([import('../delivery/requestLoginUrl.js'), loadCommandContext(flags)]);
     process.stdout.write(`${await requestLoginUrl(context.config, context.logger, customerId)}\n`);
     setExitCode(0);
   });

@@ -20,7 +20,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--json', 'print the results as JSON')
     .addHelpText('after', '\nExit codes: 0 every API OK; 2 credentials refused or configuration incomplete; 5 token endpoint unreachable.');
   withConfigFlags(command).action(async (flags: TokenFlags) => {
-    const [{ checkCredentials, checkExitCode }, context] = await Promise.all([import('../delivery/checkCredentials.js'), loadCommandContext(flags, { announce: false })]);
+    const [{ checkCredentials, checkExitCode }, context] = await Promise.all([import('../delivery/checkCredentials.js'), loadCommandContext(flags)]);
     const checks = await checkCredentials(context.config, context.logger);
     if (flags.json === true) {
       process.stdout.write(`${JSON.stringify({ env: context.config.env, checks }, null, 2)}\n`);
