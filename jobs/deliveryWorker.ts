@@ -64,7 +64,10 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     connection: blocking,
     prefix,
     concurrency: delivery.concurrency,
-    lockDuration: options.requestDeadlineMs + 30_000,
+    // The lock is renewed every half lockDuration while a job runs; it also outlasts one request,
+    // so even a missed renewal cannot hand a job in flight to a second worker.
+    lockDuration: options.requestDeadlineMs + 5_000,
+    stalledInterval: delivery.stalledIntervalMs,
     maxStalledCount: 2,
     ...(delivery.maxRequestsPerSecond > 0 ? { limiter: { max: delivery.maxRequestsPerSecond, duration: 1000 } } : {}),
     settings: {

@@ -82,6 +82,8 @@ export interface Config {
   readonly userAgent: string | undefined;
   readonly credentials: { readonly business?: ApiCredentials; readonly cafetariaplan?: ApiCredentials };
   readonly redisUrl: string;
+  /** First part of every Redis key (BULKORDER_REDIS_PREFIX, default `bulkorder`); the environment follows it. */
+  readonly redisKeyPrefix: string;
   readonly logLevel: string;
   readonly tokenAuth: TokenAuthMethod;
   readonly http: HttpSettings;
@@ -152,6 +154,7 @@ const schema = z.object({
   BULKORDER_BUSINESS_CLIENT_SECRET: clientSecret.optional(),
   BULKORDER_CAFETARIAPLAN_CLIENT_ID: clientId.optional(),
   BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: clientSecret.optional(),
+  BULKORDER_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -').default('bulkorder'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
   BULKORDER_TOKEN_AUTH: z.enum(['body', 'basic'], { error: 'must be body or basic' }).default('body'),
@@ -168,6 +171,7 @@ const schema = z.object({
   BULKORDER_LEDGER_RETENTION_DAYS: count(90, 1, 3650),
   BULKORDER_BREAKER_THRESHOLD: count(5, 1, 10_000),
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
+  BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
   BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error'),
   BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,title'),
   BULKORDER_REMOTE_ID_FIELDS: fieldList('orderId,id,orderNumber,order.id,data.orderId,data.id'),
@@ -234,6 +238,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
       ...credentialPair('CAFETARIAPLAN', v.BULKORDER_CAFETARIAPLAN_CLIENT_ID, v.BULKORDER_CAFETARIAPLAN_CLIENT_SECRET, 'cafetariaplan'),
     },
     redisUrl: v.REDIS_URL,
+    redisKeyPrefix: v.BULKORDER_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
     tokenAuth: v.BULKORDER_TOKEN_AUTH,
     http: {
@@ -258,6 +263,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
       ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,
       breakerThreshold: v.BULKORDER_BREAKER_THRESHOLD,
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
+      stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
     },
   };
 }
@@ -291,8 +297,8 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
 }
 
 /** The namespace of every Redis key we keep: identifiers from one environment are not valid in the other. */
-export function redisPrefix(config: Pick<Config, 'env'>): string {
-  return `bulkorder:${config.env}`;
+export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix'>): string {
+  return `${config.redisKeyPrefix}:${config.env}`;
 }
 
 /** Logs the chosen environment once at start; production is announced loudly. Never logs secrets. */

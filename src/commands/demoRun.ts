@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { loadConfig } from '../config.js';
+import { loadConfig, redisPrefix } from '../config.js';
 import { ExitCode } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { samplesDir } from '../paths.js';
@@ -13,8 +13,6 @@ import type { DemoFlags } from './demo.js';
 /** The sample files the demo imports, in order; mistakes.csv shows rejects, gift-orders.csv dead letters. */
 export const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-orders.json', 'gift-orders.ndjson', 'mistakes.csv'];
 
-/** The demo's own Redis namespace: wiped at start, never shared with real runs. */
-export const DEMO_PREFIX = 'bulkorder-demo:acceptance';
 
 /** `bulkorder demo`: returns the exit code. */
 export async function runDemo(flags: DemoFlags): Promise<number> {
@@ -29,23 +27,26 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
       BULKORDER_BUSINESS_CLIENT_ID: 'sim-business',
       BULKORDER_BUSINESS_CLIENT_SECRET: 'sim-business-secret',
       BULKORDER_BACKOFF_BASE_MS: '200',
+      // The demo's own Redis namespace: wiped at start, never shared with real runs.
+      BULKORDER_REDIS_PREFIX: 'bulkorder-demo',
       LOG_LEVEL: 'warn',
     },
   });
   const logger = createLogger({ level: config.logLevel });
+  const prefix = redisPrefix(config);
   const say = (line: string) => process.stdout.write(line + '\n');
   say(`simulator (the stand-in for the Business API) at ${simulator.url}: 20 ms latency, 5% server errors`);
 
   let services;
   try {
-    services = await openServices({ redisUrl: config.redisUrl, prefix: DEMO_PREFIX, delivery: config.delivery });
+    services = await openServices({ redisUrl: config.redisUrl, prefix, delivery: config.delivery });
   } catch (error) {
     await simulator.close();
     throw error;
   }
-  const worker = await startBusinessDelivery(config, logger, { prefix: DEMO_PREFIX, delivery: config.delivery });
+  const worker = await startBusinessDelivery(config, logger, { prefix, delivery: config.delivery });
   try {
-    await wipe(services.redis, DEMO_PREFIX);
+    await wipe(services.redis, prefix);
     say('workers started in this process; importing the sample files from samples/\n');
     let settledAll = true;
     for (const name of DEMO_FILES) {

@@ -18,6 +18,11 @@ export interface DeliverySettings {
   breakerThreshold: number;
   /** How long SIGTERM waits for requests in flight (BULKORDER_SHUTDOWN_GRACE_MS); default 30 s. */
   shutdownGraceMs: number;
+  /**
+   * How often workers look for jobs whose worker died (BULKORDER_STALLED_INTERVAL_MS); default 30 s.
+   * A killed worker's orders come back after about this plus the job lock (request deadline + 5 s).
+   */
+  stalledIntervalMs: number;
 }
 
 export const DEFAULT_DELIVERY: DeliverySettings = {
@@ -29,4 +34,5 @@ export const DEFAULT_DELIVERY: DeliverySettings = {
   ledgerRetentionMs: 90 * 24 * 60 * 60 * 1000,
   breakerThreshold: 5,
   shutdownGraceMs: 30_000,
+  stalledIntervalMs: 30_000,
 };

@@ -1,18 +1,21 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, redisPrefix, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { openServices, type Services } from '../../src/services.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
 import type { DeliveryWorker } from '../../jobs/deliveryWorker.js';
-import { deletePrefix, testPrefix, TEST_REDIS_URL } from './redis.js';
+import { deletePrefix, TEST_REDIS_URL } from './redis.js';
+import { randomBytes } from 'node:crypto';
 
 /** A simulator, a configuration pointing at it, Redis services under a fresh prefix, and a way to start workers. */
 export interface DeliveryRig {
   simulator: Simulator;
   config: Config;
+  /** The BULKORDER_* variables behind `config`, for worker processes started with the real CLI. */
+  env: Record<string, string>;
   prefix: string;
   services: Services;
   logger: Logger;
@@ -29,23 +32,26 @@ export function orderRow(ref: string, productId = 5001, quantity = 1, customer =
   return `${ref},${customer},Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,anna.${ref.toLowerCase()}@example.nl,+31612345678,${productId},${quantity}`;
 }
 
-export async function deliveryRig(name: string, simulatorOptions: SimulatorOptions = {}, env: Record<string, string> = {}): Promise<DeliveryRig> {
+export async function deliveryRig(name: string, simulatorOptions: SimulatorOptions = {}, envOverrides: Record<string, string> = {}): Promise<DeliveryRig> {
   const simulator = await startSimulator({ seed: 1, ...simulatorOptions });
+  const keyPrefix = `bulkorder-test-${name}-${randomBytes(4).toString('hex')}`;
+  const env = {
+    BULKORDER_BASE_URL: simulator.url,
+    BULKORDER_USER_AGENT: 'Test-BulkorderTests',
+    BULKORDER_BUSINESS_CLIENT_ID: 'sim-business',
+    BULKORDER_BUSINESS_CLIENT_SECRET: 'sim-business-secret',
+    BULKORDER_REDIS_PREFIX: keyPrefix,
+    REDIS_URL: TEST_REDIS_URL,
+    BULKORDER_BACKOFF_BASE_MS: '50',
+    BULKORDER_BACKOFF_MAX_MS: '200',
+    LOG_LEVEL: 'silent',
+    ...envOverrides,
+  };
   const config = loadConfig({
     env: {},
-    overrides: {
-      BULKORDER_BASE_URL: simulator.url,
-      BULKORDER_USER_AGENT: 'Test-BulkorderTests',
-      BULKORDER_BUSINESS_CLIENT_ID: 'sim-business',
-      BULKORDER_BUSINESS_CLIENT_SECRET: 'sim-business-secret',
-      REDIS_URL: TEST_REDIS_URL,
-      BULKORDER_BACKOFF_BASE_MS: '50',
-      BULKORDER_BACKOFF_MAX_MS: '200',
-      LOG_LEVEL: 'silent',
-      ...env,
-    },
+    overrides: env,
   });
-  const prefix = testPrefix(name);
+  const prefix = redisPrefix(config);
   const services = await openServices({ redisUrl: config.redisUrl, prefix, delivery: config.delivery });
   const logger = createLogger({ level: 'silent' });
   const dir = await mkdtemp(join(tmpdir(), `bulkorder-${name}-`));
@@ -53,6 +59,7 @@ export async function deliveryRig(name: string, simulatorOptions: SimulatorOptio
   return {
     simulator,
     config,
+    env,
     prefix,
     services,
     logger,

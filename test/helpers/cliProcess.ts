@@ -1,0 +1,34 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { projectRoot } from '../../src/paths.js';
+
+export interface CliProcess {
+  child: ChildProcess;
+  /** Everything the process wrote to stderr (its pino log lines) and stdout. */
+  output(): string;
+  /** Resolves with the exit code (or the signal's name). */
+  exited: Promise<number | string>;
+}
+
+/** Runs the real CLI (`src/cli.ts` through tsx) as a separate process. */
+export function startCli(args: string[], env: Record<string, string>): CliProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src/cli.ts'), ...args], {
+    cwd: projectRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  return { child, output: () => output, exited };
+}
+
+/** Waits until `predicate` holds, polling; throws with `what` after `timeoutMs`. */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
