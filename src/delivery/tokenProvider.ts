@@ -42,7 +42,7 @@ export interface TokenProviderOptions {
   lockTtlMs?: number;
   /** How often waiters look for the holder's result; default 50 ms (with jitter). */
   pollIntervalMs?: number;
-  /** Longest wait for another process's refresh; default 60 s. */
+  /** Longest wait for another process's refresh; default 90 s (outlasts its 4 attempts of up to 15 s each). */
   waitTimeoutMs?: number;
   /** How long a failed refresh is remembered, so waiters fail fast; default 2 s. */
   failureMemoryMs?: number;
@@ -57,7 +57,7 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
   const maxMargin = options.maxRefreshMarginMs ?? 60 * SECOND;
   const lockTtlMs = options.lockTtlMs ?? 10 * SECOND;
   const pollMs = options.pollIntervalMs ?? 50;
-  const waitTimeoutMs = options.waitTimeoutMs ?? 60 * SECOND;
+  const waitTimeoutMs = options.waitTimeoutMs ?? 90 * SECOND;
   const failureMemoryMs = options.failureMemoryMs ?? 2 * SECOND;
   const logger = options.logger.child({ api: options.api });
   let store: TokenStore | undefined;
