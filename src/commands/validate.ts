@@ -57,6 +57,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
             ...summary.toJSON(),
             blankRows: source.blankRows(),
             ignoredColumns: source.ignoredColumns(),
+            warnings: source.warnings,
             rejectsFile: rejectsPath ?? null,
             exitCode: result.exitCode,
           };
@@ -71,6 +72,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
               rejectsPath,
               ignoredColumns: source.ignoredColumns(),
               blankRows: source.blankRows(),
+              warnings: source.warnings,
             }),
           );
         }

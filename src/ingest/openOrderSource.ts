@@ -71,6 +71,8 @@ export interface OrderSource {
   ignoredColumns(): string[];
   /** Rows with every cell empty (spreadsheets leave them at the end), skipped. */
   blankRows(): number;
+  /** Facts about how the file is read that a person should see (e.g. no orderRef column). */
+  warnings: string[];
 }
 
 /**
@@ -103,7 +105,7 @@ export async function openOrderSource(file: string, options: IngestOptions = {})
     plan = resolveColumns(file, headers ?? [], mapping);
   } else {
     checkJsonStart(file, format, head.text);
-    plan = { columns: [...ORDER_FIELDS], fieldIndex: {}, ignored: [] };
+    plan = { columns: [...ORDER_FIELDS], fieldIndex: {}, ignored: [], warnings: [] };
   }
 
   const spillThreshold = options.spillThresholdBytes ?? MIB;
@@ -127,6 +129,7 @@ export async function openOrderSource(file: string, options: IngestOptions = {})
     stats: () => ({ ...stats }),
     ignoredColumns: () => [...ignored],
     blankRows: () => blankRows,
+    warnings: plan.warnings,
     items: async function* () {
       if (iterated) throw new Error('OrderSource.items() can be iterated only once');
       iterated = true;

@@ -9,6 +9,8 @@ export interface ColumnPlan {
   fieldIndex: Partial<Record<OrderField, number>>;
   /** Headers that map to no field (extra columns are allowed and left out of the order). */
   ignored: string[];
+  /** Things a person should know although the file is accepted. */
+  warnings: string[];
 }
 
 /**
@@ -103,39 +105,79 @@ export function resolveColumns(file: string, headers: readonly string[], mapping
 
   const missing = REQUIRED_FIELDS.filter((field) => fieldIndex[field] === undefined);
   if (missing.length > 0) {
+    const suggestions = suggestHeaders(missing, unmatched);
     const hints = missing.map((field) => {
-      const closest = closestHeader(field, unmatched);
+      const closest = suggestions.get(field);
       return closest === undefined ? field : `${field} (closest header: "${closest}")`;
     });
-    const example = missing[0] !== undefined ? closestHeader(missing[0], unmatched) : undefined;
+    const [exampleField, exampleHeader] = [...suggestions.entries()][0] ?? [missing[0], unmatched[0]];
     throw new FileRefusedError(
       'COLUMNS_MISSING',
       file,
       `missing required column${missing.length > 1 ? 's' : ''}: ${hints.join(', ')}. ` +
         `The file has: ${headers.map((h) => `"${h}"`).join(', ')}. Rename the columns, or map them with --map mapping.json` +
-        (example !== undefined ? ` (e.g. {"${example}": "${missing[0]}"}).` : '.'),
-      { details: { missing, headers: [...headers] } },
+        (exampleHeader !== undefined ? ` (e.g. {"${exampleHeader}": "${exampleField}"}).` : '.'),
+      { details: { missing, headers: [...headers], suggestions: Object.fromEntries(suggestions) } },
     );
   }
-  return { columns: [...headers], fieldIndex, ignored };
+  const warnings: string[] = [];
+  if (fieldIndex.orderRef === undefined) {
+    const lookalike = suggestHeaders(['orderRef'], unmatched).get('orderRef');
+    warnings.push(
+      lookalike === undefined
+        ? 'no orderRef column: every row is an order of its own.'
+        : `column "${lookalike}" looks like an order reference but is not used, so every row is an order of its own. ` +
+            `If rows with the same value belong to one order, map it: --map with {"${lookalike}": "orderRef"}.`,
+    );
+  }
+  return { columns: [...headers], fieldIndex, ignored, warnings };
 }
 
-/** The unmatched header nearest to a field name (edit distance on normalised names). */
-function closestHeader(field: OrderField, headers: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestScore = Infinity;
-  const target = normalizeHeader(field);
-  for (const header of headers) {
-    const candidate = normalizeHeader(header);
-    if (candidate === '') continue;
-    const score = editDistance(target, candidate) / Math.max(target.length, candidate.length);
-    if (score < bestScore) {
-      bestScore = score;
-      best = header;
+/**
+ * For each missing field, an unmatched header that plausibly means it (edit distance at most
+ * half the length, or one name containing the other); each header is suggested once, best
+ * pairs first. Far-fetched pairs are left out: a wrong hint costs more than none.
+ */
+function suggestHeaders(missing: readonly OrderField[], headers: readonly string[]): Map<OrderField, string> {
+  const pairs: { field: OrderField; header: string; score: number }[] = [];
+  for (const field of missing) {
+    const target = normalizeHeader(field);
+    for (const header of headers) {
+      const candidate = normalizeHeader(header);
+      if (candidate.length < 2) continue;
+      const contains = target.includes(candidate) || candidate.includes(target);
+      const score = SYNONYMS[field].includes(candidate) ? 0 : contains ? 0.3 : editDistance(target, candidate) / Math.max(target.length, candidate.length);
+      if (score <= 0.42) pairs.push({ field, header, score });
     }
   }
-  return best;
+  pairs.sort((a, b) => a.score - b.score);
+  const chosen = new Map<OrderField, string>();
+  const used = new Set<string>();
+  for (const { field, header } of pairs) {
+    if (chosen.has(field) || used.has(header)) continue;
+    chosen.set(field, header);
+    used.add(header);
+  }
+  return new Map(missing.filter((field) => chosen.has(field)).map((field) => [field, chosen.get(field)!]));
 }
+
+/** Common English, Dutch and German header names, used only to suggest a --map (never to match silently). */
+const SYNONYMS: Readonly<Record<OrderField, readonly string[]>> = {
+  orderRef: ['ordernumber', 'orderno', 'reference', 'ref', 'bestelnummer', 'ordernummer', 'referentie', 'bestellnummer', 'referenz'],
+  businessCustomerId: ['customer', 'customerid', 'customernumber', 'klant', 'klantnummer', 'klantid', 'kundennummer', 'kunde'],
+  firstName: ['firstname', 'givenname', 'voornaam', 'vorname'],
+  lastName: ['surname', 'familyname', 'achternaam', 'nachname', 'familienname'],
+  street: ['straat', 'straatnaam', 'strasse', 'straße', 'address', 'adres', 'adresse'],
+  streetNumber: ['housenumber', 'houseno', 'number', 'huisnummer', 'huisnr', 'nr', 'hausnummer'],
+  postalCode: ['zip', 'zipcode', 'postcode', 'plz', 'postleitzahl'],
+  city: ['town', 'plaats', 'woonplaats', 'stad', 'ort', 'stadt', 'gemeente'],
+  countryCode: ['country', 'land', 'landcode', 'landescode'],
+  languageCode: ['language', 'lang', 'taal', 'taalcode', 'sprache', 'locale'],
+  email: ['mail', 'emailaddress', 'emailadres', 'emailadresse'],
+  telephoneNumber: ['phone', 'phonenumber', 'telephone', 'mobile', 'telefoon', 'telefoonnummer', 'mobiel', 'telefon', 'telefonnummer', 'handy'],
+  productId: ['product', 'sku', 'article', 'artikel', 'artikelnummer', 'productnummer', 'item'],
+  quantity: ['qty', 'amount', 'count', 'aantal', 'anzahl', 'menge'],
+};
 
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);

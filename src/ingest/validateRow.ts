@@ -89,6 +89,8 @@ export function validateRow(line: number, text: RowText): CheckedRow {
     if (raw === '') fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
     // eslint-disable-next-line no-control-regex
     else if (/[\u0000-\u001f\u007f]/.test(raw)) fail(field, raw, 'CONTROL_CHARACTER', 'contains a line break, tab or other control character; keep it on one line.');
+    // C1 controls are what windows-1252 letters (€ Š ‘ ’ “ ” …) become when read as latin1.
+    else if (/[\u0080-\u009f]/.test(raw)) fail(field, raw, 'CONTROL_CHARACTER', 'contains an invisible control character; if the file is an Excel "ANSI" export, read it with --encoding windows-1252.');
     else if (raw.includes('\uFFFD')) {
       fail(field, raw, 'REPLACEMENT_CHARACTER', 'contains "\uFFFD": this text was damaged by a wrong character encoding before it reached this file. Retype it.');
     }

@@ -35,6 +35,7 @@ export interface SummaryContext {
   rejectsPath?: string | undefined;
   ignoredColumns?: readonly string[];
   blankRows?: number;
+  warnings?: readonly string[];
 }
 
 /**
@@ -131,6 +132,7 @@ export class ValidationSummary {
     if (context.ignoredColumns !== undefined && context.ignoredColumns.length > 0) {
       out.push('', `Ignored columns (not part of an order): ${context.ignoredColumns.map((c) => `"${c}"`).join(', ')}`);
     }
+    for (const warning of context.warnings ?? []) out.push('', `Note: ${warning}`);
     if (context.rejectsPath !== undefined) out.push('', `Rejected rows written to ${context.rejectsPath}: fix them there and import that file.`);
     return out.join('\n') + '\n';
   }
