@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadConfig, redisPrefix } from '../config.js';
 import { ExitCode } from '../errors.js';
+import { pino } from 'pino';
 import { createLogger } from '../logger.js';
 import { samplesDir } from '../paths.js';
 import { openServices } from '../services.js';
@@ -29,10 +30,12 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
       BULKORDER_BACKOFF_BASE_MS: '200',
       // The demo's own Redis namespace: wiped at start, never shared with real runs.
       BULKORDER_REDIS_PREFIX: 'bulkorder-demo',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info',
     },
   });
-  const logger = createLogger({ level: config.logLevel });
+  // The demo's terminal shows progress and summaries; the JSON log (status and body of every refusal) goes to a file.
+  const logPath = join(out, 'demo.log');
+  const logger = createLogger({ level: config.logLevel, destination: pino.destination({ dest: logPath, sync: false }) });
   const prefix = redisPrefix(config);
   const say = (line: string) => process.stdout.write(line + '\n');
   say(`simulator (the stand-in for the Business API) at ${simulator.url}: 20 ms latency, 5% server errors`);
@@ -50,7 +53,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     say('workers started in this process; importing the sample files from samples/\n');
     let settledAll = true;
     for (const name of DEMO_FILES) {
-      const base = name.replace(/\.[a-z]+$/, '');
+      const base = name.replace('.', '-'); // gift-orders.csv and gift-orders.json must not share a results file
       const outcome = await importAndFollow(
         join(samplesDir, name),
         { rejectsPath: join(out, `${base}.rejects.csv`) },
@@ -66,13 +69,13 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
       `simulator saw: ${counters.ordersAccepted} orders accepted, ${counters.duplicateOrdersAccepted} duplicates, ` +
         `${counters.tokenRequests.business} token request(s), faults injected: ${JSON.stringify(counters.faults)}`,
     );
-    say(`\nresults and rejects are in ${out}/`);
-    say('next: bulkorder dead-letters list (after pointing BULKORDER_* at a real environment, see README)');
+    say(`\nresults and rejects are in ${out}/, the JSON log (every refusal with its HTTP status and body) in ${logPath}`);
     return settledAll && counters.duplicateOrdersAccepted === 0 ? ExitCode.ok : ExitCode.needsAttention;
   } finally {
     await worker.close();
     await services.close();
     await simulator.close();
+    logger.flush();
   }
 }
 

@@ -79,8 +79,7 @@ export async function importAndFollow(file: string, options: ImportOptions, serv
     `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,
     `  results: ${resultsPath}`,
   );
-  if (batch.dead > 0) lines.push(`  dead letters: bulkorder dead-letters list --batch ${result.batchId}`);
-  if (batch.held > 0) lines.push(`  held for review: bulkorder review list`);
+  if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held order's HTTP status, error code and message`);
   needsAttention ||= batch.dead > 0 || batch.held > 0;
   const exitCode = !isSettled(batch) ? ExitCode.needsAttention : needsAttention ? ExitCode.needsAttention : ExitCode.ok;
   return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n' };
