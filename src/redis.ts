@@ -15,7 +15,11 @@ export function createRedis(url: string, role: RedisRole, extra: RedisOptions = 
     role === 'worker'
       ? { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra }
       : { maxRetriesPerRequest: 3, enableOfflineQueue: false, connectTimeout: 5_000, lazyConnect: true, ...extra };
-  return new Redis(url, options);
+  const redis = new Redis(url, options);
+  // Without a listener ioredis prints every reconnect failure to the console. A failure that
+  // matters surfaces through the command that fails (and the worker's own 'error' log).
+  redis.on('error', () => undefined);
+  return redis;
 }
 
 /** How to get a Redis, printed whenever none answers. */

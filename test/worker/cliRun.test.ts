@@ -1,0 +1,102 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
+import { startPrivateRedis } from '../helpers/privateRedis.js';
+
+let rig: DeliveryRig | undefined;
+const processes: CliProcess[] = [];
+afterEach(async () => {
+  for (const p of processes.splice(0)) {
+    p.child.kill('SIGKILL');
+    await p.exited;
+  }
+  await rig?.close();
+  rig = undefined;
+});
+
+const CANARY_SECRET = 'canary-Secret-7f3a9c1e-DO-NOT-LOG';
+
+describe('bulkorder import --wait and worker, as a user runs them', () => {
+  it('delivers a file end to end, writes results and rejects, exits 4 for rows that need attention, and never writes a secret or token', async () => {
+    rig = await deliveryRig(
+      'cli',
+      { credentials: { business: { clientId: 'canary-client', clientSecret: CANARY_SECRET }, cafetariaplan: { clientId: 'c', clientSecret: 'c-secret' } } },
+      { BULKORDER_BUSINESS_CLIENT_ID: 'canary-client', BULKORDER_BUSINESS_CLIENT_SECRET: CANARY_SECRET },
+    );
+    const env = { ...rig.env, LOG_LEVEL: 'trace' };
+    const worker = startCli(['worker', '--concurrency', '3'], env);
+    processes.push(worker);
+    const file = await rig.writeFile(
+      'night.csv',
+      [HEADER, orderRow('N-1'), orderRow('N-2'), orderRow('N-3', 5999), 'N-4,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,=HYPERLINK("http://x"),+31612345678,5001,1'].join('\n') + '\n',
+    );
+    const importer = startCli(['import', file, '--wait', '--timeout', '30'], env);
+    expect(await importer.exited).toBe(4);
+    expect(importer.output()).toMatch(/2 delivered, 1 dead-lettered, 0 held/);
+
+    const results = await readFile(join(rig.dir, 'night.results.csv'), 'utf8');
+    expect(results.charCodeAt(0)).toBe(0xfeff);
+    expect(results).toMatch(/ref\.1001\.N-1,N-1,2,delivered,SIM-\d+,201/);
+    expect(results).toMatch(/N-3,4,dead-lettered,,422,PRODUCT_UNKNOWN/);
+    expect(results).toMatch(/N-4,5,rejected/);
+    const rejects = await readFile(join(rig.dir, 'night.rejects.csv'), 'utf8');
+    expect(rejects).toContain(`'=HYPERLINK`);
+    expect(rejects).not.toMatch(/,=HYPERLINK/);
+
+    // SIGTERM: the worker finishes what it has and exits 0.
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+
+    // The canary: neither the client secret nor the token the workers used appears in any output or file.
+    const redis = new Redis(rig.config.redisUrl);
+    const tokenKeys = (await redis.keys(`${rig.prefix}:token:*`)).filter((k) => !/:(lock|failure)$/.test(k));
+    const tokens = (await Promise.all(tokenKeys.map((k) => redis.hget(k, 'value')))).filter((v): v is string => v !== null);
+    redis.disconnect();
+    expect(tokens.length).toBeGreaterThan(0);
+    const written = [worker.output(), importer.output(), ...(await Promise.all((await readdir(rig.dir)).map((f) => readFile(join(rig!.dir, f), 'utf8'))))];
+    expect(worker.output()).toMatch(/"msg":"delivered"/); // the log was really captured, at trace level
+    for (const text of written) {
+      expect(text).not.toContain(CANARY_SECRET);
+      for (const token of tokens) expect(text).not.toContain(token);
+    }
+  }, 60_000);
+
+  it('pauses delivery with the circuit breaker instead of dead-lettering a night when every request is refused for the User-Agent', async () => {
+    rig = await deliveryRig('breaker', {}, { BULKORDER_BREAKER_THRESHOLD: '3' });
+    const rows = [HEADER];
+    for (let i = 1; i <= 20; i++) rows.push(orderRow(`UA-${i}`));
+    const file = await rig.writeFile('ua.csv', rows.join('\n') + '\n');
+    // A User-Agent our config accepts but the API refuses: the simulator refuses library brands.
+    rig.simulator.setFaults({ script: Array.from({ length: 40 }, () => ({ path: 'orders' as const, status: 400, body: { code: 'USER_AGENT_INVALID', message: 'identify your company' } })) });
+    processes.push(startCli(['worker', '--concurrency', '2'], { ...rig.env, LOG_LEVEL: 'warn' }));
+    const importer = startCli(['import', file], rig.env);
+    expect(await importer.exited).toBe(0);
+    await waitFor(async () => rig!.services.queue.isPaused(), 'the breaker to pause the queue');
+    const status = startCli(['status', '--json'], rig.env);
+    expect(await status.exited).toBe(0);
+    const report = JSON.parse(status.output().slice(status.output().indexOf('{'))) as { breaker: { code: string } | null; deadLetters: number; queue: { paused: boolean } };
+    expect(report.queue.paused).toBe(true);
+    expect(report.breaker?.code).toBe('USER_AGENT_INVALID');
+    expect(report.deadLetters).toBe(0);
+    expect(rig.simulator.counters().ordersAccepted).toBe(0);
+  }, 60_000);
+
+  it('refuses a Redis whose maxmemory-policy may evict orders (exit 5, names the setting)', async () => {
+    rig = await deliveryRig('evict');
+    const evicting = await startPrivateRedis(['--maxmemory-policy', 'allkeys-lru']);
+    try {
+      const file = await rig.writeFile('one.csv', [HEADER, orderRow('E-1')].join('\n') + '\n');
+      const importer = startCli(['import', file], { ...rig.env, REDIS_URL: evicting.url });
+      expect(await importer.exited).toBe(5);
+      expect(importer.output()).toMatch(/maxmemory-policy 'allkeys-lru'.*noeviction/);
+      const down = startCli(['import', file], { ...rig.env, REDIS_URL: 'redis://127.0.0.1:1' });
+      expect(await down.exited).toBe(5);
+      expect(down.output()).toMatch(/Redis does not answer.*docker compose up -d redis/);
+    } finally {
+      await evicting.stop();
+    }
+  }, 30_000);
+});
