@@ -6,7 +6,7 @@ import type { Logger } from '../src/logger.js';
 import { ORDERS_QUEUE, type OrderJobData, type ParkedRecord } from '../src/orderJob.js';
 import { assertRedisReady, createRedis } from '../src/redis.js';
 import { BACKOFF_TYPE } from '../src/services.js';
-import type { ApiOutcome } from '../src/worker/apiOutcome.js';
+import type { Outcome as ApiOutcome } from '../src/delivery/classifyOutcome.js';
 import { backoffDelay } from '../src/worker/backoff.js';
 import { CircuitBreaker } from '../src/worker/circuitBreaker.js';
 import { RetryableDeliveryError, type DeliveryResult } from '../src/worker/deliverOrder.js';

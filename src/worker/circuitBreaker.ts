@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
-import type { ApiOutcome } from './apiOutcome.js';
+import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 
 export interface CircuitBreakerOptions {
   /** Non-order failures in a row (across all workers) that pause delivery; default 5. */

@@ -3,7 +3,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import type { OrderJobData, ParkedRecord } from '../orderJob.js';
 import type { OrderPayload } from '../ingest/types.js';
-import type { ApiOutcome } from './apiOutcome.js';
+import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */

@@ -10,6 +10,16 @@ export interface CliProcess {
   exited: Promise<number | string>;
 }
 
+const running = new Set<CliProcess>();
+
+/** SIGKILLs every CLI process a test started and still runs (for afterEach). */
+export async function killAllCli(): Promise<void> {
+  const all = [...running];
+  running.clear();
+  for (const p of all) p.child.kill('SIGKILL');
+  await Promise.all(all.map((p) => p.exited));
+}
+
 /** Runs the real CLI (`src/cli.ts` through tsx) as a separate process. */
 export function startCli(args: string[], env: Record<string, string>): CliProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src/cli.ts'), ...args], {
@@ -21,7 +31,10 @@ export function startCli(args: string[], env: Record<string, string>): CliProces
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  return { child, output: () => output, exited };
+  const cli: CliProcess = { child, output: () => output, exited };
+  running.add(cli);
+  void exited.then(() => running.delete(cli));
+  return cli;
 }
 
 /** Waits until `predicate` holds, polling; throws with `what` after `timeoutMs`. */

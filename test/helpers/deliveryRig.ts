@@ -7,6 +7,8 @@ import { openServices, type Services } from '../../src/services.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
 import type { DeliveryWorker } from '../../jobs/deliveryWorker.js';
+import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { importFile, type ImportResult } from '../../src/importer/importFile.js';
 import { deletePrefix, TEST_REDIS_URL } from './redis.js';
 import { randomBytes } from 'node:crypto';
 
@@ -22,6 +24,8 @@ export interface DeliveryRig {
   dir: string;
   startWorker(overrides?: Partial<Config['delivery']>): Promise<DeliveryWorker>;
   writeFile(name: string, text: string): Promise<string>;
+  /** `importFile` with this rig's queue, ledger and batches. */
+  importFile(file: string, force?: boolean): Promise<ImportResult>;
   close(): Promise<void>;
 }
 
@@ -68,6 +72,17 @@ export async function deliveryRig(name: string, simulatorOptions: SimulatorOptio
       const worker = await startBusinessDelivery(config, logger, { prefix, delivery: { ...config.delivery, ...overrides } });
       workers.push(worker);
       return worker;
+    },
+    importFile(file, force = false) {
+      return importFile(file, { force }, {
+        queue: services.queue,
+        ledger: services.ledger,
+        batches: services.batches,
+        env: config.env,
+        logger,
+        jobOptions: services.jobOptions,
+        jobName: DELIVER_ORDER,
+      });
     },
     async writeFile(fileName, text) {
       const path = join(dir, fileName);

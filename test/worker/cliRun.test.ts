@@ -3,16 +3,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
+import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { startPrivateRedis } from '../helpers/privateRedis.js';
 
 let rig: DeliveryRig | undefined;
-const processes: CliProcess[] = [];
 afterEach(async () => {
-  for (const p of processes.splice(0)) {
-    p.child.kill('SIGKILL');
-    await p.exited;
-  }
+  await killAllCli();
   await rig?.close();
   rig = undefined;
 });
@@ -28,7 +24,7 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     );
     const env = { ...rig.env, LOG_LEVEL: 'trace' };
     const worker = startCli(['worker', '--concurrency', '3'], env);
-    processes.push(worker);
+    worker;
     const file = await rig.writeFile(
       'night.csv',
       [HEADER, orderRow('N-1'), orderRow('N-2'), orderRow('N-3', 5999), 'N-4,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,=HYPERLINK("http://x"),+31612345678,5001,1'].join('\n') + '\n',
@@ -71,7 +67,7 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     const file = await rig.writeFile('ua.csv', rows.join('\n') + '\n');
     // A User-Agent our config accepts but the API refuses: the simulator refuses library brands.
     rig.simulator.setFaults({ script: Array.from({ length: 40 }, () => ({ path: 'orders' as const, status: 400, body: { code: 'USER_AGENT_INVALID', message: 'identify your company' } })) });
-    processes.push(startCli(['worker', '--concurrency', '2'], { ...rig.env, LOG_LEVEL: 'warn' }));
+    startCli(['worker', '--concurrency', '2'], { ...rig.env, LOG_LEVEL: 'warn' });
     const importer = startCli(['import', file], rig.env);
     expect(await importer.exited).toBe(0);
     await waitFor(async () => rig!.services.queue.isPaused(), 'the breaker to pause the queue');

@@ -2,10 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { writeResults } from '../../src/batches/writeResults.js';
-import { importFile } from '../../src/importer/importFile.js';
 import type { ParkedRecord } from '../../src/orderJob.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
@@ -13,18 +11,6 @@ afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
-
-async function runImport(r: DeliveryRig, file: string, force = false) {
-  return importFile(file, { force }, {
-    queue: r.services.queue,
-    ledger: r.services.ledger,
-    batches: r.services.batches,
-    env: 'acceptance',
-    logger: r.logger,
-    jobOptions: r.services.jobOptions,
-    jobName: DELIVER_ORDER,
-  });
-}
 
 describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
   it('delivers every valid order exactly once, dead-letters refusals with their body, retries 5xx and honours 429', async () => {
@@ -45,7 +31,7 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
 
     await rig.startWorker({ concurrency: 4 });
-    const imported = await runImport(rig, file);
+    const imported = await rig.importFile(file);
     expect(imported.counts).toMatchObject({ orders: 15, valid: 14, rejected: 1, enqueued: 14 });
     const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 25_000, out: devNull() });
     expect(settled).toBe(true);
@@ -81,7 +67,7 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     const file = await rig.writeFile('twice.csv', rows.join('\n') + '\n');
 
     await rig.startWorker({ concurrency: 8 });
-    const [first, concurrent] = await Promise.all([runImport(rig, file), runImport(rig, file)]);
+    const [first, concurrent] = await Promise.all([rig.importFile(file), rig.importFile(file)]);
     expect(first.counts.enqueued + concurrent.counts.enqueued).toBe(40);
     expect(first.counts.skippedQueued + concurrent.counts.skippedQueued).toBe(40);
     const owner = first.counts.enqueued > 0 ? first : concurrent;
@@ -90,13 +76,13 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
       await followBatch(rig.services.batches, concurrent.batchId, { pollMs: 100, timeoutMs: 25_000, out: devNull() });
     }
 
-    const again = await runImport(rig, file);
+    const again = await rig.importFile(file);
     expect(again.counts).toMatchObject({ valid: 40, enqueued: 0, skippedDelivered: 40 });
     const counters = rig.simulator.counters();
     expect(counters.ordersAccepted).toBe(40);
     expect(counters.duplicateOrdersAccepted).toBe(0);
 
-    const forced = await runImport(rig, file, true);
+    const forced = await rig.importFile(file, true);
     expect(forced.counts.enqueued).toBe(40);
   });
 
@@ -104,13 +90,13 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     rig = await deliveryRig('ambiguous', { faults: { script: [{ path: 'orders', status: 200, noAnswer: true, store: true }] } }, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' });
     const file = await rig.writeFile('one.csv', [HEADER, orderRow('AMB-1')].join('\n') + '\n');
     await rig.startWorker({ concurrency: 1 });
-    const imported = await runImport(rig, file);
+    const imported = await rig.importFile(file);
     const { batch } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 20_000, out: devNull() });
     expect(batch).toMatchObject({ delivered: 0, held: 1, dead: 0 });
     expect(rig.simulator.counters().ordersAccepted).toBe(1);
     const held = await rig.services.redis.zrange(rig.services.keys.parkedIndex('held'), '0', '-1');
     expect(held).toHaveLength(1);
-    const again = await runImport(rig, file);
+    const again = await rig.importFile(file);
     expect(again.counts).toMatchObject({ enqueued: 0, skippedHeld: 1 });
   });
 });
