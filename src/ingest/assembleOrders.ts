@@ -118,7 +118,7 @@ function valid(rows: readonly UnitRow[], key: string, orderRef: string | undefin
     payload: buildPayload(rows.map((row) => row.value!)),
     rows: rows.map((row) => record(context.columns, row.cells)),
     rowLines: rows.map((row) => row.line),
-    notes: rows.flatMap((row) => row.notes),
+    notes: [...new Set(rows.flatMap((row) => row.notes))], // product lines of a JSON order share one line
   };
 }
 
@@ -131,8 +131,19 @@ function rejected(rows: readonly UnitRow[], errors: RowError[], key: string | un
     ...(orderRef === undefined ? {} : { orderRef }),
     rows: rows.map((row) => record(context.columns, row.cells)),
     rowLines: rows.map((row) => row.line),
-    errors: errors.sort((a, b) => a.line - b.line),
+    errors: unique(errors).sort((a, b) => a.line - b.line),
   };
+}
+
+/** Product lines of one JSON order share a line and a recipient: report each problem once. */
+function unique(errors: readonly RowError[]): RowError[] {
+  const seen = new Set<string>();
+  return errors.filter((e) => {
+    const id = `${e.line}\u0000${e.column ?? ''}\u0000${e.code}\u0000${e.message}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
 }
 
 function uniqueLines(rows: readonly UnitRow[]): number[] {

@@ -73,7 +73,7 @@ function apiOrder(line: number, order: Record<string, unknown>, context: JsonUni
   const rows = products.map((product) => {
     const item = objectAt(product);
     for (const key of Object.keys(item)) if (key !== 'productId' && key !== 'quantity') unknown(`products.${key}`);
-    const row = checkedRow(line, { ...shared, productId: item.productId, quantity: item.quantity });
+    const row = checkedRow(line, { ...shared, productId: item.productId, quantity: item.quantity }, true);
     // With no product lines the row's empty productId/quantity say nothing new.
     if (noProducts) row.errors = row.errors.filter((e) => e.column !== 'productId' && e.column !== 'quantity');
     return row;
@@ -94,20 +94,33 @@ function flatRow(line: number, object: Record<string, unknown>, context: JsonUni
     }
     fields[field] = value;
   }
-  return unitOf([checkedRow(line, fields)], false, []);
+  return unitOf([checkedRow(line, fields, false)], false, []);
 }
 
-/** Converts JSON values to text (numbers as written by JSON) and checks the row. */
-function checkedRow(line: number, values: Record<string, unknown>): UnitRow {
+const INTEGER_FIELDS: ReadonlySet<string> = new Set(['businessCustomerId', 'streetNumber', 'productId', 'quantity']);
+
+/**
+ * Converts JSON values to text (numbers as JSON wrote them) and checks the row. With
+ * `apiTypes` (an order in the API's shape) the JSON types must be the API's: numbers for the
+ * integer fields, strings for the rest; flat rows, like CSV cells, may carry either.
+ */
+function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boolean): UnitRow {
   const text: RowText = {};
   const typeErrors: RowError[] = [];
+  // Text where a number belongs (or the reverse) is reported as a type error only when the
+  // value is otherwise fine: "12a" for streetNumber deserves the more useful message.
+  const softTypeErrors: RowError[] = [];
   for (const field of ORDER_FIELDS) {
     if (!(field in values)) continue;
     const value = values[field];
     if (value === undefined || value === null) text[field] = '';
-    else if (typeof value === 'string') text[field] = value;
-    else if (typeof value === 'number') text[field] = String(value);
-    else {
+    else if (typeof value === 'string' || typeof value === 'number') {
+      text[field] = String(value);
+      if (apiTypes && field !== 'orderRef' && (typeof value === 'number') !== INTEGER_FIELDS.has(field)) {
+        const wanted = INTEGER_FIELDS.has(field) ? 'a JSON number' : 'a JSON string';
+        softTypeErrors.push({ line, column: field, code: 'FIELD_TYPE', message: `${field} must be ${wanted} in the API's order shape, not ${JSON.stringify(value)}.` });
+      }
+    } else {
       text[field] = JSON.stringify(value);
       typeErrors.push({ line, column: field, code: 'FIELD_TYPE', message: `${field} must be text or a number, not ${Array.isArray(value) ? 'a list' : typeof value}.` });
     }
@@ -115,6 +128,8 @@ function checkedRow(line: number, values: Record<string, unknown>): UnitRow {
   if (!('orderRef' in values)) delete text.orderRef;
   const checked = validateRow(line, text);
   const cells = ORDER_FIELDS.map((field) => text[field] ?? '');
+  const failed = new Set(checked.errors.map((e) => e.column));
+  typeErrors.push(...softTypeErrors.filter((e) => !failed.has(e.column)));
   if (typeErrors.length === 0) return { ...checked, cells };
   const typed = new Set(typeErrors.map((e) => e.column));
   const { value: _dropped, ...rest } = checked;

@@ -81,6 +81,7 @@ export interface OrderSource {
  * mapping. Temporary files exist only while `items()` runs and are always removed.
  */
 export async function openOrderSource(file: string, options: IngestOptions = {}): Promise<OrderSource> {
+  const size = await fileSize(file); // a wrong path is the likelier mistake than a wrong extension
   const format = options.format ?? formatFromExtension(file);
   const encoding = options.encoding ?? 'utf-8';
   const maxRecordBytes = options.maxRecordBytes ?? 64 * KIB;
@@ -89,7 +90,6 @@ export async function openOrderSource(file: string, options: IngestOptions = {})
     throw new UsageError('DELIMITER_INVALID', `--delimiter must be one character other than a quote or line break (got ${JSON.stringify(options.delimiter)}).`);
   }
   const mapping = resolveMapping(options.mapping);
-  const size = await fileSize(file);
   await sniffFile(file, encoding);
   const head = await readHead(file, encoding, maxRecordBytes, options.chunkBytes);
 

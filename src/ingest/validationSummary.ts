@@ -94,7 +94,7 @@ export class ValidationSummary {
       rejected: this.rejected,
       rejectedRows: this.rejectedRows,
       errors: this.errors,
-      errorKinds: this.errorKinds(),
+      errorKinds: this.errorKinds(Number.POSITIVE_INFINITY),
       firstErrors: [...this.firstErrors],
       normalisations: this.normalisations,
       firstNotes: [...this.firstNotes],
