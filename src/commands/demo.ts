@@ -9,6 +9,7 @@ interface DemoFlags {
 export function register(program: Command, setExitCode: SetExitCode): void {
   program
     .command('demo')
+    .summary('run the main job end to end against the built-in simulator (needs only a Redis)')
     .description(
       'The main job on one command, against the built-in simulator: starts the simulator (with latency and a few\n' +
         'injected faults), runs workers in this process, imports the sample files, follows them to the end and\n' +

@@ -17,6 +17,7 @@ interface ImportFlags extends ConfigFlags {
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
     .command('import')
+    .summary('validate a file and queue its orders for delivery (--wait to follow it to the end)')
     .argument('<file>', 'order file: .csv, .json or .ndjson')
     .description(
       'Validate a file and queue its valid orders for delivery (workers send them).\n' +

@@ -10,6 +10,7 @@ interface StatusFlags extends ConfigFlags {
 export function register(program: Command, setExitCode: SetExitCode): void {
   const status = program
     .command('status')
+    .summary('show batches, orders by state, the queue and the circuit breaker')
     .argument('[batch]', 'a batch id (default: the most recent batches)')
     .description('Show batches and their orders by state (queued, delivered, dead-lettered, held), the queue, and the circuit breaker.')
     .option('--json', 'print JSON instead of text')
@@ -22,6 +23,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
 
   const resume = program
     .command('resume')
+    .summary('resume delivery after the circuit breaker paused it')
     .description('Resume delivery after the circuit breaker paused it (fix the cause first: credentials, User-Agent, base URL).');
   withConfigFlags(resume).action(async (flags: ConfigFlags) => {
     const { runResume } = await import('./statusRun.js');

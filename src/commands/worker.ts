@@ -9,6 +9,7 @@ interface WorkerFlags extends ConfigFlags {
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
     .command('worker')
+    .summary('deliver queued orders until stopped; run any number, on any hosts')
     .description(
       'Deliver queued orders to the Business API until stopped (SIGTERM/SIGINT: finish requests in flight, then exit).\n' +
         'Run any number of these, on any hosts sharing the Redis: they share one OAuth2 token and one ledger.',
