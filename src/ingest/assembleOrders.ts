@@ -15,24 +15,35 @@ export interface AssembleContext {
 /**
  * Second pass over one bucket: units of one orderRef become one order (checked for recipient
  * agreement and repeated products), valid orders without orderRef get their occurrence number
- * among identical ones, and everything is returned in order of first line. Every unit with the
- * same group key is in the same bucket, and a bucket's units are in file order.
+ * among identical ones, and items come out in order of first line. Every unit with the same
+ * group key is in the same bucket, and a bucket's units are in file order. Items are built one
+ * at a time as they are asked for, so a bucket's items are never all in memory at once.
  */
-export function assembleOrders(units: readonly OrderUnit[], context: AssembleContext): IngestItem[] {
+export function* assembleOrders(units: readonly OrderUnit[], context: AssembleContext): Generator<IngestItem> {
   const groups = new Map<string, OrderUnit[]>();
   for (const unit of units) {
     const group = groups.get(unit.group);
     if (group === undefined) groups.set(unit.group, [unit]);
     else group.push(unit);
   }
-  const items: IngestItem[] = [];
+  // [first line, the group, which unit of it (-1: the whole group)]
+  const plan: [number, OrderUnit[], number][] = [];
   for (const group of groups.values()) {
-    const first = group[0]!;
-    if (first.kind === 'ref') items.push(refOrder(group, context));
-    else if (first.kind === 'hash') group.forEach((unit, i) => items.push(valid(unit.rows, payloadKey(unit.hash!, i + 1), undefined, context)));
-    else for (const unit of group) items.push(rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], undefined, undefined, context));
+    if (group[0]!.kind === 'ref') plan.push([firstLine(group[0]!), group, -1]);
+    else group.forEach((unit, i) => plan.push([firstLine(unit), group, i]));
   }
-  return items.sort((a, b) => (a.lines[0] ?? 0) - (b.lines[0] ?? 0));
+  groups.clear();
+  plan.sort((a, b) => a[0] - b[0]);
+  for (const [, group, index] of plan) {
+    const unit = group[Math.max(index, 0)]!;
+    if (index === -1) yield refOrder(group, context);
+    else if (unit.kind === 'hash') yield valid(unit.rows, payloadKey(unit.hash!, index + 1), undefined, context);
+    else yield rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], undefined, undefined, context);
+  }
+}
+
+function firstLine(unit: OrderUnit): number {
+  return unit.rows[0]?.line ?? 0;
 }
 
 function refOrder(units: readonly OrderUnit[], context: AssembleContext): IngestItem {

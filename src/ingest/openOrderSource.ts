@@ -33,7 +33,7 @@ export interface IngestOptions {
   tmpDir?: string;
   /** Files up to this size are grouped in memory, larger ones spill to temp files; default 1 MiB. */
   spillThresholdBytes?: number;
-  /** Input bytes per spill bucket (one bucket is in memory at a time); default 1 MiB, at most 256 buckets. */
+  /** Input bytes per spill bucket (one bucket is in memory at a time); default 512 KiB, at most 256 buckets. */
   bucketBytes?: number;
   /** Most product lines in one order; default 1000. */
   maxLinesPerOrder?: number;
@@ -109,7 +109,7 @@ export async function openOrderSource(file: string, options: IngestOptions = {})
   }
 
   const spillThreshold = options.spillThresholdBytes ?? MIB;
-  const bucketCount = size <= spillThreshold ? 1 : Math.min(256, Math.max(2, Math.ceil(size / (options.bucketBytes ?? MIB))));
+  const bucketCount = size <= spillThreshold ? 1 : Math.min(256, Math.max(2, Math.ceil(size / (options.bucketBytes ?? 512 * KIB))));
   const stats: SourceStats = { rows: 0, orders: 0, valid: 0, rejected: 0 };
   const ignored = new Set(plan.ignored);
   let blankRows = 0;

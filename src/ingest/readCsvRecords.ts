@@ -1,6 +1,6 @@
 import { CsvError, parse, type Options as CsvParseOptions } from 'csv-parse';
 import { FileRefusedError } from '../errors.js';
-import { decodeFile } from './decodeFile.js';
+import { utf8Chunks } from './decodeFile.js';
 import type { IngestEncoding } from './types.js';
 
 /** Options for reading CSV records. */
@@ -102,8 +102,8 @@ export async function* readCsvRecords(file: string, options: CsvReadOptions): As
   parser.resume();
 
   try {
-    for await (const text of decodeFile(file, options)) {
-      parser.write(text);
+    for await (const bytes of utf8Chunks(file, options)) {
+      parser.write(bytes);
       if (fatal !== undefined) throw fatal;
       while (queue.length > 0) yield queue.shift()!;
     }

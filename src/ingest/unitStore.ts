@@ -1,7 +1,9 @@
-import { mkdtemp, open, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OrderUnit } from './orderUnit.js';
+import { decodeUnit, encodeUnit } from './unitCodec.js';
 
 /**
  * Holds first-pass units until every row of the file has been seen, then hands them back one
@@ -22,14 +24,14 @@ export interface UnitStoreOptions {
   bucketCount: number;
   /** Parent of the temp folder; default the OS temp folder. */
   tmpDir?: string;
-  /** Bytes buffered per bucket before writing; default 64 KiB. */
+  /** Characters buffered per bucket before writing; default 16 Ki (up to 256 buckets buffer at once). */
   flushBytes?: number;
 }
 
 /** A store in memory (bucketCount 1) or spilling to temp files. */
 export async function createUnitStore(options: UnitStoreOptions): Promise<UnitStore> {
   if (options.bucketCount <= 1) return memoryStore();
-  return spillStore(options.bucketCount, options.tmpDir ?? tmpdir(), options.flushBytes ?? 64 * 1024);
+  return spillStore(options.bucketCount, options.tmpDir ?? tmpdir(), options.flushBytes ?? 16 * 1024);
 }
 
 function memoryStore(): UnitStore {
@@ -74,7 +76,7 @@ async function spillStore(count: number, parent: string, flushBytes: number): Pr
   return {
     add: async (unit) => {
       const bucket = bucketOf(unit.group, count);
-      const line = JSON.stringify(unit) + '\n';
+      const line = encodeUnit(unit) + '\n';
       pending[bucket]!.push(line);
       pendingBytes[bucket]! += line.length;
       if (pendingBytes[bucket]! >= flushBytes) await flush(bucket);
@@ -84,14 +86,19 @@ async function spillStore(count: number, parent: string, flushBytes: number): Pr
       await closeAll();
       for (let bucket = 0; bucket < count; bucket++) {
         if (!written[bucket]) continue;
-        const text = await readFile(path(bucket), 'utf8');
-        await rm(path(bucket), { force: true }); // free the disk as we go
         const units: OrderUnit[] = [];
-        for (let from = 0; from < text.length; ) {
-          const end = text.indexOf('\n', from);
-          units.push(JSON.parse(text.slice(from, end)) as OrderUnit);
-          from = end + 1;
+        let rest = '';
+        // Read in pieces: the bucket's units are needed whole, its text is not.
+        for await (const piece of createReadStream(path(bucket), { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
+          const text = rest + (piece as string);
+          let from = 0;
+          for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', from)) {
+            units.push(decodeUnit(text.slice(from, end)));
+            from = end + 1;
+          }
+          rest = text.slice(from);
         }
+        await rm(path(bucket), { force: true }); // free the disk as we go
         yield units;
       }
     },
