@@ -54,6 +54,7 @@ export function csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan): Ord
     const index = plan.fieldIndex[field];
     if (index !== undefined) text[field] = record.values[index] ?? '';
   }
+  if (plan.rejectsFile === true && text.orderRef?.trim() === '') delete text.orderRef;
   return unitOf([{ ...validateRow(record.line, text), cells: record.values }], false, []);
 }
 

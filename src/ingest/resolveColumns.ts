@@ -11,6 +11,12 @@ export interface ColumnPlan {
   ignored: string[];
   /** Things a person should know although the file is accepted. */
   warnings: string[];
+  /**
+   * The file is one of our rejects files (it has the reject_* columns). There an empty orderRef
+   * means the row never had one (e.g. a JSON row without orderRef), so the row is an order of its
+   * own instead of an error.
+   */
+  rejectsFile?: boolean;
 }
 
 /**
@@ -130,7 +136,8 @@ export function resolveColumns(file: string, headers: readonly string[], mapping
             `If rows with the same value belong to one order, map it: --map with {"${lookalike}": "orderRef"}.`,
     );
   }
-  return { columns: [...headers], fieldIndex, ignored, warnings };
+  const rejectsFile = REJECT_COLUMNS.every((column) => headers.some((header) => normalizeHeader(header) === normalizeHeader(column)));
+  return { columns: [...headers], fieldIndex, ignored, warnings, ...(rejectsFile ? { rejectsFile } : {}) };
 }
 
 /**

@@ -69,6 +69,21 @@ describe('RejectsWriter', () => {
     expect(order!.notes.some((n) => n.includes('apostrophe'))).toBe(true);
   });
 
+  it('round-trips rows of a JSON file without orderRef: each stays an order of its own', async () => {
+    const flat = { businessCustomerId: 1001, firstName: 'Jan', lastName: 'de Vries', street: 'Keizersgracht', streetNumber: 112, postalCode: '1015 CX', city: 'Amsterdam', countryCode: 'NL', languageCode: 'nl', email: 'jan.devries@example.nl', telephoneNumber: '+31612345678', productId: 5001, quantity: 0 };
+    const file = await tmp.file('rows.ndjson', `${JSON.stringify(flat)}\n${JSON.stringify({ ...flat, productId: 5002 })}\n`);
+    const { rejectsPath } = await validateFile(file);
+    const fixed = await tmp.file('fixed.csv', (await readFile(rejectsPath!, 'utf8')).replace(/,0,(\d+),INTEGER_NOT_POSITIVE/g, ',1,$1,INTEGER_NOT_POSITIVE'));
+    const orders = valid(await readAll(fixed));
+    expect(orders.map((o) => [o.orderRef, o.key.slice(0, 4), o.lines])).toEqual([
+      [undefined, 'sha.', [2]],
+      [undefined, 'sha.', [3]],
+    ]);
+    // in an ordinary CSV an empty orderRef is still an error
+    const plain = await tmp.file('plain.csv', csv(row({ orderRef: '' })));
+    expect(rejected(await readAll(plain))[0]?.errors[0]?.code).toBe('ORDER_REF_MISSING');
+  });
+
   it('keeps the input delimiter, so Excel opens it like the input', async () => {
     const file = await tmp.file('nl.csv', csv(row({ quantity: '0' })).replace(/,/g, ';'));
     const { rejectsPath } = await validateFile(file);
