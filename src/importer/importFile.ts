@@ -54,7 +54,7 @@ export async function importFile(file: string, options: ImportOptions, deps: Imp
 
   const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, enqueued: 0 };
   const summary = new ValidationSummary();
-  const rejects = new RejectsWriter(options.rejectsPath ?? RejectsWriter.defaultPath(file), source.columns);
+  const rejects = new RejectsWriter(options.rejectsPath ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
   const chunkSize = options.chunkSize ?? 500;
   let chunk: ValidOrder[] = [];
 
@@ -91,7 +91,7 @@ export async function importFile(file: string, options: ImportOptions, deps: Imp
     if (chunk.length > 0) await flush();
     await rejects.close();
   } catch (error) {
-    await rejects.close().catch(() => undefined);
+    await rejects.abort().catch(() => undefined);
     await deps.batches.finishImport(batchId, 'failed', source.stats()).catch(() => undefined);
     log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
     throw error;
