@@ -72,3 +72,15 @@ export function redactUrl(url: string): string {
     return '(unparseable REDIS_URL)';
   }
 }
+
+/** Deletes every key under `prefix:` (SCAN in pages, never KEYS). For the demo's own namespace and tests. */
+export async function deleteKeysUnder(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) deleted += await redis.del(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}

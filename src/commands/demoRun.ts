@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { createLogger } from '../logger.js';
 import { samplesDir } from '../paths.js';
 import { openServices } from '../services.js';
+import { deleteKeysUnder } from '../redis.js';
 import { startSimulator } from '../simulator/index.js';
 import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
 import { importAndFollow } from './importRun.js';
@@ -49,7 +50,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
   }
   const worker = await startBusinessDelivery(config, logger, { prefix, delivery: config.delivery });
   try {
-    await wipe(services.redis, prefix);
+    await deleteKeysUnder(services.redis, prefix);
     say('workers started in this process; importing the sample files from samples/\n');
     let settledAll = true;
     for (const name of DEMO_FILES) {
@@ -77,13 +78,4 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     await simulator.close();
     logger.flush();
   }
-}
-
-async function wipe(redis: import('ioredis').Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
 }
