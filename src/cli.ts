@@ -9,6 +9,7 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isBulkorderError } from './errors.js';
 import { registerCommands } from './commands/index.js';
+import { isRedisConnectionError } from './redisErrors.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   let exitCode: number = ExitCode.ok;
@@ -48,6 +49,13 @@ function exitCodeFor(error: unknown): number {
   if (isBulkorderError(error)) {
     process.stderr.write(`bulkorder: ${error.message}\n`);
     return error.exitCode;
+  }
+  if (isRedisConnectionError(error)) {
+    process.stderr.write(
+      `bulkorder: the connection to Redis was lost (${(error as Error).message}). Run the same command again once Redis ` +
+        `answers: what was done stays done, and nothing is queued or sent twice.\n`,
+    );
+    return ExitCode.infrastructure;
   }
   process.stderr.write(`bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   return ExitCode.internal;

@@ -47,7 +47,11 @@ export interface SettleInput {
 export interface LedgerOptions {
   /** How long an entry outlives its last change; default 90 days. */
   retentionMs?: number;
-  /** A `queued` entry with no job behind it is taken over after this long; default 5 minutes. */
+  /**
+   * A `queued` entry with no job behind it (an import died between reserving a chunk and adding
+   * its jobs, a matter of milliseconds) is taken over by the next import after this long; default
+   * 60 s, so a prompt rerun after a failure finishes the file.
+   */
   staleQueuedMs?: number;
   /** `hold` (default): an order found `sending` is held for review; `resend`: at-least-once. */
   ambiguousPolicy?: 'hold' | 'resend';
@@ -77,7 +81,7 @@ export class Ledger {
 
   constructor(redis: Redis, private readonly keys: Keyspace, private readonly options: LedgerOptions) {
     this.retentionMs = options.retentionMs ?? 90 * DAY;
-    this.staleQueuedMs = options.staleQueuedMs ?? 5 * 60 * 1000;
+    this.staleQueuedMs = options.staleQueuedMs ?? 60 * 1000;
     this.ambiguousPolicy = options.ambiguousPolicy ?? 'hold';
     defineLedgerCommands(redis);
     this.redis = redis as Redis & LedgerCommands;

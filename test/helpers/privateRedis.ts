@@ -7,7 +7,12 @@ import { Redis } from 'ioredis';
 
 export interface PrivateRedis {
   url: string;
-  process: ChildProcess;
+  /** The running server process (replaced by `restart`). */
+  readonly process: ChildProcess;
+  /** SIGKILLs the server: no shutdown save, as in a crash. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and data folder (AOF, if enabled, is replayed). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -18,32 +23,56 @@ export interface PrivateRedis {
 export async function startPrivateRedis(extraArgs: string[] = []): Promise<PrivateRedis> {
   const port = await sparePort();
   const dir = await mkdtemp(join(tmpdir(), 'bulkorder-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs], { stdio: 'ignore' });
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs];
   const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined); // expected while the server starts
-  for (let i = 0; ; i++) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      break;
-    } catch (error) {
-      if (i > 100) throw error;
-      await new Promise((r) => setTimeout(r, 50));
+  const spawnServer = async (): Promise<ChildProcess> => {
+    const child = spawn('redis-server', args, { stdio: 'ignore' });
+    await waitUntilAnswering(url);
+    return child;
+  };
+  let child = await spawnServer();
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
     }
-  }
-  probe.disconnect();
+  };
   return {
     url,
-    process: child,
+    get process() {
+      return child;
+    },
+    kill,
+    async restart() {
+      await kill();
+      child = await spawnServer();
+    },
     async stop() {
-      if (child.exitCode === null) {
-        child.kill('SIGKILL');
-        await new Promise((r) => child.once('exit', r));
-      }
+      await kill();
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function waitUntilAnswering(url: string): Promise<void> {
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => undefined); // expected while the server starts
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        if (probe.status !== 'ready') await probe.connect();
+        await probe.ping();
+        return;
+      } catch (error) {
+        if (i > 200) throw error;
+        probe.disconnect();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  } finally {
+    probe.disconnect();
+  }
 }
 
 function sparePort(): Promise<number> {

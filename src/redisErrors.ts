@@ -1,0 +1,15 @@
+/**
+ * Recognises a lost or refused Redis connection in an error thrown by ioredis, so the CLI can
+ * answer with exit 5 and a clear message instead of an internal error. ioredis gives most of
+ * these no code, so its messages are matched here, in this one place.
+ * (Kept free of imports: src/cli.ts loads it on every run.)
+ */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+const CONNECTION_MESSAGES = /Stream isn't writeable|Connection is closed|Reached the max retries per request limit|Connection timed out/;
+
+export function isRedisConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code !== undefined && CONNECTION_CODES.has(code)) return true;
+  return error.name === 'MaxRetriesPerRequestError' || CONNECTION_MESSAGES.test(error.message);
+}

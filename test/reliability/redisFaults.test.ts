@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { keyspace } from '../../src/keyspace.js';
+import { BatchStore, isSettled } from '../../src/batches/batchStore.js';
+import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
+
+let rig: DeliveryRig | undefined;
+let redisServer: PrivateRedis | undefined;
+afterEach(async () => {
+  await killAllCli();
+  await rig?.close().catch(() => undefined);
+  await redisServer?.stop();
+  rig = undefined;
+  redisServer = undefined;
+});
+
+function ordersCsv(prefix: string, count: number): string {
+  const rows = [HEADER];
+  for (let i = 1; i <= count; i++) rows.push(orderRow(`${prefix}-${i}`));
+  return rows.join('\n') + '\n';
+}
+
+/** Reads a batch through a fresh connection (the rig's own fails fast while Redis is down). */
+async function batchNow(url: string, prefix: string, batchId: string) {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  try {
+    return await new BatchStore(redis, keyspace(prefix), 60_000).get(batchId);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function countKeys(url: string, pattern: string): Promise<number> {
+  const redis = new Redis(url);
+  let cursor = '0';
+  let count = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    count += keys.length;
+  } while (cursor !== '0');
+  redis.disconnect();
+  return count;
+}
+
+describe('Redis faults (a private redis-server, real worker processes, the simulator)', () => {
+  it('redis-server killed and restarted mid-batch with AOF: nothing lost, nothing sent twice', async () => {
+    redisServer = await startPrivateRedis(['--appendonly', 'yes', '--appendfsync', 'always']);
+    rig = await deliveryRig('aof', { faults: { latencyMs: 40 } }, { REDIS_URL: redisServer.url, BULKORDER_HTTP_DEADLINE_MS: '3000', BULKORDER_STALLED_INTERVAL_MS: '1000' });
+    const file = await rig.writeFile('aof.csv', ordersCsv('AOF', 60));
+    const imported = await rig.importFile(file);
+    expect(imported.counts.enqueued).toBe(60);
+    startCli(['worker', '--concurrency', '4'], { ...rig.env, LOG_LEVEL: 'warn' });
+    await waitFor(async () => ((await batchNow(redisServer!.url, rig!.prefix, imported.batchId))?.delivered ?? 0) >= 10, 'ten deliveries');
+
+    await redisServer.kill();
+    await new Promise((r) => setTimeout(r, 1500)); // the worker goes on without Redis for a while
+    await redisServer.restart();
+
+    await waitFor(async () => {
+      const batch = await batchNow(redisServer!.url, rig!.prefix, imported.batchId);
+      return batch !== undefined && isSettled(batch);
+    }, 'the batch to settle after the restart', 45_000);
+    const batch = (await batchNow(redisServer.url, rig.prefix, imported.batchId))!;
+    const counters = rig.simulator.counters();
+    expect(batch.dead).toBe(0);
+    expect(batch.delivered + batch.held).toBe(60);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect(counters.ordersAccepted).toBeGreaterThanOrEqual(batch.delivered);
+    expect(counters.ordersAccepted).toBeLessThanOrEqual(batch.delivered + batch.held);
+  }, 90_000);
+
+  it('client connections dropped during enqueue: the import fails clearly, and a rerun adds no duplicates', async () => {
+    redisServer = await startPrivateRedis();
+    rig = await deliveryRig('drop', { faults: { latencyMs: 5 } }, { REDIS_URL: redisServer.url });
+    const file = await rig.writeFile('drop.csv', ordersCsv('DROP', 3000));
+    const killer = new Redis(redisServer.url);
+    const first = startCli(['import', file], rig.env);
+    // Drop every normal client connection, again and again, while the import runs.
+    let running = true;
+    void first.exited.then(() => (running = false));
+    let kills = 0;
+    while (running) {
+      kills += Number(await killer.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes'));
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    const firstExit = await first.exited;
+    killer.disconnect();
+    expect(kills).toBeGreaterThan(0);
+    const reserved = await countKeys(redisServer.url, `${rig.prefix}:ledger:*`);
+
+    // Whatever the first run did (failed part-way or finished), a rerun completes the file without duplicates.
+    const rerun = startCli(['import', file], rig.env);
+    expect(await rerun.exited).toBe(0);
+    startCli(['worker', '--concurrency', '20'], { ...rig.env, LOG_LEVEL: 'warn' });
+    await waitFor(async () => rig!.simulator.counters().ordersAccepted >= 3000, 'all 3000 orders delivered', 60_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(3000);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    // The first run stopped with the infrastructure exit code and a clear message, part-way through.
+    expect(firstExit).toBe(5);
+    expect(first.output()).toMatch(/bulkorder: the connection to Redis was lost .*Run the same command again/);
+    expect(reserved).toBeLessThan(3000);
+  }, 120_000);
+});
