@@ -14,6 +14,9 @@ import type { DeliverySettings } from '../src/worker/deliverySettings.js';
 import type { OrderPayload } from '../src/ingest/types.js';
 import { createDeliverOrderProcessor } from './deliverOrder.js';
 
+/** Jobs per second that stand for "no limit" (see the limiter below). */
+const UNLIMITED_PER_SECOND = 1_000_000_000;
+
 export interface DeliveryWorkerOptions {
   redisUrl: string;
   /** Key prefix, `bulkorder:<env>`. */
@@ -58,7 +61,10 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     ledger,
     breaker,
     logger,
-    rateLimit: async (ms) => worker?.rateLimit(ms),
+    // Several 429s may arrive together: a shorter Retry-After must not cut a longer pause short.
+    rateLimit: async (ms) => {
+      if (ms > (await queue.getRateLimitTtl(UNLIMITED_PER_SECOND))) await worker?.rateLimit(ms);
+    },
   });
   worker = new Worker<OrderJobData, DeliveryResult>(ORDERS_QUEUE, processor, {
     connection: blocking,
@@ -69,7 +75,9 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     lockDuration: options.requestDeadlineMs + 5_000,
     stalledInterval: delivery.stalledIntervalMs,
     maxStalledCount: 2,
-    ...(delivery.maxRequestsPerSecond > 0 ? { limiter: { max: delivery.maxRequestsPerSecond, duration: 1000 } } : {}),
+    // Always a limiter: BullMQ honours a manual rateLimit() (our answer to a 429) only for
+    // workers that have one, so "no limit" is a limit too high to reach.
+    limiter: { max: delivery.maxRequestsPerSecond > 0 ? delivery.maxRequestsPerSecond : UNLIMITED_PER_SECOND, duration: 1000 },
     settings: {
       backoffStrategy: (attemptsMade, type, error) =>
         type === BACKOFF_TYPE ? backoffDelay(attemptsMade, delivery.backoff, error instanceof RetryableDeliveryError ? error.retryAfterMs : undefined) : 0,

@@ -1,0 +1,122 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { followBatch } from '../../src/batches/followBatch.js';
+import type { ParkedRecord } from '../../src/orderJob.js';
+import type { SimulatorOptions } from '../../src/simulator/index.js';
+import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+
+let rig: DeliveryRig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
+
+/** Imports `count` valid orders, delivers them with in-process workers, and reports what happened. */
+async function runBatch(name: string, count: number, simulator: SimulatorOptions, env: Record<string, string> = {}, during?: (r: DeliveryRig) => Promise<void>) {
+  rig = await deliveryRig(name, simulator, env);
+  const started = Date.now();
+  const rows = [HEADER];
+  for (let i = 1; i <= count; i++) rows.push(orderRow(`${name.toUpperCase()}-${i}`));
+  const file = await rig.writeFile(`${name}.csv`, rows.join('\n') + '\n');
+  await rig.startWorker({ concurrency: 4 });
+  const imported = await rig.importFile(file);
+  await during?.(rig);
+  const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 45_000, out: quiet });
+  const deadKeys = await rig.services.redis.zrange(rig.services.keys.parkedIndex('dead'), '0', '-1');
+  const dead = await Promise.all(deadKeys.map(async (k) => JSON.parse((await rig!.services.redis.get(rig!.services.keys.parked('dead', k)))!) as ParkedRecord));
+  return { batch, settled, dead, counters: rig.simulator.counters(), elapsedMs: Date.now() - started };
+}
+
+describe('API faults: what the product does, and that nothing is lost or sent twice', () => {
+  it('a 5xx storm (every request for a while) is ridden out: all delivered once', async () => {
+    const r = await runBatch('storm', 20, { faults: { serverErrorRate: 1 } }, {}, async (rg) => {
+      await new Promise((res) => setTimeout(res, 1500));
+      rg.simulator.setFaults({ serverErrorRate: 0 });
+    });
+    expect(r.settled).toBe(true);
+    expect(r.batch).toMatchObject({ delivered: 20, dead: 0, held: 0 });
+    expect(r.counters.faults.serverError).toBeGreaterThan(20);
+    expect(r.counters.ordersAccepted).toBe(20);
+    expect(r.counters.duplicateOrdersAccepted).toBe(0);
+  }, 60_000);
+
+  it('429 with Retry-After as seconds and as an HTTP date pauses, then delivers everything once', async () => {
+    const soon = new Date(Date.now() + 1500).toUTCString();
+    const r = await runBatch('ratelimit', 10, {
+      faults: {
+        script: [
+          { path: 'orders', status: 429, headers: { 'retry-after': '1' }, body: { code: 'RATE_LIMITED', message: 'slow down' } },
+          { path: 'orders', status: 429, headers: { 'retry-after': soon }, body: { code: 'RATE_LIMITED', message: 'slow down' } },
+        ],
+      },
+    });
+    expect(r.batch).toMatchObject({ delivered: 10, dead: 0, held: 0 });
+    expect(r.counters.statuses['429']).toBe(2);
+    // The whole queue waited out both Retry-After values (1 s, then until the date) before going on.
+    expect(r.elapsedMs).toBeGreaterThanOrEqual(1000);
+    expect(r.counters.duplicateOrdersAccepted).toBe(0);
+  }, 60_000);
+
+  it('400 with JSON, HTML and empty bodies is dead-lettered at once with the body kept as it came', async () => {
+    const r = await runBatch('bodies', 4, {
+      faults: {
+        script: [
+          { path: 'orders', status: 400, body: { code: 'BAD_ORDER', message: 'no' } },
+          { path: 'orders', status: 400, body: '<html><body>Bad Request</body></html>' },
+          { path: 'orders', status: 400, body: '' },
+        ],
+      },
+    });
+    expect(r.batch).toMatchObject({ delivered: 1, dead: 3 });
+    const bodies = r.dead.map((d) => d.body);
+    expect(bodies).toContainEqual({ code: 'BAD_ORDER', message: 'no' });
+    expect(bodies).toContain('<html><body>Bad Request</body></html>');
+    expect(r.dead.every((d) => d.httpStatus === 400 && d.attempts === 1)).toBe(true);
+  }, 60_000);
+
+  it('a 50 MB error body: what is kept is capped and marked, and the worker does not buffer it', async () => {
+    const huge = 'x'.repeat(50 * 1024 * 1024);
+    const before = process.memoryUsage().rss;
+    const r = await runBatch('hugebody', 1, { faults: { script: [{ path: 'orders', status: 422, body: huge }] } });
+    expect(r.batch.dead).toBe(1);
+    const record = r.dead[0]!;
+    expect(record.bodyTruncated).toBe(true);
+    expect(String(record.body).length).toBeLessThanOrEqual(16 * 1024);
+    // The simulator holds its 50 MB string; the client side must not add another copy or more.
+    expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+  }, 60_000);
+
+  it('tokens expiring mid-batch are refreshed without an order failing', async () => {
+    const r = await runBatch('expiry', 150, { tokenLifetimeSeconds: 1, faults: { latencyMs: 50 } });
+    expect(r.batch).toMatchObject({ delivered: 150, dead: 0, held: 0 });
+    expect(r.elapsedMs).toBeGreaterThan(1000); // the batch outlived at least one token
+    expect(r.counters.tokenRequests.business).toBeGreaterThan(1);
+    expect(r.counters.errors.TOKEN_EXPIRED ?? 0).toBe(0);
+    expect(r.counters.duplicateOrdersAccepted).toBe(0);
+  }, 60_000);
+
+  it('a token endpoint that is down for a while: orders wait (not sent, not dead), then go', async () => {
+    const r = await runBatch('tokendown', 8, { faults: { tokenFailureRate: 1 } }, {}, async (rg) => {
+      await new Promise((res) => setTimeout(res, 1500));
+      rg.simulator.setFaults({ tokenFailureRate: 0 });
+    });
+    expect(r.batch).toMatchObject({ delivered: 8, dead: 0, held: 0 });
+    expect(r.counters.faults.tokenFailure).toBeGreaterThan(0);
+    expect(r.counters.duplicateOrdersAccepted).toBe(0);
+  }, 60_000);
+
+  it('a token endpoint refusing our credentials trips the breaker: nothing sent, nothing dead-lettered', async () => {
+    rig = await deliveryRig('badcreds', {}, { BULKORDER_BUSINESS_CLIENT_SECRET: 'not-the-secret' });
+    const file = await rig.writeFile('bad.csv', [HEADER, orderRow('BAD-1'), orderRow('BAD-2')].join('\n') + '\n');
+    await rig.startWorker({ concurrency: 2 });
+    await rig.importFile(file);
+    const deadline = Date.now() + 20_000;
+    while (!(await rig.services.queue.isPaused()) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+    expect(await rig.services.queue.isPaused()).toBe(true);
+    expect(await rig.services.redis.zcard(rig.services.keys.parkedIndex('dead'))).toBe(0);
+    expect(rig.simulator.counters().ordersAccepted).toBe(0);
+    const trip = JSON.parse((await rig.services.redis.get(rig.services.keys.breakerTrip))!) as { code: string; reason: string };
+    expect(trip.reason).toMatch(/credentials/);
+  }, 60_000);
+});
