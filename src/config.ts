@@ -88,6 +88,8 @@ export interface Config {
   readonly tokenAuth: TokenAuthMethod;
   readonly http: HttpSettings;
   readonly responseFields: ResponseFieldSettings;
+  /** Statuses answered after the server may have stored the request (BULKORDER_AMBIGUOUS_STATUSES); default none. */
+  readonly ambiguousStatuses: readonly number[];
   /** Queue, retry and ledger settings of delivery workers and imports. */
   readonly delivery: DeliverySettings;
 }
@@ -106,6 +108,8 @@ export interface ApiSettings {
   readonly tokenAuth: TokenAuthMethod;
   readonly http: HttpSettings;
   readonly responseFields: ResponseFieldSettings;
+  /** Statuses answered after the server may have stored the request (BULKORDER_AMBIGUOUS_STATUSES); default none. */
+  readonly ambiguousStatuses: readonly number[];
 }
 
 // Library and tool names a User-Agent must not claim to be: the API identifies the client company by it.
@@ -162,6 +166,11 @@ const schema = z.object({
   BULKORDER_HTTP_HEADERS_TIMEOUT_MS: milliseconds(30 * SECOND),
   BULKORDER_HTTP_BODY_TIMEOUT_MS: milliseconds(30 * SECOND),
   BULKORDER_HTTP_DEADLINE_MS: milliseconds(60 * SECOND),
+  BULKORDER_AMBIGUOUS_STATUSES: z
+    .string()
+    .regex(/^(none|[1-5]\d\d(,[1-5]\d\d)*)$/, "must be 'none' or a comma-separated list of HTTP statuses, e.g. 500,504")
+    .default('none')
+    .transform((value) => (value === 'none' ? [] : value.split(',').map(Number))),
   BULKORDER_CONCURRENCY: count(20, 1, 1000),
   BULKORDER_ATTEMPTS: count(15, 1, 100),
   BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
@@ -247,6 +256,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
       bodyTimeoutMs: v.BULKORDER_HTTP_BODY_TIMEOUT_MS,
       deadlineMs: v.BULKORDER_HTTP_DEADLINE_MS,
     },
+    ambiguousStatuses: v.BULKORDER_AMBIGUOUS_STATUSES,
     responseFields: {
       errorCode: v.BULKORDER_ERROR_CODE_FIELDS,
       errorMessage: v.BULKORDER_ERROR_MESSAGE_FIELDS,
@@ -293,6 +303,7 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
     tokenAuth: config.tokenAuth,
     http: config.http,
     responseFields: config.responseFields,
+    ambiguousStatuses: config.ambiguousStatuses,
   });
 }
 

@@ -31,7 +31,7 @@ export async function authorizedPost(settings: ApiSettings, deps: ApiClientDeps,
   const url = `${settings.apiBaseUrl}${path}`;
   const logger = deps.logger.child({ api: settings.api, path });
   const body = JSON.stringify(payload);
-  const classify: ClassifyOptions = { ...deps.classify, fields: settings.responseFields };
+  const classify: ClassifyOptions = { ...deps.classify, fields: settings.responseFields, ambiguousStatuses: settings.ambiguousStatuses };
 
   const send = async (token: AccessToken): Promise<Outcome> => {
     const exchange = await deps.transport.send({

@@ -32,6 +32,12 @@ export interface ClassifyOptions {
   maxRetryAfterMs?: number;
   /** Clock for Retry-After dates; default Date.now. */
   now?: () => number;
+  /**
+   * Statuses to treat as ambiguous instead of their class (e.g. 500, 504: a server that stores
+   * an order and then fails to answer looks exactly like one that failed before storing it).
+   * Default none: the spec calls 5xx temporary, so they are retried.
+   */
+  ambiguousStatuses?: readonly number[];
 }
 
 /**
@@ -96,6 +102,7 @@ function classifyResponse(response: HttpResponse, options: ClassifyOptions): Out
   const apiCode = findField(body, options.fields.errorCode);
   const code = apiCode ?? `HTTP_${status}`;
   const message = findField(body, options.fields.errorMessage) ?? `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trim();
+  if (options.ambiguousStatuses?.includes(status)) return { kind: 'ambiguous', code, message, status };
   switch (row?.kind) {
     case 'delivered': {
       // The status line is the server's verdict: a 2xx whose body broke off is still delivered.

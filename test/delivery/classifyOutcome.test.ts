@@ -36,6 +36,20 @@ describe('statuses', () => {
   });
 });
 
+describe('ambiguous statuses (BULKORDER_AMBIGUOUS_STATUSES)', () => {
+  it('turns the listed statuses into ambiguous, keeping the API code, and leaves the others alone', () => {
+    const options = { fields, now: () => NOW, ambiguousStatuses: loadConfig({ env: { BULKORDER_AMBIGUOUS_STATUSES: '500,504' } }).ambiguousStatuses };
+    expect(classifyOutcome(response(500, { code: 'INTERNAL_ERROR', message: 'oops' }), options)).toEqual({ kind: 'ambiguous', status: 500, code: 'INTERNAL_ERROR', message: 'oops' });
+    expect(classifyOutcome(response(504), options)).toMatchObject({ kind: 'ambiguous', status: 504, code: 'HTTP_504' });
+    expect(classifyOutcome(response(503), options)).toMatchObject({ kind: 'retry', status: 503 });
+    expect(classify(response(500))).toMatchObject({ kind: 'retry' });
+  });
+
+  it('refuses a malformed list, naming the variable', () => {
+    expect(() => loadConfig({ env: { BULKORDER_AMBIGUOUS_STATUSES: '500;504' } })).toThrow(/BULKORDER_AMBIGUOUS_STATUSES/);
+  });
+});
+
 describe('transport failures', () => {
   const fail = (code: string, requestStarted: boolean): HttpExchange => ({ type: 'failure', requestStarted, error: Object.assign(new Error(`failed ${code}`), { code }) });
 

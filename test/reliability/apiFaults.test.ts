@@ -41,6 +41,20 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   }, 60_000);
 
+  it('"stored, then 500" (a lost acknowledgement): retried by default (a duplicate, as documented), held with BULKORDER_AMBIGUOUS_STATUSES', async () => {
+    const lostAck = { faults: { script: [{ path: 'orders' as const, status: 500, store: true, body: { code: 'INTERNAL_ERROR', message: 'oops' } }] } };
+    const retried = await runBatch('lostack', 3, lostAck);
+    expect(retried.batch).toMatchObject({ delivered: 3, held: 0 });
+    expect(retried.counters.duplicateOrdersAccepted).toBe(1);
+    await rig?.close();
+    rig = undefined;
+
+    const held = await runBatch('lostackheld', 3, lostAck, { BULKORDER_AMBIGUOUS_STATUSES: '500,504' });
+    expect(held.batch).toMatchObject({ delivered: 2, held: 1 });
+    expect(held.counters.ordersAccepted).toBe(3);
+    expect(held.counters.duplicateOrdersAccepted).toBe(0);
+  }, 60_000);
+
   it('429 with Retry-After as seconds and as an HTTP date pauses, then delivers everything once', async () => {
     const soon = new Date(Date.now() + 1500).toUTCString();
     const r = await runBatch('ratelimit', 10, {

@@ -84,7 +84,7 @@ describe('Redis faults (a private redis-server, real worker processes, the simul
     void first.exited.then(() => (running = false));
     let kills = 0;
     while (running) {
-      kills += Number(await killer.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes'));
+      kills += Number(await killer.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes'));
       await new Promise((r) => setTimeout(r, 15));
     }
     const firstExit = await first.exited;
