@@ -16,3 +16,14 @@ export function neutralizeCell(value: string): string {
 export function isNeutralizedCell(value: string): boolean {
   return NEUTRALIZED.test(value);
 }
+
+/**
+ * Cells of a CSV record with the wrong number of fields, fitted to the header for the rejects
+ * file. Surplus cells go into the last column so the person still sees everything they wrote.
+ */
+export function fitCells(values: readonly string[], width: number): string[] {
+  const cells = values.slice(0, width);
+  while (cells.length < width) cells.push('');
+  if (values.length > width && width > 0) cells[width - 1] = values.slice(width - 1).join(' | ');
+  return cells;
+}

@@ -1,5 +1,7 @@
 import { UsageError } from '../errors.js';
+import type { ColumnSchema } from './columnSchema.js';
 import { loadMapping } from './loadMapping.js';
+import { ORDER_COLUMNS } from './orderColumns.js';
 import type { IngestOptions } from './openOrderSource.js';
 import type { IngestEncoding, IngestFormat } from './types.js';
 
@@ -23,9 +25,9 @@ const ENCODINGS: Readonly<Record<string, IngestEncoding>> = {
 
 /**
  * Turns the shared flags into IngestOptions, so both commands read files alike. Bad values are
- * usage errors (exit 2); the --map file is read and checked here, before the order file.
+ * usage errors (exit 2); the --map file is read and checked here (against `schema`'s fields), before the input file.
  */
-export async function ingestOptionsFromFlags(flags: IngestFlags): Promise<IngestOptions> {
+export async function ingestOptionsFromFlags(flags: IngestFlags, schema: ColumnSchema = ORDER_COLUMNS): Promise<IngestOptions> {
   const options: IngestOptions = {};
   if (flags.format !== undefined) {
     const format = flags.format.toLowerCase() as IngestFormat;
@@ -44,6 +46,6 @@ export async function ingestOptionsFromFlags(flags: IngestFlags): Promise<Ingest
     if (encoding === undefined) throw new UsageError('ENCODING_OPTION_INVALID', `--encoding must be utf-8, windows-1252 or latin1 (got "${flags.encoding}").`);
     options.encoding = encoding;
   }
-  if (flags.map !== undefined) options.mapping = await loadMapping(flags.map);
+  if (flags.map !== undefined) options.mapping = await loadMapping(flags.map, schema);
   return options;
 }

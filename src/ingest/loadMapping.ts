@@ -1,13 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
+import type { ColumnSchema } from './columnSchema.js';
+import { ORDER_COLUMNS } from './orderColumns.js';
 import { resolveMapping } from './resolveColumns.js';
 
 /**
  * Reads a `--map` file: a JSON object from header names in the order file to field names,
  * e.g. `{ "Voornaam": "firstName", "Huisnummer": "streetNumber", "Opmerking": "" }` ("" ignores a
- * column). Problems with it are usage errors (exit 2), checked before the order file is read.
+ * column). Problems with it are usage errors (exit 2), checked before the order file is read;
+ * field names are those of `schema` (orders unless told otherwise).
  */
-export async function loadMapping(path: string): Promise<Record<string, string>> {
+export async function loadMapping(path: string, schema: ColumnSchema = ORDER_COLUMNS): Promise<Record<string, string>> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -28,6 +31,6 @@ export async function loadMapping(path: string): Promise<Record<string, string>>
     if (typeof field !== 'string') throw new UsageError('MAPPING_INVALID', `--map ${path}: the value for "${header}" must be a field name or "".`);
     mapping[header] = field;
   }
-  resolveMapping(mapping); // fails early on unknown field names
+  resolveMapping(mapping, schema); // fails early on unknown field names
   return mapping;
 }

@@ -1,237 +1,30 @@
-import { stat } from 'node:fs/promises';
-import { extname } from 'node:path';
-import { parse as parseCsvSync } from 'csv-parse/sync';
-import { FileRefusedError, UsageError } from '../errors.js';
 import { assembleOrders } from './assembleOrders.js';
-import { decodeFile, sniffFile } from './decodeFile.js';
-import { detectDelimiter, headerLine } from './detectDelimiter.js';
 import { jsonUnit } from './jsonUnit.js';
-import { ORDER_FIELDS } from './orderFields.js';
+import { ORDER_COLUMNS } from './orderColumns.js';
 import { csvUnit, type OrderUnit } from './orderUnit.js';
-import { readCsvRecords } from './readCsvRecords.js';
-import { readJsonArray, readNdjson } from './readJsonRecords.js';
-import { resolveColumns, resolveMapping, type ColumnPlan, type ResolvedMapping } from './resolveColumns.js';
-import type { IngestEncoding, IngestFormat, IngestItem } from './types.js';
-import { createUnitStore } from './unitStore.js';
+import { openRecordSource, type IngestOptions, type RecordSchema, type RecordSource } from './openRecordSource.js';
+import type { OrderPayload } from './types.js';
+import { decodeUnit, encodeUnit } from './unitCodec.js';
 
-const KIB = 1024;
-const MIB = 1024 * KIB;
-
-/** How to read an order file. Every field is optional. */
-export interface IngestOptions {
-  /** Default: from the extension (.csv .tsv .txt, .json, .ndjson .jsonl). */
-  format?: IngestFormat;
-  /** CSV delimiter, one character; default detected from the header line (`,` `;` tab). */
-  delimiter?: string;
-  /** Default `utf-8`; invalid UTF-8 refuses the file with a hint to pass `windows-1252`. */
-  encoding?: IngestEncoding;
-  /** From a --map file: header (or JSON key) in the file -> field name, or "" to ignore it. */
-  mapping?: Record<string, string>;
-  /** Longest record (CSV row, JSON element, NDJSON line) in characters; default 64 KiB. */
-  maxRecordBytes?: number;
-  /** Parent folder of the temporary spill files; default the OS temp folder. */
-  tmpDir?: string;
-  /** Files up to this size are grouped in memory, larger ones spill to temp files; default 1 MiB. */
-  spillThresholdBytes?: number;
-  /** Input bytes per spill bucket (one bucket is in memory at a time); default 512 KiB, at most 256 buckets. */
-  bucketBytes?: number;
-  /** Most product lines in one order; default 1000. */
-  maxLinesPerOrder?: number;
-  /** Read size in bytes; default 64 KiB. */
-  chunkBytes?: number;
-}
-
-/** Counts after (or during) iteration. */
-export interface SourceStats {
-  /** Data rows read (CSV rows, flat JSON rows, product lines of JSON orders); blank rows not counted. */
-  rows: number;
-  orders: number;
-  valid: number;
-  rejected: number;
-}
+export { formatFromExtension, type IngestOptions, type SourceStats } from './openRecordSource.js';
 
 /** An order file that passed the whole-file checks, ready to be read. */
-export interface OrderSource {
-  file: string;
-  format: IngestFormat;
-  /** Original header names, in order (for JSON: the default field names). */
-  columns: string[];
-  /** The CSV delimiter in use (detected or given); `,` for JSON, whose rejects file is CSV. */
-  delimiter: string;
-  encoding: IngestEncoding;
-  /**
-   * Validated orders and rejects. Reads the whole file once (checking, and spilling big files to
-   * temp files) before the first item, so an error that refuses the file (FileRefusedError) comes
-   * before any item. Output order may differ from file order; `lines` carry the truth.
-   * Can be iterated once.
-   */
-  items(): AsyncIterable<IngestItem>;
-  stats(): SourceStats;
-  /** Columns (or flat JSON keys) that map to no field and were left out. */
-  ignoredColumns(): string[];
-  /** Rows with every cell empty (spreadsheets leave them at the end), skipped. */
-  blankRows(): number;
-  /** Facts about how the file is read that a person should see (e.g. no orderRef column). */
-  warnings: string[];
-}
+export type OrderSource = RecordSource<OrderPayload>;
+
+/** Orders as a record kind: rows are product lines, grouped into orders by orderRef. */
+export const ORDER_SCHEMA: RecordSchema<OrderUnit, OrderPayload> = {
+  columns: ORDER_COLUMNS,
+  csvUnit,
+  jsonUnit,
+  codec: { encode: encodeUnit, decode: decodeUnit },
+  assemble: assembleOrders,
+};
 
 /**
- * Opens and checks a file (existence, encoding, header, required columns) and throws
+ * Opens and checks an order file (existence, encoding, header, required columns) and throws
  * FileRefusedError (exit 3) before yielding anything; UsageError (exit 2) for a bad option or
  * mapping. Temporary files exist only while `items()` runs and are always removed.
  */
-export async function openOrderSource(file: string, options: IngestOptions = {}): Promise<OrderSource> {
-  const size = await fileSize(file); // a wrong path is the likelier mistake than a wrong extension
-  const format = options.format ?? formatFromExtension(file);
-  const encoding = options.encoding ?? 'utf-8';
-  const maxRecordBytes = options.maxRecordBytes ?? 64 * KIB;
-  const maxLinesPerOrder = options.maxLinesPerOrder ?? 1000;
-  if (options.delimiter !== undefined && (options.delimiter.length !== 1 || /["\r\n]/.test(options.delimiter))) {
-    throw new UsageError('DELIMITER_INVALID', `--delimiter must be one character other than a quote or line break (got ${JSON.stringify(options.delimiter)}).`);
-  }
-  const mapping = resolveMapping(options.mapping);
-  await sniffFile(file, encoding);
-  const head = await readHead(file, encoding, maxRecordBytes, options.chunkBytes);
-
-  let plan: ColumnPlan;
-  let delimiter = ',';
-  if (format === 'csv') {
-    const line = headerLine(head.text.replace(/^[\r\n]+/, ''), head.whole);
-    if (line === undefined) {
-      throw new FileRefusedError('HEADER_INVALID', file, `no header line within the first ${maxRecordBytes} characters; is this a CSV file with a header row?`);
-    }
-    delimiter = options.delimiter ?? detectDelimiter(line);
-    const [headers] = parseCsvSync(line, { delimiter, bom: true, relax_quotes: true, relax_column_count: true }) as string[][];
-    plan = resolveColumns(file, headers ?? [], mapping);
-  } else {
-    checkJsonStart(file, format, head.text);
-    plan = { columns: [...ORDER_FIELDS], fieldIndex: {}, ignored: [], warnings: [] };
-  }
-
-  const spillThreshold = options.spillThresholdBytes ?? MIB;
-  const bucketCount = size <= spillThreshold ? 1 : Math.min(256, Math.max(2, Math.ceil(size / (options.bucketBytes ?? 512 * KIB))));
-  const stats: SourceStats = { rows: 0, orders: 0, valid: 0, rejected: 0 };
-  const ignored = new Set(plan.ignored);
-  let blankRows = 0;
-  let iterated = false;
-
-  const units = (): AsyncGenerator<OrderUnit> =>
-    format === 'csv'
-      ? csvUnits(file, plan, { delimiter, encoding, maxRecordBytes, ...(options.chunkBytes ? { chunkBytes: options.chunkBytes } : {}) }, () => blankRows++)
-      : jsonUnits(file, format, { encoding, maxRecordBytes, ...(options.chunkBytes ? { chunkBytes: options.chunkBytes } : {}) }, mapping, ignored, maxLinesPerOrder);
-
-  return {
-    file,
-    format,
-    columns: plan.columns,
-    delimiter,
-    encoding,
-    stats: () => ({ ...stats }),
-    ignoredColumns: () => [...ignored],
-    blankRows: () => blankRows,
-    warnings: plan.warnings,
-    items: async function* () {
-      if (iterated) throw new Error('OrderSource.items() can be iterated only once');
-      iterated = true;
-      const store = await createUnitStore({ bucketCount, ...(options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir }) });
-      try {
-        for await (const unit of units()) {
-          stats.rows += unit.rows.length;
-          await store.add(unit);
-        }
-        const context = { file, columns: plan.columns, maxLinesPerOrder };
-        for await (const bucket of store.buckets()) {
-          for (const item of assembleOrders(bucket, context)) {
-            stats.orders++;
-            if (item.kind === 'valid') stats.valid++;
-            else stats.rejected++;
-            yield item;
-          }
-        }
-      } finally {
-        await store.dispose();
-      }
-    },
-  };
-}
-
-async function* csvUnits(file: string, plan: ColumnPlan, read: Parameters<typeof readCsvRecords>[1], onBlank: () => void): AsyncGenerator<OrderUnit> {
-  let header = true;
-  for await (const record of readCsvRecords(file, read)) {
-    if (header) {
-      header = false; // already resolved by openOrderSource
-      continue;
-    }
-    if (record.kind === 'record' && record.values.every((value) => value.trim() === '')) {
-      onBlank();
-      continue;
-    }
-    yield csvUnit(record, plan);
-  }
-}
-
-async function* jsonUnits(
-  file: string,
-  format: 'json' | 'ndjson',
-  read: Parameters<typeof readJsonArray>[1],
-  mapping: ResolvedMapping,
-  ignored: Set<string>,
-  maxLinesPerOrder: number,
-): AsyncGenerator<OrderUnit> {
-  const records = format === 'json' ? readJsonArray(file, read) : readNdjson(file, read);
-  for await (const record of records) yield jsonUnit(record, { mapping, ignored, maxLinesPerOrder });
-}
-
-/** The format an extension implies; UsageError when it implies none. */
-export function formatFromExtension(file: string): IngestFormat {
-  const ext = extname(file).toLowerCase();
-  if (ext === '.csv' || ext === '.tsv' || ext === '.txt') return 'csv';
-  if (ext === '.json') return 'json';
-  if (ext === '.ndjson' || ext === '.jsonl') return 'ndjson';
-  throw new UsageError('FORMAT_UNKNOWN', `cannot tell the format of ${file} from its extension; pass --format csv, json or ndjson.`);
-}
-
-async function fileSize(file: string): Promise<number> {
-  let info;
-  try {
-    info = await stat(file);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : `cannot be read (${code ?? String(error)})`;
-    throw new FileRefusedError('FILE_UNREADABLE', file, why, { cause: error });
-  }
-  if (!info.isFile()) throw new FileRefusedError('FILE_UNREADABLE', file, 'not a regular file');
-  if (info.size === 0) throw new FileRefusedError('FILE_EMPTY', file, 'the file is empty');
-  return info.size;
-}
-
-/** The first characters of the file (up to maxChars and a bit), decoded and so checked in its encoding. */
-async function readHead(file: string, encoding: IngestEncoding, maxChars: number, chunkBytes: number | undefined): Promise<{ text: string; whole: boolean }> {
-  let text = '';
-  for await (const chunk of decodeFile(file, { encoding, ...(chunkBytes ? { chunkBytes } : {}) })) {
-    text += chunk;
-    if (text.length > maxChars) return { text, whole: false };
-  }
-  if (text.trim() === '') throw new FileRefusedError('FILE_EMPTY', file, 'the file holds no data (only blank lines)');
-  return { text, whole: true };
-}
-
-function checkJsonStart(file: string, format: 'json' | 'ndjson', head: string): void {
-  const first = head.trimStart()[0];
-  if (format === 'json' && first !== '[') {
-    throw new FileRefusedError(
-      'JSON_INVALID',
-      file,
-      first === '{'
-        ? 'the file starts with "{": a .json file must be an array of orders ([ {...}, {...} ]). For one order per line, name it .ndjson.'
-        : 'a .json file must be an array of orders, starting with "[".',
-    );
-  }
-  if (format === 'ndjson' && first !== '{') {
-    throw new FileRefusedError(
-      'JSON_INVALID',
-      file,
-      first === '[' ? 'the file starts with "[": NDJSON has one order object per line. For an array of orders, name it .json or pass --format json.' : 'NDJSON needs one JSON object per line, starting with "{".',
-    );
-  }
+export function openOrderSource(file: string, options: IngestOptions = {}): Promise<OrderSource> {
+  return openRecordSource(file, options, ORDER_SCHEMA);
 }

@@ -3,6 +3,7 @@ import { orderRefKey, payloadHash } from './orderKey.js';
 import type { ColumnPlan } from './resolveColumns.js';
 import type { CsvBadRecord, CsvRecord } from './readCsvRecords.js';
 import { ORDER_FIELDS } from './orderFields.js';
+import { fitCells } from './csvCells.js';
 import type { OrderPayload, RowError } from './types.js';
 
 /** A checked row as it travels between the two passes (and possibly through a temp file). */
@@ -107,13 +108,4 @@ export function buildPayload(rows: readonly NormalizedRow[]): OrderPayload {
     },
     products: rows.map((row) => ({ productId: row.productId, quantity: row.quantity })),
   };
-}
-
-/** Cells of a record with the wrong number of fields, fitted to the header for the rejects file. */
-function fitCells(values: readonly string[], width: number): string[] {
-  const cells = values.slice(0, width);
-  while (cells.length < width) cells.push('');
-  // Surplus cells go into the last column so the person still sees everything they wrote.
-  if (values.length > width && width > 0) cells[width - 1] = values.slice(width - 1).join(' | ');
-  return cells;
 }

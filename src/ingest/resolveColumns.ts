@@ -1,12 +1,14 @@
 import { FileRefusedError, UsageError } from '../errors.js';
-import { API_PATHS, ORDER_FIELDS, REJECT_COLUMNS, REQUIRED_FIELDS, type OrderField } from './orderFields.js';
+import type { ColumnSchema } from './columnSchema.js';
+import { ORDER_COLUMNS } from './orderColumns.js';
+import { REJECT_COLUMNS } from './orderFields.js';
 
-/** How a file's columns map onto order fields. */
+/** How a file's columns map onto the fields of a record kind (orders unless told otherwise). */
 export interface ColumnPlan {
   /** Original header names, in file order. */
   columns: string[];
   /** Field -> index into `columns`. Every required field is present. */
-  fieldIndex: Partial<Record<OrderField, number>>;
+  fieldIndex: Partial<Record<string, number>>;
   /** Headers that map to no field (extra columns are allowed and left out of the order). */
   ignored: string[];
   /** Things a person should know although the file is accepted. */
@@ -23,7 +25,7 @@ export interface ColumnPlan {
  * A mapping file's content after checking: normalised header -> field, or null to ignore
  * the column on purpose.
  */
-export type ResolvedMapping = ReadonlyMap<string, OrderField | null>;
+export type ResolvedMapping = ReadonlyMap<string, string | null>;
 
 /**
  * Header matching ignores case, spaces, `_` and `-`, and array brackets in the API's dotted
@@ -37,18 +39,23 @@ export function normalizeHeader(name: string): string {
     .replace(/[\s_-]+/g, '');
 }
 
-const ALIASES: ReadonlyMap<string, OrderField> = new Map(
-  ORDER_FIELDS.flatMap((field) => [
-    [normalizeHeader(field), field] as const,
-    [normalizeHeader(API_PATHS[field]), field] as const,
-  ]),
-);
+const aliasCache = new WeakMap<ColumnSchema, ReadonlyMap<string, string>>();
+
+/** Normalised name -> field, for every field name and alias of a schema (built once per schema). */
+function aliasesOf(schema: ColumnSchema): ReadonlyMap<string, string> {
+  let aliases = aliasCache.get(schema);
+  if (aliases === undefined) {
+    aliases = new Map(schema.fields.flatMap((field) => [field, ...(schema.aliases[field] ?? [])].map((name) => [normalizeHeader(name), field] as const)));
+    aliasCache.set(schema, aliases);
+  }
+  return aliases;
+}
 
 const RESERVED: ReadonlySet<string> = new Set(REJECT_COLUMNS.map(normalizeHeader));
 
 /** The field a header (or a mapping target) names, if any. */
-export function fieldForName(name: string): OrderField | undefined {
-  return ALIASES.get(normalizeHeader(name));
+export function fieldForName(name: string, schema: ColumnSchema = ORDER_COLUMNS): string | undefined {
+  return aliasesOf(schema).get(normalizeHeader(name));
 }
 
 /**
@@ -56,18 +63,18 @@ export function fieldForName(name: string): OrderField | undefined {
  * Throws UsageError (exit 2) for targets that are not fields: a typo there is a usage mistake,
  * not a problem with the order file.
  */
-export function resolveMapping(mapping: Readonly<Record<string, unknown>> | undefined): ResolvedMapping {
-  const resolved = new Map<string, OrderField | null>();
+export function resolveMapping(mapping: Readonly<Record<string, unknown>> | undefined, schema: ColumnSchema = ORDER_COLUMNS): ResolvedMapping {
+  const resolved = new Map<string, string | null>();
   for (const [header, target] of Object.entries(mapping ?? {})) {
     if (target === '' || target === null) {
       resolved.set(normalizeHeader(header), null);
       continue;
     }
-    const field = typeof target === 'string' ? fieldForName(target) : undefined;
+    const field = typeof target === 'string' ? fieldForName(target, schema) : undefined;
     if (field === undefined) {
       throw new UsageError(
         'MAPPING_INVALID',
-        `mapping: "${header}" -> ${JSON.stringify(target)} is not a known field. Fields: ${ORDER_FIELDS.join(', ')} (or "" to ignore the column).`,
+        `mapping: "${header}" -> ${JSON.stringify(target)} is not a known field. Fields: ${schema.fields.join(', ')} (or "" to ignore the column).`,
       );
     }
     resolved.set(normalizeHeader(header), field);
@@ -80,14 +87,15 @@ export function resolveMapping(mapping: Readonly<Record<string, unknown>> | unde
  * when a required column is missing or two columns mean the same field, naming the closest
  * headers the file does have so the fix is obvious.
  */
-export function resolveColumns(file: string, headers: readonly string[], mapping: ResolvedMapping = new Map()): ColumnPlan {
-  const fieldIndex: Partial<Record<OrderField, number>> = {};
+export function resolveColumns(file: string, headers: readonly string[], mapping: ResolvedMapping = new Map(), schema: ColumnSchema = ORDER_COLUMNS): ColumnPlan {
+  const aliases = aliasesOf(schema);
+  const fieldIndex: Partial<Record<string, number>> = {};
   const ignored: string[] = [];
   const unmatched: string[] = [];
   headers.forEach((header, index) => {
     const key = normalizeHeader(header);
     const mapped = mapping.get(key);
-    const field = mapped === undefined ? ALIASES.get(key) : mapped;
+    const field = mapped === undefined ? aliases.get(key) : mapped;
     if (field === null || key === '' || RESERVED.has(key)) {
       if (key !== '' && !RESERVED.has(key)) ignored.push(header);
       return;
@@ -109,9 +117,9 @@ export function resolveColumns(file: string, headers: readonly string[], mapping
     fieldIndex[field] = index;
   });
 
-  const missing = REQUIRED_FIELDS.filter((field) => fieldIndex[field] === undefined);
+  const missing = schema.required.filter((field) => fieldIndex[field] === undefined);
   if (missing.length > 0) {
-    const suggestions = suggestHeaders(missing, unmatched);
+    const suggestions = suggestHeaders(missing, unmatched, schema);
     const hints = missing.map((field) => {
       const closest = suggestions.get(field);
       return closest === undefined ? field : `${field} (closest header: "${closest}")`;
@@ -126,16 +134,7 @@ export function resolveColumns(file: string, headers: readonly string[], mapping
       { details: { missing, headers: [...headers], suggestions: Object.fromEntries(suggestions) } },
     );
   }
-  const warnings: string[] = [];
-  if (fieldIndex.orderRef === undefined) {
-    const lookalike = suggestHeaders(['orderRef'], unmatched).get('orderRef');
-    warnings.push(
-      lookalike === undefined
-        ? 'no orderRef column: every row is an order of its own.'
-        : `column "${lookalike}" looks like an order reference but is not used, so every row is an order of its own. ` +
-            `If rows with the same value belong to one order, map it: --map with {"${lookalike}": "orderRef"}.`,
-    );
-  }
+  const warnings = schema.warnings?.(fieldIndex, (field) => suggestHeaders([field], unmatched, schema).get(field)) ?? [];
   const rejectsFile = REJECT_COLUMNS.every((column) => headers.some((header) => normalizeHeader(header) === normalizeHeader(column)));
   return { columns: [...headers], fieldIndex, ignored, warnings, ...(rejectsFile ? { rejectsFile } : {}) };
 }
@@ -145,20 +144,20 @@ export function resolveColumns(file: string, headers: readonly string[], mapping
  * half the length, or one name containing the other); each header is suggested once, best
  * pairs first. Far-fetched pairs are left out: a wrong hint costs more than none.
  */
-function suggestHeaders(missing: readonly OrderField[], headers: readonly string[]): Map<OrderField, string> {
-  const pairs: { field: OrderField; header: string; score: number }[] = [];
+function suggestHeaders(missing: readonly string[], headers: readonly string[], schema: ColumnSchema): Map<string, string> {
+  const pairs: { field: string; header: string; score: number }[] = [];
   for (const field of missing) {
     const target = normalizeHeader(field);
     for (const header of headers) {
       const candidate = normalizeHeader(header);
       if (candidate.length < 2) continue;
       const contains = target.includes(candidate) || candidate.includes(target);
-      const score = SYNONYMS[field].includes(candidate) ? 0 : contains ? 0.3 : editDistance(target, candidate) / Math.max(target.length, candidate.length);
+      const score = (schema.synonyms[field] ?? []).includes(candidate) ? 0 : contains ? 0.3 : editDistance(target, candidate) / Math.max(target.length, candidate.length);
       if (score <= 0.42) pairs.push({ field, header, score });
     }
   }
   pairs.sort((a, b) => a.score - b.score);
-  const chosen = new Map<OrderField, string>();
+  const chosen = new Map<string, string>();
   const used = new Set<string>();
   for (const { field, header } of pairs) {
     if (chosen.has(field) || used.has(header)) continue;
@@ -167,24 +166,6 @@ function suggestHeaders(missing: readonly OrderField[], headers: readonly string
   }
   return new Map(missing.filter((field) => chosen.has(field)).map((field) => [field, chosen.get(field)!]));
 }
-
-/** Common English, Dutch and German header names, used only to suggest a --map (never to match silently). */
-const SYNONYMS: Readonly<Record<OrderField, readonly string[]>> = {
-  orderRef: ['ordernumber', 'orderno', 'reference', 'ref', 'bestelnummer', 'ordernummer', 'referentie', 'bestellnummer', 'referenz'],
-  businessCustomerId: ['customer', 'customerid', 'customernumber', 'klant', 'klantnummer', 'klantid', 'kundennummer', 'kunde'],
-  firstName: ['firstname', 'givenname', 'voornaam', 'vorname'],
-  lastName: ['surname', 'familyname', 'achternaam', 'nachname', 'familienname'],
-  street: ['straat', 'straatnaam', 'strasse', 'straße', 'address', 'adres', 'adresse'],
-  streetNumber: ['housenumber', 'houseno', 'number', 'huisnummer', 'huisnr', 'nr', 'hausnummer'],
-  postalCode: ['zip', 'zipcode', 'postcode', 'plz', 'postleitzahl'],
-  city: ['town', 'plaats', 'woonplaats', 'stad', 'ort', 'stadt', 'gemeente'],
-  countryCode: ['country', 'land', 'landcode', 'landescode'],
-  languageCode: ['language', 'lang', 'taal', 'taalcode', 'sprache', 'locale'],
-  email: ['mail', 'emailaddress', 'emailadres', 'emailadresse'],
-  telephoneNumber: ['phone', 'phonenumber', 'telephone', 'mobile', 'telefoon', 'telefoonnummer', 'mobiel', 'telefon', 'telefonnummer', 'handy'],
-  productId: ['product', 'sku', 'article', 'artikel', 'artikelnummer', 'productnummer', 'item'],
-  quantity: ['qty', 'amount', 'count', 'aantal', 'anzahl', 'menge'],
-};
 
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);

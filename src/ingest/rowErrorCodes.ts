@@ -28,6 +28,9 @@ export const ROW_ERROR_CODES = {
   JSON_SYNTAX: 'an element or line is not valid JSON',
   NOT_AN_ORDER: 'a JSON element is not an object',
   RECORD_TOO_LARGE: 'an element or line is longer than the record-size cap',
+  COMPANY_ID_INVALID: 'a companyId that is not a UUID',
+  DUPLICATE_ACCOUNT: 'an employee (companyId + email) is on more than one row of the file',
+  NOT_AN_ACCOUNT: 'a JSON element is not an account object',
 } as const;
 
 export type RowErrorCode = keyof typeof ROW_ERROR_CODES;

@@ -37,16 +37,19 @@ export interface RowError {
   message: string;
 }
 
-/** An order that passed every local check and may be sent. */
-export interface ValidOrder {
+/**
+ * A record that passed every local check and may be sent: an order (ValidOrder) or, through the
+ * same machinery, another record kind such as an employee account (src/accounts).
+ */
+export interface ValidRecord<P> {
   kind: 'valid';
-  /** Stable order key (see orderKey.ts): a BullMQ-safe job id, the same on every import. */
+  /** Stable key (see orderKey.ts, src/accounts/accountKey.ts): a BullMQ-safe job id, the same on every import. */
   key: string;
   file: string;
-  /** Start lines of the order's rows, ascending. */
+  /** Start lines of the record's rows, ascending. */
   lines: number[];
   orderRef?: string;
-  payload: OrderPayload;
+  payload: P;
   /** Original columns -> original text, one per row, in line order (for exports and re-import). */
   rows: Record<string, string>[];
   /** The start line of each entry of `rows` (a JSON order's product lines share one line). */
@@ -54,6 +57,9 @@ export interface ValidOrder {
   /** Normalisations applied, e.g. "line 7: countryCode 'nl' -> 'NL'". */
   notes: string[];
 }
+
+/** An order that passed every local check and may be sent. */
+export type ValidOrder = ValidRecord<OrderPayload>;
 
 /** An order (or a lone unreadable record) that must not be sent, with every reason. */
 export interface RejectedOrder {
@@ -72,6 +78,9 @@ export interface RejectedOrder {
 }
 
 export type IngestItem = ValidOrder | RejectedOrder;
+
+/** What a record source yields: valid records of payload P, or rejects (the same shape for every kind). */
+export type RecordItem<P> = ValidRecord<P> | RejectedOrder;
 
 /** Input formats; chosen from the file extension unless given. */
 export type IngestFormat = 'csv' | 'json' | 'ndjson';

@@ -1,7 +1,7 @@
 import { parsePhoneNumberFromString, getCountryCallingCode, type CountryCode } from 'libphonenumber-js/max';
-import { z } from 'zod';
-import { isCountryCode, isLanguageCode } from '../reference/isoCodes.js';
+import { isCountryCode } from '../reference/isoCodes.js';
 import { isNeutralizedCell } from './csvCells.js';
+import { emailProblem, languageCode, textProblem } from './textChecks.js';
 import { maskValue } from './maskValue.js';
 import { RECIPIENT_FIELDS, type OrderField } from './orderFields.js';
 import type { RowErrorCode } from './rowErrorCodes.js';
@@ -44,9 +44,6 @@ export interface CheckedRow {
   identity: { orderRef?: string; businessCustomerId: string };
 }
 
-// zod's email check (a practical subset of RFC 5322: no quoted local parts, no IP literals).
-const emailSchema = z.email();
-
 /**
  * Checks one flat row against the Business API's order shape. Text is trimmed; the only other
  * normalisations are the case of country and language codes, E.164 spacing of phone numbers,
@@ -86,14 +83,8 @@ export function validateRow(line: number, text: RowText): CheckedRow {
 
   const textField = (field: OrderField): string => {
     const raw = read(field);
-    if (raw === '') fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
-    // eslint-disable-next-line no-control-regex
-    else if (/[\u0000-\u001f\u007f]/.test(raw)) fail(field, raw, 'CONTROL_CHARACTER', 'contains a line break, tab or other control character; keep it on one line.');
-    // C1 controls are what windows-1252 letters (€ Š ‘ ’ “ ” …) become when read as latin1.
-    else if (/[\u0080-\u009f]/.test(raw)) fail(field, raw, 'CONTROL_CHARACTER', 'contains an invisible control character; if the file is an Excel "ANSI" export, read it with --encoding windows-1252.');
-    else if (raw.includes('\uFFFD')) {
-      fail(field, raw, 'REPLACEMENT_CHARACTER', 'contains "\uFFFD": this text was damaged by a wrong character encoding before it reached this file. Retype it.');
-    }
+    const problem = textProblem(raw);
+    if (problem !== undefined) fail(field, raw, problem.code, problem.message);
     return raw;
   };
 
@@ -114,9 +105,8 @@ export function validateRow(line: number, text: RowText): CheckedRow {
   const countryCode = code('countryCode', read('countryCode'), 'upper', line, fail, notes);
   const languageCode = code('languageCode', read('languageCode'), 'lower', line, fail, notes);
   const email = read('email');
-  if (email === '') fail('email', email, 'FIELD_REQUIRED', 'is empty; it is required.');
-  else if (/[,;]/.test(email)) fail('email', email, 'EMAIL_INVALID', 'holds more than one address; give exactly one.');
-  else if (!emailSchema.safeParse(email).success) fail('email', email, 'EMAIL_INVALID', 'is not a valid e-mail address (like name@example.com).');
+  const emailIssue = emailProblem(email);
+  if (emailIssue !== undefined) fail('email', email, emailIssue.code, emailIssue.message);
   const telephoneNumber = phone(read('telephoneNumber'), countryCode, line, fail, notes);
   const productId = integer('productId');
   const quantity = integer('quantity');
@@ -185,25 +175,24 @@ export function integerProblem(raw: string): { code: RowErrorCode; message: stri
 }
 
 function code(field: 'countryCode' | 'languageCode', raw: string, cased: 'upper' | 'lower', line: number, fail: Fail, notes: string[]): string | undefined {
-  const isValid = field === 'countryCode' ? isCountryCode : isLanguageCode;
+  if (field === 'languageCode') {
+    const checked = languageCode(raw);
+    if ('problem' in checked) fail(field, raw, checked.problem.code, checked.problem.message);
+    else if (checked.value !== raw) notes.push(`line ${line}: ${field} '${raw}' -> '${checked.value}'`);
+    return 'value' in checked ? checked.value : undefined;
+  }
   if (raw === '') {
     fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
     return undefined;
   }
-  if (isValid(raw)) return raw;
+  if (isCountryCode(raw)) return raw;
   const recased = cased === 'upper' ? raw.toUpperCase() : raw.toLowerCase();
-  if (isValid(recased)) {
+  if (isCountryCode(recased)) {
     notes.push(`line ${line}: ${field} '${raw}' -> '${recased}'`);
     return recased;
   }
-  if (field === 'countryCode') {
-    const hint = recased === 'UK' ? ' The United Kingdom is GB.' : recased.length === 3 ? ' Use the two-letter code (NL, not NLD).' : '';
-    fail(field, raw, 'COUNTRY_CODE_INVALID', `is not an ISO 3166-1 two-letter country code such as NL, BE or DE.${hint}`);
-  } else {
-    const base = recased.split(/[-_]/)[0] ?? '';
-    const hint = base !== recased && isLanguageCode(base) ? ` Use just the language: '${base}'.` : '';
-    fail(field, raw, 'LANGUAGE_CODE_INVALID', `is not an ISO 639-1 two-letter language code such as nl, fr, de or en.${hint}`);
-  }
+  const hint = recased === 'UK' ? ' The United Kingdom is GB.' : recased.length === 3 ? ' Use the two-letter code (NL, not NLD).' : '';
+  fail(field, raw, 'COUNTRY_CODE_INVALID', `is not an ISO 3166-1 two-letter country code such as NL, BE or DE.${hint}`);
   return undefined;
 }
 

@@ -1,5 +1,5 @@
 import { ROW_ERROR_CODES } from './rowErrorCodes.js';
-import type { IngestItem, RowError } from './types.js';
+import type { RecordItem, RowError } from './types.js';
 
 /** One kind of error and how often it occurred. */
 export interface ErrorKind {
@@ -55,9 +55,13 @@ export class ValidationSummary {
   private readonly firstErrors: RowError[] = [];
   private readonly firstNotes: string[] = [];
 
-  constructor(private readonly keep = 10) {}
+  /** `noun` names the records in the text form: `order` (default) or `account`. */
+  constructor(
+    private readonly keep = 10,
+    private readonly noun = 'order',
+  ) {}
 
-  add(item: IngestItem): void {
+  add(item: RecordItem<unknown>): void {
     this.orders++;
     this.rows += item.rows.length;
     if (item.kind === 'valid') {
@@ -113,7 +117,7 @@ export class ValidationSummary {
     const width = String(Math.max(this.rows, this.orders)).length;
     const n = (value: number): string => String(value).padStart(width);
     out.push(`  rows      ${n(this.rows)}${context.blankRows ? `  (+${context.blankRows} blank, skipped)` : ''}`);
-    out.push(`  orders    ${n(this.orders)}`);
+    out.push(`  ${`${this.noun}s`.padEnd(9)} ${n(this.orders)}`);
     out.push(`  valid     ${n(this.valid)}`);
     out.push(`  rejected  ${n(this.rejected)}${this.rejected > 0 ? `  (${this.rejectedRows} row${this.rejectedRows === 1 ? '' : 's'})` : ''}`);
     const kinds = this.errorKinds();
@@ -126,11 +130,11 @@ export class ValidationSummary {
       for (const error of this.firstErrors) out.push(`  ${error.message}`);
     }
     if (this.normalisations > 0) {
-      out.push('', `Normalised ${this.normalisations} value${this.normalisations === 1 ? '' : 's'} in valid orders, e.g.:`);
+      out.push('', `Normalised ${this.normalisations} value${this.normalisations === 1 ? '' : 's'} in valid ${this.noun}s, e.g.:`);
       for (const note of this.firstNotes.slice(0, 5)) out.push(`  ${note}`);
     }
     if (context.ignoredColumns !== undefined && context.ignoredColumns.length > 0) {
-      out.push('', `Ignored columns (not part of an order): ${context.ignoredColumns.map((c) => `"${c}"`).join(', ')}`);
+      out.push('', `Ignored columns (not part of an ${this.noun}): ${context.ignoredColumns.map((c) => `"${c}"`).join(', ')}`);
     }
     for (const warning of context.warnings ?? []) out.push('', `Note: ${warning}`);
     if (context.rejectsPath !== undefined) out.push('', `Rejected rows written to ${context.rejectsPath}: fix them there and import that file.`);

@@ -1,0 +1,277 @@
+import { stat } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { parse as parseCsvSync } from 'csv-parse/sync';
+import { FileRefusedError, UsageError } from '../errors.js';
+import type { ColumnSchema } from './columnSchema.js';
+import { decodeFile, sniffFile } from './decodeFile.js';
+import { detectDelimiter, headerLine } from './detectDelimiter.js';
+import { readCsvRecords, type CsvBadRecord, type CsvRecord } from './readCsvRecords.js';
+import { readJsonArray, readNdjson, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
+import { resolveColumns, resolveMapping, type ColumnPlan, type ResolvedMapping } from './resolveColumns.js';
+import type { IngestEncoding, IngestFormat, RejectedOrder, ValidRecord } from './types.js';
+import { createUnitStore, type GroupedUnit, type UnitCodec } from './unitStore.js';
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+/** How to read an input file (orders, accounts). Every field is optional. */
+export interface IngestOptions {
+  /** Default: from the extension (.csv .tsv .txt, .json, .ndjson .jsonl). */
+  format?: IngestFormat;
+  /** CSV delimiter, one character; default detected from the header line (`,` `;` tab). */
+  delimiter?: string;
+  /** Default `utf-8`; invalid UTF-8 refuses the file with a hint to pass `windows-1252`. */
+  encoding?: IngestEncoding;
+  /** From a --map file: header (or JSON key) in the file -> field name, or "" to ignore it. */
+  mapping?: Record<string, string>;
+  /** Longest record (CSV row, JSON element, NDJSON line) in characters; default 64 KiB. */
+  maxRecordBytes?: number;
+  /** Parent folder of the temporary spill files; default the OS temp folder. */
+  tmpDir?: string;
+  /** Files up to this size are grouped in memory, larger ones spill to temp files; default 1 MiB. */
+  spillThresholdBytes?: number;
+  /** Input bytes per spill bucket (one bucket is in memory at a time); default 512 KiB, at most 256 buckets. */
+  bucketBytes?: number;
+  /** Most product lines in one order; default 1000 (orders only). */
+  maxLinesPerOrder?: number;
+  /** Read size in bytes; default 64 KiB. */
+  chunkBytes?: number;
+}
+
+/** Counts after (or during) iteration. */
+export interface SourceStats {
+  /** Data rows read (CSV rows, flat JSON rows, product lines of JSON orders); blank rows not counted. */
+  rows: number;
+  /** Records assembled: orders, or accounts for an employee file (the name stays for the batch counters). */
+  orders: number;
+  valid: number;
+  rejected: number;
+}
+
+/** What turning JSON elements into units needs to know. */
+export interface JsonUnitContext {
+  mapping: ResolvedMapping;
+  /** Keys of flat rows that map to no field; filled in as they are met. */
+  ignored: Set<string>;
+  maxLinesPerOrder: number;
+}
+
+/** What assembling one bucket of units needs besides the units. */
+export interface AssembleContext {
+  file: string;
+  columns: readonly string[];
+  /** Most product lines one order may have; more rejects the order. */
+  maxLinesPerOrder: number;
+}
+
+/**
+ * One record kind (orders, employee accounts) as the reading machinery sees it: its columns,
+ * how one CSV row or JSON element becomes a first-pass unit, how units travel through spill
+ * files, and how a bucket of units becomes valid and rejected records. Reading, decoding,
+ * header matching, spilling and rejects are shared; only these parts differ.
+ */
+export interface RecordSchema<U extends GroupedUnit & { rows: readonly unknown[] }, P> {
+  columns: ColumnSchema;
+  csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan): U;
+  jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitContext): U;
+  codec: UnitCodec<U>;
+  assemble(units: readonly U[], context: AssembleContext): Iterable<ValidRecord<P> | RejectedOrder>;
+}
+
+/** An input file that passed the whole-file checks, ready to be read. */
+export interface RecordSource<P> {
+  file: string;
+  format: IngestFormat;
+  /** Original header names, in order (for JSON: the default field names). */
+  columns: string[];
+  /** The CSV delimiter in use (detected or given); `,` for JSON, whose rejects file is CSV. */
+  delimiter: string;
+  encoding: IngestEncoding;
+  /**
+   * Validated orders and rejects. Reads the whole file once (checking, and spilling big files to
+   * temp files) before the first item, so an error that refuses the file (FileRefusedError) comes
+   * before any item. Output order may differ from file order; `lines` carry the truth.
+   * Can be iterated once.
+   */
+  items(): AsyncIterable<ValidRecord<P> | RejectedOrder>;
+  stats(): SourceStats;
+  /** Columns (or flat JSON keys) that map to no field and were left out. */
+  ignoredColumns(): string[];
+  /** Rows with every cell empty (spreadsheets leave them at the end), skipped. */
+  blankRows(): number;
+  /** Facts about how the file is read that a person should see (e.g. no orderRef column). */
+  warnings: string[];
+}
+
+/**
+ * Opens and checks a file of one record kind (existence, encoding, header, required columns)
+ * and throws FileRefusedError (exit 3) before yielding anything; UsageError (exit 2) for a bad
+ * option or mapping. Temporary files exist only while `items()` runs and are always removed.
+ */
+export async function openRecordSource<U extends GroupedUnit & { rows: readonly unknown[] }, P>(
+  file: string,
+  options: IngestOptions,
+  schema: RecordSchema<U, P>,
+): Promise<RecordSource<P>> {
+  const size = await fileSize(file); // a wrong path is the likelier mistake than a wrong extension
+  const format = options.format ?? formatFromExtension(file);
+  const encoding = options.encoding ?? 'utf-8';
+  const maxRecordBytes = options.maxRecordBytes ?? 64 * KIB;
+  const maxLinesPerOrder = options.maxLinesPerOrder ?? 1000;
+  if (options.delimiter !== undefined && (options.delimiter.length !== 1 || /["\r\n]/.test(options.delimiter))) {
+    throw new UsageError('DELIMITER_INVALID', `--delimiter must be one character other than a quote or line break (got ${JSON.stringify(options.delimiter)}).`);
+  }
+  const mapping = resolveMapping(options.mapping, schema.columns);
+  await sniffFile(file, encoding);
+  const head = await readHead(file, encoding, maxRecordBytes, options.chunkBytes);
+
+  let plan: ColumnPlan;
+  let delimiter = ',';
+  if (format === 'csv') {
+    const line = headerLine(head.text.replace(/^[\r\n]+/, ''), head.whole);
+    if (line === undefined) {
+      throw new FileRefusedError('HEADER_INVALID', file, `no header line within the first ${maxRecordBytes} characters; is this a CSV file with a header row?`);
+    }
+    delimiter = options.delimiter ?? detectDelimiter(line);
+    const [headers] = parseCsvSync(line, { delimiter, bom: true, relax_quotes: true, relax_column_count: true }) as string[][];
+    plan = resolveColumns(file, headers ?? [], mapping, schema.columns);
+  } else {
+    checkJsonStart(file, format, head.text, schema.columns.noun);
+    plan = { columns: [...schema.columns.fields], fieldIndex: {}, ignored: [], warnings: [] };
+  }
+
+  const spillThreshold = options.spillThresholdBytes ?? MIB;
+  const bucketCount = size <= spillThreshold ? 1 : Math.min(256, Math.max(2, Math.ceil(size / (options.bucketBytes ?? 512 * KIB))));
+  const stats: SourceStats = { rows: 0, orders: 0, valid: 0, rejected: 0 };
+  const ignored = new Set(plan.ignored);
+  let blankRows = 0;
+  let iterated = false;
+
+  const chunk = options.chunkBytes ? { chunkBytes: options.chunkBytes } : {};
+  const units = (): AsyncGenerator<U> =>
+    format === 'csv'
+      ? csvUnits(file, plan, { delimiter, encoding, maxRecordBytes, ...chunk }, schema, () => blankRows++)
+      : jsonUnits(file, format, { encoding, maxRecordBytes, ...chunk }, schema, { mapping, ignored, maxLinesPerOrder });
+
+  return {
+    file,
+    format,
+    columns: plan.columns,
+    delimiter,
+    encoding,
+    stats: () => ({ ...stats }),
+    ignoredColumns: () => [...ignored],
+    blankRows: () => blankRows,
+    warnings: plan.warnings,
+    items: async function* () {
+      if (iterated) throw new Error('RecordSource.items() can be iterated only once');
+      iterated = true;
+      const store = await createUnitStore<U>({ codec: schema.codec, bucketCount, ...(options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir }) });
+      try {
+        for await (const unit of units()) {
+          stats.rows += unit.rows.length;
+          await store.add(unit);
+        }
+        const context = { file, columns: plan.columns, maxLinesPerOrder };
+        for await (const bucket of store.buckets()) {
+          for (const item of schema.assemble(bucket, context)) {
+            stats.orders++;
+            if (item.kind === 'valid') stats.valid++;
+            else stats.rejected++;
+            yield item;
+          }
+        }
+      } finally {
+        await store.dispose();
+      }
+    },
+  };
+}
+
+async function* csvUnits<U extends GroupedUnit & { rows: readonly unknown[] }>(
+  file: string,
+  plan: ColumnPlan,
+  read: Parameters<typeof readCsvRecords>[1],
+  schema: RecordSchema<U, unknown>,
+  onBlank: () => void,
+): AsyncGenerator<U> {
+  let header = true;
+  for await (const record of readCsvRecords(file, read)) {
+    if (header) {
+      header = false; // already resolved by openOrderSource
+      continue;
+    }
+    if (record.kind === 'record' && record.values.every((value) => value.trim() === '')) {
+      onBlank();
+      continue;
+    }
+    yield schema.csvUnit(record, plan);
+  }
+}
+
+async function* jsonUnits<U extends GroupedUnit & { rows: readonly unknown[] }>(
+  file: string,
+  format: 'json' | 'ndjson',
+  read: Parameters<typeof readJsonArray>[1],
+  schema: RecordSchema<U, unknown>,
+  context: JsonUnitContext,
+): AsyncGenerator<U> {
+  const records = format === 'json' ? readJsonArray(file, read) : readNdjson(file, read);
+  for await (const record of records) yield schema.jsonUnit(record, context);
+}
+
+/** The format an extension implies; UsageError when it implies none. */
+export function formatFromExtension(file: string): IngestFormat {
+  const ext = extname(file).toLowerCase();
+  if (ext === '.csv' || ext === '.tsv' || ext === '.txt') return 'csv';
+  if (ext === '.json') return 'json';
+  if (ext === '.ndjson' || ext === '.jsonl') return 'ndjson';
+  throw new UsageError('FORMAT_UNKNOWN', `cannot tell the format of ${file} from its extension; pass --format csv, json or ndjson.`);
+}
+
+async function fileSize(file: string): Promise<number> {
+  let info;
+  try {
+    info = await stat(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : `cannot be read (${code ?? String(error)})`;
+    throw new FileRefusedError('FILE_UNREADABLE', file, why, { cause: error });
+  }
+  if (!info.isFile()) throw new FileRefusedError('FILE_UNREADABLE', file, 'not a regular file');
+  if (info.size === 0) throw new FileRefusedError('FILE_EMPTY', file, 'the file is empty');
+  return info.size;
+}
+
+/** The first characters of the file (up to maxChars and a bit), decoded and so checked in its encoding. */
+async function readHead(file: string, encoding: IngestEncoding, maxChars: number, chunkBytes: number | undefined): Promise<{ text: string; whole: boolean }> {
+  let text = '';
+  for await (const chunk of decodeFile(file, { encoding, ...(chunkBytes ? { chunkBytes } : {}) })) {
+    text += chunk;
+    if (text.length > maxChars) return { text, whole: false };
+  }
+  if (text.trim() === '') throw new FileRefusedError('FILE_EMPTY', file, 'the file holds no data (only blank lines)');
+  return { text, whole: true };
+}
+
+function checkJsonStart(file: string, format: 'json' | 'ndjson', head: string, noun: string): void {
+  const first = head.trimStart()[0];
+  if (format === 'json' && first !== '[') {
+    throw new FileRefusedError(
+      'JSON_INVALID',
+      file,
+      first === '{'
+        ? `the file starts with "{": a .json file must be an array of ${noun}s ([ {...}, {...} ]). For one ${noun} per line, name it .ndjson.`
+        : `a .json file must be an array of ${noun}s, starting with "[".`,
+    );
+  }
+  if (format === 'ndjson' && first !== '{') {
+    throw new FileRefusedError(
+      'JSON_INVALID',
+      file,
+      first === '['
+        ? `the file starts with "[": NDJSON has one ${noun} object per line. For an array of ${noun}s, name it .json or pass --format json.`
+        : 'NDJSON needs one JSON object per line, starting with "{".',
+    );
+  }
+}
