@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import type { ParkedRecord } from '../../src/orderJob.js';
 import type { SimulatorOptions } from '../../src/simulator/index.js';
+import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
@@ -28,6 +29,11 @@ async function runBatch(name: string, count: number, simulator: SimulatorOptions
   return { batch, settled, dead, counters: rig.simulator.counters(), elapsedMs: Date.now() - started };
 }
 
+function recordRow(fault: string, behaviour: string, orders: number, r: Awaited<ReturnType<typeof runBatch>>): void {
+  const { delivered, dead, held } = r.batch;
+  recordReliability({ fault, behaviour, orders, lost: orders - delivered - dead - held, duplicates: r.counters.duplicateOrdersAccepted, held });
+}
+
 describe('API faults: what the product does, and that nothing is lost or sent twice', () => {
   it('a 5xx storm (every request for a while) is ridden out: all delivered once', async () => {
     const r = await runBatch('storm', 20, { faults: { serverErrorRate: 1 } }, {}, async (rg) => {
@@ -37,6 +43,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(r.settled).toBe(true);
     expect(r.batch).toMatchObject({ delivered: 20, dead: 0, held: 0 });
     expect(r.counters.faults.serverError).toBeGreaterThan(20);
+    recordRow('5xx storm: every request fails for 1.5 s', 'retried with backoff, then delivered', 20, r);
     expect(r.counters.ordersAccepted).toBe(20);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   }, 60_000);
@@ -46,6 +53,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     const retried = await runBatch('lostack', 3, lostAck);
     expect(retried.batch).toMatchObject({ delivered: 3, held: 0 });
     expect(retried.counters.duplicateOrdersAccepted).toBe(1);
+    recordRow('"stored, then 500" (lost acknowledgement), default policy', 'retried: the spec calls 5xx temporary; the API stored it twice', 3, retried);
     await rig?.close();
     rig = undefined;
 
@@ -53,6 +61,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(held.batch).toMatchObject({ delivered: 2, held: 1 });
     expect(held.counters.ordersAccepted).toBe(3);
     expect(held.counters.duplicateOrdersAccepted).toBe(0);
+    recordRow('"stored, then 500" with BULKORDER_AMBIGUOUS_STATUSES=500,504', 'held for review, not re-posted', 3, held);
   }, 60_000);
 
   it('429 with Retry-After as seconds and as an HTTP date pauses, then delivers everything once', async () => {
@@ -69,6 +78,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(r.counters.statuses['429']).toBe(2);
     // The whole queue waited out both Retry-After values (1 s, then until the date) before going on.
     expect(r.elapsedMs).toBeGreaterThanOrEqual(1000);
+    recordRow('429 with Retry-After in seconds and as an HTTP date', 'whole queue paused for the longest Retry-After, no attempt spent', 10, r);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   }, 60_000);
 
@@ -87,6 +97,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(bodies).toContainEqual({ code: 'BAD_ORDER', message: 'no' });
     expect(bodies).toContain('<html><body>Bad Request</body></html>');
     expect(r.dead.every((d) => d.httpStatus === 400 && d.attempts === 1)).toBe(true);
+    recordRow('400 with JSON, HTML and empty bodies', 'dead-lettered at once, body kept as it came', 4, r);
   }, 60_000);
 
   it('a 50 MB error body: what is kept is capped and marked, and the worker does not buffer it', async () => {
@@ -99,6 +110,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(String(record.body).length).toBeLessThanOrEqual(16 * 1024);
     // The simulator holds its 50 MB string; the client side must not add another copy or more.
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+    recordRow('a 50 MB error body', 'dead-lettered; 16 KiB kept and marked truncated, the rest discarded unread', 1, r);
   }, 60_000);
 
   it('tokens expiring mid-batch are refreshed without an order failing', async () => {
@@ -107,6 +119,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(r.elapsedMs).toBeGreaterThan(1000); // the batch outlived at least one token
     expect(r.counters.tokenRequests.business).toBeGreaterThan(1);
     expect(r.counters.errors.TOKEN_EXPIRED ?? 0).toBe(0);
+    recordRow('token lifetime 1 s: tokens expire mid-batch', 'refreshed ahead of expiry, no order failed', 150, r);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   }, 60_000);
 
@@ -117,6 +130,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     });
     expect(r.batch).toMatchObject({ delivered: 8, dead: 0, held: 0 });
     expect(r.counters.faults.tokenFailure).toBeGreaterThan(0);
+    recordRow('token endpoint down for 1.5 s', 'orders not sent, retried, then delivered', 8, r);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   }, 60_000);
 
@@ -132,5 +146,6 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
     const trip = JSON.parse((await rig.services.redis.get(rig.services.keys.breakerTrip))!) as { code: string; reason: string };
     expect(trip.reason).toMatch(/credentials/);
+    recordReliability({ fault: 'token endpoint refuses the credentials', behaviour: 'circuit breaker: queue paused, nothing sent, nothing dead-lettered', orders: 2, lost: 0, duplicates: 0, held: 0 });
   }, 60_000);
 });

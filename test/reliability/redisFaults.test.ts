@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { keyspace } from '../../src/keyspace.js';
 import { BatchStore, isSettled } from '../../src/batches/batchStore.js';
+import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
@@ -71,6 +72,7 @@ describe('Redis faults (a private redis-server, real worker processes, the simul
     expect(counters.duplicateOrdersAccepted).toBe(0);
     expect(counters.ordersAccepted).toBeGreaterThanOrEqual(batch.delivered);
     expect(counters.ordersAccepted).toBeLessThanOrEqual(batch.delivered + batch.held);
+    recordReliability({ fault: 'redis-server SIGKILLed mid-batch and restarted (AOF, fsync always)', behaviour: 'workers waited for Redis (their ledger writes held until it answered) and went on', orders: 60, lost: 60 - batch.delivered - batch.dead - batch.held, duplicates: counters.duplicateOrdersAccepted, held: batch.held });
   }, 90_000);
 
   it('client connections dropped during enqueue: the import fails clearly, and a rerun adds no duplicates', async () => {
@@ -105,5 +107,6 @@ describe('Redis faults (a private redis-server, real worker processes, the simul
     expect(firstExit).toBe(5);
     expect(first.output()).toMatch(/bulkorder: the connection to Redis was lost .*Run the same command again/);
     expect(reserved).toBeLessThan(3000);
+    recordReliability({ fault: 'Redis client connections dropped during enqueue', behaviour: 'import stopped with exit 5 and what to do; the rerun finished the file', orders: 3000, lost: 3000 - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
   }, 120_000);
 });

@@ -2,6 +2,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
+import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { startPrivateRedis } from '../helpers/privateRedis.js';
@@ -45,6 +46,7 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     // SIGTERM: the worker finishes what it has and exits 0.
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
+    recordReliability({ fault: 'worker SIGTERM after its batch; canary secret and token over the whole run', behaviour: 'clean exit 0; neither secret nor token in any log line or file written', orders: 4, lost: 0, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
 
     // The canary: neither the client secret nor the token the workers used appears in any output or file.
     const redis = new Redis(rig.config.redisUrl);
@@ -78,6 +80,7 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     expect(report.breaker?.code).toBe('USER_AGENT_INVALID');
     expect(report.deadLetters).toBe(0);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
+    recordReliability({ fault: 'every request refused for the User-Agent', behaviour: 'circuit breaker after 3: queue paused, status says why, no dead letters', orders: 20, lost: 0, duplicates: 0, held: 0 });
   }, 60_000);
 
   it('refuses a Redis whose maxmemory-policy may evict orders (exit 5, names the setting)', async () => {

@@ -4,6 +4,7 @@ import { followBatch } from '../../src/batches/followBatch.js';
 import { writeResults } from '../../src/batches/writeResults.js';
 import type { ParkedRecord } from '../../src/orderJob.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
+import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
@@ -82,6 +83,7 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     expect(counters.ordersAccepted).toBe(40);
     expect(counters.duplicateOrdersAccepted).toBe(0);
 
+    recordReliability({ fault: 'the same file imported twice at once, then again', behaviour: 'one batch queued each order, the others skipped them; the re-import skipped all as delivered', orders: 40, lost: 40 - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
     const forced = await rig.importFile(file, true);
     expect(forced.counts.enqueued).toBe(40);
   });
@@ -98,6 +100,7 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     expect(held).toHaveLength(1);
     const again = await rig.importFile(file);
     expect(again.counts).toMatchObject({ enqueued: 0, skippedHeld: 1 });
+    recordReliability({ fault: 'request read by the API, never answered', behaviour: 'held for review after the headers timeout; a re-import does not send it', orders: 1, lost: 0, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: batch.held });
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
+import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 
@@ -60,5 +61,6 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     // Every delivered order reached the API once; a held one may or may not have (it was in flight).
     expect(counters.ordersAccepted).toBeGreaterThanOrEqual(batch.delivered);
     expect(counters.ordersAccepted).toBeLessThanOrEqual(batch.delivered + batch.held);
+    recordReliability({ fault: 'worker SIGKILLed with requests in flight; another started', behaviour: 'stalled jobs came back; orders found sending were held, never re-posted blindly', orders: 30, lost: 30 - batch.delivered - batch.dead - batch.held, duplicates: counters.duplicateOrdersAccepted, held: batch.held });
   }, 60_000);
 });
