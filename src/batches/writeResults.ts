@@ -1,10 +1,12 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
+import { pipeline } from 'node:stream/promises';
+import { InfrastructureError } from '../errors.js';
 import { stringify } from 'csv-stringify';
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
 import { openOrderSource, type IngestOptions } from '../ingest/openOrderSource.js';
-import type { IngestItem } from '../ingest/types.js';
+import type { RecordSource } from '../ingest/openRecordSource.js';
+import type { OrderPayload, RecordItem } from '../ingest/types.js';
 import { neutralizeCell } from '../ingest/csvCells.js';
 
 /** Outcome column of the results file. */
@@ -12,23 +14,59 @@ export type ResultOutcome = 'delivered' | 'already-delivered' | 'dead-lettered' 
 
 export const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remoteOrderId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch'] as const;
 
+/** The columns every results file has, whatever the record kind. */
+type CommonColumn = 'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch';
+
+/**
+ * What differs between the results files of two record kinds: how the input is read again,
+ * the column list, the kind's own columns (key, identity, the id the API returned), and
+ * outcomes the kind names more precisely (accounts: `account-exists` for a 409).
+ */
+export interface ResultsLayout<P> {
+  open(file: string, options: IngestOptions): Promise<RecordSource<P>>;
+  columns: readonly string[];
+  /** The kind's own cells of one row; `entry` is the ledger's, absent for rejected rows. */
+  describe(item: RecordItem<P>, entry: LedgerEntry | undefined): Record<string, string>;
+  /** A more precise outcome than the generic one, or undefined to keep it. */
+  refine?(outcome: ResultOutcome, entry: LedgerEntry | undefined): string | undefined;
+}
+
+/** The orders results file. */
+export const ORDER_RESULTS: ResultsLayout<OrderPayload> = {
+  open: openOrderSource,
+  columns: RESULT_COLUMNS,
+  describe: (item, entry) => ({ orderKey: item.key ?? '', orderRef: item.orderRef ?? '', remoteOrderId: entry?.remoteId ?? '' }),
+};
+
 export interface ResultsCounts {
   orders: number;
-  byOutcome: Partial<Record<ResultOutcome, number>>;
+  byOutcome: Partial<Record<string, number>>;
 }
 
 /**
- * Writes `<name>.results.csv`: one row per order of the file with its outcome as the ledger
- * knows it now. The file is read again (its keys are stable) instead of keeping a per-batch
- * list in Redis, so a batch costs Redis only its counters.
+ * Writes `<name>.results.csv`: one row per record (order, or account with the accounts'
+ * layout) of the file with its outcome as the ledger knows it now. The file is read again (its
+ * keys are stable) instead of keeping a per-batch list in Redis, so a batch costs Redis only
+ * its counters.
  */
-export async function writeResults(file: string, ingest: IngestOptions, batchId: string, ledger: Ledger, outPath: string): Promise<ResultsCounts> {
-  const source = await openOrderSource(file, ingest);
-  const csv = stringify({ header: true, columns: [...RESULT_COLUMNS], bom: true, cast: { string: neutralizeCell } });
-  const output = createWriteStream(outPath);
-  csv.pipe(output);
+export async function writeResults<P = OrderPayload>(
+  file: string,
+  ingest: IngestOptions,
+  batchId: string,
+  ledger: Ledger,
+  outPath: string,
+  layout: ResultsLayout<P> = ORDER_RESULTS as unknown as ResultsLayout<P>,
+): Promise<ResultsCounts> {
+  const source = await layout.open(file, ingest);
+  const csv = stringify({ header: true, columns: [...layout.columns], bom: true, cast: { string: neutralizeCell } });
+  // pipeline() ends both streams on a write error (a full disk): `written` rejects, and every
+  // wait below races it, so a failed write surfaces instead of waiting for a drain that never comes.
+  const written = pipeline(csv, createWriteStream(outPath)).catch((error: unknown) => {
+    throw new InfrastructureError('RESULTS_WRITE_FAILED', `could not write the results file ${outPath}: ${(error as Error).message}. The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).`, { cause: error });
+  });
+  written.catch(() => undefined); // observed below; avoid an unhandled rejection while reading
   const counts: ResultsCounts = { orders: 0, byOutcome: {} };
-  let chunk: IngestItem[] = [];
+  let chunk: RecordItem<P>[] = [];
 
   const flush = async (): Promise<void> => {
     const items = chunk;
@@ -37,10 +75,12 @@ export async function writeResults(file: string, ingest: IngestOptions, batchId:
     const entries = new Map<string, LedgerEntry | undefined>();
     (await ledger.getMany(validKeys)).forEach((entry, i) => entries.set(validKeys[i]!, entry));
     for (const item of items) {
-      const row = resultRow(item, item.kind === 'valid' ? entries.get(item.key) : undefined, batchId);
+      const entry = item.kind === 'valid' ? entries.get(item.key) : undefined;
+      const common = resultRow(item, entry, batchId);
+      const row = { ...layout.describe(item, entry), ...common, outcome: layout.refine?.(common.outcome, entry) ?? common.outcome };
       counts.orders++;
       counts.byOutcome[row.outcome] = (counts.byOutcome[row.outcome] ?? 0) + 1;
-      if (!csv.write(row)) await once(csv, 'drain');
+      if (!csv.write(row)) await Promise.race([once(csv, 'drain'), written]);
     }
   };
 
@@ -50,17 +90,16 @@ export async function writeResults(file: string, ingest: IngestOptions, batchId:
   }
   await flush();
   csv.end();
-  await finished(output);
+  await written;
   return counts;
 }
 
-function resultRow(item: IngestItem, entry: LedgerEntry | undefined, batchId: string): Record<(typeof RESULT_COLUMNS)[number], string> & { outcome: ResultOutcome } {
-  const base = { orderKey: item.key ?? '', orderRef: item.orderRef ?? '', lines: item.lines.join(' '), batch: '' };
+function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, batchId: string): Record<CommonColumn, string> & { outcome: ResultOutcome } {
+  const base = { lines: item.lines.join(' '), batch: '' };
   if (item.kind === 'rejected') {
     return {
       ...base,
       outcome: 'rejected',
-      remoteOrderId: '',
       httpStatus: '',
       errorCode: [...new Set(item.errors.map((e) => e.code))].join(' '),
       message: item.errors.map((e) => `line ${e.line}${e.column ? ` ${e.column}` : ''}: ${e.message}`).join('; '),
@@ -72,7 +111,6 @@ function resultRow(item: IngestItem, entry: LedgerEntry | undefined, batchId: st
     ...base,
     batch: entry?.batchId ?? '',
     outcome,
-    remoteOrderId: entry?.remoteId ?? '',
     httpStatus: entry?.httpStatus === undefined ? '' : String(entry.httpStatus),
     errorCode: outcome === 'delivered' || outcome === 'already-delivered' ? '' : (entry?.code ?? ''),
     message: outcome === 'delivered' || outcome === 'already-delivered' ? '' : (entry?.message ?? ''),
