@@ -21,6 +21,10 @@ export interface Keyspace {
   /** Circuit-breaker state: the current streak of non-order failures, and the trip record. */
   readonly breakerStreak: string;
   readonly breakerTrip: string;
+  /** A drop-folder file claimed into processing/ (`bulkorder watch`): its batches, so a restart resumes them. */
+  watchClaim(claimName: string): string;
+  /** The live owner of a claimed file (SET NX PX, renewed while it works on it). */
+  watchLock(claimName: string): string;
   /** BullMQ's hash of one job (its layout: `<prefix>:<queue>:<jobId>`). */
   job(queueName: string, jobId: string): string;
 }
@@ -35,6 +39,8 @@ export function keyspace(prefix: string): Keyspace {
     parkedIndex: (kind) => `${prefix}:${kind}-index`,
     breakerStreak: `${prefix}:breaker:streak`,
     breakerTrip: `${prefix}:breaker:trip`,
+    watchClaim: (claimName) => `${prefix}:watch:claim:${claimName}`,
+    watchLock: (claimName) => `${prefix}:watch:lock:${claimName}`,
     job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,
   };
 }

@@ -7,6 +7,8 @@ import { register as registerSimulator } from './simulator.js';
 import { register as registerToken } from './token.js';
 import { register as registerLogin } from './login.js';
 import { register as registerValidate } from './validate.js';
+import { register as registerDeadLetters } from './deadLetters.js';
+import { register as registerReview } from './review.js';
 
 /** Sets the process exit code a command's action decided on. */
 export type SetExitCode = (code: number) => void;
@@ -25,4 +27,6 @@ export function registerCommands(program: Command, setExitCode: SetExitCode): vo
   registerToken(program, setExitCode);
   registerLogin(program, setExitCode);
   registerValidate(program, setExitCode);
+  registerDeadLetters(program, setExitCode);
+  registerReview(program, setExitCode);
 }

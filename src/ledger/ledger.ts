@@ -1,6 +1,7 @@
 import type { Redis, ChainableCommander } from 'ioredis';
-import type { Keyspace } from '../keyspace.js';
+import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { CLAIM, RESERVE, SETTLE } from './ledgerScripts.js';
+import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
 
 /** State of an order key in the delivery ledger. */
 export type LedgerState = 'queued' | 'sending' | 'delivered' | 'dead' | 'held';
@@ -16,7 +17,28 @@ export interface LedgerEntry {
   code?: string;
   message?: string;
   deliveredAt?: number;
+  /** The last thing a person did with this order (bulkorder review). */
+  review?: ReviewMark;
 }
+
+/** A person's decision on a held order, kept in its ledger entry. */
+export interface ReviewMark {
+  action: 'released' | 'resolved';
+  by: string;
+  at: number;
+  note?: string;
+}
+
+/** Who decided, and why, for release and resolve. */
+export interface ReviewInput {
+  by: string;
+  note?: string;
+}
+
+/** What `release` found: released (with the held record it removed) or the state that forbids it. */
+export type ReleaseResult =
+  | { outcome: 'released'; previousBatchId: string; record: string }
+  | { outcome: 'not-held'; state: LedgerState | 'missing' };
 
 /** What an import learns when it reserves an order key. */
 export type ReserveResult =
@@ -65,6 +87,9 @@ interface LedgerCommands {
   bulkorderReserve(...args: (string | number)[]): Promise<[string, string]>;
   bulkorderClaim(...args: (string | number)[]): Promise<[string, string]>;
   bulkorderSettle(...args: (string | number)[]): Promise<string>;
+  bulkorderRelease(...args: (string | number)[]): Promise<[string, string, string]>;
+  bulkorderUnrelease(...args: (string | number)[]): Promise<number>;
+  bulkorderResolve(...args: (string | number)[]): Promise<string>;
 }
 
 /**
@@ -169,6 +194,54 @@ export class Ledger {
   async get(orderKey: string): Promise<LedgerEntry | undefined> {
     return (await this.getMany([orderKey]))[0];
   }
+
+  /**
+   * A person's `review release`: held -> queued in `batchId`, the held record removed, so the
+   * caller can add the job. Call `unrelease` if adding the job fails.
+   */
+  async release(orderKey: string, batchId: string, review: ReviewInput): Promise<ReleaseResult> {
+    const k = this.keys;
+    const [outcome, previousBatchId, record] = await this.redis.bulkorderRelease(
+      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'),
+      batchId, Date.now(), this.retentionMs, orderKey, review.by, review.note ?? '',
+    );
+    return outcome === 'released' ? { outcome, previousBatchId, record } : { outcome: 'not-held', state: outcome as LedgerState | 'missing' };
+  }
+
+  /** Puts a released order back on hold (its job could not be added); false if it moved on meanwhile. */
+  async unrelease(orderKey: string, releasedBatchId: string, previousBatchId: string, record: string, parkedAt: number): Promise<boolean> {
+    const k = this.keys;
+    return (await this.redis.bulkorderUnrelease(
+      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'),
+      releasedBatchId, previousBatchId, Date.now(), this.retentionMs, orderKey, record, parkedAt,
+    )) === 1;
+  }
+
+  /**
+   * A person's `review resolve --delivered`: held -> delivered without sending, recorded as
+   * theirs; the held batch counts it delivered. Returns `resolved` or the state that forbids it.
+   */
+  async resolveDelivered(orderKey: string, review: ReviewInput & { remoteId?: string }): Promise<'resolved' | LedgerState | 'missing'> {
+    const k = this.keys;
+    for (;;) {
+      const batchId = (await this.redis.hget(k.ledger(orderKey), 'b')) ?? '';
+      const outcome = await this.redis.bulkorderResolve(
+        k.ledger(orderKey), k.batch(batchId), k.parked('held', orderKey), k.parkedIndex('held'),
+        batchId, Date.now(), this.retentionMs, orderKey, review.remoteId ?? '', review.by, review.note ?? '',
+      );
+      if (outcome !== 'moved') return outcome as 'resolved' | LedgerState | 'missing';
+    }
+  }
+
+  /** Drops parked records (a dead letter a person gave up on); the ledger entry stays as it is. Returns how many existed. */
+  async purgeParked(kind: ParkedKind, orderKeys: readonly string[]): Promise<number> {
+    if (orderKeys.length === 0) return 0;
+    const multi = this.redis.multi();
+    for (const key of orderKeys) multi.del(this.keys.parked(kind, key));
+    multi.zrem(this.keys.parkedIndex(kind), ...orderKeys);
+    const replies = (await multi.exec()) ?? [];
+    return replies.slice(0, orderKeys.length).reduce((sum, [, n]) => sum + Number(n ?? 0), 0);
+  }
 }
 
 function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
@@ -184,6 +257,7 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
   if (raw.c) entry.code = raw.c;
   if (raw.m) entry.message = raw.m;
   if (raw.d) entry.deliveredAt = Number(raw.d);
+  if (raw.rv === 'released' || raw.rv === 'resolved') entry.review = { action: raw.rv, by: raw.rw ?? '', at: Number(raw.rt ?? 0), ...(raw.rn ? { note: raw.rn } : {}) };
   return entry;
 }
 
@@ -192,4 +266,7 @@ function defineLedgerCommands(redis: Redis): void {
   redis.defineCommand('bulkorderReserve', { numberOfKeys: 2, lua: RESERVE });
   redis.defineCommand('bulkorderClaim', { numberOfKeys: 1, lua: CLAIM });
   redis.defineCommand('bulkorderSettle', { numberOfKeys: 6, lua: SETTLE });
+  redis.defineCommand('bulkorderRelease', { numberOfKeys: 3, lua: RELEASE });
+  redis.defineCommand('bulkorderUnrelease', { numberOfKeys: 3, lua: UNRELEASE });
+  redis.defineCommand('bulkorderResolve', { numberOfKeys: 4, lua: RESOLVE });
 }

@@ -1,0 +1,76 @@
+import { userInfo } from 'node:os';
+import type { Config } from '../config.js';
+import { redisPrefix } from '../config.js';
+import { ExitCode, UsageError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { openServices } from '../services.js';
+import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { parkedFilterFromFlags } from '../deadLetter/parkedFilter.js';
+import { ParkedStore } from '../deadLetter/parkedStore.js';
+import { reportRequeued } from '../deadLetter/followRequeued.js';
+import { releaseHeld } from '../review/releaseHeld.js';
+import { resolveHeld } from '../review/resolveHeld.js';
+import { listParked, positiveInteger, requireSelection, showParked } from './deadLettersRun.js';
+import type { ReviewAction, ReviewFlags } from './review.js';
+
+const LIST_HINTS = [
+  'details: bulkorder review show <order key>',
+  'check each order on the service, then:',
+  '  not there: bulkorder review release <order key>... [--wait]   (sends it again)',
+  '  there:     bulkorder review resolve <order key>... --delivered [--remote-id ID]   (never sends it)',
+];
+
+/** `bulkorder review <action>`: returns the exit code. */
+export async function runReview(action: ReviewAction, args: string[], flags: ReviewFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+  const filter = parkedFilterFromFlags(flags, action === 'show' ? [] : args);
+  if (action === 'resolve' && flags.delivered !== true) {
+    throw new UsageError('RESOLVE_OUTCOME_MISSING', 'review resolve: pass --delivered to record that the order is on the service (it is then never sent); to send it again use review release.');
+  }
+  const review = { by: flags.by ?? safeUserName(), ...(flags.note === undefined ? {} : { note: flags.note }) };
+  const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
+  try {
+    const store = new ParkedStore(services.redis, services.keys, services.ledger, 'held');
+    switch (action) {
+      case 'list':
+        return await listParked(store, filter, flags, LIST_HINTS);
+      case 'show':
+        return await showParked(store, services, args[0]!, flags);
+      case 'release': {
+        requireSelection(filter, flags, 'review release');
+        const items = await store.select(filter);
+        const made = await releaseHeld(items, services.ledger, review, {
+          queue: services.queue,
+          batches: services.batches,
+          env: ctx.config.env,
+          logger: ctx.logger,
+          jobOptions: services.jobOptions,
+          jobName: DELIVER_ORDER,
+        });
+        const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
+        process.stdout.write([`released by ${review.by}`, ...report.lines].join('\n') + '\n');
+        return report.exitCode;
+      }
+      case 'resolve': {
+        requireSelection(filter, flags, 'review resolve');
+        const items = await store.select(filter);
+        const outcomes = await resolveHeld(items, services.ledger, { ...review, ...(flags.remoteId === undefined ? {} : { remoteId: flags.remoteId }) });
+        const resolved = outcomes.filter((o) => o.outcome === 'resolved');
+        const lines = [`resolved as delivered by ${review.by}: ${resolved.length} order${resolved.length === 1 ? '' : 's'}`];
+        for (const o of outcomes) if (o.outcome !== 'resolved') lines.push(`  ${o.orderKey}: not resolved, the ledger has it ${o.outcome} now`);
+        if (items.length === 0) lines.push('nothing matched: no held order changed');
+        process.stdout.write(lines.join('\n') + '\n');
+        return resolved.length === outcomes.length ? ExitCode.ok : ExitCode.needsAttention;
+      }
+    }
+  } finally {
+    await services.close();
+  }
+}
+
+function safeUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}

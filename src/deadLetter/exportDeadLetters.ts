@@ -1,0 +1,118 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import type { BatchStore } from '../batches/batchStore.js';
+import { neutralizeCell } from '../ingest/csvCells.js';
+import { REJECT_COLUMNS } from '../ingest/orderFields.js';
+import type { ParkedItem } from './parkedStore.js';
+import { originalRows } from './originalRows.js';
+
+/**
+ * The error columns of an export. Three are the rejects file's own (REJECT_COLUMNS), which ingest
+ * ignores and which mark the file as a fix-and-import-again file (an empty orderRef there means the
+ * order never had one); `reject_status` is ignored as a column that names no field.
+ */
+export const EXPORT_ERROR_COLUMNS = ['reject_line', 'reject_status', 'reject_codes', 'reject_reasons'] as const;
+
+const RESERVED = new Set<string>([...REJECT_COLUMNS, ...EXPORT_ERROR_COLUMNS]);
+
+/** One file written by an export. */
+export interface ExportedFile {
+  path: string;
+  columns: string[];
+  deadLetters: number;
+  rows: number;
+  batches: string[];
+  /** Dead letters whose batch columns were unknown, written in our own column names. */
+  canonical: boolean;
+}
+
+export interface ExportOptions {
+  /** Where to write; with several column sets, `<stem>-1<ext>`, `<stem>-2<ext>`, ... beside it. */
+  outPath: string;
+  /** Cell delimiter; default `,` (import detects `,` `;` and tab). */
+  delimiter?: string;
+}
+
+/**
+ * Writes dead letters as CSV in their input's format: the original columns (in the original order,
+ * from the batch record), one row per product line, then the error columns. UTF-8 with BOM and
+ * CRLF for spreadsheets; formula-looking cells neutralised (import strips the apostrophe again).
+ * Dead letters of inputs with different columns cannot share a header, so each column set gets a
+ * file of its own. Files are written under a temporary name and renamed when complete.
+ */
+export async function exportDeadLetters(items: readonly ParkedItem[], batches: BatchStore, options: ExportOptions): Promise<ExportedFile[]> {
+  const columnsOf = new Map<string, string[] | undefined>();
+  const groups = new Map<string, { columns: string[]; keep: number[]; canonical: boolean; entries: { item: ParkedItem; rows: string[][] }[] }>();
+  for (const item of items) {
+    const batchId = item.record.batchId;
+    if (!columnsOf.has(batchId)) columnsOf.set(batchId, (await batches.get(batchId))?.columns);
+    const original = originalRows(item.record, columnsOf.get(batchId));
+    const keep = original.columns.flatMap((column, i) => (RESERVED.has(column) ? [] : [i]));
+    const columns = keep.map((i) => original.columns[i]!);
+    const id = JSON.stringify(columns);
+    let group = groups.get(id);
+    if (group === undefined) groups.set(id, (group = { columns, keep, canonical: original.canonical, entries: [] }));
+    group.entries.push({ item, rows: original.rows.map((row) => keep.map((i) => row[i] ?? '')) });
+  }
+
+  const paths = outputPaths(options.outPath, groups.size);
+  const written: ExportedFile[] = [];
+  for (const [i, group] of [...groups.values()].entries()) {
+    const path = paths[i]!;
+    const file = new CsvFile(path, options.delimiter ?? ',');
+    try {
+      await file.write([...group.columns, ...EXPORT_ERROR_COLUMNS], '\uFEFF');
+      let rows = 0;
+      for (const { item, rows: cells } of group.entries) {
+        const r = item.record;
+        for (const [n, row] of cells.entries()) {
+          const line = r.lines[n] ?? r.lines[0] ?? '';
+          await file.write([...row, String(line), r.httpStatus === undefined ? '' : String(r.httpStatus), r.code ?? '', r.reason]);
+          rows++;
+        }
+      }
+      await file.close();
+      written.push({ path, columns: group.columns, deadLetters: group.entries.length, rows, batches: [...new Set(group.entries.map((e) => e.item.record.batchId))], canonical: group.canonical });
+    } catch (error) {
+      await file.abort();
+      throw error;
+    }
+  }
+  return written;
+}
+
+function outputPaths(outPath: string, count: number): string[] {
+  if (count <= 1) return [outPath];
+  const ext = extname(outPath) || '.csv';
+  const stem = join(dirname(outPath), basename(outPath, extname(outPath)));
+  return Array.from({ length: count }, (_, i) => `${stem}-${i + 1}${ext}`);
+}
+
+/** A CSV file written under `<path>.partial-<pid>` and renamed into place on close. */
+class CsvFile {
+  private readonly partial: string;
+  private readonly stream: WriteStream;
+
+  constructor(readonly path: string, private readonly delimiter: string) {
+    this.partial = `${path}.partial-${process.pid}`;
+    this.stream = createWriteStream(this.partial, { encoding: 'utf8' });
+  }
+
+  async write(cells: readonly string[], prefix = ''): Promise<void> {
+    // csv-stringify quotes a lone LF only when told to, with CRLF record ends (as RejectsWriter does).
+    const text = prefix + stringify([cells.map(neutralizeCell)], { delimiter: this.delimiter, record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+    if (!this.stream.write(text)) await new Promise<void>((resolve) => this.stream.once('drain', resolve));
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve, reject) => this.stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    await rename(this.partial, this.path);
+  }
+
+  async abort(): Promise<void> {
+    this.stream.destroy();
+    await rm(this.partial, { force: true });
+  }
+}

@@ -1,0 +1,34 @@
+import { followBatch } from '../batches/followBatch.js';
+import type { BatchStore } from '../batches/batchStore.js';
+import { ExitCode } from '../errors.js';
+import type { RequeueBatch } from './requeueParked.js';
+
+/** Report lines and exit code of a requeue (`dead-letters retry`, `review release`). */
+export interface RequeueReport {
+  lines: string[];
+  exitCode: number;
+}
+
+/**
+ * Describes the batches a requeue made and, with `wait`, follows each until its orders settle:
+ * exit 0 when all were delivered, 4 when some were dead-lettered or held again (or following
+ * stopped before the end).
+ */
+export async function reportRequeued(made: readonly RequeueBatch[], batches: BatchStore, options: { wait: boolean; timeoutMs?: number }): Promise<RequeueReport> {
+  const lines: string[] = [];
+  let attention = false;
+  if (made.length === 0) lines.push('nothing matched: no order queued');
+  for (const { batchId, counts } of made) {
+    lines.push(
+      `batch ${batchId}: queued ${counts.enqueued} of ${counts.orders}; skipped: ${counts.skippedDelivered} already delivered, ${counts.skippedHeld} held, ${counts.skippedQueued} queued by another batch`,
+    );
+    if (!options.wait) {
+      lines.push(`  follow it with: bulkorder status ${batchId}`);
+      continue;
+    }
+    const { batch, settled } = await followBatch(batches, batchId, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+    lines.push(`  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`);
+    attention ||= !settled || batch.dead > 0 || batch.held > 0;
+  }
+  return { lines, exitCode: attention ? ExitCode.needsAttention : ExitCode.ok };
+}

@@ -1,0 +1,48 @@
+import { ORDER_FIELDS } from '../ingest/orderFields.js';
+import type { OrderPayload } from '../ingest/types.js';
+import type { ParkedRecord } from '../orderJob.js';
+
+/** A parked order as rows of cells under a column list that `bulkorder import` reads. */
+export interface OriginalRows {
+  columns: readonly string[];
+  rows: string[][];
+  /** True when the input's own columns were unknown and the order was rebuilt from its payload. */
+  canonical: boolean;
+}
+
+/**
+ * The order's rows as its input had them: the record's cells under its batch's columns. When the
+ * batch record is gone (it expires with the ledger; a parked record does not) or its columns do not
+ * fit the cells, the rows are rebuilt from the payload in our own column names, which import reads
+ * without a mapping. Either way the same order key comes out of a re-import of unchanged rows.
+ */
+export function originalRows(record: ParkedRecord, batchColumns: readonly string[] | undefined): OriginalRows {
+  const fits = batchColumns !== undefined && batchColumns.length > 0 && record.cells.length > 0 && record.cells.every((row) => row.length === batchColumns.length);
+  if (fits) return { columns: batchColumns, rows: record.cells.map((row) => [...row]), canonical: false };
+  return { columns: ORDER_FIELDS, rows: canonicalRows(record.payload, record.orderRef), canonical: true };
+}
+
+/** One row per product line, in ORDER_FIELDS order. */
+export function canonicalRows(payload: OrderPayload, orderRef: string | undefined): string[][] {
+  const { recipient } = payload;
+  const a = recipient.address;
+  return payload.products.map((product) => {
+    const row: Record<(typeof ORDER_FIELDS)[number], string> = {
+      orderRef: orderRef ?? '',
+      businessCustomerId: String(payload.businessCustomerId),
+      firstName: a.firstName,
+      lastName: a.lastName,
+      street: a.street,
+      streetNumber: String(a.streetNumber),
+      postalCode: a.postalCode,
+      city: a.city,
+      countryCode: a.countryCode,
+      languageCode: recipient.languageCode,
+      email: recipient.email,
+      telephoneNumber: recipient.telephoneNumber,
+      productId: String(product.productId),
+      quantity: String(product.quantity),
+    };
+    return ORDER_FIELDS.map((field) => row[field]);
+  });
+}

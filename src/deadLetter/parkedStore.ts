@@ -1,0 +1,71 @@
+import type { Redis } from 'ioredis';
+import type { Keyspace, ParkedKind } from '../keyspace.js';
+import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
+import type { ParkedRecord } from '../orderJob.js';
+import { matchesFilter, type ParkedFilter } from './parkedFilter.js';
+
+/** A parked record with what the ledger says about its order now. */
+export interface ParkedItem {
+  record: ParkedRecord;
+  /** `undefined` when the ledger has forgotten the key (retention) while the record is kept. */
+  entry: LedgerEntry | undefined;
+}
+
+const PAGE = 500;
+
+/**
+ * Reads dead letters or held orders: the `<kind>:<key>` records the workers write atomically with
+ * the ledger, through their `<kind>-index` (score = parked at). Read-only; the transitions are the
+ * ledger's. Records are kept until resolved or purged, so the list can grow: it is read in pages.
+ */
+export class ParkedStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keyspace,
+    private readonly ledger: Ledger,
+    readonly kind: ParkedKind,
+  ) {}
+
+  /** How many records the index holds. */
+  count(): Promise<number> {
+    return this.redis.zcard(this.keys.parkedIndex(this.kind));
+  }
+
+  /** One record, or undefined. */
+  async get(orderKey: string): Promise<ParkedItem | undefined> {
+    const json = await this.redis.get(this.keys.parked(this.kind, orderKey));
+    if (json === null) return undefined;
+    return { record: JSON.parse(json) as ParkedRecord, entry: await this.ledger.get(orderKey) };
+  }
+
+  /** Every record that passes the filter, oldest first, with its ledger entry. */
+  async *scan(filter: ParkedFilter = {}, now = Date.now()): AsyncGenerator<ParkedItem> {
+    const index = this.keys.parkedIndex(this.kind);
+    const max = filter.olderThanMs === undefined ? '+inf' : String(now - filter.olderThanMs);
+    const min = filter.newerThanMs === undefined ? '-inf' : String(now - filter.newerThanMs);
+    let offset = 0;
+    for (;;) {
+      const orderKeys = filter.keys ?? (await this.redis.zrangebyscore(index, min, max, 'LIMIT', offset, PAGE));
+      offset += orderKeys.length;
+      const records = orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
+      const parsed = records.flatMap((json) => (json === null ? [] : [JSON.parse(json) as ParkedRecord]));
+      const wanted = parsed.filter((record) => matchesFilter(record, filter) && inAgeRange(record, filter, now));
+      const entries = await this.ledger.getMany(wanted.map((record) => record.orderKey));
+      for (const [i, record] of wanted.entries()) yield { record, entry: entries[i] };
+      if (filter.keys !== undefined || orderKeys.length < PAGE) return;
+    }
+  }
+
+  /** All of `scan` at once (for commands that act on the selection). */
+  async select(filter: ParkedFilter = {}): Promise<ParkedItem[]> {
+    const items: ParkedItem[] = [];
+    for await (const item of this.scan(filter)) items.push(item);
+    return items;
+  }
+}
+
+function inAgeRange(record: ParkedRecord, filter: ParkedFilter, now: number): boolean {
+  if (filter.olderThanMs !== undefined && record.parkedAt > now - filter.olderThanMs) return false;
+  if (filter.newerThanMs !== undefined && record.parkedAt < now - filter.newerThanMs) return false;
+  return true;
+}

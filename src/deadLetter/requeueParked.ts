@@ -1,0 +1,114 @@
+import type { JobsOptions, Queue } from 'bullmq';
+import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
+import { newBatchId } from '../importer/importFile.js';
+import type { Logger } from '../logger.js';
+import type { OrderJobData, ParkedRecord } from '../orderJob.js';
+import type { ParkedItem } from './parkedStore.js';
+import { originalRows } from './originalRows.js';
+
+/** What requeueing needs: the same queue, options and job name as an import (src/importer/importFile.ts). */
+export interface RequeueDeps {
+  queue: Queue<OrderJobData>;
+  batches: BatchStore;
+  env: string;
+  logger: Logger;
+  /** BullMQ options of every delivery job (services.jobOptions). */
+  jobOptions: JobsOptions;
+  /** DELIVER_ORDER. */
+  jobName: string;
+}
+
+/** How the ledger answered for one order; `reserved` means its job must be added now. */
+export type RequeueOutcome = 'reserved' | 'skippedDelivered' | 'skippedHeld' | 'skippedQueued';
+
+/** The ledger side of a requeue: dead letters reserve like an import, held orders are released. */
+export interface RequeueStrategy {
+  /** Shown as the batch's file in `bulkorder status`, e.g. `dead-letters retry`. */
+  label: string;
+  reserve(records: readonly ParkedRecord[], batchId: string): Promise<RequeueOutcome[]>;
+  /** Called for reserved orders whose job could not be added, so none is left queued without a job. */
+  undo?(record: ParkedRecord, batchId: string): Promise<void>;
+}
+
+/** One batch a requeue made. */
+export interface RequeueBatch {
+  batchId: string;
+  counts: ImportCounts;
+}
+
+const CHUNK = 500;
+
+/**
+ * Sends parked orders again as they are, as new batches, so `status` and `--wait` work for them:
+ * each order is reserved through the ledger, then added the way an import adds it (job name,
+ * job options, job id = order key). Orders of inputs with different columns go into different
+ * batches, because a batch keeps one column list for exporting its dead letters.
+ */
+export async function requeueParked(items: readonly ParkedItem[], strategy: RequeueStrategy, deps: RequeueDeps): Promise<RequeueBatch[]> {
+  const columnsOf = new Map<string, string[] | undefined>();
+  const groups = new Map<string, { columns: readonly string[]; jobs: { record: ParkedRecord; cells: string[][] }[] }>();
+  for (const { record } of items) {
+    if (!columnsOf.has(record.batchId)) columnsOf.set(record.batchId, (await deps.batches.get(record.batchId))?.columns);
+    const original = originalRows(record, columnsOf.get(record.batchId));
+    const id = JSON.stringify(original.columns);
+    let group = groups.get(id);
+    if (group === undefined) groups.set(id, (group = { columns: original.columns, jobs: [] }));
+    group.jobs.push({ record, cells: original.rows });
+  }
+
+  const made: RequeueBatch[] = [];
+  for (const group of groups.values()) {
+    const batchId = newBatchId();
+    const log = deps.logger.child({ batchId, requeue: strategy.label });
+    await deps.batches.create({ id: batchId, file: strategy.label, sha256: '', env: deps.env, startedAt: Date.now(), columns: [...group.columns] });
+    const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, enqueued: 0 };
+    try {
+      for (let start = 0; start < group.jobs.length; start += CHUNK) {
+        const chunk = group.jobs.slice(start, start + CHUNK);
+        const outcomes = await strategy.reserve(chunk.map((j) => j.record), batchId);
+        const delta = { enqueued: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0 };
+        const jobs: { name: string; data: OrderJobData; opts: JobsOptions }[] = [];
+        outcomes.forEach((outcome, i) => {
+          const { record, cells } = chunk[i]!;
+          if (outcome !== 'reserved') {
+            delta[outcome]++;
+            return;
+          }
+          delta.enqueued++;
+          jobs.push({ name: deps.jobName, data: jobData(record, batchId, cells), opts: { ...deps.jobOptions, jobId: record.orderKey } });
+        });
+        try {
+          if (jobs.length > 0) await deps.queue.addBulk(jobs);
+        } catch (error) {
+          for (const job of jobs) await strategy.undo?.(chunk.find((j) => j.record.orderKey === job.data.key)!.record, batchId).catch(() => undefined);
+          throw error;
+        }
+        await deps.batches.addImportCounts(batchId, delta);
+        for (const [field, by] of Object.entries(delta)) counts[field as keyof typeof delta] += by;
+        counts.rows += chunk.reduce((sum, j) => sum + j.cells.length, 0);
+        counts.orders += chunk.length;
+        counts.valid += chunk.length;
+      }
+    } catch (error) {
+      await deps.batches.finishImport(batchId, 'failed', counts).catch(() => undefined);
+      log.error({ err: error }, 'requeue stopped; run it again (nothing is queued twice)');
+      throw error;
+    }
+    await deps.batches.finishImport(batchId, 'imported', counts);
+    log.info({ counts }, 'parked orders queued again');
+    made.push({ batchId, counts });
+  }
+  return made;
+}
+
+function jobData(record: ParkedRecord, batchId: string, cells: string[][]): OrderJobData {
+  return {
+    key: record.orderKey,
+    batchId,
+    file: record.file,
+    lines: record.lines,
+    ...(record.orderRef === undefined ? {} : { orderRef: record.orderRef }),
+    payload: record.payload,
+    cells,
+  };
+}

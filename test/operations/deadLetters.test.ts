@@ -1,0 +1,129 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { followBatch } from '../../src/batches/followBatch.js';
+import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
+import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
+import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+
+let rig: DeliveryRig | undefined;
+afterEach(async () => {
+  await killAllCli();
+  await rig?.close();
+  rig = undefined;
+});
+
+const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
+
+async function settle(r: DeliveryRig, batchId: string) {
+  const { batch, settled } = await followBatch(r.services.batches, batchId, { pollMs: 50, timeoutMs: 25_000, out: quiet });
+  expect(settled).toBe(true);
+  return batch;
+}
+
+function deadStore(r: DeliveryRig): ParkedStore {
+  return new ParkedStore(r.services.redis, r.services.keys, r.services.ledger, 'dead');
+}
+
+async function cli(r: DeliveryRig, args: string[]): Promise<{ code: number | string; output: string }> {
+  const p = startCli(args, r.env);
+  const code = await p.exited;
+  return { code, output: p.output() };
+}
+
+describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', () => {
+  it('export writes the original columns plus error columns; the fixed file imports again and delivers only the fixed rows', async () => {
+    rig = await deliveryRig('dl-export');
+    const rows = [HEADER, orderRow('OK-1'), orderRow('OK-2'), orderRow('BAD-1', 5999), orderRow('BAD-2', 5999).replace(',Anna,', ',=Anna,'), orderRow('MULTI', 5002, 2), orderRow('MULTI', 5999, 1)];
+    const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
+    await rig.startWorker({ concurrency: 2 });
+    const first = await rig.importFile(file);
+    expect(await settle(rig, first.batchId)).toMatchObject({ delivered: 2, dead: 3 });
+
+    const listed = await cli(rig, ['dead-letters', 'list', '--json', '--code', 'product_unknown']);
+    expect(listed.code).toBe(0);
+    const json = JSON.parse(listed.output.slice(listed.output.indexOf('['))) as { orderKey: string; httpStatus: number; ledger: { state: string } }[];
+    expect(json.map((d) => d.orderKey).sort()).toEqual(['ref.1001.BAD-1', 'ref.1001.BAD-2', 'ref.1001.MULTI']);
+    expect(json.every((d) => d.httpStatus === 422 && d.ledger.state === 'dead')).toBe(true);
+
+    const out = join(rig.dir, 'fix.csv');
+    const exported = await cli(rig, ['dead-letters', 'export', '--out', out]);
+    expect(exported.code).toBe(0);
+    const text = await readFile(out, 'utf8');
+    expect(text.startsWith('\uFEFF')).toBe(true);
+    const lines = text.slice(1).trimEnd().split('\r\n');
+    expect(lines[0]).toBe(`${HEADER},reject_line,reject_status,reject_codes,reject_reasons`);
+    expect(lines).toHaveLength(5); // header + BAD-1 + BAD-2 + two rows of MULTI
+    expect(lines.find((l) => l.includes('BAD-2'))).toContain(",'=Anna,"); // formula injection neutralised
+    expect(lines.find((l) => l.startsWith('BAD-1,'))).toMatch(/,4,422,PRODUCT_UNKNOWN,/);
+
+    // A person fixes BAD-1 and MULTI in a spreadsheet and leaves BAD-2 as it was.
+    const fixed = text.replace(/^(BAD-1,.*?),5999,1,/m, '$1,5004,1,').replace(/^(MULTI,.*?),5999,1,/m, '$1,5004,1,');
+    await writeFile(out, fixed);
+    const again = await cli(rig, ['import', out, '--wait', '--timeout', '25']);
+    expect(again.output).toMatch(/queued 3; skipped: 0 already delivered/);
+    expect(again.output).toMatch(/2 delivered, 1 dead-lettered/);
+    expect(again.code).toBe(4);
+
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(4); // OK-1, OK-2, then only the fixed BAD-1 and MULTI
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    const left = await deadStore(rig).select();
+    expect(left.map((d) => d.record.orderKey)).toEqual(['ref.1001.BAD-2']);
+    expect(left[0]!.record.payload.recipient.address.firstName).toBe('=Anna');
+
+    // The original file again: everything delivered is skipped, the unfixed order is refused again.
+    const original = await rig.importFile(file);
+    expect(original.counts).toMatchObject({ skippedDelivered: 4, enqueued: 1 });
+  });
+
+  it('exports dead letters of inputs with different columns to one file per column set, and of an expired batch in our column names', async () => {
+    rig = await deliveryRig('dl-columns');
+    const a = await rig.writeFile('a.csv', [HEADER, orderRow('A-1', 5999)].join('\n') + '\n');
+    const b = await rig.writeFile('b.csv', [`${HEADER},Note`, `${orderRow('B-1', 5999)},call first`].join('\n') + '\n');
+    await rig.startWorker({ concurrency: 2 });
+    const [ia, ib] = [await rig.importFile(a), await rig.importFile(b)];
+    await settle(rig, ia.batchId);
+    await settle(rig, ib.batchId);
+
+    const out = join(rig.dir, 'dead.csv');
+    expect((await cli(rig, ['dead-letters', 'export', '--out', out, '--delimiter', ';'])).code).toBe(0);
+    const [one, two] = await Promise.all([readFile(join(rig.dir, 'dead-1.csv'), 'utf8'), readFile(join(rig.dir, 'dead-2.csv'), 'utf8')]);
+    const headers = [one, two].map((t) => t.slice(1).split('\r\n')[0]).sort();
+    expect(headers).toEqual([`${HEADER.replaceAll(',', ';')};Note;reject_line;reject_status;reject_codes;reject_reasons`, `${HEADER.replaceAll(',', ';')};reject_line;reject_status;reject_codes;reject_reasons`].sort());
+
+    await rig.services.redis.del(rig.services.keys.batch(ib.batchId)); // the batch record expired; the dead letter is kept
+    const only = join(rig.dir, 'b-only.csv');
+    expect((await cli(rig, ['dead-letters', 'export', '--out', only, '--batch', ib.batchId])).code).toBe(0);
+    const canonical = await readFile(only, 'utf8');
+    expect(canonical.slice(1).split('\r\n')[0]).toBe(`${HEADER},reject_line,reject_status,reject_codes,reject_reasons`);
+    expect(canonical).toContain('B-1,1001,Anna,de Vries');
+  });
+
+  it('retry sends dead letters again as they are once the server is fixed; purge forgets them; neither sends anything twice', async () => {
+    rig = await deliveryRig('dl-retry', { faults: { script: [{ path: 'orders', status: 400, body: { code: 'UPSTREAM_BROKEN', message: 'catalogue offline' } }] } });
+    const file = await rig.writeFile('r.csv', [HEADER, orderRow('R-1'), orderRow('R-2', 5999)].join('\n') + '\n');
+    await rig.startWorker({ concurrency: 1 });
+    const imported = await rig.importFile(file);
+    expect(await settle(rig, imported.batchId)).toMatchObject({ delivered: 0, dead: 2 });
+
+    const deps = { queue: rig.services.queue, batches: rig.services.batches, env: rig.config.env, logger: rig.logger, jobOptions: rig.services.jobOptions, jobName: DELIVER_ORDER };
+    const broken = await deadStore(rig).select({ code: 'UPSTREAM_BROKEN' });
+    expect(broken).toHaveLength(1);
+    const [retried] = await retryDeadLetters(broken, rig.services.ledger, deps);
+    expect(retried!.counts).toMatchObject({ orders: 1, enqueued: 1 });
+    expect(await settle(rig, retried!.batchId)).toMatchObject({ delivered: 1, dead: 0 });
+    expect((await deadStore(rig).select()).map((d) => d.record.code)).toEqual(['PRODUCT_UNKNOWN']);
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 1, duplicateOrdersAccepted: 0 });
+
+    const refused = await cli(rig, ['dead-letters', 'retry']);
+    expect(refused.code).toBe(2);
+    expect(refused.output).toMatch(/SELECTION_MISSING|pass --all/);
+    const purged = await cli(rig, ['dead-letters', 'purge', '--status', '422']);
+    expect(purged.output).toMatch(/purged 1 dead letter/);
+    expect(await deadStore(rig).count()).toBe(0);
+    expect((await rig.services.ledger.get('ref.1001.R-2'))?.state).toBe('dead');
+  });
+});
