@@ -109,4 +109,29 @@ describe('Redis faults (a private redis-server, real worker processes, the simul
     expect(reserved).toBeLessThan(3000);
     recordReliability({ fault: 'Redis client connections dropped during enqueue', behaviour: 'import stopped with exit 5 and what to do; the rerun finished the file', orders: 3000, lost: 3000 - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
   }, 120_000);
+
+  it('Redis paused longer than the job lock: jobs whose lock lapsed are not re-posted blindly', async () => {
+    redisServer = await startPrivateRedis();
+    rig = await deliveryRig('pause', { faults: { latencyMs: 200 } }, { REDIS_URL: redisServer.url, BULKORDER_HTTP_DEADLINE_MS: '1000', BULKORDER_STALLED_INTERVAL_MS: '1000' });
+    const file = await rig.writeFile('pause.csv', ordersCsv('PAUSE', 40));
+    const imported = await rig.importFile(file);
+    startCli(['worker', '--concurrency', '4'], { ...rig.env, LOG_LEVEL: 'warn' });
+    await waitFor(async () => ((await batchNow(redisServer!.url, rig!.prefix, imported.batchId))?.delivered ?? 0) >= 4, 'four deliveries');
+    // The job lock is the request deadline + 5 s = 6 s; pause every client for 8 s.
+    const pauser = new Redis(redisServer.url);
+    await pauser.call('CLIENT', 'PAUSE', '8000', 'ALL');
+    pauser.disconnect();
+
+    await waitFor(async () => {
+      const batch = await batchNow(redisServer!.url, rig!.prefix, imported.batchId);
+      return batch !== undefined && isSettled(batch);
+    }, 'the batch to settle after the pause', 60_000);
+    const batch = (await batchNow(redisServer.url, rig.prefix, imported.batchId))!;
+    const counters = rig.simulator.counters();
+    expect(batch.dead).toBe(0);
+    expect(batch.delivered + batch.held).toBe(40);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect(counters.ordersAccepted).toBeLessThanOrEqual(batch.delivered + batch.held);
+    recordReliability({ fault: 'Redis paused (CLIENT PAUSE) for 8 s, longer than the 6 s job lock', behaviour: 'lapsed jobs came back as stalled; the ledger let none be posted twice', orders: 40, lost: 40 - batch.delivered - batch.dead - batch.held, duplicates: counters.duplicateOrdersAccepted, held: batch.held });
+  }, 90_000);
 });
