@@ -1,0 +1,48 @@
+import { Option, type Command } from 'commander';
+import type { SetExitCode } from './index.js';
+import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
+
+/** Flags of `bulkorder watch`. */
+export interface WatchFlags extends ConfigFlags {
+  stable?: string;
+  poll?: string;
+  maxSize?: string;
+  maxActive?: string;
+  once?: boolean;
+  format?: string;
+  delimiter?: string;
+  encoding?: string;
+  map?: string;
+}
+
+export function register(program: Command, setExitCode: SetExitCode): void {
+  const command = program
+    .command('watch')
+    .summary('import every file dropped into a folder (inbox/ -> processing/ -> done/ or failed/)')
+    .argument('<dir>', 'the drop folder; inbox/, processing/, done/ and failed/ are created in it if missing')
+    .description(
+      'Import every complete file put into <dir>/inbox/. A file is claimed by an atomic rename into processing/ ' +
+        '(any number of watchers may share the folder), imported, and followed until every order settles; then it moves ' +
+        'to done/ with its .results.csv, .rejects.csv and .summary.json (to failed/ with a .summary.json when refused as a whole). ' +
+        'Uploads named *.tmp, *.part (or hidden) are left alone until renamed; other files must keep their size for --stable seconds. ' +
+        'Files left in processing/ by a watcher that stopped are resumed without sending anything twice. Workers (bulkorder worker) deliver.',
+    )
+    .option('--stable <seconds>', 'a file is taken once unchanged this long', '5')
+    .option('--poll <seconds>', 'how often the inbox is looked at', '1')
+    .option('--max-size <MiB>', 'larger files are refused (moved to failed/)', '512')
+    .option('--max-active <n>', 'files worked on at once', '4')
+    .option('--once', 'take what the inbox holds, finish those files, then exit (for cron)')
+    .addOption(new Option('--format <format>', 'input format of every file (default: from each extension)').choices(['csv', 'json', 'ndjson']))
+    .option('--delimiter <char>', 'CSV delimiter of every file (default: detected)')
+    .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1')
+    .option('--map <mapping.json>', 'column mapping for every file')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  bulkorder watch /srv/orders --env-file .env\n  bulkorder watch /srv/orders --once --stable 30   # from cron\n\n' +
+        'Exit codes (--once): 0 every file done without problems; 4 some file failed or has rejected, dead-lettered or held orders.',
+    );
+  withConfigFlags(command).action(async (dir: string, flags: WatchFlags) => {
+    const { runWatch } = await import('./watchRun.js');
+    setExitCode(await runWatch(dir, flags, await loadCommandContext(flags)));
+  });
+}

@@ -1,0 +1,48 @@
+import type { Config } from '../config.js';
+import { redisPrefix } from '../config.js';
+import { ExitCode, UsageError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { openServices } from '../services.js';
+import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
+import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { watchFolder } from '../watch/watchFolder.js';
+import type { WatchFlags } from './watch.js';
+
+/** `bulkorder watch <dir>`: runs until SIGTERM/SIGINT (or, with --once, until the inbox is worked off). */
+export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+  const options = {
+    stableMs: number(flags.stable ?? '5', '--stable', 0) * 1000,
+    pollMs: number(flags.poll ?? '1', '--poll', 0.01) * 1000,
+    maxBytes: number(flags.maxSize ?? '512', '--max-size', 0.001) * 1024 * 1024,
+    maxActive: Math.floor(number(flags.maxActive ?? '4', '--max-active', 1)),
+    ingest: await ingestOptionsFromFlags(flags),
+  };
+  const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery, role: 'worker' });
+  const stop = new AbortController();
+  const onSignal = (signal: string) => {
+    ctx.logger.info({ signal }, 'stopping: no new files; files being followed stay in processing/ and resume on the next start');
+    stop.abort();
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    const report = await watchFolder(
+      { dir, ...options, once: flags.once === true, signal: stop.signal },
+      { services, env: ctx.config.env, logger: ctx.logger, jobName: DELIVER_ORDER, retentionMs: ctx.config.delivery.ledgerRetentionMs },
+    );
+    if (flags.once === true) {
+      process.stdout.write(`${report.folder.root}: ${report.done.length} done, ${report.failed.length} failed${report.needsAttention > 0 ? `; ${report.needsAttention} need attention (see their .summary.json)` : ''}\n`);
+    }
+    return report.needsAttention > 0 ? ExitCode.needsAttention : ExitCode.ok;
+  } finally {
+    process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGINT', onSignal);
+    await services.close();
+  }
+}
+
+function number(text: string, flag: string, min: number): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min) throw new UsageError('USAGE', `${flag} must be a number of at least ${min} (got '${text}').`);
+  return value;
+}

@@ -1,0 +1,34 @@
+import type { Redis } from 'ioredis';
+import type { Keyspace } from '../keyspace.js';
+
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/**
+ * Who works on a claimed file. The rename into processing/ decides who took a file from the
+ * inbox; this lock decides who works on a file in processing/, so a watcher that starts while
+ * another is busy with a file leaves it alone, and a file whose watcher died is resumed once its
+ * lock lapses. Held with SET NX PX, renewed while working, released by compare-and-delete.
+ */
+export class ClaimLock {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keyspace,
+    /** Unique per watcher process. */
+    readonly owner: string,
+    readonly ttlMs: number,
+  ) {}
+
+  async acquire(claim: string): Promise<boolean> {
+    return (await this.redis.set(this.keys.watchLock(claim), this.owner, 'PX', this.ttlMs, 'NX')) === 'OK';
+  }
+
+  /** False when the lock was lost (expired and taken by another watcher): stop working on the file. */
+  async renew(claim: string): Promise<boolean> {
+    return Number(await this.redis.eval(RENEW, 1, this.keys.watchLock(claim), this.owner, this.ttlMs)) === 1;
+  }
+
+  async release(claim: string): Promise<void> {
+    await this.redis.eval(RELEASE, 1, this.keys.watchLock(claim), this.owner);
+  }
+}

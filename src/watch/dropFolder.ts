@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+
+/** The four folders of a drop folder, resolved (symlinks followed once, at start). */
+export interface DropFolder {
+  root: string;
+  /** Where people and systems put files. */
+  inbox: string;
+  /** Files a watcher has claimed (by an atomic rename) and works on; their sidecars are dotfiles here. */
+  processing: string;
+  /** Files whose batches settled, with `.results.csv`, `.rejects.csv` and `.summary.json`. */
+  done: string;
+  /** Files refused as a whole, with a `.summary.json` saying why. */
+  failed: string;
+}
+
+/** What is written beside a file: results and rejects of its import, and the summary. */
+export type Sidecar = 'results' | 'rejects' | 'summary';
+const SIDECAR_EXT: Readonly<Record<Sidecar, string>> = { results: '.results.csv', rejects: '.rejects.csv', summary: '.summary.json' };
+
+/**
+ * Upload tools write under a temporary name and rename when done: such names (and dotfiles,
+ * which rsync and editors use) are never taken, so a half-written upload is left alone.
+ */
+const IN_PROGRESS = /\.(tmp|part|partial|filepart|crdownload|swp)$/i;
+
+/** Creates the layout if missing; the root is resolved once so every later path stays inside it. */
+export async function openDropFolder(dir: string): Promise<DropFolder> {
+  await mkdir(dir, { recursive: true });
+  const root = await realpath(dir);
+  const folder: DropFolder = { root, inbox: join(root, 'inbox'), processing: join(root, 'processing'), done: join(root, 'done'), failed: join(root, 'failed') };
+  for (const sub of [folder.inbox, folder.processing, folder.done, folder.failed]) await mkdir(sub, { recursive: true });
+  return folder;
+}
+
+/** True for names a watcher never takes from the inbox (uploads still in progress, hidden files). */
+export function isInProgressName(name: string): boolean {
+  return name.startsWith('.') || name.startsWith('~$') || IN_PROGRESS.test(name);
+}
+
+/**
+ * The name a claimed file gets: `<UTC time>-<random>.<original name>`. Unique, so a file uploaded
+ * again under the same name never overwrites one in processing/ or done/, and sortable by time.
+ */
+export function newClaimName(original: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(3).toString('hex')}.${original}`;
+}
+
+/** `20261122T020000Z-1a2b3c.orders.csv` -> `orders.csv`. */
+export function originalName(claim: string): string {
+  return claim.replace(/^\d{8}T\d{6}Z-[0-9a-f]{6}\./, '');
+}
+
+/**
+ * Claims a file by renaming it from inbox/ into processing/. rename(2) is atomic: when two
+ * watchers race for the same file exactly one rename succeeds; the other finds it gone.
+ */
+export async function claimFile(folder: DropFolder, name: string): Promise<string | undefined> {
+  const claim = newClaimName(name);
+  try {
+    await rename(join(folder.inbox, name), join(folder.processing, claim));
+    return claim;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Claimed files now in processing/ (sidecars and partial files there are dotfiles). */
+export async function claimedFiles(folder: DropFolder): Promise<string[]> {
+  return (await readdir(folder.processing)).filter((name) => !name.startsWith('.')).sort();
+}
+
+/** Where a sidecar of a claimed file is written while it is processed: a dotfile beside it. */
+export function workingSidecar(folder: DropFolder, claim: string, kind: Sidecar): string {
+  return join(folder.processing, `.${basename(claim, extname(claim))}${SIDECAR_EXT[kind]}`);
+}
+
+/** Writes the summary under a temporary name and renames it, so it is whole or absent. */
+export async function writeSummary(folder: DropFolder, claim: string, summary: object): Promise<void> {
+  const path = workingSidecar(folder, claim, 'summary');
+  await writeFile(`${path}.partial`, JSON.stringify(summary, null, 2) + '\n');
+  await rename(`${path}.partial`, path);
+}
+
+/**
+ * Moves a claimed file and its sidecars to done/ or failed/. Sidecars go first and the file last,
+ * so a file found in done/ always has its sidecars, and a crash in between leaves the file in
+ * processing/, where the next watcher picks it up and finishes the move.
+ */
+export async function moveClaimed(folder: DropFolder, claim: string, to: 'done' | 'failed'): Promise<string> {
+  const target = folder[to];
+  const stem = basename(claim, extname(claim));
+  for (const kind of Object.keys(SIDECAR_EXT) as Sidecar[]) {
+    try {
+      await rename(workingSidecar(folder, claim, kind), join(target, `${stem}${SIDECAR_EXT[kind]}`));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  const destination = join(target, claim);
+  await rename(join(folder.processing, claim), destination);
+  return destination;
+}
+
+/** Removes a working sidecar (e.g. a rejects file from an import that is run again). */
+export async function dropSidecar(folder: DropFolder, claim: string, kind: Sidecar): Promise<void> {
+  await rm(workingSidecar(folder, claim, kind), { force: true });
+}

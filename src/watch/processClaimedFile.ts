@@ -1,0 +1,135 @@
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { followBatch } from '../batches/followBatch.js';
+import type { Batch } from '../batches/batchStore.js';
+import { writeResults, type ResultsCounts } from '../batches/writeResults.js';
+import { isBulkorderError } from '../errors.js';
+import { importFile } from '../importer/importFile.js';
+import type { IngestOptions } from '../ingest/openOrderSource.js';
+import type { Logger } from '../logger.js';
+import type { Services } from '../services.js';
+import { dropSidecar, moveClaimed, originalName, workingSidecar, writeSummary, type DropFolder } from './dropFolder.js';
+
+export interface ProcessDeps {
+  services: Services;
+  env: string;
+  logger: Logger;
+  folder: DropFolder;
+  ingest: IngestOptions;
+  /** Files larger than this are refused. */
+  maxBytes: number;
+  /** DELIVER_ORDER (jobs/deliverOrder.ts). */
+  jobName: string;
+  /** How long the claim record (its batches) is kept: the ledger's retention. */
+  retentionMs: number;
+  /** Identifies this watcher in summaries and logs. */
+  watcherId: string;
+  /** Aborted when the watcher stops or loses the file's lock: the file then stays in processing/. */
+  signal: AbortSignal;
+}
+
+/** How a claimed file ended. `interrupted`: left in processing/ for a later run to resume. */
+export type ProcessOutcome = { to: 'done' | 'failed'; needsAttention: boolean } | { to: 'interrupted' };
+
+const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
+
+/**
+ * Works one claimed file to the end: checks it, imports it (once: the batch is recorded under the
+ * claim, so a resumed file is followed instead of imported again), follows its batches until
+ * every order settles, writes results and summary, and moves it to done/. A file refused as a
+ * whole goes to failed/. Any other error leaves it in processing/ for the next attempt; a second
+ * import of the same file sends nothing twice (the ledger).
+ */
+export async function processClaimedFile(claim: string, deps: ProcessDeps): Promise<ProcessOutcome> {
+  const { folder, services, logger } = deps;
+  const path = join(folder.processing, claim);
+  const log = logger.child({ file: originalName(claim), claim });
+  const claimedAt = new Date().toISOString();
+  const refusal = await checkFile(path, deps.maxBytes);
+  if (refusal !== undefined) return fail(claim, deps, { code: refusal.code, message: refusal.message }, claimedAt);
+
+  const claimKey = services.keys.watchClaim(claim);
+  let batchIds = JSON.parse((await services.redis.hget(claimKey, 'batches')) ?? '[]') as string[];
+  const last = batchIds.length === 0 ? undefined : await services.batches.get(batchIds[batchIds.length - 1]!);
+  if (last?.importState === 'importing') {
+    // Its importer died mid-file: close that batch so it can settle on what it queued; import again.
+    await services.batches.finishImport(last.id, 'failed', last);
+  }
+  if (last === undefined || last.importState !== 'imported') {
+    await dropSidecar(folder, claim, 'rejects');
+    try {
+      const result = await importFile(path, { ...deps.ingest, rejectsPath: workingSidecar(folder, claim, 'rejects') }, {
+        queue: services.queue,
+        ledger: services.ledger,
+        batches: services.batches,
+        env: deps.env,
+        logger: log,
+        jobOptions: services.jobOptions,
+        jobName: deps.jobName,
+      });
+      batchIds = [...batchIds, result.batchId];
+      await services.redis.multi().hset(claimKey, { batches: JSON.stringify(batchIds), watcher: deps.watcherId }).pexpire(claimKey, deps.retentionMs).exec();
+      log.info({ batchId: result.batchId, counts: result.counts }, 'drop-folder file imported');
+    } catch (error) {
+      if (isBulkorderError(error) && (error.exitCode === 2 || error.exitCode === 3)) {
+        return fail(claim, deps, { code: error.code, message: error.message }, claimedAt);
+      }
+      throw error;
+    }
+  }
+
+  const batches: Batch[] = [];
+  for (const id of batchIds) {
+    const { batch, settled } = await followBatch(services.batches, id, { out: quiet, pollMs: 250, signal: deps.signal });
+    if (!settled) return { to: 'interrupted' };
+    batches.push(batch);
+  }
+  const lastBatch = batches[batches.length - 1]!;
+  const resultsPath = workingSidecar(folder, claim, 'results');
+  const results: ResultsCounts = await writeResults(path, deps.ingest, lastBatch.id, services.ledger, resultsPath);
+  const totals = { delivered: sum(batches, 'delivered'), dead: sum(batches, 'dead'), held: sum(batches, 'held') };
+  const needsAttention = lastBatch.rejected > 0 || totals.dead > 0 || totals.held > 0 || lastBatch.skippedHeld > 0;
+  await writeSummary(folder, claim, {
+    file: originalName(claim),
+    claimedAs: claim,
+    outcome: 'done',
+    needsAttention,
+    batches: batchIds,
+    import: { rows: lastBatch.rows, orders: lastBatch.orders, valid: lastBatch.valid, rejected: lastBatch.rejected, enqueued: lastBatch.enqueued, skippedDelivered: lastBatch.skippedDelivered, skippedHeld: lastBatch.skippedHeld, skippedQueued: lastBatch.skippedQueued },
+    delivery: totals,
+    results: results.byOutcome,
+    watcher: deps.watcherId,
+    claimedAt,
+    finishedAt: new Date().toISOString(),
+  });
+  const moved = await moveClaimed(folder, claim, 'done');
+  await services.redis.del(claimKey);
+  log.info({ to: moved, delivery: totals, needsAttention }, 'drop-folder file done');
+  return { to: 'done', needsAttention };
+}
+
+async function fail(claim: string, deps: ProcessDeps, why: { code: string; message: string }, claimedAt: string): Promise<ProcessOutcome> {
+  await writeSummary(deps.folder, claim, { file: originalName(claim), claimedAs: claim, outcome: 'failed', code: why.code, reason: why.message, watcher: deps.watcherId, claimedAt, finishedAt: new Date().toISOString() });
+  const moved = await moveClaimed(deps.folder, claim, 'failed');
+  await deps.services.redis.del(deps.services.keys.watchClaim(claim));
+  deps.logger.warn({ file: originalName(claim), to: moved, code: why.code, reason: why.message }, 'drop-folder file refused');
+  return { to: 'failed', needsAttention: true };
+}
+
+/**
+ * Refuses what must not be read: symlinks (they may point anywhere), anything but a regular file,
+ * hard links (another name for a file that may live outside the folder), and files over the cap.
+ * Checked on the claimed name, which only this watcher uses, with lstat (links are not followed).
+ */
+async function checkFile(path: string, maxBytes: number): Promise<{ code: string; message: string } | undefined> {
+  const info = await lstat(path);
+  if (info.isSymbolicLink()) return { code: 'WATCH_SYMLINK', message: 'a symbolic link: drop the file itself, not a link to it' };
+  if (!info.isFile()) return { code: 'WATCH_NOT_A_FILE', message: 'not a regular file (a folder, device, pipe or socket)' };
+  if (info.nlink > 1) return { code: 'WATCH_HARD_LINK', message: 'a hard link to a file elsewhere: drop a copy of the file' };
+  if (info.size > maxBytes) return { code: 'WATCH_TOO_LARGE', message: `${info.size} bytes, over the cap of ${maxBytes} (watch --max-size); split the file or import it with bulkorder import` };
+  return undefined;
+}
+
+function sum(batches: readonly Batch[], field: 'delivered' | 'dead' | 'held'): number {
+  return batches.reduce((total, b) => total + b[field], 0);
+}

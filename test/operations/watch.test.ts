@@ -1,0 +1,111 @@
+import { link, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { newClaimName, openDropFolder } from '../../src/watch/dropFolder.js';
+import { watchFolder, type WatchOptions } from '../../src/watch/watchFolder.js';
+import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+
+let rig: DeliveryRig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+function watch(r: DeliveryRig, options: Partial<WatchOptions> = {}) {
+  return watchFolder(
+    { dir: join(r.dir, 'drop'), stableMs: 200, pollMs: 50, once: true, ...options },
+    { services: r.services, env: r.config.env, logger: r.logger, jobName: DELIVER_ORDER, retentionMs: r.config.delivery.ledgerRetentionMs },
+  );
+}
+
+function csv(prefix: string, n: number, product = 5001): string {
+  return [HEADER, ...Array.from({ length: n }, (_, i) => orderRow(`${prefix}-${i + 1}`, product))].join('\n') + '\n';
+}
+
+describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
+  it('two watchers on one folder take every file exactly once; a half-written upload is not taken until renamed', async () => {
+    rig = await deliveryRig('watch-two');
+    const folder = await openDropFolder(join(rig.dir, 'drop'));
+    for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) await writeFile(join(folder.inbox, `${name}.csv`), csv(name.toUpperCase(), 3));
+    await writeFile(join(folder.inbox, 'late.csv.part'), csv('LATE', 2).slice(0, 200)); // still uploading
+    await rig.startWorker({ concurrency: 4 });
+
+    const [one, two] = await Promise.all([watch(rig), watch(rig)]);
+    const taken = [...one.done, ...two.done];
+    expect(taken).toHaveLength(6);
+    expect(new Set(taken.map((claim) => claim.replace(/^.*?\./, ''))).size).toBe(6);
+    expect((await rig.services.batches.list(100)).length).toBe(6); // each file imported once
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 18, duplicateOrdersAccepted: 0 });
+    expect(await readdir(folder.inbox)).toEqual(['late.csv.part']);
+    expect(await readdir(folder.processing)).toEqual([]);
+
+    const done = await readdir(folder.done);
+    expect(done.filter((n) => n.endsWith('.summary.json'))).toHaveLength(6);
+    expect(done.filter((n) => n.endsWith('.results.csv'))).toHaveLength(6);
+    const aClaim = taken.find((claim) => claim.endsWith('.a.csv'))!;
+    const summary = JSON.parse(await readFile(join(folder.done, aClaim.replace(/\.csv$/, '.summary.json')), 'utf8'));
+    expect(summary).toMatchObject({ file: 'a.csv', outcome: 'done', needsAttention: false, delivery: { delivered: 3, dead: 0, held: 0 }, results: { delivered: 3 } });
+
+    // The upload finishes: renamed to its real name, it is taken.
+    await writeFile(join(folder.inbox, 'late.csv.part'), csv('LATE', 2));
+    await rename(join(folder.inbox, 'late.csv.part'), join(folder.inbox, 'late.csv'));
+    const late = await watch(rig);
+    expect(late.done).toHaveLength(1);
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 20, duplicateOrdersAccepted: 0 });
+  });
+
+  it('refuses symlinks, hard links, non-regular entries, oversized and unreadable files into failed/ with a summary; rejects go to done/', async () => {
+    rig = await deliveryRig('watch-refuse');
+    const folder = await openDropFolder(join(rig.dir, 'drop'));
+    await writeFile(join(rig.dir, 'outside.csv'), csv('OUT', 1));
+    await symlink(join(rig.dir, 'outside.csv'), join(folder.inbox, 'link.csv'));
+    await link(join(rig.dir, 'outside.csv'), join(folder.inbox, 'hard.csv'));
+    await mkdir(join(folder.inbox, 'a-folder'));
+    await writeFile(join(folder.inbox, 'big.csv'), csv('BIG', 40));
+    await writeFile(join(folder.inbox, 'columns.csv'), 'name,city\nAnna,Amsterdam\n');
+    await writeFile(join(folder.inbox, 'mixed.csv'), csv('MIX', 1) + 'MIX-BAD,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,x,+31612345678,5001,1\n');
+    await rig.startWorker({ concurrency: 2 });
+
+    const report = await watch(rig, { maxBytes: 2000 });
+    expect(report.failed).toHaveLength(5);
+    expect(report.done).toHaveLength(1);
+    const codes: Record<string, string> = {};
+    for (const name of (await readdir(folder.failed)).filter((n) => n.endsWith('.summary.json'))) {
+      const s = JSON.parse(await readFile(join(folder.failed, name), 'utf8')) as { file: string; code: string };
+      codes[s.file] = s.code;
+    }
+    expect(codes).toEqual({ 'link.csv': 'WATCH_SYMLINK', 'hard.csv': 'WATCH_HARD_LINK', 'a-folder': 'WATCH_NOT_A_FILE', 'big.csv': 'WATCH_TOO_LARGE', 'columns.csv': 'COLUMNS_MISSING' });
+    const done = await readdir(folder.done);
+    expect(done.some((n) => n.endsWith('.mixed.rejects.csv'))).toBe(true);
+    expect(report.needsAttention).toBe(6);
+    expect(rig.simulator.counters().ordersAccepted).toBe(1); // only the valid row of mixed.csv; nothing from outside
+  });
+
+  it('resumes a file left in processing/ by a watcher that died, without importing it again; leaves a live watcher\'s file alone', async () => {
+    rig = await deliveryRig('watch-resume');
+    const folder = await openDropFolder(join(rig.dir, 'drop'));
+    await rig.startWorker({ concurrency: 2 });
+
+    // A watcher claimed this file and imported it, then died before the batch settled.
+    const imported = newClaimName('imported.csv');
+    await writeFile(join(folder.processing, imported), csv('IMP', 4));
+    const first = await rig.importFile(join(folder.processing, imported));
+    await rig.services.redis.hset(rig.services.keys.watchClaim(imported), 'batches', JSON.stringify([first.batchId]));
+    // Another died right after its claim, before importing.
+    const claimedOnly = newClaimName('claimed.csv');
+    await writeFile(join(folder.processing, claimedOnly), csv('CLM', 2));
+    // A third belongs to a watcher that is alive (its lock is held).
+    const busy = newClaimName('busy.csv');
+    await writeFile(join(folder.processing, busy), csv('BUSY', 1));
+    await rig.services.redis.set(rig.services.keys.watchLock(busy), 'someone-else', 'PX', 60_000);
+
+    const report = await watch(rig);
+    expect(report.done.sort()).toEqual([claimedOnly, imported].sort());
+    expect(await readdir(folder.processing)).toEqual([busy]);
+    expect((await rig.services.batches.list(100)).length).toBe(2); // the imported file was followed, not imported again
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 6, duplicateOrdersAccepted: 0 });
+    const summary = JSON.parse(await readFile(join(folder.done, imported.replace(/\.csv$/, '.summary.json')), 'utf8'));
+    expect(summary).toMatchObject({ batches: [first.batchId], delivery: { delivered: 4 } });
+  });
+});
