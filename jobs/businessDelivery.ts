@@ -6,7 +6,9 @@ import { createHttpTransport } from '../src/delivery/httpTransport.js';
 import { createApiTokenProvider } from '../src/delivery/apiTokenProvider.js';
 import { createBusinessApiClient } from '../src/delivery/businessApiClient.js';
 import type { DeliverySettings } from '../src/worker/deliverySettings.js';
+import type { OrderPayload } from '../src/ingest/types.js';
 import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
+import { startScheduledImportWorker } from './scheduledImport.js';
 
 /**
  * Everything a Business API delivery worker needs, built from the configuration: the shared
@@ -18,18 +20,21 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: options.delivery.concurrency });
   const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: options.prefix });
   const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
-  const worker = await startDeliveryWorker({
+  const worker = await startDeliveryWorker<OrderPayload>({
     redisUrl: config.redisUrl,
     prefix: options.prefix,
     delivery: options.delivery,
-    createOrder: (payload) => client.createOrder(payload),
+    send: (payload) => client.createOrder(payload),
     requestDeadlineMs: settings.http.deadlineMs,
     logger,
     redis,
   });
+  // Every worker process also runs scheduled imports (bulkorder schedule); BullMQ gives each firing to one.
+  const scheduled = await startScheduledImportWorker({ redisUrl: config.redisUrl, prefix: options.prefix, env: config.env, delivery: options.delivery, logger });
   return {
     worker: worker.worker,
     async close() {
+      await scheduled.close();
       await worker.close();
       await transport.close();
       redis.disconnect();

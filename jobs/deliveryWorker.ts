@@ -3,13 +3,13 @@ import type { Redis } from 'ioredis';
 import { keyspace } from '../src/keyspace.js';
 import { Ledger } from '../src/ledger/ledger.js';
 import type { Logger } from '../src/logger.js';
-import { ORDERS_QUEUE, type OrderJobData, type ParkedRecord } from '../src/orderJob.js';
+import { ORDERS_QUEUE, type DeliveryJobData, type ParkedRecord } from '../src/orderJob.js';
 import { assertRedisReady, createRedis } from '../src/redis.js';
 import { BACKOFF_TYPE } from '../src/services.js';
 import type { Outcome as ApiOutcome } from '../src/delivery/classifyOutcome.js';
 import { backoffDelay } from '../src/worker/backoff.js';
 import { CircuitBreaker } from '../src/worker/circuitBreaker.js';
-import { RetryableDeliveryError, type DeliveryResult } from '../src/worker/deliverOrder.js';
+import { ORDER_WORDING, RetryableDeliveryError, type DeliveryResult, type RecordWording } from '../src/worker/deliverOrder.js';
 import type { DeliverySettings } from '../src/worker/deliverySettings.js';
 import type { OrderPayload } from '../src/ingest/types.js';
 import { createDeliverOrderProcessor } from './deliverOrder.js';
@@ -17,13 +17,20 @@ import { createDeliverOrderProcessor } from './deliverOrder.js';
 /** Jobs per second that stand for "no limit" (see the limiter below). */
 const UNLIMITED_PER_SECOND = 1_000_000_000;
 
-export interface DeliveryWorkerOptions {
+export interface DeliveryWorkerOptions<P> {
   redisUrl: string;
-  /** Key prefix, `bulkorder:<env>`. */
+  /**
+   * Key prefix of the ledger, batches, dead letters, breaker and the BullMQ queue: `bulkorder:<env>`
+   * for orders, `bulkorder:<env>:accounts` for employee accounts (their own keyspace).
+   */
   prefix: string;
+  /** BullMQ queue name; default `orders`. */
+  queueName?: string;
   delivery: DeliverySettings;
-  /** The Business API call (src/delivery); returns a classified outcome, never throws for HTTP failures. */
-  createOrder(payload: OrderPayload): Promise<ApiOutcome>;
+  /** The API call that creates one record (src/delivery); returns a classified outcome, never throws for HTTP failures. */
+  send(payload: P): Promise<ApiOutcome>;
+  /** How reasons and logs name the record; default orders. */
+  wording?: RecordWording;
   /** The HTTP deadline of one call: the job lock must outlast it. */
   requestDeadlineMs: number;
   logger: Logger;
@@ -31,8 +38,8 @@ export interface DeliveryWorkerOptions {
   redis?: Redis;
 }
 
-export interface DeliveryWorker {
-  readonly worker: Worker<OrderJobData, DeliveryResult>;
+export interface DeliveryWorker<P = OrderPayload> {
+  readonly worker: Worker<DeliveryJobData<P>, DeliveryResult>;
   /** Takes no new jobs, lets requests in flight finish within the grace period, then closes. */
   close(): Promise<void>;
 }
@@ -44,20 +51,23 @@ export interface DeliveryWorker {
  * processor having parked it (stalled too often, an unexpected error on the last attempt)
  * is parked here, so no order ends without a state a person can see.
  */
-export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
+export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>): Promise<DeliveryWorker<P>> {
   const { delivery, logger, prefix } = options;
+  const queueName = options.queueName ?? ORDERS_QUEUE;
+  const wording = options.wording ?? ORDER_WORDING;
   const commands = options.redis ?? createRedis(options.redisUrl, 'worker');
   const blocking = createRedis(options.redisUrl, 'worker');
   await assertRedisReady(commands, options.redisUrl);
   const keys = keyspace(prefix);
-  const ledger = new Ledger(commands, keys, { queueName: ORDERS_QUEUE, retentionMs: delivery.ledgerRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
-  const queue = new Queue<OrderJobData>(ORDERS_QUEUE, { connection: commands, prefix });
+  const ledger = new Ledger(commands, keys, { queueName, retentionMs: delivery.ledgerRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
+  const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
   const breaker = new CircuitBreaker(commands, keys, () => queue.pause(), logger, { threshold: delivery.breakerThreshold });
 
   // The processor needs the worker (for its rate limiter) and the worker needs the processor.
-  let worker: Worker<OrderJobData, DeliveryResult> | undefined;
-  const processor = createDeliverOrderProcessor({
-    createOrder: options.createOrder,
+  let worker: Worker<DeliveryJobData<P>, DeliveryResult> | undefined;
+  const processor = createDeliverOrderProcessor<P>({
+    send: options.send,
+    wording,
     ledger,
     breaker,
     logger,
@@ -66,7 +76,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       if (ms > (await queue.getRateLimitTtl(UNLIMITED_PER_SECOND))) await worker?.rateLimit(ms);
     },
   });
-  worker = new Worker<OrderJobData, DeliveryResult>(ORDERS_QUEUE, processor, {
+  worker = new Worker<DeliveryJobData<P>, DeliveryResult>(queueName, processor, {
     connection: blocking,
     prefix,
     concurrency: delivery.concurrency,
@@ -85,10 +95,10 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   });
   worker.on('error', (error) => logger.error({ err: error }, 'worker error (Redis?); BullMQ reconnects on its own'));
   worker.on('failed', (job, error) => {
-    if (job !== undefined) void parkOrphan(job, error, ledger, logger);
+    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun);
   });
 
-  logger.info({ concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
+  logger.info({ queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
   let closing: Promise<void> | undefined;
   return {
     worker,
@@ -107,7 +117,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         await queue.close().catch(() => undefined);
         blocking.disconnect();
         if (options.redis === undefined) commands.disconnect();
-        logger.info('delivery worker stopped');
+        logger.info({ queue: queueName }, 'delivery worker stopped');
       })();
       return closing;
     },
@@ -115,7 +125,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
 }
 
 /** Parks a job that failed for good without our processor having parked it. */
-async function parkOrphan(job: Job<OrderJobData>, error: Error, ledger: Ledger, logger: Logger): Promise<void> {
+async function parkOrphan<P>(job: Job<DeliveryJobData<P>>, error: Error, ledger: Ledger, logger: Logger, noun: string): Promise<void> {
   if (error.name === 'UnrecoverableError') return; // the processor parked it before throwing
   const finalAttempt = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled/i.test(error.message);
   if (!finalAttempt) return;
@@ -125,7 +135,7 @@ async function parkOrphan(job: Job<OrderJobData>, error: Error, ledger: Ledger, 
     const token = entry === undefined ? undefined : await ledger.currentToken(data.key);
     const kind: 'dead' | 'held' = entry?.state === 'sending' ? 'held' : 'dead';
     if (entry === undefined || (entry.state !== 'sending' && entry.state !== 'queued')) return;
-    const record: ParkedRecord = {
+    const record: ParkedRecord<P> = {
       kind,
       orderKey: data.key,
       batchId: data.batchId,
@@ -136,8 +146,8 @@ async function parkOrphan(job: Job<OrderJobData>, error: Error, ledger: Ledger, 
       cells: data.cells,
       reason:
         kind === 'held'
-          ? `The job failed while the order was being sent (${error.message}); it may or may not have reached the API.`
-          : `The job failed before the order could be delivered: ${error.message}`,
+          ? `The job failed while the ${noun} was being sent (${error.message}); it may or may not have reached the API.`
+          : `The job failed before the ${noun} could be delivered: ${error.message}`,
       code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED',
       message: error.message,
       attempts: job.attemptsMade,

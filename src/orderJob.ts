@@ -4,32 +4,36 @@ import type { OrderPayload } from './ingest/types.js';
 export const ORDERS_QUEUE = 'orders';
 
 /**
- * The data of one delivery job. The job id is the order key, so BullMQ itself refuses a
- * second job for an order that is still queued; the ledger covers the time after.
+ * The data of one delivery job of any record kind (orders; employee accounts, see
+ * src/accounts/accountJob.ts). The job id is the record's key, so BullMQ itself refuses a
+ * second job for a record that is still queued; the ledger covers the time after.
  */
-export interface OrderJobData {
+export interface DeliveryJobData<P = OrderPayload> {
   key: string;
   batchId: string;
   file: string;
   lines: number[];
   orderRef?: string;
-  payload: OrderPayload;
+  payload: P;
   /** The order's original cells, in the batch's column order, so a dead letter can be exported as the input was. */
   cells: string[][];
 }
 
+/** The data of one order delivery job. */
+export type OrderJobData = DeliveryJobData<OrderPayload>;
+
 /**
- * What is kept of a dead-lettered or held order until a person resolves or purges it:
- * the order, where it came from, and everything the API said.
+ * What is kept of a dead-lettered or held order (or account) until a person resolves or
+ * purges it: the record, where it came from, and everything the API said.
  */
-export interface ParkedRecord {
+export interface ParkedRecord<P = OrderPayload> {
   kind: 'dead' | 'held';
   orderKey: string;
   batchId: string;
   file: string;
   lines: number[];
   orderRef?: string;
-  payload: OrderPayload;
+  payload: P;
   cells: string[][];
   /** Why it is parked, in words a person can act on. */
   reason: string;

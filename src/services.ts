@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { BatchStore } from './batches/batchStore.js';
 import { keyspace, type Keyspace } from './keyspace.js';
 import { Ledger } from './ledger/ledger.js';
-import { ORDERS_QUEUE, type OrderJobData } from './orderJob.js';
+import { ORDERS_QUEUE, type DeliveryJobData, type OrderJobData } from './orderJob.js';
 import { assertRedisReady, createRedis, type RedisRole } from './redis.js';
 import type { DeliverySettings } from './worker/deliverySettings.js';
 
@@ -11,10 +11,10 @@ import type { DeliverySettings } from './worker/deliverySettings.js';
 export const BACKOFF_TYPE = 'bulkorder';
 
 /** What every Redis-backed command works with; `close()` ends every connection it made. */
-export interface Services {
+export interface Services<D extends DeliveryJobData<unknown> = OrderJobData> {
   readonly redis: Redis;
   readonly keys: Keyspace;
-  readonly queue: Queue<OrderJobData>;
+  readonly queue: Queue<D>;
   readonly ledger: Ledger;
   readonly batches: BatchStore;
   readonly jobOptions: JobsOptions;
@@ -23,8 +23,10 @@ export interface Services {
 
 export interface ServicesOptions {
   redisUrl: string;
-  /** Key prefix, `bulkorder:<env>` (src/config.ts `redisPrefix`); tests use their own. */
+  /** Key prefix, `bulkorder:<env>` (src/config.ts `redisPrefix`); tests use their own. Employee accounts use `<that>:accounts`. */
   prefix: string;
+  /** BullMQ queue the ledger and importer work with; default `orders` (src/accounts: `accounts`). */
+  queueName?: string;
   delivery: DeliverySettings;
   /** `producer` for CLI commands (fail fast), `worker` for long-running processes (wait out blips). */
   role?: RedisRole;
@@ -34,7 +36,7 @@ export interface ServicesOptions {
  * Connects to Redis, refuses one that may evict (src/redis.ts), and builds the queue, ledger
  * and batch store over one connection.
  */
-export async function openServices(options: ServicesOptions): Promise<Services> {
+export async function openServices<D extends DeliveryJobData<unknown> = OrderJobData>(options: ServicesOptions): Promise<Services<D>> {
   const redis = createRedis(options.redisUrl, options.role ?? 'producer');
   try {
     await assertRedisReady(redis, options.redisUrl);
@@ -43,10 +45,11 @@ export async function openServices(options: ServicesOptions): Promise<Services> 
     throw error;
   }
   const keys = keyspace(options.prefix);
-  const queue = new Queue<OrderJobData>(ORDERS_QUEUE, { connection: redis, prefix: options.prefix });
+  const queueName = options.queueName ?? ORDERS_QUEUE;
+  const queue = new Queue<D>(queueName, { connection: redis, prefix: options.prefix });
   queue.on('error', () => undefined); // surfaced by the command that awaits the failing call
   const ledger = new Ledger(redis, keys, {
-    queueName: ORDERS_QUEUE,
+    queueName,
     retentionMs: options.delivery.ledgerRetentionMs,
     ambiguousPolicy: options.delivery.ambiguousPolicy,
   });

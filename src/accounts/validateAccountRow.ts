@@ -75,6 +75,12 @@ export function validateAccountRow(line: number, text: AccountText): CheckedAcco
   };
 }
 
+/** A companyId in its sent form (lower case), or undefined when it is not a UUID. */
+export function normalizeCompanyId(raw: string): string | undefined {
+  const lower = raw.trim().toLowerCase();
+  return UUID.test(lower) ? lower : undefined;
+}
+
 function company(raw: string, line: number, fail: (field: AccountField, raw: string, code: RowErrorCode, message: string) => void, notes: string[]): string | undefined {
   if (raw === '') {
     fail('companyId', raw, 'FIELD_REQUIRED', 'is empty; it is required.');

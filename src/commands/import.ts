@@ -22,16 +22,8 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .description(
       'Validate a file and queue its valid orders for delivery (workers send them).\n' +
         'Orders the ledger knows as delivered are skipped; rejected rows go to <name>.rejects.csv.',
-    )
-    .option('--wait', 'follow the batch until every order is delivered, dead-lettered or held; then write <name>.results.csv')
-    .option('--force', 'send again orders the ledger knows as delivered (explicit override)')
-    .option('--format <format>', 'csv | json | ndjson (default: from the extension)')
-    .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected from the header)')
-    .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1')
-    .option('--map <mapping.json>', 'JSON object mapping your column names to ours')
-    .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
-    .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
-    .option('--timeout <seconds>', 'with --wait: stop following after this long (the batch goes on)')
+    );
+  withImportOptions(command, 'order')
     .addHelpText(
       'after',
       '\nExamples:\n  bulkorder import samples/gift-orders.csv --wait\n  bulkorder import nightly.csv --encoding windows-1252\n\n' +
@@ -42,6 +34,20 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     const { runImport } = await import('./importRun.js');
     setExitCode(await runImport(file, flags, await loadCommandContext(flags)));
   });
+}
+
+/** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
+export function withImportOptions(command: Command, noun: string): Command {
+  return command
+    .option('--wait', `follow the batch until every ${noun} is delivered, dead-lettered or held; then write <name>.results.csv`)
+    .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
+    .option('--format <format>', 'csv | json | ndjson (default: from the extension)')
+    .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected from the header)')
+    .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1')
+    .option('--map <mapping.json>', 'JSON object mapping your column names to ours')
+    .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
+    .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
+    .option('--timeout <seconds>', 'with --wait: stop following after this long (the batch goes on)');
 }
 
 export type { ImportFlags };

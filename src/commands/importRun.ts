@@ -5,32 +5,71 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { followBatch } from '../batches/followBatch.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
-import { writeResults, type ResultsCounts } from '../batches/writeResults.js';
+import { ORDER_RESULTS, writeResults, type ResultsCounts, type ResultsLayout } from '../batches/writeResults.js';
 import { importFile, type ImportOptions, type ImportResult } from '../importer/importFile.js';
 import { openServices, type Services } from '../services.js';
 import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
 import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
+import { openOrderSource } from '../ingest/openOrderSource.js';
+import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
+import type { OrderPayload } from '../ingest/types.js';
+import type { DeliveryJobData } from '../orderJob.js';
 import type { ImportFlags } from './import.js';
+
+/**
+ * What `import` and `accounts import` do differently: the record kind's reader, job name and
+ * results layout, and the words of the report. Everything else (ledger reservation, batches,
+ * following, results, exit codes) is the same code.
+ */
+export interface ImportKind<P> {
+  /** `order` or `account`. */
+  noun: string;
+  jobName: string;
+  openSource(file: string, options: IngestOptions): Promise<RecordSource<P>>;
+  results: ResultsLayout<P>;
+  /** The command that shows a batch's progress, e.g. `bulkorder status`. */
+  statusCommand: string;
+  /** Lines about outcomes only this kind has (accounts: how many already existed). */
+  reportResults?(results: ResultsCounts): string[];
+}
+
+/** Orders: `bulkorder import`. */
+export const ORDER_IMPORT: ImportKind<OrderPayload> = {
+  noun: 'order',
+  jobName: DELIVER_ORDER,
+  openSource: openOrderSource,
+  results: ORDER_RESULTS,
+  statusCommand: 'bulkorder status',
+};
 
 /** `bulkorder import`: returns the exit code. */
 export async function runImport(file: string, flags: ImportFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
   const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
   try {
-    const options: ImportOptions = {
-      ...(await ingestOptionsFromFlags(flags)),
-      force: flags.force === true,
-      ...(flags.rejects === undefined ? {} : { rejectsPath: flags.rejects }),
-    };
-    const outcome = await importAndFollow(file, options, services, ctx, {
-      wait: flags.wait === true,
-      ...(flags.results === undefined ? {} : { resultsPath: flags.results }),
-      ...(flags.timeout === undefined ? {} : { timeoutMs: seconds(flags.timeout) * 1000 }),
-    });
+    const outcome = await importAndFollow(file, await importOptionsFromFlags(flags), services, ctx, followFromFlags(flags));
     process.stdout.write(outcome.report);
     return outcome.exitCode;
   } finally {
     await services.close();
   }
+}
+
+/** ImportOptions from the flags `import` and `accounts import` share; --map is checked against `columns`' fields. */
+export async function importOptionsFromFlags(flags: ImportFlags, columns?: Parameters<typeof ingestOptionsFromFlags>[1]): Promise<ImportOptions> {
+  return {
+    ...(await ingestOptionsFromFlags(flags, columns)),
+    force: flags.force === true,
+    ...(flags.rejects === undefined ? {} : { rejectsPath: flags.rejects }),
+  };
+}
+
+/** FollowSettings from --wait, --results and --timeout. */
+export function followFromFlags(flags: ImportFlags): FollowSettings {
+  return {
+    wait: flags.wait === true,
+    ...(flags.results === undefined ? {} : { resultsPath: flags.results }),
+    ...(flags.timeout === undefined ? {} : { timeoutMs: seconds(flags.timeout) * 1000 }),
+  };
 }
 
 export interface FollowSettings {
@@ -49,37 +88,47 @@ export interface ImportOutcome {
 }
 
 /** Imports one file and, when asked, follows it to the end and writes its results file. */
-export async function importAndFollow(file: string, options: ImportOptions, services: Services, ctx: { config: Config; logger: Logger }, follow: FollowSettings): Promise<ImportOutcome> {
-  const result = await importFile(file, options, {
+export async function importAndFollow<P = OrderPayload>(
+  file: string,
+  options: ImportOptions,
+  services: Services<DeliveryJobData<P>>,
+  ctx: { config: Config; logger: Logger },
+  follow: FollowSettings,
+  kind: ImportKind<P> = ORDER_IMPORT as unknown as ImportKind<P>,
+): Promise<ImportOutcome> {
+  const result = await importFile<P>(file, options, {
     queue: services.queue,
     ledger: services.ledger,
     batches: services.batches,
     env: ctx.config.env,
     logger: ctx.logger,
     jobOptions: services.jobOptions,
-    jobName: DELIVER_ORDER,
+    jobName: kind.jobName,
+    openSource: kind.openSource,
+    noun: kind.noun,
   });
   const c = result.counts;
   const lines = [
     `batch ${result.batchId}  ${file}`,
-    `  rows ${c.rows}, orders ${c.orders}: ${c.valid} valid, ${c.rejected} rejected`,
+    `  rows ${c.rows}, ${kind.noun}s ${c.orders}: ${c.valid} valid, ${c.rejected} rejected`,
     `  queued ${c.enqueued}; skipped: ${c.skippedDelivered} already delivered, ${c.skippedHeld} held for review, ${c.skippedQueued} queued by another batch`,
   ];
   if (result.rejectsPath !== undefined) lines.push(`  rejected rows: ${result.rejectsPath} (fix them there and import that file)`);
   let needsAttention = c.rejected > 0 || c.skippedHeld > 0;
   if (!follow.wait) {
-    lines.push(`  follow it with: bulkorder status ${result.batchId}`);
+    lines.push(`  follow it with: ${kind.statusCommand} ${result.batchId}`);
     return { result, batch: undefined, results: undefined, resultsPath: undefined, exitCode: needsAttention ? ExitCode.needsAttention : ExitCode.ok, report: lines.join('\n') + '\n' };
   }
 
   const { batch, settled } = await followBatch(services.batches, result.batchId, { ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
   const resultsPath = follow.resultsPath ?? join(dirname(file), `${basename(file).replace(/\.(csv|json|ndjson|txt)$/i, '')}.results.csv`);
-  const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath);
+  const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind.results);
   lines.push(
     `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,
     `  results: ${resultsPath}`,
+    ...(kind.reportResults?.(results) ?? []),
   );
-  if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held order's HTTP status, error code and message`);
+  if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
   needsAttention ||= batch.dead > 0 || batch.held > 0;
   const exitCode = !isSettled(batch) ? ExitCode.needsAttention : needsAttention ? ExitCode.needsAttention : ExitCode.ok;
   return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n' };

@@ -1,21 +1,34 @@
 /**
- * `bulkorder login <customerId>`: asks the Cafetariaplan API for a one-time login URL and
- * prints it on stdout (and nothing else there, so it can be piped).
+ * `bulkorder login <customerId | --email e --company c>`: asks the Cafetariaplan API for a
+ * one-time login URL and prints it on stdout (and nothing else there, so it can be piped).
  */
 import type { Command } from 'commander';
 import type { SetExitCode } from './index.js';
 import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
 
+interface LoginFlags extends ConfigFlags {
+  email?: string;
+  company?: string;
+}
+
 /** Declares the command; the client loads only when it runs. */
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
     .command('login')
-    .argument('<customerId>', 'the customerId returned when the employee account was created')
+    .argument('[customerId]', 'the customerId returned when the employee account was created')
+    .option('--email <email>', "the employee's e-mail (with --company): the customerId is looked up in this environment's accounts")
+    .option('--company <companyId>', "the employer's companyId (UUID), with --email")
     .description('Print a one-time Cafetariaplan login URL for an employee account')
-    .addHelpText('after', '\nExit codes: 0 URL printed; 2 configuration or credentials refused; 4 the API refused the request\n(e.g. unknown customerId); 5 API or token endpoint unavailable.');
-  withConfigFlags(command).action(async (customerId: string, flags: ConfigFlags) => {
-    const [{ requestLoginUrl }, context] = await Promise.all([import('../delivery/requestLoginUrl.js'), loadCommandContext(flags)]);
-    process.stdout.write(`${await requestLoginUrl(context.config, context.logger, customerId)}\n`);
-    setExitCode(0);
+    .addHelpText(
+      'after',
+      '\nExamples:\n  bulkorder login 1f0c5d0e-2b7a-4c8e-9d3f-5a6b7c8d9e0f\n  bulkorder login --email anna.devries@example.nl --company 3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01\n\n' +
+        'Exit codes: 0 URL printed; 2 usage, configuration or credentials refused; 4 the API refused the request\n' +
+        '(e.g. unknown customerId) or no account is known for that employee here; 5 API, token endpoint or Redis unavailable.',
+    );
+  withConfigFlags(command).action(async (customerId: string | undefined, flags: LoginFlags) => {
+    const { runLogin } = await import('./loginRun.js');
+    setExitCode(await runLogin(customerId, flags, await loadCommandContext(flags)));
   });
 }
+
+export type { LoginFlags };

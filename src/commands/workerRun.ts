@@ -3,6 +3,7 @@ import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
+import { startAccountDelivery } from '../../jobs/accountDelivery.js';
 import type { WorkerFlags } from './worker.js';
 
 /** `bulkorder worker`: runs until SIGTERM or SIGINT; returns the exit code. */
@@ -11,7 +12,18 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new UsageError('USAGE', `--concurrency must be a whole number from 1 to 1000, not '${flags.concurrency}'`);
   }
-  const running = await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery: { ...ctx.config.delivery, concurrency } });
+  const options = { prefix: redisPrefix(ctx.config), delivery: { ...ctx.config.delivery, concurrency } };
+  const { business, cafetariaplan } = ctx.config.credentials;
+  const running: { close(): Promise<void> }[] = [];
+  try {
+    // Orders unless only Cafetariaplan credentials are set; with none at all, startBusinessDelivery names what is missing.
+    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, options));
+    // Employee accounts whenever Cafetariaplan credentials are set: a second BullMQ worker on the accounts queue.
+    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, options));
+  } catch (error) {
+    await Promise.all(running.map((worker) => worker.close()));
+    throw error;
+  }
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');
@@ -20,6 +32,6 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  await running.close();
+  await Promise.all(running.map((worker) => worker.close()));
   return ExitCode.ok;
 }

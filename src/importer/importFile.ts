@@ -5,9 +5,10 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { OrderJobData } from '../orderJob.js';
+import type { DeliveryJobData } from '../orderJob.js';
 import { openOrderSource, type IngestOptions } from '../ingest/openOrderSource.js';
-import type { ValidOrder } from '../ingest/types.js';
+import type { RecordSource } from '../ingest/openRecordSource.js';
+import type { OrderPayload, ValidRecord } from '../ingest/types.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
 
@@ -20,8 +21,8 @@ export interface ImportOptions extends IngestOptions {
   chunkSize?: number;
 }
 
-export interface ImportDeps {
-  queue: Queue<OrderJobData>;
+export interface ImportDeps<P = OrderPayload> {
+  queue: Queue<DeliveryJobData<P>>;
   ledger: Ledger;
   batches: BatchStore;
   env: string;
@@ -29,6 +30,10 @@ export interface ImportDeps {
   /** BullMQ options of every delivery job (attempts, backoff, retention). */
   jobOptions: JobsOptions;
   jobName: string;
+  /** Opens the file as records of one kind; default openOrderSource (src/accounts: openAccountSource). */
+  openSource?: (file: string, options: IngestOptions) => Promise<RecordSource<P>>;
+  /** What the records are called in the summary; default `order`. */
+  noun?: string;
 }
 
 export interface ImportResult {
@@ -39,30 +44,32 @@ export interface ImportResult {
 }
 
 /**
- * Streams a file through validation into the orders queue. Each chunk of valid orders is
+ * Streams a file through validation into its queue (orders, or employee accounts with the
+ * accounts' deps). Each chunk of valid records is
  * first reserved in the ledger (skipping orders already delivered, held, or queued by another
  * batch), then added with `addBulk`, the order key as job id; the next chunk is read only when
  * that is done, so memory stays flat and Redis sets the pace. Rejected rows go to the rejects
  * file exactly as `validate` writes them.
  */
-export async function importFile(file: string, options: ImportOptions, deps: ImportDeps): Promise<ImportResult> {
-  const source = await openOrderSource(file, options); // refuses a bad file before anything is created
+export async function importFile<P = OrderPayload>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
+  const open = deps.openSource ?? (openOrderSource as unknown as (file: string, options: IngestOptions) => Promise<RecordSource<P>>);
+  const source = await open(file, options); // refuses a bad file before anything is created
   const sha256 = await sha256File(file);
   const batchId = newBatchId();
   const log = deps.logger.child({ batchId, file: basename(file) });
   await deps.batches.create({ id: batchId, file, sha256, env: deps.env, startedAt: Date.now(), columns: source.columns });
 
   const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, enqueued: 0 };
-  const summary = new ValidationSummary();
+  const summary = new ValidationSummary(10, deps.noun ?? 'order');
   const rejects = new RejectsWriter(options.rejectsPath ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
   const chunkSize = options.chunkSize ?? 500;
-  let chunk: ValidOrder[] = [];
+  let chunk: ValidRecord<P>[] = [];
 
   const flush = async (): Promise<void> => {
     const orders = chunk;
     chunk = [];
     const reserved = await deps.ledger.reserveMany(orders.map((o) => o.key), batchId, options.force === true);
-    const jobs: { name: string; data: OrderJobData; opts: JobsOptions }[] = [];
+    const jobs: { name: string; data: DeliveryJobData<P>; opts: JobsOptions }[] = [];
     const delta = { enqueued: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0 };
     reserved.forEach((result, i) => {
       const order = orders[i]!;
@@ -102,7 +109,7 @@ export async function importFile(file: string, options: ImportOptions, deps: Imp
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined };
 }
 
-function toJobData(order: ValidOrder, batchId: string, columns: readonly string[]): OrderJobData {
+function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[]): DeliveryJobData<P> {
   return {
     key: order.key,
     batchId,

@@ -1,14 +1,30 @@
 import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { OrderJobData, ParkedRecord } from '../orderJob.js';
-import type { OrderPayload } from '../ingest/types.js';
+import type { DeliveryJobData, ParkedRecord } from '../orderJob.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 
+/** Words for one record kind in the reasons a person reads (dead letters, held records, logs). */
+export interface RecordWording {
+  /** `order` or `account`. */
+  noun: string;
+  /**
+   * The reason for a refusal this kind explains better than the generic "the API refused the
+   * order" (accounts: 409 means the account exists); undefined for the generic text.
+   */
+  refusal?(outcome: { status: number; code: string; message: string }): string | undefined;
+}
+
+/** Orders: the default wording. */
+export const ORDER_WORDING: RecordWording = { noun: 'order' };
+
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
-export interface DeliverDeps {
-  createOrder(payload: OrderPayload): Promise<ApiOutcome>;
+export interface DeliverDeps<P = unknown> {
+  /** The one API call that creates the record (POST /orders, POST /accounts), classified; never throws for HTTP failures. */
+  send(payload: P): Promise<ApiOutcome>;
+  /** Default ORDER_WORDING. */
+  wording?: RecordWording;
   ledger: Ledger;
   breaker: CircuitBreaker;
   logger: Logger;
@@ -49,12 +65,14 @@ export class RetryableDeliveryError extends Error {
 const SYSTEMIC_POSTPONE_MS = 30_000;
 
 /**
- * One delivery attempt of one order: claim it in the ledger, post it, and record the outcome.
- * Returns when the job is done; throws BullMQ's errors to retry (backoff), postpone, rate-limit
- * or fail it. Never posts an order the ledger knows as delivered, held, or possibly sent.
+ * One delivery attempt of one record (an order, an employee account): claim it in the ledger,
+ * post it, and record the outcome. Returns when the job is done; throws BullMQ's errors to
+ * retry (backoff), postpone, rate-limit or fail it. Never posts a record the ledger knows as
+ * delivered, held, or possibly sent.
  */
-export async function deliverOrder(job: OrderJobData, attempt: AttemptInfo, deps: DeliverDeps): Promise<DeliveryResult> {
+export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<DeliveryResult> {
   const { ledger, logger } = deps;
+  const noun = (deps.wording ?? ORDER_WORDING).noun;
   const claim = await ledger.claim(job.key, attempt.token);
   if (claim.outcome === 'delivered') {
     logger.info({ remoteId: claim.remoteId }, 'already delivered: not sent again');
@@ -63,15 +81,15 @@ export async function deliverOrder(job: OrderJobData, attempt: AttemptInfo, deps
   if (claim.outcome === 'held') return { outcome: 'held', reason: 'already held for review' };
   if (claim.outcome === 'stale') {
     const reason =
-      'An earlier attempt was sending this order when its worker stopped (crash, kill or lost lock): it may or may not ' +
-      'have reached the API. Check for the order on the service, then `bulkorder review release` or `review resolve --delivered`.';
+      `An earlier attempt was sending this ${noun} when its worker stopped (crash, kill or lost lock): it may or may not ` +
+      `have reached the API. Check for the ${noun} on the service, then \`bulkorder review release\` or \`review resolve --delivered\`.`;
     await park(job, attempt, deps, claim.staleToken, 'held', { reason, code: 'OUTCOME_UNKNOWN' });
     logger.warn({ outcome: 'held', code: 'OUTCOME_UNKNOWN' }, 'held for review: a previous attempt may have sent it');
     return { outcome: 'held', reason };
   }
 
   const started = performance.now();
-  const outcome = await deps.createOrder(job.payload);
+  const outcome = await deps.send(job.payload);
   const durationMs = Math.round(performance.now() - started);
   const log = logger.child({ attempt: attempt.attempt, durationMs });
 
@@ -88,7 +106,7 @@ export async function deliverOrder(job: OrderJobData, attempt: AttemptInfo, deps
         log.warn({ code: outcome.code }, 'no answer; sending again (policy: at-least-once)');
         throw new RetryableDeliveryError(outcome.code, outcome.message);
       }
-      const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The order may or may not exist on the service.`;
+      const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The ${noun} may or may not exist on the service.`;
       await park(job, attempt, deps, attempt.token, 'held', { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) });
       log.warn({ outcome: 'held', code: outcome.code }, 'held for review: sent without an answer');
       return { outcome: 'held', reason };
@@ -120,7 +138,7 @@ export async function deliverOrder(job: OrderJobData, attempt: AttemptInfo, deps
         throw new DelayedError();
       }
       const bodyTruncated = outcome.kind === 'permanent' ? outcome.bodyTruncated : false;
-      const reason = `The API refused the order: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
+      const reason = deps.wording?.refusal?.(outcome) ?? `The API refused the ${noun}: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
       await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated });
       await deps.breaker.recordHealthy();
       log.warn({ status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: refused by the API');
@@ -129,19 +147,19 @@ export async function deliverOrder(job: OrderJobData, attempt: AttemptInfo, deps
   }
 }
 
-async function release(job: OrderJobData, attempt: AttemptInfo, deps: DeliverDeps): Promise<void> {
+async function release<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<void> {
   await deps.ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'queued' });
 }
 
-async function park(
-  job: OrderJobData,
+async function park<P>(
+  job: DeliveryJobData<P>,
   attempt: AttemptInfo,
-  deps: DeliverDeps,
+  deps: DeliverDeps<P>,
   token: string,
   kind: 'dead' | 'held',
   facts: Pick<ParkedRecord, 'reason' | 'httpStatus' | 'code' | 'message' | 'body' | 'bodyTruncated'>,
 ): Promise<void> {
-  const record: ParkedRecord = {
+  const record: ParkedRecord<P> = {
     kind,
     orderKey: job.key,
     batchId: job.batchId,
@@ -164,5 +182,5 @@ async function park(
     ...(facts.code === undefined ? {} : { code: facts.code }),
     ...(facts.message === undefined ? {} : { message: facts.message }),
   });
-  if (settled === 'lost') deps.logger.warn({ kind }, 'another attempt owns this order now; left its state alone');
+  if (settled === 'lost') deps.logger.warn({ kind }, `another attempt owns this ${deps.wording?.noun ?? 'order'} now; left its state alone`);
 }

@@ -14,6 +14,11 @@ export interface DeliverySettings {
   ambiguousPolicy: 'hold' | 'resend';
   /** Ledger and batch retention (BULKORDER_LEDGER_RETENTION_DAYS); default 90 days. */
   ledgerRetentionMs: number;
+  /**
+   * Retention of employee accounts' ledger entries and batches (BULKORDER_ACCOUNT_RETENTION_DAYS);
+   * default 10 years, since the entry holds the customerId that login needs long after registration.
+   */
+  accountRetentionMs: number;
   /** Non-order failures in a row that pause delivery (BULKORDER_BREAKER_THRESHOLD); default 5. */
   breakerThreshold: number;
   /** How long SIGTERM waits for requests in flight (BULKORDER_SHUTDOWN_GRACE_MS); default 30 s. */
@@ -32,6 +37,7 @@ export const DEFAULT_DELIVERY: DeliverySettings = {
   maxRequestsPerSecond: 0,
   ambiguousPolicy: 'hold',
   ledgerRetentionMs: 90 * 24 * 60 * 60 * 1000,
+  accountRetentionMs: 3650 * 24 * 60 * 60 * 1000,
   breakerThreshold: 5,
   shutdownGraceMs: 30_000,
   stalledIntervalMs: 30_000,

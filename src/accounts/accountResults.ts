@@ -1,0 +1,25 @@
+import type { ResultsLayout } from '../batches/writeResults.js';
+import { ACCOUNT_FIELDS, type AccountPayload } from './accountColumns.js';
+import { ACCOUNT_EXISTS_STATUS } from './accountJob.js';
+import { openAccountSource } from './openAccountSource.js';
+
+/** Columns of `<name>.results.csv` for an employee file. */
+export const ACCOUNT_RESULT_COLUMNS = ['accountKey', 'email', 'companyId', 'lines', 'outcome', 'customerId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch'] as const;
+
+/**
+ * The results file of an employee file: every employee with the customerId the service
+ * returned (for a registration of this batch or an earlier one), or why there is none.
+ * A 409 is `account-exists`, not a generic dead letter: the account is there, only its
+ * customerId is unknown to us.
+ */
+export const ACCOUNT_RESULTS: ResultsLayout<AccountPayload> = {
+  open: openAccountSource,
+  columns: ACCOUNT_RESULT_COLUMNS,
+  describe(item, entry) {
+    // A rejected row has no payload; its cells are under the file's headers, usually the field names.
+    const identity = item.kind === 'valid' ? item.payload : (item.rows[0] ?? {});
+    const field = (name: (typeof ACCOUNT_FIELDS)[number]): string => (identity as Partial<Record<string, string>>)[name] ?? '';
+    return { accountKey: item.key ?? '', email: field('email'), companyId: field('companyId'), customerId: entry?.remoteId ?? '' };
+  },
+  refine: (outcome, entry) => (outcome === 'dead-lettered' && entry?.httpStatus === ACCOUNT_EXISTS_STATUS ? 'account-exists' : undefined),
+};

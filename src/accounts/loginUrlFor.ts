@@ -1,0 +1,61 @@
+import { BulkorderError, ExitCode, InfrastructureError, UsageError } from '../errors.js';
+import { emailProblem } from '../ingest/textChecks.js';
+import type { LoginOutcome } from '../delivery/cafetariaplanClient.js';
+import type { CustomerDirectory } from './customerDirectory.js';
+import { normalizeCompanyId } from './validateAccountRow.js';
+
+/** Whom to log in: a customerId as account creation returned it, or the employee's identity. */
+export type LoginTarget = { customerId: string } | { email: string; companyId: string };
+
+/** What loginUrlFor needs: the Cafetariaplan login call and the environment's customerId mapping. */
+export interface LoginUrlDeps {
+  /** CafetariaplanClient.login (src/delivery/cafetariaplanClient.ts). */
+  login(customerId: string): Promise<LoginOutcome>;
+  directory: CustomerDirectory;
+}
+
+/**
+ * The one-time login URL for an employee, for an employer's portal that redirects its
+ * employees (and for `bulkorder login`). With `{ email, companyId }` the customerId comes
+ * from this environment's accounts ledger, so an id of the other environment is never used.
+ * Each call asks the service for a new URL: a URL works once.
+ *
+ * Throws BulkorderError with a stable code: CUSTOMER_ID_UNKNOWN (no registered account for that
+ * employee here, exit 4), the API's own code when it refuses (e.g. CUSTOMER_NOT_FOUND, exit 4),
+ * UsageError for bad input or refused credentials (exit 2), InfrastructureError when the API or
+ * token endpoint is unavailable (exit 5).
+ */
+export async function loginUrlFor(target: LoginTarget, deps: LoginUrlDeps): Promise<string> {
+  const customerId = 'customerId' in target ? checkedCustomerId(target.customerId) : await lookUp(target, deps.directory);
+  return urlFrom(await deps.login(customerId));
+}
+
+function checkedCustomerId(customerId: string): string {
+  const trimmed = customerId.trim();
+  if (trimmed === '' || /\s/.test(trimmed)) throw new UsageError('CUSTOMER_ID_INVALID', `customerId must be the value account creation returned, not ${JSON.stringify(customerId)}.`);
+  return trimmed;
+}
+
+async function lookUp(target: { email: string; companyId: string }, directory: CustomerDirectory): Promise<string> {
+  const companyId = normalizeCompanyId(target.companyId);
+  if (companyId === undefined) throw new UsageError('COMPANY_ID_INVALID', `companyId must be a UUID like 3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01, not ${JSON.stringify(target.companyId)}.`);
+  const email = target.email.trim();
+  const problem = emailProblem(email);
+  if (problem !== undefined) throw new UsageError('EMAIL_INVALID', `email ${problem.message}`);
+  const found = await directory.find(companyId, email);
+  if (found.found) return found.customerId;
+  throw new BulkorderError('CUSTOMER_ID_UNKNOWN', `no customerId for this employee of company ${companyId}: ${found.reason}`, { exitCode: ExitCode.needsAttention, details: { accountKey: found.key } });
+}
+
+function urlFrom(outcome: LoginOutcome): string {
+  switch (outcome.kind) {
+    case 'delivered':
+      return outcome.loginUrl;
+    case 'unauthorized':
+      throw new UsageError(outcome.code, `cafetariaplan API refused our credentials: ${outcome.message}`);
+    case 'permanent':
+      throw new BulkorderError(outcome.code, `cafetariaplan API refused the login request (HTTP ${outcome.status}): ${outcome.message}`, { exitCode: ExitCode.needsAttention });
+    default:
+      throw new InfrastructureError(outcome.code, `cafetariaplan API unavailable: ${outcome.message}`);
+  }
+}

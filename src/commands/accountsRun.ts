@@ -1,0 +1,93 @@
+import type { Config } from '../config.js';
+import { ExitCode, UsageError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { isSettled, type Batch } from '../batches/batchStore.js';
+import { progressLine } from '../batches/followBatch.js';
+import { CircuitBreaker } from '../worker/circuitBreaker.js';
+import { ACCOUNT_COLUMNS, type AccountPayload } from '../accounts/accountColumns.js';
+import { REGISTER_ACCOUNT } from '../accounts/accountJob.js';
+import { ACCOUNT_RESULTS } from '../accounts/accountResults.js';
+import { openAccountServices } from '../accounts/accountServices.js';
+import { openAccountSource } from '../accounts/openAccountSource.js';
+import { followFromFlags, importAndFollow, importOptionsFromFlags, type ImportKind } from './importRun.js';
+import type { ImportFlags } from './import.js';
+
+/** Employee accounts: `bulkorder accounts import`. */
+export const ACCOUNT_IMPORT: ImportKind<AccountPayload> = {
+  noun: 'account',
+  jobName: REGISTER_ACCOUNT,
+  openSource: openAccountSource,
+  results: ACCOUNT_RESULTS,
+  statusCommand: 'bulkorder accounts status',
+  reportResults(results) {
+    const exists = results.byOutcome['account-exists'] ?? 0;
+    return exists === 0 ? [] : [`  ${exists} account${exists === 1 ? '' : 's'} already existed on the service (account-exists): not registered again, customerId unknown here`];
+  },
+};
+
+/** `bulkorder accounts import`: returns the exit code (the same codes as `import`). */
+export async function runAccountsImport(file: string, flags: ImportFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+  const services = await openAccountServices(ctx.config);
+  try {
+    const outcome = await importAndFollow(file, await importOptionsFromFlags(flags, ACCOUNT_COLUMNS), services, ctx, followFromFlags(flags), ACCOUNT_IMPORT);
+    process.stdout.write(outcome.report);
+    return outcome.exitCode;
+  } finally {
+    await services.close();
+  }
+}
+
+/** `bulkorder accounts status`. */
+export async function runAccountsStatus(batchId: string | undefined, flags: { json?: boolean }, ctx: { config: Config; logger: Logger }): Promise<number> {
+  const services = await openAccountServices(ctx.config);
+  try {
+    let batches: Batch[];
+    if (batchId === undefined) batches = await services.batches.list(10);
+    else {
+      const batch = await services.batches.get(batchId);
+      if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no account batch ${batchId} in ${ctx.config.env} (bulkorder accounts status lists recent ones)`);
+      batches = [batch];
+    }
+    const breaker = new CircuitBreaker(services.redis, services.keys, async () => undefined, ctx.logger);
+    const [queue, paused, trip, dead, held] = await Promise.all([
+      services.queue.getJobCounts('waiting', 'active', 'delayed'),
+      services.queue.isPaused(),
+      breaker.trip(),
+      services.redis.zcard(services.keys.parkedIndex('dead')),
+      services.redis.zcard(services.keys.parkedIndex('held')),
+    ]);
+    if (flags.json === true) {
+      const report = { env: ctx.config.env, queue: { ...queue, paused }, breaker: trip ?? null, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
+      process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+      return ExitCode.ok;
+    }
+    const lines = [
+      `environment ${ctx.config.env}; accounts queue: ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed${paused ? ' (PAUSED)' : ''}`,
+      `account dead letters: ${dead}; held for review: ${held}`,
+    ];
+    if (trip !== undefined) lines.push(`circuit breaker TRIPPED at ${new Date(trip.at).toISOString()}: ${trip.reason}`, '  fix the cause, then: bulkorder accounts resume');
+    for (const b of batches) {
+      lines.push('', `${b.id}  ${b.file}  ${new Date(b.startedAt).toISOString()}  ${b.importState}${isSettled(b) ? ', settled' : ''}`, `  ${progressLine(b)}`);
+    }
+    if (batches.length === 0) lines.push('', 'no account batches yet: bulkorder accounts import <file>');
+    process.stdout.write(lines.join('\n') + '\n');
+    return ExitCode.ok;
+  } finally {
+    await services.close();
+  }
+}
+
+/** `bulkorder accounts resume`: clears the accounts' breaker and resumes their queue. */
+export async function runAccountsResume(ctx: { config: Config; logger: Logger }): Promise<number> {
+  const services = await openAccountServices(ctx.config);
+  try {
+    const breaker = new CircuitBreaker(services.redis, services.keys, async () => undefined, ctx.logger);
+    const trip = await breaker.trip();
+    await breaker.reset();
+    await services.queue.resume();
+    process.stdout.write(trip === undefined ? 'account registration resumed (the breaker was not tripped)\n' : `account registration resumed; the breaker had tripped: ${trip.reason}\n`);
+    return ExitCode.ok;
+  } finally {
+    await services.close();
+  }
+}

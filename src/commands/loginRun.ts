@@ -1,0 +1,30 @@
+import type { Config } from '../config.js';
+import { ExitCode, UsageError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { LoginFlags } from './login.js';
+
+/**
+ * `bulkorder login`: with a customerId, one login call (no Redis needed); with --email and
+ * --company, the customerId comes from this environment's accounts ledger first.
+ */
+export async function runLogin(customerId: string | undefined, flags: LoginFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+  const byIdentity = flags.email !== undefined || flags.company !== undefined;
+  if (byIdentity === (customerId !== undefined) || (byIdentity && (flags.email === undefined || flags.company === undefined))) {
+    throw new UsageError('USAGE', 'give either a customerId, or --email and --company (e.g. bulkorder login --email anna@example.nl --company <companyId UUID>).');
+  }
+  let url: string;
+  if (customerId !== undefined) {
+    const { requestLoginUrl } = await import('../delivery/requestLoginUrl.js');
+    url = await requestLoginUrl(ctx.config, ctx.logger, customerId);
+  } else {
+    const { openLoginPortal } = await import('../accounts/openLoginPortal.js');
+    const portal = await openLoginPortal(ctx.config, ctx.logger);
+    try {
+      url = await portal.loginUrlFor({ email: flags.email!, companyId: flags.company! });
+    } finally {
+      await portal.close();
+    }
+  }
+  process.stdout.write(`${url}\n`);
+  return ExitCode.ok;
+}
