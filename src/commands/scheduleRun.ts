@@ -1,0 +1,54 @@
+import { resolve } from 'node:path';
+import { Queue } from 'bullmq';
+import type { Config } from '../config.js';
+import { redisPrefix } from '../config.js';
+import { ExitCode, UsageError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { openServices } from '../services.js';
+import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
+import { ScheduleStore, type ScheduleInfo } from '../schedule/scheduleStore.js';
+import { SCHEDULES_QUEUE, type ScheduledImportData } from '../schedule/scheduledImportJob.js';
+import type { ScheduleAction, ScheduleFlags } from './schedule.js';
+
+/** `bulkorder schedule <action>`: returns the exit code. */
+export async function runSchedule(action: ScheduleAction, args: string[], flags: ScheduleFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+  const prefix = redisPrefix(ctx.config);
+  const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix, delivery: ctx.config.delivery });
+  const queue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: services.redis, prefix });
+  queue.on('error', () => undefined); // surfaced by the call that fails
+  const store = new ScheduleStore(queue);
+  try {
+    switch (action) {
+      case 'set': {
+        const info = await store.set({
+          name: args[0]!,
+          cron: flags.cron!,
+          ...(flags.tz === undefined ? {} : { tz: flags.tz }),
+          source: resolve(flags.source!),
+          ingest: await ingestOptionsFromFlags(flags),
+        });
+        process.stdout.write(`schedule ${info.name} set: ${describe(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`);
+        return ExitCode.ok;
+      }
+      case 'list': {
+        const schedules = await store.list();
+        if (flags.json === true) process.stdout.write(JSON.stringify(schedules, null, 2) + '\n');
+        else process.stdout.write(schedules.length === 0 ? 'no schedules\n' : schedules.map((s) => `${s.name}: ${describe(s)}`).join('\n') + '\n');
+        return ExitCode.ok;
+      }
+      case 'remove': {
+        if (!(await store.remove(args[0]!))) throw new UsageError('SCHEDULE_NOT_FOUND', `no schedule ${args[0]} in ${ctx.config.env} (bulkorder schedule list shows them)`);
+        process.stdout.write(`schedule ${args[0]} removed\n`);
+        return ExitCode.ok;
+      }
+    }
+  } finally {
+    await queue.close().catch(() => undefined);
+    await services.close();
+  }
+}
+
+function describe(s: ScheduleInfo): string {
+  const next = s.next === undefined ? 'unknown' : new Date(s.next).toISOString();
+  return `cron "${s.cron}"${s.tz === undefined ? '' : ` (${s.tz})`}, source ${s.source}, next run ${next}`;
+}

@@ -1,0 +1,40 @@
+import { isBulkorderError } from '../errors.js';
+import { importFile, type ImportDeps } from '../importer/importFile.js';
+import type { ScheduledImportData } from './scheduledImportJob.js';
+import { resolveSource } from './resolveSource.js';
+
+/** What one firing of a schedule did, per file (the job's return value, kept by BullMQ for a while). */
+export interface ScheduledImportResult {
+  schedule: string;
+  files: ({ file: string; batchId: string; enqueued: number; skippedDelivered: number; skippedQueued: number; skippedHeld: number; rejected: number } | { file: string; refused: string })[];
+}
+
+/**
+ * One firing of a schedule: imports every file its source names now, one after the other, exactly
+ * as `bulkorder import` would. Running twice (a night that fires twice, a file still there the next
+ * night) sends nothing twice: the ledger skips orders delivered or queued before. A file refused as
+ * a whole is reported and the others go on; an infrastructure error fails the job, and BullMQ's
+ * retry imports again what is left (the ledger skips what was queued).
+ */
+export async function runScheduledImport(data: ScheduledImportData, deps: ImportDeps): Promise<ScheduledImportResult> {
+  const log = deps.logger.child({ schedule: data.schedule, source: data.source });
+  const files = await resolveSource(data.source);
+  if (files.length === 0) log.warn('scheduled import: the source names no file now; nothing imported');
+  const result: ScheduledImportResult = { schedule: data.schedule, files: [] };
+  for (const file of files) {
+    try {
+      const imported = await importFile(file, data.ingest, deps);
+      const c = imported.counts;
+      result.files.push({ file, batchId: imported.batchId, enqueued: c.enqueued, skippedDelivered: c.skippedDelivered, skippedQueued: c.skippedQueued, skippedHeld: c.skippedHeld, rejected: c.rejected });
+    } catch (error) {
+      if (isBulkorderError(error) && (error.exitCode === 2 || error.exitCode === 3)) {
+        log.error({ file, code: error.code, err: error }, 'scheduled import: file refused as a whole; the other files go on');
+        result.files.push({ file, refused: `${error.code}: ${error.message}` });
+        continue;
+      }
+      throw error;
+    }
+  }
+  log.info({ files: result.files }, 'scheduled import done');
+  return result;
+}
