@@ -6,6 +6,7 @@ import { createHttpTransport } from '../src/delivery/httpTransport.js';
 import { createApiTokenProvider } from '../src/delivery/apiTokenProvider.js';
 import { createBusinessApiClient } from '../src/delivery/businessApiClient.js';
 import type { DeliverySettings } from '../src/worker/deliverySettings.js';
+import type { OrderPayload } from '../src/ingest/types.js';
 import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
 import { startScheduledImportWorker } from './scheduledImport.js';
 
@@ -19,11 +20,11 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: options.delivery.concurrency });
   const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: options.prefix });
   const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
-  const worker = await startDeliveryWorker({
+  const worker = await startDeliveryWorker<OrderPayload>({
     redisUrl: config.redisUrl,
     prefix: options.prefix,
     delivery: options.delivery,
-    createOrder: (payload) => client.createOrder(payload),
+    send: (payload) => client.createOrder(payload),
     requestDeadlineMs: settings.http.deadlineMs,
     logger,
     redis,

@@ -11,6 +11,7 @@ import { register as registerDeadLetters } from './deadLetters.js';
 import { register as registerReview } from './review.js';
 import { register as registerWatch } from './watch.js';
 import { register as registerSchedule } from './schedule.js';
+import { register as registerAccounts } from './accounts.js';
 
 /** Sets the process exit code a command's action decided on. */
 export type SetExitCode = (code: number) => void;
@@ -33,4 +34,5 @@ export function registerCommands(program: Command, setExitCode: SetExitCode): vo
   registerReview(program, setExitCode);
   registerWatch(program, setExitCode);
   registerSchedule(program, setExitCode);
+  registerAccounts(program, setExitCode);
 }
