@@ -1,0 +1,31 @@
+/**
+ * The bare baseline's reading: csv-parse streaming the file, then the product's own row check
+ * (`validateRow`: the zod e-mail schema, the ISO code lists, libphonenumber) on every row, in a
+ * plain loop. No grouping by orderRef, no spill files, no order keys, no rejects file: what is
+ * left of `validate` when everything but parsing and checking is taken away.
+ */
+import { createReadStream } from 'node:fs';
+import { parse } from 'csv-parse';
+import { validateRow, type CheckedRow, type RowText } from '../../src/ingest/validateRow.js';
+
+export interface BareRow {
+  checked: CheckedRow;
+  cells: string[];
+}
+
+/** Yields every data row of a CSV whose header names the order fields, checked. */
+export async function* bareRows(file: string): AsyncGenerator<BareRow> {
+  const parser = createReadStream(file).pipe(parse({ bom: true, relax_column_count: true }));
+  let header: string[] | undefined;
+  let line = 1;
+  for await (const record of parser as AsyncIterable<string[]>) {
+    if (header === undefined) {
+      header = record;
+      continue;
+    }
+    line++;
+    const text: RowText = {};
+    header.forEach((name, i) => ((text as Record<string, string | undefined>)[name] = record[i]));
+    yield { checked: validateRow(line, text), cells: record };
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Benchmarks #4-#7 (delivery side): orders queued by `bulkorder import`, then delivered by 1..n
+ * `bulkorder worker` processes (the real CLI) to the simulator (its own process, 20 ms latency,
+ * 5 s token lifetime), timed from the moment the queue is resumed until the batch record counts
+ * every order settled in the ledger. Side by side in the same run: a bare undici loop posting
+ * the same bodies to the same simulator at the same concurrency (bench/baselines/bareDelivery.ts).
+ *
+ *   node dist/bench/deliveryBench.js [orders=20000] [concurrency=50,200] [processes=1,2,4]
+ *
+ * Bound by: at concurrency 50, the simulator's latency (50 / 20 ms = 2,500/s at most); above
+ * that, the CPU of the worker process(es) and Redis, which share 2 cores with the simulator.
+ */
+import { realpathSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { BatchStore } from '../src/batches/batchStore.js';
+import { keyspace } from '../src/keyspace.js';
+import { ORDERS_QUEUE } from '../src/orderJob.js';
+import type { SimulatorCounters } from '../src/simulator/index.js';
+import { benchScript, cliEntry, runNode, startNode, waitForOutput, type StartedChild } from './lib/nodeChild.js';
+import { orderFile } from './lib/benchData.js';
+import { perOrder, startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
+import { load, mib, rate } from './lib/benchStats.js';
+import { BENCH_PREFIX, benchEnv, keyBytes } from './importBench.js';
+
+export const LATENCY_MS = 20;
+export const TOKEN_LIFETIME_S = 5;
+
+interface SimulatorProcess {
+  url: string;
+  process: StartedChild;
+  counters(): Promise<SimulatorCounters>;
+  reset(): Promise<void>;
+}
+
+async function startSimulatorProcess(): Promise<SimulatorProcess> {
+  const started = await startNode(benchScript('simulatorServer'), [String(LATENCY_MS), String(TOKEN_LIFETIME_S)]);
+  const url = (await waitForOutput(started, /\{"url":"([^"]+)"\}/))[1]!;
+  return {
+    url,
+    process: started,
+    counters: async () => (await (await fetch(`${url}/__admin/counters`)).json()) as SimulatorCounters,
+    reset: async () => void (await fetch(`${url}/__admin/reset`, { method: 'POST' })).arrayBuffer(),
+  };
+}
+
+export interface DeliveryRun {
+  concurrency: number;
+  processes: number;
+  orders: number;
+  seconds: number;
+  ordersPerSecond: number;
+  load: number;
+  /** Token requests the simulator counted for the Business API, and duration / lifetime. */
+  tokenRequests: number;
+  tokenBudget: number;
+  commandsPerOrder?: string;
+  /** Redis memory left per order once delivered (ledger entry, batch share, BullMQ's event stream). */
+  residueBytesPerOrder?: number;
+  ledgerEntryBytes?: number;
+  workerPeakRssBytes?: number;
+}
+
+/** One product run: import (not timed), P paused workers, resume, time until settled. */
+async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string, concurrency: number, processes: number): Promise<DeliveryRun> {
+  await redis.reset();
+  await sim.reset();
+  const empty = await redis.usedMemory();
+  const prefix = `${BENCH_PREFIX}:acceptance`;
+  const connection = redis.client.duplicate();
+  const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
+  const rejects = join(tmpdir(), `bench-delivery-${process.pid}.rejects.csv`);
+  const workers: StartedChild[] = [];
+  try {
+    await queue.pause(); // workers start idle; the clock starts at resume
+    const imported = await runNode(cliEntry, ['import', file, '--rejects', rejects], benchEnv(redis.url), [0, 4]);
+    const batchId = /batch (b-\S+)/.exec(imported.stdout)?.[1];
+    const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);
+    if (batchId === undefined || queued === 0) throw new Error(`import queued nothing:\n${imported.stdout}`);
+    const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency) });
+    for (let i = 0; i < processes; i++) workers.push(await startNode(cliEntry, ['worker'], env));
+    while ((await queue.getWorkersCount()) < processes) await new Promise((r) => setTimeout(r, 50));
+    const batches = new BatchStore(redis.client, keyspace(prefix), 24 * 60 * 60 * 1000);
+    const loadNow = load();
+    await redis.client.config('RESETSTAT');
+    const started = performance.now();
+    await queue.resume();
+    for (;;) {
+      const batch = await batches.get(batchId);
+      if (batch !== undefined && batch.delivered + batch.dead + batch.held >= queued) {
+        if (batch.dead + batch.held > 0) {
+          const logs = workers.map((w) => w.stderr()).join('\n').slice(-3000);
+          throw new Error(`${batch.dead} dead-lettered, ${batch.held} held: the benchmark expects every order delivered; worker logs:\n${logs}`);
+        }
+        break;
+      }
+      if (workers.some((w) => w.child.exitCode !== null)) throw new Error(`a worker exited:\n${workers.map((w) => w.stderr()).join('\n').slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const calls = await redis.commandCalls();
+    const counters = await sim.counters();
+    for (const w of workers) w.child.kill('SIGTERM');
+    const ended = await Promise.all(workers.map((w) => w.done));
+    workers.length = 0;
+    return {
+      concurrency,
+      processes,
+      orders: queued,
+      seconds,
+      ordersPerSecond: queued / seconds,
+      load: loadNow,
+      tokenRequests: counters.tokenRequests.business,
+      tokenBudget: seconds / TOKEN_LIFETIME_S,
+      commandsPerOrder: perOrder(calls, queued),
+      residueBytesPerOrder: ((await redis.usedMemory()) - empty) / queued,
+      ledgerEntryBytes: await keyBytes(redis, `${prefix}:ledger:*`),
+      workerPeakRssBytes: Math.max(...ended.map((e) => e.peakRssBytes)),
+    };
+  } finally {
+    for (const w of workers) w.child.kill('SIGKILL');
+    await queue.close();
+    connection.disconnect(); // BullMQ leaves a connection it was given open
+    await rm(rejects, { force: true });
+  }
+}
+
+async function bareRun(sim: SimulatorProcess, file: string, concurrency: number): Promise<DeliveryRun> {
+  await sim.reset();
+  const loadNow = load();
+  const result = await runNode(benchScript('baselines/bareDelivery'), [sim.url, file, String(concurrency)]);
+  const { orders, seconds, failed } = JSON.parse(result.stdout) as { orders: number; seconds: number; failed: number };
+  if (failed > 0) throw new Error(`bare delivery: ${failed} orders not answered 201`);
+  const counters = await sim.counters();
+  return { concurrency, processes: 1, orders, seconds, ordersPerSecond: orders / seconds, load: loadNow, tokenRequests: counters.tokenRequests.business, tokenBudget: seconds / TOKEN_LIFETIME_S };
+}
+
+export interface DeliveryFigures {
+  /** #4 and #6: per concurrency, ours (one worker process) and bare, measured back to back. */
+  pairs: { ours: DeliveryRun; bare: DeliveryRun; ratio: number }[];
+  /** #5: the product with 1, 2, 4... processes at `scalingConcurrency` each. */
+  scaling: DeliveryRun[];
+}
+
+export interface DeliveryBenchOptions {
+  orders: number;
+  concurrencies: number[];
+  processes: number[];
+  /** Concurrency per process in the scaling runs; default the first of `concurrencies`. */
+  scalingConcurrency?: number;
+  redis?: BenchRedis;
+}
+
+export async function deliveryBench(options: DeliveryBenchOptions): Promise<DeliveryFigures> {
+  // About 0.71 orders per row with the generator's 20% multi-line orders.
+  const file = await orderFile(Math.round(options.orders * 1.4));
+  const redis = options.redis ?? (await startBenchRedis());
+  const sim = await startSimulatorProcess();
+  try {
+    const pairs: DeliveryFigures['pairs'] = [];
+    for (const concurrency of options.concurrencies) {
+      const ours = await productRun(redis, sim, file, concurrency, 1);
+      const bare = await bareRun(sim, file, concurrency);
+      pairs.push({ ours, bare, ratio: ours.ordersPerSecond / bare.ordersPerSecond });
+    }
+    const scaling: DeliveryRun[] = [];
+    const perProcess = options.scalingConcurrency ?? options.concurrencies[0] ?? 50;
+    for (const processes of options.processes) {
+      const known = pairs.find((p) => p.ours.concurrency === perProcess && processes === 1);
+      scaling.push(known?.ours ?? (await productRun(redis, sim, file, perProcess, processes)));
+    }
+    return { pairs, scaling };
+  } finally {
+    sim.process.child.kill('SIGTERM');
+    await sim.process.done;
+    await redis.reset();
+    if (options.redis === undefined) await redis.stop();
+  }
+}
+
+export function describeDelivery(f: DeliveryFigures): string {
+  const run = (r: DeliveryRun): string =>
+    `${rate(r.orders)} orders, c=${r.concurrency} x ${r.processes}: ${rate(r.ordersPerSecond)}/s (${r.seconds.toFixed(1)} s, load ${r.load}), tokens ${r.tokenRequests} (budget ${r.tokenBudget.toFixed(1)})` +
+    (r.commandsPerOrder === undefined ? '' : `, worker peak ${mib(r.workerPeakRssBytes ?? 0)}, ledger entry ${rate(r.ledgerEntryBytes ?? 0)} B, residue ${rate(r.residueBytesPerOrder ?? 0)} B/order, commands/order: ${r.commandsPerOrder}`);
+  return [
+    ...f.pairs.map((p) => `delivery ours  ${run(p.ours)}\ndelivery bare  ${run(p.bare)}\n  ratio ${p.ratio.toFixed(2)}x`),
+    ...f.scaling.map((r) => `scaling ${run(r)}`),
+  ].join('\n');
+}
+
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const list = (text: string | undefined, fallback: number[]): number[] => (text === undefined ? fallback : text.split(',').map(Number));
+  const figures = await deliveryBench({ orders: Number(process.argv[2] ?? 20_000), concurrencies: list(process.argv[3], [50, 200]), processes: list(process.argv[4], [1, 2, 4]) });
+  process.stdout.write(describeDelivery(figures) + '\n');
+}

@@ -1,0 +1,24 @@
+/**
+ * Benchmark inputs: seeded CSV files from bench/generateOrders.ts, made once and kept in
+ * bench/data/ (git-ignored: a 1M-row file is about 150 MB and never committed).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { projectRoot } from '../../src/paths.js';
+import { generateOrders } from '../generateOrders.js';
+
+export const dataDir = join(projectRoot, 'bench', 'data');
+
+/** The path of a seeded `rows`-row gift-order CSV (20% multi-line orders), generated when missing. */
+export async function orderFile(rows: number, seed = 1): Promise<string> {
+  await mkdir(dataDir, { recursive: true });
+  const path = join(dataDir, `orders-${rows}-seed${seed}.csv`);
+  if (!existsSync(path)) {
+    // Written under a temporary name so an interrupted run never leaves a short file behind.
+    const partial = `${path}.partial-${process.pid}`;
+    await generateOrders(partial, { rows, seed, multiLineShare: 0.2, spread: 500 });
+    await rename(partial, path);
+  }
+  return path;
+}

@@ -1,0 +1,30 @@
+/**
+ * CI smoke test of the benchmarks (`bench/run.ts --quick`): every script runs end to end at
+ * small sizes and reports a figure. It asserts that they work, never how fast anything is:
+ * timings belong in BENCHMARKS.md, not in tests.
+ */
+import { describe, expect, it } from 'vitest';
+import { QUICK, runBenchmarks } from '../../bench/run.js';
+
+describe('benchmarks (--quick)', () => {
+  it('runs every benchmark and reports every row of the table', { timeout: 180_000 }, async () => {
+    const lines: string[] = [];
+    const report = await runBenchmarks({ ...QUICK, only: new Set(), log: (line) => lines.push(line) });
+    const [run] = report.runs;
+    expect(run?.validate?.ours.rowsPerSecond).toBeGreaterThan(0);
+    expect(run?.validate?.bare.rowsPerSecond).toBeGreaterThan(0);
+    expect(run?.validateSmall?.ours.peakRssBytes).toBeGreaterThan(0);
+    expect(run?.import?.ours.orders).toBeGreaterThan(0);
+    expect(run?.import?.bare.orders).toBeGreaterThan(0);
+    expect(run?.import?.ours.ledgerEntryBytes).toBeGreaterThan(0);
+    expect(run?.delivery?.pairs).toHaveLength(QUICK.concurrencies.length);
+    for (const pair of run?.delivery?.pairs ?? []) {
+      expect(pair.ours.orders).toBe(pair.bare.orders); // the same bodies on both sides
+      expect(pair.ours.tokenRequests).toBeGreaterThan(0);
+    }
+    expect(run?.delivery?.scaling.map((r) => r.processes)).toEqual(QUICK.processes);
+    expect(run?.simulatorAlone).toBeGreaterThan(0);
+    for (const row of [1, 2, 3, 4, 5, 6, 7, 8]) expect(report.table).toContain(`| ${row} |`);
+    expect(lines.length).toBeGreaterThan(0);
+  });
+});
