@@ -23,7 +23,8 @@ describe('benchmarks (--quick)', () => {
       expect(pair.ours.tokenRequests).toBeGreaterThan(0);
     }
     expect(run?.delivery?.scaling.map((r) => r.processes)).toEqual(QUICK.processes);
-    expect(run?.simulatorAlone).toBeGreaterThan(0);
+    expect(run?.simulatorAlone?.requestsPerSecond).toBeGreaterThan(0);
+    expect(run?.simulatorAlone?.requestsPerCpuSecond).toBeGreaterThan(0);
     for (const row of [1, 2, 3, 4, 5, 6, 7, 8]) expect(report.table).toContain(`| ${row} |`);
     expect(lines.length).toBeGreaterThan(0);
   });
