@@ -30,7 +30,7 @@ async function items(name: string): Promise<IngestItem[]> {
 
 describe('samples', () => {
   it('are all listed here', () => {
-    // employees*.* are employee files for `accounts import`, covered by test/accounts/samples.test.ts.
+    // employees*.* are employee files for `accounts import`, covered by test/accounts/accountIngest.test.ts.
     const files = readdirSync(samplesDir).filter((f) => !f.endsWith('.map.json') && !f.includes('.rejects.') && !f.includes('.results.') && !f.startsWith('employees'));
     expect(files.sort()).toEqual(Object.keys(SAMPLES).sort());
   });
