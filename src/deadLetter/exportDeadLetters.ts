@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
@@ -5,6 +6,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { BatchStore } from '../batches/batchStore.js';
 import { neutralizeCell } from '../ingest/csvCells.js';
 import { REJECT_COLUMNS } from '../ingest/orderFields.js';
+import { fieldForName } from '../ingest/resolveColumns.js';
 import type { ParkedItem } from './parkedStore.js';
 import { originalRows } from './originalRows.js';
 
@@ -54,7 +56,8 @@ export async function exportDeadLetters(items: readonly ParkedItem[], batches: B
     const id = JSON.stringify(columns);
     let group = groups.get(id);
     if (group === undefined) groups.set(id, (group = { columns, keep, canonical: original.canonical, entries: [] }));
-    group.entries.push({ item, rows: original.rows.map((row) => keep.map((i) => row[i] ?? '')) });
+    const rows = original.rows.map((row) => keep.map((i) => row[i] ?? ''));
+    group.entries.push({ item, rows: keepTogether(rows, columns, item.record.orderKey) });
   }
 
   const paths = outputPaths(options.outPath, groups.size);
@@ -81,6 +84,19 @@ export async function exportDeadLetters(items: readonly ParkedItem[], batches: B
     }
   }
   return written;
+}
+
+/**
+ * An order of several product lines without an orderRef (a JSON order) would come back as one
+ * order per row, since rows group by orderRef. Such rows get a synthetic orderRef derived from the
+ * order key (`DL-<hash>`), so the order stays whole; it is then a new order key, and the original
+ * dead letter stays listed until purged.
+ */
+function keepTogether(rows: string[][], columns: readonly string[], orderKey: string): string[][] {
+  const refColumn = columns.findIndex((column) => fieldForName(column) === 'orderRef');
+  if (rows.length < 2 || refColumn < 0 || rows.some((row) => (row[refColumn] ?? '').trim() !== '')) return rows;
+  const ref = `DL-${createHash('sha256').update(orderKey).digest('hex').slice(0, 16)}`;
+  return rows.map((row) => row.map((cell, i) => (i === refColumn ? ref : cell)));
 }
 
 function outputPaths(outPath: string, count: number): string[] {

@@ -102,6 +102,38 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
     expect(canonical).toContain('B-1,1001,Anna,de Vries');
   });
 
+  it('exports a dead letter of a JSON order without orderRef as CSV rows that import again as one order', async () => {
+    rig = await deliveryRig('dl-json');
+    const order = {
+      businessCustomerId: 1002,
+      recipient: {
+        address: { firstName: 'Lucas', lastName: 'van Dijk', street: 'Stratumsedijk', streetNumber: 27, postalCode: '5611 NB', city: 'Eindhoven', countryCode: 'NL' },
+        languageCode: 'nl',
+        email: 'lucas.vandijk@example.nl',
+        telephoneNumber: '+31651234567',
+      },
+      products: [{ productId: 5002, quantity: 1 }, { productId: 5999, quantity: 2 }],
+    };
+    const file = await rig.writeFile('orders.json', JSON.stringify([order]));
+    await rig.startWorker({ concurrency: 1 });
+    const first = await rig.importFile(file);
+    expect(await settle(rig, first.batchId)).toMatchObject({ dead: 1 });
+    const [dead] = await deadStore(rig).select();
+
+    const out = join(rig.dir, 'json-fix.csv');
+    expect((await cli(rig, ['dead-letters', 'export', '--out', out])).code).toBe(0);
+    const lines = (await readFile(out, 'utf8')).slice(1).trimEnd().split('\r\n');
+    expect(lines).toHaveLength(3); // header and one row per product line
+    expect(lines[1]).toMatch(/^DL-[0-9a-f]{16},1002,Lucas,van Dijk,Stratumsedijk,27,5611 NB,Eindhoven,NL,nl,lucas.vandijk@example.nl,'\+31651234567,5002,1,1,422,PRODUCT_UNKNOWN,/);
+
+    const again = await rig.importFile(out);
+    expect(again.counts).toMatchObject({ orders: 1, valid: 1, rejected: 0, enqueued: 1 }); // not split into one order per row
+    expect(await settle(rig, again.batchId)).toMatchObject({ dead: 1 });
+    const after = await deadStore(rig).select();
+    expect(after.map((d) => d.record.orderKey)).toEqual([dead!.record.orderKey, expect.stringMatching(/^ref\.1002\.DL-/)]);
+    expect(after[1]!.record.payload).toEqual(order);
+  });
+
   it('retry sends dead letters again as they are once the server is fixed; purge forgets them; neither sends anything twice', async () => {
     rig = await deliveryRig('dl-retry', { faults: { script: [{ path: 'orders', status: 400, body: { code: 'UPSTREAM_BROKEN', message: 'catalogue offline' } }] } });
     const file = await rig.writeFile('r.csv', [HEADER, orderRow('R-1'), orderRow('R-2', 5999)].join('\n') + '\n');
