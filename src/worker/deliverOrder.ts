@@ -14,10 +14,15 @@ export interface RecordWording {
    * order" (accounts: 409 means the account exists); undefined for the generic text.
    */
   refusal?(outcome: { status: number; code: string; message: string }): string | undefined;
+  /** What a person does with a record held because an earlier attempt may have sent it. */
+  heldHint: string;
 }
 
 /** Orders: the default wording. */
-export const ORDER_WORDING: RecordWording = { noun: 'order' };
+export const ORDER_WORDING: RecordWording = {
+  noun: 'order',
+  heldHint: 'Check for the order on the service, then `bulkorder review release` or `review resolve --delivered`.',
+};
 
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
 export interface DeliverDeps<P = unknown> {
@@ -82,7 +87,7 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
   if (claim.outcome === 'stale') {
     const reason =
       `An earlier attempt was sending this ${noun} when its worker stopped (crash, kill or lost lock): it may or may not ` +
-      `have reached the API. Check for the ${noun} on the service, then \`bulkorder review release\` or \`review resolve --delivered\`.`;
+      `have reached the API. ${(deps.wording ?? ORDER_WORDING).heldHint}`;
     await park(job, attempt, deps, claim.staleToken, 'held', { reason, code: 'OUTCOME_UNKNOWN' });
     logger.warn({ outcome: 'held', code: 'OUTCOME_UNKNOWN' }, 'held for review: a previous attempt may have sent it');
     return { outcome: 'held', reason };
