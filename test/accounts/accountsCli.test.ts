@@ -52,6 +52,15 @@ describe('bulkorder accounts import, worker and login, as a user runs them', () 
     const rejects = await readFile(join(rig.dir, 'employees-mistakes.rejects.csv'), 'utf8');
     expect(rejects).toMatch(/DUPLICATE_ACCOUNT/);
     expect(rejects).toMatch(/COMPANY_ID_INVALID/);
+    const mixed = parse(await readFile(join(rig.dir, 'employees-mistakes.results.csv'), 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
+    expect(mixed.map((r) => [r.lines, r.outcome, r.email, r.errorCode])).toEqual([
+      ['2', 'delivered', 'joost.dekker@example.nl', ''],
+      ['3', 'rejected', 'not-an-email', 'EMAIL_INVALID'],
+      ['4', 'rejected', 'lars.vos@example.nl', 'FIELD_REQUIRED LANGUAGE_CODE_INVALID'],
+      ['5', 'rejected', 'mila.kok@example.nl', 'COMPANY_ID_INVALID'],
+      ['6', 'rejected', 'Joost.Dekker@example.nl', 'DUPLICATE_ACCOUNT'],
+    ]);
+    expect(mixed[0]!.customerId).toMatch(/^[0-9a-f-]{36}$/);
 
     const status = startCli(['accounts', 'status', '--json'], env);
     expect(await status.exited).toBe(0);
