@@ -90,15 +90,19 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
         counts.valid += chunk.length;
       }
     } catch (error) {
-      await deps.batches.finishImport(batchId, 'failed', counts).catch(() => undefined);
+      await deps.batches.finishImport(batchId, 'failed', totals(counts)).catch(() => undefined);
       log.error({ err: error }, 'requeue stopped; run it again (nothing is queued twice)');
       throw error;
     }
-    await deps.batches.finishImport(batchId, 'imported', counts);
+    await deps.batches.finishImport(batchId, 'imported', totals(counts));
     log.info({ counts }, 'parked orders queued again');
     made.push({ batchId, counts });
   }
   return made;
+}
+
+function totals(counts: ImportCounts): Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'> {
+  return { rows: counts.rows, orders: counts.orders, valid: counts.valid, rejected: counts.rejected };
 }
 
 function jobData(record: ParkedRecord, batchId: string, cells: string[][]): OrderJobData {

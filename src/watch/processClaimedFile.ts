@@ -31,6 +31,9 @@ export interface ProcessDeps {
 /** How a claimed file ended. `interrupted`: left in processing/ for a later run to resume. */
 export type ProcessOutcome = { to: 'done' | 'failed'; needsAttention: boolean } | { to: 'interrupted' };
 
+/** How far back a resumed file looks for a batch its dead watcher started (most recent first). */
+const RECENT_BATCHES = 500;
+
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 
 /**
@@ -50,11 +53,17 @@ export async function processClaimedFile(claim: string, deps: ProcessDeps): Prom
 
   const claimKey = services.keys.watchClaim(claim);
   let batchIds = JSON.parse((await services.redis.hget(claimKey, 'batches')) ?? '[]') as string[];
-  const last = batchIds.length === 0 ? undefined : await services.batches.get(batchIds[batchIds.length - 1]!);
-  if (last?.importState === 'importing') {
-    // Its importer died mid-file: close that batch so it can settle on what it queued; import again.
-    await services.batches.finishImport(last.id, 'failed', last);
+  // A watcher that died during the import never recorded its batch; the claimed name is unique,
+  // so a recent batch of this very path is that one. Its orders are followed with the rest.
+  for (const batch of await services.batches.list(RECENT_BATCHES)) {
+    if (batch.file === path && !batchIds.includes(batch.id)) batchIds = [batch.id, ...batchIds];
   }
+  for (const id of batchIds) {
+    const batch = await services.batches.get(id);
+    // Its importer died mid-file: close the batch so it can settle on what it queued; the file is imported again.
+    if (batch?.importState === 'importing') await services.batches.finishImport(id, 'failed', { rows: batch.rows, orders: batch.orders, valid: batch.valid, rejected: batch.rejected });
+  }
+  const last = batchIds.length === 0 ? undefined : await services.batches.get(batchIds[batchIds.length - 1]!);
   if (last === undefined || last.importState !== 'imported') {
     await dropSidecar(folder, claim, 'rejects');
     try {

@@ -95,16 +95,28 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     // Another died right after its claim, before importing.
     const claimedOnly = newClaimName('claimed.csv');
     await writeFile(join(folder.processing, claimedOnly), csv('CLM', 2));
+    // Another died during its import, before it could record the batch.
+    const midImport = newClaimName('mid.csv');
+    await writeFile(join(folder.processing, midImport), csv('MID', 3));
+    const orphan = await rig.importFile(join(folder.processing, midImport));
+    await rig.services.redis.hset(rig.services.keys.batch(orphan.batchId), 'importState', 'importing');
     // A third belongs to a watcher that is alive (its lock is held).
     const busy = newClaimName('busy.csv');
     await writeFile(join(folder.processing, busy), csv('BUSY', 1));
     await rig.services.redis.set(rig.services.keys.watchLock(busy), 'someone-else', 'PX', 60_000);
 
     const report = await watch(rig);
-    expect(report.done.sort()).toEqual([claimedOnly, imported].sort());
+    expect(report.done.sort()).toEqual([claimedOnly, imported, midImport].sort());
     expect(await readdir(folder.processing)).toEqual([busy]);
-    expect((await rig.services.batches.list(100)).length).toBe(2); // the imported file was followed, not imported again
-    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 6, duplicateOrdersAccepted: 0 });
+    const batches = await rig.services.batches.list(100);
+    expect(batches.filter((b) => b.file.endsWith(imported))).toHaveLength(1); // followed, not imported again
+    const mid = batches.filter((b) => b.file.endsWith(midImport));
+    expect(mid.map((b) => b.importState).sort()).toEqual(['failed', 'imported']); // the orphan closed, the file imported again
+    expect(mid.reduce((n, b) => n + b.enqueued, 0)).toBe(3);
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 9, duplicateOrdersAccepted: 0 });
+    const midSummary = JSON.parse(await readFile(join(folder.done, midImport.replace(/\.csv$/, '.summary.json')), 'utf8'));
+    expect(midSummary.batches).toHaveLength(2);
+    expect(midSummary.delivery).toEqual({ delivered: 3, dead: 0, held: 0 });
     const summary = JSON.parse(await readFile(join(folder.done, imported.replace(/\.csv$/, '.summary.json')), 'utf8'));
     expect(summary).toMatchObject({ batches: [first.batchId], delivery: { delivered: 4 } });
   });
