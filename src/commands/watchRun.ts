@@ -18,6 +18,16 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Co
     ingest: await ingestOptionsFromFlags(flags),
   };
   const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery, role: 'worker' });
+  let delivery: { close(): Promise<void> } | undefined;
+  try {
+    if (flags.deliver === true) {
+      const { startBusinessDelivery } = await import('../../jobs/businessDelivery.js');
+      delivery = await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
+    }
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
   const stop = new AbortController();
   const onSignal = (signal: string) => {
     ctx.logger.info({ signal }, 'stopping: no new files; files being followed stay in processing/ and resume on the next start');
@@ -37,6 +47,7 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Co
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
+    await delivery?.close();
     await services.close();
   }
 }

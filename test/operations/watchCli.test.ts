@@ -30,7 +30,7 @@ describe('bulkorder watch (the real CLI)', () => {
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 3, duplicateOrdersAccepted: 0 });
   });
 
-  it('stops on SIGTERM and leaves a file it is following in processing/, where the next watcher finishes it', async () => {
+  it('stops on SIGTERM and leaves a file it is following in processing/, where the next watcher (delivering itself) finishes it', async () => {
     rig = await deliveryRig('watch-sigterm');
     const drop = join(rig.dir, 'drop');
     await mkdir(join(drop, 'inbox'), { recursive: true });
@@ -42,8 +42,7 @@ describe('bulkorder watch (the real CLI)', () => {
     expect(await watcher.exited).toBe(0);
     expect((await readdir(join(drop, 'processing'))).filter((n) => !n.startsWith('.'))).toHaveLength(1);
 
-    await rig.startWorker({ concurrency: 2 });
-    const next = startCli(['watch', drop, '--once', '--stable', '0.2', '--poll', '0.05'], rig.env);
+    const next = startCli(['watch', drop, '--once', '--deliver', '--stable', '0.2', '--poll', '0.05'], rig.env); // delivers itself
     expect(await next.exited).toBe(0);
     expect((await rig.services.batches.list(10)).length).toBe(1); // followed, not imported again
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
