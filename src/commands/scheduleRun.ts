@@ -50,5 +50,13 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
 
 function describe(s: ScheduleInfo): string {
   const next = s.next === undefined ? 'unknown' : new Date(s.next).toISOString();
-  return `cron "${s.cron}"${s.tz === undefined ? '' : ` (${s.tz})`}, source ${s.source}, next run ${next}`;
+  const line = `cron "${s.cron}"${s.tz === undefined ? '' : ` (${s.tz})`}, source ${s.source}, next run ${next}`;
+  const last = s.lastRun;
+  if (last === undefined) return line;
+  const at = new Date(last.finishedAt).toISOString();
+  if (last.state === 'failed') return `${line}\n  last run ${at} FAILED: ${last.failedReason ?? ''}`;
+  const files = last.result?.files ?? [];
+  const queued = files.reduce((n, f) => n + ('enqueued' in f ? f.enqueued : 0), 0);
+  const refused = files.filter((f) => 'refused' in f).length;
+  return `${line}\n  last run ${at}: ${files.length} file${files.length === 1 ? '' : 's'}, ${queued} order${queued === 1 ? '' : 's'} queued${refused > 0 ? `, ${refused} file${refused === 1 ? '' : 's'} refused` : ''}`;
 }

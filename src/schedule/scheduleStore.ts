@@ -2,6 +2,7 @@ import type { JobsOptions, Queue } from 'bullmq';
 import { isAbsolute } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { IngestOptions } from '../ingest/openOrderSource.js';
+import type { ScheduledImportResult } from './runScheduledImport.js';
 import { SCHEDULED_IMPORT, type ScheduledImportData } from './scheduledImportJob.js';
 
 /** A schedule as `schedule set` takes it. */
@@ -25,6 +26,17 @@ export interface ScheduleInfo {
   source: string;
   /** When it fires next (ms), if BullMQ knows. */
   next: number | undefined;
+  /** The most recent finished firing BullMQ still keeps, if any. */
+  lastRun?: LastRun;
+}
+
+/** What the last firing of a schedule did. */
+export interface LastRun {
+  finishedAt: number;
+  /** `completed`, or `failed` with the reason (BullMQ retries it up to 3 times). */
+  state: 'completed' | 'failed';
+  failedReason?: string;
+  result?: ScheduledImportResult;
 }
 
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -64,9 +76,21 @@ export class ScheduleStore {
     return scheduler === undefined ? undefined : toInfo(scheduler);
   }
 
-  /** Every schedule, soonest first. */
+  /** Every schedule, soonest first, with its last finished firing. */
   async list(): Promise<ScheduleInfo[]> {
-    return (await this.queue.getJobSchedulers(0, -1, true)).map(toInfo);
+    const schedules = (await this.queue.getJobSchedulers(0, -1, true)).map(toInfo);
+    const finished = await this.queue.getJobs(['completed', 'failed'], 0, 99);
+    for (const info of schedules) {
+      const last = finished.filter((job) => job.data?.schedule === info.name && job.finishedOn !== undefined).sort((a, b) => b.finishedOn! - a.finishedOn!)[0];
+      if (last === undefined) continue;
+      const failed = last.failedReason !== undefined && last.failedReason !== '' && last.returnvalue == null;
+      info.lastRun = {
+        finishedAt: last.finishedOn!,
+        state: failed ? 'failed' : 'completed',
+        ...(failed ? { failedReason: last.failedReason } : { result: last.returnvalue as ScheduledImportResult }),
+      };
+    }
+    return schedules;
   }
 
   /** False when there was no such schedule. */

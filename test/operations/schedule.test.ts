@@ -36,6 +36,9 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
 
     const batchesOf = async () => (await rig!.services.batches.list(100)).filter((b) => b.file === file);
     await waitFor(async () => (await batchesOf()).length >= 2, 'two firings of the schedule');
+    await waitFor(async () => (await store.list())[0]?.lastRun !== undefined, 'a finished firing');
+    const [listed] = await store.list();
+    expect(listed!.lastRun).toMatchObject({ state: 'completed', result: { schedule: 'nightly', files: [{ file, rejected: 0 }] } });
     await store.remove('nightly');
     const fired = await batchesOf();
     for (const batch of fired) await followBatch(rig.services.batches, batch.id, { pollMs: 50, timeoutMs: 20_000, out: quiet });
