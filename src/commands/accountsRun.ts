@@ -29,6 +29,10 @@ export const ACCOUNT_IMPORT: ImportKind<AccountPayload> = {
 export async function runAccountsImport(file: string, flags: ImportFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
   const services = await openAccountServices(ctx.config);
   try {
+    if (ctx.config.credentials.cafetariaplan === undefined) {
+      // Importing needs no credentials, but only a worker that has them registers accounts.
+      process.stderr.write('note: no Cafetariaplan credentials here (BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET): accounts are queued, and a `bulkorder worker` that has them registers them.\n');
+    }
     const outcome = await importAndFollow(file, await importOptionsFromFlags(flags, ACCOUNT_COLUMNS), services, ctx, followFromFlags(flags), ACCOUNT_IMPORT);
     process.stdout.write(outcome.report);
     return outcome.exitCode;
