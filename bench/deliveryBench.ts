@@ -57,6 +57,10 @@ export interface DeliveryRun {
   /** Token requests the simulator counted for the Business API, and duration / lifetime. */
   tokenRequests: number;
   tokenBudget: number;
+  /** Orders not delivered (dead-lettered or held; for the bare loop: not answered 201). The benchmark expects 0. */
+  notDelivered: number;
+  /** Why, when notDelivered > 0: the workers' last log lines, or the bare loop's statuses. */
+  logs?: string;
   commandsPerOrder?: string;
   /** Redis memory left per order once delivered (ledger entry, batch share, BullMQ's event stream). */
   residueBytesPerOrder?: number;
@@ -86,15 +90,16 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
     const batches = new BatchStore(redis.client, keyspace(prefix), 24 * 60 * 60 * 1000);
     const loadNow = load();
     await redis.client.config('RESETSTAT');
+    let notDelivered = 0;
+    let logs = '';
     const started = performance.now();
     await queue.resume();
     for (;;) {
       const batch = await batches.get(batchId);
       if (batch !== undefined && batch.delivered + batch.dead + batch.held >= queued) {
-        if (batch.dead + batch.held > 0) {
-          const logs = workers.map((w) => w.stderr()).join('\n').slice(-3000);
-          throw new Error(`${batch.dead} dead-lettered, ${batch.held} held: the benchmark expects every order delivered; worker logs:\n${logs}`);
-        }
+        notDelivered = batch.dead + batch.held;
+        // Reported, not thrown: a long run keeps its other figures; the smoke test asserts zero.
+        if (notDelivered > 0) logs = workers.map((w) => w.stderr()).join('\n').slice(-3000);
         break;
       }
       if (workers.some((w) => w.child.exitCode !== null)) throw new Error(`a worker exited:\n${workers.map((w) => w.stderr()).join('\n').slice(-4000)}`);
@@ -115,6 +120,8 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
       load: loadNow,
       tokenRequests: counters.tokenRequests.business,
       tokenBudget: seconds / TOKEN_LIFETIME_S,
+      notDelivered,
+      ...(logs === '' ? {} : { logs }),
       commandsPerOrder: perOrder(calls, queued),
       residueBytesPerOrder: ((await redis.usedMemory()) - empty) / queued,
       ledgerEntryBytes: await keyBytes(redis, `${prefix}:ledger:*`),
@@ -132,10 +139,20 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
   await sim.reset();
   const loadNow = load();
   const result = await runNode(benchScript('baselines/bareDelivery'), [sim.url, file, String(concurrency)]);
-  const { orders, seconds, failed } = JSON.parse(result.stdout) as { orders: number; seconds: number; failed: number };
-  if (failed > 0) throw new Error(`bare delivery: ${failed} orders not answered 201`);
+  const { orders, seconds, failed, statuses } = JSON.parse(result.stdout) as { orders: number; seconds: number; failed: number; statuses: Record<string, number> };
   const counters = await sim.counters();
-  return { concurrency, processes: 1, orders, seconds, ordersPerSecond: orders / seconds, load: loadNow, tokenRequests: counters.tokenRequests.business, tokenBudget: seconds / TOKEN_LIFETIME_S };
+  return {
+    concurrency,
+    processes: 1,
+    orders,
+    seconds,
+    ordersPerSecond: orders / seconds,
+    load: loadNow,
+    tokenRequests: counters.tokenRequests.business,
+    tokenBudget: seconds / TOKEN_LIFETIME_S,
+    notDelivered: failed,
+    ...(failed === 0 ? {} : { logs: `answers other than 201: ${JSON.stringify(statuses)}` }),
+  };
 }
 
 export interface DeliveryFigures {
@@ -184,6 +201,7 @@ export async function deliveryBench(options: DeliveryBenchOptions): Promise<Deli
 export function describeDelivery(f: DeliveryFigures): string {
   const run = (r: DeliveryRun): string =>
     `${rate(r.orders)} orders, c=${r.concurrency} x ${r.processes}: ${rate(r.ordersPerSecond)}/s (${r.seconds.toFixed(1)} s, load ${r.load}), tokens ${r.tokenRequests} (budget ${r.tokenBudget.toFixed(1)})` +
+    (r.notDelivered === 0 ? '' : `, NOT DELIVERED ${r.notDelivered}: ${r.logs ?? ''}`) +
     (r.commandsPerOrder === undefined ? '' : `, worker peak ${mib(r.workerPeakRssBytes ?? 0)}, ledger entry ${rate(r.ledgerEntryBytes ?? 0)} B, residue ${rate(r.residueBytesPerOrder ?? 0)} B/order, commands/order: ${r.commandsPerOrder}`);
   return [
     ...f.pairs.map((p) => `delivery ours  ${run(p.ours)}\ndelivery bare  ${run(p.bare)}\n  ratio ${p.ratio.toFixed(2)}x`),

@@ -21,6 +21,8 @@ describe('benchmarks (--quick)', () => {
     for (const pair of run?.delivery?.pairs ?? []) {
       expect(pair.ours.orders).toBe(pair.bare.orders); // the same bodies on both sides
       expect(pair.ours.tokenRequests).toBeGreaterThan(0);
+      expect([pair.ours.notDelivered, pair.ours.logs]).toEqual([0, undefined]);
+      expect([pair.bare.notDelivered, pair.bare.logs]).toEqual([0, undefined]);
     }
     expect(run?.delivery?.scaling.map((r) => r.processes)).toEqual(QUICK.processes);
     expect(run?.simulatorAlone?.requestsPerSecond).toBeGreaterThan(0);
