@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
+import { UsageError } from '../errors.js';
 
 /** The four folders of a drop folder, resolved (symlinks followed once, at start). */
 export interface DropFolder {
@@ -30,7 +31,11 @@ export async function openDropFolder(dir: string): Promise<DropFolder> {
   await mkdir(dir, { recursive: true });
   const root = await realpath(dir);
   const folder: DropFolder = { root, inbox: join(root, 'inbox'), processing: join(root, 'processing'), done: join(root, 'done'), failed: join(root, 'failed') };
-  for (const sub of [folder.inbox, folder.processing, folder.done, folder.failed]) await mkdir(sub, { recursive: true });
+  for (const sub of [folder.inbox, folder.processing, folder.done, folder.failed]) {
+    await mkdir(sub, { recursive: true });
+    // A subfolder that is a link would move files outside the folder, or across file systems (no atomic rename).
+    if (!(await lstat(sub)).isDirectory()) throw new UsageError('WATCH_FOLDER_INVALID', `${sub} must be a folder inside ${root}, not a link or a file.`);
+  }
   return folder;
 }
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { FileStability } from '../../src/watch/fileStability.js';
-import { isInProgressName, newClaimName, originalName } from '../../src/watch/dropFolder.js';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isInProgressName, newClaimName, openDropFolder, originalName } from '../../src/watch/dropFolder.js';
 
 describe('drop folder: when a file is complete', () => {
   it('takes a file only after its size and time stayed unchanged for the stable time', () => {
@@ -31,5 +34,18 @@ describe('drop folder: when a file is complete', () => {
     expect(a).toMatch(/^20261122T020000Z-[0-9a-f]{6}\.orders\.csv$/);
     expect(originalName(a)).toBe('orders.csv');
     expect(newClaimName('orders.csv')).not.toBe(newClaimName('orders.csv'));
+  });
+});
+
+describe('drop folder layout', () => {
+  it('creates inbox/, processing/, done/ and failed/, and refuses a subfolder that is a link elsewhere', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'bulkorder-layout-'));
+    const folder = await openDropFolder(join(base, 'drop'));
+    expect(folder.inbox).toBe(join(folder.root, 'inbox'));
+    await mkdir(join(base, 'elsewhere'));
+    await mkdir(join(base, 'linked'));
+    await symlink(join(base, 'elsewhere'), join(base, 'linked', 'inbox'));
+    await expect(openDropFolder(join(base, 'linked'))).rejects.toMatchObject({ code: 'WATCH_FOLDER_INVALID', exitCode: 2 });
+    await rm(base, { recursive: true, force: true });
   });
 });
