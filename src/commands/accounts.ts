@@ -7,11 +7,21 @@ import type { SetExitCode } from './index.js';
 import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
 import { withImportOptions, type ImportFlags } from './import.js';
 
-/** Declares `accounts import`, `accounts status` and `accounts resume`; their code loads only when they run. */
+/** What `accounts validate` takes. */
+export interface ValidateFlags {
+  format?: string;
+  delimiter?: string;
+  encoding?: string;
+  map?: string;
+  out?: string;
+  json?: boolean;
+}
+
+/** Declares `accounts validate|import|status|resume`; their code loads only when they run. */
 export function register(program: Command, setExitCode: SetExitCode): void {
   const accounts = program
     .command('accounts')
-    .summary('register employees as Cafetariaplan accounts (import, status, resume)')
+    .summary('register employees as Cafetariaplan accounts (validate, import, status, resume)')
     .description('Employee accounts on the Cafetariaplan API: registered by `bulkorder worker` when Cafetariaplan credentials are configured.');
 
   const importCommand = accounts
@@ -32,6 +42,22 @@ export function register(program: Command, setExitCode: SetExitCode): void {
   withConfigFlags(importCommand).action(async (file: string, flags: ImportFlags) => {
     const { runAccountsImport } = await import('./accountsRun.js');
     setExitCode(await runAccountsImport(file, flags, await loadCommandContext(flags)));
+  });
+
+  const validate = accounts
+    .command('validate')
+    .summary('check an employee file without sending anything (no Redis, no network)')
+    .argument('<file>', 'employee file: .csv, .json or .ndjson')
+    .option('--format <format>', 'csv | json | ndjson (default: from the extension)')
+    .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected from the header)')
+    .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1')
+    .option('--map <mapping.json>', 'JSON object mapping your column names to ours, e.g. {"E-mailadres": "email"}')
+    .option('--out <path>', 'where rejected rows go (default <name>.rejects.csv beside the file)')
+    .option('--json', 'print the summary as JSON on stdout')
+    .addHelpText('after', '\nExit codes: 0 every employee valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole; 2 usage error.');
+  validate.action(async (file: string, flags: ValidateFlags) => {
+    const { runAccountsValidate } = await import('./accountsRun.js');
+    setExitCode(await runAccountsValidate(file, flags));
   });
 
   const status = accounts

@@ -11,6 +11,10 @@ import { openAccountServices } from '../accounts/accountServices.js';
 import { openAccountSource } from '../accounts/openAccountSource.js';
 import { followFromFlags, importAndFollow, importOptionsFromFlags, type ImportKind } from './importRun.js';
 import type { ImportFlags } from './import.js';
+import type { ValidateFlags } from './accounts.js';
+import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
+import { validateFile } from '../ingest/validateFile.js';
+import { validationReport } from '../ingest/validationReport.js';
 
 /** Employee accounts: `bulkorder accounts import`. */
 export const ACCOUNT_IMPORT: ImportKind<AccountPayload> = {
@@ -24,6 +28,14 @@ export const ACCOUNT_IMPORT: ImportKind<AccountPayload> = {
     return exists === 0 ? [] : [`  ${exists} account${exists === 1 ? '' : 's'} already existed on the service (account-exists): not registered again, customerId unknown here`];
   },
 };
+
+/** `bulkorder accounts validate`: the dry run of an employee file, as `validate` is for orders. */
+export async function runAccountsValidate(file: string, flags: ValidateFlags): Promise<number> {
+  const options = { ...(await ingestOptionsFromFlags(flags, ACCOUNT_COLUMNS)), ...(flags.out === undefined ? {} : { out: flags.out }) };
+  const result = await validateFile(file, options, { open: openAccountSource, noun: 'account' });
+  process.stdout.write(validationReport(file, result, flags.json === true));
+  return result.exitCode;
+}
 
 /** `bulkorder accounts import`: returns the exit code (the same codes as `import`). */
 export async function runAccountsImport(file: string, flags: ImportFlags, ctx: { config: Config; logger: Logger }): Promise<number> {

@@ -1,5 +1,6 @@
 import { ExitCode } from '../errors.js';
-import { openOrderSource, type IngestOptions, type OrderSource } from './openOrderSource.js';
+import { openOrderSource, type IngestOptions } from './openOrderSource.js';
+import type { RecordSource } from './openRecordSource.js';
 import { RejectsWriter } from './rejectsWriter.js';
 import { ValidationSummary } from './validationSummary.js';
 
@@ -11,7 +12,7 @@ export interface ValidateOptions extends IngestOptions {
 
 /** The outcome of a dry run. */
 export interface ValidateResult {
-  source: OrderSource;
+  source: RecordSource<unknown>;
   summary: ValidationSummary;
   /** Set when at least one row was rejected. */
   rejectsPath: string | undefined;
@@ -19,13 +20,22 @@ export interface ValidateResult {
   exitCode: typeof ExitCode.ok | typeof ExitCode.needsAttention;
 }
 
+/** Which record kind a dry run reads; default orders. */
+export interface ValidateKind {
+  open(file: string, options: IngestOptions): Promise<RecordSource<unknown>>;
+  /** `order` or `account`, for the summary. */
+  noun: string;
+}
+
+const ORDERS: ValidateKind = { open: openOrderSource, noun: 'order' };
+
 /**
  * Reads a whole file through validation without sending anything, writing rejected rows to the
  * rejects file. Throws FileRefusedError for a file refused as a whole (exit 3).
  */
-export async function validateFile(file: string, options: ValidateOptions = {}): Promise<ValidateResult> {
-  const source = await openOrderSource(file, options);
-  const summary = new ValidationSummary();
+export async function validateFile(file: string, options: ValidateOptions = {}, kind: ValidateKind = ORDERS): Promise<ValidateResult> {
+  const source = await kind.open(file, options);
+  const summary = new ValidationSummary(10, kind.noun);
   const rejects = new RejectsWriter(options.out ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
   try {
     for await (const item of source.items()) {

@@ -1,0 +1,35 @@
+import type { ValidateResult } from './validateFile.js';
+
+/**
+ * What a dry run prints: the summary for a person, or with `json` the machine form (counts,
+ * error kinds, how the file was read, the rejects file and the exit code). `accounts validate`
+ * uses it; `validate` builds the same report inline.
+ */
+export function validationReport(file: string, result: ValidateResult, json: boolean): string {
+  const { source, summary, rejectsPath } = result;
+  if (json) {
+    const report = {
+      file,
+      format: source.format,
+      delimiter: source.format === 'csv' ? source.delimiter : undefined,
+      encoding: source.encoding,
+      ...summary.toJSON(),
+      blankRows: source.blankRows(),
+      ignoredColumns: source.ignoredColumns(),
+      warnings: source.warnings,
+      rejectsFile: rejectsPath ?? null,
+      exitCode: result.exitCode,
+    };
+    return JSON.stringify(report, null, 2) + '\n';
+  }
+  return summary.formatText({
+    file,
+    format: source.format,
+    delimiter: source.delimiter,
+    encoding: source.encoding,
+    rejectsPath,
+    ignoredColumns: source.ignoredColumns(),
+    blankRows: source.blankRows(),
+    warnings: source.warnings,
+  });
+}
