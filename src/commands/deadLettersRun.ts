@@ -98,6 +98,12 @@ async function exportCsv(store: ParkedStore, services: Services, filter: ParkedF
     (f) => `${f.path}: ${f.deadLetters} dead letter${f.deadLetters === 1 ? '' : 's'}, ${f.rows} row${f.rows === 1 ? '' : 's'} (batch${f.batches.length === 1 ? '' : 'es'} ${f.batches.join(', ')})${f.canonical ? '; input columns unknown (batch expired): written in our column names' : ''}`,
   );
   if (files.length > 1) lines.push('the dead letters came from inputs with different columns: one file per column set');
+  const withoutRef = files.flatMap((f) => f.withoutOrderRef);
+  if (withoutRef.length > 0) {
+    lines.push(
+      `${withoutRef.length} of them have no orderRef: a fixed row is a new order, so once it is delivered purge the original: bulkorder dead-letters purge ${withoutRef.slice(0, 3).join(' ')}${withoutRef.length > 3 ? ' ...' : ''}`,
+    );
+  }
   lines.push(
     'fix the rows (the reject_* columns are ignored on import), then: bulkorder import <file> --wait',
     'rows already delivered are skipped; dead letters whose orders get delivered leave the list',

@@ -28,6 +28,11 @@ export interface ExportedFile {
   batches: string[];
   /** Dead letters whose batch columns were unknown, written in our own column names. */
   canonical: boolean;
+  /**
+   * Dead letters without an orderRef: their key is a hash of the order, so a fixed row imports as
+   * a new order and the original dead letter stays listed until purged.
+   */
+  withoutOrderRef: string[];
 }
 
 export interface ExportOptions {
@@ -77,7 +82,15 @@ export async function exportDeadLetters(items: readonly ParkedItem[], batches: B
         }
       }
       await file.close();
-      written.push({ path, columns: group.columns, deadLetters: group.entries.length, rows, batches: [...new Set(group.entries.map((e) => e.item.record.batchId))], canonical: group.canonical });
+      written.push({
+        path,
+        columns: group.columns,
+        deadLetters: group.entries.length,
+        rows,
+        batches: [...new Set(group.entries.map((e) => e.item.record.batchId))],
+        canonical: group.canonical,
+        withoutOrderRef: group.entries.filter((e) => e.item.record.orderRef === undefined).map((e) => e.item.record.orderKey),
+      });
     } catch (error) {
       await file.abort();
       throw error;
