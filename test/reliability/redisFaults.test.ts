@@ -105,7 +105,8 @@ describe('Redis faults (a private redis-server, real worker processes, the simul
     expect(counters.duplicateOrdersAccepted).toBe(0);
     // The first run stopped with the infrastructure exit code and a clear message, part-way through.
     expect(firstExit).toBe(5);
-    expect(first.output()).toMatch(/bulkorder: the connection to Redis was lost .*Run the same command again/);
+    // Depending on where the drop caught it: while connecting, or part-way through.
+    expect(first.output()).toMatch(/bulkorder: (the connection to Redis was lost .*Run the same command again|Redis does not answer at)/);
     expect(reserved).toBeLessThan(3000);
     recordReliability({ fault: 'Redis client connections dropped during enqueue', behaviour: 'import stopped with exit 5 and what to do; the rerun finished the file', orders: 3000, lost: 3000 - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
   }, 120_000);
