@@ -5,19 +5,19 @@ import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import type { BatchStore } from '../batches/batchStore.js';
 import { neutralizeCell } from '../ingest/csvCells.js';
-import { REJECT_COLUMNS } from '../ingest/orderFields.js';
+import { ERROR_COLUMNS } from '../ingest/orderFields.js';
 import { fieldForName } from '../ingest/resolveColumns.js';
 import type { ParkedItem } from './parkedStore.js';
 import { originalRows } from './originalRows.js';
 
 /**
- * The error columns of an export. Three are the rejects file's own (REJECT_COLUMNS), which ingest
- * ignores and which mark the file as a fix-and-import-again file (an empty orderRef there means the
- * order never had one); `reject_status` is ignored as a column that names no field.
+ * The error columns of an export: the rejects file's own (REJECT_COLUMNS, which mark the file as a
+ * fix-and-import-again file: an empty orderRef there means the order never had one) plus
+ * `reject_status`. Ingest ignores all of them (ERROR_COLUMNS).
  */
-export const EXPORT_ERROR_COLUMNS = ['reject_line', 'reject_status', 'reject_codes', 'reject_reasons'] as const;
+export const EXPORT_ERROR_COLUMNS = ['reject_line', 'reject_status', 'reject_codes', 'reject_reasons'] as const satisfies readonly (typeof ERROR_COLUMNS)[number][];
 
-const RESERVED = new Set<string>([...REJECT_COLUMNS, ...EXPORT_ERROR_COLUMNS]);
+const RESERVED = new Set<string>(ERROR_COLUMNS);
 
 /** One file written by an export. */
 export interface ExportedFile {

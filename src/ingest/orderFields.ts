@@ -63,6 +63,12 @@ export const API_PATHS: Readonly<Record<OrderField, string>> = {
  */
 export const REJECT_COLUMNS = ['reject_line', 'reject_codes', 'reject_reasons'] as const;
 
+/**
+ * Every error column a file of ours may carry back into an import (rejects files and
+ * dead-letter exports, which add `reject_status`): ignored silently on import.
+ */
+export const ERROR_COLUMNS = [...REJECT_COLUMNS, 'reject_status'] as const;
+
 /** Personal data: masked wherever a value is shown (messages, summaries, logs). */
 export const PERSONAL_FIELDS: ReadonlySet<string> = new Set<OrderField>([
   'firstName',

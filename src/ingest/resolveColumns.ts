@@ -1,7 +1,7 @@
 import { FileRefusedError, UsageError } from '../errors.js';
 import type { ColumnSchema } from './columnSchema.js';
 import { ORDER_COLUMNS } from './orderColumns.js';
-import { REJECT_COLUMNS } from './orderFields.js';
+import { ERROR_COLUMNS, REJECT_COLUMNS } from './orderFields.js';
 
 /** How a file's columns map onto the fields of a record kind (orders unless told otherwise). */
 export interface ColumnPlan {
@@ -51,7 +51,7 @@ function aliasesOf(schema: ColumnSchema): ReadonlyMap<string, string> {
   return aliases;
 }
 
-const RESERVED: ReadonlySet<string> = new Set(REJECT_COLUMNS.map(normalizeHeader));
+const RESERVED: ReadonlySet<string> = new Set(ERROR_COLUMNS.map(normalizeHeader));
 
 /** The field a header (or a mapping target) names, if any. */
 export function fieldForName(name: string, schema: ColumnSchema = ORDER_COLUMNS): string | undefined {
