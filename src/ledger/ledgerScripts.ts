@@ -85,6 +85,9 @@ elseif target == 'held' then
   redis.call('SET', KEYS[5], ARGV[10])
   redis.call('ZADD', KEYS[6], ARGV[3], ARGV[5])
   batchIncr('held', 1)
+  -- A held order may exist on the service: the entry must outlive any retention until a
+  -- person releases or resolves it (those set the retention again).
+  redis.call('PERSIST', KEYS[1])
 end
 return 'ok'
 `;

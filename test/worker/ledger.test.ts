@@ -55,6 +55,7 @@ describe('ledger', () => {
     expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'dead-worker', state: 'held', code: 'OUTCOME_UNKNOWN', message: 'm', parkedRecord: { kind: 'held' } })).toBe('ok');
     expect(await redis.zrange(`${prefix}:held-index`, '0', '-1')).toEqual(['k1']);
     expect(await ledger.claim('k1', 'third')).toEqual({ outcome: 'held' });
+    expect(await redis.pttl(`${prefix}:ledger:k1`)).toBe(-1); // held never expires with retention
     expect(await ledger.reserveMany(['k1'], 'b2', true)).toEqual([{ outcome: 'held', batchId: 'b1' }]);
     expect((await batches.get('b1'))?.held).toBe(1);
   });
