@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BulkorderError, ExitCode, InfrastructureError, UsageError } from '../errors.js';
 import { emailProblem } from '../ingest/textChecks.js';
 import type { LoginOutcome } from '../delivery/cafetariaplanClient.js';
@@ -27,8 +28,19 @@ export interface LoginUrlDeps {
  */
 export async function loginUrlFor(target: LoginTarget, deps: LoginUrlDeps): Promise<string> {
   const customerId = 'customerId' in target ? checkedCustomerId(target.customerId) : await lookUp(target, deps.directory);
-  return urlFrom(await deps.login(customerId));
+  // An employee is waiting on a redirect, and asking again has no lasting effect (an unused
+  // one-time URL just expires), so a passing fault gets two more quick tries.
+  let outcome = await deps.login(customerId);
+  for (let attempt = 1; attempt < LOGIN_ATTEMPTS && TRANSIENT.has(outcome.kind); attempt++) {
+    const hinted = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
+    await sleep(Math.min(hinted ?? 250 * 2 ** (attempt - 1), 2_000));
+    outcome = await deps.login(customerId);
+  }
+  return urlFrom(outcome);
 }
+
+const LOGIN_ATTEMPTS = 3;
+const TRANSIENT: ReadonlySet<LoginOutcome['kind']> = new Set(['retry', 'rateLimited', 'ambiguous']);
 
 function checkedCustomerId(customerId: string): string {
   const trimmed = customerId.trim();

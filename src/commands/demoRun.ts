@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadConfig, redisPrefix } from '../config.js';
 import { ExitCode } from '../errors.js';
@@ -9,6 +9,12 @@ import { openServices } from '../services.js';
 import { deleteKeysUnder } from '../redis.js';
 import { startSimulator } from '../simulator/index.js';
 import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
+import { startAccountDelivery } from '../../jobs/accountDelivery.js';
+import { openAccountServices } from '../accounts/accountServices.js';
+import { openLoginPortal } from '../accounts/openLoginPortal.js';
+import { ACCOUNT_IMPORT } from './accountsRun.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
 import { importAndFollow } from './importRun.js';
 import type { DemoFlags } from './demo.js';
 
@@ -28,6 +34,8 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
       BULKORDER_USER_AGENT: 'Demo-BulkorderDemo',
       BULKORDER_BUSINESS_CLIENT_ID: 'sim-business',
       BULKORDER_BUSINESS_CLIENT_SECRET: 'sim-business-secret',
+      BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'sim-cafetariaplan',
+      BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'sim-cafetariaplan-secret',
       BULKORDER_BACKOFF_BASE_MS: '200',
       // The demo's own Redis namespace: wiped at start, never shared with real runs.
       BULKORDER_REDIS_PREFIX: 'bulkorder-demo',
@@ -39,7 +47,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
   const logger = createLogger({ level: config.logLevel, destination: pino.destination({ dest: logPath, sync: false }) });
   const prefix = redisPrefix(config);
   const say = (line: string) => process.stdout.write(line + '\n');
-  say(`simulator (the stand-in for the Business API) at ${simulator.url}: 20 ms latency, 5% server errors`);
+  say(`simulator (the stand-in for the Business and Cafetariaplan APIs) at ${simulator.url}: 20 ms latency, 5% server errors`);
 
   let services;
   try {
@@ -48,7 +56,10 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     await simulator.close();
     throw error;
   }
-  const worker = await startBusinessDelivery(config, logger, { prefix, delivery: config.delivery });
+  const workers = [
+    await startBusinessDelivery(config, logger, { prefix, delivery: config.delivery }),
+    await startAccountDelivery(config, logger, { prefix, delivery: config.delivery }),
+  ];
   try {
     await deleteKeysUnder(services.redis, prefix);
     say('workers started in this process; importing the sample files from samples/\n');
@@ -65,17 +76,50 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
       settledAll &&= outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
       say(outcome.report);
     }
+    settledAll &&= await demoAccounts(config, logger, out, say);
     const counters = simulator.counters();
     say(
       `simulator saw: ${counters.ordersAccepted} orders accepted, ${counters.duplicateOrdersAccepted} duplicates, ` +
-        `${counters.tokenRequests.business} token request(s), faults injected: ${JSON.stringify(counters.faults)}`,
+        `${counters.accountsCreated} accounts created, ${counters.logins} login URL(s), token requests ${counters.tokenRequests.business} ` +
+        `(business) + ${counters.tokenRequests.cafetariaplan} (cafetariaplan), faults injected: ${JSON.stringify(counters.faults)}`,
     );
     say(`\nresults and rejects are in ${out}/, the JSON log (every refusal with its HTTP status and body) in ${logPath}`);
     return settledAll && counters.duplicateOrdersAccepted === 0 ? ExitCode.ok : ExitCode.needsAttention;
   } finally {
-    await worker.close();
+    await Promise.all(workers.map((w) => w.close()));
     await services.close();
     await simulator.close();
     logger.flush();
   }
+}
+
+/** The Cafetariaplan journey: register the sample employees, then hand one of them a one-time login URL. */
+async function demoAccounts(config: Config, logger: Logger, out: string, say: (line: string) => void): Promise<boolean> {
+  const file = join(samplesDir, 'employees.csv');
+  const services = await openAccountServices(config);
+  let settled: boolean;
+  try {
+    const outcome = await importAndFollow(
+      file,
+      { rejectsPath: join(out, 'employees-csv.rejects.csv') },
+      services,
+      { config, logger },
+      { wait: true, resultsPath: join(out, 'employees-csv.results.csv'), timeoutMs: 120_000 },
+      ACCOUNT_IMPORT,
+    );
+    say(outcome.report);
+    settled = outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
+  } finally {
+    await services.close();
+  }
+  const portal = await openLoginPortal(config, logger);
+  try {
+    const [, first] = (await readFile(file, 'utf8')).split(/\r?\n/);
+    const [email, , , , companyId] = (first ?? '').split(',');
+    const url = await portal.loginUrlFor({ email: email ?? '', companyId: companyId ?? '' });
+    say(`one-time login URL for ${email} (what \`bulkorder login --email ... --company ...\` prints):\n  ${url}\n`);
+  } finally {
+    await portal.close();
+  }
+  return settled;
 }

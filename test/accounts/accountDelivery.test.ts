@@ -107,6 +107,11 @@ describe('employee accounts end to end (real Redis, simulator, BullMQ workers)',
     const url = await portal.loginUrlFor({ email: 'Anna.deVries@example.nl', companyId: COMPANY.toUpperCase() });
     expect(url.startsWith(`${rig.simulator.url}/sso/`)).toBe(true);
     expect(await portal.loginUrlFor({ customerId: anna.customerId! })).not.toBe(url); // one-time: a new URL each call
+    // A passing fault on the login call is tried again (asking again only makes a new one-time URL).
+    const busyBefore = rig.simulator.counters().errors.BUSY ?? 0;
+    rig.simulator.setFaults({ script: [{ path: 'login', status: 503, headers: { 'retry-after': '0' }, body: { code: 'BUSY', message: 'busy' } }] });
+    expect(await portal.loginUrlFor({ customerId: anna.customerId! })).toMatch(/\/sso\//);
+    expect((rig.simulator.counters().errors.BUSY ?? 0) - busyBefore).toBe(1);
     await expect(portal.loginUrlFor({ email: 'eva.schmidt@example.de', companyId: '9a7c2d4e-1b3f-4c5d-8e6f-7a8b9c0d1e2f' })).rejects.toMatchObject({
       code: 'CUSTOMER_ID_UNKNOWN',
       message: expect.stringMatching(/registered outside bulkorder/),
