@@ -1,6 +1,6 @@
 /**
  * Benchmark inputs: seeded CSV files from bench/generateOrders.ts, made once and kept in
- * bench/data/ (git-ignored: a 1M-row file is about 150 MB and never committed).
+ * bench/data/ (git-ignored: a 1M-row file is 121 MB and never committed).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
