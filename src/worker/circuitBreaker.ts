@@ -59,16 +59,33 @@ export class CircuitBreaker {
 
   /** Counts a systemic failure; trips (pauses the queue) at the threshold. Returns whether it is tripped. */
   async recordSystemic(outcome: ApiOutcome & { code: string; message: string }): Promise<boolean> {
+    // 401 after a fresh token is a credentials problem at once; the rest need a streak.
+    return this.countAndTrip(outcome, outcome.kind === 'unauthorized', (count) =>
+      outcome.kind === 'unauthorized'
+        ? 'The API refuses our credentials even with a fresh token (401): check the client id and secret.'
+        : `${count} orders in a row refused for a reason that is not about the order (HTTP ${'status' in outcome ? outcome.status : '?'} ${outcome.code}): check the configuration (User-Agent, base URL).`,
+    );
+  }
+
+  /**
+   * Counts an order sent without an answer. Each such order is held for review (it may exist);
+   * a run of them means the API stopped answering, and pausing keeps the rest of the night's
+   * orders queued instead of holding them one by one.
+   */
+  async recordAmbiguous(outcome: ApiOutcome & { code: string; message: string }): Promise<boolean> {
+    return this.countAndTrip(outcome, false, (count) =>
+      `${count} orders in a row were sent without an answer (${outcome.code}): the API may be down or overloaded. ` +
+        'Those orders are held for review (bulkorder review list); the rest stay queued until `bulkorder resume`.',
+    );
+  }
+
+  private async countAndTrip(outcome: ApiOutcome & { code: string; message: string }, immediately: boolean, reason: (count: number) => string): Promise<boolean> {
     this.sawSystemic = true;
     const streak = await this.redis.multi().incr(this.keys.breakerStreak).pexpire(this.keys.breakerStreak, STREAK_TTL_MS).exec();
     const count = Number(streak?.[0]?.[1] ?? 0);
-    // 401 after a fresh token is a credentials problem at once; the rest need a streak.
-    if (count < this.threshold && outcome.kind !== 'unauthorized') return false;
+    if (count < this.threshold && !immediately) return false;
     const trip: BreakerTrip = {
-      reason:
-        outcome.kind === 'unauthorized'
-          ? 'The API refuses our credentials even with a fresh token (401): check the client id and secret.'
-          : `${count} orders in a row refused for a reason that is not about the order (HTTP ${'status' in outcome ? outcome.status : '?'} ${outcome.code}): check the configuration (User-Agent, base URL).`,
+      reason: reason(count),
       code: outcome.code,
       message: outcome.message,
       at: Date.now(),

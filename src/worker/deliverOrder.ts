@@ -114,6 +114,7 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
       const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The ${noun} may or may not exist on the service.`;
       await park(job, attempt, deps, attempt.token, 'held', { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) });
       log.warn({ outcome: 'held', code: outcome.code }, 'held for review: sent without an answer');
+      await deps.breaker.recordAmbiguous(outcome);
       return { outcome: 'held', reason };
     }
     case 'rateLimited': {
