@@ -29,7 +29,9 @@ export interface PostOptions {
 /** POSTs `payload` as JSON to `settings.apiBaseUrl + path` and classifies the answer. Never throws for remote failures. */
 export async function authorizedPost(settings: ApiSettings, deps: ApiClientDeps, path: string, payload: unknown, options: PostOptions = {}): Promise<Outcome> {
   const url = `${settings.apiBaseUrl}${path}`;
-  const logger = deps.logger.child({ api: settings.api, path });
+  // Bound per line rather than with logger.child(): this runs once per request.
+  const logger = deps.logger;
+  const where = { api: settings.api, path };
   const body = JSON.stringify(payload);
   const classify: ClassifyOptions = { ...deps.classify, fields: settings.responseFields, ambiguousStatuses: settings.ambiguousStatuses };
 
@@ -51,16 +53,16 @@ export async function authorizedPost(settings: ApiSettings, deps: ApiClientDeps,
   };
 
   const first = await tokenOr(settings.api, deps.tokenProvider);
-  if ('kind' in first) return report(logger, first);
+  if ('kind' in first) return report(logger, where, first);
   let outcome = await send(first.token);
   if (outcome.kind === 'unauthorized') {
-    logger.info({ status: outcome.status, code: outcome.code, tokenId: first.token.id }, 'API refused the access token; refreshing once');
+    logger.info({ ...where, status: outcome.status, code: outcome.code, tokenId: first.token.id }, 'API refused the access token; refreshing once');
     await deps.tokenProvider.invalidate(first.token);
     const second = await tokenOr(settings.api, deps.tokenProvider);
-    if ('kind' in second) return report(logger, second);
+    if ('kind' in second) return report(logger, where, second);
     outcome = await send(second.token);
   }
-  return report(logger, outcome);
+  return report(logger, where, outcome);
 }
 
 /**
@@ -80,16 +82,16 @@ async function tokenOr(api: ApiName, provider: TokenProvider): Promise<{ token: 
   }
 }
 
-function report(logger: Logger, outcome: Outcome): Outcome {
+function report(logger: Logger, where: { api: string; path: string }, outcome: Outcome): Outcome {
   if (outcome.kind === 'delivered') {
-    logger.debug({ status: outcome.status, remoteId: outcome.remoteId }, 'API accepted the request');
+    logger.debug({ ...where, status: outcome.status, remoteId: outcome.remoteId }, 'API accepted the request');
   } else if (outcome.kind === 'permanent') {
-    logger.warn({ status: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated: outcome.bodyTruncated }, 'API refused the request');
+    logger.warn({ ...where, status: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated: outcome.bodyTruncated }, 'API refused the request');
   } else {
     const { kind, code, message } = outcome;
     const status = 'status' in outcome ? outcome.status : undefined;
     const body = 'body' in outcome ? outcome.body : undefined;
-    logger.warn({ kind, status, code, message, body }, 'API request failed');
+    logger.warn({ ...where, kind, status, code, message, body }, 'API request failed');
   }
   return outcome;
 }
