@@ -25,6 +25,7 @@ describe('refused configurations, as a user meets them (exit 2, the variable nam
     expect(await worker.exited).toBe(2);
     expect(worker.output()).toMatch(message);
     expect(rig.simulator.counters().tokenRequests.business).toBe(0);
+    recordReliability({ fault: `configuration: ${_name}`, behaviour: 'refused at start, exit 2, the variable named; nothing sent', orders: 0, lost: 0, duplicates: 0, held: 0 });
   });
 });
 

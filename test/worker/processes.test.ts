@@ -63,4 +63,26 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     expect(counters.ordersAccepted).toBeLessThanOrEqual(batch.delivered + batch.held);
     recordReliability({ fault: 'worker SIGKILLed with requests in flight; another started', behaviour: 'stalled jobs came back; orders found sending were held, never re-posted blindly', orders: 30, lost: 30 - batch.delivered - batch.dead - batch.held, duplicates: counters.duplicateOrdersAccepted, held: batch.held });
   }, 60_000);
+
+  it('SIGTERM mid-batch: requests in flight finish, nothing is held, and the next worker delivers the rest', async () => {
+    rig = await deliveryRig('sigterm', { faults: { latencyMs: 300 } }, { BULKORDER_STALLED_INTERVAL_MS: '1000' });
+    const workerEnv = { ...rig.env, BULKORDER_CONCURRENCY: '5', LOG_LEVEL: 'warn' };
+    const first = startCli(['worker'], workerEnv);
+    const imported = await importOrders(rig, 'TERM', 30);
+    await waitFor(async () => ((await rig!.services.batches.get(imported.batchId))?.delivered ?? 0) >= 5, 'five deliveries');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const afterStop = (await rig.services.batches.get(imported.batchId))!;
+    expect(afterStop.held).toBe(0); // what was in flight finished before the exit
+    expect(afterStop.delivered).toBeLessThan(30); // it stopped taking new jobs
+
+    startCli(['worker'], workerEnv);
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 40_000, out: quiet });
+    expect(settled).toBe(true);
+    expect(batch).toMatchObject({ delivered: 30, dead: 0, held: 0 });
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(30);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    recordReliability({ fault: 'worker SIGTERM mid-batch; another started', behaviour: 'took no new jobs, finished the requests in flight, exit 0; the next worker delivered the rest', orders: 30, lost: 30 - batch.delivered - batch.dead - batch.held, duplicates: counters.duplicateOrdersAccepted, held: batch.held });
+  }, 60_000);
 });
