@@ -22,6 +22,8 @@ if (run.status !== 0) {
   process.exit(run.status ?? 1);
 }
 const rows = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as ReliabilityRow);
+// Tests finish in any order; sorted rows keep the file's diffs readable.
+rows.sort((a, b) => a.fault.localeCompare(b.fault));
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 const table = rows.map((r) => `| ${cell(r.fault)} | ${cell(r.behaviour)} | ${r.orders} | ${r.lost} | ${r.duplicates} | ${r.held} |`).join('\n');
 const total = rows.reduce((t, r) => ({ lost: t.lost + r.lost, duplicates: t.duplicates + r.duplicates }), { lost: 0, duplicates: 0 });
