@@ -1,7 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BulkorderError, ExitCode, InfrastructureError, UsageError } from '../errors.js';
 import { emailProblem } from '../ingest/textChecks.js';
-import type { LoginOutcome } from '../delivery/cafetariaplanClient.js';
+import { requireApi, type Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { createApiTokenProvider } from '../delivery/apiTokenProvider.js';
+import { createCafetariaplanClient, type LoginOutcome } from '../delivery/cafetariaplanClient.js';
+import { createHttpTransport } from '../delivery/httpTransport.js';
 import type { CustomerDirectory } from './customerDirectory.js';
 import { normalizeCompanyId } from './validateAccountRow.js';
 
@@ -28,13 +32,32 @@ export interface LoginUrlDeps {
  */
 export async function loginUrlFor(target: LoginTarget, deps: LoginUrlDeps): Promise<string> {
   const customerId = 'customerId' in target ? checkedCustomerId(target.customerId) : await lookUp(target, deps.directory);
+  return loginUrlOf(customerId, deps.login);
+}
+
+/**
+ * `bulkorder login <customerId>`: one login call with a token of its own, no Redis (the id is
+ * sent as given; the service refuses another environment's id).
+ */
+export async function loginUrlByCustomerId(config: Config, logger: Logger, customerId: string): Promise<string> {
+  const settings = requireApi(config, 'cafetariaplan');
+  const transport = createHttpTransport(settings.http);
+  try {
+    const client = createCafetariaplanClient(settings, { transport, logger, tokenProvider: createApiTokenProvider(settings, { transport, logger }) });
+    return await loginUrlOf(checkedCustomerId(customerId), (id) => client.login(id));
+  } finally {
+    await transport.close();
+  }
+}
+
+async function loginUrlOf(customerId: string, login: LoginUrlDeps['login']): Promise<string> {
   // An employee is waiting on a redirect, and asking again has no lasting effect (an unused
   // one-time URL just expires), so a passing fault gets two more quick tries.
-  let outcome = await deps.login(customerId);
+  let outcome = await login(customerId);
   for (let attempt = 1; attempt < LOGIN_ATTEMPTS && TRANSIENT.has(outcome.kind); attempt++) {
     const hinted = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
     await sleep(Math.min(hinted ?? 250 * 2 ** (attempt - 1), 2_000));
-    outcome = await deps.login(customerId);
+    outcome = await login(customerId);
   }
   return urlFrom(outcome);
 }

@@ -14,8 +14,8 @@ export async function runLogin(customerId: string | undefined, flags: LoginFlags
   }
   let url: string;
   if (customerId !== undefined) {
-    const { requestLoginUrl } = await import('../delivery/requestLoginUrl.js');
-    url = await requestLoginUrl(ctx.config, ctx.logger, customerId);
+    const { loginUrlByCustomerId } = await import('../accounts/loginUrlFor.js');
+    url = await loginUrlByCustomerId(ctx.config, ctx.logger, customerId);
   } else {
     const { openLoginPortal } = await import('../accounts/openLoginPortal.js');
     const portal = await openLoginPortal(ctx.config, ctx.logger);

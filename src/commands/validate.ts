@@ -37,9 +37,10 @@ export function register(program: Command, setExitCode: SetExitCode): void {
         '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.\n',
     )
     .action(async (file: string, flags: ValidateFlags) => {
-      const [{ validateFile }, { ingestOptionsFromFlags }, { isBulkorderError }] = await Promise.all([
+      const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { isBulkorderError }] = await Promise.all([
         import('../ingest/validateFile.js'),
         import('../ingest/ingestFlags.js'),
+        import('../ingest/validationReport.js'),
         import('../errors.js'),
       ]);
       try {
@@ -47,35 +48,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
           ...(await ingestOptionsFromFlags(flags)),
           ...(flags.out === undefined ? {} : { out: flags.out }),
         });
-        const { source, summary, rejectsPath } = result;
-        if (flags.json === true) {
-          const report = {
-            file,
-            format: source.format,
-            delimiter: source.format === 'csv' ? source.delimiter : undefined,
-            encoding: source.encoding,
-            ...summary.toJSON(),
-            blankRows: source.blankRows(),
-            ignoredColumns: source.ignoredColumns(),
-            warnings: source.warnings,
-            rejectsFile: rejectsPath ?? null,
-            exitCode: result.exitCode,
-          };
-          process.stdout.write(JSON.stringify(report, null, 2) + '\n');
-        } else {
-          process.stdout.write(
-            summary.formatText({
-              file,
-              format: source.format,
-              delimiter: source.delimiter,
-              encoding: source.encoding,
-              rejectsPath,
-              ignoredColumns: source.ignoredColumns(),
-              blankRows: source.blankRows(),
-              warnings: source.warnings,
-            }),
-          );
-        }
+        process.stdout.write(validationReport(file, result, flags.json === true));
         setExitCode(result.exitCode);
       } catch (error) {
         if (flags.json === true && isBulkorderError(error)) {

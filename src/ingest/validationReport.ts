@@ -2,8 +2,8 @@ import type { ValidateResult } from './validateFile.js';
 
 /**
  * What a dry run prints: the summary for a person, or with `json` the machine form (counts,
- * error kinds, how the file was read, the rejects file and the exit code). `accounts validate`
- * uses it; `validate` builds the same report inline.
+ * error kinds, how the file was read, the rejects file and the exit code). `validate` and
+ * `accounts validate` both print it.
  */
 export function validationReport(file: string, result: ValidateResult, json: boolean): string {
   const { source, summary, rejectsPath } = result;
