@@ -72,6 +72,9 @@ export async function* readCsvRecords(file: string, options: CsvReadOptions): As
   const parser = parse({
     delimiter: options.delimiter,
     bom: true,
+    // Any of the three line endings, even mixed in one file (csv-parse otherwise keeps the first
+    // one it sees, and a file glued together from two exports would read as run-on rows).
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: false,
     relax_quotes: true,
     skip_empty_lines: true,

@@ -1,3 +1,4 @@
+import { recordReliability } from '../helpers/reliabilityLog.js';
 import { link, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,6 +54,7 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     const late = await watch(rig);
     expect(late.done).toHaveLength(1);
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 20, duplicateOrdersAccepted: 0 });
+    recordReliability({ fault: 'two watchers on one drop folder; a half-written upload (*.part)', behaviour: 'each file claimed once by an atomic rename; the upload taken only once renamed', orders: 20, lost: 20 - rig.simulator.counters().ordersAccepted, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
   });
 
   it('refuses symlinks, hard links, non-regular entries, oversized and unreadable files into failed/ with a summary; rejects go to done/', async () => {
@@ -80,6 +82,7 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     expect(done.some((n) => n.endsWith('.mixed.rejects.csv'))).toBe(true);
     expect(report.needsAttention).toBe(6);
     expect(rig.simulator.counters().ordersAccepted).toBe(1); // only the valid row of mixed.csv; nothing from outside
+    recordReliability({ fault: 'a symlink, a hard link, a folder and an oversized file in the drop folder', behaviour: 'each refused into failed/ with a summary naming why; nothing outside the folder read', orders: 1, lost: 1 - rig.simulator.counters().ordersAccepted, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
   });
 
   it('resumes a file left in processing/ by a watcher that died, without importing it again; leaves a live watcher\'s file alone', async () => {
