@@ -3,6 +3,7 @@
  * on purpose. The question every failure case answers: could the request have reached the
  * server (ambiguous) or provably not (retry)?
  */
+import { recordReliability } from '../helpers/reliabilityLog.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { classifyOutcome, type Outcome } from '../../src/delivery/classifyOutcome.js';
@@ -47,6 +48,7 @@ describe('provably not sent: retry', () => {
     const outcome = await post(server.url);
     expect(outcome).toMatchObject({ kind: 'retry', code: 'CONNECT_TIMEOUT' });
     expect(server.hits()).toBe(1);
+    recordReliability({ fault: 'a connect that never completes (TLS handshake never answered)', behaviour: 'connect timeout: classified retry, since the request provably never left', orders: 1, lost: 0, duplicates: 0, held: 0 });
   });
 
   it('cancelled before it was written', async () => {

@@ -12,7 +12,7 @@ import type { ReliabilityRow } from '../helpers/reliabilityLog.js';
 
 const out = join(mkdtempSync(join(tmpdir(), 'bulkorder-reliability-')), 'rows.jsonl');
 writeFileSync(out, '');
-const run = spawnSync(process.execPath, [join(projectRoot, 'node_modules/vitest/vitest.mjs'), 'run', 'test/reliability', 'test/worker', 'test/operations/watch.test.ts'], {
+const run = spawnSync(process.execPath, [join(projectRoot, 'node_modules/vitest/vitest.mjs'), 'run', 'test/reliability', 'test/worker', 'test/operations/watch.test.ts', 'test/delivery/transportOutcomes.test.ts'], {
   cwd: projectRoot,
   env: { ...process.env, RELIABILITY_OUT: out },
   stdio: 'inherit',
@@ -31,7 +31,7 @@ writeFileSync(
   join(projectRoot, 'RELIABILITY.md'),
   `# Reliability
 
-Each row is a fault injected by a test in \`test/reliability/\`, \`test/worker/\` or \`test/operations/\`, against real processes: a
+Each row is a fault injected by a test in \`test/reliability/\`, \`test/worker/\`, \`test/operations/\` or \`test/delivery/\`, against real processes: a
 real redis-server (killed, restarted, its clients dropped), real worker processes (SIGKILL, SIGTERM), and the
 simulator (5xx storms, lost acknowledgements, 429, huge bodies, token faults). The counts are what that test
 measured in the run below; the test fails if a promise breaks. "Lost" counts orders that ended neither

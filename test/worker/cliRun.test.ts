@@ -94,6 +94,7 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
       const down = startCli(['import', file], { ...rig.env, REDIS_URL: 'redis://127.0.0.1:1' });
       expect(await down.exited).toBe(5);
       expect(down.output()).toMatch(/Redis does not answer.*docker compose up -d redis/);
+      recordReliability({ fault: 'Redis unreachable at import time; Redis with an eviction policy', behaviour: 'import refused before anything was created, exit 5, saying how to get a fit Redis', orders: 1, lost: 0, duplicates: 0, held: 0 });
     } finally {
       await evicting.stop();
     }
