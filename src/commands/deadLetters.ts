@@ -24,7 +24,8 @@ export function withParkedFilters(command: Command): Command {
     .option('--status <http>', "only this HTTP status (e.g. 422), or 'none' (no answer)")
     .option('--code <code>', 'only this error code (e.g. PRODUCT_UNKNOWN)')
     .option('--older-than <age>', 'only parked at least this long ago: 30m, 12h, 7d, 2w')
-    .option('--newer-than <age>', 'only parked at most this long ago');
+    .option('--newer-than <age>', 'only parked at most this long ago')
+    .option('--accounts', 'employee accounts (Cafetariaplan API) instead of orders');
 }
 
 export function register(program: Command, setExitCode: SetExitCode): void {
@@ -54,6 +55,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
 
   withConfigFlags(group.command('show').description('the order, its source lines and the full error body').argument('<orderKey>'))
     .option('--json', 'print the record as JSON')
+    .option('--accounts', 'an employee account (Cafetariaplan API) instead of an order')
     .action((key: string, flags: DeadLetterFlags) => run('show', [key], flags));
 
   withConfigFlags(withParkedFilters(group.command('export').description('write dead letters as CSV in their input format, plus error columns, to fix and import again')))

@@ -1,10 +1,9 @@
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
-import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { openServices, type Services } from '../services.js';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import type { Services } from '../services.js';
+import { openParkedTarget } from './parkedTarget.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
 import { parkedDetails, parkedTable } from '../deadLetter/formatParked.js';
 import { isEmptyFilter, parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
@@ -24,7 +23,7 @@ const LIST_HINTS = [
 /** `bulkorder dead-letters <action>`: returns the exit code. */
 export async function runDeadLetters(action: DeadLetterAction, args: string[], flags: DeadLetterFlags, ctx: Context): Promise<number> {
   const filter = parkedFilterFromFlags(flags, action === 'show' ? [] : args);
-  const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
+  const { services, jobName } = await openParkedTarget(ctx.config, flags.accounts === true);
   try {
     const store = new ParkedStore(services.redis, services.keys, services.ledger, 'dead');
     switch (action) {
@@ -35,7 +34,7 @@ export async function runDeadLetters(action: DeadLetterAction, args: string[], f
       case 'export':
         return await exportCsv(store, services, filter, flags, ctx);
       case 'retry':
-        return await retry(store, services, filter, flags, ctx);
+        return await retry(store, services, filter, flags, ctx, jobName);
       case 'purge':
         return await purge(store, services, filter, flags);
     }
@@ -112,7 +111,7 @@ async function exportCsv(store: ParkedStore, services: Services, filter: ParkedF
   return ExitCode.ok;
 }
 
-async function retry(store: ParkedStore, services: Services, filter: ParkedFilter, flags: DeadLetterFlags, ctx: Context): Promise<number> {
+async function retry(store: ParkedStore, services: Services, filter: ParkedFilter, flags: DeadLetterFlags, ctx: Context, jobName: string): Promise<number> {
   requireSelection(filter, flags, 'dead-letters retry');
   const items = (await store.select(filter)).filter((item) => item.entry === undefined || item.entry.state === 'dead');
   const made = await retryDeadLetters(items, services.ledger, {
@@ -121,7 +120,7 @@ async function retry(store: ParkedStore, services: Services, filter: ParkedFilte
     env: ctx.config.env,
     logger: ctx.logger,
     jobOptions: services.jobOptions,
-    jobName: DELIVER_ORDER,
+    jobName,
   });
   const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
   process.stdout.write(report.lines.join('\n') + '\n');

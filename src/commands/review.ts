@@ -49,6 +49,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
 
   withConfigFlags(group.command('show').description('the order, its source lines and what happened').argument('<orderKey>'))
     .option('--json', 'print the record as JSON')
+    .option('--accounts', 'an employee account (Cafetariaplan API) instead of an order')
     .action((key: string, flags: ReviewFlags) => run('show', [key], flags));
 
   withConfigFlags(decided(withParkedFilters(group.command('release').description('send held orders again (you checked they are not on the service)').argument('[orderKeys...]'))))

@@ -1,10 +1,8 @@
 import { userInfo } from 'node:os';
 import type { Config } from '../config.js';
-import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { openServices } from '../services.js';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { openParkedTarget } from './parkedTarget.js';
 import { parkedFilterFromFlags } from '../deadLetter/parkedFilter.js';
 import { ParkedStore } from '../deadLetter/parkedStore.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
@@ -27,7 +25,7 @@ export async function runReview(action: ReviewAction, args: string[], flags: Rev
     throw new UsageError('RESOLVE_OUTCOME_MISSING', 'review resolve: pass --delivered to record that the order is on the service (it is then never sent); to send it again use review release.');
   }
   const review = { by: flags.by ?? safeUserName(), ...(flags.note === undefined ? {} : { note: flags.note }) };
-  const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
+  const { services, jobName } = await openParkedTarget(ctx.config, flags.accounts === true);
   try {
     const store = new ParkedStore(services.redis, services.keys, services.ledger, 'held');
     switch (action) {
@@ -44,7 +42,7 @@ export async function runReview(action: ReviewAction, args: string[], flags: Rev
           env: ctx.config.env,
           logger: ctx.logger,
           jobOptions: services.jobOptions,
-          jobName: DELIVER_ORDER,
+          jobName,
         });
         const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
         process.stdout.write([`released by ${review.by}`, ...report.lines].join('\n') + '\n');

@@ -24,6 +24,8 @@ export interface ParkedFilterFlags {
   code?: string;
   olderThan?: string;
   newerThan?: string;
+  /** Employee accounts (Cafetariaplan API) instead of orders. */
+  accounts?: boolean;
 }
 
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };

@@ -1,0 +1,24 @@
+import { redisPrefix, type Config } from '../config.js';
+import type { Services } from '../services.js';
+
+/** What `dead-letters` and `review` work on: orders, or with `--accounts` employee accounts. */
+export interface ParkedTarget {
+  services: Services;
+  /** Job name a requeued record is added under. */
+  jobName: string;
+  /** `order` or `account`, for messages. */
+  noun: string;
+}
+
+/**
+ * Opens the queue, ledger and batches of orders, or of employee accounts (their own keyspace and
+ * queue). The parked records of both have one shape, so everything else is shared.
+ */
+export async function openParkedTarget(config: Config, accounts: boolean): Promise<ParkedTarget> {
+  if (accounts) {
+    const [{ openAccountServices }, { REGISTER_ACCOUNT }] = await Promise.all([import('../accounts/accountServices.js'), import('../accounts/accountJob.js')]);
+    return { services: (await openAccountServices(config)) as unknown as Services, jobName: REGISTER_ACCOUNT, noun: 'account' };
+  }
+  const [{ openServices }, { DELIVER_ORDER }] = await Promise.all([import('../services.js'), import('../../jobs/deliverOrder.js')]);
+  return { services: await openServices({ redisUrl: config.redisUrl, prefix: redisPrefix(config), delivery: config.delivery }), jobName: DELIVER_ORDER, noun: 'order' };
+}

@@ -1,0 +1,45 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { killAllCli, startCli } from '../helpers/cliProcess.js';
+
+let rig: DeliveryRig | undefined;
+afterEach(async () => {
+  await killAllCli();
+  await rig?.close();
+  rig = undefined;
+});
+
+const CAFETARIAPLAN = { BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'sim-cafetariaplan', BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'sim-cafetariaplan-secret' };
+const COMPANY = '3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01';
+
+describe('dead letters and held accounts (--accounts)', () => {
+  it('lists, shows and retries dead-lettered accounts apart from orders', async () => {
+    rig = await deliveryRig('accounts-parked', {}, CAFETARIAPLAN);
+    const env = { ...rig.env, LOG_LEVEL: 'warn' };
+    const file = join(rig.dir, 'staff.csv');
+    await writeFile(file, `email,firstName,lastName,isoLanguageCode,companyId\nanna.devries@example.nl,Anna,de Vries,nl,${COMPANY}\nbram.jansen@example.nl,Bram,Jansen,nl,${COMPANY}\n`);
+    // The service refuses Anna once (a fault on its side), then would accept her.
+    rig.simulator.setFaults({ script: [{ path: 'accounts', status: 422, body: { code: 'PLAN_NOT_CONFIGURED', message: 'no budget plan yet' } }] });
+    startCli(['worker', '--concurrency', '1'], env);
+    const imported = startCli(['accounts', 'import', file, '--wait', '--timeout', '30'], env);
+    expect(await imported.exited).toBe(4);
+    expect(imported.output()).toMatch(/1 delivered, 1 dead-lettered/);
+
+    const orders = startCli(['dead-letters', 'list'], env);
+    expect(await orders.exited).toBe(0);
+    expect(orders.output()).toMatch(/no dead letters/);
+    const accounts = startCli(['dead-letters', 'list', '--accounts', '--json'], env);
+    expect(await accounts.exited).toBe(0);
+    const listed = JSON.parse(accounts.output().slice(accounts.output().indexOf('['))) as { orderKey: string; code: string; httpStatus: number }[];
+    expect(listed).toEqual([expect.objectContaining({ code: 'PLAN_NOT_CONFIGURED', httpStatus: 422 })]);
+
+    const retried = startCli(['dead-letters', 'retry', '--accounts', '--all', '--wait', '--timeout', '30'], env);
+    expect(await retried.exited).toBe(0);
+    expect(rig.simulator.counters().accountsCreated).toBe(2);
+    const after = startCli(['dead-letters', 'list', '--accounts'], env);
+    expect(await after.exited).toBe(0);
+    expect(after.output()).toMatch(/no dead letters/);
+  }, 90_000);
+});
