@@ -6,16 +6,10 @@ import type { Command } from 'commander';
 import type { SetExitCode } from './index.js';
 import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
 import { withImportOptions, type ImportFlags } from './import.js';
+import { withReadingOptions } from './readingOptions.js';
+import type { ValidateFlags } from './validate.js';
 
-/** What `accounts validate` takes. */
-export interface ValidateFlags {
-  format?: string;
-  delimiter?: string;
-  encoding?: string;
-  map?: string;
-  out?: string;
-  json?: boolean;
-}
+export type { ValidateFlags };
 
 /** Declares `accounts validate|import|status|resume`; their code loads only when they run. */
 export function register(program: Command, setExitCode: SetExitCode): void {
@@ -47,11 +41,8 @@ export function register(program: Command, setExitCode: SetExitCode): void {
   const validate = accounts
     .command('validate')
     .summary('check an employee file without sending anything (no Redis, no network)')
-    .argument('<file>', 'employee file: .csv, .json or .ndjson')
-    .option('--format <format>', 'csv | json | ndjson (default: from the extension)')
-    .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected from the header)')
-    .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1')
-    .option('--map <mapping.json>', 'JSON object mapping your column names to ours, e.g. {"E-mailadres": "email"}')
+    .argument('<file>', 'employee file: .csv, .json or .ndjson');
+  withReadingOptions(validate)
     .option('--out <path>', 'where rejected rows go (default <name>.rejects.csv beside the file)')
     .option('--json', 'print the summary as JSON on stdout')
     .addHelpText('after', '\nExit codes: 0 every employee valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole; 2 usage error.');

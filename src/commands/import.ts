@@ -1,14 +1,12 @@
 import type { Command } from 'commander';
 import type { SetExitCode } from './index.js';
 import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
+import { withReadingOptions } from './readingOptions.js';
+import type { IngestFlags } from '../ingest/ingestFlags.js';
 
-interface ImportFlags extends ConfigFlags {
+interface ImportFlags extends ConfigFlags, IngestFlags {
   wait?: boolean;
   force?: boolean;
-  format?: string;
-  delimiter?: string;
-  encoding?: string;
-  map?: string;
   rejects?: string;
   results?: string;
   timeout?: string;
@@ -38,13 +36,9 @@ export function register(program: Command, setExitCode: SetExitCode): void {
 
 /** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
 export function withImportOptions(command: Command, noun: string): Command {
-  return command
+  return withReadingOptions(command)
     .option('--wait', `follow the batch until every ${noun} is delivered, dead-lettered or held; then write <name>.results.csv`)
     .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
-    .option('--format <format>', 'csv | json | ndjson (default: from the extension)')
-    .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected from the header)')
-    .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1')
-    .option('--map <mapping.json>', 'JSON object mapping your column names to ours')
     .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
     .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
     .option('--timeout <seconds>', 'with --wait: stop following after this long (the batch goes on)');

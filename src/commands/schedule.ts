@@ -1,20 +1,18 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { SetExitCode } from './index.js';
 import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
+import { withReadingOptions } from './readingOptions.js';
+import type { IngestFlags } from '../ingest/ingestFlags.js';
 
 /** The `schedule` subcommands. */
 export type ScheduleAction = 'set' | 'list' | 'remove';
 
 /** Flags of every `schedule` subcommand. */
-export interface ScheduleFlags extends ConfigFlags {
+export interface ScheduleFlags extends ConfigFlags, IngestFlags {
   cron?: string;
   tz?: string;
   source?: string;
   json?: boolean;
-  format?: string;
-  delimiter?: string;
-  encoding?: string;
-  map?: string;
 }
 
 export function register(program: Command, setExitCode: SetExitCode): void {
@@ -38,17 +36,17 @@ export function register(program: Command, setExitCode: SetExitCode): void {
   };
 
   withConfigFlags(
-    group
-      .command('set')
+    withReadingOptions(
+      group
+        .command('set')
       .description('create or replace a schedule')
       .argument('<name>', 'the schedule name; setting it again replaces it')
       .requiredOption('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *" (02:00 every day); six fields put seconds first')
       .option('--tz <zone>', 'IANA time zone of the pattern, e.g. Europe/Amsterdam (default: the workers\' local time)')
-      .requiredOption('--source <path>', 'a file, a folder (its .csv/.json/.ndjson files) or a glob like "/srv/in/orders-*.csv"')
-      .addOption(new Option('--format <format>', 'input format (default: from each extension)').choices(['csv', 'json', 'ndjson']))
-      .option('--delimiter <char>', 'CSV delimiter (default: detected)')
-      .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1')
-      .option('--map <mapping.json>', 'column mapping (read now and kept with the schedule)'),
+      .requiredOption('--source <path>', 'a file, a folder (its .csv/.json/.ndjson files) or a glob like "/srv/in/orders-*.csv"'),
+      'each file',
+      ' (read now and kept with the schedule)',
+    ),
   ).action((name: string, flags: ScheduleFlags) => run('set', [name], flags));
 
   withConfigFlags(group.command('list').description('list schedules with their next run').option('--json', 'print JSON')).action((flags: ScheduleFlags) => run('list', [], flags));

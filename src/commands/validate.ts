@@ -1,18 +1,17 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
+import { withReadingOptions } from './readingOptions.js';
+import type { IngestFlags } from '../ingest/ingestFlags.js';
 import type { SetExitCode } from './index.js';
 
-interface ValidateFlags {
-  format?: string;
-  delimiter?: string;
-  encoding?: string;
-  map?: string;
+/** What `validate` and `accounts validate` take. */
+export interface ValidateFlags extends IngestFlags {
   out?: string;
   json?: boolean;
 }
 
 /** `bulkorder validate <file>`: a dry run of ingest. Heavy modules load inside the action. */
 export function register(program: Command, setExitCode: SetExitCode): void {
-  program
+  const command = program
     .command('validate')
     .summary('check an order file without sending anything')
     .description(
@@ -20,11 +19,8 @@ export function register(program: Command, setExitCode: SetExitCode): void {
         'without Redis or network. Prints a summary (rows, orders, valid, rejected, top error kinds) and writes\n' +
         'the rejected rows, with their line and reasons, to <name>.rejects.csv beside the file (or --out).',
     )
-    .argument('<file>', 'order file: .csv/.tsv/.txt, .json (array of orders or rows) or .ndjson/.jsonl')
-    .addOption(new Option('--format <format>', 'input format (default: from the extension)').choices(['csv', 'json', 'ndjson']))
-    .option('--delimiter <char>', 'CSV delimiter: "," ";" "tab" or any one character (default: detected from the header)')
-    .addOption(new Option('--encoding <encoding>', 'text encoding (default: utf-8)').choices(['utf-8', 'windows-1252', 'latin1']))
-    .option('--map <mapping.json>', 'JSON object mapping your column names to fields, e.g. {"Huisnummer": "streetNumber"}')
+    .argument('<file>', 'order file: .csv/.tsv/.txt, .json (array of orders or rows) or .ndjson/.jsonl');
+  withReadingOptions(command)
     .option('--out <path>', 'where to write rejected rows (default: <name>.rejects.csv beside the file)')
     .option('--json', 'print the summary as JSON on stdout')
     .addHelpText(

@@ -1,19 +1,17 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { SetExitCode } from './index.js';
 import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
+import { withReadingOptions } from './readingOptions.js';
+import type { IngestFlags } from '../ingest/ingestFlags.js';
 
 /** Flags of `bulkorder watch`. */
-export interface WatchFlags extends ConfigFlags {
+export interface WatchFlags extends ConfigFlags, IngestFlags {
   stable?: string;
   poll?: string;
   maxSize?: string;
   maxActive?: string;
   once?: boolean;
   deliver?: boolean;
-  format?: string;
-  delimiter?: string;
-  encoding?: string;
-  map?: string;
 }
 
 export function register(program: Command, setExitCode: SetExitCode): void {
@@ -34,16 +32,12 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--max-active <n>', 'files worked on at once', '4')
     .option('--once', 'take what the inbox holds, finish those files, then exit (for cron)')
     .option('--deliver', 'also deliver in this process, as `bulkorder worker` does (otherwise workers elsewhere deliver)')
-    .addOption(new Option('--format <format>', 'input format of every file (default: from each extension)').choices(['csv', 'json', 'ndjson']))
-    .option('--delimiter <char>', 'CSV delimiter of every file (default: detected)')
-    .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1')
-    .option('--map <mapping.json>', 'column mapping for every file')
     .addHelpText(
       'after',
       '\nExamples:\n  bulkorder watch /srv/orders --env-file .env\n  bulkorder watch /srv/orders --once --deliver --stable 30   # from cron, no separate worker\n\n' +
         'Exit codes (--once): 0 every file done without problems; 4 some file failed or has rejected, dead-lettered or held orders.',
     );
-  withConfigFlags(command).action(async (dir: string, flags: WatchFlags) => {
+  withConfigFlags(withReadingOptions(command, 'each file')).action(async (dir: string, flags: WatchFlags) => {
     const { runWatch } = await import('./watchRun.js');
     setExitCode(await runWatch(dir, flags, await loadCommandContext(flags)));
   });
