@@ -7,7 +7,7 @@ import { openParkedTarget } from './parkedTarget.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
 import { parkedDetails, parkedTable } from '../deadLetter/formatParked.js';
 import { isEmptyFilter, parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
-import { ParkedStore } from '../deadLetter/parkedStore.js';
+import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
 import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
 import type { DeadLetterAction, DeadLetterFlags } from './deadLetters.js';
@@ -23,9 +23,8 @@ const LIST_HINTS = [
 /** `bulkorder dead-letters <action>`: returns the exit code. */
 export async function runDeadLetters(action: DeadLetterAction, args: string[], flags: DeadLetterFlags, ctx: Context): Promise<number> {
   const filter = parkedFilterFromFlags(flags, action === 'show' ? [] : args);
-  const { services, jobName } = await openParkedTarget(ctx.config, flags.accounts === true);
+  const { services, jobName, store } = await openParkedTarget(ctx.config, flags.accounts === true, 'dead');
   try {
-    const store = new ParkedStore(services.redis, services.keys, services.ledger, 'dead');
     switch (action) {
       case 'list':
         return await listParked(store, filter, flags, LIST_HINTS);

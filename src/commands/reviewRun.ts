@@ -4,7 +4,6 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { openParkedTarget } from './parkedTarget.js';
 import { parkedFilterFromFlags } from '../deadLetter/parkedFilter.js';
-import { ParkedStore } from '../deadLetter/parkedStore.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
 import { releaseHeld } from '../review/releaseHeld.js';
 import { resolveHeld } from '../review/resolveHeld.js';
@@ -25,9 +24,8 @@ export async function runReview(action: ReviewAction, args: string[], flags: Rev
     throw new UsageError('RESOLVE_OUTCOME_MISSING', 'review resolve: pass --delivered to record that the order is on the service (it is then never sent); to send it again use review release.');
   }
   const review = { by: flags.by ?? safeUserName(), ...(flags.note === undefined ? {} : { note: flags.note }) };
-  const { services, jobName } = await openParkedTarget(ctx.config, flags.accounts === true);
+  const { services, jobName, store } = await openParkedTarget(ctx.config, flags.accounts === true, 'held');
   try {
-    const store = new ParkedStore(services.redis, services.keys, services.ledger, 'held');
     switch (action) {
       case 'list':
         return await listParked(store, filter, flags, LIST_HINTS);
