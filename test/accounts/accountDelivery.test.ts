@@ -16,10 +16,8 @@ import type { Services } from '../../src/services.js';
 import { samplesDir } from '../../src/paths.js';
 import { startAccountDelivery } from '../../jobs/accountDelivery.js';
 import type { DeliveryWorker } from '../../jobs/deliveryWorker.js';
-import { deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { COMPANY, CAFETARIAPLAN, deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
 
-const CAFETARIAPLAN = { BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'sim-cafetariaplan', BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'sim-cafetariaplan-secret' };
-const COMPANY = '3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let rig: DeliveryRig | undefined;

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { COMPANY } from '../helpers/deliveryRig.js';
 import { openAccountSource } from '../../src/accounts/openAccountSource.js';
 import type { AccountPayload } from '../../src/accounts/accountColumns.js';
 import { accountKey } from '../../src/accounts/accountKey.js';
@@ -10,7 +11,6 @@ import { validateFile } from '../../src/ingest/validateFile.js';
 import { samplesDir } from '../../src/paths.js';
 import { tempDir } from '../ingest/ingestHelpers.js';
 
-const COMPANY = '3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01';
 const HEADER = 'email,firstName,lastName,isoLanguageCode,companyId';
 
 async function readAll(file: string, options: IngestOptions = {}): Promise<RecordItem<AccountPayload>[]> {

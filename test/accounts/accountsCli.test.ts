@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { samplesDir } from '../../src/paths.js';
-import { deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { COMPANY, CAFETARIAPLAN, deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
 
 let rig: DeliveryRig | undefined;
@@ -13,8 +13,6 @@ afterEach(async () => {
   rig = undefined;
 });
 
-const CAFETARIAPLAN = { BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'sim-cafetariaplan', BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'sim-cafetariaplan-secret' };
-const COMPANY = '3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01';
 
 describe('bulkorder accounts import, worker and login, as a user runs them', () => {
   it('registers the sample employees, writes their customerIds, prints a login URL by e-mail and company, and exits 4 for rows that need attention', async () => {

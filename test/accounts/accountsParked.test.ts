@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { COMPANY, CAFETARIAPLAN, deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
 
 let rig: DeliveryRig | undefined;
@@ -11,8 +11,6 @@ afterEach(async () => {
   rig = undefined;
 });
 
-const CAFETARIAPLAN = { BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'sim-cafetariaplan', BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'sim-cafetariaplan-secret' };
-const COMPANY = '3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01';
 
 describe('dead letters and held accounts (--accounts)', () => {
   it('lists, shows and retries dead-lettered accounts apart from orders', async () => {

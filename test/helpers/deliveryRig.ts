@@ -29,6 +29,12 @@ export interface DeliveryRig {
   close(): Promise<void>;
 }
 
+/** Cafetariaplan credentials of the simulator, for rigs that register employee accounts. */
+export const CAFETARIAPLAN = { BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'sim-cafetariaplan', BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'sim-cafetariaplan-secret' };
+
+/** The company of the employee samples (samples/employees.csv). */
+export const COMPANY = '3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01';
+
 export const HEADER = 'orderRef,businessCustomerId,firstName,lastName,street,streetNumber,postalCode,city,countryCode,languageCode,email,telephoneNumber,productId,quantity';
 
 /** One flat CSV row of a valid order for the simulator's catalogue. */
