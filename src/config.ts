@@ -172,7 +172,7 @@ const schema = z.object({
     .default('none')
     .transform((value) => (value === 'none' ? [] : value.split(',').map(Number))),
   BULKORDER_CONCURRENCY: count(20, 1, 1000),
-  BULKORDER_ATTEMPTS: count(15, 1, 100),
+  BULKORDER_ATTEMPTS: count(21, 1, 100),
   BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
   BULKORDER_BACKOFF_MAX_MS: milliseconds(600 * SECOND),
   BULKORDER_MAX_RPS: count(0, 0, 100_000),

@@ -6,12 +6,11 @@ export interface BackoffSettings {
   maxMs: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffSettings = { baseMs: 2_000, maxMs: 10 * 60_000 };
-
 /**
  * Exponential backoff with "equal jitter" (half fixed, half random), never shorter than the
- * API's Retry-After. With the defaults and 15 attempts the waits add up to about 67 minutes,
- * so a nightly run rides out an API outage of an hour.
+ * API's Retry-After. With the defaults (2 s doubling to 10 min, 21 attempts) the waits add up
+ * to between 63 and 127 minutes (retryWindowMs), so a nightly run rides out an hour-long outage
+ * whatever the jitter draws.
  */
 export function backoffDelay(attemptsMade: number, settings: BackoffSettings, retryAfterMs?: number, random: () => number = Math.random): number {
   const exponential = Math.min(settings.maxMs, settings.baseMs * 2 ** Math.max(0, attemptsMade - 1));
@@ -19,9 +18,9 @@ export function backoffDelay(attemptsMade: number, settings: BackoffSettings, re
   return Math.max(jittered, retryAfterMs ?? 0);
 }
 
-/** Sum of the longest waits for `attempts` attempts: how long an outage the defaults ride out. */
-export function worstCaseRetryWindowMs(attempts: number, settings: BackoffSettings): number {
-  let total = 0;
-  for (let made = 1; made < attempts; made++) total += Math.min(settings.maxMs, settings.baseMs * 2 ** (made - 1));
-  return total;
+/** The shortest and longest total wait before the last of `attempts` attempts, jitter included. */
+export function retryWindowMs(attempts: number, settings: BackoffSettings): { min: number; max: number } {
+  let max = 0;
+  for (let made = 1; made < attempts; made++) max += Math.min(settings.maxMs, settings.baseMs * 2 ** (made - 1));
+  return { min: max / 2, max };
 }

@@ -1,10 +1,10 @@
-import { DEFAULT_BACKOFF, type BackoffSettings } from './backoff.js';
+import type { BackoffSettings } from './backoff.js';
 
-/** How orders are delivered. Read from BULKORDER_* variables by src/config.ts; defaults here. */
+/** How orders are delivered. Read from BULKORDER_* variables by src/config.ts, which holds the defaults. */
 export interface DeliverySettings {
   /** Requests in flight per worker process (BULKORDER_CONCURRENCY); default 20. */
   concurrency: number;
-  /** Attempts per order, the first included (BULKORDER_ATTEMPTS); default 15 (about 67 min of retries). */
+  /** Attempts per order, the first included (BULKORDER_ATTEMPTS); default 21 (1 to 2 hours of retries: see backoff.ts). */
   attempts: number;
   /** BULKORDER_BACKOFF_BASE_MS, BULKORDER_BACKOFF_MAX_MS. */
   backoff: BackoffSettings;
@@ -29,16 +29,3 @@ export interface DeliverySettings {
    */
   stalledIntervalMs: number;
 }
-
-export const DEFAULT_DELIVERY: DeliverySettings = {
-  concurrency: 20,
-  attempts: 15,
-  backoff: DEFAULT_BACKOFF,
-  maxRequestsPerSecond: 0,
-  ambiguousPolicy: 'hold',
-  ledgerRetentionMs: 90 * 24 * 60 * 60 * 1000,
-  accountRetentionMs: 3650 * 24 * 60 * 60 * 1000,
-  breakerThreshold: 5,
-  shutdownGraceMs: 30_000,
-  stalledIntervalMs: 30_000,
-};
