@@ -56,6 +56,11 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     expect(tokens.length).toBeGreaterThan(0);
     const written = [worker.output(), importer.output(), ...(await Promise.all((await readdir(rig.dir)).map((f) => readFile(join(rig!.dir, f), 'utf8'))))];
     expect(worker.output()).toMatch(/"msg":"delivered"/); // the log was really captured, at trace level
+    // Structured per-job lines: batch, order key, file, source lines, attempt, status, duration.
+    const delivered = worker.output().split('\n').filter((line) => line.includes('"msg":"delivered"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(delivered[0]).toMatchObject({ batchId: expect.stringMatching(/^b-/), orderKey: expect.stringMatching(/^ref\.1001\.N-/), file, lines: [expect.any(Number)], attempt: 1, status: 201, durationMs: expect.any(Number) });
+    const refused = worker.output().split('\n').find((line) => line.includes('dead-lettered: refused by the API'));
+    expect(JSON.parse(refused!)).toMatchObject({ status: 422, code: 'PRODUCT_UNKNOWN', body: { code: 'PRODUCT_UNKNOWN' } });
     for (const text of written) {
       expect(text).not.toContain(CANARY_SECRET);
       for (const token of tokens) expect(text).not.toContain(token);
