@@ -1,6 +1,6 @@
 import { ORDER_FIELDS } from '../ingest/orderFields.js';
 import type { OrderPayload } from '../ingest/types.js';
-import type { ParkedRecord } from '../orderJob.js';
+import type { ParkedRecord } from '../deliveryJob.js';
 
 /** A parked order as rows of cells under a column list that `bulkorder import` reads. */
 export interface OriginalRows {

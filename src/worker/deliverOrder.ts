@@ -1,7 +1,7 @@
 import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryJobData, ParkedRecord } from '../orderJob.js';
+import type { DeliveryJobData, ParkedRecord } from '../deliveryJob.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 
@@ -168,7 +168,7 @@ async function park<P>(
 ): Promise<void> {
   const record: ParkedRecord<P> = {
     kind,
-    orderKey: job.key,
+    key: job.key,
     batchId: job.batchId,
     file: job.file,
     lines: job.lines,

@@ -8,6 +8,7 @@ import type { IngestOptions } from '../../src/ingest/openRecordSource.js';
 import type { RecordItem, RejectedOrder, ValidRecord } from '../../src/ingest/types.js';
 import { FileRefusedError, UsageError } from '../../src/errors.js';
 import { validateFile } from '../../src/ingest/validateFile.js';
+import { ORDERS } from '../../src/kinds/orders.js';
 import { samplesDir } from '../../src/paths.js';
 import { tempDir } from '../ingest/ingestHelpers.js';
 
@@ -120,7 +121,7 @@ describe('employee files through the shared ingest machinery', () => {
   });
 
   it('leaves order files reading exactly as before (the validate dry run still takes orders)', async () => {
-    const result = await validateFile(join(samplesDir, 'gift-orders.csv'), { out: join(samplesDir, 'never-written.rejects.csv') });
+    const result = await validateFile(join(samplesDir, 'gift-orders.csv'), { out: join(samplesDir, 'never-written.rejects.csv') }, ORDERS);
     expect(result.summary.toJSON()).toMatchObject({ orders: 20, valid: 20, rejected: 0 });
   });
 });

@@ -1,11 +1,7 @@
 import type { OrderPayload } from './ingest/types.js';
 
-/** BullMQ queue of orders to deliver. */
-export const ORDERS_QUEUE = 'orders';
-
 /**
- * The data of one delivery job of any record kind (orders; employee accounts, see
- * src/accounts/accountJob.ts). The job id is the record's key, so BullMQ itself refuses a
+ * The data of one delivery job of any record kind (orders; employee accounts: src/kinds/). The job id is the record's key, so BullMQ itself refuses a
  * second job for a record that is still queued; the ledger covers the time after.
  */
 export interface DeliveryJobData<P = OrderPayload> {
@@ -28,7 +24,8 @@ export type OrderJobData = DeliveryJobData<OrderPayload>;
  */
 export interface ParkedRecord<P = OrderPayload> {
   kind: 'dead' | 'held';
-  orderKey: string;
+  /** The record's key (an order key, an account key): its ledger entry and job id. */
+  key: string;
   batchId: string;
   file: string;
   lines: number[];
