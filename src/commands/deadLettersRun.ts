@@ -12,11 +12,14 @@ import { chosenKind, type DeadLetterAction, type DeadLetterFlags, type RecordKin
 
 type Context = CommandContext;
 
-const LIST_HINTS = [
-  'details: bulkorder dead-letters show <order key>',
-  'fix and resend: bulkorder dead-letters export --out fix.csv, correct the rows, bulkorder import fix.csv --wait',
-  'resend as they are: bulkorder dead-letters retry <order key>... | --code X | --all',
-];
+/** What to do next, in the words of the kind's commands (`bulkorder` or `bulkorder accounts`). */
+function listHints(cli: string, noun: string): string[] {
+  return [
+    `details: ${cli} dead-letters show <${noun} key>`,
+    `fix and resend: ${cli} dead-letters export --out fix.csv, correct the rows, ${cli} import fix.csv --wait`,
+    `resend as they are: ${cli} dead-letters retry <${noun} key>... | --code X | --all`,
+  ];
+}
 
 /** `bulkorder [accounts] dead-letters <action>`: returns the exit code. */
 export async function runDeadLetters(kind: RecordKindName, action: DeadLetterAction, args: string[], flags: DeadLetterFlags, ctx: Context): Promise<number> {
@@ -25,7 +28,7 @@ export async function runDeadLetters(kind: RecordKindName, action: DeadLetterAct
   try {
     switch (action) {
       case 'list':
-        return await listParked(store, filter, flags, LIST_HINTS);
+        return await listParked(store, filter, flags, listHints(services.kind.cli, services.kind.noun));
       case 'show':
         return await showParked(store, services, args[0]!, flags);
       case 'export':

@@ -8,11 +8,12 @@ import { listParked, openParked, positiveInteger, requireSelection, showParked }
 import { KINDS } from '../kinds/kindByName.js';
 import { chosenKind, type CommandContext, type RecordKindName, type ReviewAction, type ReviewFlags } from './options.js';
 
-const LIST_HINTS = [
-  'details: bulkorder review show <order key>',
-  'check each order on the service, then:',
-  '  not there: bulkorder review release <order key>... [--wait]   (sends it again)',
-  '  there:     bulkorder review resolve <order key>... --delivered [--remote-id ID]   (never sends it)',
+/** What to do next, in the words of the kind's commands (`bulkorder` or `bulkorder accounts`). */
+const listHints = (cli: string, noun: string): string[] => [
+  `details: ${cli} review show <${noun} key>`,
+  `check each ${noun} on the service, then:`,
+  `  not there: ${cli} review release <${noun} key>... [--wait]   (sends it again)`,
+  `  there:     ${cli} review resolve <${noun} key>... --delivered [--remote-id ID]   (never sends it)`,
 ];
 
 /** `bulkorder [accounts] review <action>`: returns the exit code. */
@@ -26,7 +27,7 @@ export async function runReview(kind: RecordKindName, action: ReviewAction, args
   try {
     switch (action) {
       case 'list':
-        return await listParked(store, filter, flags, LIST_HINTS);
+        return await listParked(store, filter, flags, listHints(services.kind.cli, services.kind.noun));
       case 'show':
         return await showParked(store, services, args[0]!, flags);
       case 'release': {
