@@ -43,3 +43,23 @@ export interface ParkedRecord<P = OrderPayload> {
   attempts: number;
   parkedAt: number;
 }
+
+/** What a parked record says about why it is parked (the rest comes from its job). */
+export type ParkFacts = Pick<ParkedRecord, 'reason' | 'httpStatus' | 'code' | 'message' | 'body' | 'bodyTruncated'>;
+
+/** The parked record of a job's record: the one place its shape is filled in (the processor, and orphans of BullMQ's). */
+export function parkedRecord<P>(job: DeliveryJobData<P>, kind: 'dead' | 'held', facts: ParkFacts, attempts: number): ParkedRecord<P> {
+  return {
+    kind,
+    key: job.key,
+    batchId: job.batchId,
+    file: job.file,
+    lines: job.lines,
+    ...(job.orderRef === undefined ? {} : { orderRef: job.orderRef }),
+    payload: job.payload,
+    cells: job.cells,
+    ...facts,
+    attempts,
+    parkedAt: Date.now(),
+  };
+}

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { DeliveryJobData, ParkedRecord } from '../deliveryJob.js';
+import { parkedRecord, type DeliveryJobData } from '../deliveryJob.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 
@@ -24,24 +24,11 @@ export async function parkOrphan<P>(job: Job<DeliveryJobData<P>>, error: Error, 
     const token = entry === undefined ? undefined : await ledger.currentToken(data.key);
     const kind: 'dead' | 'held' = entry?.state === 'sending' ? 'held' : 'dead';
     if (entry === undefined || (entry.state !== 'sending' && entry.state !== 'queued')) return;
-    const record: ParkedRecord<P> = {
-      kind,
-      key: data.key,
-      batchId: data.batchId,
-      file: data.file,
-      lines: data.lines,
-      ...(data.orderRef === undefined ? {} : { orderRef: data.orderRef }),
-      payload: data.payload,
-      cells: data.cells,
-      reason:
-        kind === 'held'
-          ? `The job failed while the ${noun} was being sent (${error.message}); it may or may not have reached the API.`
-          : `The job failed before the ${noun} could be delivered: ${error.message}`,
-      code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED',
-      message: error.message,
-      attempts: job.attemptsMade,
-      parkedAt: Date.now(),
-    };
+    const reason =
+      kind === 'held'
+        ? `The job failed while the ${noun} was being sent (${error.message}); it may or may not have reached the API.`
+        : `The job failed before the ${noun} could be delivered: ${error.message}`;
+    const record = parkedRecord(data, kind, { reason, code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED', message: error.message }, job.attemptsMade);
     // A queued entry has no claim token; claim it first so the park is atomic.
     const parkToken = token ?? `orphan-${job.id}`;
     if (entry.state === 'queued') await ledger.claim(data.key, parkToken);
