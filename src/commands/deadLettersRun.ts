@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { openParkedTarget } from './parkedTarget.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
+import { parseDelimiter } from '../ingest/parseDelimiter.js';
 import { parkedDetails, parkedTable } from '../deadLetter/formatParked.js';
 import { isEmptyFilter, parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
@@ -89,8 +90,7 @@ async function exportCsv(store: ParkedStore, services: Services, filter: ParkedF
   }
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
   const outPath = resolve(flags.out ?? `dead-letters-${ctx.config.env}-${stamp}.csv`);
-  const delimiter = flags.delimiter === undefined ? ',' : flags.delimiter === 'tab' ? '\t' : flags.delimiter;
-  if (delimiter.length !== 1 || /["\r\n]/.test(delimiter)) throw new UsageError('DELIMITER_INVALID', `--delimiter must be "tab" or one character other than a quote (got ${JSON.stringify(flags.delimiter)}).`);
+  const delimiter = flags.delimiter === undefined ? ',' : parseDelimiter(flags.delimiter);
   const files = await exportDeadLetters(items, services.batches, { outPath, delimiter });
   const lines = files.map(
     (f) => `${f.path}: ${f.deadLetters} dead letter${f.deadLetters === 1 ? '' : 's'}, ${f.rows} row${f.rows === 1 ? '' : 's'} (batch${f.batches.length === 1 ? '' : 'es'} ${f.batches.join(', ')})${f.canonical ? '; input columns unknown (batch expired): written in our column names' : ''}`,

@@ -1,17 +1,11 @@
 import { ORDER_FIELDS } from './orderFields.js';
 import { unitOf, type OrderUnit, type UnitRow } from './orderUnit.js';
 import type { JsonOversize, JsonRecord } from './readJsonRecords.js';
-import { fieldForName, normalizeHeader, type ResolvedMapping } from './resolveColumns.js';
+import type { JsonUnitContext } from './openRecordSource.js';
+import { fieldForName, normalizeHeader } from './resolveColumns.js';
 import { validateRow, type RowText } from './validateRow.js';
 import type { RowError } from './types.js';
 
-/** What turning JSON elements into units needs to know. */
-export interface JsonUnitContext {
-  mapping: ResolvedMapping;
-  /** Keys of flat rows that map to no field; filled in as they are met. */
-  ignored: Set<string>;
-  maxLinesPerOrder: number;
-}
 
 const ADDRESS_FIELDS = ['firstName', 'lastName', 'street', 'streetNumber', 'postalCode', 'city', 'countryCode'] as const;
 const RECIPIENT_KEYS = new Set(['address', 'languageCode', 'email', 'telephoneNumber']);
