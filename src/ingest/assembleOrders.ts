@@ -1,7 +1,8 @@
 import { maskValue } from './maskValue.js';
 import type { AssembleContext } from './openRecordSource.js';
 import { PERSONAL_FIELDS, RECIPIENT_FIELDS } from './orderFields.js';
-import { buildPayload, type OrderUnit, type UnitRow } from './orderUnit.js';
+import { buildPayload } from './orderShape.js';
+import type { OrderUnit, UnitRow } from './orderUnit.js';
 import { payloadKey } from './orderKey.js';
 import type { IngestItem, RejectedRecord, RowError, ValidOrder } from './types.js';
 

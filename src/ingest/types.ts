@@ -3,25 +3,10 @@
  * `import` command can put a ValidOrder's payload straight into a BullMQ job.
  */
 
-/** One order exactly as the Business API's POST /orders takes it (spec, section 2). */
-export interface OrderPayload {
-  businessCustomerId: number;
-  recipient: {
-    address: {
-      firstName: string;
-      lastName: string;
-      street: string;
-      streetNumber: number;
-      postalCode: string;
-      city: string;
-      countryCode: string;
-    };
-    languageCode: string;
-    email: string;
-    telephoneNumber: string;
-  };
-  products: { productId: number; quantity: number }[];
-}
+import type { OrderPayload } from './orderFields.js';
+
+/** One order as POST /orders takes it; derived from the field table (orderFields.ts). */
+export type { OrderPayload };
 
 /** One problem with one row (or with the order the row belongs to). */
 export interface RowError {
