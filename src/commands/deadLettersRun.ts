@@ -4,6 +4,7 @@ import type { Services } from '../services.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
 import { listParked, openParked, positiveInteger, requireSelection, showParked } from '../deadLetter/parkedActions.js';
 import { parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
+import { parseDelimiter } from '../ingest/parseDelimiter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
@@ -51,8 +52,7 @@ async function exportCsv(store: ParkedStore, services: Services<unknown>, filter
   }
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
   const outPath = resolve(flags.out ?? `dead-letters-${ctx.config.env}-${stamp}.csv`);
-  const delimiter = flags.delimiter === undefined ? ',' : flags.delimiter === 'tab' ? '\t' : flags.delimiter;
-  if (delimiter.length !== 1 || /["\r\n]/.test(delimiter)) throw new UsageError('DELIMITER_INVALID', `--delimiter must be "tab" or one character other than a quote (got ${JSON.stringify(flags.delimiter)}).`);
+  const delimiter = flags.delimiter === undefined ? ',' : parseDelimiter(flags.delimiter);
   const files = await exportDeadLetters(items, services.batches, { outPath, delimiter });
   const lines = files.map(
     (f) => `${f.path}: ${f.deadLetters} dead letter${f.deadLetters === 1 ? '' : 's'}, ${f.rows} row${f.rows === 1 ? '' : 's'} (batch${f.batches.length === 1 ? '' : 'es'} ${f.batches.join(', ')})${f.canonical ? '; input columns unknown (batch expired): written in our column names' : ''}`,

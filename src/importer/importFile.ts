@@ -6,7 +6,7 @@ import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryJobData } from '../deliveryJob.js';
-import type { IngestOptions } from '../ingest/openRecordSource.js';
+import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { ValidRecord } from '../ingest/types.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
@@ -99,12 +99,12 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     await rejects.close();
   } catch (error) {
     await rejects.abort().catch(() => undefined);
-    await deps.batches.finishImport(batchId, 'failed', source.stats()).catch(() => undefined);
+    await deps.batches.finishImport(batchId, 'failed', totalsOf(source)).catch(() => undefined);
     log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
     throw error;
   }
-  Object.assign(counts, source.stats());
-  await deps.batches.finishImport(batchId, 'imported', source.stats());
+  Object.assign(counts, totalsOf(source));
+  await deps.batches.finishImport(batchId, 'imported', totalsOf(source));
   log.info({ counts }, 'file imported');
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined };
 }
@@ -131,4 +131,10 @@ export async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/** A source's counts under the batch counters' names (a batch calls its records `orders`). */
+function totalsOf(source: RecordSource<unknown>): Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'> {
+  const { rows, records, valid, rejected } = source.stats();
+  return { rows, orders: records, valid, rejected };
 }

@@ -5,7 +5,7 @@ import { openAccountSource } from '../../src/accounts/openAccountSource.js';
 import type { AccountPayload } from '../../src/accounts/accountColumns.js';
 import { accountKey } from '../../src/accounts/accountKey.js';
 import type { IngestOptions } from '../../src/ingest/openRecordSource.js';
-import type { RecordItem, RejectedOrder, ValidRecord } from '../../src/ingest/types.js';
+import type { RecordItem, RejectedRecord, ValidRecord } from '../../src/ingest/types.js';
 import { FileRefusedError, UsageError } from '../../src/errors.js';
 import { validateFile } from '../../src/ingest/validateFile.js';
 import { ORDERS } from '../../src/kinds/orders.js';
@@ -21,7 +21,7 @@ async function readAll(file: string, options: IngestOptions = {}): Promise<Recor
   return items.sort((a, b) => a.lines[0]! - b.lines[0]!);
 }
 const valid = (items: RecordItem<AccountPayload>[]) => items.filter((i): i is ValidRecord<AccountPayload> => i.kind === 'valid');
-const rejected = (items: RecordItem<AccountPayload>[]) => items.filter((i): i is RejectedOrder => i.kind === 'rejected');
+const rejected = (items: RecordItem<AccountPayload>[]) => items.filter((i): i is RejectedRecord => i.kind === 'rejected');
 
 describe('employee files through the shared ingest machinery', () => {
   it('reads the CSV, JSON and NDJSON samples into API-shaped accounts with stable keys', async () => {
