@@ -82,6 +82,12 @@ export interface Config {
   readonly userAgent: string | undefined;
   readonly credentials: { readonly business?: ApiCredentials; readonly cafetariaplan?: ApiCredentials };
   readonly redisUrl: string;
+  /**
+   * Seed nodes of a Redis Cluster (BULKORDER_REDIS_CLUSTER_NODES, `host:port,...`); empty for one Redis
+   * at redisUrl. With a cluster every key prefix carries a hash tag (`redisPrefix`), so each
+   * environment and record kind lives in one slot and its scripts and transactions stay valid.
+   */
+  readonly redisClusterNodes: readonly RedisNode[];
   /** First part of every Redis key (BULKORDER_REDIS_PREFIX, default `bulkorder`); the environment follows it. */
   readonly redisKeyPrefix: string;
   readonly logLevel: string;
@@ -160,6 +166,11 @@ const schema = z.object({
   BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: clientSecret.optional(),
   BULKORDER_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -').default('bulkorder'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  BULKORDER_REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(/^$|^[A-Za-z0-9_.-]+:\d{1,5}(,[A-Za-z0-9_.-]+:\d{1,5})*$/, 'must be a comma-separated list of host:port, e.g. 10.0.0.1:7000,10.0.0.2:7000')
+    .default('')
+    .transform((value) => (value === '' ? [] : value.split(',').map(redisNode))),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
   BULKORDER_TOKEN_AUTH: z.enum(['body', 'basic'], { error: 'must be body or basic' }).default('body'),
   BULKORDER_HTTP_CONNECT_TIMEOUT_MS: milliseconds(10 * SECOND),
@@ -248,6 +259,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
       ...credentialPair('CAFETARIAPLAN', v.BULKORDER_CAFETARIAPLAN_CLIENT_ID, v.BULKORDER_CAFETARIAPLAN_CLIENT_SECRET, 'cafetariaplan'),
     },
     redisUrl: v.REDIS_URL,
+    redisClusterNodes: v.BULKORDER_REDIS_CLUSTER_NODES,
     redisKeyPrefix: v.BULKORDER_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
     tokenAuth: v.BULKORDER_TOKEN_AUTH,
@@ -309,9 +321,26 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
   });
 }
 
-/** The namespace of every Redis key we keep: identifiers from one environment are not valid in the other. */
-export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix'>): string {
-  return `${config.redisKeyPrefix}:${config.env}`;
+/** One Redis Cluster seed node. */
+export interface RedisNode {
+  readonly host: string;
+  readonly port: number;
+}
+
+function redisNode(hostPort: string): RedisNode {
+  const at = hostPort.lastIndexOf(':');
+  return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
+}
+
+/**
+ * The namespace of every Redis key we keep: identifiers from one environment are not valid in the other.
+ * On a Redis Cluster it is a hash tag (`{bulkorder:<env>}`): BullMQ's scripts and ours touch several
+ * keys at once, which a cluster allows only within one slot (src/keyspace.ts `subPrefix` keeps a
+ * kind's own part inside the tag, so each kind gets a slot of its own).
+ */
+export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix'> & Partial<Pick<Config, 'redisClusterNodes'>>): string {
+  const prefix = `${config.redisKeyPrefix}:${config.env}`;
+  return (config.redisClusterNodes?.length ?? 0) > 0 ? `{${prefix}}` : prefix;
 }
 
 /** Logs the chosen environment once at start; production is announced loudly. Never logs secrets. */

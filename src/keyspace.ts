@@ -44,3 +44,12 @@ export function keyspace(prefix: string): Keyspace {
     job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,
   };
 }
+
+/**
+ * `prefix:part`, kept inside the prefix's hash tag when it has one (`{bulkorder:env}` gives
+ * `{bulkorder:env:part}`): on a Redis Cluster each kind then gets a slot of its own, so separate
+ * kinds (and environments) spread over the nodes while each one's keys stay in one slot.
+ */
+export function subPrefix(prefix: string, part: string): string {
+  return prefix.startsWith('{') && prefix.endsWith('}') ? `${prefix.slice(0, -1)}:${part}}` : `${prefix}:${part}`;
+}

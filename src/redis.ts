@@ -1,4 +1,5 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { RedisNode } from './config.js';
 import { InfrastructureError } from './errors.js';
 
 /**
@@ -10,16 +11,55 @@ import { InfrastructureError } from './errors.js';
  */
 export type RedisRole = 'worker' | 'producer';
 
-export function createRedis(url: string, role: RedisRole, extra: RedisOptions = {}): Redis {
+/** One Redis or a Redis Cluster: what every store, queue and worker of bulkorder works with. */
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is (src/config.ts): a URL, or cluster seed nodes (the URL then gives only credentials and TLS). */
+export interface RedisEndpoint {
+  readonly redisUrl: string;
+  readonly redisClusterNodes: readonly RedisNode[];
+}
+
+/**
+ * A client for the endpoint in the given role: an ioredis `Cluster` when cluster nodes are
+ * configured (key prefixes then carry a hash tag, src/config.ts `redisPrefix`), else a `Redis`.
+ */
+export function createRedis(endpoint: RedisEndpoint | string, role: RedisRole, extra: RedisOptions = {}): RedisClient {
+  const { redisUrl, redisClusterNodes } = typeof endpoint === 'string' ? { redisUrl: endpoint, redisClusterNodes: [] } : endpoint;
   const options: RedisOptions =
     role === 'worker'
       ? { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra }
       : { maxRetriesPerRequest: 3, enableOfflineQueue: false, connectTimeout: 5_000, lazyConnect: true, ...extra };
-  const redis = new Redis(url, options);
+  const redis = redisClusterNodes.length > 0 ? createCluster(redisClusterNodes, redisUrl, options) : new Redis(redisUrl, options);
   // Without a listener ioredis prints every reconnect failure to the console. A failure that
   // matters surfaces through the command that fails (and the worker's own 'error' log).
   redis.on('error', () => undefined);
   return redis;
+}
+
+function createCluster(nodes: readonly RedisNode[], url: string, options: RedisOptions): Cluster {
+  const { lazyConnect, enableOfflineQueue, enableReadyCheck, ...perNode } = options;
+  const credentials = urlCredentials(url);
+  const clusterOptions: ClusterOptions = {
+    redisOptions: { ...perNode, ...credentials },
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
+  };
+  return new Cluster(
+    nodes.map((node) => ({ host: node.host, port: node.port })),
+    clusterOptions,
+  );
+}
+
+/** The username, password and TLS of a redis:// or rediss:// URL, for every cluster node. */
+function urlCredentials(url: string): RedisOptions {
+  const parsed = new URL(url);
+  return {
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
 }
 
 /** How to get a Redis, printed whenever none answers. */
@@ -33,7 +73,7 @@ export const HOW_TO_START_REDIS =
  * `maxmemory-policy` is `noeviction` (any other policy may silently drop queued orders or
  * ledger entries when memory runs short). Throws InfrastructureError (exit 5) otherwise.
  */
-export async function assertRedisReady(redis: Redis, url: string): Promise<void> {
+export async function assertRedisReady(redis: RedisClient, url: string): Promise<void> {
   try {
     if (redis.status === 'wait') await redis.connect();
     await redis.ping();
@@ -51,7 +91,7 @@ export async function assertRedisReady(redis: Redis, url: string): Promise<void>
   }
 }
 
-async function maxmemoryPolicy(redis: Redis): Promise<string | undefined> {
+async function maxmemoryPolicy(redis: RedisClient): Promise<string | undefined> {
   try {
     const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
     if (reply[1] !== undefined) return reply[1];
@@ -74,13 +114,44 @@ export function redactUrl(url: string): string {
 }
 
 /** Deletes every key under `prefix:` (SCAN in pages, never KEYS). For the demo's own namespace and tests. */
-export async function deleteKeysUnder(redis: Redis, prefix: string): Promise<number> {
+export async function deleteKeysUnder(redis: RedisClient, prefix: string): Promise<number> {
+  // A cluster's keys are spread over its masters: SCAN each one.
+  if (redis instanceof Cluster) {
+    let deleted = 0;
+    for (const node of redis.nodes('master')) deleted += await deleteKeysOn(node, prefix);
+    return deleted;
+  }
+  return deleteKeysOn(redis, prefix);
+}
+
+async function deleteKeysOn(redis: Redis, prefix: string): Promise<number> {
   let cursor = '0';
   let deleted = 0;
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    const [next, keys] = await redis.scan(cursor, 'MATCH', keysUnder(prefix), 'COUNT', 1000);
     cursor = next;
-    if (keys.length > 0) deleted += await redis.del(...keys);
+    if (keys.length === 0) continue;
+    // One DEL per key (pipelined): a cluster node refuses a DEL whose keys are in different slots.
+    const pipeline = redis.pipeline();
+    for (const key of keys) pipeline.del(key);
+    for (const [error, count] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      deleted += Number(count);
+    }
   } while (cursor !== '0');
   return deleted;
+}
+
+/**
+ * The SCAN pattern of every key under a prefix. A hash-tagged prefix (`{bulkorder:env}`, a cluster's)
+ * also covers its kinds' prefixes inside the tag (`{bulkorder:env:accounts}`, src/keyspace.ts `subPrefix`).
+ */
+function keysUnder(prefix: string): string {
+  if (prefix.startsWith('{') && prefix.endsWith('}')) return `${escapeGlob(prefix.slice(0, -1))}[}:]*`;
+  return `${escapeGlob(prefix)}:*`;
+}
+
+/** A prefix as a literal SCAN pattern: a cluster's hash tag braces are fine, but `[`, `*`, `?` and `\\` are not. */
+function escapeGlob(prefix: string): string {
+  return prefix.replace(/[[\]*?\\]/g, '\\$&');
 }

@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { BatchStore } from './batches/batchStore.js';
 import { redisPrefix, type Config } from './config.js';
 import type { DeliveryJobData } from './deliveryJob.js';
@@ -16,7 +16,7 @@ import { assertRedisReady, createRedis, type RedisRole } from './redis.js';
 export interface Services<P> {
   readonly kind: RecordKind<P>;
   readonly env: string;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** The kind's keyspace (its prefix under the environment's). */
   readonly keys: Keyspace;
   readonly queue: Queue<DeliveryJobData<P>>;
@@ -49,7 +49,7 @@ export interface ServicesOptions {
  * ```
  */
 export async function openServices<P>(config: Config, kind: RecordKind<P>, options: ServicesOptions = {}): Promise<Services<P>> {
-  const redis = createRedis(config.redisUrl, options.role ?? 'producer');
+  const redis = createRedis(config, options.role ?? 'producer');
   try {
     await assertRedisReady(redis, config.redisUrl);
   } catch (error) {

@@ -29,7 +29,7 @@ export interface LoginPortal {
 export async function openLoginPortal(config: Config, logger: Logger, options: { prefix?: string } = {}): Promise<LoginPortal> {
   const settings = requireApi(config, 'cafetariaplan');
   const prefix = options.prefix ?? redisPrefix(config);
-  const redis = createRedis(config.redisUrl, 'producer');
+  const redis = createRedis(config, 'producer');
   try {
     await assertRedisReady(redis, config.redisUrl);
   } catch (error) {

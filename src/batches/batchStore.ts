@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 
 /** Counts an import knows when it has read the whole file. */
@@ -39,7 +39,7 @@ const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered',
 
 /** Batch records: one Redis hash each, indexed by start time, kept as long as the ledger. */
 export class BatchStore {
-  constructor(private readonly redis: Redis, private readonly keys: Keyspace, private readonly retentionMs: number) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: Keyspace, private readonly retentionMs: number) {}
 
   async create(batch: Pick<Batch, 'id' | 'file' | 'sha256' | 'env' | 'startedAt' | 'columns'>): Promise<void> {
     const key = this.keys.batch(batch.id);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
 import type { ParkedRecord } from '../deliveryJob.js';
@@ -20,7 +20,7 @@ const PAGE = 500;
  */
 export class ParkedStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keyspace,
     private readonly ledger: Ledger,
     readonly kind: ParkedKind,

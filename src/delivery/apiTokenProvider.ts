@@ -3,7 +3,7 @@
  * way to get a TokenProvider, so callers need not know the cache key or the fetch options.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { ApiSettings } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { HttpTransport } from './httpTransport.js';
@@ -14,7 +14,7 @@ export interface ApiTokenProviderDeps {
   transport: HttpTransport;
   logger: Logger;
   /** Share the token across processes (workers); omit for one-shot commands. */
-  redis?: Redis;
+  redis?: RedisClient;
   /** `redisPrefix(config)`; required with `redis`. */
   keyPrefix?: string;
   /** Overrides of the endpoint's retry policy (attempts, delays). */

@@ -3,7 +3,7 @@
  * refresh lock owned by one process, and a short-lived failure note so that waiting processes
  * learn of a failed refresh at once instead of each hammering a broken token endpoint.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { InfrastructureError } from '../errors.js';
 import type { AccessToken } from './tokenEndpoint.js';
 
@@ -38,7 +38,7 @@ export interface RefreshFailure {
 }
 
 /** A TokenStore at `key` (and `key:lock`, `key:failure`) in the injected Redis. */
-export function createRedisTokenStore(redis: Redis, key: string): TokenStore {
+export function createRedisTokenStore(redis: RedisClient, key: string): TokenStore {
   const lockKey = `${key}:lock`;
   const failureKey = `${key}:failure`;
   return {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { ApiName } from '../config.js';
 import { BulkorderError, ExitCode, InfrastructureError, isBulkorderError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -27,7 +27,7 @@ export interface TokenProviderOptions {
   fetchToken: () => Promise<AccessToken>;
   logger: Logger;
   /** Shares the token across processes; without it the token is shared within this process only. */
-  redis?: Redis;
+  redis?: RedisClient;
   /** Redis key namespace, `redisPrefix(config)`; required with `redis`. */
   keyPrefix?: string;
   /** Separates caches of different credentials for the same API (e.g. a hash of client id + token URL). */

@@ -4,6 +4,7 @@ import { ACCOUNT_RESULTS } from '../accounts/accountResults.js';
 import { ACCOUNT_WORDING } from '../accounts/accountWording.js';
 import { openAccountSource } from '../accounts/openAccountSource.js';
 import { ACCOUNTS_QUEUE, REGISTER_ACCOUNT } from '../queues.js';
+import { subPrefix } from '../keyspace.js';
 import type { RecordKind } from './recordKind.js';
 
 /**
@@ -20,7 +21,8 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   openSource: openAccountSource,
   queueName: ACCOUNTS_QUEUE,
   jobName: REGISTER_ACCOUNT,
-  prefix: (environmentPrefix) => `${environmentPrefix}:accounts`,
+  // Inside the environment's hash tag on a Redis Cluster: accounts get a slot of their own.
+  prefix: (environmentPrefix) => subPrefix(environmentPrefix, 'accounts'),
   // The ledger entry holds the customerId that login needs long after registration.
   retentionMs: (delivery) => delivery.accountRetentionMs,
   results: ACCOUNT_RESULTS,

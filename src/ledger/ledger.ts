@@ -1,4 +1,5 @@
-import type { Redis, ChainableCommander } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { CLAIM, RESERVE, SETTLE } from './ledgerScripts.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
@@ -102,14 +103,14 @@ export class Ledger {
   readonly retentionMs: number;
   readonly staleQueuedMs: number;
   readonly ambiguousPolicy: 'hold' | 'resend';
-  private readonly redis: Redis & LedgerCommands;
+  private readonly redis: RedisClient & LedgerCommands;
 
-  constructor(redis: Redis, private readonly keys: Keyspace, private readonly options: LedgerOptions) {
+  constructor(redis: RedisClient, private readonly keys: Keyspace, private readonly options: LedgerOptions) {
     this.retentionMs = options.retentionMs ?? 90 * DAY;
     this.staleQueuedMs = options.staleQueuedMs ?? 60 * 1000;
     this.ambiguousPolicy = options.ambiguousPolicy ?? 'hold';
     defineLedgerCommands(redis);
-    this.redis = redis as Redis & LedgerCommands;
+    this.redis = redis as RedisClient & LedgerCommands;
   }
 
   /** Reserves many keys for one batch in one round trip. */
@@ -261,7 +262,7 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
   return entry;
 }
 
-function defineLedgerCommands(redis: Redis): void {
+function defineLedgerCommands(redis: RedisClient): void {
   if ('bulkorderReserve' in redis) return;
   redis.defineCommand('bulkorderReserve', { numberOfKeys: 2, lua: RESERVE });
   redis.defineCommand('bulkorderClaim', { numberOfKeys: 1, lua: CLAIM });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
@@ -39,7 +39,7 @@ export class CircuitBreaker {
   private sawSystemic = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keyspace,
     private readonly pauseQueue: () => Promise<void>,
     private readonly logger: Logger,
@@ -117,12 +117,12 @@ export class CircuitBreaker {
 }
 
 /** The breaker's trip record, read without a breaker (status needs no pause callback). */
-export async function breakerTrip(redis: Redis, keys: Keyspace): Promise<BreakerTrip | undefined> {
+export async function breakerTrip(redis: RedisClient, keys: Keyspace): Promise<BreakerTrip | undefined> {
   const raw = await redis.get(keys.breakerTrip);
   return raw === null ? undefined : (JSON.parse(raw) as BreakerTrip);
 }
 
 /** Clears the trip record and the streak (`resume`; the caller resumes the queue). */
-export async function resetBreaker(redis: Redis, keys: Keyspace): Promise<void> {
+export async function resetBreaker(redis: RedisClient, keys: Keyspace): Promise<void> {
   await redis.del(keys.breakerTrip, keys.breakerStreak);
 }

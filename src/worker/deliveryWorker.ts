@@ -1,10 +1,9 @@
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { keyspace } from '../keyspace.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryJobData } from '../deliveryJob.js';
-import { assertRedisReady, createRedis } from '../redis.js';
+import { assertRedisReady, createRedis, type RedisClient, type RedisEndpoint } from '../redis.js';
 import { BACKOFF_TYPE } from '../queues.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { DeliverySettings } from '../deliverySettings.js';
@@ -20,7 +19,8 @@ import { createDeliveryProcessor } from '../../jobs/deliveryProcessor.js';
 const UNLIMITED_PER_SECOND = 1_000_000_000;
 
 export interface DeliveryWorkerOptions<P> {
-  redisUrl: string;
+  /** Where Redis is (one server or a cluster; src/config.ts). */
+  endpoint: RedisEndpoint;
   /** The record kind: its queue, keyspace, retention and wording. */
   kind: RecordKind<P>;
   /** The environment's key prefix, `bulkorder:<env>`; the kind's keyspace is under it. */
@@ -32,7 +32,7 @@ export interface DeliveryWorkerOptions<P> {
   requestDeadlineMs: number;
   logger: Logger;
   /** A Redis connection for the shared token cache and the ledger; made here when not given. */
-  redis?: Redis;
+  redis?: RedisClient;
 }
 
 export interface DeliveryWorker<P> {
@@ -53,9 +53,9 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const prefix = kind.prefix(options.prefix);
   const queueName = kind.queueName;
   const wording = kind.wording;
-  const commands = options.redis ?? createRedis(options.redisUrl, 'worker');
-  const blocking = createRedis(options.redisUrl, 'worker');
-  await assertRedisReady(commands, options.redisUrl);
+  const commands = options.redis ?? createRedis(options.endpoint, 'worker');
+  const blocking = createRedis(options.endpoint, 'worker');
+  await assertRedisReady(commands, options.endpoint.redisUrl);
   const keys = keyspace(prefix);
   const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), ambiguousPolicy: delivery.ambiguousPolicy });
   const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });

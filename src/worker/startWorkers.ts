@@ -35,12 +35,12 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
   const prefix = options.prefix ?? redisPrefix(config);
   const delivery = options.delivery ?? config.delivery;
   const settings = requireApi(config, 'business');
-  const redis = createRedis(config.redisUrl, 'worker');
+  const redis = createRedis(config, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
   const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
   const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
   const worker = await startDeliveryWorker<OrderPayload>({
-    redisUrl: config.redisUrl,
+    endpoint: config,
     kind: ORDERS,
     prefix,
     delivery,
@@ -72,13 +72,13 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
   const prefix = options.prefix ?? redisPrefix(config);
   const delivery = options.delivery ?? config.delivery;
   const settings = requireApi(config, 'cafetariaplan');
-  const redis = createRedis(config.redisUrl, 'worker');
+  const redis = createRedis(config, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
   // The token lives beside the Business API's, under the environment's prefix (one per API and credentials).
   const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
   const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
   const worker = await startDeliveryWorker<AccountPayload>({
-    redisUrl: config.redisUrl,
+    endpoint: config,
     kind: ACCOUNTS,
     prefix,
     delivery,
@@ -116,7 +116,7 @@ export interface ScheduledImportWorker {
 export async function startScheduledImportWorker(config: Config, logger: Logger, options: StartOptions = {}): Promise<ScheduledImportWorker> {
   const prefix = options.prefix ?? redisPrefix(config);
   const services = await openServices(config, ORDERS, { prefix, role: 'worker', ...(options.delivery === undefined ? {} : { delivery: options.delivery }) });
-  const blocking = createRedis(config.redisUrl, 'worker');
+  const blocking = createRedis(config, 'worker');
   const worker = new Worker<ScheduledImportData, ScheduledImportResult>(SCHEDULES_QUEUE, createScheduledImportProcessor(services.pipeline(logger)), {
     connection: blocking,
     prefix,

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, redisPrefix, type Config } from '../../src/config.js';
@@ -94,6 +94,7 @@ export async function deliveryRig(name: string, simulatorOptions: SimulatorOptio
       await deletePrefix(services.redis, prefix);
       await services.close();
       await simulator.close();
+      await rm(dir, { recursive: true, force: true });
     },
   };
 }

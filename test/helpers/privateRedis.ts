@@ -55,7 +55,7 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
   };
 }
 
-async function waitUntilAnswering(url: string): Promise<void> {
+export async function waitUntilAnswering(url: string): Promise<void> {
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on('error', () => undefined); // expected while the server starts
   try {
@@ -75,7 +75,7 @@ async function waitUntilAnswering(url: string): Promise<void> {
   }
 }
 
-function sparePort(): Promise<number> {
+export function sparePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on('error', reject);

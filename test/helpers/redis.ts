@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { deleteKeysUnder } from '../../src/redis.js';
+import { deleteKeysUnder, type RedisClient } from '../../src/redis.js';
 
 /** The Redis the tests use: REDIS_URL (set by .ci/run when it starts its own) or the default. */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -15,6 +15,6 @@ export function testRedis(): Redis {
 }
 
 /** Deletes every key under a prefix. */
-export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
+export async function deletePrefix(redis: RedisClient, prefix: string): Promise<void> {
   await deleteKeysUnder(redis, prefix);
 }

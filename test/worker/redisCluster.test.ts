@@ -1,0 +1,96 @@
+import { readFile } from 'node:fs/promises';
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { followBatch } from '../../src/batches/followBatch.js';
+import { writeResults } from '../../src/batches/writeResults.js';
+import type { ParkedRecord } from '../../src/deliveryJob.js';
+import { keyspace } from '../../src/keyspace.js';
+import { ACCOUNTS } from '../../src/kinds/accounts.js';
+import { ORDERS } from '../../src/kinds/orders.js';
+import { openServices } from '../../src/services.js';
+import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { startTestCluster, type TestCluster } from '../helpers/redisCluster.js';
+
+const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
+
+let cluster: TestCluster | undefined;
+let rig: DeliveryRig | undefined;
+beforeAll(async () => {
+  cluster = await startTestCluster();
+}, 60_000);
+afterAll(async () => {
+  await rig?.close();
+  await cluster?.stop();
+});
+
+/** Every key on every master of the cluster that starts with `start`. */
+async function keysStartingWith(redis: Cluster, start: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const node of redis.nodes('master')) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'COUNT', 1000);
+      cursor = next;
+      found.push(...keys.filter((key) => key.startsWith(start)));
+    } while (cursor !== '0');
+  }
+  return found;
+}
+
+async function slotOf(redis: Cluster, key: string): Promise<number> {
+  return Number(await redis.call('CLUSTER', 'KEYSLOT', key));
+}
+
+describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the test\'s own)', () => {
+  it('imports, delivers, dead-letters and reports a file with every key of a kind in one slot', async () => {
+    rig = await deliveryRig('cluster', {}, { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes });
+    const redis = rig.services.redis;
+    expect(redis).toBeInstanceOf(Cluster);
+    if (!(redis instanceof Cluster)) return;
+    // A hash tag: BullMQ's and our scripts touch several keys at once, which a cluster allows only within one slot.
+    expect(rig.prefix).toMatch(/^\{bulkorder-test-cluster-[0-9a-f]+:acceptance\}$/);
+
+    const rows = [HEADER];
+    for (let i = 1; i <= 8; i++) rows.push(orderRow(`CL-${i}`));
+    rows.push(orderRow('CL-BAD', 5999)); // unknown product: the API refuses it with 422
+    const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
+    await rig.startWorker({ concurrency: 4 });
+    const imported = await rig.importFile(file);
+    expect(imported.counts).toMatchObject({ orders: 9, valid: 9, enqueued: 9 });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 25_000, out: quiet });
+    expect(settled).toBe(true);
+    expect(batch).toMatchObject({ delivered: 8, dead: 1, held: 0 });
+    expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
+
+    // Dead letter, ledger and results read back through the cluster.
+    const deadKeys = await redis.zrange(rig.services.keys.parkedIndex('dead'), '0', '-1');
+    expect(deadKeys).toHaveLength(1);
+    const dead = JSON.parse((await redis.get(rig.services.keys.parked('dead', deadKeys[0]!)))!) as ParkedRecord;
+    expect(dead).toMatchObject({ httpStatus: 422, code: 'PRODUCT_UNKNOWN', orderRef: 'CL-BAD' });
+    expect((await rig.services.ledger.get(deadKeys[0]!))?.state).toBe('dead');
+    const resultsPath = `${rig.dir}/orders.results.csv`;
+    const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
+    expect(counts.byOutcome).toEqual({ delivered: 8, 'dead-lettered': 1 });
+    expect(await readFile(resultsPath, 'utf8')).toMatch(/CL-BAD,\d+,dead-lettered,,422,PRODUCT_UNKNOWN/);
+
+    // Every key of the orders (queue, ledger, batch, dead letters, token) is in one slot ...
+    const orderKeys = await keysStartingWith(redis, rig.prefix);
+    expect(orderKeys.length).toBeGreaterThan(9);
+    expect(orderKeys.some((key) => key.includes(':token:'))).toBe(true);
+    const slots = new Set(await Promise.all(orderKeys.map((key) => slotOf(redis, key))));
+    expect(slots.size).toBe(1);
+    // ... and another kind (another API) gets a slot of its own, so kinds and environments spread over the nodes.
+    const accountsLedger = keyspace(ACCOUNTS.prefix(rig.prefix)).ledger('x');
+    expect(accountsLedger.startsWith(`${rig.prefix.slice(0, -1)}:accounts}`)).toBe(true);
+    expect(await slotOf(redis, accountsLedger)).not.toBe([...slots][0]);
+
+    // The accounts kind's services work on the cluster too (queue, ledger, batches in their own slot).
+    const accounts = await openServices(rig.config, ACCOUNTS);
+    try {
+      const [reserved] = await accounts.ledger.reserveMany(['employee-1'], 'batch-1', false);
+      expect(reserved?.outcome).toBe('reserved');
+    } finally {
+      await accounts.close();
+    }
+  }, 60_000);
+});
