@@ -85,7 +85,7 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
     const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);
     if (batchId === undefined || queued === 0) throw new Error(`import queued nothing:\n${imported.stdout}`);
     const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency) });
-    for (let i = 0; i < processes; i++) workers.push(await startNode(cliEntry, ['worker'], env));
+    for (let i = 0; i < processes; i++) workers.push(await startNode(cliEntry, ['worker', '--processes', '1'], env));
     while ((await queue.getWorkersCount()) < processes) await new Promise((r) => setTimeout(r, 50));
     const batches = new BatchStore(redis.client, keyspace(prefix), 24 * 60 * 60 * 1000);
     const loadNow = load();

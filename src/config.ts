@@ -88,6 +88,8 @@ export interface Config {
    * environment and record kind lives in one slot and its scripts and transactions stay valid.
    */
   readonly redisClusterNodes: readonly RedisNode[];
+  /** Worker processes `bulkorder worker` runs (BULKORDER_WORKER_PROCESSES): `auto` (one per core, the default) or a count. */
+  readonly workerProcesses: 'auto' | number;
   /** First part of every Redis key (BULKORDER_REDIS_PREFIX, default `bulkorder`); the environment follows it. */
   readonly redisKeyPrefix: string;
   readonly logLevel: string;
@@ -171,6 +173,11 @@ const schema = z.object({
     .regex(/^$|^[A-Za-z0-9_.-]+:\d{1,5}(,[A-Za-z0-9_.-]+:\d{1,5})*$/, 'must be a comma-separated list of host:port, e.g. 10.0.0.1:7000,10.0.0.2:7000')
     .default('')
     .transform((value) => (value === '' ? [] : value.split(',').map(redisNode))),
+  BULKORDER_WORKER_PROCESSES: z
+    .string()
+    .regex(/^(auto|[1-9]\d{0,2})$/, "must be 'auto' (one per core) or a whole number from 1 to 999")
+    .default('auto')
+    .transform((value) => (value === 'auto' ? ('auto' as const) : Number(value))),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
   BULKORDER_TOKEN_AUTH: z.enum(['body', 'basic'], { error: 'must be body or basic' }).default('body'),
   BULKORDER_HTTP_CONNECT_TIMEOUT_MS: milliseconds(10 * SECOND),
@@ -260,6 +267,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
     },
     redisUrl: v.REDIS_URL,
     redisClusterNodes: v.BULKORDER_REDIS_CLUSTER_NODES,
+    workerProcesses: v.BULKORDER_WORKER_PROCESSES,
     redisKeyPrefix: v.BULKORDER_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
     tokenAuth: v.BULKORDER_TOKEN_AUTH,

@@ -152,6 +152,7 @@ export function chosenKind(kind: RecordKindName, flags: { accounts?: boolean }):
 /** Flags of `bulkorder worker`. */
 export interface WorkerFlags extends ConfigFlags {
   concurrency?: string;
+  processes?: string;
 }
 
 /** Flags of `bulkorder watch`. */

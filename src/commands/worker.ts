@@ -10,8 +10,9 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       'Deliver queued orders to the Business API until stopped (SIGTERM/SIGINT: finish requests in flight, then exit).\n' +
         'Run any number of these, on any hosts sharing the Redis: they share one OAuth2 token and one ledger.',
     )
-    .option('--concurrency <n>', 'requests in flight in this process (default BULKORDER_CONCURRENCY, 20)')
-    .addHelpText('after', '\nExample:\n  bulkorder worker --concurrency 50 --env-file .env');
+    .option('--concurrency <n>', 'requests in flight in each worker process (default BULKORDER_CONCURRENCY, 20)')
+    .option('--processes <n>', "worker processes: 'auto' (one per core) or a count; 1 in containers that scale by replicas (default BULKORDER_WORKER_PROCESSES, auto)")
+    .addHelpText('after', '\nExamples:\n  bulkorder worker --concurrency 50 --env-file .env\n  bulkorder worker --processes 1   # one process per container');
   withConfigFlags(command).action(async (flags: WorkerFlags) => {
     const { runWorker } = await import('./workerRun.js');
     setExitCode(await runWorker(flags, await loadCommandContext(flags)));

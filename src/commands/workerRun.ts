@@ -3,6 +3,7 @@ import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startAccountDelivery, startBusinessDelivery } from '../worker/startWorkers.js';
+import { runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../worker/workerProcesses.js';
 import type { WorkerFlags } from './options.js';
 
 /** `bulkorder worker`: runs until SIGTERM or SIGINT; returns the exit code. */
@@ -10,6 +11,14 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   const concurrency = flags.concurrency === undefined ? ctx.config.delivery.concurrency : Number(flags.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new UsageError('USAGE', `--concurrency must be a whole number from 1 to 1000, not '${flags.concurrency}'`);
+  }
+  const processes = workerProcessCount(flags.processes ?? ctx.config.workerProcesses);
+  if (processes > 1) {
+    // A supervisor: N children run this same command with --processes 1 (the last flag wins).
+    const [script] = process.argv.slice(1);
+    if (script === undefined) throw new UsageError('USAGE', '--processes needs the CLI script to fork');
+    const args = [...process.argv.slice(2), '--processes', '1'];
+    return runWorkerProcesses({ count: processes, script, args, graceMs: ctx.config.delivery.shutdownGraceMs, logger: ctx.logger });
   }
   const options = { prefix: redisPrefix(ctx.config), delivery: { ...ctx.config.delivery, concurrency } };
   const { business, cafetariaplan } = ctx.config.credentials;
@@ -30,6 +39,7 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
+    stopWhenOrphaned(() => stop('parent process gone'));
   });
   await Promise.all(running.map((worker) => worker.close()));
   return ExitCode.ok;

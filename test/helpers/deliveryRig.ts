@@ -57,6 +57,8 @@ export async function deliveryRig(name: string, simulatorOptions: SimulatorOptio
     BULKORDER_BACKOFF_BASE_MS: '50',
     BULKORDER_BACKOFF_MAX_MS: '200',
     LOG_LEVEL: 'silent',
+    // One process per CLI worker: tests that kill a worker mean that process (--processes is tested on its own).
+    BULKORDER_WORKER_PROCESSES: '1',
     ...envOverrides,
   };
   const config = loadConfig({

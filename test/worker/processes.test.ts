@@ -85,4 +85,34 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     expect(counters.duplicateOrdersAccepted).toBe(0);
     recordReliability({ fault: 'worker SIGTERM mid-batch; another started', behaviour: 'took no new jobs, finished the requests in flight, exit 0; the next worker delivered the rest', orders: 30, lost: 30 - batch.delivered - batch.dead - batch.held, duplicates: counters.duplicateOrdersAccepted, held: batch.held });
   }, 60_000);
+
+  it('--processes 2: one parent forks two worker processes that deliver a file; SIGTERM to the parent ends them all', async () => {
+    rig = await deliveryRig('forked', { faults: { latencyMs: 50 } }, { BULKORDER_STALLED_INTERVAL_MS: '1000' });
+    const parent = startCli(['worker', '--processes', '2', '--concurrency', '2'], { ...rig.env, LOG_LEVEL: 'info' });
+    const imported = await importOrders(rig, 'FORK', 60);
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 40_000, out: quiet });
+    expect(settled).toBe(true);
+    expect(batch).toMatchObject({ delivered: 60, dead: 0, held: 0 });
+    expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
+
+    // The children log through the parent's stderr: both started, and both delivered.
+    const lines = parent.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; pid: number; childPid?: number });
+    const children = lines.filter((line) => line.msg === 'worker process started').flatMap((line) => (line.childPid === undefined ? [] : [line.childPid]));
+    expect(children).toHaveLength(2);
+    const deliverers = new Set(lines.filter((line) => line.msg === 'delivered').map((line) => line.pid));
+    expect([...deliverers].sort()).toEqual([...children].sort());
+
+    parent.child.kill('SIGTERM');
+    expect(await parent.exited).toBe(0);
+    for (const pid of children) expect(isRunning(pid)).toBe(false);
+  }, 60_000);
 });
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

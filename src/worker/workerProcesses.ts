@@ -1,0 +1,120 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { ExitCode, UsageError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+/** How a parent runs its worker processes (`bulkorder worker --processes N`). */
+export interface WorkerProcessesOptions {
+  /** How many worker processes to keep running. */
+  count: number;
+  /** The script each child runs (the CLI) and its arguments: the same command with `--processes 1`. */
+  script: string;
+  args: readonly string[];
+  /** How long SIGTERM lets the children finish requests in flight (BULKORDER_SHUTDOWN_GRACE_MS). */
+  graceMs: number;
+  logger: Logger;
+  /** Restarts of crashed children allowed within `restartWindowMs` before the parent gives up; default 5 per minute. */
+  maxRestarts?: number;
+  restartWindowMs?: number;
+}
+
+/** `auto` (one process per core) or a count from 1 to 999, from --processes or BULKORDER_WORKER_PROCESSES. */
+export function workerProcessCount(value: 'auto' | number | string): number {
+  if (value === 'auto') return availableParallelism();
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 999) {
+    throw new UsageError('USAGE', `--processes must be 'auto' or a whole number from 1 to 999, not '${value}'`);
+  }
+  return count;
+}
+
+/** Extra time after the grace period for a child to close its connections before it is killed. */
+const CLOSE_MARGIN_MS = 5_000;
+
+/**
+ * Runs `count` worker processes (node:child_process fork) and supervises them until SIGTERM or
+ * SIGINT: the signal reaches every child as SIGTERM (each finishes its requests in flight within
+ * the grace period), and the parent returns when all have exited (any still running after the
+ * grace period and a margin are killed). A child that dies on its own is restarted, up to
+ * `maxRestarts` in `restartWindowMs`; one that exits with a usage or configuration error (exit 2)
+ * is not (the next would fail the same way), and the parent stops the others and returns 2.
+ * The children share the token and the ledger through Redis, as separate hosts do; a child also
+ * stops when the parent's IPC channel closes (the parent was killed), see `stopWhenOrphaned`.
+ */
+export async function runWorkerProcesses(options: WorkerProcessesOptions): Promise<number> {
+  const { logger } = options;
+  const maxRestarts = options.maxRestarts ?? 5;
+  const windowMs = options.restartWindowMs ?? 60_000;
+  const children = new Set<ChildProcess>();
+  const restarts: number[] = [];
+  let stopping = false;
+  let exitCode: number = ExitCode.ok;
+  let allExited: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (allExited = resolve));
+
+  const stopAll = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ reason, processes: children.size }, 'stopping worker processes: no new jobs; finishing requests in flight');
+    for (const child of children) child.kill('SIGTERM');
+    setTimeout(() => {
+      for (const child of children) {
+        logger.warn({ childPid: child.pid }, 'worker process still running after the grace period; killing it');
+        child.kill('SIGKILL');
+      }
+    }, options.graceMs + CLOSE_MARGIN_MS).unref();
+    if (children.size === 0) allExited();
+  };
+
+  const start = () => {
+    const child = fork(options.script, [...options.args], { stdio: 'inherit' });
+    children.add(child);
+    logger.info({ childPid: child.pid }, 'worker process started');
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      if (stopping) {
+        if (children.size === 0) allExited();
+        return;
+      }
+      logger.error({ childPid: child.pid, code, signal }, 'worker process ended on its own');
+      if (code === ExitCode.usage) {
+        exitCode = ExitCode.usage;
+        stopAll('a worker process refused its configuration');
+        return;
+      }
+      const now = Date.now();
+      while (restarts.length > 0 && restarts[0]! < now - windowMs) restarts.shift();
+      if (restarts.length >= maxRestarts) {
+        exitCode = ExitCode.internal;
+        stopAll(`more than ${maxRestarts} worker process restarts within ${windowMs} ms`);
+        return;
+      }
+      restarts.push(now);
+      start();
+    });
+  };
+
+  const onSignal = (signal: NodeJS.Signals) => stopAll(signal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    for (let i = 0; i < options.count; i++) start();
+    await done;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+  return exitCode;
+}
+
+/**
+ * In a forked worker process: calls `stop` when the parent's IPC channel closes (the parent was
+ * killed without passing SIGTERM on), so no worker outlives its supervisor. No-op in a process
+ * that was not forked.
+ */
+export function stopWhenOrphaned(stop: () => void): void {
+  if (process.send === undefined) return;
+  process.once('disconnect', stop);
+  // The IPC channel must not keep a worker alive that has stopped on its own.
+  process.channel?.unref();
+}
