@@ -24,6 +24,7 @@ import { benchScript, cliEntry, runNode, startNode, waitForOutput, type StartedC
 import { orderFile } from './lib/benchData.js';
 import { perOrder, startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
 import { load, mib, rate } from './lib/benchStats.js';
+import { cpuSeconds, totalCpuSeconds } from './lib/cpuSeconds.js';
 import { BENCH_PREFIX, benchEnv, keyBytes } from './importBench.js';
 
 export const LATENCY_MS = 20;
@@ -66,6 +67,10 @@ export interface DeliveryRun {
   residueBytesPerOrder?: number;
   ledgerEntryBytes?: number;
   workerPeakRssBytes?: number;
+  /** Every Redis command per delivered order (INFO commandstats delta / orders). */
+  totalCommandsPerOrder?: number;
+  /** CPU seconds per 1,000 delivered orders: the worker processes, Redis, and both together (bare loop: its own). */
+  cpuPer1000?: { workers: number; redis: number; total: number };
 }
 
 /** One product run: import (not timed), P paused workers, resume, time until settled. */
@@ -90,6 +95,8 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
     const batches = new BatchStore(redis.client, keyspace(prefix), 24 * 60 * 60 * 1000);
     const loadNow = load();
     await redis.client.config('RESETSTAT');
+    const workerPids = workers.map((w) => w.child.pid ?? 0);
+    const cpuBefore = { workers: await totalCpuSeconds(workerPids), redis: await cpuSeconds(redis.pid) };
     let notDelivered = 0;
     let logs = '';
     const started = performance.now();
@@ -106,6 +113,8 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = (performance.now() - started) / 1000;
+    const workerCpu = (await totalCpuSeconds(workerPids)) - cpuBefore.workers;
+    const redisCpu = (await cpuSeconds(redis.pid)) - cpuBefore.redis;
     const calls = await redis.commandCalls();
     const counters = await sim.counters();
     for (const w of workers) w.child.kill('SIGTERM');
@@ -123,6 +132,8 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
       notDelivered,
       ...(logs === '' ? {} : { logs }),
       commandsPerOrder: perOrder(calls, queued),
+      totalCommandsPerOrder: Object.values(calls).reduce((a, b) => a + b, 0) / queued,
+      cpuPer1000: { workers: (workerCpu / queued) * 1000, redis: (redisCpu / queued) * 1000, total: ((workerCpu + redisCpu) / queued) * 1000 },
       residueBytesPerOrder: ((await redis.usedMemory()) - empty) / queued,
       ledgerEntryBytes: await keyBytes(redis, `${prefix}:ledger:*`),
       workerPeakRssBytes: Math.max(...ended.map((e) => e.peakRssBytes)),
@@ -139,7 +150,7 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
   await sim.reset();
   const loadNow = load();
   const result = await runNode(benchScript('baselines/bareDelivery'), [sim.url, file, String(concurrency)]);
-  const { orders, seconds, failed, statuses } = JSON.parse(result.stdout) as { orders: number; seconds: number; failed: number; statuses: Record<string, number> };
+  const { orders, seconds, cpuSeconds: loopCpu, failed, statuses } = JSON.parse(result.stdout) as { orders: number; seconds: number; cpuSeconds: number; failed: number; statuses: Record<string, number> };
   const counters = await sim.counters();
   return {
     concurrency,
@@ -151,6 +162,7 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
     tokenRequests: counters.tokenRequests.business,
     tokenBudget: seconds / TOKEN_LIFETIME_S,
     notDelivered: failed,
+    cpuPer1000: { workers: (loopCpu / orders) * 1000, redis: 0, total: (loopCpu / orders) * 1000 },
     ...(failed === 0 ? {} : { logs: `answers other than 201: ${JSON.stringify(statuses)}` }),
   };
 }
@@ -201,6 +213,8 @@ export async function deliveryBench(options: DeliveryBenchOptions): Promise<Deli
 export function describeDelivery(f: DeliveryFigures): string {
   const run = (r: DeliveryRun): string =>
     `${rate(r.orders)} orders, c=${r.concurrency} x ${r.processes}: ${rate(r.ordersPerSecond)}/s (${r.seconds.toFixed(1)} s, load ${r.load}), tokens ${r.tokenRequests} (budget ${r.tokenBudget.toFixed(1)})` +
+    (r.cpuPer1000 === undefined ? '' : `, CPU ${r.cpuPer1000.total.toFixed(2)} s/1k orders (workers ${r.cpuPer1000.workers.toFixed(2)}, Redis ${r.cpuPer1000.redis.toFixed(2)})`) +
+    (r.totalCommandsPerOrder === undefined ? '' : `, ${r.totalCommandsPerOrder.toFixed(1)} Redis commands/order`) +
     (r.notDelivered === 0 ? '' : `, NOT DELIVERED ${r.notDelivered}: ${r.logs ?? ''}`) +
     (r.commandsPerOrder === undefined ? '' : `, worker peak ${mib(r.workerPeakRssBytes ?? 0)}, ledger entry ${rate(r.ledgerEntryBytes ?? 0)} B, residue ${rate(r.residueBytesPerOrder ?? 0)} B/order, commands/order: ${r.commandsPerOrder}`);
   return [

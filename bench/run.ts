@@ -15,6 +15,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchScript, runNode, startNode, waitForOutput } from './lib/nodeChild.js';
+import { cpuSeconds } from './lib/cpuSeconds.js';
 import { dataDir } from './lib/benchData.js';
 import { startBenchRedis } from './lib/benchRedis.js';
 import { load, machine, median, mib, rate } from './lib/benchStats.js';
@@ -60,12 +61,6 @@ export interface BenchReport {
   table: string;
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
 
 export interface SimulatorAloneFigures {
   /** Requests/s one client process got (bound by the client: it needs more CPU than the simulator). */
@@ -151,11 +146,14 @@ export function summaryTable(runs: RunFigures[], options: Pick<BenchOptions, 'ro
       const pick = (f: (p: DeliveryFigures['pairs'][number]) => number): number => median(delivery.map((d) => f(d.pairs[i]!)));
       rows.push(
         `| 4 | deliver ${rate(options.orders)} orders, ${LATENCY_MS} ms, concurrency ${pair.ours.concurrency} | ${rate(pick((p) => p.ours.ordersPerSecond))} orders/s | ${rate(pick((p) => p.bare.ordersPerSecond))} orders/s | ${pick((p) => p.ratio).toFixed(2)}x | >= 0.85x |`,
+        `| 16 | CPU-seconds per 1,000 delivered orders (c=${pair.ours.concurrency}) | ${pick((p) => p.ours.cpuPer1000?.total ?? 0).toFixed(2)} s (worker ${pick((p) => p.ours.cpuPer1000?.workers ?? 0).toFixed(2)} + Redis ${pick((p) => p.ours.cpuPer1000?.redis ?? 0).toFixed(2)}) | ${pick((p) => p.bare.cpuPer1000?.total ?? 0).toFixed(2)} s (the loop) | ${pick((p) => (p.ours.cpuPer1000?.total ?? 0) / (p.bare.cpuPer1000?.total ?? 1)).toFixed(1)}x the CPU | report |`,
+        `| 16 | Redis commands per delivered order (c=${pair.ours.concurrency}) | ${pick((p) => p.ours.totalCommandsPerOrder ?? 0).toFixed(1)} | - | - | <= 15 |`,
         `| 6 | token requests during #4 (c=${pair.ours.concurrency}), ${TOKEN_LIFETIME_S} s lifetime | ${pick((p) => p.ours.tokenRequests)} in ${pick((p) => p.ours.seconds).toFixed(1)} s (budget ${pick((p) => p.ours.tokenBudget).toFixed(1)}) | ${pick((p) => p.bare.tokenRequests)} in ${pick((p) => p.bare.seconds).toFixed(1)} s | - | equal (+1) |`,
       );
     }
     for (const [i, run] of delivery[0]!.scaling.entries()) {
-      rows.push(`| 5 | ${run.processes} worker process(es) x concurrency ${run.concurrency} | ${rate(median(delivery.map((d) => d.scaling[i]!.ordersPerSecond)))} orders/s | - | ${(median(delivery.map((d) => d.scaling[i]!.ordersPerSecond / d.scaling[0]!.ordersPerSecond))).toFixed(2)}x of 1 process | report |`);
+      const cpu = median(delivery.map((d) => d.scaling[i]!.cpuPer1000?.total ?? 0)).toFixed(2);
+      rows.push(`| 5 | ${run.processes} worker process(es) x concurrency ${run.concurrency} | ${rate(median(delivery.map((d) => d.scaling[i]!.ordersPerSecond)))} orders/s, ${cpu} CPU-s/1k orders | - | ${(median(delivery.map((d) => d.scaling[i]!.ordersPerSecond / d.scaling[0]!.ordersPerSecond))).toFixed(2)}x of 1 process | report |`);
     }
     rows.push(`| 7 | Redis per delivered order (ledger) | ledger entry ${rate(median(delivery.map((d) => d.pairs[0]!.ours.ledgerEntryBytes ?? 0)))} B; all left per order ${rate(median(delivery.map((d) => d.pairs[0]!.ours.residueBytesPerOrder ?? 0)))} B | - | - | report |`);
   }

@@ -14,6 +14,8 @@ export interface BenchRedis {
   reset(): Promise<void>;
   /** `used_memory` in bytes. */
   usedMemory(): Promise<number>;
+  /** The redis-server's process id (its CPU seconds are read from /proc). */
+  readonly pid: number;
   /** Calls per command since the last reset (INFO commandstats), without INFO/CONFIG themselves. */
   commandCalls(): Promise<Record<string, number>>;
   stop(): Promise<void>;
@@ -26,6 +28,9 @@ export async function startBenchRedis(): Promise<BenchRedis> {
   return {
     url: server.url,
     client,
+    get pid() {
+      return server.process.pid ?? 0;
+    },
     async reset() {
       await client.flushall();
       await client.config('RESETSTAT');
