@@ -26,11 +26,12 @@ import { perOrder, startBenchRedis, type BenchRedis } from './lib/benchRedis.js'
 import { load, mib, rate } from './lib/benchStats.js';
 import { cpuSeconds, totalCpuSeconds } from './lib/cpuSeconds.js';
 import { BENCH_PREFIX, benchEnv, keyBytes } from './importBench.js';
+import { clusterRun } from './clusterDelivery.js';
 
 export const LATENCY_MS = 20;
 export const TOKEN_LIFETIME_S = 5;
 
-interface SimulatorProcess {
+export interface SimulatorProcess {
   url: string;
   process: StartedChild;
   counters(): Promise<SimulatorCounters>;
@@ -172,6 +173,8 @@ export interface DeliveryFigures {
   pairs: { ours: DeliveryRun; bare: DeliveryRun; ratio: number }[];
   /** #5: the product with 1, 2, 4... processes at `scalingConcurrency` each. */
   scaling: DeliveryRun[];
+  /** The same delivery with one worker process on a local three-node Redis Cluster (bench/clusterDelivery.ts). */
+  cluster?: DeliveryRun;
 }
 
 export interface DeliveryBenchOptions {
@@ -181,6 +184,8 @@ export interface DeliveryBenchOptions {
   /** Concurrency per process in the scaling runs; default the first of `concurrencies`. */
   scalingConcurrency?: number;
   redis?: BenchRedis;
+  /** Also run on a Redis Cluster; default true. */
+  cluster?: boolean;
 }
 
 export async function deliveryBench(options: DeliveryBenchOptions): Promise<DeliveryFigures> {
@@ -201,7 +206,8 @@ export async function deliveryBench(options: DeliveryBenchOptions): Promise<Deli
       const known = pairs.find((p) => p.ours.concurrency === perProcess && processes === 1);
       scaling.push(known?.ours ?? (await productRun(redis, sim, file, perProcess, processes)));
     }
-    return { pairs, scaling };
+    const cluster = options.cluster === false ? undefined : await clusterRun(sim, file, perProcess, 1);
+    return { pairs, scaling, ...(cluster === undefined ? {} : { cluster }) };
   } finally {
     sim.process.child.kill('SIGTERM');
     await sim.process.done;
@@ -220,6 +226,7 @@ export function describeDelivery(f: DeliveryFigures): string {
   return [
     ...f.pairs.map((p) => `delivery ours  ${run(p.ours)}\ndelivery bare  ${run(p.bare)}\n  ratio ${p.ratio.toFixed(2)}x`),
     ...f.scaling.map((r) => `scaling ${run(r)}`),
+    ...(f.cluster === undefined ? [] : [`cluster ${run(f.cluster)}`]),
   ].join('\n');
 }
 

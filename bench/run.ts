@@ -21,7 +21,7 @@ import { startBenchRedis } from './lib/benchRedis.js';
 import { load, machine, median, mib, rate } from './lib/benchStats.js';
 import { validateBench, describeValidate, type ValidateFigures } from './validateBench.js';
 import { importBench, describeImport, type ImportFigures } from './importBench.js';
-import { deliveryBench, describeDelivery, LATENCY_MS, TOKEN_LIFETIME_S, type DeliveryFigures } from './deliveryBench.js';
+import { deliveryBench, describeDelivery, LATENCY_MS, TOKEN_LIFETIME_S, type DeliveryFigures, type DeliveryRun } from './deliveryBench.js';
 
 export interface BenchOptions {
   /** Repetitions of every benchmark; medians are reported. */
@@ -154,6 +154,11 @@ export function summaryTable(runs: RunFigures[], options: Pick<BenchOptions, 'ro
     for (const [i, run] of delivery[0]!.scaling.entries()) {
       const cpu = median(delivery.map((d) => d.scaling[i]!.cpuPer1000?.total ?? 0)).toFixed(2);
       rows.push(`| 5 | ${run.processes} worker process(es) x concurrency ${run.concurrency} | ${rate(median(delivery.map((d) => d.scaling[i]!.ordersPerSecond)))} orders/s, ${cpu} CPU-s/1k orders | - | ${(median(delivery.map((d) => d.scaling[i]!.ordersPerSecond / d.scaling[0]!.ordersPerSecond))).toFixed(2)}x of 1 process | report |`);
+    }
+    const clustered = delivery.map((d) => d.cluster).filter((c): c is DeliveryRun => c !== undefined);
+    if (clustered.length > 0) {
+      const c = (f: (r: DeliveryRun) => number): number => median(clustered.map(f));
+      rows.push(`| 5 | Redis Cluster (3 local nodes), 1 worker process x concurrency ${clustered[0]!.concurrency} | ${rate(c((r) => r.ordersPerSecond))} orders/s, ${c((r) => r.cpuPer1000?.total ?? 0).toFixed(2)} CPU-s/1k orders, ${c((r) => r.totalCommandsPerOrder ?? 0).toFixed(1)} commands/order | - | ${median(delivery.filter((d) => d.cluster).map((d) => d.cluster!.ordersPerSecond / d.scaling[0]!.ordersPerSecond)).toFixed(2)}x of one Redis | report |`);
     }
     rows.push(`| 7 | Redis per delivered order (ledger) | ledger entry ${rate(median(delivery.map((d) => d.pairs[0]!.ours.ledgerEntryBytes ?? 0)))} B; all left per order ${rate(median(delivery.map((d) => d.pairs[0]!.ours.residueBytesPerOrder ?? 0)))} B | - | - | report |`);
   }

@@ -10,6 +10,8 @@ const run = promisify(execFile);
 export interface TestCluster {
   /** Seed nodes as BULKORDER_REDIS_CLUSTER_NODES wants them: `host:port,...`. */
   readonly nodes: string;
+  /** Process ids of the nodes this helper started (none for .ci/run's): benchmarks read their CPU time. */
+  readonly pids: readonly number[];
   /** Stops the nodes this helper started (none when .ci/run's cluster was used) and removes their folders. */
   stop(): Promise<void>;
 }
@@ -22,7 +24,7 @@ export interface TestCluster {
  */
 export async function startTestCluster(): Promise<TestCluster> {
   const given = process.env.REDIS_CLUSTER_NODES;
-  if (given !== undefined && given !== '') return { nodes: given, stop: async () => undefined };
+  if (given !== undefined && given !== '') return { nodes: given, pids: [], stop: async () => undefined };
 
   const children: ChildProcess[] = [];
   const dirs: string[] = [];
@@ -56,7 +58,7 @@ export async function startTestCluster(): Promise<TestCluster> {
       if (i > 200) throw new Error(`the test cluster at ${addresses.join(',')} did not reach cluster_state:ok`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    return { nodes: addresses.join(','), stop };
+    return { nodes: addresses.join(','), pids: children.map((child) => child.pid ?? 0), stop };
   } catch (error) {
     await stop();
     throw error;
