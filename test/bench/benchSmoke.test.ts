@@ -25,9 +25,16 @@ describe('benchmarks (--quick)', () => {
       expect([pair.bare.notDelivered, pair.bare.logs]).toEqual([0, undefined]);
     }
     expect(run?.delivery?.scaling.map((r) => r.processes)).toEqual(QUICK.processes);
+    for (const pair of run?.delivery?.pairs ?? []) {
+      expect(pair.ours.cpuPer1000?.total).toBeGreaterThan(0);
+      expect(pair.bare.cpuPer1000?.total).toBeGreaterThan(0);
+      expect(pair.ours.totalCommandsPerOrder).toBeGreaterThan(0);
+    }
+    expect(run?.delivery?.cluster?.notDelivered).toBe(0);
+    expect(run?.delivery?.cluster?.orders).toBeGreaterThan(0);
     expect(run?.simulatorAlone?.requestsPerSecond).toBeGreaterThan(0);
     expect(run?.simulatorAlone?.requestsPerCpuSecond).toBeGreaterThan(0);
-    for (const row of [1, 2, 3, 4, 5, 6, 7, 8]) expect(report.table).toContain(`| ${row} |`);
+    for (const row of [1, 2, 3, 4, 5, 6, 7, 8, 16]) expect(report.table).toContain(`| ${row} |`);
     expect(lines.length).toBeGreaterThan(0);
   });
 });
