@@ -11,8 +11,11 @@ export interface DeliveryJobData<P = OrderPayload> {
   lines: number[];
   orderRef?: string;
   payload: P;
-  /** The order's original cells, in the batch's column order, so a dead letter can be exported as the input was. */
-  cells: string[][];
+  /**
+   * The order's original cells, in the batch's column order, so a dead letter can be exported as the
+   * input was; left out when the kind rebuilds exactly these from the payload (RecordKind.rebuildRows).
+   */
+  cells?: string[][];
 }
 
 /** The data of one order delivery job. */
@@ -57,7 +60,7 @@ export function parkedRecord<P>(job: DeliveryJobData<P>, kind: 'dead' | 'held', 
     lines: job.lines,
     ...(job.orderRef === undefined ? {} : { orderRef: job.orderRef }),
     payload: job.payload,
-    cells: job.cells,
+    cells: job.cells ?? [],
     ...facts,
     attempts,
     parkedAt: Date.now(),

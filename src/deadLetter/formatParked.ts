@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { originalRows } from './originalRows.js';
 import type { ParkedItem } from './parkedStore.js';
 
 /** `45s`, `12m`, `3h`, `2d`: how long ago, for a person. */
@@ -54,8 +55,11 @@ export function parkedDetails(item: ParkedItem, columns: readonly string[] | und
     lines.push(...body.split('\n').map((l) => `    ${l}`));
   }
   lines.push('  source rows:');
-  for (const [i, row] of r.cells.entries()) {
-    const cells = columns !== undefined && columns.length === row.length ? row.map((v, c) => `${columns[c]}=${v}`) : row;
+  // Cells left out of the job (the payload rebuilds them exactly, RecordKind.rebuildRows) come back here.
+  const source: { columns: readonly string[] | undefined; rows: string[][] } = r.cells.length > 0 ? { columns, rows: r.cells } : originalRows(r, columns);
+  for (const [i, row] of source.rows.entries()) {
+    const names = source.columns;
+    const cells = names !== undefined && names.length === row.length ? row.map((v, c) => `${names[c]}=${v}`) : row;
     lines.push(`    line ${r.lines[i] ?? r.lines[0] ?? '?'}: ${cells.join(', ')}`);
   }
   lines.push('  order sent:', ...JSON.stringify(r.payload, null, 2).split('\n').map((l) => `    ${l}`));

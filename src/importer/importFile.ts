@@ -34,7 +34,7 @@ export interface ImportDeps<P> {
   /** BullMQ options of every delivery job (attempts, backoff, retention). */
   jobOptions: JobsOptions;
   /** The record kind: its reader, job name and noun. */
-  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'openSource'>;
+  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'openSource' | 'rebuildRows'>;
 }
 
 export interface ImportResult {
@@ -74,7 +74,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     reserved.forEach((result, i) => {
       const order = orders[i]!;
       if (result.outcome === 'reserved') {
-        jobs.push({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns), opts: { ...deps.jobOptions, jobId: order.key } });
+        jobs.push({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns, deps.kind), opts: { ...deps.jobOptions, jobId: order.key } });
         delta.enqueued++;
       } else if (result.outcome === 'delivered') delta.skippedDelivered++;
       else if (result.outcome === 'held') delta.skippedHeld++;
@@ -109,7 +109,8 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined };
 }
 
-function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[]): DeliveryJobData<P> {
+function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows'>): DeliveryJobData<P> {
+  const cells = order.rows.map((row) => columns.map((column) => row[column] ?? ''));
   return {
     key: order.key,
     batchId,
@@ -117,8 +118,16 @@ function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly 
     lines: order.lines,
     ...(order.orderRef === undefined ? {} : { orderRef: order.orderRef }),
     payload: order.payload,
-    cells: order.rows.map((row) => columns.map((column) => row[column] ?? '')),
+    // Most of a job's bytes in Redis: kept only when the payload does not give them back exactly.
+    ...(rebuildsExactly(kind, columns, cells, order.payload, order.orderRef) ? {} : { cells }),
   };
+}
+
+function rebuildsExactly<P>(kind: Pick<RecordKind<P>, 'rebuildRows'>, columns: readonly string[], cells: string[][], payload: P, orderRef: string | undefined): boolean {
+  const rebuild = kind.rebuildRows;
+  if (rebuild === undefined || columns.length !== rebuild.columns.length || columns.some((c, i) => c !== rebuild.columns[i])) return false;
+  const rows = rebuild.rows(payload, orderRef);
+  return rows.length === cells.length && rows.every((row, r) => row.length === cells[r]!.length && row.every((value, c) => value === cells[r]![c]));
 }
 
 /** Sortable and unique: `b-20261122T021500-1a2b3c`. */

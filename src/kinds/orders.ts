@@ -1,5 +1,7 @@
 import { ORDER_RESULTS } from '../batches/writeResults.js';
+import { canonicalRows } from '../deadLetter/originalRows.js';
 import { ORDER_COLUMNS } from '../ingest/orderColumns.js';
+import { ORDER_FIELDS } from '../ingest/orderFields.js';
 import { openOrderSource } from '../ingest/openOrderSource.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { DELIVER_ORDER, ORDERS_QUEUE } from '../queues.js';
@@ -20,4 +22,5 @@ export const ORDERS: RecordKind<OrderPayload> = {
   results: ORDER_RESULTS,
   wording: ORDER_WORDING,
   cli: 'bulkorder',
+  rebuildRows: { columns: ORDER_FIELDS, rows: canonicalRows },
 };

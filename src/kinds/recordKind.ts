@@ -36,6 +36,12 @@ export interface RecordKind<P> {
   readonly wording: RecordWording;
   /** The CLI words in front of a generic command: `bulkorder` or `bulkorder accounts`. */
   readonly cli: string;
+  /**
+   * The rows a record's payload rebuilds to, under `columns` (orders: src/deadLetter/originalRows.ts).
+   * A job whose source cells equal these is queued without them (they are most of its bytes);
+   * dead-letter show, export and retry rebuild them. Kinds without it keep the cells in every job.
+   */
+  readonly rebuildRows?: { readonly columns: readonly string[]; rows(payload: P, orderRef: string | undefined): string[][] };
   /** Lines about outcomes only this kind has in an import report (accounts: how many already existed). */
   reportResults?(results: ResultsCounts): string[];
 }
