@@ -8,7 +8,7 @@ import { createCafetariaplanClient, type AccountOutcome } from '../src/delivery/
 import type { Outcome } from '../src/delivery/classifyOutcome.js';
 import type { DeliverySettings } from '../src/worker/deliverySettings.js';
 import type { AccountPayload } from '../src/accounts/accountColumns.js';
-import { ACCOUNT_WORDING, ACCOUNTS_QUEUE, accountsPrefix } from '../src/accounts/accountJob.js';
+import { ACCOUNT_WORDING, ACCOUNTS_QUEUE, REGISTER_ACCOUNT, accountsPrefix } from '../src/accounts/accountJob.js';
 import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
 
 /**
@@ -29,6 +29,7 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
     redisUrl: config.redisUrl,
     prefix: accountsPrefix(options.prefix),
     queueName: ACCOUNTS_QUEUE,
+    jobName: REGISTER_ACCOUNT,
     // The ledger entry holds the customerId that login needs, so it outlives order retention.
     delivery: { ...options.delivery, ledgerRetentionMs: options.delivery.accountRetentionMs },
     send: async (account) => asDeliveryOutcome(await client.createAccount(account)),

@@ -3,7 +3,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
 import { progressLine } from '../batches/followBatch.js';
-import { CircuitBreaker } from '../worker/circuitBreaker.js';
+import { describeHealth, readDeliveryHealth, resumeDelivery } from '../worker/deliveryControl.js';
 import { ACCOUNT_COLUMNS, type AccountPayload } from '../accounts/accountColumns.js';
 import { REGISTER_ACCOUNT } from '../accounts/accountJob.js';
 import { ACCOUNT_RESULTS } from '../accounts/accountResults.js';
@@ -64,16 +64,15 @@ export async function runAccountsStatus(batchId: string | undefined, flags: { js
       if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no account batch ${batchId} in ${ctx.config.env} (bulkorder accounts status lists recent ones)`);
       batches = [batch];
     }
-    const breaker = new CircuitBreaker(services.redis, services.keys, async () => undefined, ctx.logger);
-    const [queue, paused, trip, dead, held] = await Promise.all([
+    const [queue, health, dead, held] = await Promise.all([
       services.queue.getJobCounts('waiting', 'active', 'delayed'),
-      services.queue.isPaused(),
-      breaker.trip(),
+      readDeliveryHealth(services, ctx.config.delivery.breaker.alertAfterMs),
       services.redis.zcard(services.keys.parkedIndex('dead')),
       services.redis.zcard(services.keys.parkedIndex('held')),
     ]);
+    const paused = health.paused;
     if (flags.json === true) {
-      const report = { env: ctx.config.env, queue: { ...queue, paused }, breaker: trip ?? null, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
+      const report = { env: ctx.config.env, queue: { ...queue, paused, pausedBy: health.pausedBy ?? null }, breaker: health.breaker, workers: health.workers, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
       process.stdout.write(JSON.stringify(report, null, 2) + '\n');
       return ExitCode.ok;
     }
@@ -81,7 +80,7 @@ export async function runAccountsStatus(batchId: string | undefined, flags: { js
       `environment ${ctx.config.env}; accounts queue: ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed${paused ? ' (PAUSED)' : ''}`,
       `account dead letters: ${dead}; held for review: ${held}`,
     ];
-    if (trip !== undefined) lines.push(`circuit breaker TRIPPED at ${new Date(trip.at).toISOString()}: ${trip.reason}`, '  fix the cause, then: bulkorder accounts resume');
+    lines.push(`circuit breaker ${health.breaker.state}`, ...describeHealth(health, { resume: 'bulkorder accounts resume', worker: 'bulkorder worker' }, { showWorkers: true }));
     for (const b of batches) {
       lines.push('', `${b.id}  ${b.file}  ${new Date(b.startedAt).toISOString()}  ${b.importState}${isSettled(b) ? ', settled' : ''}`, `  ${progressLine(b)}`);
     }
@@ -93,15 +92,12 @@ export async function runAccountsStatus(batchId: string | undefined, flags: { js
   }
 }
 
-/** `bulkorder accounts resume`: clears the accounts' breaker and resumes their queue. */
+/** `bulkorder accounts resume`: clears the accounts' pause and breaker (requeueing its burst) and resumes their queue. */
 export async function runAccountsResume(ctx: { config: Config; logger: Logger }): Promise<number> {
   const services = await openAccountServices(ctx.config);
   try {
-    const breaker = new CircuitBreaker(services.redis, services.keys, async () => undefined, ctx.logger);
-    const trip = await breaker.trip();
-    await breaker.reset();
-    await services.queue.resume();
-    process.stdout.write(trip === undefined ? 'account registration resumed (the breaker was not tripped)\n' : `account registration resumed; the breaker had tripped: ${trip.reason}\n`);
+    const done = await resumeDelivery(services, { settings: ctx.config.delivery.breaker, jobName: REGISTER_ACCOUNT, logger: ctx.logger });
+    process.stdout.write(done.breaker.state === 'closed' ? 'account registration resumed (the breaker was closed)\n' : `account registration resumed; the breaker was ${done.breaker.state}: ${done.breaker.reason ?? ''}\n`);
     return ExitCode.ok;
   } finally {
     await services.close();

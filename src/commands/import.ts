@@ -10,6 +10,7 @@ interface ImportFlags extends ConfigFlags, IngestFlags {
   rejects?: string;
   results?: string;
   timeout?: string;
+  maxWait?: string;
 }
 
 export function register(program: Command, setExitCode: SetExitCode): void {
@@ -26,7 +27,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       'after',
       '\nExamples:\n  bulkorder import samples/gift-orders.csv --wait\n  bulkorder import nightly.csv --encoding windows-1252\n\n' +
         'Exit codes: 0 all valid and (with --wait) all delivered; 4 some rows or orders need attention\n' +
-        '(rejected, dead-lettered, held); 3 file refused; 5 Redis unavailable; 2 usage or configuration error.',
+        '(rejected, dead-lettered, held); 3 file refused; 5 Redis unavailable, or --wait gave up at --max-wait\n(the reason is printed: breaker open, queue paused, no worker running); 2 usage or configuration error.',
     );
   withConfigFlags(command).action(async (file: string, flags: ImportFlags) => {
     const { runImport } = await import('./importRun.js');
@@ -41,7 +42,8 @@ export function withImportOptions(command: Command, noun: string): Command {
     .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
     .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
     .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
-    .option('--timeout <seconds>', 'with --wait: stop following after this long (the batch goes on)');
+    .option('--max-wait <seconds>', 'with --wait: give up after this long, write the results so far and exit 5 with the reason (default 21600, 6 hours; the batch goes on)')
+    .option('--timeout <seconds>', 'alias of --max-wait');
 }
 
 export type { ImportFlags };

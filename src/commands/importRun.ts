@@ -4,7 +4,7 @@ import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { followBatch } from '../batches/followBatch.js';
-import { isSettled, type Batch } from '../batches/batchStore.js';
+import type { Batch } from '../batches/batchStore.js';
 import { ORDER_RESULTS, writeResults, type ResultsCounts, type ResultsLayout } from '../batches/writeResults.js';
 import { importFile, type ImportOptions, type ImportResult } from '../importer/importFile.js';
 import { openServices, type Services } from '../services.js';
@@ -15,6 +15,13 @@ import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js'
 import type { OrderPayload } from '../ingest/types.js';
 import type { DeliveryJobData } from '../orderJob.js';
 import type { ImportFlags } from './import.js';
+import { describeHealth, readDeliveryHealth } from '../worker/deliveryControl.js';
+import { WORKER_STALE_MS } from '../worker/workerPresence.js';
+
+/** `--wait` gives up after this by default (--max-wait): a nightly cron job must end. */
+const DEFAULT_MAX_WAIT_MS = 6 * 3600 * 1000;
+/** A worker may take a moment to register: "no worker is running" only after this. */
+const NO_WORKER_GRACE_MS = 3000;
 
 /**
  * What `import` and `accounts import` do differently: the record kind's reader, job name and
@@ -63,12 +70,13 @@ export async function importOptionsFromFlags(flags: ImportFlags, columns?: Param
   };
 }
 
-/** FollowSettings from --wait, --results and --timeout. */
+/** FollowSettings from --wait, --results and --max-wait (--timeout is its alias). */
 export function followFromFlags(flags: ImportFlags): FollowSettings {
+  const maxWait = flags.maxWait ?? flags.timeout;
   return {
     wait: flags.wait === true,
     ...(flags.results === undefined ? {} : { resultsPath: flags.results }),
-    ...(flags.timeout === undefined ? {} : { timeoutMs: seconds(flags.timeout) * 1000 }),
+    timeoutMs: maxWait === undefined ? DEFAULT_MAX_WAIT_MS : seconds(maxWait) * 1000,
   };
 }
 
@@ -120,22 +128,33 @@ export async function importAndFollow<P = OrderPayload>(
     return { result, batch: undefined, results: undefined, resultsPath: undefined, exitCode: needsAttention ? ExitCode.needsAttention : ExitCode.ok, report: lines.join('\n') + '\n' };
   }
 
-  const { batch, settled } = await followBatch(services.batches, result.batchId, { ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
+  // Why the batch may not move (breaker, pause, no worker), said within seconds rather than never.
+  const commands = { resume: kind.statusCommand.replace(/status$/, 'resume'), worker: 'bulkorder worker' };
+  const followStart = Date.now();
+  let reasons: string[] = [];
+  const watch = async () => {
+    const health = await readDeliveryHealth(services, ctx.config.delivery.breaker.alertAfterMs);
+    const early = Date.now() - followStart < Math.min(NO_WORKER_GRACE_MS, WORKER_STALE_MS);
+    reasons = describeHealth(health, commands).filter((line) => !(early && line.startsWith('no worker')));
+    return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
+  };
+  const { batch, settled } = await followBatch(services.batches, result.batchId, { watch, ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
   const resultsPath = follow.resultsPath ?? join(dirname(file), `${basename(file).replace(/\.(csv|json|ndjson|txt)$/i, '')}.results.csv`);
   const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind.results);
   lines.push(
+    ...(settled ? [] : [`  gave up waiting after ${Math.round((follow.timeoutMs ?? 0) / 1000)} s (--max-wait): ${reasons.length === 0 ? `${kind.noun}s are still being delivered` : reasons.join('; ')}`]),
     `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,
     `  results: ${resultsPath}`,
     ...(kind.reportResults?.(results) ?? []),
   );
   if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
   needsAttention ||= batch.dead > 0 || batch.held > 0;
-  const exitCode = !isSettled(batch) ? ExitCode.needsAttention : needsAttention ? ExitCode.needsAttention : ExitCode.ok;
+  const exitCode = !settled ? ExitCode.infrastructure : needsAttention ? ExitCode.needsAttention : ExitCode.ok;
   return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n' };
 }
 
 function seconds(text: string): number {
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new UsageError('USAGE', `--timeout must be a positive number of seconds, not '${text}'`);
+  if (!Number.isFinite(value) || value <= 0) throw new UsageError('USAGE', `--max-wait must be a positive number of seconds, not '${text}'`);
   return value;
 }

@@ -23,11 +23,20 @@ export function register(program: Command, setExitCode: SetExitCode): void {
 
   const resume = program
     .command('resume')
-    .summary('resume delivery after the circuit breaker paused it')
-    .description('Resume delivery after the circuit breaker paused it (fix the cause first: credentials, User-Agent, base URL).');
+    .summary('resume delivery after `bulkorder pause` or an open circuit breaker')
+    .description('Resume delivery: clears a manual pause and closes the circuit breaker (its burst of dead letters is queued again). The breaker heals by itself; use this after fixing a cause it cannot see fixed.');
   withConfigFlags(resume).action(async (flags: ConfigFlags) => {
     const { runResume } = await import('./statusRun.js');
     setExitCode(await runResume(await loadCommandContext(flags, { announce: false })));
+  });
+
+  const pause = program
+    .command('pause')
+    .summary('pause delivery for every worker until `bulkorder resume`')
+    .description('Pause delivery for every worker (requests in flight finish). The circuit breaker never resumes a manual pause; `bulkorder resume` does.');
+  withConfigFlags(pause).action(async (flags: ConfigFlags) => {
+    const { runPause } = await import('./statusRun.js');
+    setExitCode(await runPause(await loadCommandContext(flags, { announce: false })));
   });
 }
 

@@ -5,7 +5,9 @@ import type { Logger } from '../logger.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
 import { progressLine } from '../batches/followBatch.js';
 import { openServices } from '../services.js';
-import { CircuitBreaker } from '../worker/circuitBreaker.js';
+import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery } from '../worker/deliveryControl.js';
+import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import type { OrderPayload } from '../ingest/types.js';
 import type { StatusFlags } from './status.js';
 
 /** `bulkorder status`. */
@@ -19,15 +21,14 @@ export async function runStatus(batchId: string | undefined, flags: StatusFlags,
       if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no batch ${batchId} in ${ctx.config.env} (bulkorder status lists recent ones)`);
       batches = [batch];
     }
-    const breaker = new CircuitBreaker(services.redis, services.keys, async () => undefined, ctx.logger);
-    const [queue, paused, trip, dead, held] = await Promise.all([
+    const [queue, health, dead, held] = await Promise.all([
       services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
-      services.queue.isPaused(),
-      breaker.trip(),
+      readDeliveryHealth(services, ctx.config.delivery.breaker.alertAfterMs),
       services.redis.zcard(services.keys.parkedIndex('dead')),
       services.redis.zcard(services.keys.parkedIndex('held')),
     ]);
-    const report = { env: ctx.config.env, queue: { ...queue, paused }, breaker: trip ?? null, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
+    const paused = health.paused;
+    const report = { env: ctx.config.env, queue: { ...queue, paused, pausedBy: health.pausedBy ?? null }, breaker: health.breaker, workers: health.workers, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
     if (flags.json === true) {
       process.stdout.write(JSON.stringify(report, null, 2) + '\n');
     } else {
@@ -35,7 +36,7 @@ export async function runStatus(batchId: string | undefined, flags: StatusFlags,
         `environment ${ctx.config.env}; queue: ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed${paused ? ' (PAUSED)' : ''}`,
         `dead letters: ${dead}; held for review: ${held}`,
       ];
-      if (trip !== undefined) lines.push(`circuit breaker TRIPPED at ${new Date(trip.at).toISOString()}: ${trip.reason}`, '  fix the cause, then: bulkorder resume');
+      lines.push(`circuit breaker ${health.breaker.state}`, ...describeHealth(health, { resume: 'bulkorder resume', worker: 'bulkorder worker' }, { showWorkers: true }));
       for (const b of batches) {
         lines.push(
           '',
@@ -53,15 +54,25 @@ export async function runStatus(batchId: string | undefined, flags: StatusFlags,
   }
 }
 
-/** `bulkorder resume`: clears the breaker and resumes the queue. */
+/** `bulkorder resume`: clears a manual pause and the breaker (requeueing its burst) and resumes the queue. */
 export async function runResume(ctx: { config: Config; logger: Logger }): Promise<number> {
   const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
   try {
-    const breaker = new CircuitBreaker(services.redis, services.keys, async () => undefined, ctx.logger);
-    const trip = await breaker.trip();
-    await breaker.reset();
-    await services.queue.resume();
-    process.stdout.write(trip === undefined ? 'delivery resumed (the breaker was not tripped)\n' : `delivery resumed; the breaker had tripped: ${trip.reason}\n`);
+    const done = await resumeDelivery<OrderPayload>(services, { settings: ctx.config.delivery.breaker, jobName: DELIVER_ORDER, logger: ctx.logger });
+    const was = [done.pausedBy === undefined ? '' : `paused by ${done.pausedBy.by}`, done.breaker.state === 'closed' ? '' : `breaker ${done.breaker.state}: ${done.breaker.reason ?? ''}`].filter((t) => t !== '');
+    process.stdout.write(`delivery resumed${was.length === 0 ? '' : ` (it was ${was.join('; ')})`}${done.requeued > 0 ? `; ${done.requeued} dead letters of the breaker's burst queued again` : ''}\n`);
+    return ExitCode.ok;
+  } finally {
+    await services.close();
+  }
+}
+
+/** `bulkorder pause`: pauses delivery for every worker until `bulkorder resume`; the breaker never resumes it. */
+export async function runPause(ctx: { config: Config; logger: Logger }): Promise<number> {
+  const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
+  try {
+    const record = await pauseDelivery(services);
+    process.stdout.write(`delivery paused by ${record.by}; requests in flight finish. Undo with: bulkorder resume\n`);
     return ExitCode.ok;
   } finally {
     await services.close();

@@ -32,6 +32,18 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  await Promise.all(running.map((worker) => worker.close()));
+  // Each close is bounded by the grace period; this bound covers the rest (token cache, scheduled
+  // imports) when Redis is down, so SIGTERM always ends the process.
+  const limitMs = ctx.config.delivery.shutdownGraceMs + 5_000;
+  const closed = await Promise.race([
+    Promise.all(running.map((worker) => worker.close())).then(() => true),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), limitMs).unref()),
+  ]);
+  if (!closed) {
+    ctx.logger.error({ limitMs }, 'worker could not close cleanly (Redis unreachable?); exiting anyway: unfinished jobs come back as stalled');
+    // Connections still retrying would keep the process alive: the one place a command ends it.
+    setTimeout(() => process.exit(ExitCode.infrastructure), 500).unref();
+    return ExitCode.infrastructure;
+  }
   return ExitCode.ok;
 }

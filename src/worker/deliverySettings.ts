@@ -1,4 +1,5 @@
 import type { BackoffSettings } from './backoff.js';
+import type { BreakerSettings } from './breakerSettings.js';
 
 /** How orders are delivered. Read from BULKORDER_* variables by src/config.ts, which holds the defaults. */
 export interface DeliverySettings {
@@ -19,8 +20,8 @@ export interface DeliverySettings {
    * default 10 years, since the entry holds the customerId that login needs long after registration.
    */
   accountRetentionMs: number;
-  /** Non-order failures in a row that pause delivery (BULKORDER_BREAKER_THRESHOLD); default 5. */
-  breakerThreshold: number;
+  /** When the circuit breaker opens and how it heals (BULKORDER_BREAKER_*): see breakerSettings.ts. */
+  breaker: BreakerSettings;
   /** How long SIGTERM waits for requests in flight (BULKORDER_SHUTDOWN_GRACE_MS); default 30 s. */
   shutdownGraceMs: number;
   /**
