@@ -83,7 +83,10 @@ export function followFromFlags(flags: ImportFlags): FollowSettings {
 export interface FollowSettings {
   wait: boolean;
   resultsPath?: string;
+  /** --max-wait; default 6 hours from the flags. */
   timeoutMs?: number;
+  /** Where progress and stall reasons go; default stderr. */
+  out?: NodeJS.WriteStream;
 }
 
 export interface ImportOutcome {
@@ -138,7 +141,7 @@ export async function importAndFollow<P = OrderPayload>(
     reasons = describeHealth(health, commands).filter((line) => !(early && line.startsWith('no worker')));
     return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
   };
-  const { batch, settled } = await followBatch(services.batches, result.batchId, { watch, ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
+  const { batch, settled } = await followBatch(services.batches, result.batchId, { watch, ...(follow.out === undefined ? {} : { out: follow.out }), ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
   const resultsPath = follow.resultsPath ?? join(dirname(file), `${basename(file).replace(/\.(csv|json|ndjson|txt)$/i, '')}.results.csv`);
   const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind.results);
   lines.push(

@@ -132,6 +132,10 @@ function isJsonContentType(value: string | undefined): boolean {
 }
 
 function createOrder(ctx: SimulatorContext, body: unknown): Answer {
+  const customer = (body as { businessCustomerId?: unknown } | null)?.businessCustomerId;
+  if (typeof customer === 'number' && ctx.faults.faults.forbiddenCustomers.includes(customer)) {
+    return apiError(403, 'UNKNOWN_CUSTOMER', `This client may not order for business customer ${customer}.`);
+  }
   const refused = validateOrder(body, ctx.customers, ctx.products);
   if (refused !== undefined) return refused;
   const { orderId, duplicate } = ctx.orders.store(body, canonicalOrder(body as ValidOrder), ctx.clock());

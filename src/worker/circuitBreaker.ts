@@ -90,6 +90,11 @@ export class CircuitBreaker {
     return { go: false, waitMs: Math.max(1000, Number(nextProbeAt) - this.now()) };
   }
 
+  /** True while this process sees the breaker open or half-open: a failure then is the outage's, not the order's. */
+  holdsBack(): boolean {
+    return this.view !== 'closed';
+  }
+
   /** Records one attempt's outcome; opens, reopens or closes the breaker when the evidence says so. */
   async record(outcome: ApiOutcome, orderKey: string): Promise<void> {
     const evidence = breakerEvidence(outcome);

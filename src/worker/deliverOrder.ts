@@ -141,6 +141,12 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
         throw new UnrecoverableError(reason);
       }
       await release(job, attempt, deps);
+      if (deps.breaker.holdsBack()) {
+        // The breaker is open: the outage is the API's, so the order keeps its attempts for later.
+        logger.warn({ ...facts, status: outcome.status, code: outcome.code }, 'temporary failure while the circuit breaker is open: waits without spending an attempt');
+        await deps.postpone(1000 + Math.round(Math.random() * 1000));
+        throw new DelayedError();
+      }
       logger.warn({ ...facts, status: outcome.status, code: outcome.code, retryAfterMs: outcome.retryAfterMs }, 'temporary failure: will retry');
       throw new RetryableDeliveryError(outcome.code, outcome.message, outcome.retryAfterMs);
     }
