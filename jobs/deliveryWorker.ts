@@ -115,6 +115,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     },
   });
   worker.on('error', logRedisError);
+  // Without a listener BullMQ prints every connection error raw to stderr.
+  queue.on('error', logRedisError);
   worker.on('failed', (job, error) => {
     if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun);
   });

@@ -1,3 +1,4 @@
+import { throttledErrors } from '../src/worker/throttledErrors.js';
 import { Worker } from 'bullmq';
 import type { Logger } from '../src/logger.js';
 import { createRedis } from '../src/redis.js';
@@ -43,7 +44,7 @@ export async function startScheduledImportWorker(options: ScheduledImportWorkerO
       }),
     { connection: blocking, prefix: options.prefix, concurrency: 1 },
   );
-  worker.on('error', (error) => options.logger.error({ err: error }, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
+  worker.on('error', throttledErrors(options.logger, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
   worker.on('failed', (job, error) => options.logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'));
   let closing: Promise<void> | undefined;
   return {
