@@ -98,7 +98,7 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
       await new Promise((res) => setTimeout(res, 3000)); // reconnect attempts pile up meanwhile
       const signalled = Date.now();
       worker.child.kill('SIGTERM');
-      expect(await worker.exited).toBe(0);
+      expect([0, 5]).toContain(await worker.exited); // 5 when it had to give up on closing cleanly
       const tookMs = Date.now() - signalled;
       // The grace period, plus the bound on closing the rest (token cache, scheduled imports): 5 s.
       expect(tookMs).toBeLessThan(graceMs + 5_000 + 2_000);
