@@ -17,7 +17,8 @@ export type Evidence =
 const EVIDENCE: { readonly [K in OutcomeKind]: (outcome: Extract<Outcome, { kind: K }>) => Evidence } = {
   delivered: () => ({ kind: 'healthy' }),
   rateLimited: () => ({ kind: 'neutral' }),
-  permanent: (o) => ({ kind: 'failure', class: 'refusal', signature: `HTTP ${o.status} ${o.code}`, status: o.status, code: o.code, message: o.message }),
+  // 409: the record conflicts with what the API holds (an account that exists): the API judged this record.
+  permanent: (o) => (o.status === 409 ? { kind: 'healthy' } : { kind: 'failure', class: 'refusal', signature: `HTTP ${o.status} ${o.code}`, status: o.status, code: o.code, message: o.message }),
   unauthorized: (o) => ({ kind: 'failure', class: 'credentials', signature: 'CREDENTIALS_REFUSED', status: o.status, code: o.code, message: o.message }),
   // The request may have arrived: each such order is held; many of them mean the API stopped answering.
   ambiguous: (o) => ({ kind: 'failure', class: 'unreachable', signature: 'NO_ANSWER', ...(o.status === undefined ? {} : { status: o.status }), code: o.code, message: o.message }),

@@ -162,6 +162,12 @@ export class CircuitBreaker {
     this.view = state;
     if (transition === 'halfOpen') {
       await this.options.resumeQueue();
+      // A trial needs a job: when the burst dead-lettered the whole night, one of its orders is the trial.
+      const probe = await this.redis.spop(this.keys.breakerBurst);
+      if (probe !== null) {
+        const sent = await this.options.requeueBurst?.([probe]).catch(() => 0);
+        if (sent !== 1) await this.redis.sadd(this.keys.breakerBurst, probe);
+      }
       const status = await this.status();
       this.logger.warn({ breaker: status }, `circuit breaker half-open: letting ${this.settings.trialCalls} trial jobs through`);
       await this.emit({ type: 'halfOpen', status });
