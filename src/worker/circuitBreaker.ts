@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import { breakerEvidence, type EvidenceClass } from './breakerEvidence.js';
 import { ADMIT, CLOSE, RECORD_FAILURE, RECORD_HEALTHY, TICK } from './breakerScripts.js';
-import type { BreakerSettings } from './breakerSettings.js';
+import type { BreakerSettings } from '../deliverySettings.js';
 
 export type BreakerState = 'closed' | 'open' | 'halfOpen';
 

@@ -4,9 +4,9 @@ import type { Redis } from 'ioredis';
 import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryJobData } from '../orderJob.js';
+import type { DeliveryJobData } from '../deliveryJob.js';
 import { CircuitBreaker, readBreakerStatus, type BreakerStatus } from './circuitBreaker.js';
-import type { BreakerSettings } from './breakerSettings.js';
+import type { BreakerSettings } from '../deliverySettings.js';
 import { requeueBurst } from './requeueBurst.js';
 import { liveWorkers, type WorkerFacts } from './workerPresence.js';
 

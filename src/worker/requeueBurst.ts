@@ -2,7 +2,7 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { DeliveryJobData, ParkedRecord } from '../orderJob.js';
+import type { DeliveryJobData, ParkedRecord } from '../deliveryJob.js';
 
 export interface RequeueBurstDeps<P> {
   redis: Redis;
@@ -32,13 +32,13 @@ export async function requeueBurst<P>(orderKeys: readonly string[], deps: Requeu
   }
   let requeued = 0;
   for (const [batchId, records] of byBatch) {
-    const reserved = await deps.ledger.reserveMany(records.map((r) => r.orderKey), batchId, false);
+    const reserved = await deps.ledger.reserveMany(records.map((r) => r.key), batchId, false);
     const jobs = records
       .filter((_, i) => reserved[i]?.outcome === 'reserved')
       .map((record) => ({
         name: deps.jobName,
         data: {
-          key: record.orderKey,
+          key: record.key,
           batchId,
           file: record.file,
           lines: record.lines,
@@ -46,7 +46,7 @@ export async function requeueBurst<P>(orderKeys: readonly string[], deps: Requeu
           payload: record.payload,
           cells: record.cells,
         } as DeliveryJobData<P>,
-        opts: { ...deps.jobOptions, jobId: record.orderKey },
+        opts: { ...deps.jobOptions, jobId: record.key },
       }));
     if (jobs.length === 0) continue;
     // The batch counts them as pending again before the jobs exist, so it never looks settled in between.

@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
-import type { ParkedRecord } from '../../src/orderJob.js';
+import type { ParkedRecord } from '../../src/deliveryJob.js';
 import type { SimulatorOptions } from '../../src/simulator/index.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
 import { resumeDelivery } from '../../src/worker/deliveryControl.js';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
@@ -176,7 +175,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
 
     // The API answers again; after `resume` the queued orders go, and the held ones are not re-sent.
     rig.simulator.setFaults({ noAnswerRate: 0 });
-    await resumeDelivery(rig.services, { settings: rig.config.delivery.breaker, jobName: DELIVER_ORDER, logger: rig.logger });
+    await resumeDelivery(rig.services, { settings: rig.config.delivery.breaker, jobName: rig.services.kind.jobName, logger: rig.logger });
     const { batch: done, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 20_000, out: quiet });
     expect(settled).toBe(true);
     expect(done.held).toBe(batch.held);

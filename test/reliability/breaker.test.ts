@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ParkedRecord } from '../../src/orderJob.js';
-import { importAndFollow, type FollowSettings } from '../../src/commands/importRun.js';
+import type { ParkedRecord } from '../../src/deliveryJob.js';
+import { importAndFollow, type FollowSettings } from '../../src/importer/importAndFollow.js';
 import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
 import { pauseDelivery } from '../../src/worker/deliveryControl.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
@@ -28,7 +28,7 @@ function captured(): { out: NodeJS.WriteStream; text(): string } {
 /** Imports and follows like `bulkorder import --wait --max-wait <s>`: same code, in process. */
 async function importAndWait(r: DeliveryRig, file: string, maxWaitSeconds: number, out = captured().out) {
   const follow: FollowSettings = { wait: true, timeoutMs: maxWaitSeconds * 1000, out };
-  return importAndFollow(file, { force: false }, r.services, { config: r.config, logger: r.logger }, follow);
+  return importAndFollow(file, { force: false }, r.services, r.logger, follow);
 }
 
 /** Samples whether the queue is ever paused while `run` goes on. */

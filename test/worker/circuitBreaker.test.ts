@@ -3,7 +3,7 @@ import { keyspace } from '../../src/keyspace.js';
 import { createLogger } from '../../src/logger.js';
 import type { Outcome } from '../../src/delivery/classifyOutcome.js';
 import { CircuitBreaker, type BreakerEvent } from '../../src/worker/circuitBreaker.js';
-import type { BreakerSettings } from '../../src/worker/breakerSettings.js';
+import type { BreakerSettings } from '../../src/deliverySettings.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
 
 const redis = testRedis();

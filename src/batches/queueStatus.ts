@@ -1,0 +1,68 @@
+import { UsageError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Services } from '../services.js';
+import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue } from '../worker/deliveryControl.js';
+import { progressLine } from './followBatch.js';
+import { isSettled, type Batch } from './batchStore.js';
+
+/** Words that set one kind's status apart: `queue` / `accounts queue`, `dead letters` / `account dead letters`. */
+function own<P>(services: Services<P>): { queue: string; thing: string } {
+  const orders = services.kind.name === 'orders';
+  return { queue: orders ? 'queue' : `${services.kind.name} queue`, thing: orders ? '' : `${services.kind.noun} ` };
+}
+
+/**
+ * `bulkorder status` and `bulkorder accounts status`, written once: a kind's batches, its queue,
+ * its circuit breaker and its parked records, as text or JSON.
+ */
+export async function queueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number; json?: boolean }): Promise<string> {
+  const { kind, env } = services;
+  const words = own(services);
+  let batches: Batch[];
+  if (options.batchId === undefined) batches = await services.batches.list(options.limit ?? 10);
+  else {
+    const batch = await services.batches.get(options.batchId);
+    if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no ${words.thing}batch ${options.batchId} in ${env} (${kind.cli} status lists recent ones)`);
+    batches = [batch];
+  }
+  const [queue, health, dead, held] = await Promise.all([
+    services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
+    readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
+    services.redis.zcard(services.keys.parkedIndex('dead')),
+    services.redis.zcard(services.keys.parkedIndex('held')),
+  ]);
+  const paused = health.paused;
+  if (options.json === true) {
+    const report = { env, queue: { ...queue, paused, pausedBy: health.pausedBy ?? null }, breaker: health.breaker, workers: health.workers, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
+    return JSON.stringify(report, null, 2) + '\n';
+  }
+  const lines = [
+    `environment ${env}; ${words.queue}: ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed${paused ? ' (PAUSED)' : ''}`,
+    `${words.thing}dead letters: ${dead}; held for review: ${held}`,
+  ];
+  lines.push(`circuit breaker ${health.breaker.state}`, ...describeHealth(health, { resume: `${kind.cli} resume`, worker: 'bulkorder worker' }, { showWorkers: true }));
+  for (const b of batches) {
+    lines.push(
+      '',
+      `${b.id}  ${b.file}  ${new Date(b.startedAt).toISOString()}  ${b.importState}${isSettled(b) ? ', settled' : ''}`,
+      `  rows ${b.rows}, ${kind.noun}s ${b.orders}: ${b.valid} valid, ${b.rejected} rejected; queued ${b.enqueued}; skipped ${b.skippedDelivered} delivered, ${b.skippedHeld} held, ${b.skippedQueued} queued elsewhere`,
+      `  ${progressLine(b)}`,
+    );
+  }
+  if (batches.length === 0) lines.push('', `no ${words.thing}batches yet: ${kind.cli} import <file>`);
+  return lines.join('\n') + '\n';
+}
+
+/** `resume` of one kind: clears a manual pause and the breaker (requeueing its burst) and resumes its queue; returns the line to print. */
+export async function resumeDelivery<P>(services: Services<P>, logger: Logger): Promise<string> {
+  const done = await resumeQueue(services, { settings: services.delivery.breaker, jobName: services.kind.jobName, logger });
+  const what = services.kind.name === 'orders' ? 'delivery' : `${services.kind.noun} registration`;
+  const was = [done.pausedBy === undefined ? '' : `paused by ${done.pausedBy.by}`, done.breaker.state === 'closed' ? '' : `breaker ${done.breaker.state}: ${done.breaker.reason ?? ''}`].filter((t) => t !== '');
+  return `${what} resumed${was.length === 0 ? '' : ` (it was ${was.join('; ')})`}${done.requeued > 0 ? `; ${done.requeued} dead letters of the breaker's burst queued again` : ''}\n`;
+}
+
+/** `pause` of one kind: every worker stops taking its jobs until `resume`; the breaker never resumes it. */
+export async function pauseQueue<P>(services: Services<P>): Promise<string> {
+  const record = await pauseDelivery(services);
+  return `${services.kind.name === 'orders' ? 'delivery' : `${services.kind.noun} registration`} paused by ${record.by}; requests in flight finish. Undo with: ${services.kind.cli} resume\n`;
+}

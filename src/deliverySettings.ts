@@ -1,0 +1,67 @@
+/** Delays between delivery attempts (src/worker/backoff.ts computes them). */
+export interface BackoffSettings {
+  /** Delay after the first failure; default 2 s. */
+  baseMs: number;
+  /** No delay exceeds this; default 10 min. */
+  maxMs: number;
+}
+
+/**
+ * How records are delivered. A base type beside config.ts (which holds the defaults and reads it from
+ * BULKORDER_* variables), so the base layer imports nothing from worker/.
+ */
+export interface DeliverySettings {
+  /** Requests in flight per worker process (BULKORDER_CONCURRENCY); default 20. */
+  concurrency: number;
+  /** Attempts per order, the first included (BULKORDER_ATTEMPTS); default 21 (1 to 2 hours of retries: see backoff.ts). */
+  attempts: number;
+  /** BULKORDER_BACKOFF_BASE_MS, BULKORDER_BACKOFF_MAX_MS. */
+  backoff: BackoffSettings;
+  /** Global cap on requests per second across all workers (BULKORDER_MAX_RPS); 0 = none. */
+  maxRequestsPerSecond: number;
+  /** What to do with an order sent without an answer (BULKORDER_AMBIGUOUS): hold (default) or resend (at-least-once). */
+  ambiguousPolicy: 'hold' | 'resend';
+  /** Ledger and batch retention (BULKORDER_LEDGER_RETENTION_DAYS); default 90 days. */
+  ledgerRetentionMs: number;
+  /**
+   * Retention of employee accounts' ledger entries and batches (BULKORDER_ACCOUNT_RETENTION_DAYS);
+   * default 10 years, since the entry holds the customerId that login needs long after registration.
+   */
+  accountRetentionMs: number;
+  /** When the circuit breaker opens and how it heals (BULKORDER_BREAKER_*): see BreakerSettings below. */
+  breaker: BreakerSettings;
+  /** How long SIGTERM waits for requests in flight (BULKORDER_SHUTDOWN_GRACE_MS); default 30 s. */
+  shutdownGraceMs: number;
+  /**
+   * How often workers look for jobs whose worker died (BULKORDER_STALLED_INTERVAL_MS); default 30 s.
+   * A killed worker's orders come back after about this plus the job lock (request deadline + 5 s).
+   */
+  stalledIntervalMs: number;
+}
+
+/**
+ * When the circuit breaker opens and how it heals. Read from BULKORDER_BREAKER_* by src/config.ts,
+ * which holds the defaults; README "Circuit breaker" gives the reasons for each.
+ */
+export interface BreakerSettings {
+  /** The sliding window the evidence is judged over (BULKORDER_BREAKER_WINDOW_MS); default 60 s. */
+  windowMs: number;
+  /** Attempts (all outcomes, all workers) the window must hold before it may open; default 20. */
+  minAttempts: number;
+  /** Distinct orders that must share the failure; default 10, so a few bad rows never open it. */
+  minOrders: number;
+  /** Share of the window's attempts with the same refusal (status + code) that opens it; default 0.9. */
+  refusalRatio: number;
+  /** Share with no connection, or with no answer, that opens it; default 0.5. */
+  unreachableRatio: number;
+  /** 401 after a fresh token cannot be about one order: attempts that open it; default 3. */
+  credentialsMinAttempts: number;
+  /** First wait before trial calls; default 30 s. */
+  openMs: number;
+  /** The wait doubles on every failed trial up to this; default 10 min. */
+  maxOpenMs: number;
+  /** Jobs let through when half-open; default 3. */
+  trialCalls: number;
+  /** Open longer than this: an error log line, `status` and the onBreakerEvent hook say so; default 30 min. */
+  alertAfterMs: number;
+}

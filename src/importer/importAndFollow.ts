@@ -1,0 +1,79 @@
+import { basename, dirname, join } from 'node:path';
+import { followBatch } from '../batches/followBatch.js';
+import { needsAttention, type Batch } from '../batches/batchStore.js';
+import { describeHealth, readDeliveryHealth } from '../worker/deliveryControl.js';
+import { WORKER_STALE_MS } from '../worker/workerPresence.js';
+
+/** A worker may take a moment to register: "no worker is running" only after this. */
+const NO_WORKER_GRACE_MS = 3000;
+import { writeResults, type ResultsCounts } from '../batches/writeResults.js';
+import { ExitCode } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Services } from '../services.js';
+import { importFile, type ImportOptions, type ImportResult } from './importFile.js';
+
+/** Whether and how to follow a batch after its import (`--wait`, `--results`, `--max-wait`). */
+export interface FollowSettings {
+  wait: boolean;
+  resultsPath?: string;
+  /** --max-wait; then exit 5 with the reason. */
+  timeoutMs?: number;
+  /** Where progress and stall reasons go; default stderr. */
+  out?: NodeJS.WriteStream;
+}
+
+export interface ImportOutcome {
+  result: ImportResult;
+  batch: Batch | undefined;
+  results: ResultsCounts | undefined;
+  resultsPath: string | undefined;
+  exitCode: number;
+  report: string;
+}
+
+/**
+ * Imports one file of the services' record kind and, when asked, follows it to the end and
+ * writes its results file: what `import`, `accounts import` and the demo do. Returns the report
+ * a person reads and the exit code (0; 4 when something needs attention; 5 when --max-wait ran out).
+ */
+export async function importAndFollow<P>(file: string, options: ImportOptions, services: Services<P>, logger: Logger, follow: FollowSettings): Promise<ImportOutcome> {
+  const kind = services.kind;
+  const result = await importFile(file, options, services.pipeline(logger));
+  const c = result.counts;
+  const lines = [
+    `batch ${result.batchId}  ${file}`,
+    `  rows ${c.rows}, ${kind.noun}s ${c.orders}: ${c.valid} valid, ${c.rejected} rejected`,
+    `  queued ${c.enqueued}; skipped: ${c.skippedDelivered} already delivered, ${c.skippedHeld} held for review, ${c.skippedQueued} queued by another batch`,
+  ];
+  if (result.rejectsPath !== undefined) lines.push(`  rejected rows: ${result.rejectsPath} (fix them there and import that file)`);
+  if (!follow.wait) {
+    lines.push(`  follow it with: ${kind.cli} status ${result.batchId}`);
+    const exitCode = needsAttention(c) ? ExitCode.needsAttention : ExitCode.ok;
+    return { result, batch: undefined, results: undefined, resultsPath: undefined, exitCode, report: lines.join('\n') + '\n' };
+  }
+
+  // Why the batch may not move (breaker, pause, no worker), said within seconds rather than never.
+  const commands = { resume: `${kind.cli} resume`, worker: 'bulkorder worker' };
+  const followStart = Date.now();
+  let reasons: string[] = [];
+  const watch = async () => {
+    const health = await readDeliveryHealth(services, services.delivery.breaker.alertAfterMs);
+    const early = Date.now() - followStart < Math.min(NO_WORKER_GRACE_MS, WORKER_STALE_MS);
+    reasons = describeHealth(health, commands).filter((line) => !(early && line.startsWith('no worker')));
+    // An open breaker with a burst may send dead letters of this batch back: not settled yet.
+    return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
+  };
+  const { batch, settled } = await followBatch(services.batches, result.batchId, { watch, ...(follow.out === undefined ? {} : { out: follow.out }), ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
+  const resultsPath = follow.resultsPath ?? join(dirname(file), `${basename(file).replace(/\.(csv|json|ndjson|txt)$/i, '')}.results.csv`);
+  const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind);
+  lines.push(
+    ...(settled ? [] : [`  gave up waiting after ${Math.round((follow.timeoutMs ?? 0) / 1000)} s (--max-wait): ${reasons.length === 0 ? `${kind.noun}s are still being delivered` : reasons.join('; ')}`]),
+    `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,
+    `  results: ${resultsPath}`,
+    ...(kind.reportResults?.(results) ?? []),
+  );
+  if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
+  const attention = needsAttention({ rejected: c.rejected, skippedHeld: c.skippedHeld, dead: batch.dead, held: batch.held });
+  const exitCode = !settled ? ExitCode.infrastructure : attention ? ExitCode.needsAttention : ExitCode.ok;
+  return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n' };
+}
