@@ -18,6 +18,7 @@ import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { openServices } from '../services.js';
 import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
 import { throttledErrors } from './throttledErrors.js';
+import type { BreakerEvent } from './circuitBreaker.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 
@@ -25,6 +26,8 @@ import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 export interface StartOptions {
   prefix?: string;
   delivery?: DeliverySettings;
+  /** The circuit breaker's transitions, once across all workers (notifications hook up here). */
+  onBreakerEvent?(event: BreakerEvent): void | Promise<void>;
 }
 
 /**
@@ -49,6 +52,7 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
     requestDeadlineMs: settings.http.deadlineMs,
     logger,
     redis,
+    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
   });
   // Every worker process also runs scheduled imports (bulkorder schedule); BullMQ gives each firing to one.
   const scheduled = await startScheduledImportWorker(config, logger, { prefix, delivery });
@@ -87,6 +91,7 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
     requestDeadlineMs: settings.http.deadlineMs,
     logger: logger.child({ api: 'cafetariaplan' }),
     redis,
+    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
   });
   return {
     worker: worker.worker,
