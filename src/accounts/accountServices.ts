@@ -9,7 +9,7 @@ import { ACCOUNTS_QUEUE, accountsPrefix, type AccountJobData } from './accountJo
 export function openAccountServices(config: Config, options: { prefix?: string } = {}): Promise<Services<AccountJobData>> {
   return openServices<AccountJobData>({
     redisUrl: config.redisUrl,
-    prefix: accountsPrefix(options.prefix ?? redisPrefix(config)),
+    prefix: accountsPrefix(options.prefix ?? redisPrefix(config, 'cafetariaplan')),
     queueName: ACCOUNTS_QUEUE,
     delivery: { ...config.delivery, ledgerRetentionMs: config.delivery.accountRetentionMs },
   });
