@@ -57,9 +57,9 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const wording = options.wording ?? ORDER_WORDING;
   const commands = options.redis ?? createRedis(options.redisUrl, 'worker');
   const blocking = createRedis(options.redisUrl, 'worker');
-  await assertRedisReady(commands, options.redisUrl);
+  await assertRedisReady(commands, options.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
   const keys = keyspace(prefix);
-  const ledger = new Ledger(commands, keys, { queueName, retentionMs: delivery.ledgerRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
+  const ledger = new Ledger(commands, keys, { queueName, retentionMs: delivery.ledgerRetentionMs, parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
   const breaker = new CircuitBreaker(commands, keys, () => queue.pause(), logger, { threshold: delivery.breakerThreshold });
 

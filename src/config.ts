@@ -330,6 +330,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,
       accountRetentionMs: v.BULKORDER_ACCOUNT_RETENTION_DAYS * 24 * 3600 * SECOND,
       parkedRetentionMs: v.BULKORDER_PARKED_RETENTION_DAYS * 24 * 3600 * SECOND,
+      requirePersistentRedis: v.BULKORDER_ENV === 'production' && v.BULKORDER_ALLOW_VOLATILE_REDIS !== 'yes',
       breakerThreshold: v.BULKORDER_BREAKER_THRESHOLD,
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,

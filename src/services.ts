@@ -39,7 +39,7 @@ export interface ServicesOptions {
 export async function openServices<D extends DeliveryJobData<unknown> = OrderJobData>(options: ServicesOptions): Promise<Services<D>> {
   const redis = createRedis(options.redisUrl, options.role ?? 'producer');
   try {
-    await assertRedisReady(redis, options.redisUrl);
+    await assertRedisReady(redis, options.redisUrl, { requirePersistence: options.delivery.requirePersistentRedis });
   } catch (error) {
     redis.disconnect();
     throw error;
@@ -51,6 +51,7 @@ export async function openServices<D extends DeliveryJobData<unknown> = OrderJob
   const ledger = new Ledger(redis, keys, {
     queueName,
     retentionMs: options.delivery.ledgerRetentionMs,
+    parkedRetentionMs: options.delivery.parkedRetentionMs,
     ambiguousPolicy: options.delivery.ambiguousPolicy,
   });
   return {

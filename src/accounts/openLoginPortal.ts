@@ -31,7 +31,7 @@ export async function openLoginPortal(config: Config, logger: Logger, options: {
   const prefix = options.prefix ?? redisPrefix(config, 'cafetariaplan');
   const redis = createRedis(config.redisUrl, 'producer');
   try {
-    await assertRedisReady(redis, config.redisUrl);
+    await assertRedisReady(redis, config.redisUrl, { requirePersistence: config.delivery.requirePersistentRedis });
   } catch (error) {
     redis.disconnect();
     throw error;

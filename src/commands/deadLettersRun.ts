@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { openParkedTarget } from './parkedTarget.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
-import { parkedDetails, parkedTable } from '../deadLetter/formatParked.js';
+import { parkedDetails, parkedJson, parkedTable } from '../deadLetter/formatParked.js';
 import { isEmptyFilter, parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
@@ -52,7 +52,7 @@ export async function listParked(store: ParkedStore, filter: ParkedFilter, flags
     if (matched++ < limit) items.push(item);
   }
   if (flags.json === true) {
-    process.stdout.write(JSON.stringify(items.map(({ record, entry }) => ({ ...record, ledger: entry ?? null })), null, 2) + '\n');
+    process.stdout.write(JSON.stringify(items.map((item) => parkedJson(item)), null, 2) + '\n');
     return ExitCode.ok;
   }
   const total = await store.count();
@@ -60,7 +60,9 @@ export async function listParked(store: ParkedStore, filter: ParkedFilter, flags
     process.stdout.write(total === 0 ? `no ${noun}s\n` : `no ${noun}s match (${total} in all)\n`);
     return ExitCode.ok;
   }
-  const head = `${matched} ${noun}${matched === 1 ? '' : 's'} match${matched === 1 ? 'es' : ''} (${total} in all)${matched > limit ? `; the first ${limit} shown (--limit)` : ''}`;
+  const head =
+    `${matched} ${noun}${matched === 1 ? '' : 's'} match${matched === 1 ? 'es' : ''} (${total} in all)${matched > limit ? `; the first ${limit} shown (--limit)` : ''}; ` +
+    `each is kept ${Math.round(store.retentionMs / 86_400_000)} days after it was parked (BULKORDER_PARKED_RETENTION_DAYS), purge removes it sooner`;
   process.stdout.write([head, '', ...parkedTable(items), '', ...hints].join('\n') + '\n');
   return ExitCode.ok;
 }
@@ -73,7 +75,7 @@ export async function showParked(store: ParkedStore, services: Services, key: st
     throw new UsageError(code, `no ${what} ${key} (bulkorder ${list} shows the keys)`);
   }
   if (flags.json === true) {
-    process.stdout.write(JSON.stringify({ ...item.record, ledger: item.entry ?? null }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify(parkedJson(item), null, 2) + '\n');
     return ExitCode.ok;
   }
   const columns = (await services.batches.get(item.record.batchId))?.columns;
