@@ -267,7 +267,7 @@ function effectiveValues(parsed: Parsed): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of CONFIG_VARIABLES) {
     const value: unknown = parsed[name as keyof Parsed];
-    out[name] = value === undefined ? '' : value instanceof Secret ? '********' : Array.isArray(value) ? value.join(',') : String(value);
+    out[name] = value === undefined ? '' : value instanceof Secret ? '********' : Array.isArray(value) ? (value.length === 0 ? 'none' : value.join(',')) : String(value);
   }
   return out;
 }
