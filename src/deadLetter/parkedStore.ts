@@ -3,7 +3,7 @@ import type { Keyspace, ParkedKind } from '../keyspace.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
 import type { ParkedRecord } from '../orderJob.js';
 import { matchesFilter, type ParkedFilter } from './parkedFilter.js';
-import { pruneParked } from './pruneParked.js';
+import { dropGhosts, pruneParked } from './pruneParked.js';
 
 /** A parked record with what the ledger says about its order now. */
 export interface ParkedItem {
@@ -64,9 +64,11 @@ export class ParkedStore {
     let offset = 0;
     for (;;) {
       const orderKeys = filter.keys ?? (await this.redis.zrangebyscore(index, min, max, 'LIMIT', offset, PAGE));
-      offset += orderKeys.length;
       const records = orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
       const parsed = records.flatMap((json) => (json === null ? [] : [JSON.parse(json) as ParkedRecord]));
+      const ghosts = filter.keys === undefined ? orderKeys.filter((_, i) => records[i] === null) : [];
+      // Removed members shift the next page's offset back by as many.
+      offset += orderKeys.length - (await dropGhosts(this.redis, this.keys, this.kind, ghosts));
       const wanted = parsed.filter((record) => matchesFilter(record, filter) && inAgeRange(record, filter, now));
       const entries = await this.ledger.getMany(wanted.map((record) => record.orderKey));
       for (const [i, record] of wanted.entries()) yield { record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs };
