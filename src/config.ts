@@ -19,7 +19,7 @@ import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
 import { AUTO, hostListProblem, splitHostList, targetId, targetMismatch, type HostRules } from './target.js';
-import type { DeliverySettings } from './worker/deliverySettings.js';
+import type { DeliverySettings } from './deliverySettings.js';
 
 const SECOND = 1000;
 

@@ -4,8 +4,7 @@
  */
 import type { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
+import { loadCommandContext, withConfigFlags, type ConfigFlags, type SetExitCode } from './options.js';
 
 interface ConfigCommandFlags extends ConfigFlags {
   json?: boolean;

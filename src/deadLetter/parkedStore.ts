@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
-import type { ParkedRecord } from '../orderJob.js';
+import type { ParkedRecord } from '../deliveryJob.js';
 import { matchesFilter, type ParkedFilter } from './parkedFilter.js';
 import { dropGhosts, pruneParked } from './pruneParked.js';
 
@@ -70,7 +70,7 @@ export class ParkedStore {
       // Removed members shift the next page's offset back by as many.
       offset += orderKeys.length - (await dropGhosts(this.redis, this.keys, this.kind, ghosts));
       const wanted = parsed.filter((record) => matchesFilter(record, filter) && inAgeRange(record, filter, now));
-      const entries = await this.ledger.getMany(wanted.map((record) => record.orderKey));
+      const entries = await this.ledger.getMany(wanted.map((record) => record.key));
       for (const [i, record] of wanted.entries()) yield { record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs };
       if (filter.keys !== undefined || orderKeys.length < PAGE) return;
     }

@@ -15,7 +15,7 @@ export interface ApiTokenProviderDeps {
   logger: Logger;
   /** Share the token across processes (workers); omit for one-shot commands. */
   redis?: Redis;
-  /** `redisPrefix(config)`; required with `redis`. */
+  /** `redisPrefix(config, api)` (the target), required with `redis`. */
   keyPrefix?: string;
   /** Overrides of the endpoint's retry policy (attempts, delays). */
   endpoint?: Pick<TokenEndpointOptions, 'attempts' | 'baseDelayMs' | 'maxDelayMs' | 'requestDeadlineMs'>;

@@ -37,12 +37,12 @@ describe('personal data has a lifetime', () => {
     const [deadItem] = await dead.select();
     const [heldItem] = await held.select();
     for (const item of [deadItem!, heldItem!]) {
-      const ttl = await redis.pttl(keys.parked(item.record.kind, item.record.orderKey));
+      const ttl = await redis.pttl(keys.parked(item.record.kind, item.record.key));
       expect(ttl).toBeGreaterThan(29 * DAY);
       expect(ttl).toBeLessThanOrEqual(30 * DAY);
       expect(item.expiresAt).toBe(item.record.parkedAt + 30 * DAY);
     }
-    const heldEntryKey = keys.ledger(heldItem!.record.orderKey);
+    const heldEntryKey = keys.ledger(heldItem!.record.key);
     expect(await redis.pttl(heldEntryKey)).toBe(-1);
     expect(JSON.stringify(await redis.hgetall(heldEntryKey))).not.toMatch(/anna|Keizersgracht|\+316/i);
 
@@ -56,9 +56,9 @@ describe('personal data has a lifetime', () => {
     // 31 days later (the records' own TTL does the same; prune is what every read runs first).
     const later = Date.now() + 31 * DAY;
     await Promise.all([dead.prune(later), held.prune(later)]);
-    expect(await redis.exists(keys.parked('dead', deadItem!.record.orderKey), keys.parked('held', heldItem!.record.orderKey))).toBe(0);
+    expect(await redis.exists(keys.parked('dead', deadItem!.record.key), keys.parked('held', heldItem!.record.key))).toBe(0);
     expect([await dead.count(), await held.count()]).toEqual([0, 0]);
-    expect(await ledger.get(heldItem!.record.orderKey)).toMatchObject({ state: 'held' });
+    expect(await ledger.get(heldItem!.record.key)).toMatchObject({ state: 'held' });
     const again = await rig.importFile(heldFile);
     expect(again.counts).toMatchObject({ enqueued: 0, skippedHeld: 1 });
     const counters = rig.simulator.counters();
@@ -78,7 +78,7 @@ describe('personal data has a lifetime', () => {
     const { redis, keys, ledger } = rig.services;
     const store = new ParkedStore(redis, keys, ledger, 'dead');
     const old = Date.now() - 40 * DAY;
-    await redis.set(keys.parked('dead', 'ref:LEGACY'), JSON.stringify({ kind: 'dead', orderKey: 'ref:LEGACY', parkedAt: old, batchId: 'b', file: 'f.csv', lines: [2], cells: [['x']], payload: {}, attempts: 1, reason: 'r' }));
+    await redis.set(keys.parked('dead', 'ref:LEGACY'), JSON.stringify({ kind: 'dead', key: 'ref:LEGACY', parkedAt: old, batchId: 'b', file: 'f.csv', lines: [2], cells: [['x']], payload: {}, attempts: 1, reason: 'r' }));
     await redis.zadd(keys.parkedIndex('dead'), old, 'ref:LEGACY');
     await redis.zadd(keys.parkedIndex('dead'), Date.now(), 'ref:GHOST'); // its record already expired
     expect(await store.select()).toEqual([]);
