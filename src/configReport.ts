@@ -43,11 +43,13 @@ function namespace(config: Config, api: ApiName): string {
   }
 }
 
+const HOST_WORDS = { production: 'a production host', acceptance: 'an acceptance host', unknown: 'a host of unknown environment' } as const;
+
 /** The report as lines for a person. */
 export function configReportLines(report: ConfigReport): string[] {
   const lines = [
     `environment  ${report.env} (${describeSource(report.envSource)})${report.env === 'production' ? ': real orders, customers get e-mail and SMS' : ': the API does not process these orders'}`,
-    `base URL     ${report.baseUrl ?? '(not set)'} (${describeSource(report.baseUrlSource)})${report.baseUrlHost === null ? '' : `, ${report.baseUrlHost === 'unknown' ? 'a host of unknown environment' : `a host of ${report.baseUrlHost}`}`}`,
+    `base URL     ${report.baseUrl ?? '(not set)'} (${describeSource(report.baseUrlSource)})${report.baseUrlHost === null ? '' : `, ${HOST_WORDS[report.baseUrlHost]}`}`,
     `env-file     ${report.envFile ?? '(none)'}${report.envFile === null ? '' : ': its values win over the inherited environment'}`,
     `Redis keys   orders ${report.namespaces.business}`,
     `             accounts ${report.namespaces.cafetariaplan}${report.namespaces.cafetariaplan.startsWith('(') ? '' : ':accounts'}`,
