@@ -11,7 +11,7 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new UsageError('USAGE', `--concurrency must be a whole number from 1 to 1000, not '${flags.concurrency}'`);
   }
-  const options = { prefix: redisPrefix(ctx.config), delivery: { ...ctx.config.delivery, concurrency } };
+  const delivery = { ...ctx.config.delivery, concurrency };
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
   // Listening from the start: a signal while starting (Redis down, waiting) must end the process too.
@@ -21,9 +21,9 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   });
   const starting = (async () => {
     // Orders unless only Cafetariaplan credentials are set; with none at all, startBusinessDelivery names what is missing.
-    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, options));
+    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery }));
     // Employee accounts whenever Cafetariaplan credentials are set: a second BullMQ worker on the accounts queue.
-    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, options));
+    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config, 'cafetariaplan'), delivery }));
   })();
   try {
     const early = await Promise.race([starting.then(() => undefined), signalled]);
