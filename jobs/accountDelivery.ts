@@ -31,7 +31,7 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
     queueName: ACCOUNTS_QUEUE,
     // The ledger entry holds the customerId that login needs, so it outlives order retention.
     delivery: { ...options.delivery, ledgerRetentionMs: options.delivery.accountRetentionMs },
-    send: async (account) => asDeliveryOutcome(await client.createAccount(account)),
+    send: async (account, record) => asDeliveryOutcome(await client.createAccount(account, { idempotencyKey: record.key })),
     wording: ACCOUNT_WORDING,
     requestDeadlineMs: settings.http.deadlineMs,
     logger: accountLogger,

@@ -24,7 +24,7 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
     redisUrl: config.redisUrl,
     prefix: options.prefix,
     delivery: options.delivery,
-    send: (payload) => client.createOrder(payload),
+    send: (payload, order) => client.createOrder(payload, { idempotencyKey: order.key }),
     requestDeadlineMs: settings.http.deadlineMs,
     logger,
     redis,

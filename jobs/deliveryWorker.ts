@@ -28,7 +28,7 @@ export interface DeliveryWorkerOptions<P> {
   queueName?: string;
   delivery: DeliverySettings;
   /** The API call that creates one record (src/delivery); returns a classified outcome, never throws for HTTP failures. */
-  send(payload: P): Promise<ApiOutcome>;
+  send(payload: P, record: { key: string }): Promise<ApiOutcome>;
   /** How reasons and logs name the record; default orders. */
   wording?: RecordWording;
   /** The HTTP deadline of one call: the job lock must outlast it. */

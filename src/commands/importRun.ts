@@ -5,7 +5,8 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { followBatch } from '../batches/followBatch.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
-import { ORDER_RESULTS, writeResults, type ResultsCounts, type ResultsLayout } from '../batches/writeResults.js';
+import { ORDER_RESULTS, POSSIBLE_DUPLICATE_CODE, writeResults, type ResultsCounts, type ResultsLayout } from '../batches/writeResults.js';
+import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
 import { importFile, type ImportOptions, type ImportResult } from '../importer/importFile.js';
 import { openServices, type Services } from '../services.js';
 import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
@@ -128,6 +129,7 @@ export async function importAndFollow<P = OrderPayload>(
     `  results: ${resultsPath}`,
     ...(kind.reportResults?.(results) ?? []),
   );
+  if (batch.possibleDuplicates > 0) lines.push(`  ${batch.possibleDuplicates} of the delivered: ${POSSIBLE_DUPLICATE} (errorCode ${POSSIBLE_DUPLICATE_CODE} in the results file; check the service for a second copy)`);
   if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
   needsAttention ||= batch.dead > 0 || batch.held > 0;
   const exitCode = !isSettled(batch) ? ExitCode.needsAttention : needsAttention ? ExitCode.needsAttention : ExitCode.ok;

@@ -96,7 +96,7 @@ export async function processClaimedFile(claim: string, deps: ProcessDeps): Prom
   const lastBatch = batches[batches.length - 1]!;
   const resultsPath = workingSidecar(folder, claim, 'results');
   const results: ResultsCounts = await writeResults(path, deps.ingest, lastBatch.id, services.ledger, resultsPath);
-  const totals = { delivered: sum(batches, 'delivered'), dead: sum(batches, 'dead'), held: sum(batches, 'held') };
+  const totals = { delivered: sum(batches, 'delivered'), dead: sum(batches, 'dead'), held: sum(batches, 'held'), possibleDuplicates: results.possibleDuplicates };
   const needsAttention = lastBatch.rejected > 0 || totals.dead > 0 || totals.held > 0 || lastBatch.skippedHeld > 0;
   await writeSummary(folder, claim, {
     file: originalName(claim),
