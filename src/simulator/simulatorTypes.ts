@@ -3,6 +3,7 @@
  * Re-exported from src/simulator/startSimulator.ts and src/simulator/index.ts.
  */
 import type { Logger } from '../logger.js';
+import type { AnswerProfile } from './answerProfile.js';
 
 /** The two remote APIs; a token is bound to the one it was issued for. */
 export type ApiName = 'business' | 'cafetariaplan';
@@ -99,14 +100,21 @@ export interface SimulatorOptions {
   loginCodeLifetimeSeconds?: number;
   /** Clock in epoch milliseconds (token expiry, login codes, rate window); default Date.now. For tests. */
   clock?: () => number;
+  /**
+   * How it answers where the spec says "not shown": a name from ANSWER_PROFILES
+   * (src/simulator/answerProfile.ts) or dimensions over the default. Default `default`.
+   */
+  profile?: string | Partial<AnswerProfile>;
 }
 
 /** One stored order. */
 export interface AcceptedOrder {
-  /** `SIM-<n>`, as answered. */
+  /** `SIM-<n>` (an integer-ids profile answers with n). */
   orderId: string;
   /** The parsed request body. */
   payload: unknown;
+  /** The Idempotency-Key header the create carried, if any. */
+  idempotencyKey?: string;
   /** ISO timestamp from the simulator's clock. */
   receivedAt: string;
 }
@@ -128,6 +136,10 @@ export interface SimulatorCounters {
   /** Orders stored whose canonical payload had been stored before. */
   duplicateOrdersAccepted: number;
   accountsCreated: number;
+  /** Creates (orders, accounts) that carried an Idempotency-Key header. */
+  idempotencyKeys: number;
+  /** Creates answered from an earlier one with the same Idempotency-Key (profiles that honour it); nothing stored. */
+  idempotentReplays: number;
   /** Successful login calls (one-time URLs handed out). */
   logins: number;
   /** One-time login URLs redeemed. */
@@ -146,6 +158,8 @@ export interface SimulatorCounters {
 
 /** A running simulator. */
 export interface Simulator {
+  /** The answer profile in force. */
+  readonly profile: Readonly<AnswerProfile>;
   /** `http://HOST:PORT`; serves as {base_url} and as {auth_url}. */
   readonly url: string;
   /** The credentials it accepts. */

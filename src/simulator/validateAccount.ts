@@ -22,11 +22,17 @@ export function validateAccount(body: unknown): Answer | undefined {
   return invalidIfAny(problems, 'account');
 }
 
-/** Returns the 400 answer for an invalid login body, or undefined when it is acceptable. */
-export function validateLogin(body: unknown): Answer | undefined {
+/**
+ * Returns the 400 answer for an invalid login body, or undefined when it is acceptable. The
+ * customerId must have the JSON type the API hands out (`ids`): a UUID string or an integer.
+ */
+export function validateLogin(body: unknown, ids: 'string' | 'integer' = 'string'): Answer | undefined {
   const problems: Problem[] = [];
   const login = checkObject(body, '', LOGIN_FIELDS, problems);
-  if (login !== undefined) checkUuid(login.customerId, 'customerId', problems);
+  if (login !== undefined) {
+    if (ids === 'string') checkUuid(login.customerId, 'customerId', problems);
+    else if (!Number.isSafeInteger(login.customerId)) problems.push({ path: 'customerId', problem: 'must be an integer (a JSON number, not a string)' });
+  }
   return invalidIfAny(problems, 'login request');
 }
 
