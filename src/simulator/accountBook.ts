@@ -15,14 +15,14 @@ export class AccountBook {
   #codes = new Map<string, { expiresAt: number; used: boolean }>();
   #next = 100_001;
 
-  /** `ids`: customerIds are UUID strings or JSON integers from 100001 (the answer profile). */
-  constructor(private readonly ids: 'string' | 'integer' = 'string') {}
+  /** `ids`: customerIds are UUID strings, JSON integers from 100001, or those digits as strings (the answer profile). */
+  constructor(private readonly ids: 'string' | 'integer' | 'digits' = 'string') {}
 
   /** Creates an account; undefined when (companyId, email) already has one. */
   create(companyId: string, email: string): string | number | undefined {
     const key = companyId.toLowerCase() + '\n' + email.toLowerCase();
     if (this.#byKey.has(key)) return undefined;
-    const customerId = this.ids === 'integer' ? this.#next++ : randomUUID();
+    const customerId = this.ids === 'integer' ? this.#next++ : this.ids === 'digits' ? String(this.#next++) : randomUUID();
     this.#byKey.set(key, customerId);
     this.#customers.add(customerKey(customerId));
     return customerId;

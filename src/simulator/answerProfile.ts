@@ -11,8 +11,11 @@ import type { Answer } from './answer.js';
 export interface AnswerProfile {
   /** Status of an order for a businessCustomerId the API does not serve (code CUSTOMER_UNKNOWN). */
   unknownCustomerStatus: 403 | 404 | 422;
-  /** JSON type of ids the API hands out: orderId `SIM-7` or 7, customerId a UUID or 100007. */
-  ids: 'string' | 'integer';
+  /**
+   * Ids the API hands out: `string` (orderId `SIM-7`, customerId a UUID), `integer` (JSON numbers
+   * 7 and 100007) or `digits` (strings of digits, "7" and "100007", which only look like numbers).
+   */
+  ids: 'string' | 'integer' | 'digits';
   /** Where the login answer puts the URL: `{loginUrl}`, `{url}`, or nested under an undocumented name. */
   loginUrl: 'loginUrl' | 'url' | 'nested';
   /** Status of a successful create (orders, accounts); `body: false` answers an order with Location only. */
@@ -55,7 +58,7 @@ export const ANSWER_PROFILES: Readonly<Record<string, Readonly<AnswerProfile>>> 
   'problem-json': { ...DEFAULT_PROFILE, loginUrl: 'nested', success: { status: 201, body: false }, errors: 'problem', userAgentRefusal: USER_AGENT_REQUIRED, idempotency: 'honour' },
   'oauth-errors': { ...DEFAULT_PROFILE, unknownCustomerStatus: 403, ids: 'integer', loginUrl: 'nested', success: { status: 200, body: false }, errors: 'oauth', userAgentRefusal: USER_AGENT_REQUIRED, idempotency: 'honour' },
   'html-errors': { ...DEFAULT_PROFILE, ids: 'integer', errors: 'html', userAgentRefusal: { status: 403, code: 'USER_AGENT_REQUIRED' } },
-  bare: { ...DEFAULT_PROFILE, unknownCustomerStatus: 404, loginUrl: 'url', success: { status: 200, body: false }, errors: 'empty', userAgentRefusal: USER_AGENT_REQUIRED },
+  bare: { ...DEFAULT_PROFILE, unknownCustomerStatus: 404, ids: 'digits', loginUrl: 'url', success: { status: 200, body: false }, errors: 'empty', userAgentRefusal: USER_AGENT_REQUIRED },
 });
 
 /** A profile by name, or dimensions over the default; throws UsageError SIMULATOR_PROFILE_UNKNOWN. */

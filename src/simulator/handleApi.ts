@@ -156,7 +156,7 @@ function createOrder(ctx: SimulatorContext, body: unknown, idempotencyKey: strin
   if (refused !== undefined) return refused.code === 'CUSTOMER_UNKNOWN' ? { ...refused, status: profile.unknownCustomerStatus } : refused;
   const { orderId, number, duplicate } = ctx.orders.store(body, canonicalOrder(body as ValidOrder), ctx.clock(), idempotencyKey);
   ctx.counters.orderAccepted(duplicate);
-  const id = profile.ids === 'integer' ? number : orderId;
+  const id = profile.ids === 'integer' ? number : profile.ids === 'digits' ? String(number) : orderId;
   if (!profile.success.body) return { status: profile.success.status, headers: { location: `/business-api/orders/${id}` } };
   return { status: profile.success.status, body: { orderId: id, status: 'received' } };
 }

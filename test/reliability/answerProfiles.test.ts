@@ -17,7 +17,7 @@ import { loginUrlByCustomerId } from '../../src/accounts/loginUrlFor.js';
 import { openLoginPortal, type LoginPortal } from '../../src/accounts/openLoginPortal.js';
 import type { AccountJobData } from '../../src/accounts/accountJob.js';
 import type { AccountPayload } from '../../src/accounts/accountColumns.js';
-import { encodeRemoteId } from '../../src/delivery/remoteId.js';
+import { decodeRemoteId } from '../../src/delivery/remoteId.js';
 import { importFile } from '../../src/importer/importFile.js';
 import type { ParkedRecord } from '../../src/orderJob.js';
 import type { Services } from '../../src/services.js';
@@ -82,8 +82,8 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     const results = parse(await readFile(resultsPath), { columns: true, bom: true }) as Record<string, string>[];
     const delivered = results.filter((r) => r.outcome === 'delivered');
     expect(delivered).toHaveLength(valid);
-    // A number from the body is written as digits; digits from the Location header are a string, so quoted.
-    const idShape = profile.ids === 'string' ? /^SIM-\d+$/ : profile.success.body ? /^\d+$/ : /^"\d+"$/;
+    // A number from the body is written as digits; digits in a string (or from Location) are quoted.
+    const idShape = profile.ids === 'string' ? /^SIM-\d+$/ : profile.ids === 'integer' && profile.success.body ? /^\d+$/ : /^"\d+"$/;
     for (const row of delivered) expect(row.remoteOrderId).toMatch(idShape);
     if (profile.success.body && profile.ids === 'integer') expect(typeof (await rig.services.ledger.get(delivered[0]!.orderKey!))?.remoteId).toBe('number');
 
@@ -134,21 +134,24 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     const resultsPath = join(rig.dir, 'employees.results.csv');
     await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNT_RESULTS);
     const results = parse(await readFile(resultsPath), { columns: true, bom: true }) as Record<string, string>[];
-    for (const row of results) expect(row.customerId).toMatch(profile.ids === 'integer' ? /^1\d{5}$/ : UUID);
+    for (const row of results) expect(row.customerId).toMatch(profile.ids === 'integer' ? /^1\d{5}$/ : profile.ids === 'digits' ? /^"1\d{5}"$/ : UUID);
 
     portal = await openLoginPortal(rig.config, rig.logger);
     const sso = `${rig.simulator.url}/sso/`;
     // By identity: the directory hands login the id with the type the API returned.
     expect(await portal.loginUrlFor({ email: 'anna.devries@example.nl', companyId: COMPANY })).toMatch(sso);
     const anna = results.find((r) => r.email === 'anna.devries@example.nl')!;
-    if (profile.ids === 'integer') {
-      const id = Number(anna.customerId);
-      expect(await portal.loginUrlFor({ customerId: id })).toMatch(sso);
-      // The same digits as a string are another value to this API: refused, as issue 12 saw it.
-      await expect(portal.loginUrlFor({ customerId: String(id) })).rejects.toMatchObject({ code: expect.stringMatching(/VALIDATION_FAILED|HTTP_400|validation_failed/), exitCode: 4 });
+    const typed = decodeRemoteId(anna.customerId!);
+    expect(typeof typed).toBe(profile.ids === 'integer' ? 'number' : 'string');
+    expect(await portal.loginUrlFor({ customerId: typed })).toMatch(sso);
+    if (profile.ids !== 'string') {
+      // The same digits in the other JSON type are another value to this API: refused, as issue 12 saw it.
+      const otherType = typeof typed === 'number' ? String(typed) : Number(typed);
+      await expect(portal.loginUrlFor({ customerId: otherType })).rejects.toMatchObject({ exitCode: 4 });
+      // `bulkorder login 100001` typed bare: sent as a number, and as a string if refused as one.
+      expect(await loginUrlByCustomerId(rig.config, rig.logger, String(typed))).toMatch(sso);
     }
     // `bulkorder login <customerId>` as the results file writes it.
     expect(await loginUrlByCustomerId(rig.config, rig.logger, anna.customerId!)).toMatch(sso);
-    expect(anna.customerId).toBe(encodeRemoteId(profile.ids === 'integer' ? Number(anna.customerId) : anna.customerId!));
   }, 60_000);
 });
