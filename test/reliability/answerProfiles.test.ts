@@ -10,21 +10,19 @@ import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { writeResults } from '../../src/batches/writeResults.js';
-import { ACCOUNT_IMPORT } from '../../src/commands/accountsRun.js';
-import { ACCOUNT_RESULTS } from '../../src/accounts/accountResults.js';
-import { openAccountServices } from '../../src/accounts/accountServices.js';
+import { ACCOUNTS } from '../../src/kinds/accounts.js';
+import { ORDERS } from '../../src/kinds/orders.js';
 import { loginUrlByCustomerId } from '../../src/accounts/loginUrlFor.js';
 import { openLoginPortal, type LoginPortal } from '../../src/accounts/openLoginPortal.js';
-import type { AccountJobData } from '../../src/accounts/accountJob.js';
 import type { AccountPayload } from '../../src/accounts/accountColumns.js';
 import { decodeRemoteId } from '../../src/delivery/remoteId.js';
 import { importFile } from '../../src/importer/importFile.js';
-import type { ParkedRecord } from '../../src/orderJob.js';
-import type { Services } from '../../src/services.js';
+import type { ParkedRecord } from '../../src/deliveryJob.js';
+import { openServices, type Services } from '../../src/services.js';
 import { samplesDir } from '../../src/paths.js';
 import { ANSWER_PROFILES } from '../../src/simulator/index.js';
-import { startAccountDelivery } from '../../jobs/accountDelivery.js';
-import type { DeliveryWorker } from '../../jobs/deliveryWorker.js';
+import { startAccountDelivery } from '../../src/worker/startWorkers.js';
+import type { DeliveryWorker } from '../../src/worker/deliveryWorker.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { CAFETARIAPLAN, COMPANY, deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
@@ -39,7 +37,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const JUDGED_PER_ORDER: readonly number[] = [422];
 
 let rig: DeliveryRig | undefined;
-let services: Services<AccountJobData> | undefined;
+let services: Services<AccountPayload> | undefined;
 let accountWorker: DeliveryWorker<AccountPayload> | undefined;
 let portal: LoginPortal | undefined;
 afterEach(async () => {
@@ -78,7 +76,7 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
 
     // Results: the remote id as the API gave it (a number stays a number; a Location id is a string).
     const resultsPath = join(rig.dir, 'orders.results.csv');
-    await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath);
+    await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
     const results = parse(await readFile(resultsPath), { columns: true, bom: true }) as Record<string, string>[];
     const delivered = results.filter((r) => r.outcome === 'delivered');
     expect(delivered).toHaveLength(valid);
@@ -114,25 +112,15 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     rig = await deliveryRig(`profile-acct-${name}`, { profile: name }, CAFETARIAPLAN);
     const file = join(rig.dir, 'employees.csv');
     await copyFile(join(samplesDir, 'employees.csv'), file);
-    services = await openAccountServices(rig.config);
+    services = await openServices(rig.config, ACCOUNTS);
     accountWorker = await startAccountDelivery(rig.config, rig.logger, { prefix: rig.prefix, delivery: { ...rig.config.delivery, concurrency: 2 } });
-    const imported = await importFile<AccountPayload>(file, {}, {
-      queue: services.queue,
-      ledger: services.ledger,
-      batches: services.batches,
-      env: rig.config.env,
-      logger: rig.logger,
-      jobOptions: services.jobOptions,
-      jobName: ACCOUNT_IMPORT.jobName,
-      openSource: ACCOUNT_IMPORT.openSource,
-      noun: 'account',
-    });
+    const imported = await importFile(file, {}, services.pipeline(rig.logger));
     const { batch, settled } = await followBatch(services.batches, imported.batchId, { pollMs: 100, timeoutMs: 30_000, out: quiet });
     expect(settled).toBe(true);
     expect(batch).toMatchObject({ delivered: 5, dead: 0, held: 0 });
 
     const resultsPath = join(rig.dir, 'employees.results.csv');
-    await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNT_RESULTS);
+    await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNTS);
     const results = parse(await readFile(resultsPath), { columns: true, bom: true }) as Record<string, string>[];
     for (const row of results) expect(row.customerId).toMatch(profile.ids === 'integer' ? /^1\d{5}$/ : profile.ids === 'digits' ? /^"1\d{5}"$/ : UUID);
 

@@ -11,12 +11,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { POSSIBLE_DUPLICATE_CODE, writeResults } from '../../src/batches/writeResults.js';
 import { POSSIBLE_DUPLICATE } from '../../src/ledger/ledger.js';
+import { ORDERS } from '../../src/kinds/orders.js';
 import type { SimulatorOptions } from '../../src/simulator/index.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
-const ORDERS = 40;
+const ORDER_COUNT = 40;
 const FAULTS: SimulatorOptions['faults'] = { storedThenErrorRate: 0.1, serverErrorRate: 0.05 };
 
 let rig: DeliveryRig | undefined;
@@ -28,14 +29,14 @@ afterEach(async () => {
 async function run(name: string, simulator: SimulatorOptions, env: Record<string, string> = {}) {
   rig = await deliveryRig(name, { faults: FAULTS, ...simulator }, env);
   const rows = [HEADER];
-  for (let i = 1; i <= ORDERS; i++) rows.push(orderRow(`DUP-${i}`));
+  for (let i = 1; i <= ORDER_COUNT; i++) rows.push(orderRow(`DUP-${i}`));
   const file = await rig.writeFile(`${name}.csv`, rows.join('\n') + '\n');
   await rig.startWorker({ concurrency: 4 });
   const imported = await rig.importFile(file);
   const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 45_000, out: quiet });
   expect(settled).toBe(true);
   const resultsPath = join(rig.dir, `${name}.results.csv`);
-  const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath);
+  const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
   const results = parse(await readFile(resultsPath), { columns: true, bom: true }) as Record<string, string>[];
   // Copies the API keeps, per order key (the Idempotency-Key each create carried).
   const copies = new Map<string, number>();
@@ -48,7 +49,7 @@ async function run(name: string, simulator: SimulatorOptions, env: Record<string
 describe('possible duplicates are visible; Idempotency-Key removes them where honoured', () => {
   it('"stored, then 500" under the default policy: every order the API kept twice is marked in the results and the batch, and an unmarked order was kept once', async () => {
     const r = await run('dup-marked', {});
-    expect(r.batch).toMatchObject({ delivered: ORDERS, dead: 0, held: 0 });
+    expect(r.batch).toMatchObject({ delivered: ORDER_COUNT, dead: 0, held: 0 });
     expect(r.counters.faults.storedThenError).toBeGreaterThan(0);
     expect(r.twice.length).toBeGreaterThan(0);
     for (const key of r.twice) expect(r.marked).toContain(key);
@@ -62,8 +63,8 @@ describe('possible duplicates are visible; Idempotency-Key removes them where ho
     recordReliability({
       fault: '"stored, then 500" on 10% and plain 5xx on 5% of requests, default policy, API ignores Idempotency-Key',
       behaviour: `all delivered; the ${r.twice.length} orders the API kept twice are among the ${r.marked.size} marked "possible duplicate" in results and batch; every unmarked order kept once`,
-      orders: ORDERS,
-      lost: ORDERS - r.batch.delivered - r.batch.dead - r.batch.held,
+      orders: ORDER_COUNT,
+      lost: ORDER_COUNT - r.batch.delivered - r.batch.dead - r.batch.held,
       duplicates: r.counters.duplicateOrdersAccepted,
       held: r.batch.held,
     });
@@ -71,17 +72,17 @@ describe('possible duplicates are visible; Idempotency-Key removes them where ho
 
   it('the same faults at an API that honours Idempotency-Key: the retry gets the first answer, no order is kept twice', async () => {
     const r = await run('dup-honoured', { profile: { idempotency: 'honour' } });
-    expect(r.batch).toMatchObject({ delivered: ORDERS, dead: 0, held: 0 });
+    expect(r.batch).toMatchObject({ delivered: ORDER_COUNT, dead: 0, held: 0 });
     expect(r.counters.faults.storedThenError).toBeGreaterThan(0);
     expect(r.twice).toEqual([]);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
     expect(r.counters.idempotentReplays).toBeGreaterThanOrEqual(r.counters.faults.storedThenError);
-    expect(r.copies.size).toBe(ORDERS);
+    expect(r.copies.size).toBe(ORDER_COUNT);
     recordReliability({
       fault: '"stored, then 500" on 10% and plain 5xx on 5% of requests, API honours Idempotency-Key',
       behaviour: `all delivered once: ${r.counters.idempotentReplays} retries answered from the first create; ${r.marked.size} still marked "possible duplicate" (the client cannot know)`,
-      orders: ORDERS,
-      lost: ORDERS - r.batch.delivered - r.batch.dead - r.batch.held,
+      orders: ORDER_COUNT,
+      lost: ORDER_COUNT - r.batch.delivered - r.batch.dead - r.batch.held,
       duplicates: r.counters.duplicateOrdersAccepted,
       held: r.batch.held,
     });
@@ -89,7 +90,7 @@ describe('possible duplicates are visible; Idempotency-Key removes them where ho
 
   it('BULKORDER_IDEMPOTENCY_HEADER=none sends no key', async () => {
     const r = await run('dup-off', { faults: {} }, { BULKORDER_IDEMPOTENCY_HEADER: 'none' });
-    expect(r.batch).toMatchObject({ delivered: ORDERS, possibleDuplicates: 0 });
+    expect(r.batch).toMatchObject({ delivered: ORDER_COUNT, possibleDuplicates: 0 });
     expect(r.counters.idempotencyKeys).toBe(0);
   }, 60_000);
 });
