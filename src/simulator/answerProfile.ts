@@ -6,34 +6,9 @@
  */
 import { UsageError } from '../errors.js';
 import type { Answer } from './answer.js';
+import type { AnswerProfile } from './simulatorTypes.js';
 
-/** Every dimension the spec leaves open, one value each. */
-export interface AnswerProfile {
-  /** Status of an order for a businessCustomerId the API does not serve (code CUSTOMER_UNKNOWN). */
-  unknownCustomerStatus: 403 | 404 | 422;
-  /**
-   * Ids the API hands out: `string` (orderId `SIM-7`, customerId a UUID), `integer` (JSON numbers
-   * 7 and 100007) or `digits` (strings of digits, "7" and "100007", which only look like numbers).
-   */
-  ids: 'string' | 'integer' | 'digits';
-  /** Where the login answer puts the URL: `{loginUrl}`, `{url}`, or nested under an undocumented name. */
-  loginUrl: 'loginUrl' | 'url' | 'nested';
-  /** Status of a successful create (orders, accounts); `body: false` answers an order with Location only. */
-  success: { status: 200 | 201; body: boolean };
-  /**
-   * Shape of error bodies: `{code, message, details?}`, OAuth-like `{error, error_description}`,
-   * RFC 9457 `application/problem+json` (`type`, `title`, `status`, `detail`; no code), `{errors:[...]}`,
-   * an HTML page, or no body at all.
-   */
-  errors: 'code-message' | 'oauth' | 'problem' | 'errors-array' | 'html' | 'empty';
-  /** The refusal of a missing or malformed User-Agent. */
-  userAgentRefusal: { status: number; code: string };
-  /**
-   * `honour`: a create repeated with the same Idempotency-Key gets the first answer again and
-   * stores nothing (a "stored, then 500" leaves no duplicate). `ignore`: the header is only counted.
-   */
-  idempotency: 'ignore' | 'honour';
-}
+export type { AnswerProfile } from './simulatorTypes.js';
 
 /** The simulator's original answers. */
 const DEFAULT_PROFILE: AnswerProfile = {

@@ -3,7 +3,6 @@
  * Re-exported from src/simulator/startSimulator.ts and src/simulator/index.ts.
  */
 import type { Logger } from '../logger.js';
-import type { AnswerProfile } from './answerProfile.js';
 
 /** The two remote APIs; a token is bound to the one it was issued for. */
 export type ApiName = 'business' | 'cafetariaplan';
@@ -73,6 +72,37 @@ export type FaultKind =
   | 'tokenFailure'
   | 'tokenLatency'
   | 'scripted';
+
+/**
+ * How the simulator answers where the spec says "not shown"; every dimension one value. Named
+ * profiles are in src/simulator/answerProfile.ts (ANSWER_PROFILES).
+ */
+export interface AnswerProfile {
+  /** Status of an order for a businessCustomerId the API does not serve (code CUSTOMER_UNKNOWN). */
+  unknownCustomerStatus: 403 | 404 | 422;
+  /**
+   * Ids the API hands out: `string` (orderId `SIM-7`, customerId a UUID), `integer` (JSON numbers
+   * 7 and 100007) or `digits` (strings of digits, "7" and "100007", which only look like numbers).
+   */
+  ids: 'string' | 'integer' | 'digits';
+  /** Where the login answer puts the URL: `{loginUrl}`, `{url}`, or nested under an undocumented name. */
+  loginUrl: 'loginUrl' | 'url' | 'nested';
+  /** Status of a successful create (orders, accounts); `body: false` answers an order with Location only. */
+  success: { status: 200 | 201; body: boolean };
+  /**
+   * Shape of error bodies: `{code, message, details?}`, OAuth-like `{error, error_description}`,
+   * RFC 9457 `application/problem+json` (`type`, `title`, `status`, `detail`; no code), `{errors:[...]}`,
+   * an HTML page, or no body at all.
+   */
+  errors: 'code-message' | 'oauth' | 'problem' | 'errors-array' | 'html' | 'empty';
+  /** The refusal of a missing or malformed User-Agent. */
+  userAgentRefusal: { status: number; code: string };
+  /**
+   * `honour`: a create repeated with the same Idempotency-Key gets the first answer again and
+   * stores nothing (a "stored, then 500" leaves no duplicate). `ignore`: the header is only counted.
+   */
+  idempotency: 'ignore' | 'honour';
+}
 
 /** Options of {@link startSimulator}; every field is optional. */
 export interface SimulatorOptions {
