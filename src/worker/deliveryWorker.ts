@@ -55,9 +55,9 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const wording = kind.wording;
   const commands = options.redis ?? createRedis(options.redisUrl, 'worker');
   const blocking = createRedis(options.redisUrl, 'worker');
-  await assertRedisReady(commands, options.redisUrl);
+  await assertRedisReady(commands, options.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
   const keys = keyspace(prefix);
-  const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), ambiguousPolicy: delivery.ambiguousPolicy });
+  const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
   const breaker = new CircuitBreaker(commands, keys, () => queue.pause(), logger, { threshold: delivery.breakerThreshold });
 

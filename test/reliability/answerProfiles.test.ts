@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
+import { redisPrefix } from '../../src/config.js';
 import { writeResults } from '../../src/batches/writeResults.js';
 import { ACCOUNTS } from '../../src/kinds/accounts.js';
 import { ORDERS } from '../../src/kinds/orders.js';
@@ -113,7 +114,7 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     const file = join(rig.dir, 'employees.csv');
     await copyFile(join(samplesDir, 'employees.csv'), file);
     services = await openServices(rig.config, ACCOUNTS);
-    accountWorker = await startAccountDelivery(rig.config, rig.logger, { prefix: rig.prefix, delivery: { ...rig.config.delivery, concurrency: 2 } });
+    accountWorker = await startAccountDelivery(rig.config, rig.logger, { prefix: redisPrefix(rig.config, 'cafetariaplan'), delivery: { ...rig.config.delivery, concurrency: 2 } });
     const imported = await importFile(file, {}, services.pipeline(rig.logger));
     const { batch, settled } = await followBatch(services.batches, imported.batchId, { pollMs: 100, timeoutMs: 30_000, out: quiet });
     expect(settled).toBe(true);
