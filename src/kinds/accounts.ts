@@ -15,7 +15,7 @@ import type { RecordKind } from './recordKind.js';
  */
 export const ACCOUNTS: RecordKind<AccountPayload> = {
   name: 'accounts',
-  noun: 'account',
+  noun: ACCOUNT_COLUMNS.noun,
   columns: ACCOUNT_COLUMNS,
   openSource: openAccountSource,
   api: 'cafetariaplan',

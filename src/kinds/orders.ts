@@ -9,7 +9,7 @@ import type { RecordKind } from './recordKind.js';
 /** Orders to the Business API: `bulkorder import|status|dead-letters|review ...`. */
 export const ORDERS: RecordKind<OrderPayload> = {
   name: 'orders',
-  noun: 'order',
+  noun: ORDER_COLUMNS.noun,
   columns: ORDER_COLUMNS,
   openSource: openOrderSource,
   api: 'business',
