@@ -1,12 +1,13 @@
 import { basename, dirname, join } from 'node:path';
 import { followBatch } from '../batches/followBatch.js';
 import { needsAttention, type Batch } from '../batches/batchStore.js';
+import { POSSIBLE_DUPLICATE_CODE, writeResults, type ResultsCounts } from '../batches/writeResults.js';
+import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
 import { describeHealth, readDeliveryHealth } from '../worker/deliveryControl.js';
 import { WORKER_STALE_MS } from '../worker/workerPresence.js';
 
 /** A worker may take a moment to register: "no worker is running" only after this. */
 const NO_WORKER_GRACE_MS = 3000;
-import { writeResults, type ResultsCounts } from '../batches/writeResults.js';
 import { ExitCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
@@ -72,6 +73,7 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
     `  results: ${resultsPath}`,
     ...(kind.reportResults?.(results) ?? []),
   );
+  if (batch.possibleDuplicates > 0) lines.push(`  ${batch.possibleDuplicates} of the delivered: ${POSSIBLE_DUPLICATE} (errorCode ${POSSIBLE_DUPLICATE_CODE} in the results file; check the service for a second copy)`);
   if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
   const attention = needsAttention({ rejected: c.rejected, skippedHeld: c.skippedHeld, dead: batch.dead, held: batch.held });
   const exitCode = !settled ? ExitCode.infrastructure : attention ? ExitCode.needsAttention : ExitCode.ok;

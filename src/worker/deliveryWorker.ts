@@ -26,11 +26,11 @@ export interface DeliveryWorkerOptions<P> {
   redisUrl: string;
   /** The record kind: its queue, keyspace, retention and wording. */
   kind: RecordKind<P>;
-  /** The environment's key prefix, `bulkorder:<env>`; the kind's keyspace is under it. */
+  /** The target's key prefix, `bulkorder:<env>:<id>` (redisPrefix(config, kind.api)); the kind's keyspace is under it. */
   prefix: string;
   delivery: DeliverySettings;
   /** The API call that creates one record (src/delivery); returns a classified outcome, never throws for HTTP failures. */
-  send(payload: P): Promise<ApiOutcome>;
+  send(payload: P, record: { key: string }): Promise<ApiOutcome>;
   /** The HTTP deadline of one call: the job lock must outlast it. */
   requestDeadlineMs: number;
   logger: Logger;
