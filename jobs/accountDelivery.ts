@@ -6,10 +6,10 @@ import { createHttpTransport } from '../src/delivery/httpTransport.js';
 import { createApiTokenProvider } from '../src/delivery/apiTokenProvider.js';
 import { createCafetariaplanClient, type AccountOutcome } from '../src/delivery/cafetariaplanClient.js';
 import type { Outcome } from '../src/delivery/classifyOutcome.js';
-import type { DeliverySettings } from '../src/worker/deliverySettings.js';
+import type { DeliveryStartOptions } from './deliveryWorker.js';
 import type { AccountPayload } from '../src/accounts/accountColumns.js';
 import { ACCOUNT_WORDING, ACCOUNTS_QUEUE, accountsPrefix } from '../src/accounts/accountJob.js';
-import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
+import { observers, startDeliveryWorker, tokenObserver, type DeliveryWorker } from './deliveryWorker.js';
 
 /**
  * The account-registration worker: the same BullMQ worker, ledger, retries, dead letters,
@@ -17,12 +17,12 @@ import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
  * accounts keyspace, calling the Cafetariaplan API with its own credentials and shared token.
  * Started by `bulkorder worker` when Cafetariaplan credentials are configured.
  */
-export async function startAccountDelivery(config: Config, logger: Logger, options: { prefix: string; delivery: DeliverySettings }): Promise<DeliveryWorker<AccountPayload>> {
+export async function startAccountDelivery(config: Config, logger: Logger, options: DeliveryStartOptions): Promise<DeliveryWorker<AccountPayload>> {
   const settings = requireApi(config, 'cafetariaplan');
   const redis = createRedis(config.redisUrl, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: options.delivery.concurrency });
   // The token lives beside the Business API's, under the environment's prefix (one per API and credentials).
-  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: options.prefix });
+  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: options.prefix, ...tokenObserver(options, 'cafetariaplan') });
   const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
   const accountLogger = logger.child({ api: 'cafetariaplan' });
   const worker = await startDeliveryWorker<AccountPayload>({
@@ -36,6 +36,7 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
     requestDeadlineMs: settings.http.deadlineMs,
     logger: accountLogger,
     redis,
+    ...observers(options, 'cafetariaplan'),
   });
   return {
     worker: worker.worker,

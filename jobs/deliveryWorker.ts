@@ -1,5 +1,6 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { hostname } from 'node:os';
 import { keyspace } from '../src/keyspace.js';
 import { Ledger } from '../src/ledger/ledger.js';
 import type { Logger } from '../src/logger.js';
@@ -12,6 +13,8 @@ import { CircuitBreaker } from '../src/worker/circuitBreaker.js';
 import { ORDER_WORDING, RetryableDeliveryError, type DeliveryResult, type RecordWording } from '../src/worker/deliverOrder.js';
 import type { DeliverySettings } from '../src/worker/deliverySettings.js';
 import type { OrderPayload } from '../src/ingest/types.js';
+import type { DeliveryMetricsSink, MetricsApi } from '../src/metrics/bulkorderMetrics.js';
+import { observeDelivery } from '../src/metrics/observeDelivery.js';
 import { createDeliverOrderProcessor } from './deliverOrder.js';
 
 /** Jobs per second that stand for "no limit" (see the limiter below). */
@@ -36,6 +39,34 @@ export interface DeliveryWorkerOptions<P> {
   logger: Logger;
   /** A Redis connection for the shared token cache and the ledger; made here when not given. */
   redis?: Redis;
+  /** Counts requests and outcomes (src/metrics); `api` labels them. */
+  metrics?: { sink: DeliveryMetricsSink; api: MetricsApi };
+  /** Called when a job of a batch ended for good (notifications check whether the batch settled). */
+  onJobEnded?(batchId: string): void;
+}
+
+/** What `bulkorder worker` passes to startBusinessDelivery / startAccountDelivery. */
+export interface DeliveryStartOptions {
+  prefix: string;
+  delivery: DeliverySettings;
+  /** Metrics of this process (src/metrics), when it serves /metrics. */
+  metrics?: DeliveryMetricsSink;
+  /** See DeliveryWorkerOptions.onJobEnded. */
+  onJobEnded?(batchId: string): void;
+}
+
+/** The optional observers of DeliveryStartOptions, as DeliveryWorkerOptions takes them. */
+export function observers(options: DeliveryStartOptions, api: MetricsApi): Pick<DeliveryWorkerOptions<unknown>, 'metrics' | 'onJobEnded'> {
+  return {
+    ...(options.metrics === undefined ? {} : { metrics: { sink: options.metrics, api } }),
+    ...(options.onJobEnded === undefined ? {} : { onJobEnded: options.onJobEnded }),
+  };
+}
+
+/** Counts token requests when metrics are on. */
+export function tokenObserver(options: DeliveryStartOptions, api: MetricsApi): { onTokenRequest?(result: 'ok' | 'failed', error?: unknown): void } {
+  const metrics = options.metrics;
+  return metrics === undefined ? {} : { onTokenRequest: (result, error) => metrics.tokenRequest(api, result, error) };
 }
 
 export interface DeliveryWorker<P = OrderPayload> {
@@ -65,8 +96,9 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
 
   // The processor needs the worker (for its rate limiter) and the worker needs the processor.
   let worker: Worker<DeliveryJobData<P>, DeliveryResult> | undefined;
+  const send = options.metrics === undefined ? options.send : observeDelivery(options.send, options.metrics.sink, options.metrics.api);
   const processor = createDeliverOrderProcessor<P>({
-    send: options.send,
+    send,
     wording,
     ledger,
     breaker,
@@ -79,6 +111,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   worker = new Worker<DeliveryJobData<P>, DeliveryResult>(queueName, processor, {
     connection: blocking,
     prefix,
+    // getWorkers() shows this name: which host and process, at what concurrency.
+    name: `${hostname()}:${process.pid}:${delivery.concurrency}`,
     concurrency: delivery.concurrency,
     // The lock is renewed every half lockDuration while a job runs; it also outlasts one request,
     // so even a missed renewal cannot hand a job in flight to a second worker.
@@ -97,6 +131,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   worker.on('failed', (job, error) => {
     if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun);
   });
+  if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
 
   logger.info({ queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
   let closing: Promise<void> | undefined;
@@ -122,6 +157,22 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
       return closing;
     },
   };
+}
+
+/** Counts how jobs ended and tells `onJobEnded`; BullMQ's events, so the delivery logic stays as it is. */
+function watchJobEnds<P>(worker: Worker<DeliveryJobData<P>, DeliveryResult>, metrics: DeliveryWorkerOptions<P>['metrics'], onJobEnded: ((batchId: string) => void) | undefined): void {
+  worker.on('completed', (job, result) => {
+    metrics?.sink.order(metrics.api, result.outcome === 'already-delivered' ? 'already_delivered' : result.outcome);
+    onJobEnded?.(job.data.batchId);
+  });
+  worker.on('failed', (job, error) => {
+    if (job === undefined) return;
+    // UnrecoverableError: the processor dead-lettered it; other failures end the job only on its last attempt.
+    const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+    if (!final) return;
+    metrics?.sink.order(metrics.api, 'dead_lettered');
+    onJobEnded?.(job.data.batchId);
+  });
 }
 
 /** Parks a job that failed for good without our processor having parked it. */

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
 import { startAccountDelivery } from '../../jobs/accountDelivery.js';
 import type { WorkerFlags } from './worker.js';
+import { startWorkerObservers } from '../health/workerObservers.js';
 
 /** `bulkorder worker`: runs until SIGTERM or SIGINT; returns the exit code. */
 export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
@@ -12,7 +13,17 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new UsageError('USAGE', `--concurrency must be a whole number from 1 to 1000, not '${flags.concurrency}'`);
   }
-  const options = { prefix: redisPrefix(ctx.config), delivery: { ...ctx.config.delivery, concurrency } };
+  const httpPort = flags.httpPort === undefined ? undefined : Number(flags.httpPort);
+  if (httpPort !== undefined && !(Number.isInteger(httpPort) && httpPort >= 0 && httpPort <= 65535)) {
+    throw new UsageError('USAGE', `--http-port must be a port number from 0 to 65535, not '${flags.httpPort}'`);
+  }
+  const observers = await startWorkerObservers(ctx.config, ctx.logger, { ...(httpPort === undefined ? {} : { httpPort }), ...(flags.httpHost === undefined ? {} : { host: flags.httpHost }) });
+  const options = {
+    prefix: redisPrefix(ctx.config),
+    delivery: { ...ctx.config.delivery, concurrency },
+    ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
+    ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
+  };
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
   try {
@@ -22,16 +33,19 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
     if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, options));
   } catch (error) {
     await Promise.all(running.map((worker) => worker.close()));
+    await observers.close();
     throw error;
   }
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');
+      observers.shuttingDown();
       resolve();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
   await Promise.all(running.map((worker) => worker.close()));
+  await observers.close();
   return ExitCode.ok;
 }

@@ -1,0 +1,76 @@
+import { redisPrefix, type Config } from '../config.js';
+import { openAccountServices } from '../accounts/accountServices.js';
+import { ParkedStore } from '../deadLetter/parkedStore.js';
+import type { Logger } from '../logger.js';
+import { createMetrics, type BulkorderMetrics } from '../metrics/bulkorderMetrics.js';
+import { readState, type StateTarget } from '../metrics/readState.js';
+import { startBatchWatch } from '../notify/batchWatch.js';
+import { startBreakerWatch } from '../notify/breakerWatch.js';
+import { createNotifier } from '../notify/notifier.js';
+import { openServices } from '../services.js';
+import { opsRoutes } from './opsRoutes.js';
+import { startHttpServer, type OpsServer } from './startOpsServer.js';
+
+/** What a worker process adds to delivery: metrics, notifications, and its HTTP port. */
+export interface WorkerObservers {
+  /** Pass to startBusinessDelivery / startAccountDelivery. */
+  readonly metrics: BulkorderMetrics | undefined;
+  onJobEnded?(batchId: string): void;
+  /** The ops server's URL, with `--http-port`. */
+  readonly url: string | undefined;
+  /** Marks the process as shutting down (`/readyz` answers 503 from now on). */
+  shuttingDown(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Sets up what `bulkorder worker` offers besides delivery: with `httpPort`, `/metrics`,
+ * `/healthz` and `/readyz` on `host`; with BULKORDER_NOTIFY_* set, announcements of settled
+ * batches and of the circuit breaker. Nothing is started when neither is asked for.
+ */
+export async function startWorkerObservers(config: Config, logger: Logger, options: { httpPort?: number; host?: string; /** Tests: how often notifications look at batches and the breaker. */ pollMs?: number }): Promise<WorkerObservers> {
+  const notifier = createNotifier(config.notify, logger);
+  if (options.httpPort === undefined && !notifier.enabled) {
+    return { metrics: undefined, url: undefined, shuttingDown: () => undefined, close: async () => undefined };
+  }
+  const orders = await openServices({ redisUrl: config.redisUrl, prefix: redisPrefix(config), delivery: config.delivery });
+  const targets: StateTarget[] = [{ api: 'business', services: orders }];
+  const accounts = config.credentials.cafetariaplan === undefined ? undefined : await openAccountServices(config);
+  if (accounts !== undefined) targets.push({ api: 'cafetariaplan', services: accounts });
+  const closers: (() => unknown)[] = [() => orders.close(), () => accounts?.close(), () => notifier.close()];
+
+  let stopping = false;
+  const metrics = options.httpPort === undefined ? undefined : createMetrics({ snapshot: () => readState(targets) });
+  let server: OpsServer | undefined;
+  if (metrics !== undefined && options.httpPort !== undefined) {
+    const app = opsRoutes({ redis: orders.redis, redisUrl: config.redisUrl, metrics, shuttingDown: () => stopping });
+    server = await startHttpServer(app, { host: options.host ?? '127.0.0.1', port: options.httpPort });
+    closers.unshift(() => server?.close());
+    logger.info({ url: server.url }, 'serving /metrics, /healthz and /readyz');
+  }
+
+  const watches: { jobEnded(batchId: string): void; close(): void }[] = [];
+  if (notifier.enabled) {
+    const dashboardUrl = config.dashboard.publicUrl;
+    for (const services of [orders, accounts]) {
+      if (services === undefined) continue;
+      const parked = (['dead', 'held'] as const).map((kind) => new ParkedStore(services.redis, services.keys, services.ledger, kind));
+      watches.push(startBatchWatch({ redis: services.redis, keys: services.keys, batches: services.batches, parked, notifier, logger, ...(dashboardUrl === undefined ? {} : { dashboardUrl }), ...(options.pollMs === undefined ? {} : { sweepMs: options.pollMs }) }));
+      const breaker = startBreakerWatch({ redis: services.redis, keys: services.keys, env: config.env, notifier, logger, ...(dashboardUrl === undefined ? {} : { dashboardUrl }), ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }) });
+      closers.unshift(() => breaker.close());
+    }
+    for (const watch of watches) closers.unshift(() => watch.close());
+  }
+  return {
+    metrics,
+    // Batch ids are unique across kinds, so each watch just finds nothing for the other kind's batches.
+    ...(watches.length === 0 ? {} : { onJobEnded: (batchId: string) => watches.forEach((w) => w.jobEnded(batchId)) }),
+    url: server?.url,
+    shuttingDown() {
+      stopping = true;
+    },
+    async close() {
+      for (const close of closers) await close();
+    },
+  };
+}
