@@ -12,6 +12,7 @@ import { register as registerReview } from './review.js';
 import { register as registerWatch } from './watch.js';
 import { register as registerSchedule } from './schedule.js';
 import { register as registerAccounts } from './accounts.js';
+import { register as registerDashboard } from './dashboard.js';
 
 /** Sets the process exit code a command's action decided on. */
 export type SetExitCode = (code: number) => void;
@@ -35,4 +36,5 @@ export function registerCommands(program: Command, setExitCode: SetExitCode): vo
   registerWatch(program, setExitCode);
   registerSchedule(program, setExitCode);
   registerAccounts(program, setExitCode);
+  registerDashboard(program, setExitCode);
 }

@@ -1,5 +1,4 @@
 import { serve, type ServerType } from '@hono/node-server';
-import type { Hono } from 'hono';
 import { InfrastructureError } from '../errors.js';
 
 /** A listening HTTP server; `close()` stops it and ends open connections. */
@@ -10,9 +9,9 @@ export interface OpsServer {
 }
 
 /** Serves a hono app on host:port (loopback unless told otherwise). */
-export async function startHttpServer(app: Hono, options: { host: string; port: number }): Promise<OpsServer> {
+export async function startHttpServer(app: { fetch(request: Request): Response | Promise<Response> }, options: { host: string; port: number }): Promise<OpsServer> {
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(s));
+    const s = serve({ fetch: (request: Request) => app.fetch(request), hostname: options.host, port: options.port }, () => resolve(s));
     s.once('error', (error: NodeJS.ErrnoException) =>
       reject(new InfrastructureError('HTTP_LISTEN_FAILED', `cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}): choose another --port or --host`, { cause: error })),
     );
