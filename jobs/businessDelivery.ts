@@ -31,7 +31,7 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
     ...observers(options, 'business'),
   });
   // Every worker process also runs scheduled imports (bulkorder schedule); BullMQ gives each firing to one.
-  const scheduled = await startScheduledImportWorker({ redisUrl: config.redisUrl, prefix: options.prefix, env: config.env, delivery: options.delivery, logger });
+  const scheduled = await startScheduledImportWorker({ redisUrl: config.redisUrl, prefix: options.prefix, env: config.env, delivery: options.delivery, logger, ...(options.onScheduledImport === undefined ? {} : { onResult: options.onScheduledImport }) });
   return {
     worker: worker.worker,
     async close() {

@@ -14,6 +14,7 @@ import { ORDER_WORDING, RetryableDeliveryError, type DeliveryResult, type Record
 import type { DeliverySettings } from '../src/worker/deliverySettings.js';
 import type { OrderPayload } from '../src/ingest/types.js';
 import type { DeliveryMetricsSink, MetricsApi } from '../src/metrics/bulkorderMetrics.js';
+import type { ScheduledImportResult } from '../src/schedule/runScheduledImport.js';
 import { observeDelivery } from '../src/metrics/observeDelivery.js';
 import { createDeliverOrderProcessor } from './deliverOrder.js';
 
@@ -53,6 +54,8 @@ export interface DeliveryStartOptions {
   metrics?: DeliveryMetricsSink;
   /** See DeliveryWorkerOptions.onJobEnded. */
   onJobEnded?(batchId: string): void;
+  /** Told what each scheduled import firing did. */
+  onScheduledImport?(result: ScheduledImportResult): void;
 }
 
 /** The optional observers of DeliveryStartOptions, as DeliveryWorkerOptions takes them. */

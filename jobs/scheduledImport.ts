@@ -14,6 +14,8 @@ export interface ScheduledImportWorkerOptions {
   env: string;
   delivery: DeliverySettings;
   logger: Logger;
+  /** Told what each firing did (notifications: a schedule that found no file). */
+  onResult?(result: ScheduledImportResult): void;
 }
 
 export interface ScheduledImportWorker {
@@ -44,6 +46,7 @@ export async function startScheduledImportWorker(options: ScheduledImportWorkerO
     { connection: blocking, prefix: options.prefix, concurrency: 1 },
   );
   worker.on('error', (error) => options.logger.error({ err: error }, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
+  if (options.onResult !== undefined) worker.on('completed', (_job, result) => options.onResult?.(result));
   worker.on('failed', (job, error) => options.logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'));
   let closing: Promise<void> | undefined;
   return {

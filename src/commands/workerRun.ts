@@ -23,6 +23,7 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
     delivery: { ...ctx.config.delivery, concurrency },
     ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
     ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
+    ...(observers.onScheduledImport === undefined ? {} : { onScheduledImport: observers.onScheduledImport }),
   };
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];

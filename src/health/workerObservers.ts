@@ -9,6 +9,8 @@ import { startBreakerWatch } from '../notify/breakerWatch.js';
 import { createNotifier } from '../notify/notifier.js';
 import { openServices } from '../services.js';
 import { opsRoutes } from './opsRoutes.js';
+import type { ScheduledImportResult } from '../schedule/runScheduledImport.js';
+import type { Notifier } from '../notify/notifier.js';
 import { startHttpServer, type OpsServer } from './startOpsServer.js';
 
 /** What a worker process adds to delivery: metrics, notifications, and its HTTP port. */
@@ -16,6 +18,7 @@ export interface WorkerObservers {
   /** Pass to startBusinessDelivery / startAccountDelivery. */
   readonly metrics: BulkorderMetrics | undefined;
   onJobEnded?(batchId: string): void;
+  onScheduledImport?(result: ScheduledImportResult): void;
   /** The ops server's URL, with `--http-port`. */
   readonly url: string | undefined;
   /** Marks the process as shutting down (`/readyz` answers 503 from now on). */
@@ -65,6 +68,7 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
     metrics,
     // Batch ids are unique across kinds, so each watch just finds nothing for the other kind's batches.
     ...(watches.length === 0 ? {} : { onJobEnded: (batchId: string) => watches.forEach((w) => w.jobEnded(batchId)) }),
+    ...(!notifier.enabled ? {} : { onScheduledImport: (result: ScheduledImportResult) => void announceNoFile(result, config, notifier) }),
     url: server?.url,
     shuttingDown() {
       stopping = true;
@@ -73,4 +77,18 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
       for (const close of closers) await close();
     },
   };
+}
+
+/** A schedule that fired and found no file is worth telling: the export upstream may have failed. */
+async function announceNoFile(result: ScheduledImportResult, config: Config, notifier: Notifier): Promise<void> {
+  if (result.files.length > 0) return;
+  const link = config.dashboard.publicUrl === undefined ? undefined : `${config.dashboard.publicUrl}/schedules`;
+  await notifier.notify({
+    event: 'no-file',
+    env: config.env,
+    text: `Schedule ${result.schedule} fired and found no file: nothing was imported.${link === undefined ? '' : `\n${link}`}`,
+    at: new Date().toISOString(),
+    schedule: result.schedule,
+    ...(link === undefined ? {} : { dashboardUrl: link }),
+  });
 }

@@ -12,6 +12,10 @@ import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deli
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import type { NotifyEvent } from '../../src/notify/notifyEvent.js';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { ScheduleStore } from '../../src/schedule/scheduleStore.js';
+import { SCHEDULES_QUEUE, type ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -50,6 +54,7 @@ async function startWorker(rig: DeliveryRig, observers: WorkerObservers): Promis
     delivery: rig.config.delivery,
     ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
     ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
+    ...(observers.onScheduledImport === undefined ? {} : { onScheduledImport: observers.onScheduledImport }),
   });
   cleanups.push(() => worker.close());
   return worker;
@@ -131,7 +136,7 @@ describe('worker metrics, health and notifications', () => {
     expect(hook.events.filter((e) => e.batchId === imported.batchId)).toHaveLength(1);
   });
 
-  it('a clean batch is announced as settled, and the breaker opening is announced', async () => {
+  it('a clean batch is announced as settled, then a schedule that found no file, then the breaker opening', async () => {
     const hook = await receiver();
     const rig = await deliveryRig('notify', {}, { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_BREAKER_THRESHOLD: '1' });
     cleanups.push(() => rig.close());
@@ -143,6 +148,14 @@ describe('worker metrics, health and notifications', () => {
     await followBatch(rig.services.batches, imported.batchId, { timeoutMs: 20_000 });
     await waitFor(() => hook.events.some((e) => e.event === 'batch-settled'), 'batch-settled');
     expect(hook.events.find((e) => e.event === 'batch-settled')).toMatchObject({ batchId: imported.batchId, exitCode: 0, counts: { delivered: 2 } });
+
+    // A schedule whose source names no file (the upstream export did not run).
+    const scheduleQueue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: rig.services.redis, prefix: rig.prefix });
+    cleanups.push(() => scheduleQueue.close());
+    await new ScheduleStore(scheduleQueue).set({ name: 'nightly', cron: '* * * * * *', source: join(rig.dir, 'orders-*.csv') });
+    await waitFor(() => hook.events.some((e) => e.event === 'no-file'), 'no-file', 20_000);
+    expect(hook.events.find((e) => e.event === 'no-file')).toMatchObject({ schedule: 'nightly' });
+    await new ScheduleStore(scheduleQueue).remove('nightly');
 
     // A 403 is not about the order: with threshold 1 the breaker trips at once.
     rig.simulator.setFaults({ script: [{ status: 403, body: { code: 'FORBIDDEN', message: 'no' }, path: 'orders' }] });
