@@ -1,12 +1,5 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
-
-interface DashboardFlags extends ConfigFlags {
-  host?: string;
-  port?: string;
-  readOnly?: boolean;
-}
+import { loadCommandContext, withConfigFlags, type DashboardFlags, type SetExitCode } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
@@ -26,5 +19,3 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     setExitCode(await runDashboard(flags, await loadCommandContext(flags)));
   });
 }
-
-export type { DashboardFlags };

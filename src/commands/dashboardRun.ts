@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startDashboard } from '../dashboard/startDashboard.js';
-import type { DashboardFlags } from './dashboard.js';
+import type { DashboardFlags } from './options.js';
 
 /** `bulkorder dashboard`: serves until SIGTERM or SIGINT. */
 export async function runDashboard(flags: DashboardFlags, ctx: { config: Config; logger: Logger }): Promise<number> {

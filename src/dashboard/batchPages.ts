@@ -54,9 +54,9 @@ export function parkedTable(items: readonly ParkedItem[], ctx: PageContext, opti
   const now = Date.now();
   const k = kindQuery(ctx.kind);
   return h`<table data-test="parked"><tr>${options.selectable === true ? h`<th><span title="select">✓</span></th>` : ''}<th>order key</th><th>outcome</th><th>batch</th><th>HTTP</th><th>code</th><th>message</th><th>recipient</th><th>source</th><th>age</th><th>ledger now</th></tr>
-${items.map(({ record, entry }) => h`<tr data-key="${record.orderKey}">
-${options.selectable === true ? h`<td><input type="checkbox" name="keys" value="${record.orderKey}" form="bulk" aria-label="select ${record.orderKey}"></td>` : ''}
-<td><a href="/orders/${encodeURIComponent(record.orderKey)}${k}">${record.orderKey}</a>${record.orderRef === undefined ? '' : h`<br><small>ref ${record.orderRef}</small>`}</td>
+${items.map(({ record, entry }) => h`<tr data-key="${record.key}">
+${options.selectable === true ? h`<td><input type="checkbox" name="keys" value="${record.key}" form="bulk" aria-label="select ${record.key}"></td>` : ''}
+<td><a href="/orders/${encodeURIComponent(record.key)}${k}">${record.key}</a>${record.orderRef === undefined ? '' : h`<br><small>ref ${record.orderRef}</small>`}</td>
 <td>${record.kind === 'dead' ? 'dead-lettered' : 'held'}</td><td><a href="/batches/${encodeURIComponent(record.batchId)}${k}">${record.batchId}</a></td>
 <td>${record.httpStatus ?? '-'}</td><td>${record.code ?? '-'}</td><td>${record.message ?? record.reason}</td><td>${maskedWho(record.payload)}</td>
 <td>${basename(record.file)}:${record.lines.join(',')}</td><td>${formatAge(now - record.parkedAt)}</td><td>${entry?.state ?? 'forgotten'}</td></tr>`)}</table>`;

@@ -35,7 +35,7 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
     }
     case 'purge': {
       const items = await target.dead.select(filter);
-      const purged = await ledger.purgeParked('dead', items.map((item) => item.record.orderKey));
+      const purged = await ledger.purgeParked('dead', items.map((item) => item.record.key));
       return `Purged ${purged} dead letter${purged === 1 ? '' : 's'}; they were not sent (importing them again sends them).`;
     }
     case 'release': {
@@ -46,7 +46,7 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
       const items = await target.held.select(filter);
       const outcomes = await resolveHeld(items, ledger, { ...review(form), ...(form.remoteId === undefined ? {} : { remoteId: form.remoteId }) });
       const resolved = outcomes.filter((o) => o.outcome === 'resolved').length;
-      const moved = outcomes.filter((o) => o.outcome !== 'resolved').map((o) => `${o.orderKey} is ${o.outcome} now`);
+      const moved = outcomes.filter((o) => o.outcome !== 'resolved').map((o) => `${o.key} is ${o.outcome} now`);
       return `Resolved as delivered by ${form.by}: ${resolved}.${moved.length === 0 ? '' : ` Not resolved: ${moved.join('; ')}.`}`;
     }
     default:

@@ -1,21 +1,21 @@
 import { Queue } from 'bullmq';
 import { redisPrefix, type Config } from '../config.js';
+import { KINDS } from '../kinds/kindByName.js';
 import { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { Logger } from '../logger.js';
 import { readState, type StateTarget } from '../metrics/readState.js';
 import { ScheduleStore } from '../schedule/scheduleStore.js';
-import { SCHEDULES_QUEUE, type ScheduledImportData } from '../schedule/scheduledImportJob.js';
-import type { Services } from '../services.js';
+import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
+import { SCHEDULES_QUEUE } from '../queues.js';
+import { openServices, type Services } from '../services.js';
 import type { RequeueDeps } from '../deadLetter/requeueParked.js';
-// Issue 11 moves this opener out of src/commands; until then the dashboard shares the CLI's.
-import { openParkedTarget } from '../commands/parkedTarget.js';
 
 /** Orders or employee accounts: what the dashboard's pages and actions work on. */
 export type TargetKind = 'orders' | 'accounts';
 
 export interface DashboardTarget {
   kind: TargetKind;
-  services: Services;
+  services: Services<unknown>;
   dead: ParkedStore;
   held: ParkedStore;
   /** What dead-letters retry and review release need (the CLI's own requeue path). */
@@ -60,12 +60,12 @@ export function dashboardSnapshot(state: DashboardState): ReturnType<typeof read
 }
 
 async function openTarget(config: Config, logger: Logger, kind: TargetKind): Promise<DashboardTarget> {
-  const { services, store, jobName } = await openParkedTarget(config, kind === 'accounts', 'dead');
+  const services = await openServices(config, KINDS[kind]);
   return {
     kind,
     services,
-    dead: store,
+    dead: new ParkedStore(services.redis, services.keys, services.ledger, 'dead'),
     held: new ParkedStore(services.redis, services.keys, services.ledger, 'held'),
-    requeue: { queue: services.queue, batches: services.batches, env: config.env, logger, jobOptions: services.jobOptions, jobName },
+    requeue: services.pipeline(logger),
   };
 }

@@ -38,7 +38,7 @@ export async function searchPage(state: DashboardState, ctx: PageContext, q: str
     }
     for (const store of [target.dead, target.held]) {
       for await (const { record, entry } of store.scan()) {
-        if (record.orderRef === q || record.orderKey === q) add(record.orderKey, entry?.state ?? record.kind, record.batchId);
+        if (record.orderRef === q || record.key === q) add(record.key, entry?.state ?? record.kind, record.batchId);
       }
     }
   }

@@ -1,5 +1,6 @@
 import { redisPrefix, type Config } from '../config.js';
-import { openAccountServices } from '../accounts/accountServices.js';
+import { ACCOUNTS } from '../kinds/accounts.js';
+import { ORDERS } from '../kinds/orders.js';
 import { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { Logger } from '../logger.js';
 import { createMetrics, type BulkorderMetrics } from '../metrics/bulkorderMetrics.js';
@@ -36,9 +37,9 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
   if (options.httpPort === undefined && !notifier.enabled) {
     return { metrics: undefined, url: undefined, shuttingDown: () => undefined, close: async () => undefined };
   }
-  const orders = await openServices({ redisUrl: config.redisUrl, prefix: redisPrefix(config), delivery: config.delivery });
+  const orders = await openServices(config, ORDERS);
   const targets: StateTarget[] = [{ api: 'business', services: orders }];
-  const accounts = config.credentials.cafetariaplan === undefined ? undefined : await openAccountServices(config);
+  const accounts = config.credentials.cafetariaplan === undefined ? undefined : await openServices(config, ACCOUNTS);
   if (accounts !== undefined) targets.push({ api: 'cafetariaplan', services: accounts });
   const closers: (() => unknown)[] = [() => orders.close(), () => accounts?.close(), () => notifier.close()];
 

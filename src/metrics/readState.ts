@@ -6,7 +6,7 @@ import type { MetricsApi, StateSnapshot } from './bulkorderMetrics.js';
 /** One delivery target whose shared state is read: orders, or employee accounts. */
 export interface StateTarget {
   api: MetricsApi;
-  services: Pick<Services, 'redis' | 'keys' | 'batches'> & { queue: Pick<Queue, 'getJobCounts' | 'isPaused' | 'getWorkersCount' | 'getWorkers'> };
+  services: Pick<Services<unknown>, 'redis' | 'keys' | 'batches'> & { queue: Pick<Queue, 'getJobCounts' | 'isPaused' | 'getWorkersCount' | 'getWorkers'> };
 }
 
 /** Past this, a scrape gives up on Redis: /metrics must answer even while Redis is away. */

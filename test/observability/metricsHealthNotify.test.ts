@@ -5,8 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startWorkerObservers, type WorkerObservers } from '../../src/health/workerObservers.js';
-import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
-import type { DeliveryWorker } from '../../jobs/deliveryWorker.js';
+import { startBusinessDelivery } from '../../src/worker/startWorkers.js';
+import type { DeliveryWorker } from '../../src/worker/deliveryWorker.js';
+import type { OrderPayload } from "../../src/ingest/types.js";
 import { followBatch } from '../../src/batches/followBatch.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
@@ -15,7 +16,8 @@ import type { NotifyEvent } from '../../src/notify/notifyEvent.js';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { ScheduleStore } from '../../src/schedule/scheduleStore.js';
-import { SCHEDULES_QUEUE, type ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
+import type { ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
+import { SCHEDULES_QUEUE } from '../../src/queues.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -48,7 +50,7 @@ async function receiver(): Promise<{ url: string; events: NotifyEvent[] }> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook/SECRET-PATH`, events };
 }
 
-async function startWorker(rig: DeliveryRig, observers: WorkerObservers): Promise<DeliveryWorker> {
+async function startWorker(rig: DeliveryRig, observers: WorkerObservers): Promise<DeliveryWorker<OrderPayload>> {
   const worker = await startBusinessDelivery(rig.config, rig.logger, {
     prefix: rig.prefix,
     delivery: rig.config.delivery,
