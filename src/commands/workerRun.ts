@@ -20,7 +20,7 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   const options = {
     prefix: redisPrefix(ctx.config),
     delivery: { ...ctx.config.delivery, concurrency },
-    ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
+    metrics: observers.metrics,
     ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
     ...(observers.onScheduledImport === undefined ? {} : { onScheduledImport: observers.onScheduledImport }),
   };

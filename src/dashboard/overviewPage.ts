@@ -3,6 +3,8 @@ import { isSettled, type Batch } from '../batches/batchStore.js';
 import { CircuitBreaker } from '../worker/circuitBreaker.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget } from './dashboardState.js';
 import { h, type Safe } from './html.js';
+import { activityChart } from './activityChart.js';
+import { readMinuteStats } from '../metrics/minuteStats.js';
 import { bar, kindQuery, page, time, type PageContext } from './layout.js';
 
 /** A worker as BullMQ's getWorkers() shows it; our workers are named `host:pid:concurrency`. */
@@ -17,7 +19,13 @@ interface WorkerRow {
 export async function overviewPage(state: DashboardState, ctx: PageContext): Promise<string> {
   const target = state.targets[ctx.kind] ?? state.targets.orders;
   const breaker = new CircuitBreaker(target.services.redis, target.services.keys, async () => undefined, state.logger);
-  const [snapshot, trip, workers, batches] = await Promise.all([dashboardSnapshot(state), breaker.trip(), liveWorkers(target), target.services.batches.list(10)]);
+  const [snapshot, trip, workers, batches, activity] = await Promise.all([
+    dashboardSnapshot(state),
+    breaker.trip(),
+    liveWorkers(target),
+    target.services.batches.list(10),
+    readMinuteStats(target.services),
+  ]);
   const queue = snapshot?.queues.find((q) => q.api === (ctx.kind === 'orders' ? 'business' : 'cafetariaplan'));
   const [dead, held] = await Promise.all([target.dead.count(), target.held.count()]);
   const k = kindQuery(ctx.kind);
@@ -31,6 +39,7 @@ ${trip === undefined ? h`<p class="ok" data-test="breaker">Circuit breaker close
  <div class="card"><a href="/dead-letters${k}">dead letters</a><b class="${dead > 0 ? 'bad' : ''}" data-test="dead-count">${dead}</b></div>
  <div class="card"><a href="/held${k}">held for review</a><b class="${held > 0 ? 'warn' : ''}" data-test="held-count">${held}</b></div>
 </div>
+${activityChart(activity.points, activity)}
 <h2>Live workers (${workers.length})</h2>
 ${workers.length === 0 ? h`<p class="warn">No worker is connected: queued ${ctx.kind === 'orders' ? 'orders' : 'accounts'} wait. Start <code>bulkorder worker</code>.</p>` : h`<table><tr><th>host</th><th>pid</th><th>concurrency</th><th>connected since</th></tr>
 ${workers.map((w) => h`<tr><td>${w.host}</td><td>${w.pid}</td><td>${w.concurrency}</td><td>${time(Date.now() - w.sinceSeconds * 1000)}</td></tr>`)}</table>`}

@@ -3,7 +3,8 @@ import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
 import { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { Logger } from '../logger.js';
-import { createMetrics, type BulkorderMetrics } from '../metrics/bulkorderMetrics.js';
+import { createMetrics, type DeliveryMetricsSink } from '../metrics/bulkorderMetrics.js';
+import { createMinuteStats } from '../metrics/minuteStats.js';
 import { readState, type StateTarget } from '../metrics/readState.js';
 import { startBatchWatch } from '../notify/batchWatch.js';
 import { startBreakerWatch } from '../notify/breakerWatch.js';
@@ -16,8 +17,8 @@ import { startHttpServer, type OpsServer } from './startOpsServer.js';
 
 /** What a worker process adds to delivery: metrics, notifications, and its HTTP port. */
 export interface WorkerObservers {
-  /** Pass to startBusinessDelivery / startAccountDelivery. */
-  readonly metrics: BulkorderMetrics | undefined;
+  /** Pass to startBusinessDelivery / startAccountDelivery: Prometheus counters (with --http-port) and the chart's minutes. */
+  readonly metrics: DeliveryMetricsSink;
   onJobEnded?(batchId: string): void;
   onScheduledImport?(result: ScheduledImportResult): void;
   /** The ops server's URL, with `--http-port`. */
@@ -30,21 +31,35 @@ export interface WorkerObservers {
 /**
  * Sets up what `bulkorder worker` offers besides delivery: with `httpPort`, `/metrics`,
  * `/healthz` and `/readyz` on `host`; with BULKORDER_NOTIFY_* set, announcements of settled
- * batches and of the circuit breaker. Nothing is started when neither is asked for.
+ * batches and of the circuit breaker; always, the per-minute outcome counts of the dashboard's chart.
  */
 export async function startWorkerObservers(config: Config, logger: Logger, options: { httpPort?: number; host?: string; /** Tests: how often notifications look at batches and the breaker. */ pollMs?: number }): Promise<WorkerObservers> {
   const notifier = createNotifier(config.notify, logger);
-  if (options.httpPort === undefined && !notifier.enabled) {
-    return { metrics: undefined, url: undefined, shuttingDown: () => undefined, close: async () => undefined };
-  }
   const orders = await openServices(config, ORDERS);
   const targets: StateTarget[] = [{ api: 'business', services: orders }];
   const accounts = config.credentials.cafetariaplan === undefined ? undefined : await openServices(config, ACCOUNTS);
   if (accounts !== undefined) targets.push({ api: 'cafetariaplan', services: accounts });
   const closers: (() => unknown)[] = [() => orders.close(), () => accounts?.close(), () => notifier.close()];
 
+  // The dashboard's 24-hour chart: every worker adds its minutes, whatever else is configured.
+  const stats = createMinuteStats({ business: orders, ...(accounts === undefined ? {} : { cafetariaplan: accounts }) }, options.pollMs === undefined ? {} : { flushMs: options.pollMs });
+  closers.unshift(() => stats.close());
+
   let stopping = false;
   const metrics = options.httpPort === undefined ? undefined : createMetrics({ snapshot: () => readState(targets) });
+  const sink: DeliveryMetricsSink = {
+    request(api, outcome, seconds) {
+      metrics?.request(api, outcome, seconds);
+      stats.request(api, outcome, seconds);
+    },
+    order(api, outcome) {
+      metrics?.order(api, outcome);
+      stats.order(api, outcome);
+    },
+    tokenRequest(api, result, error) {
+      metrics?.tokenRequest(api, result, error);
+    },
+  };
   let server: OpsServer | undefined;
   if (metrics !== undefined && options.httpPort !== undefined) {
     const app = opsRoutes({ redis: orders.redis, redisUrl: config.redisUrl, metrics, shuttingDown: () => stopping });
@@ -66,7 +81,7 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
     for (const watch of watches) closers.unshift(() => watch.close());
   }
   return {
-    metrics,
+    metrics: sink,
     // Batch ids are unique across kinds, so each watch just finds nothing for the other kind's batches.
     ...(watches.length === 0 ? {} : { onJobEnded: (batchId: string) => watches.forEach((w) => w.jobEnded(batchId)) }),
     ...(!notifier.enabled ? {} : { onScheduledImport: (result: ScheduledImportResult) => void announceNoFile(result, config, notifier) }),

@@ -8,6 +8,8 @@ import { startDashboard, type RunningDashboard } from '../../src/dashboard/start
 import { projectRoot } from '../../src/paths.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { waitFor } from '../helpers/cliProcess.js';
+import { startWorkerObservers, type WorkerObservers } from '../../src/health/workerObservers.js';
+import { startBusinessDelivery } from '../../src/worker/startWorkers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'dashboard-test-token-0123456789';
@@ -19,6 +21,8 @@ let dashboard: RunningDashboard;
 let readOnly: RunningDashboard;
 let browser: Browser;
 let page: Page;
+let observers: WorkerObservers;
+let worker: { close(): Promise<void> };
 const batchIds: string[] = [];
 
 async function importAndSettle(name: string, rows: string[]): Promise<string> {
@@ -40,7 +44,9 @@ beforeAll(async () => {
     throw new Error(`The dashboard browser test needs Debian's chromium at ${CHROMIUM}: run \`apt-get update && apt-get install -y chromium\` (.ci/run does this).`);
   }
   rig = await deliveryRig('dashboard', {}, { BULKORDER_DASHBOARD_TOKEN: TOKEN, BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '1000' });
-  await rig.startWorker();
+  // The worker as `bulkorder worker` runs it: with its observers, so the overview's chart has minutes.
+  observers = await startWorkerObservers(rig.config, rig.logger, { pollMs: 200 });
+  worker = await startBusinessDelivery(rig.config, rig.logger, { prefix: rig.prefix, metrics: observers.metrics });
   // H1 is sent and never answered: held for review. D1 is refused once with 422: dead-lettered.
   rig.simulator.setFaults({ script: [{ status: 200, noAnswer: true, path: 'orders' }] });
   await importAndSettle('held.csv', [orderRow('H1')]);
@@ -58,6 +64,8 @@ afterAll(async () => {
   await browser?.close();
   await readOnly?.close();
   await dashboard?.close();
+  await worker?.close();
+  await observers?.close();
   await rig?.close();
 });
 
@@ -69,6 +77,13 @@ describe('the dashboard in a real browser', () => {
     expect(await page.textContent('[data-test=dead-count]')).toBe('1');
     expect(await page.textContent('[data-test=held-count]')).toBe('1');
     expect(await page.textContent('body')).toContain('Live workers (1)');
+    // The 24-hour chart counts what the worker did (its minutes reach Redis within the flush interval).
+    await waitFor(async () => {
+      await page.goto(`${dashboard.url}/`);
+      return (await page.textContent('[data-test=activity]'))?.includes('delivered 4') === true;
+    }, 'the chart to show the delivered orders');
+    expect(await page.textContent('[data-test=activity]')).toMatch(/refused 1.*held 1/s);
+    expect(await page.textContent('[data-test=p50]')).toMatch(/ms/);
     await shot('dashboard-overview');
     await page.click(`a[href^="/batches/${batchIds[1]}"]`);
     expect(await page.textContent('[data-test=parked]')).toContain('QUANTITY_LIMIT');
