@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { redisPrefix } from '../config.js';
+import { redisPrefix, requireApi } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startAccountDelivery, startBusinessDelivery } from '../worker/startWorkers.js';
@@ -16,6 +16,10 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   if (httpPort !== undefined && !(Number.isInteger(httpPort) && httpPort >= 0 && httpPort <= 65535)) {
     throw new UsageError('USAGE', `--http-port must be a port number from 0 to 65535, not '${flags.httpPort}'`);
   }
+  // Configuration first (exit 2 names the variable), before the observers open Redis.
+  const { business: hasBusiness, cafetariaplan: hasCafetariaplan } = ctx.config.credentials;
+  if (hasBusiness !== undefined || hasCafetariaplan === undefined) requireApi(ctx.config, 'business');
+  if (hasCafetariaplan !== undefined) requireApi(ctx.config, 'cafetariaplan');
   const observers = await startWorkerObservers(ctx.config, ctx.logger, { ...(httpPort === undefined ? {} : { httpPort }), ...(flags.httpHost === undefined ? {} : { host: flags.httpHost }) });
   const options = {
     prefix: redisPrefix(ctx.config),
