@@ -91,7 +91,7 @@ describe('the dashboard in a real browser', () => {
     expect(await page.textContent('[data-test=parked]')).toContain('A*** d***, a***@e***.nl');
     expect(await page.textContent('body')).not.toContain('anna.d1@example.nl');
     await shot('dashboard-batch');
-  });
+  }, 60_000);
 
   it('a dead letter is retried by clicking, then delivered', async () => {
     await page.goto(`${dashboard.url}/dead-letters`);
