@@ -14,6 +14,7 @@ import { register as registerWatch } from './watch.js';
 import { register as registerSchedule } from './schedule.js';
 import { register as registerAccounts } from './accounts.js';
 import { register as registerDashboard } from './dashboard.js';
+import { register as registerConfig } from './config.js';
 
 export type { SetExitCode };
 
@@ -42,4 +43,5 @@ export function registerCommands(program: Command, setExitCode: SetExitCode): vo
   registerDeadLetters(accounts, setExitCode, 'accounts');
   registerReview(accounts, setExitCode, 'accounts');
   registerDashboard(program, setExitCode);
+  registerConfig(program, setExitCode);
 }

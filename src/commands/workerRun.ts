@@ -21,20 +21,19 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   if (hasBusiness !== undefined || hasCafetariaplan === undefined) requireApi(ctx.config, 'business');
   if (hasCafetariaplan !== undefined) requireApi(ctx.config, 'cafetariaplan');
   const observers = await startWorkerObservers(ctx.config, ctx.logger, { ...(httpPort === undefined ? {} : { httpPort }), ...(flags.httpHost === undefined ? {} : { host: flags.httpHost }) });
-  const options = {
-    prefix: redisPrefix(ctx.config),
-    delivery: { ...ctx.config.delivery, concurrency },
+  const observed = {
     metrics: observers.metrics,
     ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
     ...(observers.onScheduledImport === undefined ? {} : { onScheduledImport: observers.onScheduledImport }),
   };
+  const delivery = { ...ctx.config.delivery, concurrency };
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
   try {
     // Orders unless only Cafetariaplan credentials are set; with none at all, startBusinessDelivery names what is missing.
-    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, options));
+    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery, ...observed }));
     // Employee accounts whenever Cafetariaplan credentials are set: a second BullMQ worker on the accounts queue.
-    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, options));
+    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config, 'cafetariaplan'), delivery, ...observed }));
   } catch (error) {
     await Promise.all(running.map((worker) => worker.close()));
     await observers.close();

@@ -21,7 +21,7 @@ import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 
-/** What a delivery worker process is started with; `prefix` defaults to the configuration's `bulkorder:<env>`. */
+/** What a delivery worker process is started with; `prefix` defaults to the target's `bulkorder:<env>:<id>` (redisPrefix(config, api)). */
 export interface StartOptions {
   prefix?: string;
   delivery?: DeliverySettings;
@@ -65,7 +65,7 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
     kind: ORDERS,
     prefix,
     delivery,
-    send: (payload) => client.createOrder(payload),
+    send: (payload, order) => client.createOrder(payload, { idempotencyKey: order.key }),
     requestDeadlineMs: settings.http.deadlineMs,
     logger,
     redis,
@@ -91,12 +91,12 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
  * Started by `bulkorder worker` when Cafetariaplan credentials are configured.
  */
 export async function startAccountDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<AccountPayload>> {
-  const prefix = options.prefix ?? redisPrefix(config);
+  const prefix = options.prefix ?? redisPrefix(config, 'cafetariaplan');
   const delivery = options.delivery ?? config.delivery;
   const settings = requireApi(config, 'cafetariaplan');
   const redis = createRedis(config.redisUrl, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
-  // The token lives beside the Business API's, under the environment's prefix (one per API and credentials).
+  // The token lives under the Cafetariaplan API's target prefix (one per token URL, client id and secret).
   const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix, ...tokenObserver(options, 'cafetariaplan') });
   const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
   const worker = await startDeliveryWorker<AccountPayload>({
@@ -104,7 +104,7 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
     kind: ACCOUNTS,
     prefix,
     delivery,
-    send: async (account) => asDeliveryOutcome(await client.createAccount(account)),
+    send: async (account, record) => asDeliveryOutcome(await client.createAccount(account, { idempotencyKey: record.key })),
     requestDeadlineMs: settings.http.deadlineMs,
     logger: logger.child({ api: 'cafetariaplan' }),
     redis,
