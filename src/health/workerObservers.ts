@@ -35,14 +35,18 @@ export interface WorkerObservers {
  */
 export async function startWorkerObservers(config: Config, logger: Logger, options: { httpPort?: number; host?: string; /** Tests: how often notifications look at batches and the breaker. */ pollMs?: number }): Promise<WorkerObservers> {
   const notifier = createNotifier(config.notify, logger);
-  const orders = await openServices(config, ORDERS);
-  const targets: StateTarget[] = [{ api: 'business', services: orders }];
-  const accounts = config.credentials.cafetariaplan === undefined ? undefined : await openServices(config, ACCOUNTS);
+  // Each kind's keyspace belongs to its API's target: open the kinds whose credentials are set (as the worker does).
+  const { business, cafetariaplan } = config.credentials;
+  const orders = business !== undefined || cafetariaplan === undefined ? await openServices(config, ORDERS) : undefined;
+  const accounts = cafetariaplan === undefined ? undefined : await openServices(config, ACCOUNTS);
+  const targets: StateTarget[] = [];
+  if (orders !== undefined) targets.push({ api: 'business', services: orders });
   if (accounts !== undefined) targets.push({ api: 'cafetariaplan', services: accounts });
-  const closers: (() => unknown)[] = [() => orders.close(), () => accounts?.close(), () => notifier.close()];
+  const first = (orders ?? accounts)!;
+  const closers: (() => unknown)[] = [() => orders?.close(), () => accounts?.close(), () => notifier.close()];
 
   // The dashboard's 24-hour chart: every worker adds its minutes, whatever else is configured.
-  const stats = createMinuteStats({ business: orders, ...(accounts === undefined ? {} : { cafetariaplan: accounts }) }, options.pollMs === undefined ? {} : { flushMs: options.pollMs });
+  const stats = createMinuteStats({ ...(orders === undefined ? {} : { business: orders }), ...(accounts === undefined ? {} : { cafetariaplan: accounts }) }, options.pollMs === undefined ? {} : { flushMs: options.pollMs });
   closers.unshift(() => stats.close());
 
   let stopping = false;
@@ -62,7 +66,7 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
   };
   let server: OpsServer | undefined;
   if (metrics !== undefined && options.httpPort !== undefined) {
-    const app = opsRoutes({ redis: orders.redis, redisUrl: config.redisUrl, metrics, shuttingDown: () => stopping });
+    const app = opsRoutes({ redis: first.redis, redisUrl: config.redisUrl, metrics, shuttingDown: () => stopping });
     server = await startHttpServer(app, { host: options.host ?? '127.0.0.1', port: options.httpPort });
     closers.unshift(() => server?.close());
     logger.info({ url: server.url }, 'serving /metrics, /healthz and /readyz');

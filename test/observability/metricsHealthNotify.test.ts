@@ -170,7 +170,7 @@ describe('worker metrics, health and notifications', () => {
   it('/healthz stays 200 with Redis stopped; /readyz does not', async () => {
     const redis: PrivateRedis = await startPrivateRedis();
     cleanups.push(() => redis.stop());
-    const config = loadConfig({ env: {}, overrides: { REDIS_URL: redis.url, LOG_LEVEL: 'silent', BULKORDER_REDIS_PREFIX: 'health-test' } });
+    const config = loadConfig({ env: {}, overrides: { REDIS_URL: redis.url, LOG_LEVEL: 'silent', BULKORDER_REDIS_PREFIX: 'health-test', BULKORDER_BASE_URL: 'http://127.0.0.1:9', BULKORDER_USER_AGENT: 'Test-BulkorderTests', BULKORDER_BUSINESS_CLIENT_ID: 'id', BULKORDER_BUSINESS_CLIENT_SECRET: 'secret' } });
     const observers = await startWorkerObservers(config, createLogger({ level: 'silent' }), { httpPort: 0 });
     cleanups.push(() => observers.close());
     expect((await fetch(`${observers.url}/healthz`)).status).toBe(200);
