@@ -39,6 +39,8 @@ export interface Keyspace {
   watchLock(claimName: string): string;
   /** BullMQ's hash of one job (its layout: `<prefix>:<queue>:<jobId>`). */
   job(queueName: string, jobId: string): string;
+  /** Outcome counts and latency buckets of one minute (epoch minute), for the dashboard's chart; kept 25 h. */
+  statsMinute(minute: number): string;
 }
 
 export function keyspace(prefix: string): Keyspace {
@@ -60,5 +62,6 @@ export function keyspace(prefix: string): Keyspace {
     watchClaim: (claimName) => `${prefix}:watch:claim:${claimName}`,
     watchLock: (claimName) => `${prefix}:watch:lock:${claimName}`,
     job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,
+    statsMinute: (minute) => `${prefix}:stats:${minute}`,
   };
 }
