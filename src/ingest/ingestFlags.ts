@@ -11,6 +11,8 @@ export interface IngestFlags {
   delimiter?: string;
   encoding?: string;
   map?: string;
+  strictPhone?: boolean;
+  allowEmpty?: boolean;
 }
 
 const FORMATS: readonly IngestFormat[] = ['csv', 'json', 'ndjson'];
@@ -47,5 +49,7 @@ export async function ingestOptionsFromFlags(flags: IngestFlags, schema: ColumnS
     options.encoding = encoding;
   }
   if (flags.map !== undefined) options.mapping = await loadMapping(flags.map, schema);
+  if (flags.strictPhone === true) options.strictPhone = true;
+  if (flags.allowEmpty === true) options.allowEmpty = true;
   return options;
 }

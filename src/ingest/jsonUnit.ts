@@ -2,7 +2,7 @@ import { ORDER_FIELDS } from './orderFields.js';
 import { unitOf, type OrderUnit, type UnitRow } from './orderUnit.js';
 import type { JsonOversize, JsonRecord } from './readJsonRecords.js';
 import { fieldForName, normalizeHeader, type ResolvedMapping } from './resolveColumns.js';
-import { validateRow, type RowText } from './validateRow.js';
+import { validateRow, type RowRules, type RowText } from './validateRow.js';
 import type { RowError } from './types.js';
 
 /** What turning JSON elements into units needs to know. */
@@ -11,6 +11,8 @@ export interface JsonUnitContext {
   /** Keys of flat rows that map to no field; filled in as they are met. */
   ignored: Set<string>;
   maxLinesPerOrder: number;
+  /** Rules a person tightened with flags (e.g. --strict-phone). */
+  rules?: RowRules;
 }
 
 const ADDRESS_FIELDS = ['firstName', 'lastName', 'street', 'streetNumber', 'postalCode', 'city', 'countryCode'] as const;
@@ -73,7 +75,7 @@ function apiOrder(line: number, order: Record<string, unknown>, context: JsonUni
   const rows = products.map((product) => {
     const item = objectAt(product);
     for (const key of Object.keys(item)) if (key !== 'productId' && key !== 'quantity') unknown(`products.${key}`);
-    const row = checkedRow(line, { ...shared, productId: item.productId, quantity: item.quantity }, true);
+    const row = checkedRow(line, { ...shared, productId: item.productId, quantity: item.quantity }, true, context.rules);
     // With no product lines the row's empty productId/quantity say nothing new.
     if (noProducts) row.errors = row.errors.filter((e) => e.column !== 'productId' && e.column !== 'quantity');
     return row;
@@ -94,7 +96,7 @@ function flatRow(line: number, object: Record<string, unknown>, context: JsonUni
     }
     fields[field] = value;
   }
-  return unitOf([checkedRow(line, fields, false)], false, []);
+  return unitOf([checkedRow(line, fields, false, context.rules)], false, []);
 }
 
 const INTEGER_FIELDS: ReadonlySet<string> = new Set(['businessCustomerId', 'streetNumber', 'productId', 'quantity']);
@@ -104,7 +106,7 @@ const INTEGER_FIELDS: ReadonlySet<string> = new Set(['businessCustomerId', 'stre
  * `apiTypes` (an order in the API's shape) the JSON types must be the API's: numbers for the
  * integer fields, strings for the rest; flat rows, like CSV cells, may carry either.
  */
-function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boolean): UnitRow {
+function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boolean, rules: RowRules = {}): UnitRow {
   const text: RowText = {};
   const typeErrors: RowError[] = [];
   // Text where a number belongs (or the reverse) is reported as a type error only when the
@@ -126,7 +128,7 @@ function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boo
     }
   }
   if (!('orderRef' in values)) delete text.orderRef;
-  const checked = validateRow(line, text);
+  const checked = validateRow(line, text, rules);
   const cells = ORDER_FIELDS.map((field) => text[field] ?? '');
   const failed = new Set(checked.errors.map((e) => e.column));
   typeErrors.push(...softTypeErrors.filter((e) => !failed.has(e.column)));

@@ -11,6 +11,7 @@ import type { IngestEncoding, IngestFormat, RejectedOrder, ValidRecord } from '.
 
 export { formatFromExtension } from './fileChecks.js';
 import { createUnitStore, type GroupedUnit, type UnitCodec } from './unitStore.js';
+import type { RowRules } from './validateRow.js';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -37,6 +38,10 @@ export interface IngestOptions {
   maxLinesPerOrder?: number;
   /** Read size in bytes; default 64 KiB. */
   chunkBytes?: number;
+  /** Refuse phone numbers that are possible but not known to be in use (`--strict-phone`); default: accept with a note. */
+  strictPhone?: boolean;
+  /** Accept a file with no rows (`--allow-empty`); default: refused (FILE_EMPTY, exit 3), so an empty nightly export is not a quiet success. */
+  allowEmpty?: boolean;
 }
 
 /** Counts after (or during) iteration. */
@@ -55,6 +60,8 @@ export interface JsonUnitContext {
   /** Keys of flat rows that map to no field; filled in as they are met. */
   ignored: Set<string>;
   maxLinesPerOrder: number;
+  /** Rules a person tightened with flags (e.g. --strict-phone). */
+  rules?: RowRules;
 }
 
 /** What assembling one bucket of units needs besides the units. */
@@ -73,7 +80,7 @@ export interface AssembleContext {
  */
 export interface RecordSchema<U extends GroupedUnit & { rows: readonly unknown[] }, P> {
   columns: ColumnSchema;
-  csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan): U;
+  csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan, rules: RowRules): U;
   jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitContext): U;
   codec: UnitCodec<U>;
   assemble(units: readonly U[], context: AssembleContext): Iterable<ValidRecord<P> | RejectedOrder>;
@@ -149,10 +156,11 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   let iterated = false;
 
   const chunk = options.chunkBytes ? { chunkBytes: options.chunkBytes } : {};
+  const rules: RowRules = { strictPhone: options.strictPhone === true };
   const units = (): AsyncGenerator<U> =>
     format === 'csv'
-      ? csvUnits(file, plan, { delimiter, encoding, maxRecordBytes, ...chunk }, schema, () => blankRows++)
-      : jsonUnits(file, format, { encoding, maxRecordBytes, ...chunk }, schema, { mapping, ignored, maxLinesPerOrder });
+      ? csvUnits(file, plan, { delimiter, encoding, maxRecordBytes, ...chunk }, schema, rules, () => blankRows++)
+      : jsonUnits(file, format, { encoding, maxRecordBytes, ...chunk }, schema, { mapping, ignored, maxLinesPerOrder, rules });
 
   return {
     file,
@@ -172,6 +180,10 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
         for await (const unit of units()) {
           stats.rows += unit.rows.length;
           await store.add(unit);
+        }
+        if (stats.rows === 0 && options.allowEmpty !== true) {
+          const blank = blankRows > 0 ? ` (only ${blankRows} blank row${blankRows === 1 ? '' : 's'})` : '';
+          throw new FileRefusedError('FILE_EMPTY', file, `the file has no ${schema.columns.noun}s${blank}. An export that came out empty is not a success; check the export, or pass --allow-empty if an empty file is expected.`);
         }
         const context = { file, columns: plan.columns, maxLinesPerOrder };
         for await (const bucket of store.buckets()) {
@@ -194,6 +206,7 @@ async function* csvUnits<U extends GroupedUnit & { rows: readonly unknown[] }>(
   plan: ColumnPlan,
   read: Parameters<typeof readCsvRecords>[1],
   schema: RecordSchema<U, unknown>,
+  rules: RowRules,
   onBlank: () => void,
 ): AsyncGenerator<U> {
   let header = true;
@@ -206,7 +219,7 @@ async function* csvUnits<U extends GroupedUnit & { rows: readonly unknown[] }>(
       onBlank();
       continue;
     }
-    yield schema.csvUnit(record, plan);
+    yield schema.csvUnit(record, plan, rules);
   }
 }
 

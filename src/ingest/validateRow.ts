@@ -5,7 +5,14 @@ import { emailProblem, languageCode, textProblem } from './textChecks.js';
 import { maskValue } from './maskValue.js';
 import { RECIPIENT_FIELDS, type OrderField } from './orderFields.js';
 import type { RowErrorCode } from './rowErrorCodes.js';
+import { rowNote } from './rowNotes.js';
 import type { RowError } from './types.js';
+
+/** Rules a person can tighten with a flag (see src/commands/readingOptions.ts). */
+export interface RowRules {
+  /** Refuse phone numbers that are possible for their country but not known to be in use (`--strict-phone`). */
+  strictPhone?: boolean;
+}
 
 /** A row's fields as text (after column mapping). `undefined`: the field has no column/key. */
 export type RowText = Partial<Record<OrderField, string>>;
@@ -45,29 +52,44 @@ export interface CheckedRow {
 }
 
 /**
- * Checks one flat row against the Business API's order shape. Text is trimmed; the only other
- * normalisations are the case of country and language codes, E.164 spacing of phone numbers,
- * and removing the apostrophe the rejects file puts before cells that start with = + - @,
- * each reported in `notes`.
+ * Checks one flat row against the Business API's order shape. It refuses only what cannot be
+ * right; every normalisation is reported in `notes`: trimming, line breaks inside a text joined
+ * with ", ", leading zeros of a number, the case of country and language codes, E.164 spacing
+ * of phone numbers, removing the apostrophe the rejects file puts before cells that start with
+ * = + - @, and a phone number that is possible but unknown (PHONE_UNVERIFIED; refused with
+ * `rules.strictPhone`).
  */
-export function validateRow(line: number, text: RowText): CheckedRow {
+export function validateRow(line: number, text: RowText, rules: RowRules = {}): CheckedRow {
   const errors: RowError[] = [];
   const notes: string[] = [];
   const fail = (field: OrderField, raw: string, code: RowErrorCode, message: string): void => {
     const shown = maskValue(field, raw);
     errors.push({ line, column: field, value: shown, code, message: `${field}${raw === '' ? '' : ` '${shown}'`} ${message}` });
   };
+  const reads = new Map<OrderField, string>();
+  // Memoised, so a field read twice (value, then recipient or identity) is noted once.
   const read = (field: OrderField): string => {
-    let value = (text[field] ?? '').trim();
+    const known = reads.get(field);
+    if (known !== undefined) return known;
+    const written = text[field] ?? '';
+    let value = written.trim();
+    if (value !== written) notes.push(rowNote(line, field, 'TRIMMED', 'spaces around the value removed'));
     if (isNeutralizedCell(value)) {
       value = value.slice(1);
       notes.push(`line ${line}: ${field}: removed the leading apostrophe that protects spreadsheet cells`);
     }
+    reads.set(field, value);
     return value;
   };
 
   const integer = (field: OrderField): number | undefined => {
-    const raw = read(field);
+    let raw = read(field);
+    if (/^0+[1-9]\d*$/.test(raw)) {
+      // A spreadsheet's zero padding (00079): the number is plain, only its writing is not.
+      const unpadded = raw.replace(/^0+/, '');
+      notes.push(rowNote(line, field, 'LEADING_ZEROS', `'${raw}' read as ${unpadded}`));
+      raw = unpadded;
+    }
     const problem = integerProblem(raw);
     if (problem === undefined) return Number(raw);
     if (field === 'streetNumber' && problem.code === 'INTEGER_INVALID' && /^\d+\s*[-/]?\s*[\p{L}\d]/u.test(raw)) {
@@ -82,7 +104,16 @@ export function validateRow(line: number, text: RowText): CheckedRow {
   };
 
   const textField = (field: OrderField): string => {
-    const raw = read(field);
+    let raw = read(field);
+    if (/[\r\n]/.test(raw)) {
+      // Address line 2 in a quoted cell ("Rue de la Paix\nBâtiment B"), as many shops export it.
+      raw = raw
+        .split(/\r\n|\r|\n/)
+        .map((part) => part.trim().replace(/,$/, '').trim())
+        .filter((part) => part !== '')
+        .join(', ');
+      notes.push(rowNote(line, field, 'LINE_BREAKS_JOINED', 'line breaks inside the text joined with ", "'));
+    }
     const problem = textProblem(raw);
     if (problem !== undefined) fail(field, raw, problem.code, problem.message);
     return raw;
@@ -96,6 +127,7 @@ export function validateRow(line: number, text: RowText): CheckedRow {
   }
 
   const businessCustomerId = integer('businessCustomerId');
+  const bcidText = businessCustomerId === undefined ? read('businessCustomerId') : String(businessCustomerId);
   const firstName = textField('firstName');
   const lastName = textField('lastName');
   const street = textField('street');
@@ -107,7 +139,7 @@ export function validateRow(line: number, text: RowText): CheckedRow {
   const email = read('email');
   const emailIssue = emailProblem(email);
   if (emailIssue !== undefined) fail('email', email, emailIssue.code, emailIssue.message);
-  const telephoneNumber = phone(read('telephoneNumber'), countryCode, line, fail, notes);
+  const telephoneNumber = phone(read('telephoneNumber'), countryCode, line, fail, notes, rules);
   const productId = integer('productId');
   const quantity = integer('quantity');
 
@@ -123,7 +155,7 @@ export function validateRow(line: number, text: RowText): CheckedRow {
     email,
     telephoneNumber: telephoneNumber ?? read('telephoneNumber'),
   };
-  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: read('businessCustomerId') };
+  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: bcidText };
   if (errors.length > 0) return { line, errors, notes, recipient, identity };
   return {
     line,
@@ -196,7 +228,7 @@ function code(field: 'countryCode' | 'languageCode', raw: string, cased: 'upper'
   return undefined;
 }
 
-function phone(raw: string, countryCode: string | undefined, line: number, fail: Fail, notes: string[]): string | undefined {
+function phone(raw: string, countryCode: string | undefined, line: number, fail: Fail, notes: string[], rules: RowRules): string | undefined {
   if (raw === '') {
     fail('telephoneNumber', raw, 'FIELD_REQUIRED', 'is empty; it is required.');
     return undefined;
@@ -219,9 +251,19 @@ function phone(raw: string, countryCode: string | undefined, line: number, fail:
   }
   // Digits and the usual punctuation only: the library would read letters as a phone keypad.
   const parsed = /^\+[\d\s().\/-]+$/.test(raw) ? parsePhoneNumberFromString(raw) : undefined;
-  if (parsed === undefined || !parsed.isValid()) {
-    fail('telephoneNumber', raw, 'PHONE_INVALID', 'is not a valid phone number (check the country code and the number of digits).');
+  // Refuse only what cannot be right: a length or prefix impossible for the country the calling
+  // code names. Numbers newer than the library's metadata are possible but not "valid".
+  if (parsed === undefined || !parsed.isPossible()) {
+    fail('telephoneNumber', raw, 'PHONE_INVALID', 'cannot be a phone number of the country its calling code names (check the country code and the number of digits).');
     return undefined;
+  }
+  if (!parsed.isValid()) {
+    const where = parsed.country ?? `+${parsed.countryCallingCode}`;
+    if (rules.strictPhone === true) {
+      fail('telephoneNumber', raw, 'PHONE_UNVERIFIED', `is possible for ${where} but not a number range known to be in use; --strict-phone refuses it. Check it with the recipient, or import without --strict-phone.`);
+      return undefined;
+    }
+    notes.push(rowNote(line, 'telephoneNumber', 'PHONE_UNVERIFIED', `possible for ${where} but not a number range known to be in use; sent as written, check it if the delivery fails`));
   }
   if (parsed.number !== raw) notes.push(`line ${line}: telephoneNumber written as E.164 (spaces and punctuation removed)`);
   return parsed.number;

@@ -43,7 +43,7 @@ describe('RejectsWriter', () => {
     const [header, ...rows] = parse(text) as string[][];
     expect(header).toEqual([...HEADER.split(','), 'note', 'reject_line', 'reject_codes', 'reject_reasons']);
     expect(rows.map((r) => r.slice(-3, -1))).toEqual([
-      ['3', 'EMAIL_INVALID INTEGER_NOT_POSITIVE'],
+      ['3', 'FORMULA_TEXT EMAIL_INVALID INTEGER_NOT_POSITIVE'],
       ['4', 'ORDER_NOT_SENT'],
       ['5', 'RECIPIENT_MISMATCH'],
     ]);
