@@ -122,15 +122,15 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   schema: RecordSchema<U, P>,
 ): Promise<RecordSource<P>> {
   const size = await fileSize(file); // a wrong path is the likelier mistake than a wrong extension
-  const format = options.format ?? formatFromExtension(file);
   const encoding = options.encoding ?? 'utf-8';
+  await sniffFile(file, encoding); // before the extension: an .xlsx is named as one, not as an unknown format
+  const format = options.format ?? formatFromExtension(file);
   const maxRecordBytes = options.maxRecordBytes ?? 64 * KIB;
   const maxLinesPerOrder = options.maxLinesPerOrder ?? 1000;
   if (options.delimiter !== undefined && (options.delimiter.length !== 1 || /["\r\n]/.test(options.delimiter))) {
     throw new UsageError('DELIMITER_INVALID', `--delimiter must be one character other than a quote or line break (got ${JSON.stringify(options.delimiter)}).`);
   }
   const mapping = resolveMapping(options.mapping, schema.columns);
-  await sniffFile(file, encoding);
   const head = await readHead(file, encoding, maxRecordBytes, options.chunkBytes);
 
   let plan: ColumnPlan;

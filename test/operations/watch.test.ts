@@ -66,21 +66,22 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     await mkdir(join(folder.inbox, 'a-folder'));
     await writeFile(join(folder.inbox, 'big.csv'), csv('BIG', 40));
     await writeFile(join(folder.inbox, 'columns.csv'), 'name,city\nAnna,Amsterdam\n');
+    await writeFile(join(folder.inbox, 'empty.csv'), HEADER + '\n'); // a night whose export came out empty
     await writeFile(join(folder.inbox, 'mixed.csv'), csv('MIX', 1) + 'MIX-BAD,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,x,+31612345678,5001,1\n');
     await rig.startWorker({ concurrency: 2 });
 
     const report = await watch(rig, { maxBytes: 2000 });
-    expect(report.failed).toHaveLength(5);
+    expect(report.failed).toHaveLength(6);
     expect(report.done).toHaveLength(1);
     const codes: Record<string, string> = {};
     for (const name of (await readdir(folder.failed)).filter((n) => n.endsWith('.summary.json'))) {
       const s = JSON.parse(await readFile(join(folder.failed, name), 'utf8')) as { file: string; code: string };
       codes[s.file] = s.code;
     }
-    expect(codes).toEqual({ 'link.csv': 'WATCH_SYMLINK', 'hard.csv': 'WATCH_HARD_LINK', 'a-folder': 'WATCH_NOT_A_FILE', 'big.csv': 'WATCH_TOO_LARGE', 'columns.csv': 'COLUMNS_MISSING' });
+    expect(codes).toEqual({ 'link.csv': 'WATCH_SYMLINK', 'hard.csv': 'WATCH_HARD_LINK', 'a-folder': 'WATCH_NOT_A_FILE', 'big.csv': 'WATCH_TOO_LARGE', 'columns.csv': 'COLUMNS_MISSING', 'empty.csv': 'FILE_EMPTY' });
     const done = await readdir(folder.done);
     expect(done.some((n) => n.endsWith('.mixed.rejects.csv'))).toBe(true);
-    expect(report.needsAttention).toBe(6);
+    expect(report.needsAttention).toBe(7);
     expect(rig.simulator.counters().ordersAccepted).toBe(1); // only the valid row of mixed.csv; nothing from outside
     recordReliability({ fault: 'a symlink, a hard link, a folder and an oversized file in the drop folder', behaviour: 'each refused into failed/ with a summary naming why; nothing outside the folder read', orders: 1, lost: 1 - rig.simulator.counters().ordersAccepted, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
   });
