@@ -11,6 +11,8 @@ import type { IngestEncoding, IngestFormat, RejectedOrder, ValidRecord } from '.
 
 export { formatFromExtension } from './fileChecks.js';
 import { createUnitStore, type GroupedUnit, type UnitCodec } from './unitStore.js';
+import type { GroupLimit } from './groupLimit.js';
+import { DEFAULT_MAX_LINES_PER_ORDER } from './orderGroupLimit.js';
 import type { RowRules } from './validateRow.js';
 
 const KIB = 1024;
@@ -84,6 +86,8 @@ export interface RecordSchema<U extends GroupedUnit & { rows: readonly unknown[]
   jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitContext): U;
   codec: UnitCodec<U>;
   assemble(units: readonly U[], context: AssembleContext): Iterable<ValidRecord<P> | RejectedOrder>;
+  /** A cap on the rows of one group, so an oversized one is never held whole (orders: product lines). */
+  limit?(maxRows: number): GroupLimit<U>;
 }
 
 /** An input file that passed the whole-file checks, ready to be read. */
@@ -126,7 +130,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   await sniffFile(file, encoding); // before the extension: an .xlsx is named as one, not as an unknown format
   const format = options.format ?? formatFromExtension(file);
   const maxRecordBytes = options.maxRecordBytes ?? 64 * KIB;
-  const maxLinesPerOrder = options.maxLinesPerOrder ?? 1000;
+  const maxLinesPerOrder = options.maxLinesPerOrder ?? DEFAULT_MAX_LINES_PER_ORDER;
   if (options.delimiter !== undefined && (options.delimiter.length !== 1 || /["\r\n]/.test(options.delimiter))) {
     throw new UsageError('DELIMITER_INVALID', `--delimiter must be one character other than a quote or line break (got ${JSON.stringify(options.delimiter)}).`);
   }
@@ -175,7 +179,12 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
     items: async function* () {
       if (iterated) throw new Error('RecordSource.items() can be iterated only once');
       iterated = true;
-      const store = await createUnitStore<U>({ codec: schema.codec, bucketCount, ...(options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir }) });
+      const store = await createUnitStore<U>({
+        codec: schema.codec,
+        bucketCount,
+        ...(options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir }),
+        ...(schema.limit === undefined ? {} : { limit: schema.limit(maxLinesPerOrder) }),
+      });
       try {
         for await (const unit of units()) {
           stats.rows += unit.rows.length;
