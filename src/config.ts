@@ -1,6 +1,6 @@
 /**
  * The only module that reads the environment (STYLE habit 2). Order of precedence:
- * real environment variable > `--env-file` value > default. Parsed once with zod into a
+ * real environment variable > `--config-file` value > default. Parsed once with zod into a
  * frozen {@link Config}; every refusal is a {@link ConfigError} (exit 2) naming the variable.
  *
  * `loadConfig` checks only what is present, so commands that need no API (`validate`) work
@@ -197,6 +197,8 @@ export interface LoadConfigOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** A dotenv file (node's `util.parseEnv` syntax); its values sit below real environment variables. */
   envFile?: string;
+  /** The flag that named envFile, for the error when it cannot be read; default `--env-file`. */
+  envFileFlag?: string;
   /** Values that win over the environment and the file (the demo points the config at its simulator). */
   overrides?: Readonly<Record<string, string>>;
   /** `--production`: the explicit choice production requires (same as BULKORDER_CONFIRM_PRODUCTION=yes). */
@@ -205,7 +207,7 @@ export interface LoadConfigOptions {
 
 /** Parses and checks the variables that are present, fills defaults, and returns a frozen Config. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
-  const fromFile = options.envFile === undefined ? {} : readEnvFile(options.envFile);
+  const fromFile = options.envFile === undefined ? {} : readEnvFile(options.envFile, options.envFileFlag ?? '--env-file');
   const real = options.env ?? process.env;
   const raw: Record<string, string> = {};
   for (const name of CONFIG_VARIABLES) {
@@ -324,12 +326,13 @@ export function announceConfig(config: Config, logger: Logger): void {
   }
 }
 
-function readEnvFile(path: string): Record<string, string | undefined> {
+function readEnvFile(path: string, flag: string): Record<string, string | undefined> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError('--env-file', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(flag, `cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'unreadable')}`);
   }
   return parseEnv(text);
 }

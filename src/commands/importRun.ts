@@ -1,4 +1,4 @@
-import { basename, dirname, join } from 'node:path';
+import { outputPath } from '../ingest/outputPath.js';
 import type { Config } from '../config.js';
 import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
@@ -121,7 +121,7 @@ export async function importAndFollow<P = OrderPayload>(
   }
 
   const { batch, settled } = await followBatch(services.batches, result.batchId, { ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
-  const resultsPath = follow.resultsPath ?? join(dirname(file), `${basename(file).replace(/\.(csv|json|ndjson|txt)$/i, '')}.results.csv`);
+  const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
   const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind.results);
   lines.push(
     `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,

@@ -47,6 +47,8 @@ export async function validateFile(file: string, options: ValidateOptions = {}, 
     throw error;
   }
   await rejects.close();
+  // Rows read, not rows kept: an order over the maximum of lines keeps only its first row.
+  summary.rows = source.stats().rows;
   return {
     source,
     summary,
