@@ -5,10 +5,10 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryJobData } from '../orderJob.js';
-import { openOrderSource, type IngestOptions } from '../ingest/openOrderSource.js';
-import type { RecordSource } from '../ingest/openRecordSource.js';
-import type { OrderPayload, ValidRecord } from '../ingest/types.js';
+import type { DeliveryJobData } from '../deliveryJob.js';
+import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
+import type { ValidRecord } from '../ingest/types.js';
+import type { RecordKind } from '../kinds/recordKind.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
 
@@ -21,7 +21,11 @@ export interface ImportOptions extends IngestOptions {
   chunkSize?: number;
 }
 
-export interface ImportDeps<P = OrderPayload> {
+/**
+ * The import pipeline of one record kind: what importFile, requeues (dead-letters retry, review
+ * release) and scheduled imports need. Built by `services.pipeline(logger)` (src/services.ts).
+ */
+export interface ImportDeps<P> {
   queue: Queue<DeliveryJobData<P>>;
   ledger: Ledger;
   batches: BatchStore;
@@ -29,11 +33,8 @@ export interface ImportDeps<P = OrderPayload> {
   logger: Logger;
   /** BullMQ options of every delivery job (attempts, backoff, retention). */
   jobOptions: JobsOptions;
-  jobName: string;
-  /** Opens the file as records of one kind; default openOrderSource (src/accounts: openAccountSource). */
-  openSource?: (file: string, options: IngestOptions) => Promise<RecordSource<P>>;
-  /** What the records are called in the summary; default `order`. */
-  noun?: string;
+  /** The record kind: its reader, job name and noun. */
+  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'openSource'>;
 }
 
 export interface ImportResult {
@@ -51,16 +52,15 @@ export interface ImportResult {
  * that is done, so memory stays flat and Redis sets the pace. Rejected rows go to the rejects
  * file exactly as `validate` writes them.
  */
-export async function importFile<P = OrderPayload>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
-  const open = deps.openSource ?? (openOrderSource as unknown as (file: string, options: IngestOptions) => Promise<RecordSource<P>>);
-  const source = await open(file, options); // refuses a bad file before anything is created
+export async function importFile<P>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
+  const source = await deps.kind.openSource(file, options); // refuses a bad file before anything is created
   const sha256 = await sha256File(file);
   const batchId = newBatchId();
   const log = deps.logger.child({ batchId, file: basename(file) });
   await deps.batches.create({ id: batchId, file, sha256, env: deps.env, startedAt: Date.now(), columns: source.columns });
 
   const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, enqueued: 0 };
-  const summary = new ValidationSummary(10, deps.noun ?? 'order');
+  const summary = new ValidationSummary(10, deps.kind.noun);
   const rejects = new RejectsWriter(options.rejectsPath ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
   const chunkSize = options.chunkSize ?? 500;
   let chunk: ValidRecord<P>[] = [];
@@ -74,7 +74,7 @@ export async function importFile<P = OrderPayload>(file: string, options: Import
     reserved.forEach((result, i) => {
       const order = orders[i]!;
       if (result.outcome === 'reserved') {
-        jobs.push({ name: deps.jobName, data: toJobData(order, batchId, source.columns), opts: { ...deps.jobOptions, jobId: order.key } });
+        jobs.push({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns), opts: { ...deps.jobOptions, jobId: order.key } });
         delta.enqueued++;
       } else if (result.outcome === 'delivered') delta.skippedDelivered++;
       else if (result.outcome === 'held') delta.skippedHeld++;
@@ -99,12 +99,12 @@ export async function importFile<P = OrderPayload>(file: string, options: Import
     await rejects.close();
   } catch (error) {
     await rejects.abort().catch(() => undefined);
-    await deps.batches.finishImport(batchId, 'failed', source.stats()).catch(() => undefined);
+    await deps.batches.finishImport(batchId, 'failed', totalsOf(source)).catch(() => undefined);
     log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
     throw error;
   }
-  Object.assign(counts, source.stats());
-  await deps.batches.finishImport(batchId, 'imported', source.stats());
+  Object.assign(counts, totalsOf(source));
+  await deps.batches.finishImport(batchId, 'imported', totalsOf(source));
   log.info({ counts }, 'file imported');
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined };
 }
@@ -131,4 +131,10 @@ export async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/** A source's counts under the batch counters' names (a batch calls its records `orders`). */
+function totalsOf(source: RecordSource<unknown>): Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'> {
+  const { rows, records, valid, rejected } = source.stats();
+  return { rows, orders: records, valid, rejected };
 }

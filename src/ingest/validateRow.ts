@@ -3,12 +3,12 @@ import { isCountryCode } from '../reference/isoCodes.js';
 import { isNeutralizedCell } from './csvCells.js';
 import { emailProblem, languageCode, textProblem } from './textChecks.js';
 import { maskValue } from './maskValue.js';
-import { RECIPIENT_FIELDS, type OrderField } from './orderFields.js';
+import { ORDER_FIELD_TABLE, normalizedRow, recipientRecord as recipientFields, type FieldRule, type NormalizedRow, type OrderField, type RecipientField } from './orderFields.js';
 import type { RowErrorCode } from './rowErrorCodes.js';
 import { rowNote } from './rowNotes.js';
 import type { RowError } from './types.js';
 
-/** Rules a person can tighten with a flag (see src/commands/readingOptions.ts). */
+/** Rules a person can tighten with a flag (see src/commands/options.ts, withReadingOptions). */
 export interface RowRules {
   /** Refuse phone numbers that are possible for their country but not known to be in use (`--strict-phone`). */
   strictPhone?: boolean;
@@ -16,26 +16,6 @@ export interface RowRules {
 
 /** A row's fields as text (after column mapping). `undefined`: the field has no column/key. */
 export type RowText = Partial<Record<OrderField, string>>;
-
-export type RecipientField = (typeof RECIPIENT_FIELDS)[number];
-
-/** One product line, parsed and normalised. */
-export interface NormalizedRow {
-  businessCustomerId: number;
-  orderRef?: string;
-  firstName: string;
-  lastName: string;
-  street: string;
-  streetNumber: number;
-  postalCode: string;
-  city: string;
-  countryCode: string;
-  languageCode: string;
-  email: string;
-  telephoneNumber: string;
-  productId: number;
-  quantity: number;
-}
 
 /** The result of checking one row: every problem, not only the first. */
 export interface CheckedRow {
@@ -66,11 +46,7 @@ export function validateRow(line: number, text: RowText, rules: RowRules = {}): 
     const shown = maskValue(field, raw);
     errors.push({ line, column: field, value: shown, code, message: `${field}${raw === '' ? '' : ` '${shown}'`} ${message}` });
   };
-  const reads = new Map<OrderField, string>();
-  // Memoised, so a field read twice (value, then recipient or identity) is noted once.
   const read = (field: OrderField): string => {
-    const known = reads.get(field);
-    if (known !== undefined) return known;
     const written = text[field] ?? '';
     let value = written.trim();
     if (value !== written) notes.push(rowNote(line, field, 'TRIMMED', 'spaces around the value removed'));
@@ -78,21 +54,19 @@ export function validateRow(line: number, text: RowText, rules: RowRules = {}): 
       value = value.slice(1);
       notes.push(`line ${line}: ${field}: removed the leading apostrophe that protects spreadsheet cells`);
     }
-    reads.set(field, value);
     return value;
   };
 
-  const integer = (field: OrderField): number | undefined => {
-    let raw = read(field);
+  const integer = (field: OrderField, written: string, rule: FieldRule): number | undefined => {
+    let raw = written;
     if (/^0+[1-9]\d*$/.test(raw)) {
       // A spreadsheet's zero padding (00079): the number is plain, only its writing is not.
-      const unpadded = raw.replace(/^0+/, '');
-      notes.push(rowNote(line, field, 'LEADING_ZEROS', `'${raw}' read as ${unpadded}`));
-      raw = unpadded;
+      raw = raw.replace(/^0+/, '');
+      notes.push(rowNote(line, field, 'LEADING_ZEROS', `'${written}' read as ${raw}`));
     }
     const problem = integerProblem(raw);
     if (problem === undefined) return Number(raw);
-    if (field === 'streetNumber' && problem.code === 'INTEGER_INVALID' && /^\d+\s*[-/]?\s*[\p{L}\d]/u.test(raw)) {
+    if (rule === 'houseNumber' && problem.code === 'INTEGER_INVALID' && /^\d+\s*[-/]?\s*[\p{L}\d]/u.test(raw)) {
       fail(
         field,
         raw,
@@ -103,84 +77,73 @@ export function validateRow(line: number, text: RowText, rules: RowRules = {}): 
     return undefined;
   };
 
-  const textField = (field: OrderField): string => {
-    let raw = read(field);
-    if (/[\r\n]/.test(raw)) {
-      // Address line 2 in a quoted cell ("Rue de la Paix\nBâtiment B"), as many shops export it.
-      raw = raw
-        .split(/\r\n|\r|\n/)
-        .map((part) => part.trim().replace(/,$/, '').trim())
-        .filter((part) => part !== '')
-        .join(', ');
-      notes.push(rowNote(line, field, 'LINE_BREAKS_JOINED', 'line breaks inside the text joined with ", "'));
-    }
-    const problem = textProblem(raw);
-    if (problem !== undefined) fail(field, raw, problem.code, problem.message);
-    return raw;
-  };
-
-  const orderRef = text.orderRef === undefined ? undefined : read('orderRef');
-  if (orderRef === '') {
-    fail('orderRef', '', 'ORDER_REF_MISSING', 'is empty. This file groups rows into orders by orderRef, so every row needs one (or leave the column out: then each row is one order).');
-  } else if (orderRef !== undefined && /[\u0000-\u001f\u007f]/.test(orderRef)) {
-    fail('orderRef', orderRef, 'CONTROL_CHARACTER', 'contains a control character.');
+  // One pass in table order, so errors and notes come out in field order. A country checked
+  // earlier in the row serves the phone number's example.
+  const raws: Partial<Record<OrderField, string>> = {};
+  const values: Partial<Record<OrderField, string | number>> = {};
+  let country: string | undefined;
+  for (const spec of ORDER_FIELD_TABLE) {
+    const { name: field, rule } = spec;
+    if ('optional' in spec && text[field] === undefined) continue; // no column (without orderRef: rows are not grouped)
+    const raw = read(field);
+    raws[field] = raw;
+    const value = check(field, rule, raw);
+    if (rule === 'country') country = value === undefined ? undefined : String(value);
+    if (value !== undefined) values[field] = value;
   }
 
-  const businessCustomerId = integer('businessCustomerId');
-  const bcidText = businessCustomerId === undefined ? read('businessCustomerId') : String(businessCustomerId);
-  const firstName = textField('firstName');
-  const lastName = textField('lastName');
-  const street = textField('street');
-  const streetNumber = integer('streetNumber');
-  const postalCode = textField('postalCode');
-  const city = textField('city');
-  const countryCode = code('countryCode', read('countryCode'), 'upper', line, fail, notes);
-  const languageCode = code('languageCode', read('languageCode'), 'lower', line, fail, notes);
-  const email = read('email');
-  const emailIssue = emailProblem(email);
-  if (emailIssue !== undefined) fail('email', email, emailIssue.code, emailIssue.message);
-  const telephoneNumber = phone(read('telephoneNumber'), countryCode, line, fail, notes, rules);
-  const productId = integer('productId');
-  const quantity = integer('quantity');
+  // Address line 2 in a quoted cell ("Rue de la Paix\nBâtiment B"), as many shops export it.
+  function joinLineBreaks(field: OrderField, raw: string): string {
+    if (!/[\r\n]/.test(raw)) return raw;
+    notes.push(rowNote(line, field, 'LINE_BREAKS_JOINED', 'line breaks inside the text joined with ", "'));
+    return raw
+      .split(/\r\n|\r|\n/)
+      .map((part) => part.trim().replace(/,$/, '').trim())
+      .filter((part) => part !== '')
+      .join(', ');
+  }
 
-  const recipient: Record<RecipientField, string> = {
-    firstName,
-    lastName,
-    street,
-    streetNumber: streetNumber === undefined ? read('streetNumber') : String(streetNumber),
-    postalCode,
-    city,
-    countryCode: countryCode ?? read('countryCode'),
-    languageCode: languageCode ?? read('languageCode'),
-    email,
-    telephoneNumber: telephoneNumber ?? read('telephoneNumber'),
-  };
-  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: bcidText };
+  function check(field: OrderField, rule: FieldRule, raw: string): string | number | undefined {
+    switch (rule) {
+      case 'reference':
+        if (raw === '') {
+          fail(field, '', 'ORDER_REF_MISSING', 'is empty. This file groups rows into orders by orderRef, so every row needs one (or leave the column out: then each row is one order).');
+        } else if (/[\u0000-\u001f\u007f]/.test(raw)) fail(field, raw, 'CONTROL_CHARACTER', 'contains a control character.');
+        return raw;
+      case 'integer':
+      case 'houseNumber':
+        return integer(field, raw, rule);
+      case 'text': {
+        const joined = joinLineBreaks(field, raw);
+        const problem = textProblem(joined);
+        if (problem !== undefined) fail(field, joined, problem.code, problem.message);
+        return joined;
+      }
+      case 'country':
+        return code(field, raw, 'upper', line, fail, notes);
+      case 'language':
+        return code(field, raw, 'lower', line, fail, notes);
+      case 'email': {
+        const problem = emailProblem(raw);
+        if (problem !== undefined) fail(field, raw, problem.code, problem.message);
+        return raw;
+      }
+      case 'phone':
+        return phone(field, raw, country, line, fail, notes, rules);
+    }
+  }
+
+  // Recipient values to compare between rows: normalised when valid, else as written.
+  const recipient: Record<RecipientField, string> = recipientFields((field) => {
+    const value = values[field];
+    return value === undefined ? (raws[field] ?? '') : String(value);
+  });
+  const orderRef = raws.orderRef;
+  // The normalised id when valid, so "001001" groups with "1001".
+  const bcid = values.businessCustomerId === undefined ? (raws.businessCustomerId ?? '') : String(values.businessCustomerId);
+  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: bcid };
   if (errors.length > 0) return { line, errors, notes, recipient, identity };
-  return {
-    line,
-    errors,
-    notes,
-    recipient,
-    identity,
-    value: {
-      // every `undefined` below has produced an error above
-      businessCustomerId: businessCustomerId!,
-      ...(orderRef === undefined ? {} : { orderRef }),
-      firstName,
-      lastName,
-      street,
-      streetNumber: streetNumber!,
-      postalCode,
-      city,
-      countryCode: countryCode!,
-      languageCode: languageCode!,
-      email,
-      telephoneNumber: telephoneNumber!,
-      productId: productId!,
-      quantity: quantity!,
-    },
-  };
+  return { line, errors, notes, recipient, identity, value: normalizedRow(values) };
 }
 
 type Fail = (field: OrderField, raw: string, code: RowErrorCode, message: string) => void;
@@ -206,8 +169,8 @@ export function integerProblem(raw: string): { code: RowErrorCode; message: stri
   return { code: 'INTEGER_INVALID', message: 'is not a whole number written in digits.' };
 }
 
-function code(field: 'countryCode' | 'languageCode', raw: string, cased: 'upper' | 'lower', line: number, fail: Fail, notes: string[]): string | undefined {
-  if (field === 'languageCode') {
+function code(field: OrderField, raw: string, cased: 'upper' | 'lower', line: number, fail: Fail, notes: string[]): string | undefined {
+  if (cased === 'lower') {
     const checked = languageCode(raw);
     if ('problem' in checked) fail(field, raw, checked.problem.code, checked.problem.message);
     else if (checked.value !== raw) notes.push(`line ${line}: ${field} '${raw}' -> '${checked.value}'`);
@@ -228,13 +191,13 @@ function code(field: 'countryCode' | 'languageCode', raw: string, cased: 'upper'
   return undefined;
 }
 
-function phone(raw: string, countryCode: string | undefined, line: number, fail: Fail, notes: string[], rules: RowRules): string | undefined {
+function phone(field: OrderField, raw: string, countryCode: string | undefined, line: number, fail: Fail, notes: string[], rules: RowRules): string | undefined {
   if (raw === '') {
-    fail('telephoneNumber', raw, 'FIELD_REQUIRED', 'is empty; it is required.');
+    fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
     return undefined;
   }
   if (raw.startsWith('00')) {
-    fail('telephoneNumber', raw, 'PHONE_NOT_INTERNATIONAL', 'starts with 00; write + instead (e.g. +31 6 ..., not 0031 6 ...).');
+    fail(field, raw, 'PHONE_NOT_INTERNATIONAL', 'starts with 00; write + instead (e.g. +31 6 ..., not 0031 6 ...).');
     return undefined;
   }
   if (!raw.startsWith('+')) {
@@ -246,7 +209,7 @@ function phone(raw: string, countryCode: string | undefined, line: number, fail:
         // a country without a calling code in the metadata (e.g. AQ): no example
       }
     }
-    fail('telephoneNumber', raw, 'PHONE_NOT_INTERNATIONAL', `must be international: + and the country code first.${example}`);
+    fail(field, raw, 'PHONE_NOT_INTERNATIONAL', `must be international: + and the country code first.${example}`);
     return undefined;
   }
   // Digits and the usual punctuation only: the library would read letters as a phone keypad.
@@ -254,17 +217,17 @@ function phone(raw: string, countryCode: string | undefined, line: number, fail:
   // Refuse only what cannot be right: a length or prefix impossible for the country the calling
   // code names. Numbers newer than the library's metadata are possible but not "valid".
   if (parsed === undefined || !parsed.isPossible()) {
-    fail('telephoneNumber', raw, 'PHONE_INVALID', 'cannot be a phone number of the country its calling code names (check the country code and the number of digits).');
+    fail(field, raw, 'PHONE_INVALID', 'cannot be a phone number of the country its calling code names (check the country code and the number of digits).');
     return undefined;
   }
   if (!parsed.isValid()) {
     const where = parsed.country ?? `+${parsed.countryCallingCode}`;
     if (rules.strictPhone === true) {
-      fail('telephoneNumber', raw, 'PHONE_UNVERIFIED', `is possible for ${where} but not a number range known to be in use; --strict-phone refuses it. Check it with the recipient, or import without --strict-phone.`);
+      fail(field, raw, 'PHONE_UNVERIFIED', `is possible for ${where} but not a number range known to be in use; --strict-phone refuses it. Check it with the recipient, or import without --strict-phone.`);
       return undefined;
     }
-    notes.push(rowNote(line, 'telephoneNumber', 'PHONE_UNVERIFIED', `possible for ${where} but not a number range known to be in use; sent as written, check it if the delivery fails`));
+    notes.push(rowNote(line, field, 'PHONE_UNVERIFIED', `possible for ${where} but not a number range known to be in use; sent as written, check it if the delivery fails`));
   }
-  if (parsed.number !== raw) notes.push(`line ${line}: telephoneNumber written as E.164 (spaces and punctuation removed)`);
+  if (parsed.number !== raw) notes.push(`line ${line}: ${field} written as E.164 (spaces and punctuation removed)`);
   return parsed.number;
 }

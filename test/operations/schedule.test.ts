@@ -5,7 +5,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { resolveSource } from '../../src/schedule/resolveSource.js';
 import { runScheduledImport } from '../../src/schedule/runScheduledImport.js';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
 import { ScheduleStore } from '../../src/schedule/scheduleStore.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
@@ -96,8 +95,7 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
 
   it('a firing whose export is missing or empty reports it as refused (needing attention), unless --allow-empty', async () => {
     rig = await deliveryRig('schedule-empty');
-    const s = rig.services;
-    const deps = { queue: s.queue, ledger: s.ledger, batches: s.batches, env: rig.config.env, logger: rig.logger, jobOptions: s.jobOptions, jobName: DELIVER_ORDER };
+    const deps = rig.services.pipeline(rig.logger);
     const missing = await runScheduledImport({ schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: {} }, deps);
     expect(missing.files).toEqual([{ file: join(rig.dir, 'tonight.csv'), refused: expect.stringMatching(/^SOURCE_EMPTY: .*export is missing/) }]);
     const allowed = await runScheduledImport({ schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: { allowEmpty: true } }, deps);
