@@ -85,6 +85,8 @@ export interface Config {
   /** First part of every Redis key (BULKORDER_REDIS_PREFIX, default `bulkorder`); the environment follows it. */
   readonly redisKeyPrefix: string;
   readonly logLevel: string;
+  /** `auto` (default): readable lines on a terminal, JSON when piped; `--log-format` overrides. */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   readonly tokenAuth: TokenAuthMethod;
   readonly http: HttpSettings;
   readonly responseFields: ResponseFieldSettings;
@@ -161,6 +163,7 @@ const schema = z.object({
   BULKORDER_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -').default('bulkorder'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty'], { error: 'must be auto, json or pretty' }).default('auto'),
   BULKORDER_TOKEN_AUTH: z.enum(['body', 'basic'], { error: 'must be body or basic' }).default('body'),
   BULKORDER_HTTP_CONNECT_TIMEOUT_MS: milliseconds(10 * SECOND),
   BULKORDER_HTTP_HEADERS_TIMEOUT_MS: milliseconds(30 * SECOND),
@@ -252,6 +255,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
     redisUrl: v.REDIS_URL,
     redisKeyPrefix: v.BULKORDER_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
+    logFormat: v.LOG_FORMAT,
     tokenAuth: v.BULKORDER_TOKEN_AUTH,
     http: {
       connectTimeoutMs: v.BULKORDER_HTTP_CONNECT_TIMEOUT_MS,

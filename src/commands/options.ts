@@ -19,6 +19,7 @@ export type { RecordKindName };
 /** Options every command that reads configuration accepts. */
 export interface ConfigFlags {
   configFile?: string;
+  logFormat?: string;
   /** The former name of --config-file, still accepted (hidden from help). */
   envFile?: string;
   production?: boolean;
@@ -34,6 +35,7 @@ export function withConfigFlags(command: Command): Command {
   return command
     .option('--config-file <path>', 'load BULKORDER_* variables from a dotenv file (real environment variables win)')
     .addOption(new Option('--env-file <path>', 'former name of --config-file').hideHelp())
+    .addOption(new Option('--log-format <format>', 'log lines: pretty (readable), json, or auto: pretty on a terminal, JSON when piped (default: LOG_FORMAT or auto)').choices(['auto', 'json', 'pretty']))
     .option('--production', 'confirm that BULKORDER_ENV=production is meant (same as BULKORDER_CONFIRM_PRODUCTION=yes)');
 }
 
@@ -51,7 +53,8 @@ export async function loadCommandContext(flags: ConfigFlags, options: { announce
     ...(file === undefined ? {} : { envFile: file, envFileFlag: flags.configFile === undefined ? '--env-file' : '--config-file' }),
     confirmProduction: flags.production === true,
   });
-  const logger = createLogger({ level: config.logLevel });
+  const format = flags.logFormat === 'json' || flags.logFormat === 'pretty' || flags.logFormat === 'auto' ? flags.logFormat : config.logFormat;
+  const logger = createLogger({ level: config.logLevel, format });
   if (options.announce !== false) announceConfig(config, logger);
   return { config, logger };
 }

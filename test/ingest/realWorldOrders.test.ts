@@ -44,7 +44,7 @@ describe('real-world exports', () => {
     for (const code of ['PHONE_UNVERIFIED', 'LINE_BREAKS_JOINED', 'LEADING_ZEROS', 'TRIMMED']) expect(notes.join('\n')).toContain(` ${code}: `);
   });
 
-  it('shows PHONE_UNVERIFIED in the report; --strict-phone refuses those orders instead', async () => {
+  it('shows PHONE_UNVERIFIED in the report; --strict-phone refuses those orders instead', { timeout: 90_000 }, async () => {
     const file = await tmp.file('shop-export.csv', orders(40));
     const lenient = await runCli(['validate', file]);
     expect(lenient.stderr).toBe('');

@@ -47,7 +47,7 @@ describe('files refused as a whole, with the right words', () => {
     }
   });
 
-  it('the CLI exits 3 for an empty export and 0 with --allow-empty', async () => {
+  it('the CLI exits 3 for an empty export and 0 with --allow-empty', { timeout: 90_000 }, async () => {
     const file = await tmp.file('nightly.csv', HEADER + '\n');
     const refused = await runCli(['validate', file]);
     expect(refused.code).toBe(3);
@@ -87,7 +87,7 @@ describe('files refused as a whole, with the right words', () => {
     expect(hint.message).toContain('--encoding windows-1252');
   });
 
-  it('a CLI run on an .xlsx exits 3 naming it, instead of "cannot tell the format"', async () => {
+  it('a CLI run on an .xlsx exits 3 naming it, instead of "cannot tell the format"', { timeout: 90_000 }, async () => {
     const file = await tmp.file('orders.xlsx', xlsxHead());
     const { code, stderr } = await runCli(['validate', file]);
     expect(code).toBe(3);
@@ -95,7 +95,7 @@ describe('files refused as a whole, with the right words', () => {
     expect(stderr).not.toContain('cannot tell the format');
   });
 
-  it('a schedule source that cannot exist is a usage error; a file not exported yet in an existing folder is fine', async () => {
+  it('a schedule source that cannot exist is a usage error; a file not exported yet in an existing folder is fine', { timeout: 90_000 }, async () => {
     await expect(checkScheduleSource('/nonexistent')).rejects.toMatchObject({ code: 'SOURCE_NOT_FOUND', exitCode: 2 });
     await expect(checkScheduleSource('/nonexistent/orders-*.csv')).rejects.toMatchObject({ code: 'SOURCE_NOT_FOUND', exitCode: 2 });
     await expect(checkScheduleSource('/nonexistent/tonight.csv')).rejects.toMatchObject({ code: 'SOURCE_NOT_FOUND' });
