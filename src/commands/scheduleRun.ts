@@ -9,6 +9,7 @@ import { ORDERS } from '../kinds/orders.js';
 import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
 import { ScheduleStore, type ScheduleInfo } from '../schedule/scheduleStore.js';
 import { checkScheduleSource } from '../schedule/resolveSource.js';
+import { nextRunText } from '../schedule/nextRunText.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import type { ScheduleAction, ScheduleFlags } from './options.js';
 
@@ -52,7 +53,7 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
 }
 
 function describe(s: ScheduleInfo): string {
-  const next = s.next === undefined ? 'unknown' : new Date(s.next).toISOString();
+  const next = nextRunText(s.next, s.tz);
   const line = `cron "${s.cron}"${s.tz === undefined ? '' : ` (${s.tz})`}, source ${s.source}, next run ${next}`;
   const last = s.lastRun;
   if (last === undefined) return line;
