@@ -1,4 +1,5 @@
 import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
+import { reasonWithDetails } from '../deadLetter/errorDetails.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import { parkedRecord, type DeliveryJobData, type ParkFacts } from '../deliveryJob.js';
@@ -146,7 +147,8 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
       }
       const bodyTruncated = outcome.kind === 'permanent' ? outcome.bodyTruncated : false;
       const reason = deps.wording?.refusal?.(outcome) ?? `The API refused the ${noun}: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
-      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated });
+      // The API's details (which field, which product) travel into the ledger, so the results file shows them.
+      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: reasonWithDetails(outcome.message, outcome.body), body: outcome.body, bodyTruncated });
       await deps.breaker.recordHealthy();
       logger.warn({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: refused by the API');
       throw new UnrecoverableError(reason);
