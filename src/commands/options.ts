@@ -33,7 +33,7 @@ export interface ConfigFlags {
  */
 export function withConfigFlags(command: Command): Command {
   return command
-    .option('--config-file <path>', 'load BULKORDER_* variables from a dotenv file (real environment variables win)')
+    .option('--config-file <path>', 'load BULKORDER_* variables from a dotenv file (its values win over inherited environment variables; bulkorder config shows the result)')
     .addOption(new Option('--env-file <path>', 'former name of --config-file').hideHelp())
     .addOption(new Option('--log-format <format>', 'log lines: pretty (readable), json, or auto: pretty on a terminal, JSON when piped (default: LOG_FORMAT or auto)').choices(['auto', 'json', 'pretty']))
     .option('--production', 'confirm that BULKORDER_ENV=production is meant (same as BULKORDER_CONFIRM_PRODUCTION=yes)');
