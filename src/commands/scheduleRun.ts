@@ -31,7 +31,8 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
           source: resolve(flags.source!),
           ingest: await ingestOptionsFromFlags(flags),
         });
-        process.stdout.write(`schedule ${info.name} set: ${describe(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`);
+        if (flags.json === true) process.stdout.write(JSON.stringify(info, null, 2) + '\n');
+        else process.stdout.write(`schedule ${info.name} set: ${describe(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`);
         return ExitCode.ok;
       }
       case 'list': {

@@ -78,6 +78,10 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
     expect((await run(['remove', 'nightly'])).code).toBe(0);
     expect((await run(['remove', 'nightly'])).code).toBe(2);
     expect((await run(['set', 'y', '--cron', '0 2 * * *', '--source', join(rig.dir, 'no-such-folder', 'x.csv')])).code).toBe(2);
+    const json = await run(['set', 'j', '--cron', '0 2 * * *', '--tz', 'Europe/Amsterdam', '--source', rig.dir, '--json']);
+    expect(json.code).toBe(0);
+    expect(json.output).toContain('"name": "j"');
+    expect((await run(['list'])).output).toMatch(/next run \S+Z \(\d{4}-\d{2}-\d{2} 02:00 Europe\/Amsterdam\)/);
   });
 
   it('a source is a file, every order file of a folder (never our own rejects or results), or a glob in the last segment', async () => {
