@@ -100,6 +100,11 @@ export interface Config {
   readonly responseFields: ResponseFieldSettings;
   /** Statuses answered after the server may have stored the request (BULKORDER_AMBIGUOUS_STATUSES); default none. */
   readonly ambiguousStatuses: readonly number[];
+  /**
+   * Header that carries a record's stable key on every create (BULKORDER_IDEMPOTENCY_HEADER,
+   * default `Idempotency-Key`); undefined when turned off (`none`).
+   */
+  readonly idempotencyHeader: string | undefined;
   /** Queue, retry and ledger settings of delivery workers and imports. */
   readonly delivery: DeliverySettings;
   /** Host patterns that tell production from acceptance URLs (src/target.ts). */
@@ -132,6 +137,8 @@ export interface ApiSettings {
   readonly responseFields: ResponseFieldSettings;
   /** Statuses answered after the server may have stored the request (BULKORDER_AMBIGUOUS_STATUSES); default none. */
   readonly ambiguousStatuses: readonly number[];
+  /** Header for the record's key on creates (Idempotency-Key); undefined when turned off. */
+  readonly idempotencyHeader: string | undefined;
 }
 
 // Library and tool names a User-Agent must not claim to be: the API identifies the client company by it.
@@ -207,6 +214,12 @@ const schema = z.object({
     .regex(/^(none|[1-5]\d\d(,[1-5]\d\d)*)$/, "must be 'none' or a comma-separated list of HTTP statuses, e.g. 500,504")
     .default('none')
     .transform((value) => (value === 'none' ? [] : value.split(',').map(Number))),
+  // `none`, not an empty value, turns it off: an empty value means "not set" (the default) everywhere.
+  BULKORDER_IDEMPOTENCY_HEADER: z
+    .string()
+    .regex(/^(none|[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64})$/, "must be 'none' or an HTTP header name, e.g. Idempotency-Key")
+    .default('Idempotency-Key')
+    .transform((value) => (value === 'none' ? undefined : value)),
   BULKORDER_CONCURRENCY: count(20, 1, 1000),
   BULKORDER_ATTEMPTS: count(21, 1, 100),
   BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
@@ -215,11 +228,20 @@ const schema = z.object({
   BULKORDER_AMBIGUOUS: z.enum(['hold', 'resend'], { error: 'must be hold or resend' }).default('hold'),
   BULKORDER_LEDGER_RETENTION_DAYS: count(90, 1, 3650),
   BULKORDER_ACCOUNT_RETENTION_DAYS: count(3650, 1, 36500),
-  BULKORDER_BREAKER_THRESHOLD: count(5, 1, 10_000),
+  BULKORDER_BREAKER_WINDOW_MS: milliseconds(60 * SECOND),
+  BULKORDER_BREAKER_MIN_ATTEMPTS: count(20, 1, 1_000_000),
+  BULKORDER_BREAKER_MIN_ORDERS: count(10, 1, 1_000_000),
+  BULKORDER_BREAKER_REFUSAL_PERCENT: count(90, 1, 100),
+  BULKORDER_BREAKER_UNREACHABLE_PERCENT: count(50, 1, 100),
+  BULKORDER_BREAKER_CREDENTIALS_MIN_ATTEMPTS: count(3, 1, 1_000_000),
+  BULKORDER_BREAKER_OPEN_MS: milliseconds(30 * SECOND),
+  BULKORDER_BREAKER_MAX_OPEN_MS: milliseconds(600 * SECOND),
+  BULKORDER_BREAKER_TRIAL_CALLS: count(3, 1, 1000),
+  BULKORDER_BREAKER_ALERT_AFTER_MS: milliseconds(1800 * SECOND),
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
-  BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error'),
-  BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,title'),
+  BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error,errors.0.code'),
+  BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,errors.0.message,errors.0.detail,title'),
   BULKORDER_REMOTE_ID_FIELDS: fieldList('orderId,id,orderNumber,order.id,data.orderId,data.id'),
   BULKORDER_CUSTOMER_ID_FIELDS: fieldList('customerId,id,customer.id,data.customerId'),
   BULKORDER_LOGIN_URL_FIELDS: fieldList('loginUrl,url,redirectUrl,loginURL,data.loginUrl'),
@@ -320,6 +342,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       deadlineMs: v.BULKORDER_HTTP_DEADLINE_MS,
     },
     ambiguousStatuses: v.BULKORDER_AMBIGUOUS_STATUSES,
+    idempotencyHeader: v.BULKORDER_IDEMPOTENCY_HEADER,
     responseFields: {
       errorCode: v.BULKORDER_ERROR_CODE_FIELDS,
       errorMessage: v.BULKORDER_ERROR_MESSAGE_FIELDS,
@@ -337,7 +360,18 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       accountRetentionMs: v.BULKORDER_ACCOUNT_RETENTION_DAYS * 24 * 3600 * SECOND,
       parkedRetentionMs: v.BULKORDER_PARKED_RETENTION_DAYS * 24 * 3600 * SECOND,
       requirePersistentRedis: v.BULKORDER_ENV === 'production' && v.BULKORDER_ALLOW_VOLATILE_REDIS !== 'yes',
-      breakerThreshold: v.BULKORDER_BREAKER_THRESHOLD,
+      breaker: {
+        windowMs: v.BULKORDER_BREAKER_WINDOW_MS,
+        minAttempts: v.BULKORDER_BREAKER_MIN_ATTEMPTS,
+        minOrders: v.BULKORDER_BREAKER_MIN_ORDERS,
+        refusalRatio: v.BULKORDER_BREAKER_REFUSAL_PERCENT / 100,
+        unreachableRatio: v.BULKORDER_BREAKER_UNREACHABLE_PERCENT / 100,
+        credentialsMinAttempts: v.BULKORDER_BREAKER_CREDENTIALS_MIN_ATTEMPTS,
+        openMs: v.BULKORDER_BREAKER_OPEN_MS,
+        maxOpenMs: Math.max(v.BULKORDER_BREAKER_MAX_OPEN_MS, v.BULKORDER_BREAKER_OPEN_MS),
+        trialCalls: v.BULKORDER_BREAKER_TRIAL_CALLS,
+        alertAfterMs: v.BULKORDER_BREAKER_ALERT_AFTER_MS,
+      },
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
     },
@@ -370,6 +404,7 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
     http: config.http,
     responseFields: config.responseFields,
     ambiguousStatuses: config.ambiguousStatuses,
+    idempotencyHeader: config.idempotencyHeader,
   });
 }
 
