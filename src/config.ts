@@ -1,6 +1,6 @@
 /**
  * The only module that reads the environment (STYLE habit 2). Order of precedence:
- * `--env-file` value > inherited environment variable > default: the file is the deliberate
+ * `--config-file` value > inherited environment variable > default: the file is the deliberate
  * choice, the environment is whatever the shell happened to export (an exported
  * `BULKORDER_ENV=acceptance` must never turn a production file into an acceptance run). Where the
  * file overrides a different inherited value, the variable is listed in `Config.shadowed` and the
@@ -93,6 +93,8 @@ export interface Config {
   /** First part of every Redis key (BULKORDER_REDIS_PREFIX, default `bulkorder`); the environment follows it. */
   readonly redisKeyPrefix: string;
   readonly logLevel: string;
+  /** `auto` (default): readable lines on a terminal, JSON when piped; `--log-format` overrides. */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   readonly tokenAuth: TokenAuthMethod;
   readonly http: HttpSettings;
   readonly responseFields: ResponseFieldSettings;
@@ -232,6 +234,7 @@ const schema = z.object({
   BULKORDER_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -').default('bulkorder'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty'], { error: 'must be auto, json or pretty' }).default('auto'),
   BULKORDER_TOKEN_AUTH: z.enum(['body', 'basic'], { error: 'must be body or basic' }).default('body'),
   BULKORDER_HTTP_CONNECT_TIMEOUT_MS: milliseconds(10 * SECOND),
   BULKORDER_HTTP_HEADERS_TIMEOUT_MS: milliseconds(30 * SECOND),
@@ -306,6 +309,8 @@ export interface LoadConfigOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** A dotenv file (node's `util.parseEnv` syntax); its values sit below real environment variables. */
   envFile?: string;
+  /** The flag that named envFile, for the error when it cannot be read; default `--env-file`. */
+  envFileFlag?: string;
   /** Values that win over the environment and the file (the demo points the config at its simulator). */
   overrides?: Readonly<Record<string, string>>;
   /** `--production`: the explicit choice production requires (same as BULKORDER_CONFIRM_PRODUCTION=yes). */
@@ -314,7 +319,7 @@ export interface LoadConfigOptions {
 
 /** Parses and checks the variables that are present, fills defaults, and returns a frozen Config. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
-  const fromFile = options.envFile === undefined ? {} : readEnvFile(options.envFile);
+  const fromFile = options.envFile === undefined ? {} : readEnvFile(options.envFile, options.envFileFlag ?? '--env-file');
   const real = options.env ?? process.env;
   const raw: Record<string, string> = {};
   const sources: Record<string, ConfigSource> = {};
@@ -382,6 +387,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
     redisUrl: v.REDIS_URL,
     redisKeyPrefix: v.BULKORDER_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
+    logFormat: v.LOG_FORMAT,
     tokenAuth: v.BULKORDER_TOKEN_AUTH,
     http: {
       connectTimeoutMs: v.BULKORDER_HTTP_CONNECT_TIMEOUT_MS,
@@ -542,12 +548,13 @@ export function announceConfig(config: Config, logger: Logger): void {
   }
 }
 
-function readEnvFile(path: string): Record<string, string | undefined> {
+function readEnvFile(path: string, flag: string): Record<string, string | undefined> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError('--env-file', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(flag, `cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'unreadable')}`);
   }
   return parseEnv(text);
 }

@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { InfrastructureError } from './errors.js';
+import { ConfigError, InfrastructureError } from './errors.js';
 
 /**
  * The one place Redis clients are made (STYLE.md). Roles follow BullMQ's production guide:
@@ -48,11 +48,31 @@ export interface RedisReadiness {
  * about unless `requirePersistence`.
  */
 export async function assertRedisReady(redis: Redis, url: string, readiness: RedisReadiness = {}): Promise<void> {
+  // An authentication failure reaches the 'error' event; the command itself only sees the closed connection.
+  let lastError: unknown;
+  const onError = (error: unknown): void => {
+    lastError = error;
+  };
+  redis.on('error', onError);
   try {
     if (redis.status === 'wait') await redis.connect();
     await redis.ping();
   } catch (error) {
+    // Redis answered, with an authentication error code (the first word of its reply): a
+    // configuration mistake, not an outage.
+    const first = (e: unknown): string | undefined => (e instanceof Error ? e.message.split(' ')[0] : undefined);
+    const reply = [first(error), first(lastError)].find((word) => word === 'WRONGPASS' || word === 'NOAUTH');
+    if (reply === 'WRONGPASS' || reply === 'NOAUTH') {
+      throw new ConfigError(
+        'REDIS_URL',
+        reply === 'WRONGPASS'
+          ? `Redis at ${redactUrl(url)} refused the user name or password in REDIS_URL (WRONGPASS); check them (redis://user:password@host:port).`
+          : `Redis at ${redactUrl(url)} requires a password and REDIS_URL gives none (NOAUTH); use redis://:password@host:port.`,
+      );
+    }
     throw new InfrastructureError('REDIS_UNAVAILABLE', `Redis does not answer at ${redactUrl(url)}. ${HOW_TO_START_REDIS}`, { cause: error });
+  } finally {
+    redis.off('error', onError);
   }
   const policy = await maxmemoryPolicy(redis);
   if (policy !== undefined && policy !== 'noeviction') {

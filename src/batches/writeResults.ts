@@ -12,10 +12,10 @@ import { neutralizeCell } from '../ingest/csvCells.js';
 /** Outcome column of the results file. */
 export type ResultOutcome = 'delivered' | 'already-delivered' | 'dead-lettered' | 'held-for-review' | 'queued-elsewhere' | 'pending' | 'rejected';
 
-export const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remoteOrderId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch'] as const;
+export const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remoteOrderId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch', 'notes'] as const;
 
 /** The columns every results file has, whatever the record kind. */
-type CommonColumn = 'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch';
+type CommonColumn = 'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch' | 'notes';
 
 /**
  * What differs between the results files of two record kinds (each RecordKind, src/kinds/, has one):
@@ -103,7 +103,8 @@ export async function writeResults<P>(
 }
 
 function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, batchId: string): Record<CommonColumn, string> & { outcome: ResultOutcome } {
-  const base = { lines: item.lines.join(' '), batch: '' };
+  // Notes (PHONE_UNVERIFIED above all) travel with the order, so the results show what to check.
+  const base = { lines: item.lines.join(' '), batch: '', notes: item.kind === 'valid' ? item.notes.join('; ') : '' };
   if (item.kind === 'rejected') {
     return {
       ...base,

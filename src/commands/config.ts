@@ -16,7 +16,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .command('config')
     .description('Print the effective configuration, where each value came from (env-file, environment, default) and the Redis namespaces; secrets masked')
     .option('--json', 'print it as JSON')
-    .addHelpText('after', '\nExample:\n  bulkorder config --env-file .env\n\nExit codes: 0 printed; 2 the configuration is refused (the message names the variable).');
+    .addHelpText('after', '\nExample:\n  bulkorder config --config-file .env\n\nExit codes: 0 printed; 2 the configuration is refused (the message names the variable).');
   withConfigFlags(command).action(async (flags: ConfigCommandFlags) => {
     const [{ configReport, configReportLines }, context] = await Promise.all([import('../configReport.js'), loadCommandContext(flags, { announce: false })]);
     const report = configReport(context.config);

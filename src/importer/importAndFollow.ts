@@ -1,4 +1,4 @@
-import { basename, dirname, join } from 'node:path';
+import { outputPath } from '../ingest/outputPath.js';
 import { followBatch } from '../batches/followBatch.js';
 import { needsAttention, type Batch } from '../batches/batchStore.js';
 import { POSSIBLE_DUPLICATE_CODE, writeResults, type ResultsCounts } from '../batches/writeResults.js';
@@ -65,7 +65,7 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
     return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
   };
   const { batch, settled } = await followBatch(services.batches, result.batchId, { watch, ...(follow.out === undefined ? {} : { out: follow.out }), ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
-  const resultsPath = follow.resultsPath ?? join(dirname(file), `${basename(file).replace(/\.(csv|json|ndjson|txt)$/i, '')}.results.csv`);
+  const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
   const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind);
   lines.push(
     ...(settled ? [] : [`  gave up waiting after ${Math.round((follow.timeoutMs ?? 0) / 1000)} s (--max-wait): ${reasons.length === 0 ? `${kind.noun}s are still being delivered` : reasons.join('; ')}`]),

@@ -1,4 +1,5 @@
 import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
+import { reasonWithDetails } from '../deadLetter/errorDetails.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import { parkedRecord, type DeliveryJobData, type ParkFacts } from '../deliveryJob.js';
@@ -165,7 +166,8 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
       // A refusal is about the order unless the breaker's evidence says otherwise; if it opens,
       // the orders its burst dead-lettered go back to the queue when it closes.
       const reason = deps.wording?.refusal?.(outcome) ?? `The API refused the ${noun}: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
-      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated: outcome.bodyTruncated });
+      // The API's details (which field, which product) travel into the ledger, so the results file shows them.
+      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: reasonWithDetails(outcome.message, outcome.body), body: outcome.body, bodyTruncated: outcome.bodyTruncated });
       logger.warn({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: refused by the API');
       throw new UnrecoverableError(reason);
     }

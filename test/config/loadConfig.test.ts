@@ -179,6 +179,8 @@ describe('.env.example', () => {
     const text = await readFile(path, 'utf8');
     const missing = CONFIG_VARIABLES.filter((name) => !new RegExp(`^${name}=`, 'm').test(text));
     expect(missing).toEqual([]);
+    const twice = CONFIG_VARIABLES.filter((name) => (text.match(new RegExp(`^${name}=`, 'gm')) ?? []).length > 1);
+    expect(twice).toEqual([]); // each variable set once: a second line silently wins
     expect(loadConfig({ env: {}, envFile: path }).env).toBe('acceptance');
   });
 });

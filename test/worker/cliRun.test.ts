@@ -34,12 +34,12 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     expect(await importer.exited).toBe(4);
     expect(importer.output()).toMatch(/2 delivered, 1 dead-lettered, 0 held/);
 
-    const results = await readFile(join(rig.dir, 'night.results.csv'), 'utf8');
+    const results = await readFile(join(rig.dir, 'night.csv.results.csv'), 'utf8');
     expect(results.charCodeAt(0)).toBe(0xfeff);
     expect(results).toMatch(/ref\.1001\.N-1,N-1,2,delivered,SIM-\d+,201/);
     expect(results).toMatch(/N-3,4,dead-lettered,,422,PRODUCT_UNKNOWN/);
     expect(results).toMatch(/N-4,5,rejected/);
-    const rejects = await readFile(join(rig.dir, 'night.rejects.csv'), 'utf8');
+    const rejects = await readFile(join(rig.dir, 'night.csv.rejects.csv'), 'utf8');
     expect(rejects).toContain(`'=HYPERLINK`);
     expect(rejects).not.toMatch(/,=HYPERLINK/);
 
