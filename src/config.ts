@@ -1,7 +1,11 @@
 /**
  * The only module that reads the environment (STYLE habit 2). Order of precedence:
- * real environment variable > `--env-file` value > default. Parsed once with zod into a
- * frozen {@link Config}; every refusal is a {@link ConfigError} (exit 2) naming the variable.
+ * `--config-file` value > inherited environment variable > default: the file is the deliberate
+ * choice, the environment is whatever the shell happened to export (an exported
+ * `BULKORDER_ENV=acceptance` must never turn a production file into an acceptance run). Where the
+ * file overrides a different inherited value, the variable is listed in `Config.shadowed` and the
+ * start banner says so. Parsed once with zod into a frozen {@link Config}, with where each value
+ * came from ({@link ConfigSource}); every refusal is a {@link ConfigError} (exit 2) naming the variable.
  *
  * `loadConfig` checks only what is present, so commands that need no API (`validate`) work
  * without credentials; `requireApi` then demands what one API needs. To add a setting, add
@@ -14,6 +18,7 @@ import { inspect, parseEnv } from 'node:util';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
+import { AUTO, hostListProblem, splitHostList, targetId, targetMismatch, type HostRules } from './target.js';
 import type { DeliverySettings } from './deliverySettings.js';
 
 const SECOND = 1000;
@@ -71,6 +76,9 @@ export interface ApiCredentials {
   readonly clientSecret: Secret;
 }
 
+/** Where a variable's value came from: the demo's or a test's overrides, the `--env-file`, the inherited environment, or the default. */
+export type ConfigSource = 'override' | 'env-file' | 'environment' | 'default';
+
 export interface Config {
   readonly env: Environment;
   /** True when production was chosen explicitly (BULKORDER_CONFIRM_PRODUCTION=yes or `--production`). */
@@ -93,13 +101,63 @@ export interface Config {
   /** First part of every Redis key (BULKORDER_REDIS_PREFIX, default `bulkorder`); the environment follows it. */
   readonly redisKeyPrefix: string;
   readonly logLevel: string;
+  /** `auto` (default): readable lines on a terminal, JSON when piped; `--log-format` overrides. */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   readonly tokenAuth: TokenAuthMethod;
   readonly http: HttpSettings;
   readonly responseFields: ResponseFieldSettings;
   /** Statuses answered after the server may have stored the request (BULKORDER_AMBIGUOUS_STATUSES); default none. */
   readonly ambiguousStatuses: readonly number[];
+  /**
+   * Header that carries a record's stable key on every create (BULKORDER_IDEMPOTENCY_HEADER,
+   * default `Idempotency-Key`); undefined when turned off (`none`).
+   */
+  readonly idempotencyHeader: string | undefined;
   /** Queue, retry and ledger settings of delivery workers and imports. */
   readonly delivery: DeliverySettings;
+  /** Host patterns that tell production from acceptance URLs (src/target.ts). */
+  readonly hostRules: HostRules;
+  /** BULKORDER_ALLOW_VOLATILE_REDIS=yes: production may run on a Redis without persistence. */
+  readonly allowVolatileRedis: boolean;
+  /** The `--env-file` read, if any. */
+  readonly envFile: string | undefined;
+  /** Where each variable's value came from. */
+  readonly sources: Readonly<Record<string, ConfigSource>>;
+  /** Variables the env-file set while the inherited environment held another value (the file won). */
+  readonly shadowed: readonly string[];
+  /** Every variable's effective value as text, secrets masked: what `bulkorder config` prints. */
+  readonly effective: Readonly<Record<string, string>>;
+  /** `bulkorder dashboard` (src/dashboard). */
+  readonly dashboard: DashboardSettings;
+  /** Notifications (src/notify): webhooks and e-mail. */
+  readonly notify: NotifySettings;
+}
+
+export interface DashboardSettings {
+  /** Bearer token, or basic-auth password, that actions need (BULKORDER_DASHBOARD_TOKEN); without it the dashboard is read-only. */
+  readonly token: Secret | undefined;
+  /** Where people reach the dashboard (BULKORDER_DASHBOARD_URL), for links in notifications. */
+  readonly publicUrl: string | undefined;
+}
+
+export interface SmtpSettings {
+  readonly host: string;
+  /** Default 587 (STARTTLS when the server offers it); 465 with `secure`. */
+  readonly port: number;
+  readonly secure: boolean;
+  readonly user: string | undefined;
+  readonly password: Secret | undefined;
+  readonly from: string;
+  readonly to: readonly string[];
+}
+
+export interface NotifySettings {
+  /** Webhook URLs (BULKORDER_NOTIFY_URLS); secrets themselves, since Slack and Teams put a token in the path. */
+  readonly urls: readonly Secret[];
+  /** One POST's deadline; default 5 s. */
+  readonly timeoutMs: number;
+  /** E-mail, when BULKORDER_NOTIFY_SMTP_HOST is set. */
+  readonly smtp: SmtpSettings | undefined;
 }
 
 /** Everything one API client needs, all present and checked. */
@@ -118,6 +176,8 @@ export interface ApiSettings {
   readonly responseFields: ResponseFieldSettings;
   /** Statuses answered after the server may have stored the request (BULKORDER_AMBIGUOUS_STATUSES); default none. */
   readonly ambiguousStatuses: readonly number[];
+  /** Header for the record's key on creates (Idempotency-Key); undefined when turned off. */
+  readonly idempotencyHeader: string | undefined;
 }
 
 // Library and tool names a User-Agent must not claim to be: the API identifies the client company by it.
@@ -149,6 +209,15 @@ const url = z.string().transform((value, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   return value.replace(/\/+$/, '');
 });
+const hostList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      const problem = hostListProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      return splitHostList(value);
+    });
 const clientId = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters');
 const clientSecret = z.string().max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value));
 
@@ -166,6 +235,10 @@ const schema = z.object({
   BULKORDER_BUSINESS_CLIENT_SECRET: clientSecret.optional(),
   BULKORDER_CAFETARIAPLAN_CLIENT_ID: clientId.optional(),
   BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: clientSecret.optional(),
+  BULKORDER_PRODUCTION_HOSTS: hostList('none'),
+  BULKORDER_ACCEPTANCE_HOSTS: hostList(AUTO),
+  BULKORDER_ALLOW_VOLATILE_REDIS: z.enum(['yes', 'no'], { error: 'must be yes or no' }).default('no'),
+  BULKORDER_PARKED_RETENTION_DAYS: count(30, 1, 3650),
   BULKORDER_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -').default('bulkorder'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
   BULKORDER_REDIS_CLUSTER_NODES: z
@@ -179,6 +252,7 @@ const schema = z.object({
     .default('auto')
     .transform((value) => (value === 'auto' ? ('auto' as const) : Number(value))),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty'], { error: 'must be auto, json or pretty' }).default('auto'),
   BULKORDER_TOKEN_AUTH: z.enum(['body', 'basic'], { error: 'must be body or basic' }).default('body'),
   BULKORDER_HTTP_CONNECT_TIMEOUT_MS: milliseconds(10 * SECOND),
   BULKORDER_HTTP_HEADERS_TIMEOUT_MS: milliseconds(30 * SECOND),
@@ -189,6 +263,12 @@ const schema = z.object({
     .regex(/^(none|[1-5]\d\d(,[1-5]\d\d)*)$/, "must be 'none' or a comma-separated list of HTTP statuses, e.g. 500,504")
     .default('none')
     .transform((value) => (value === 'none' ? [] : value.split(',').map(Number))),
+  // `none`, not an empty value, turns it off: an empty value means "not set" (the default) everywhere.
+  BULKORDER_IDEMPOTENCY_HEADER: z
+    .string()
+    .regex(/^(none|[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64})$/, "must be 'none' or an HTTP header name, e.g. Idempotency-Key")
+    .default('Idempotency-Key')
+    .transform((value) => (value === 'none' ? undefined : value)),
   BULKORDER_CONCURRENCY: count(20, 1, 1000),
   BULKORDER_ATTEMPTS: count(21, 1, 100),
   BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
@@ -197,11 +277,43 @@ const schema = z.object({
   BULKORDER_AMBIGUOUS: z.enum(['hold', 'resend'], { error: 'must be hold or resend' }).default('hold'),
   BULKORDER_LEDGER_RETENTION_DAYS: count(90, 1, 3650),
   BULKORDER_ACCOUNT_RETENTION_DAYS: count(3650, 1, 36500),
-  BULKORDER_BREAKER_THRESHOLD: count(5, 1, 10_000),
+  BULKORDER_BREAKER_WINDOW_MS: milliseconds(60 * SECOND),
+  BULKORDER_BREAKER_MIN_ATTEMPTS: count(20, 1, 1_000_000),
+  BULKORDER_BREAKER_MIN_ORDERS: count(10, 1, 1_000_000),
+  BULKORDER_BREAKER_REFUSAL_PERCENT: count(90, 1, 100),
+  BULKORDER_BREAKER_UNREACHABLE_PERCENT: count(50, 1, 100),
+  BULKORDER_BREAKER_CREDENTIALS_MIN_ATTEMPTS: count(3, 1, 1_000_000),
+  BULKORDER_BREAKER_OPEN_MS: milliseconds(30 * SECOND),
+  BULKORDER_BREAKER_MAX_OPEN_MS: milliseconds(600 * SECOND),
+  BULKORDER_BREAKER_TRIAL_CALLS: count(3, 1, 1000),
+  BULKORDER_BREAKER_ALERT_AFTER_MS: milliseconds(1800 * SECOND),
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
-  BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error'),
-  BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,title'),
+  BULKORDER_DASHBOARD_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)').max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value)).optional(),
+  BULKORDER_DASHBOARD_URL: z.string().url('must be a URL, e.g. https://bulkorder.example.com').transform((value) => value.replace(/\/+$/, '')).optional(),
+  BULKORDER_NOTIFY_URLS: z.string().transform((value, ctx) => {
+    const urls = value.split(',').map((u) => u.trim()).filter((u) => u !== '');
+    for (const [i, u] of urls.entries()) {
+      const problem = urlProblem(u);
+      // The URL itself is not echoed: webhook URLs carry their secret in the path.
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `URL ${i + 1} ${problem}` });
+    }
+    return urls.map((u) => new Secret(u));
+  }).optional(),
+  BULKORDER_NOTIFY_TIMEOUT_MS: milliseconds(5 * SECOND),
+  BULKORDER_NOTIFY_SMTP_HOST: z.string().regex(/^[A-Za-z0-9.:[\]-]{1,253}$/, 'must be a host name or address').optional(),
+  BULKORDER_NOTIFY_SMTP_PORT: count(587, 1, 65535),
+  BULKORDER_NOTIFY_SMTP_SECURE: z.enum(['yes', 'no'], { error: 'must be yes (TLS from the start, port 465) or no (STARTTLS when offered)' }).default('no'),
+  BULKORDER_NOTIFY_SMTP_USER: z.string().max(200).optional(),
+  BULKORDER_NOTIFY_SMTP_PASSWORD: clientSecret.optional(),
+  BULKORDER_NOTIFY_SMTP_FROM: z.string().email('must be an e-mail address').optional(),
+  BULKORDER_NOTIFY_SMTP_TO: z
+    .string()
+    .transform((value) => value.split(',').map((a) => a.trim()).filter((a) => a !== ''))
+    .pipe(z.array(z.string().email('must be a comma-separated list of e-mail addresses')).min(1, 'must name at least one address'))
+    .optional(),
+  BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error,errors.0.code'),
+  BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,errors.0.message,errors.0.detail,title'),
   BULKORDER_REMOTE_ID_FIELDS: fieldList('orderId,id,orderNumber,order.id,data.orderId,data.id'),
   BULKORDER_CUSTOMER_ID_FIELDS: fieldList('customerId,id,customer.id,data.customerId'),
   BULKORDER_LOGIN_URL_FIELDS: fieldList('loginUrl,url,redirectUrl,loginURL,data.loginUrl'),
@@ -215,6 +327,8 @@ export interface LoadConfigOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** A dotenv file (node's `util.parseEnv` syntax); its values sit below real environment variables. */
   envFile?: string;
+  /** The flag that named envFile, for the error when it cannot be read; default `--env-file`. */
+  envFileFlag?: string;
   /** Values that win over the environment and the file (the demo points the config at its simulator). */
   overrides?: Readonly<Record<string, string>>;
   /** `--production`: the explicit choice production requires (same as BULKORDER_CONFIRM_PRODUCTION=yes). */
@@ -223,12 +337,18 @@ export interface LoadConfigOptions {
 
 /** Parses and checks the variables that are present, fills defaults, and returns a frozen Config. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
-  const fromFile = options.envFile === undefined ? {} : readEnvFile(options.envFile);
+  const fromFile = options.envFile === undefined ? {} : readEnvFile(options.envFile, options.envFileFlag ?? '--env-file');
   const real = options.env ?? process.env;
   const raw: Record<string, string> = {};
+  const sources: Record<string, ConfigSource> = {};
+  const shadowed: string[] = [];
   for (const name of CONFIG_VARIABLES) {
     // An empty value (`VAR=` in a file) means "not set", as most dotenv users expect.
-    const value = nonEmpty(options.overrides?.[name]) ?? nonEmpty(real[name]) ?? nonEmpty(fromFile[name]);
+    const [override, file, inherited] = [nonEmpty(options.overrides?.[name]), nonEmpty(fromFile[name]), nonEmpty(real[name])];
+    const [value, source]: [string | undefined, ConfigSource] =
+      override !== undefined ? [override, 'override'] : file !== undefined ? [file, 'env-file'] : inherited !== undefined ? [inherited, 'environment'] : [undefined, 'default'];
+    if (source === 'env-file' && inherited !== undefined && inherited !== file) shadowed.push(name);
+    sources[name] = source;
     if (value !== undefined) raw[name] = value;
   }
   const parsed = schema.safeParse(raw);
@@ -236,12 +356,26 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const issue = parsed.error.issues[0];
     throw new ConfigError(String(issue?.path[0] ?? 'configuration'), issue?.message ?? 'invalid');
   }
-  return deepFreeze(toConfig(parsed.data, options.confirmProduction === true));
+  const config = toConfig(parsed.data, options.confirmProduction === true, { envFile: options.envFile, sources, shadowed, effective: effectiveValues(parsed.data) });
+  assertTargetAgrees(config);
+  return deepFreeze(config);
+}
+
+/** Each variable's parsed value as text, secrets masked. */
+function effectiveValues(parsed: Parsed): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of CONFIG_VARIABLES) {
+    const value: unknown = parsed[name as keyof Parsed];
+    out[name] = value === undefined ? '' : value instanceof Secret ? '********' : Array.isArray(value) ? (value.length === 0 ? 'none' : value.join(',')) : String(value);
+  }
+  return out;
 }
 
 type Parsed = z.infer<typeof schema>;
 
-function toConfig(v: Parsed, flagConfirmed: boolean): Config {
+type Provenance = Pick<Config, 'envFile' | 'sources' | 'shadowed' | 'effective'>;
+
+function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Config {
   if (flagConfirmed && v.BULKORDER_ENV !== 'production') {
     throw new ConfigError('BULKORDER_ENV', '--production was given but BULKORDER_ENV is not production');
   }
@@ -256,6 +390,9 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
     }
   }
   return {
+    ...provenance,
+    hostRules: { production: v.BULKORDER_PRODUCTION_HOSTS, acceptance: v.BULKORDER_ACCEPTANCE_HOSTS },
+    allowVolatileRedis: v.BULKORDER_ALLOW_VOLATILE_REDIS === 'yes',
     env: v.BULKORDER_ENV,
     productionConfirmed,
     baseUrl: v.BULKORDER_BASE_URL,
@@ -270,6 +407,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
     workerProcesses: v.BULKORDER_WORKER_PROCESSES,
     redisKeyPrefix: v.BULKORDER_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
+    logFormat: v.LOG_FORMAT,
     tokenAuth: v.BULKORDER_TOKEN_AUTH,
     http: {
       connectTimeoutMs: v.BULKORDER_HTTP_CONNECT_TIMEOUT_MS,
@@ -278,6 +416,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
       deadlineMs: v.BULKORDER_HTTP_DEADLINE_MS,
     },
     ambiguousStatuses: v.BULKORDER_AMBIGUOUS_STATUSES,
+    idempotencyHeader: v.BULKORDER_IDEMPOTENCY_HEADER,
     responseFields: {
       errorCode: v.BULKORDER_ERROR_CODE_FIELDS,
       errorMessage: v.BULKORDER_ERROR_MESSAGE_FIELDS,
@@ -293,10 +432,40 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
       ambiguousPolicy: v.BULKORDER_AMBIGUOUS,
       ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,
       accountRetentionMs: v.BULKORDER_ACCOUNT_RETENTION_DAYS * 24 * 3600 * SECOND,
-      breakerThreshold: v.BULKORDER_BREAKER_THRESHOLD,
+      parkedRetentionMs: v.BULKORDER_PARKED_RETENTION_DAYS * 24 * 3600 * SECOND,
+      requirePersistentRedis: v.BULKORDER_ENV === 'production' && v.BULKORDER_ALLOW_VOLATILE_REDIS !== 'yes',
+      breaker: {
+        windowMs: v.BULKORDER_BREAKER_WINDOW_MS,
+        minAttempts: v.BULKORDER_BREAKER_MIN_ATTEMPTS,
+        minOrders: v.BULKORDER_BREAKER_MIN_ORDERS,
+        refusalRatio: v.BULKORDER_BREAKER_REFUSAL_PERCENT / 100,
+        unreachableRatio: v.BULKORDER_BREAKER_UNREACHABLE_PERCENT / 100,
+        credentialsMinAttempts: v.BULKORDER_BREAKER_CREDENTIALS_MIN_ATTEMPTS,
+        openMs: v.BULKORDER_BREAKER_OPEN_MS,
+        maxOpenMs: Math.max(v.BULKORDER_BREAKER_MAX_OPEN_MS, v.BULKORDER_BREAKER_OPEN_MS),
+        trialCalls: v.BULKORDER_BREAKER_TRIAL_CALLS,
+        alertAfterMs: v.BULKORDER_BREAKER_ALERT_AFTER_MS,
+      },
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
     },
+    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL },
+    notify: { urls: v.BULKORDER_NOTIFY_URLS ?? [], timeoutMs: v.BULKORDER_NOTIFY_TIMEOUT_MS, smtp: smtpSettings(v) },
+  };
+}
+
+function smtpSettings(v: Parsed): SmtpSettings | undefined {
+  if (v.BULKORDER_NOTIFY_SMTP_HOST === undefined) return undefined;
+  if (v.BULKORDER_NOTIFY_SMTP_FROM === undefined) throw new ConfigError('BULKORDER_NOTIFY_SMTP_FROM', 'is required with BULKORDER_NOTIFY_SMTP_HOST');
+  if (v.BULKORDER_NOTIFY_SMTP_TO === undefined) throw new ConfigError('BULKORDER_NOTIFY_SMTP_TO', 'is required with BULKORDER_NOTIFY_SMTP_HOST');
+  return {
+    host: v.BULKORDER_NOTIFY_SMTP_HOST,
+    port: v.BULKORDER_NOTIFY_SMTP_PORT,
+    secure: v.BULKORDER_NOTIFY_SMTP_SECURE === 'yes',
+    user: v.BULKORDER_NOTIFY_SMTP_USER,
+    password: v.BULKORDER_NOTIFY_SMTP_PASSWORD,
+    from: v.BULKORDER_NOTIFY_SMTP_FROM,
+    to: v.BULKORDER_NOTIFY_SMTP_TO,
   };
 }
 
@@ -317,7 +486,7 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
   return Object.freeze({
     api,
     env: config.env,
-    apiBaseUrl: `${config.baseUrl}/${api === 'business' ? 'business-api' : 'cafetariaplan-api'}`,
+    apiBaseUrl: apiBaseUrl(config.baseUrl, api),
     tokenUrl: `${config.authUrl ?? config.baseUrl}/oauth2/token`,
     clientId: credentials.clientId,
     clientSecret: credentials.clientSecret,
@@ -326,6 +495,7 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
     http: config.http,
     responseFields: config.responseFields,
     ambiguousStatuses: config.ambiguousStatuses,
+    idempotencyHeader: config.idempotencyHeader,
   });
 }
 
@@ -340,33 +510,86 @@ function redisNode(hostPort: string): RedisNode {
   return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
 }
 
-/**
- * The namespace of every Redis key we keep: identifiers from one environment are not valid in the other.
- * On a Redis Cluster it is a hash tag (`{bulkorder:<env>}`): BullMQ's scripts and ours touch several
- * keys at once, which a cluster allows only within one slot (src/keyspace.ts `subPrefix` keeps a
- * kind's own part inside the tag, so each kind gets a slot of its own).
- */
-export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix'> & Partial<Pick<Config, 'redisClusterNodes'>>): string {
-  const prefix = `${config.redisKeyPrefix}:${config.env}`;
-  return (config.redisClusterNodes?.length ?? 0) > 0 ? `{${prefix}}` : prefix;
+/** Refuses a base or auth URL that belongs to the other environment (src/target.ts has the rule). */
+function assertTargetAgrees(config: Config): void {
+  const urls = (['BULKORDER_BASE_URL', 'BULKORDER_AUTH_URL'] as const).flatMap((variable) => {
+    const url = variable === 'BULKORDER_BASE_URL' ? config.baseUrl : config.effective.BULKORDER_AUTH_URL;
+    return url === undefined || url === '' ? [] : [{ variable, url, source: describeSource(config.sources[variable]) }];
+  });
+  const problem = targetMismatch(config.env, describeSource(config.sources.BULKORDER_ENV), urls, config.hostRules);
+  if (problem !== undefined) throw new ConfigError('BULKORDER_ENV', problem);
 }
 
-/** Logs the chosen environment once at start; production is announced loudly. Never logs secrets. */
-export function announceConfig(config: Config, logger: Logger): void {
-  const facts = { env: config.env, baseUrl: config.baseUrl, authUrl: config.authUrl, apis: Object.keys(config.credentials) };
-  if (config.env === 'production') {
-    logger.warn(facts, 'PRODUCTION: orders are fulfilled and customers receive e-mail and SMS');
-  } else {
-    logger.info(facts, 'acceptance environment: orders are not processed');
+/** `from the env-file`, `from the environment`, `default`, `set by the command`. */
+export function describeSource(source: ConfigSource | undefined): string {
+  switch (source) {
+    case 'env-file':
+      return 'from the env-file';
+    case 'environment':
+      return 'from the environment';
+    case 'override':
+      return 'set by the command';
+    default:
+      return 'default';
   }
 }
 
-function readEnvFile(path: string): Record<string, string | undefined> {
+/**
+ * The namespace of every Redis key of one target: `<BULKORDER_REDIS_PREFIX>:<env>:<id>`, where the
+ * id hashes the environment, the API's base URL and the client id (src/target.ts `targetId`). The
+ * orders' ledger, queue and batches use the Business API's; employee accounts (`<prefix>:accounts`)
+ * the Cafetariaplan API's. On a Redis Cluster the whole prefix is a hash tag (`{bulkorder:<env>:<id>}`).
+ * Throws ConfigError when the URL or client id is missing: a keyspace
+ * guessed without them could answer for another API.
+ */
+export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix' | 'baseUrl' | 'credentials'> & Partial<Pick<Config, 'redisClusterNodes'>>, api: ApiName = 'business'): string {
+  const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
+  if (config.baseUrl === undefined) throw new ConfigError('BULKORDER_BASE_URL', 'is required: what Redis keeps (ledger, queue, batches) belongs to the API it is sent to');
+  const credentials = config.credentials[api];
+  if (credentials === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET): its Redis keys are kept per client`);
+  const prefix = `${config.redisKeyPrefix}:${config.env}:${targetId(config.env, apiBaseUrl(config.baseUrl, api), credentials.clientId)}`;
+  // On a Redis Cluster a hash tag: BullMQ's scripts and ours touch several keys at once, which a cluster
+  // allows only within one slot; each environment and target (src/keyspace.ts subPrefix: and kind) gets its own.
+  return (config.redisClusterNodes?.length ?? 0) > 0 ? `{${prefix}}` : prefix;
+}
+
+function apiBaseUrl(baseUrl: string, api: ApiName): string {
+  return `${baseUrl}/${api === 'business' ? 'business-api' : 'cafetariaplan-api'}`;
+}
+
+/**
+ * Logs the effective environment and URL once at start, with where each came from. Production is
+ * announced loudly; "not processed" is only ever said of a URL recognised as acceptance (loadConfig
+ * refuses any other under acceptance). Never logs secrets.
+ */
+export function announceConfig(config: Config, logger: Logger): void {
+  const facts = {
+    env: config.env,
+    envSource: config.sources.BULKORDER_ENV,
+    baseUrl: config.baseUrl,
+    baseUrlSource: config.sources.BULKORDER_BASE_URL,
+    authUrl: config.authUrl,
+    envFile: config.envFile,
+    apis: Object.keys(config.credentials),
+  };
+  if (config.shadowed.length > 0) {
+    logger.warn({ variables: config.shadowed, envFile: config.envFile }, `the env-file overrides inherited environment variables: ${config.shadowed.join(', ')}`);
+  }
+  const where = `BULKORDER_ENV ${describeSource(config.sources.BULKORDER_ENV)}, BULKORDER_BASE_URL ${config.baseUrl ?? '(not set)'} ${describeSource(config.sources.BULKORDER_BASE_URL)}`;
+  if (config.env === 'production') {
+    logger.warn(facts, `PRODUCTION (${where}): orders are fulfilled and customers receive e-mail and SMS`);
+  } else {
+    logger.info(facts, `acceptance (${where}): the API does not process these orders`);
+  }
+}
+
+function readEnvFile(path: string, flag: string): Record<string, string | undefined> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError('--env-file', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(flag, `cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'unreadable')}`);
   }
   return parseEnv(text);
 }

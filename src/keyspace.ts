@@ -1,8 +1,9 @@
 /**
- * Every Redis key bulkorder keeps, in one place. All of them live under the environment's
- * prefix (`bulkorder:<env>` by default), because identifiers from one environment are not valid
- * in the other (spec, section 1) and an acceptance run must never mark a production order
- * delivered. BullMQ uses the same prefix for its queues.
+ * Every Redis key bulkorder keeps, in one place. All of them live under the target's prefix
+ * (`bulkorder:<env>:<id>`, the id a hash of environment, API base URL and client id: src/config.ts
+ * `redisPrefix`), because identifiers from one environment are not valid in the other (spec,
+ * section 1), an acceptance run must never mark a production order delivered, and a ledger filled
+ * against one API must never answer for another. BullMQ uses the same prefix for its queues.
  */
 export type ParkedKind = 'dead' | 'held';
 
@@ -18,15 +19,28 @@ export interface Keyspace {
   parked(kind: ParkedKind, orderKey: string): string;
   /** Dead letters or held orders, scored by the time they were parked. */
   parkedIndex(kind: ParkedKind): string;
-  /** Circuit-breaker state: the current streak of non-order failures, and the trip record. */
-  readonly breakerStreak: string;
-  readonly breakerTrip: string;
+  /** Circuit-breaker state (a hash: closed, open or halfOpen, and why). */
+  readonly breaker: string;
+  /** Prefix of the breaker's per-second attempt counters (`<this><epoch second>`). */
+  readonly breakerBuckets: string;
+  /** Prefixes of one failure signature's attempts and distinct orders in the window (sorted sets). */
+  readonly breakerFailures: string;
+  readonly breakerOrders: string;
+  /** Orders whose refusals opened the breaker: requeued when it closes. */
+  readonly breakerBurst: string;
+  /** Who paused the queue with `bulkorder pause` (JSON); the breaker never resumes while it exists. */
+  readonly pausedBy: string;
+  /** Live workers: a sorted set of worker ids scored by last heartbeat, and their facts (hash id -> JSON). */
+  readonly workers: string;
+  readonly workerInfo: string;
   /** A drop-folder file claimed into processing/ (`bulkorder watch`): its batches, so a restart resumes them. */
   watchClaim(claimName: string): string;
   /** The live owner of a claimed file (SET NX PX, renewed while it works on it). */
   watchLock(claimName: string): string;
   /** BullMQ's hash of one job (its layout: `<prefix>:<queue>:<jobId>`). */
   job(queueName: string, jobId: string): string;
+  /** Outcome counts and latency buckets of one minute (epoch minute), for the dashboard's chart; kept 25 h. */
+  statsMinute(minute: number): string;
 }
 
 export function keyspace(prefix: string): Keyspace {
@@ -37,11 +51,18 @@ export function keyspace(prefix: string): Keyspace {
     batchIndex: `${prefix}:batches`,
     parked: (kind, orderKey) => `${prefix}:${kind}:${orderKey}`,
     parkedIndex: (kind) => `${prefix}:${kind}-index`,
-    breakerStreak: `${prefix}:breaker:streak`,
-    breakerTrip: `${prefix}:breaker:trip`,
+    breaker: `${prefix}:breaker:state`,
+    breakerBuckets: `${prefix}:breaker:n:`,
+    breakerFailures: `${prefix}:breaker:fail:`,
+    breakerOrders: `${prefix}:breaker:orders:`,
+    breakerBurst: `${prefix}:breaker:burst`,
+    pausedBy: `${prefix}:paused-by`,
+    workers: `${prefix}:workers`,
+    workerInfo: `${prefix}:workers:info`,
     watchClaim: (claimName) => `${prefix}:watch:claim:${claimName}`,
     watchLock: (claimName) => `${prefix}:watch:lock:${claimName}`,
     job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,
+    statsMinute: (minute) => `${prefix}:stats:${minute}`,
   };
 }
 

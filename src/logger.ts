@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
@@ -35,6 +36,13 @@ export interface LoggerSettings {
   destination?: DestinationStream;
   /** Bound to every line. */
   base?: Record<string, unknown>;
+  /** `pretty`: readable lines; `json`: one JSON object a line; `auto` (default): pretty when stderr is a terminal. */
+  format?: 'auto' | 'json' | 'pretty';
+}
+
+/** Whether lines are written for a person: asked for, or `auto` on a terminal. */
+export function prettyLogs(format: LoggerSettings['format'], isTTY = process.stderr.isTTY === true): boolean {
+  return format === 'pretty' || ((format ?? 'auto') === 'auto' && isTTY);
 }
 
 /** Creates a root logger. Callers make one and pass it down; there is no module-level logger. */
@@ -45,6 +53,11 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
+  if (settings.destination === undefined && prettyLogs(settings.format)) {
+    // Synchronous, in this thread: lines and a progress bar on the same terminal stay in order.
+    const pretty = PinoPretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' });
+    return pino(options, pretty);
+  }
   return pino(options, settings.destination ?? pino.destination({ fd: 2, sync: false }));
 }
 

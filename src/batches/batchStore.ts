@@ -21,6 +21,8 @@ export interface DeliveryCounts {
   delivered: number;
   dead: number;
   held: number;
+  /** Of `delivered`: orders an earlier attempt may have stored too (it was answered 5xx). */
+  possibleDuplicates: number;
 }
 
 export interface Batch extends ImportCounts, DeliveryCounts {
@@ -35,7 +37,7 @@ export interface Batch extends ImportCounts, DeliveryCounts {
   importState: 'importing' | 'imported' | 'failed';
 }
 
-const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'enqueued', 'delivered', 'dead', 'held'] as const;
+const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'enqueued', 'delivered', 'dead', 'held', 'possibleDuplicates'] as const;
 
 /** Batch records: one Redis hash each, indexed by start time, kept as long as the ledger. */
 export class BatchStore {

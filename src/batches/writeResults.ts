@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { InfrastructureError } from '../errors.js';
 import { stringify } from 'csv-stringify';
-import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
+import { possibleDuplicate, type Ledger, type LedgerEntry } from '../ledger/ledger.js';
+import { encodeRemoteId } from '../delivery/remoteId.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { OrderPayload, RecordItem } from '../ingest/types.js';
 import { neutralizeCell } from '../ingest/csvCells.js';
@@ -11,10 +12,10 @@ import { neutralizeCell } from '../ingest/csvCells.js';
 /** Outcome column of the results file. */
 export type ResultOutcome = 'delivered' | 'already-delivered' | 'dead-lettered' | 'held-for-review' | 'queued-elsewhere' | 'pending' | 'rejected';
 
-export const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remoteOrderId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch'] as const;
+export const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remoteOrderId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch', 'notes'] as const;
 
 /** The columns every results file has, whatever the record kind. */
-type CommonColumn = 'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch';
+type CommonColumn = 'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch' | 'notes';
 
 /**
  * What differs between the results files of two record kinds (each RecordKind, src/kinds/, has one):
@@ -32,7 +33,7 @@ export interface ResultsLayout<P> {
 /** The orders results file. */
 export const ORDER_RESULTS: ResultsLayout<OrderPayload> = {
   columns: RESULT_COLUMNS,
-  describe: (item, entry) => ({ orderKey: item.key ?? '', orderRef: item.orderRef ?? '', remoteOrderId: entry?.remoteId ?? '' }),
+  describe: (item, entry) => ({ orderKey: item.key ?? '', orderRef: item.orderRef ?? '', remoteOrderId: entry?.remoteId === undefined ? '' : encodeRemoteId(entry.remoteId) }),
 };
 
 /** What writeResults needs of a record kind: how its input is read again, and its layout (a RecordKind is one). */
@@ -44,6 +45,8 @@ export interface ResultsKind<P> {
 export interface ResultsCounts {
   orders: number;
   byOutcome: Partial<Record<string, number>>;
+  /** Delivered records an earlier attempt may have stored too (answered 5xx); marked POSSIBLE_DUPLICATE. */
+  possibleDuplicates: number;
 }
 
 /**
@@ -69,7 +72,7 @@ export async function writeResults<P>(
     throw new InfrastructureError('RESULTS_WRITE_FAILED', `could not write the results file ${outPath}: ${(error as Error).message}. The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).`, { cause: error });
   });
   written.catch(() => undefined); // observed below; avoid an unhandled rejection while reading
-  const counts: ResultsCounts = { orders: 0, byOutcome: {} };
+  const counts: ResultsCounts = { orders: 0, byOutcome: {}, possibleDuplicates: 0 };
   let chunk: RecordItem<P>[] = [];
 
   const flush = async (): Promise<void> => {
@@ -84,6 +87,7 @@ export async function writeResults<P>(
       const row = { ...layout.describe(item, entry), ...common, outcome: layout.refine?.(common.outcome, entry) ?? common.outcome };
       counts.orders++;
       counts.byOutcome[row.outcome] = (counts.byOutcome[row.outcome] ?? 0) + 1;
+      if (row.errorCode === POSSIBLE_DUPLICATE_CODE) counts.possibleDuplicates++;
       if (!csv.write(row)) await Promise.race([once(csv, 'drain'), written]);
     }
   };
@@ -99,7 +103,8 @@ export async function writeResults<P>(
 }
 
 function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, batchId: string): Record<CommonColumn, string> & { outcome: ResultOutcome } {
-  const base = { lines: item.lines.join(' '), batch: '' };
+  // Notes (PHONE_UNVERIFIED above all) travel with the order, so the results show what to check.
+  const base = { lines: item.lines.join(' '), batch: '', notes: item.kind === 'valid' ? item.notes.join('; ') : '' };
   if (item.kind === 'rejected') {
     return {
       ...base,
@@ -111,6 +116,11 @@ function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, ba
     };
   }
   const outcome = outcomeOf(entry, batchId);
+  const duplicate = possibleDuplicate(entry);
+  if (duplicate !== undefined) {
+    // Still delivered, but an operator should check the service for a second copy.
+    return { ...base, batch: entry?.batchId ?? '', outcome, httpStatus: entry?.httpStatus === undefined ? '' : String(entry.httpStatus), errorCode: POSSIBLE_DUPLICATE_CODE, message: duplicate, attempts: String(entry?.attempts ?? 0) };
+  }
   return {
     ...base,
     batch: entry?.batchId ?? '',
@@ -121,6 +131,9 @@ function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, ba
     attempts: String(entry?.attempts ?? 0),
   };
 }
+
+/** errorCode of a delivered row that may exist twice on the service. */
+export const POSSIBLE_DUPLICATE_CODE = 'POSSIBLE_DUPLICATE';
 
 function outcomeOf(entry: LedgerEntry | undefined, batchId: string): ResultOutcome {
   switch (entry?.state) {

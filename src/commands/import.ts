@@ -16,7 +16,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       'after',
       '\nExamples:\n  bulkorder import samples/gift-orders.csv --wait\n  bulkorder import nightly.csv --encoding windows-1252\n\n' +
         'Exit codes: 0 all valid and (with --wait) all delivered; 4 some rows or orders need attention\n' +
-        '(rejected, dead-lettered, held); 3 file refused; 5 Redis unavailable; 2 usage or configuration error.',
+        '(rejected, dead-lettered, held); 3 file refused; 5 Redis unavailable, or --wait gave up at --max-wait\n(the reason is printed: breaker open, queue paused, no worker running); 2 usage or configuration error.',
     );
   withConfigFlags(command).action(async (file: string, flags: ImportFlags) => {
     const [{ runImport }, { ORDERS }] = await Promise.all([import('../importer/importCommand.js'), import('../kinds/orders.js')]);

@@ -18,14 +18,24 @@ export type { RecordKindName };
 
 /** Options every command that reads configuration accepts. */
 export interface ConfigFlags {
+  configFile?: string;
+  logFormat?: string;
+  /** The former name of --config-file, still accepted (hidden from help). */
   envFile?: string;
   production?: boolean;
 }
 
-/** Adds `--env-file` and `--production` to a command. */
+/**
+ * Adds `--config-file` and `--production` to a command. The file option is not called
+ * `--env-file`: Node 20 reads that flag itself even after the script name (nodejs/node#54232)
+ * and exits 9 with "node: <file>: not found" before any of our code runs. `--env-file` still
+ * works when the file exists (Node and we then read the same file), hidden from help.
+ */
 export function withConfigFlags(command: Command): Command {
   return command
-    .option('--env-file <path>', 'load BULKORDER_* variables from a file (real environment variables win)')
+    .option('--config-file <path>', 'load BULKORDER_* variables from a dotenv file (its values win over inherited environment variables; bulkorder config shows the result)')
+    .addOption(new Option('--env-file <path>', 'former name of --config-file').hideHelp())
+    .addOption(new Option('--log-format <format>', 'log lines: pretty (readable), json, or auto: pretty on a terminal, JSON when piped (default: LOG_FORMAT or auto)').choices(['auto', 'json', 'pretty']))
     .option('--production', 'confirm that BULKORDER_ENV=production is meant (same as BULKORDER_CONFIRM_PRODUCTION=yes)');
 }
 
@@ -38,11 +48,13 @@ export interface CommandContext {
 /** Loads the configuration and a logger at its level; announces the environment once. */
 export async function loadCommandContext(flags: ConfigFlags, options: { announce?: boolean } = {}): Promise<CommandContext> {
   const [{ loadConfig, announceConfig }, { createLogger }] = await Promise.all([import('../config.js'), import('../logger.js')]);
+  const file = flags.configFile ?? flags.envFile;
   const config = loadConfig({
-    ...(flags.envFile === undefined ? {} : { envFile: flags.envFile }),
+    ...(file === undefined ? {} : { envFile: file, envFileFlag: flags.configFile === undefined ? '--env-file' : '--config-file' }),
     confirmProduction: flags.production === true,
   });
-  const logger = createLogger({ level: config.logLevel });
+  const format = flags.logFormat === 'json' || flags.logFormat === 'pretty' || flags.logFormat === 'auto' ? flags.logFormat : config.logFormat;
+  const logger = createLogger({ level: config.logLevel, format });
   if (options.announce !== false) announceConfig(config, logger);
   return { config, logger };
 }
@@ -57,7 +69,10 @@ export function withReadingOptions(command: Command, whose = 'the file', mapNote
     .option('--format <format>', `csv | json | ndjson (default: from the extension of ${whose})`)
     .option('--delimiter <char>', 'CSV delimiter: "," ";" "tab" or one other character (default: detected from the header)')
     .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1, for Excel "ANSI" exports')
-    .option('--map <mapping.json>', `JSON object mapping your column names to ours, e.g. {"Huisnummer": "streetNumber"}${mapNote}`);
+    .option('--map <mapping.json>', `JSON object mapping your column names to ours, e.g. {"Huisnummer": "streetNumber"}${mapNote}`)
+    .option('--strict-phone', 'refuse phone numbers that are possible for their country but not known to be in use (default: accept them with a PHONE_UNVERIFIED note)')
+    .option('--allow-empty', 'accept a file with no rows (default: refused, exit 3, "the file has no orders")')
+    .option('--max-lines-per-order <n>', 'most product lines in one order; a larger order is refused whole, its lines named (default: 1000)');
 }
 
 /** Flags of `import` and `accounts import`. */
@@ -67,6 +82,7 @@ export interface ImportFlags extends ConfigFlags, IngestFlags {
   rejects?: string;
   results?: string;
   timeout?: string;
+  maxWait?: string;
 }
 
 /** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
@@ -76,7 +92,8 @@ export function withImportOptions(command: Command, noun: string): Command {
     .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
     .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
     .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
-    .option('--timeout <seconds>', 'with --wait: stop following after this long (the batch goes on)');
+    .option('--max-wait <seconds>', 'with --wait: give up after this long, write the results so far and exit 5 with the reason (default 21600, 6 hours; the batch goes on)')
+    .option('--timeout <seconds>', 'alias of --max-wait');
 }
 
 /** What `validate` and `accounts validate` take. */
@@ -153,6 +170,8 @@ export function chosenKind(kind: RecordKindName, flags: { accounts?: boolean }):
 export interface WorkerFlags extends ConfigFlags {
   concurrency?: string;
   processes?: string;
+  httpPort?: string;
+  httpHost?: string;
 }
 
 /** Flags of `bulkorder watch`. */
@@ -163,6 +182,7 @@ export interface WatchFlags extends ConfigFlags, IngestFlags {
   maxActive?: string;
   once?: boolean;
   deliver?: boolean;
+  json?: boolean;
 }
 
 /** The `schedule` subcommands. */
@@ -186,4 +206,11 @@ export interface DemoFlags {
 export interface LoginFlags extends ConfigFlags {
   email?: string;
   company?: string;
+}
+
+/** `bulkorder dashboard`. */
+export interface DashboardFlags extends ConfigFlags {
+  host?: string;
+  port?: string;
+  readOnly?: boolean;
 }

@@ -30,7 +30,9 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       .argument('<name>', 'the schedule name; setting it again replaces it')
       .requiredOption('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *" (02:00 every day); six fields put seconds first')
       .option('--tz <zone>', 'IANA time zone of the pattern, e.g. Europe/Amsterdam (default: the workers\' local time)')
-      .requiredOption('--source <path>', 'a file, a folder (its .csv/.json/.ndjson files) or a glob like "/srv/in/orders-*.csv"'),
+      .requiredOption('--source <path>', 'a file, a folder (its .csv/.json/.ndjson files) or a glob like "/srv/in/orders-*.csv"')
+      .option('--json', 'print the schedule as set, as JSON')
+      .addHelpText('after', '\nExamples:\n  bulkorder schedule set nightly --cron "0 2 * * *" --tz Europe/Amsterdam --source /srv/exports\n  bulkorder schedule set orders --cron "30 3 * * 1-5" --source "/srv/in/orders-*.csv" --encoding windows-1252 --json\n\nExit codes: 0 set; 2 a bad pattern, zone, name, or a source that cannot exist; 5 Redis unavailable.'),
       'each file',
       ' (read now and kept with the schedule)',
     ),

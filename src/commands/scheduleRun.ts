@@ -8,11 +8,14 @@ import { openServices } from '../services.js';
 import { ORDERS } from '../kinds/orders.js';
 import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
 import { ScheduleStore, type ScheduleInfo } from '../schedule/scheduleStore.js';
+import { checkScheduleSource } from '../schedule/resolveSource.js';
+import { nextRunText } from '../schedule/nextRunText.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import type { ScheduleAction, ScheduleFlags } from './options.js';
 
 /** `bulkorder schedule <action>`: returns the exit code. */
 export async function runSchedule(action: ScheduleAction, args: string[], flags: ScheduleFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+  if (action === 'set') await checkScheduleSource(resolve(flags.source!)); // a usage error needs no Redis
   const prefix = redisPrefix(ctx.config);
   const services = await openServices(ctx.config, ORDERS);
   const queue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: services.redis, prefix });
@@ -28,7 +31,8 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
           source: resolve(flags.source!),
           ingest: await ingestOptionsFromFlags(flags),
         });
-        process.stdout.write(`schedule ${info.name} set: ${describe(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`);
+        if (flags.json === true) process.stdout.write(JSON.stringify(info, null, 2) + '\n');
+        else process.stdout.write(`schedule ${info.name} set: ${describe(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`);
         return ExitCode.ok;
       }
       case 'list': {
@@ -50,7 +54,7 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
 }
 
 function describe(s: ScheduleInfo): string {
-  const next = s.next === undefined ? 'unknown' : new Date(s.next).toISOString();
+  const next = nextRunText(s.next, s.tz);
   const line = `cron "${s.cron}"${s.tz === undefined ? '' : ` (${s.tz})`}, source ${s.source}, next run ${next}`;
   const last = s.lastRun;
   if (last === undefined) return line;

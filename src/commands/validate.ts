@@ -14,7 +14,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .argument('<file>', 'order file: .csv/.tsv/.txt, .json (array of orders or rows) or .ndjson/.jsonl');
   withReadingOptions(command)
     .option('--out <path>', 'where to write rejected rows (default: <name>.rejects.csv beside the file)')
-    .option('--json', 'print the summary as JSON on stdout')
+    .option('--json', 'print the summary and every error as JSON on stdout (NDJSON, one error per line, past 10,000 errors)')
     .addHelpText(
       'after',
       '\nExamples:\n' +
@@ -25,19 +25,22 @@ export function register(program: Command, setExitCode: SetExitCode): void {
         '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.\n',
     )
     .action(async (file: string, flags: ValidateFlags) => {
-      const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { isBulkorderError }, { ORDERS }] = await Promise.all([
+      const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { isBulkorderError }, { ORDERS }, { ErrorSink }] = await Promise.all([
         import('../ingest/validateFile.js'),
         import('../ingest/ingestFlags.js'),
         import('../ingest/validationReport.js'),
         import('../errors.js'),
         import('../kinds/orders.js'),
+        import('../ingest/errorSink.js'),
       ]);
+      const sink = flags.json === true ? new ErrorSink((text) => process.stdout.write(text)) : undefined;
       try {
         const result = await validateFile(file, {
           ...(await ingestOptionsFromFlags(flags)),
           ...(flags.out === undefined ? {} : { out: flags.out }),
+          ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
         }, ORDERS);
-        process.stdout.write(validationReport(file, result, flags.json === true));
+        process.stdout.write(validationReport(file, result, flags.json === true, sink));
         setExitCode(result.exitCode);
       } catch (error) {
         if (flags.json === true && isBulkorderError(error)) {

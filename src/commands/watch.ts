@@ -20,10 +20,12 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--max-active <n>', 'files worked on at once', '4')
     .option('--once', 'take what the inbox holds, finish those files, then exit (for cron)')
     .option('--deliver', 'also deliver in this process, as `bulkorder worker` does (otherwise workers elsewhere deliver)')
+    .option('--json', 'with --once: print what was done as JSON on stdout')
     .addHelpText(
       'after',
-      '\nExamples:\n  bulkorder watch /srv/orders --env-file .env\n  bulkorder watch /srv/orders --once --deliver --stable 30   # from cron, no separate worker\n\n' +
-        'Exit codes (--once): 0 every file done without problems; 4 some file failed or has rejected, dead-lettered or held orders.',
+      '\nExamples:\n  bulkorder watch /srv/orders --config-file .env\n  bulkorder watch /srv/orders --once --deliver --stable 30   # from cron, no separate worker\n\n' +
+        'Exit codes (--once): 0 every file done without problems; 4 some file failed or has rejected, dead-lettered or held orders,\n' +
+        'or a file stayed in processing/ under another watcher\'s lock (the waiting is said on stderr).',
     );
   withConfigFlags(withReadingOptions(command, 'each file')).action(async (dir: string, flags: WatchFlags) => {
     const { runWatch } = await import('./watchRun.js');

@@ -37,13 +37,20 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Co
   process.once('SIGINT', onSignal);
   try {
     const report = await watchFolder(
-      { dir, ...options, once: flags.once === true, signal: stop.signal },
+      { dir, ...options, once: flags.once === true, signal: stop.signal, onWaiting: (message) => process.stderr.write(`bulkorder watch: ${message}\n`) },
       { services, logger: ctx.logger },
     );
-    if (flags.once === true) {
+    const exitCode = report.needsAttention > 0 || report.unclaimed.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
+    if (flags.once === true && flags.json === true) {
+      const { folder, ...rest } = report;
+      process.stdout.write(JSON.stringify({ folder: folder.root, ...rest, exitCode }, null, 2) + '\n');
+    } else if (flags.once === true) {
       process.stdout.write(`${report.folder.root}: ${report.done.length} done, ${report.failed.length} failed${report.needsAttention > 0 ? `; ${report.needsAttention} need attention (see their .summary.json)` : ''}\n`);
+      if (report.unclaimed.length > 0) {
+        process.stdout.write(`still in processing/ under another watcher's lock (not taken): ${report.unclaimed.join(', ')}; if no watcher is running, run watch --once again once the lock lapses\n`);
+      }
     }
-    return report.needsAttention > 0 ? ExitCode.needsAttention : ExitCode.ok;
+    return exitCode;
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);

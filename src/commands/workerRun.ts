@@ -1,10 +1,11 @@
 import type { Config } from '../config.js';
-import { redisPrefix } from '../config.js';
+import { redisPrefix, requireApi } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startAccountDelivery, startBusinessDelivery } from '../worker/startWorkers.js';
 import { runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../worker/workerProcesses.js';
 import type { WorkerFlags } from './options.js';
+import { startWorkerObservers, type WorkerObservers } from '../health/workerObservers.js';
 
 /** `bulkorder worker`: runs until SIGTERM or SIGINT; returns the exit code. */
 export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
@@ -12,35 +13,90 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new UsageError('USAGE', `--concurrency must be a whole number from 1 to 1000, not '${flags.concurrency}'`);
   }
+  const httpPort = flags.httpPort === undefined ? undefined : Number(flags.httpPort);
+  if (httpPort !== undefined && !(Number.isInteger(httpPort) && httpPort >= 0 && httpPort <= 65535)) {
+    throw new UsageError('USAGE', `--http-port must be a port number from 0 to 65535, not '${flags.httpPort}'`);
+  }
+  // Configuration first (exit 2 names the variable), before the observers open Redis.
+  const { business: hasBusiness, cafetariaplan: hasCafetariaplan } = ctx.config.credentials;
+  if (hasBusiness !== undefined || hasCafetariaplan === undefined) requireApi(ctx.config, 'business');
+  if (hasCafetariaplan !== undefined) requireApi(ctx.config, 'cafetariaplan');
+  const delivery = { ...ctx.config.delivery, concurrency };
   const processes = workerProcessCount(flags.processes ?? ctx.config.workerProcesses);
   if (processes > 1) {
-    // A supervisor: N children run this same command with --processes 1 (the last flag wins).
+    // A supervisor: N children run this same command with --processes 1 (the last flag wins), and
+    // child i serves --http-port + i, so each process's metrics and health can be scraped.
     const [script] = process.argv.slice(1);
     if (script === undefined) throw new UsageError('USAGE', '--processes needs the CLI script to fork');
-    const args = [...process.argv.slice(2), '--processes', '1'];
-    return runWorkerProcesses({ count: processes, script, args, graceMs: ctx.config.delivery.shutdownGraceMs, logger: ctx.logger });
+    const argsFor = (slot: number): string[] => [
+      ...process.argv.slice(2),
+      '--processes',
+      '1',
+      ...(httpPort === undefined || httpPort === 0 ? [] : ['--http-port', String(httpPort + slot)]),
+    ];
+    return runWorkerProcesses({ count: processes, script, argsFor, graceMs: ctx.config.delivery.shutdownGraceMs, logger: ctx.logger });
   }
-  const options = { prefix: redisPrefix(ctx.config), delivery: { ...ctx.config.delivery, concurrency } };
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
-  try {
+  let observers: WorkerObservers | undefined;
+  // Listening from the start: a signal while starting (Redis down, waiting) must end the process too.
+  const signalled = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    stopWhenOrphaned(() => resolve('parent process gone'));
+  });
+  const starting = (async () => {
+    observers = await startWorkerObservers(ctx.config, ctx.logger, { ...(httpPort === undefined ? {} : { httpPort }), ...(flags.httpHost === undefined ? {} : { host: flags.httpHost }) });
+    const observed = {
+      metrics: observers.metrics,
+      ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
+      ...(observers.onScheduledImport === undefined ? {} : { onScheduledImport: observers.onScheduledImport }),
+      ...(observers.onBreakerEvent === undefined ? {} : { onBreakerEvent: observers.onBreakerEvent }),
+    };
     // Orders unless only Cafetariaplan credentials are set; with none at all, startBusinessDelivery names what is missing.
-    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, options));
+    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery, ...observed }));
     // Employee accounts whenever Cafetariaplan credentials are set: a second BullMQ worker on the accounts queue.
-    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, options));
+    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config, 'cafetariaplan'), delivery, ...observed }));
+  })();
+  try {
+    const early = await Promise.race([starting.then(() => undefined), signalled]);
+    if (early !== undefined) {
+      starting.catch(() => undefined);
+      ctx.logger.info({ signal: early }, 'stopping while starting: no job was taken');
+      // A half-started worker (waiting for Redis) has connections nothing can close yet.
+      exitSoon(ExitCode.ok);
+      return ExitCode.ok;
+    } else {
+      const signal = await signalled;
+      ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');
+      observers?.shuttingDown();
+    }
   } catch (error) {
     await Promise.all(running.map((worker) => worker.close()));
+    await observers?.close();
     throw error;
   }
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-    stopWhenOrphaned(() => stop('parent process gone'));
-  });
-  await Promise.all(running.map((worker) => worker.close()));
+  // Each close is bounded by the grace period; this bound covers the rest (token cache, scheduled
+  // imports, observers) when Redis is down, so SIGTERM always ends the process.
+  const limitMs = ctx.config.delivery.shutdownGraceMs + 5_000;
+  const closed = await Promise.race([
+    Promise.all(running.map((worker) => worker.close()))
+      .then(() => observers?.close())
+      .then(() => true),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), limitMs).unref()),
+  ]);
+  if (!closed) {
+    ctx.logger.error({ limitMs }, 'worker could not close cleanly (Redis unreachable?); exiting anyway: unfinished jobs come back as stalled');
+    exitSoon(ExitCode.infrastructure);
+    return ExitCode.infrastructure;
+  }
   return ExitCode.ok;
+}
+
+/**
+ * Connections still retrying would keep the process alive after a stop that could not close them:
+ * the one place a command ends the process itself (unref'd: a clean exit comes first).
+ */
+function exitSoon(code: number): void {
+  setTimeout(() => process.exit(code), 500).unref();
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { reasonWithDetails } from './errorDetails.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
@@ -77,7 +78,7 @@ export async function exportDeadLetters(items: readonly ParkedItem[], batches: B
         const r = item.record;
         for (const [n, row] of cells.entries()) {
           const line = r.lines[n] ?? r.lines[0] ?? '';
-          await file.write([...row, String(line), r.httpStatus === undefined ? '' : String(r.httpStatus), r.code ?? '', r.reason]);
+          await file.write([...row, String(line), r.httpStatus === undefined ? '' : String(r.httpStatus), r.code ?? '', reasonWithDetails(r.reason, r.body)]);
           rows++;
         }
       }

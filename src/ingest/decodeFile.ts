@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import iconv from 'iconv-lite';
 import { FileRefusedError } from '../errors.js';
+import { binaryKind, looksBinary } from './binaryKind.js';
 import type { IngestEncoding } from './types.js';
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -16,22 +17,26 @@ export interface DecodeOptions {
 }
 
 /**
- * Refuses files that are not text in the chosen encoding before any parsing: spreadsheets
- * saved as .xlsx, UTF-16 "Unicode text" exports, and a UTF-8 file read as windows-1252.
+ * Refuses files that are not text in the chosen encoding before any parsing: gzip, ZIP, .xlsx,
+ * .xls and PDF files, binary data (NUL bytes), UTF-16 "Unicode text" exports, and a UTF-8 file
+ * read as windows-1252. Runs before the extension is looked at, so an .xlsx is named as one.
  */
 export async function sniffFile(file: string, encoding: IngestEncoding): Promise<void> {
   const handle = await open(file, 'r');
-  const head = Buffer.alloc(8);
+  const buffer = Buffer.alloc(4096);
+  let head: Buffer;
   try {
-    await handle.read(head, 0, 8, 0);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    head = buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }
-  if (head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04) {
-    throw new FileRefusedError('FILE_NOT_TEXT', file, 'this is a ZIP archive (an Excel .xlsx workbook?), not a text file. In Excel: File > Save As > "CSV UTF-8 (Comma delimited)".');
-  }
   if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
     throw new FileRefusedError('ENCODING_UNSUPPORTED', file, 'the file is UTF-16 ("Unicode text"). Save it as "CSV UTF-8" instead.');
+  }
+  const binary = binaryKind(head);
+  if (binary !== undefined) {
+    throw new FileRefusedError('FILE_NOT_TEXT', file, `this is ${binary.what}, not a CSV or JSON text file. ${binary.advice.replace('<file>', file)}`, { details: { kind: binary.what } });
   }
   if (encoding !== 'utf-8' && head.subarray(0, 3).equals(UTF8_BOM)) {
     throw new FileRefusedError('ENCODING_MISMATCH', file, `the file starts with a UTF-8 byte-order mark, so it is UTF-8, not ${encoding}. Leave out --encoding.`);
@@ -102,6 +107,15 @@ function invalidUtf8(file: string, buf: Buffer, lines: LineCounter): FileRefused
   const offset = firstInvalidUtf8(buf);
   lines.add(buf.subarray(0, offset));
   const byte = buf[offset] ?? 0;
+  if (looksBinary(buf, true)) {
+    // Not windows-1252 text either: that hint would only turn binary into garbage.
+    return new FileRefusedError(
+      'FILE_NOT_TEXT',
+      file,
+      `line ${lines.line} holds binary data (byte 0x${byte.toString(16).toUpperCase().padStart(2, '0')} among NUL or other non-text bytes), so this is not a CSV or JSON text export. Export the orders as "CSV UTF-8 (Comma delimited)" (or JSON) and use that file.`,
+      { details: { line: lines.line, byte } },
+    );
+  }
   return new FileRefusedError(
     'ENCODING_INVALID',
     file,

@@ -12,6 +12,9 @@ export interface IngestFlags {
   delimiter?: string;
   encoding?: string;
   map?: string;
+  strictPhone?: boolean;
+  allowEmpty?: boolean;
+  maxLinesPerOrder?: string;
 }
 
 const FORMATS: readonly IngestFormat[] = ['csv', 'json', 'ndjson'];
@@ -42,5 +45,14 @@ export async function ingestOptionsFromFlags(flags: IngestFlags, schema: ColumnS
     options.encoding = encoding;
   }
   if (flags.map !== undefined) options.mapping = await loadMapping(flags.map, schema);
+  if (flags.strictPhone === true) options.strictPhone = true;
+  if (flags.allowEmpty === true) options.allowEmpty = true;
+  if (flags.maxLinesPerOrder !== undefined) {
+    const max = Number(flags.maxLinesPerOrder);
+    if (!/^\d+$/.test(flags.maxLinesPerOrder) || max < 1 || max > 100_000) {
+      throw new UsageError('MAX_LINES_INVALID', `--max-lines-per-order must be a whole number from 1 to 100000 (got "${flags.maxLinesPerOrder}").`);
+    }
+    options.maxLinesPerOrder = max;
+  }
   return options;
 }

@@ -4,7 +4,7 @@ import { unitOf, type OrderUnit, type UnitRow } from './orderUnit.js';
 import type { JsonOversize, JsonRecord } from './readJsonRecords.js';
 import type { JsonUnitContext } from './openRecordSource.js';
 import { fieldForName, normalizeHeader } from './resolveColumns.js';
-import { validateRow, type RowText } from './validateRow.js';
+import { validateRow, type RowRules, type RowText } from './validateRow.js';
 import type { RowError } from './types.js';
 
 
@@ -74,7 +74,7 @@ function apiOrder(line: number, order: Record<string, unknown>, context: JsonUni
       if ('optional' in spec && !(leaf in item)) continue;
       values[spec.name] = item[leaf];
     }
-    const row = checkedRow(line, values, true);
+    const row = checkedRow(line, values, true, context.rules);
     // With no product lines the row's empty productId/quantity say nothing new.
     if (noProducts) row.errors = row.errors.filter((e) => e.column === undefined || !PRODUCT_FIELDS.has(e.column));
     return row;
@@ -95,7 +95,7 @@ function flatRow(line: number, object: Record<string, unknown>, context: JsonUni
     }
     fields[field] = value;
   }
-  return unitOf([checkedRow(line, fields, false)], false, []);
+  return unitOf([checkedRow(line, fields, false, context.rules)], false, []);
 }
 
 
@@ -104,7 +104,7 @@ function flatRow(line: number, object: Record<string, unknown>, context: JsonUni
  * `apiTypes` (an order in the API's shape) the JSON types must be the API's: numbers for the
  * integer fields, strings for the rest; flat rows, like CSV cells, may carry either.
  */
-function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boolean): UnitRow {
+function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boolean, rules: RowRules = {}): UnitRow {
   const text: RowText = {};
   const typeErrors: RowError[] = [];
   // Text where a number belongs (or the reverse) is reported as a type error only when the
@@ -126,7 +126,7 @@ function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boo
     }
   }
   if (!('orderRef' in values)) delete text.orderRef;
-  const checked = validateRow(line, text);
+  const checked = validateRow(line, text, rules);
   const cells = ORDER_FIELDS.map((field) => text[field] ?? '');
   const failed = new Set(checked.errors.map((e) => e.column));
   typeErrors.push(...softTypeErrors.filter((e) => !failed.has(e.column)));

@@ -5,6 +5,7 @@ import { csvUnit, type OrderUnit } from './orderUnit.js';
 import { openRecordSource, type IngestOptions, type RecordSchema, type RecordSource } from './openRecordSource.js';
 import type { OrderPayload } from './types.js';
 import { decodeUnit, encodeUnit } from './unitCodec.js';
+import { orderGroupLimit } from './orderGroupLimit.js';
 
 export { formatFromExtension, type IngestOptions, type SourceStats } from './openRecordSource.js';
 
@@ -18,6 +19,7 @@ export const ORDER_SCHEMA: RecordSchema<OrderUnit, OrderPayload> = {
   jsonUnit,
   codec: { encode: encodeUnit, decode: decodeUnit },
   assemble: assembleOrders,
+  limit: orderGroupLimit,
 };
 
 /**

@@ -12,6 +12,9 @@ import type { IngestEncoding, IngestFormat, RejectedRecord, ValidRecord } from '
 
 export { formatFromExtension } from './fileChecks.js';
 import { createUnitStore, type GroupedUnit, type UnitCodec } from './unitStore.js';
+import type { GroupLimit } from './groupLimit.js';
+import { DEFAULT_MAX_LINES_PER_ORDER } from './orderGroupLimit.js';
+import type { RowRules } from './validateRow.js';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -38,6 +41,10 @@ export interface IngestOptions {
   maxLinesPerOrder?: number;
   /** Read size in bytes; default 64 KiB. */
   chunkBytes?: number;
+  /** Refuse phone numbers that are possible but not known to be in use (`--strict-phone`); default: accept with a note. */
+  strictPhone?: boolean;
+  /** Accept a file with no rows (`--allow-empty`); default: refused (FILE_EMPTY, exit 3), so an empty nightly export is not a quiet success. */
+  allowEmpty?: boolean;
 }
 
 /** Counts after (or during) iteration. */
@@ -56,6 +63,8 @@ export interface JsonUnitContext {
   /** Keys of flat rows that map to no field; filled in as they are met. */
   ignored: Set<string>;
   maxLinesPerOrder: number;
+  /** Rules a person tightened with flags (e.g. --strict-phone). */
+  rules?: RowRules;
 }
 
 /** What assembling one bucket of units needs besides the units. */
@@ -74,10 +83,12 @@ export interface AssembleContext {
  */
 export interface RecordSchema<U extends GroupedUnit & { rows: readonly unknown[] }, P> {
   columns: ColumnSchema;
-  csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan): U;
+  csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan, rules: RowRules): U;
   jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitContext): U;
   codec: UnitCodec<U>;
   assemble(units: readonly U[], context: AssembleContext): Iterable<ValidRecord<P> | RejectedRecord>;
+  /** A cap on the rows of one group, so an oversized one is never held whole (orders: product lines). */
+  limit?(maxRows: number): GroupLimit<U>;
 }
 
 /** An input file that passed the whole-file checks, ready to be read. */
@@ -116,13 +127,13 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   schema: RecordSchema<U, P>,
 ): Promise<RecordSource<P>> {
   const size = await fileSize(file); // a wrong path is the likelier mistake than a wrong extension
-  const format = options.format ?? formatFromExtension(file);
   const encoding = options.encoding ?? 'utf-8';
+  await sniffFile(file, encoding); // before the extension: an .xlsx is named as one, not as an unknown format
+  const format = options.format ?? formatFromExtension(file);
   const maxRecordBytes = options.maxRecordBytes ?? 64 * KIB;
-  const maxLinesPerOrder = options.maxLinesPerOrder ?? 1000;
+  const maxLinesPerOrder = options.maxLinesPerOrder ?? DEFAULT_MAX_LINES_PER_ORDER;
   if (options.delimiter !== undefined) checkDelimiter(options.delimiter);
   const mapping = resolveMapping(options.mapping, schema.columns);
-  await sniffFile(file, encoding);
   const head = await readHead(file, encoding, maxRecordBytes, options.chunkBytes);
 
   let plan: ColumnPlan;
@@ -148,10 +159,11 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   let iterated = false;
 
   const chunk = options.chunkBytes ? { chunkBytes: options.chunkBytes } : {};
+  const rules: RowRules = { strictPhone: options.strictPhone === true };
   const units = (): AsyncGenerator<U> =>
     format === 'csv'
-      ? csvUnits(file, plan, { delimiter, encoding, maxRecordBytes, ...chunk }, schema, () => blankRows++)
-      : jsonUnits(file, format, { encoding, maxRecordBytes, ...chunk }, schema, { mapping, ignored, maxLinesPerOrder });
+      ? csvUnits(file, plan, { delimiter, encoding, maxRecordBytes, ...chunk }, schema, rules, () => blankRows++)
+      : jsonUnits(file, format, { encoding, maxRecordBytes, ...chunk }, schema, { mapping, ignored, maxLinesPerOrder, rules });
 
   return {
     file,
@@ -166,11 +178,20 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
     items: async function* () {
       if (iterated) throw new Error('RecordSource.items() can be iterated only once');
       iterated = true;
-      const store = await createUnitStore<U>({ codec: schema.codec, bucketCount, ...(options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir }) });
+      const store = await createUnitStore<U>({
+        codec: schema.codec,
+        bucketCount,
+        ...(options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir }),
+        ...(schema.limit === undefined ? {} : { limit: schema.limit(maxLinesPerOrder) }),
+      });
       try {
         for await (const unit of units()) {
           stats.rows += unit.rows.length;
           await store.add(unit);
+        }
+        if (stats.rows === 0 && options.allowEmpty !== true) {
+          const blank = blankRows > 0 ? ` (only ${blankRows} blank row${blankRows === 1 ? '' : 's'})` : '';
+          throw new FileRefusedError('FILE_EMPTY', file, `the file has no ${schema.columns.noun}s${blank}. An export that came out empty is not a success; check the export, or pass --allow-empty if an empty file is expected.`);
         }
         const context = { file, columns: plan.columns, maxLinesPerOrder };
         for await (const bucket of store.buckets()) {
@@ -193,6 +214,7 @@ async function* csvUnits<U extends GroupedUnit & { rows: readonly unknown[] }>(
   plan: ColumnPlan,
   read: Parameters<typeof readCsvRecords>[1],
   schema: RecordSchema<U, unknown>,
+  rules: RowRules,
   onBlank: () => void,
 ): AsyncGenerator<U> {
   let header = true;
@@ -205,7 +227,7 @@ async function* csvUnits<U extends GroupedUnit & { rows: readonly unknown[] }>(
       onBlank();
       continue;
     }
-    yield schema.csvUnit(record, plan);
+    yield schema.csvUnit(record, plan, rules);
   }
 }
 

@@ -1,4 +1,4 @@
-import { integerProblem, validateRow, type CheckedRow, type RowText } from './validateRow.js';
+import { integerProblem, validateRow, type CheckedRow, type RowRules, type RowText } from './validateRow.js';
 import { orderRefKey, payloadHash } from './orderKey.js';
 import type { ColumnPlan } from './resolveColumns.js';
 import type { CsvBadRecord, CsvRecord } from './readCsvRecords.js';
@@ -41,7 +41,7 @@ export interface OrderUnit {
 }
 
 /** Turns one CSV record into a unit. */
-export function csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan): OrderUnit {
+export function csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan, rules: RowRules = {}): OrderUnit {
   if (record.kind === 'bad') {
     // Guess the identity from where the columns should be: when the guess holds, the whole
     // order is rejected with this row instead of being sent without one of its product lines.
@@ -57,7 +57,7 @@ export function csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan): Ord
     if (index !== undefined) text[field] = record.values[index] ?? '';
   }
   if (plan.rejectsFile === true && text.orderRef?.trim() === '') delete text.orderRef;
-  return unitOf([{ ...validateRow(record.line, text), cells: record.values }], false, []);
+  return unitOf([{ ...validateRow(record.line, text, rules), cells: record.values }], false, []);
 }
 
 /**

@@ -1,6 +1,6 @@
+import { outputPath } from './outputPath.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { neutralizeCell } from './csvCells.js';
 import { REJECT_COLUMNS } from './orderFields.js';
@@ -44,9 +44,9 @@ export class RejectsWriter {
     this.columns = columns.filter((column) => !reserved.has(column));
   }
 
-  /** `orders.csv` -> `orders.rejects.csv`, beside the input. */
+  /** `orders.csv` -> `orders.csv.rejects.csv`, beside the input (see outputPath). */
   static defaultPath(file: string): string {
-    return join(dirname(file), `${basename(file, extname(file))}.rejects.csv`);
+    return outputPath(file, 'rejects');
   }
 
   /** Appends every row of one rejected order, each with the errors of its own line. */

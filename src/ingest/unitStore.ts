@@ -1,11 +1,14 @@
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GroupCutter, type GroupLimit } from './groupLimit.js';
+import { createSpillDir, removeSpillDir } from './spillDir.js';
 
-/** What the store needs of a first-pass unit: its group key. Units of one group are assembled together. */
+/** What the store needs of a first-pass unit: its group key and rows. Units of one group are assembled together. */
 export interface GroupedUnit {
   group: string;
+  rows: readonly unknown[];
 }
 
 /** How a unit becomes one line of a spill file and back (orders: unitCodec.ts). */
@@ -17,11 +20,12 @@ export interface UnitCodec<U> {
 /**
  * Holds first-pass units until every row of the file has been seen, then hands them back one
  * bucket at a time. Units with the same group key always land in the same bucket, so a bucket
- * can be assembled on its own; memory holds one bucket, not the file.
+ * can be assembled on its own; memory holds one bucket, not the file, and with a GroupLimit not
+ * even one whole group when it is over the cap (an order of 400,000 lines).
  */
 export interface UnitStore<U extends GroupedUnit> {
   add(unit: U): Promise<void>;
-  /** Buckets in turn; each bucket's units in the order they were added. */
+  /** Buckets in turn; each bucket's units in the order they were added (a cut-down oversized group last). */
   buckets(): AsyncGenerator<U[]>;
   /** Removes temporary files; safe to call more than once, also after an error. */
   dispose(): Promise<void>;
@@ -33,19 +37,21 @@ export interface UnitStoreOptions<U> {
   codec: UnitCodec<U>;
   /** 1 keeps everything in memory; more spills to that many temp files. */
   bucketCount: number;
-  /** Parent of the temp folder; default the OS temp folder. */
+  /** Parent of the private temp folder; default the OS temp folder. */
   tmpDir?: string;
   /** Characters buffered per bucket before writing; default 16 Ki (up to 256 buckets buffer at once). */
   flushBytes?: number;
+  /** Cap on the rows of one group (orders: BULKORDER_MAX_LINES_PER_ORDER). */
+  limit?: GroupLimit<U>;
 }
 
 /** A store in memory (bucketCount 1) or spilling to temp files. */
 export async function createUnitStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): Promise<UnitStore<U>> {
-  if (options.bucketCount <= 1) return memoryStore<U>();
-  return spillStore(options.codec, options.bucketCount, options.tmpDir ?? tmpdir(), options.flushBytes ?? 16 * 1024);
+  if (options.bucketCount <= 1) return memoryStore<U>(options.limit);
+  return spillStore(options.codec, options.bucketCount, options.tmpDir ?? tmpdir(), options.flushBytes ?? 16 * 1024, options.limit);
 }
 
-function memoryStore<U extends GroupedUnit>(): UnitStore<U> {
+function memoryStore<U extends GroupedUnit>(limit: GroupLimit<U> | undefined): UnitStore<U> {
   let units: U[] = [];
   return {
     add: async (unit) => {
@@ -54,7 +60,18 @@ function memoryStore<U extends GroupedUnit>(): UnitStore<U> {
     buckets: async function* () {
       const all = units;
       units = [];
-      yield all;
+      if (limit === undefined) {
+        yield all;
+        return;
+      }
+      const cutter = new GroupCutter(limit);
+      for (const unit of all) cutter.count(unit.group, unit.rows.length);
+      if (!cutter.any) {
+        yield all;
+        return;
+      }
+      const kept = all.filter((unit) => cutter.take(unit) !== undefined);
+      yield [...kept, ...cutter.finish()];
     },
     dispose: async () => {
       units = [];
@@ -62,8 +79,23 @@ function memoryStore<U extends GroupedUnit>(): UnitStore<U> {
   };
 }
 
-async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: number, parent: string, flushBytes: number): Promise<UnitStore<U>> {
-  const dir = await mkdtemp(join(parent, 'bulkorder-ingest-'));
+/**
+ * A spill line is `<rows>\t<group length>\t<group><codec line>`: the first read of a bucket
+ * counts rows per group from the prefix alone, without decoding a unit.
+ */
+function spillLine(group: string, rows: number, encoded: string): string {
+  return `${rows}\t${group.length}\t${group}${encoded}\n`;
+}
+
+function readPrefix(line: string): { rows: number; group: string; rest: number } {
+  const tab1 = line.indexOf('\t');
+  const tab2 = line.indexOf('\t', tab1 + 1);
+  const length = Number(line.slice(tab1 + 1, tab2));
+  return { rows: Number(line.slice(0, tab1)), group: line.slice(tab2 + 1, tab2 + 1 + length), rest: tab2 + 1 + length };
+}
+
+async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: number, parent: string, flushBytes: number, limit: GroupLimit<U> | undefined): Promise<UnitStore<U>> {
+  const dir = createSpillDir(parent);
   const handles: (FileHandle | undefined)[] = new Array(count).fill(undefined);
   const pending: string[][] = Array.from({ length: count }, () => []);
   const pendingBytes: number[] = new Array(count).fill(0);
@@ -75,7 +107,7 @@ async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: num
     if (lines.length === 0) return;
     pending[bucket] = [];
     pendingBytes[bucket] = 0;
-    const handle = (handles[bucket] ??= await open(path(bucket), 'a'));
+    const handle = (handles[bucket] ??= await open(path(bucket), 'a', 0o600));
     written[bucket] = true;
     await handle.write(lines.join(''));
   };
@@ -87,7 +119,7 @@ async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: num
   return {
     add: async (unit) => {
       const bucket = bucketOf(unit.group, count);
-      const line = codec.encode(unit) + '\n';
+      const line = spillLine(unit.group, unit.rows.length, codec.encode(unit));
       pending[bucket]!.push(line);
       pendingBytes[bucket]! += line.length;
       if (pendingBytes[bucket]! >= flushBytes) await flush(bucket);
@@ -97,27 +129,45 @@ async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: num
       await closeAll();
       for (let bucket = 0; bucket < count; bucket++) {
         if (!written[bucket]) continue;
-        const units: U[] = [];
-        let rest = '';
-        // Read in pieces: the bucket's units are needed whole, its text is not.
-        for await (const piece of createReadStream(path(bucket), { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
-          const text = rest + (piece as string);
-          let from = 0;
-          for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', from)) {
-            units.push(codec.decode(text.slice(from, end)));
-            from = end + 1;
+        let cutter: GroupCutter<U> | undefined;
+        if (limit !== undefined) {
+          // First read: rows per group, from the prefixes only.
+          const counting = new GroupCutter(limit);
+          for await (const line of spillLines(path(bucket))) {
+            const { rows, group } = readPrefix(line);
+            counting.count(group, rows);
           }
-          rest = text.slice(from);
+          if (counting.any) cutter = counting;
         }
+        const units: U[] = [];
+        for await (const line of spillLines(path(bucket))) {
+          const unit = codec.decode(line.slice(readPrefix(line).rest));
+          if (cutter === undefined || cutter.take(unit) !== undefined) units.push(unit);
+        }
+        if (cutter !== undefined) units.push(...cutter.finish());
         await rm(path(bucket), { force: true }); // free the disk as we go
         yield units;
       }
     },
     dispose: async () => {
       await closeAll();
-      await rm(dir, { recursive: true, force: true });
+      removeSpillDir(dir);
     },
   };
+}
+
+/** The lines of a spill file, read in pieces: the bucket's units are needed whole, its text is not. */
+async function* spillLines(file: string): AsyncGenerator<string> {
+  let rest = '';
+  for await (const piece of createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
+    const text = rest + (piece as string);
+    let from = 0;
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', from)) {
+      yield text.slice(from, end);
+      from = end + 1;
+    }
+    rest = text.slice(from);
+  }
 }
 
 /** FNV-1a: cheap, stable across runs and processes, spreads group keys evenly. */

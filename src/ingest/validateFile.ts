@@ -1,3 +1,4 @@
+import type { RowError } from './types.js';
 import { ExitCode } from '../errors.js';
 import type { IngestOptions, RecordSource } from './openRecordSource.js';
 import { RejectsWriter } from './rejectsWriter.js';
@@ -5,6 +6,8 @@ import { ValidationSummary } from './validationSummary.js';
 
 /** Options of a dry run: how to read the file, and where rejects go. */
 export interface ValidateOptions extends IngestOptions {
+  /** Called with every error of every rejected record (message prefixed with file:line), for `validate --json`. */
+  onError?: (error: RowError) => void;
   /** Rejects file; default `<name>.rejects.csv` beside the input. */
   out?: string;
 }
@@ -37,13 +40,18 @@ export async function validateFile(file: string, options: ValidateOptions, kind:
   try {
     for await (const item of source.items()) {
       summary.add(item);
-      if (item.kind === 'rejected') await rejects.write(item);
+      if (item.kind === 'rejected') {
+        await rejects.write(item);
+        for (const error of item.errors) options.onError?.({ ...error, message: `${item.file}:${error.line}: ${error.message}` });
+      }
     }
   } catch (error) {
     await rejects.abort();
     throw error;
   }
   await rejects.close();
+  // Rows read, not rows kept: an order over the maximum of lines keeps only its first row.
+  summary.rows = source.stats().rows;
   return {
     source,
     summary,

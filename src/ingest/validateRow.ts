@@ -5,7 +5,14 @@ import { emailProblem, languageCode, textProblem } from './textChecks.js';
 import { maskValue } from './maskValue.js';
 import { ORDER_FIELD_TABLE, normalizedRow, recipientRecord as recipientFields, type FieldRule, type NormalizedRow, type OrderField, type RecipientField } from './orderFields.js';
 import type { RowErrorCode } from './rowErrorCodes.js';
+import { rowNote } from './rowNotes.js';
 import type { RowError } from './types.js';
+
+/** Rules a person can tighten with a flag (see src/commands/options.ts, withReadingOptions). */
+export interface RowRules {
+  /** Refuse phone numbers that are possible for their country but not known to be in use (`--strict-phone`). */
+  strictPhone?: boolean;
+}
 
 /** A row's fields as text (after column mapping). `undefined`: the field has no column/key. */
 export type RowText = Partial<Record<OrderField, string>>;
@@ -25,12 +32,14 @@ export interface CheckedRow {
 }
 
 /**
- * Checks one flat row against the Business API's order shape. Text is trimmed; the only other
- * normalisations are the case of country and language codes, E.164 spacing of phone numbers,
- * and removing the apostrophe the rejects file puts before cells that start with = + - @,
- * each reported in `notes`.
+ * Checks one flat row against the Business API's order shape. It refuses only what cannot be
+ * right; every normalisation is reported in `notes`: trimming, line breaks inside a text joined
+ * with ", ", leading zeros of a number, the case of country and language codes, E.164 spacing
+ * of phone numbers, removing the apostrophe the rejects file puts before cells that start with
+ * = + - @, and a phone number that is possible but unknown (PHONE_UNVERIFIED; refused with
+ * `rules.strictPhone`).
  */
-export function validateRow(line: number, text: RowText): CheckedRow {
+export function validateRow(line: number, text: RowText, rules: RowRules = {}): CheckedRow {
   const errors: RowError[] = [];
   const notes: string[] = [];
   const fail = (field: OrderField, raw: string, code: RowErrorCode, message: string): void => {
@@ -38,7 +47,9 @@ export function validateRow(line: number, text: RowText): CheckedRow {
     errors.push({ line, column: field, value: shown, code, message: `${field}${raw === '' ? '' : ` '${shown}'`} ${message}` });
   };
   const read = (field: OrderField): string => {
-    let value = (text[field] ?? '').trim();
+    const written = text[field] ?? '';
+    let value = written.trim();
+    if (value !== written) notes.push(rowNote(line, field, 'TRIMMED', 'spaces around the value removed'));
     if (isNeutralizedCell(value)) {
       value = value.slice(1);
       notes.push(`line ${line}: ${field}: removed the leading apostrophe that protects spreadsheet cells`);
@@ -46,7 +57,13 @@ export function validateRow(line: number, text: RowText): CheckedRow {
     return value;
   };
 
-  const integer = (field: OrderField, raw: string, rule: FieldRule): number | undefined => {
+  const integer = (field: OrderField, written: string, rule: FieldRule): number | undefined => {
+    let raw = written;
+    if (/^0+[1-9]\d*$/.test(raw)) {
+      // A spreadsheet's zero padding (00079): the number is plain, only its writing is not.
+      raw = raw.replace(/^0+/, '');
+      notes.push(rowNote(line, field, 'LEADING_ZEROS', `'${written}' read as ${raw}`));
+    }
     const problem = integerProblem(raw);
     if (problem === undefined) return Number(raw);
     if (rule === 'houseNumber' && problem.code === 'INTEGER_INVALID' && /^\d+\s*[-/]?\s*[\p{L}\d]/u.test(raw)) {
@@ -75,6 +92,17 @@ export function validateRow(line: number, text: RowText): CheckedRow {
     if (value !== undefined) values[field] = value;
   }
 
+  // Address line 2 in a quoted cell ("Rue de la Paix\nBâtiment B"), as many shops export it.
+  function joinLineBreaks(field: OrderField, raw: string): string {
+    if (!/[\r\n]/.test(raw)) return raw;
+    notes.push(rowNote(line, field, 'LINE_BREAKS_JOINED', 'line breaks inside the text joined with ", "'));
+    return raw
+      .split(/\r\n|\r|\n/)
+      .map((part) => part.trim().replace(/,$/, '').trim())
+      .filter((part) => part !== '')
+      .join(', ');
+  }
+
   function check(field: OrderField, rule: FieldRule, raw: string): string | number | undefined {
     switch (rule) {
       case 'reference':
@@ -86,9 +114,10 @@ export function validateRow(line: number, text: RowText): CheckedRow {
       case 'houseNumber':
         return integer(field, raw, rule);
       case 'text': {
-        const problem = textProblem(raw);
-        if (problem !== undefined) fail(field, raw, problem.code, problem.message);
-        return raw;
+        const joined = joinLineBreaks(field, raw);
+        const problem = textProblem(joined);
+        if (problem !== undefined) fail(field, joined, problem.code, problem.message);
+        return joined;
       }
       case 'country':
         return code(field, raw, 'upper', line, fail, notes);
@@ -100,7 +129,7 @@ export function validateRow(line: number, text: RowText): CheckedRow {
         return raw;
       }
       case 'phone':
-        return phone(field, raw, country, line, fail, notes);
+        return phone(field, raw, country, line, fail, notes, rules);
     }
   }
 
@@ -110,7 +139,9 @@ export function validateRow(line: number, text: RowText): CheckedRow {
     return value === undefined ? (raws[field] ?? '') : String(value);
   });
   const orderRef = raws.orderRef;
-  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: raws.businessCustomerId ?? '' };
+  // The normalised id when valid, so "001001" groups with "1001".
+  const bcid = values.businessCustomerId === undefined ? (raws.businessCustomerId ?? '') : String(values.businessCustomerId);
+  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: bcid };
   if (errors.length > 0) return { line, errors, notes, recipient, identity };
   return { line, errors, notes, recipient, identity, value: normalizedRow(values) };
 }
@@ -160,7 +191,7 @@ function code(field: OrderField, raw: string, cased: 'upper' | 'lower', line: nu
   return undefined;
 }
 
-function phone(field: OrderField, raw: string, countryCode: string | undefined, line: number, fail: Fail, notes: string[]): string | undefined {
+function phone(field: OrderField, raw: string, countryCode: string | undefined, line: number, fail: Fail, notes: string[], rules: RowRules): string | undefined {
   if (raw === '') {
     fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
     return undefined;
@@ -183,9 +214,19 @@ function phone(field: OrderField, raw: string, countryCode: string | undefined, 
   }
   // Digits and the usual punctuation only: the library would read letters as a phone keypad.
   const parsed = /^\+[\d\s().\/-]+$/.test(raw) ? parsePhoneNumberFromString(raw) : undefined;
-  if (parsed === undefined || !parsed.isValid()) {
-    fail(field, raw, 'PHONE_INVALID', 'is not a valid phone number (check the country code and the number of digits).');
+  // Refuse only what cannot be right: a length or prefix impossible for the country the calling
+  // code names. Numbers newer than the library's metadata are possible but not "valid".
+  if (parsed === undefined || !parsed.isPossible()) {
+    fail(field, raw, 'PHONE_INVALID', 'cannot be a phone number of the country its calling code names (check the country code and the number of digits).');
     return undefined;
+  }
+  if (!parsed.isValid()) {
+    const where = parsed.country ?? `+${parsed.countryCallingCode}`;
+    if (rules.strictPhone === true) {
+      fail(field, raw, 'PHONE_UNVERIFIED', `is possible for ${where} but not a number range known to be in use; --strict-phone refuses it. Check it with the recipient, or import without --strict-phone.`);
+      return undefined;
+    }
+    notes.push(rowNote(line, field, 'PHONE_UNVERIFIED', `possible for ${where} but not a number range known to be in use; sent as written, check it if the delivery fails`));
   }
   if (parsed.number !== raw) notes.push(`line ${line}: ${field} written as E.164 (spaces and punctuation removed)`);
   return parsed.number;

@@ -1,3 +1,4 @@
+import type { ErrorSink } from './errorSink.js';
 import type { ValidateResult } from './validateFile.js';
 
 /**
@@ -5,7 +6,7 @@ import type { ValidateResult } from './validateFile.js';
  * error kinds, how the file was read, the rejects file and the exit code). `validate` and
  * `accounts validate` both print it.
  */
-export function validationReport(file: string, result: ValidateResult, json: boolean): string {
+export function validationReport(file: string, result: ValidateResult, json: boolean, sink?: ErrorSink): string {
   const { source, summary, rejectsPath } = result;
   if (json) {
     const report = {
@@ -20,7 +21,10 @@ export function validationReport(file: string, result: ValidateResult, json: boo
       rejectsFile: rejectsPath ?? null,
       exitCode: result.exitCode,
     };
-    return JSON.stringify(report, null, 2) + '\n';
+    if (sink === undefined) return JSON.stringify(report, null, 2) + '\n';
+    // Every error: inside the report, or (many) already streamed as NDJSON lines before this one.
+    if (sink.ndjson) return JSON.stringify({ report: { ...report, errorsStreamed: sink.count } }) + '\n';
+    return JSON.stringify({ ...report, errors: sink.errors() }, null, 2) + '\n';
   }
   return summary.formatText({
     file,

@@ -1,4 +1,5 @@
 import { ROW_ERROR_CODES } from './rowErrorCodes.js';
+import { noteCode, ROW_NOTE_CODES } from './rowNotes.js';
 import type { RecordItem, RowError } from './types.js';
 
 /** One kind of error and how often it occurred. */
@@ -8,6 +9,14 @@ export interface ErrorKind {
   column?: string;
   count: number;
   /** What the code means (ROW_ERROR_CODES). */
+  description: string;
+}
+
+/** One kind of note (a normalisation, or something to check) and how often it occurred. */
+export interface NoteKind {
+  /** A ROW_NOTE_CODES code, or `other` for uncoded notes (recasing, E.164 spacing, apostrophes). */
+  code: string;
+  count: number;
   description: string;
 }
 
@@ -23,6 +32,8 @@ export interface ValidationSummaryJson {
   /** The first errors, values already masked. */
   firstErrors: RowError[];
   normalisations: number;
+  noteKinds: NoteKind[];
+  /** The first notes of each kind. */
   firstNotes: string[];
 }
 
@@ -53,7 +64,7 @@ export class ValidationSummary {
   normalisations = 0;
   private readonly kinds = new Map<string, ErrorKind>();
   private readonly firstErrors: RowError[] = [];
-  private readonly firstNotes: string[] = [];
+  private readonly noteKinds = new Map<string, { count: number; first: string[] }>();
 
   /** `noun` names the records in the text form: `order` (default) or `account`. */
   constructor(
@@ -67,7 +78,13 @@ export class ValidationSummary {
     if (item.kind === 'valid') {
       this.valid++;
       this.normalisations += item.notes.length;
-      for (const note of item.notes) if (this.firstNotes.length < this.keep) this.firstNotes.push(note);
+      for (const note of item.notes) {
+        const code = noteCode(note) ?? 'other';
+        const kind = this.noteKinds.get(code) ?? { count: 0, first: [] };
+        kind.count++;
+        if (kind.first.length < 3) kind.first.push(note);
+        this.noteKinds.set(code, kind);
+      }
       return;
     }
     this.rejected++;
@@ -90,6 +107,19 @@ export class ValidationSummary {
     return [...this.kinds.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code)).slice(0, limit);
   }
 
+  /** Note kinds, PHONE_UNVERIFIED (the one a person should act on) first, then most frequent. */
+  noteKindList(): NoteKind[] {
+    const describe = (code: string): string => (ROW_NOTE_CODES as Record<string, string>)[code] ?? 'recasing of country and language codes, E.164 spacing of phone numbers, removed apostrophes';
+    return [...this.noteKinds.entries()]
+      .map(([code, kind]) => ({ code, count: kind.count, description: describe(code) }))
+      .sort((a, b) => Number(b.code === 'PHONE_UNVERIFIED') - Number(a.code === 'PHONE_UNVERIFIED') || b.count - a.count || a.code.localeCompare(b.code));
+  }
+
+  /** How many notes of one code. */
+  noteCount(code: string): number {
+    return this.noteKinds.get(code)?.count ?? 0;
+  }
+
   toJSON(): ValidationSummaryJson {
     return {
       rows: this.rows,
@@ -101,7 +131,8 @@ export class ValidationSummary {
       errorKinds: this.errorKinds(Number.POSITIVE_INFINITY),
       firstErrors: [...this.firstErrors],
       normalisations: this.normalisations,
-      firstNotes: [...this.firstNotes],
+      noteKinds: this.noteKindList(),
+      firstNotes: this.noteKindList().flatMap((kind) => this.noteKinds.get(kind.code)?.first ?? []),
     };
   }
 
@@ -130,8 +161,12 @@ export class ValidationSummary {
       for (const error of this.firstErrors) out.push(`  ${error.message}`);
     }
     if (this.normalisations > 0) {
-      out.push('', `Normalised ${this.normalisations} value${this.normalisations === 1 ? '' : 's'} in valid ${this.noun}s, e.g.:`);
-      for (const note of this.firstNotes.slice(0, 5)) out.push(`  ${note}`);
+      out.push('', `Notes on valid ${this.noun}s (${this.normalisations}): accepted, but changed or worth a look:`);
+      const pad = Math.max(...this.noteKindList().map((k) => k.code.length));
+      for (const kind of this.noteKindList()) {
+        out.push(`  ${String(kind.count).padStart(5)}  ${kind.code.padEnd(pad)}  ${kind.description}`);
+        for (const note of this.noteKinds.get(kind.code)?.first ?? []) out.push(`         ${note}`);
+      }
     }
     if (context.ignoredColumns !== undefined && context.ignoredColumns.length > 0) {
       out.push('', `Ignored columns (not part of an ${this.noun}): ${context.ignoredColumns.map((c) => `"${c}"`).join(', ')}`);

@@ -19,6 +19,7 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   noun: ACCOUNT_COLUMNS.noun,
   columns: ACCOUNT_COLUMNS,
   openSource: openAccountSource,
+  api: 'cafetariaplan',
   queueName: ACCOUNTS_QUEUE,
   jobName: REGISTER_ACCOUNT,
   // Inside the environment's hash tag on a Redis Cluster: accounts get a slot of their own.

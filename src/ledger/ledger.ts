@@ -1,6 +1,7 @@
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
+import { decodeRemoteId, encodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
 import { CLAIM, RESERVE, SETTLE } from './ledgerScripts.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
 
@@ -13,11 +14,17 @@ export interface LedgerEntry {
   batchId: string;
   attempts: number;
   updatedAt: number;
-  remoteId?: string;
+  /** The id the API returned, with its JSON type (string or number). */
+  remoteId?: RemoteId;
   httpStatus?: number;
   code?: string;
   message?: string;
   deliveredAt?: number;
+  /**
+   * Attempts answered 5xx after the request was sent. Above 0 on a delivered order: an
+   * earlier attempt may have stored it too (a possible duplicate, see possibleDuplicate()).
+   */
+  answered5xx?: number;
   /** The last thing a person did with this order (bulkorder review). */
   review?: ReviewMark;
 }
@@ -49,7 +56,7 @@ export type ReserveResult =
 /** What a worker learns when it claims an order before sending it. */
 export type ClaimResult =
   | { outcome: 'claimed'; attempt: number }
-  | { outcome: 'delivered'; remoteId: string }
+  | { outcome: 'delivered'; remoteId: RemoteId }
   | { outcome: 'held' }
   /** The order is already `sending` under another claim: that attempt may or may not have reached the API. */
   | { outcome: 'stale'; staleToken: string };
@@ -59,17 +66,24 @@ export interface SettleInput {
   batchId: string;
   token: string;
   state: 'delivered' | 'queued' | 'dead' | 'held';
-  remoteId?: string;
+  remoteId?: RemoteId;
   httpStatus?: number;
   code?: string;
   message?: string;
-  /** The dead letter or held record (JSON), kept until resolved or purged. */
+  /** The dead letter or held record (JSON), kept until resolved, purged or `parkedRetentionMs` old. */
   parkedRecord?: unknown;
+  /** This attempt was answered 5xx after the request was sent (the server may have stored it). */
+  answered5xx?: boolean;
 }
 
 export interface LedgerOptions {
   /** How long an entry outlives its last change; default 90 days. */
   retentionMs?: number;
+  /**
+   * How long a dead letter or held record (it holds personal data) is kept; default 30 days. The
+   * ledger entry of a held order has no personal data and stays, still blocking a blind re-send.
+   */
+  parkedRetentionMs?: number;
   /**
    * A `queued` entry with no job behind it (an import died between reserving a chunk and adding
    * its jobs, a matter of milliseconds) is taken over by the next import after this long; default
@@ -101,12 +115,14 @@ interface LedgerCommands {
  */
 export class Ledger {
   readonly retentionMs: number;
+  readonly parkedRetentionMs: number;
   readonly staleQueuedMs: number;
   readonly ambiguousPolicy: 'hold' | 'resend';
   private readonly redis: RedisClient & LedgerCommands;
 
   constructor(redis: RedisClient, private readonly keys: Keyspace, private readonly options: LedgerOptions) {
     this.retentionMs = options.retentionMs ?? 90 * DAY;
+    this.parkedRetentionMs = options.parkedRetentionMs ?? 30 * DAY;
     this.staleQueuedMs = options.staleQueuedMs ?? 60 * 1000;
     this.ambiguousPolicy = options.ambiguousPolicy ?? 'hold';
     defineLedgerCommands(redis);
@@ -144,7 +160,7 @@ export class Ledger {
       case 'claimed':
         return { outcome, attempt: Number(value) };
       case 'delivered':
-        return { outcome, remoteId: value };
+        return { outcome, remoteId: decodeRemoteId(value) };
       case 'held':
         return { outcome };
       default:
@@ -167,11 +183,13 @@ export class Ledger {
       Date.now(),
       this.retentionMs,
       input.orderKey,
-      input.remoteId ?? '',
+      input.remoteId === undefined ? '' : encodeRemoteId(input.remoteId),
       input.httpStatus === undefined ? '' : String(input.httpStatus),
       input.code ?? '',
       input.message ?? '',
       input.parkedRecord === undefined ? '' : JSON.stringify(input.parkedRecord),
+      this.parkedRetentionMs,
+      input.answered5xx === true ? '1' : '0',
     )) as 'ok' | 'lost' | 'already';
   }
 
@@ -215,6 +233,8 @@ export class Ledger {
     return (await this.redis.bulkorderUnrelease(
       k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'),
       releasedBatchId, previousBatchId, Date.now(), this.retentionMs, orderKey, record, parkedAt,
+      // The record keeps its first expiry: a failed release does not extend the personal data's life.
+      Math.max(1, parkedAt + this.parkedRetentionMs - Date.now()),
     )) === 1;
   }
 
@@ -245,6 +265,14 @@ export class Ledger {
   }
 }
 
+/** The mark of a delivered order that an earlier attempt may have stored as well; undefined otherwise. */
+export function possibleDuplicate(entry: LedgerEntry | undefined): string | undefined {
+  return entry?.state === 'delivered' && (entry.answered5xx ?? 0) > 0 ? POSSIBLE_DUPLICATE : undefined;
+}
+
+/** The words of the mark, in results files and batch summaries. */
+export const POSSIBLE_DUPLICATE = 'possible duplicate: an earlier attempt was answered 5xx';
+
 function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
   if (raw.s === undefined) return undefined;
   const entry: LedgerEntry = {
@@ -253,11 +281,12 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
     attempts: Number(raw.a ?? 0),
     updatedAt: Number(raw.u ?? 0),
   };
-  if (raw.r) entry.remoteId = raw.r;
+  if (raw.r) entry.remoteId = decodeRemoteId(raw.r);
   if (raw.h) entry.httpStatus = Number(raw.h);
   if (raw.c) entry.code = raw.c;
   if (raw.m) entry.message = raw.m;
   if (raw.d) entry.deliveredAt = Number(raw.d);
+  if (raw.x) entry.answered5xx = Number(raw.x);
   if (raw.rv === 'released' || raw.rv === 'resolved') entry.review = { action: raw.rv, by: raw.rw ?? '', at: Number(raw.rt ?? 0), ...(raw.rn ? { note: raw.rn } : {}) };
   return entry;
 }

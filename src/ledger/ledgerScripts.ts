@@ -5,7 +5,10 @@
  * Ledger entry (a hash, short field names to keep it small):
  *   s state: queued | sending | delivered | dead | held
  *   b batch that queued it, t claim token of the attempt now sending, a attempts,
- *   u updated at (ms), r remote order id, h HTTP status, c error code, m message, d delivered at.
+ *   u updated at (ms), r remote order id (encodeRemoteId: keeps its JSON type), h HTTP status,
+ *   c error code, m message, d delivered at,
+ *   x attempts answered 5xx after the request was sent (the server may have stored the order
+ *     before failing: a later delivery is a possible duplicate).
  */
 
 /** KEYS: ledger, jobHash. ARGV: batchId, now, retentionMs, force(0|1), staleMs. */
@@ -13,6 +16,8 @@ export const RESERVE = `
 local s = redis.call('HGET', KEYS[1], 's')
 local b = redis.call('HGET', KEYS[1], 'b') or ''
 if s == 'delivered' and ARGV[4] ~= '1' then return {'delivered', b} end
+-- Sent again on purpose (--force): earlier 5xx answers say nothing about the new delivery.
+if s == 'delivered' then redis.call('HDEL', KEYS[1], 'x') end
 if s == 'held' then return {'held', b} end
 if s == 'sending' then return {'queued', b} end
 if s == 'queued' then
@@ -43,8 +48,11 @@ return {'claimed', tostring(a)}
 /**
  * KEYS: ledger, batch, deadRecord, deadIndex, heldRecord, heldIndex.
  * ARGV: token, newState(delivered|queued|dead|held), now, retentionMs, orderKey,
- *       remoteId, httpStatus, code, message, parkedRecordJson.
+ *       remoteId, httpStatus, code, message, parkedRecordJson, parkedRetentionMs, answered5xx(0|1).
+ * A parked record holds personal data, so it expires after parkedRetentionMs (PX); its index
+ * member is pruned by the readers (src/deadLetter/pruneParked.ts).
  * Returns ok | lost (another attempt owns the order now) | already (delivered before).
+ * A delivery after an attempt answered 5xx counts in the batch's `possibleDuplicates`.
  */
 export const SETTLE = `
 local s = redis.call('HGET', KEYS[1], 's')
@@ -68,25 +76,28 @@ if target == 'delivered' then
   redis.call('DEL', KEYS[3])
   redis.call('ZREM', KEYS[4], ARGV[5])
   batchIncr('delivered', 1)
+  if tonumber(redis.call('HGET', KEYS[1], 'x') or '0') > 0 then batchIncr('possibleDuplicates', 1) end
   return 'ok'
 end
 if s ~= 'sending' or t ~= ARGV[1] then return 'lost' end
 redis.call('HSET', KEYS[1], 's', target, 'u', ARGV[3])
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'h', ARGV[7]) end
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'c', ARGV[8], 'm', ARGV[9]) end
+if ARGV[12] == '1' then redis.call('HINCRBY', KEYS[1], 'x', 1) end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 if target == 'queued' then return 'ok' end
 redis.call('HDEL', KEYS[1], 't')
 if target == 'dead' then
-  redis.call('SET', KEYS[3], ARGV[10])
+  redis.call('SET', KEYS[3], ARGV[10], 'PX', ARGV[11])
   redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
   batchIncr('dead', 1)
 elseif target == 'held' then
-  redis.call('SET', KEYS[5], ARGV[10])
+  redis.call('SET', KEYS[5], ARGV[10], 'PX', ARGV[11])
   redis.call('ZADD', KEYS[6], ARGV[3], ARGV[5])
   batchIncr('held', 1)
   -- A held order may exist on the service: the entry must outlive any retention until a
-  -- person releases or resolves it (those set the retention again).
+  -- person releases or resolves it (those set the retention again). It holds no personal data,
+  -- so it stays after the held record expires, and still blocks a blind re-send.
   redis.call('PERSIST', KEYS[1])
 end
 return 'ok'

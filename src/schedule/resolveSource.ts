@@ -1,6 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { FileRefusedError } from '../errors.js';
+import { FileRefusedError, UsageError } from '../errors.js';
 
 const ORDER_FILE = /\.(csv|tsv|txt|json|ndjson|jsonl)$/i;
 /** What imports write beside their input: never taken as input, or last night's rejects would be imported tonight. */
@@ -29,6 +29,27 @@ export async function resolveSource(source: string): Promise<string[]> {
   }
   if (info.isDirectory()) return regularFiles(source, (entry) => ORDER_FILE.test(entry) && !OUR_OUTPUT.test(entry));
   return [source];
+}
+
+/**
+ * Checked when a schedule is set (UsageError, exit 2): the source must be something that can
+ * name files on a later night. A folder or file must exist, except an order file not there yet
+ * (tonight's export) whose folder exists; a glob's folder must exist.
+ */
+export async function checkScheduleSource(source: string): Promise<void> {
+  const name = basename(source);
+  const folderOf = async (folder: string, what: string): Promise<void> => {
+    const info = await stat(folder).catch(() => undefined);
+    if (info?.isDirectory() !== true) throw new UsageError('SOURCE_NOT_FOUND', `--source ${source}: ${what} ${folder} does not exist (or is not a folder); give an existing file, folder or folder/pattern-*.csv`);
+  };
+  if (/[*?]/.test(name)) {
+    if (/[*?]/.test(dirname(source))) throw new UsageError('SOURCE_INVALID', `--source ${source}: wildcards are only allowed in the last part of the path`);
+    return folderOf(dirname(source), 'the folder');
+  }
+  const info = await stat(source).catch(() => undefined);
+  if (info !== undefined) return;
+  if (!ORDER_FILE.test(name)) throw new UsageError('SOURCE_NOT_FOUND', `--source ${source}: no such file or folder; give an existing file, folder or folder/pattern-*.csv`);
+  return folderOf(dirname(source), 'the folder of the file,');
 }
 
 async function regularFiles(folder: string, wanted: (name: string) => boolean): Promise<string[]> {

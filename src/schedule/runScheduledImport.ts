@@ -19,8 +19,12 @@ export interface ScheduledImportResult {
 export async function runScheduledImport<P>(data: ScheduledImportData, deps: ImportDeps<P>): Promise<ScheduledImportResult> {
   const log = deps.logger.child({ schedule: data.schedule, source: data.source });
   const files = await resolveSource(data.source);
-  if (files.length === 0) log.warn('scheduled import: the source names no file now; nothing imported');
   const result: ScheduledImportResult = { schedule: data.schedule, files: [] };
+  if (files.length === 0 && data.ingest.allowEmpty !== true) {
+    // A night whose export did not come must not look like a quiet success.
+    log.error({ code: 'SOURCE_EMPTY' }, 'scheduled import: the source names no file now; nothing imported');
+    result.files.push({ file: data.source, refused: 'SOURCE_EMPTY: the source names no file now: the export is missing (pass --allow-empty to schedule set if that is expected)' });
+  } else if (files.length === 0) log.warn('scheduled import: the source names no file now; nothing imported');
   for (const file of files) {
     try {
       const imported = await importFile(file, data.ingest, deps);

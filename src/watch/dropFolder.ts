@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 
 /** The four folders of a drop folder, resolved (symlinks followed once, at start). */
@@ -80,7 +80,7 @@ export async function claimedFiles(folder: DropFolder): Promise<string[]> {
 
 /** Where a sidecar of a claimed file is written while it is processed: a dotfile beside it. */
 export function workingSidecar(folder: DropFolder, claim: string, kind: Sidecar): string {
-  return join(folder.processing, `.${basename(claim, extname(claim))}${SIDECAR_EXT[kind]}`);
+  return join(folder.processing, `.${claim}${SIDECAR_EXT[kind]}`);
 }
 
 /** Writes the summary under a temporary name and renames it, so it is whole or absent. */
@@ -97,10 +97,10 @@ export async function writeSummary(folder: DropFolder, claim: string, summary: o
  */
 export async function moveClaimed(folder: DropFolder, claim: string, to: 'done' | 'failed'): Promise<string> {
   const target = folder[to];
-  const stem = basename(claim, extname(claim));
   for (const kind of Object.keys(SIDECAR_EXT) as Sidecar[]) {
     try {
-      await rename(workingSidecar(folder, claim, kind), join(target, `${stem}${SIDECAR_EXT[kind]}`));
+      // The claim's whole name, extension kept (x.csv.results.csv), as `import` names its outputs.
+      await rename(workingSidecar(folder, claim, kind), join(target, `${claim}${SIDECAR_EXT[kind]}`));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }

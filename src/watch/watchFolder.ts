@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { ClaimLock } from './claimLock.js';
 import { claimedFiles, claimFile, isInProgressName, openDropFolder, type DropFolder } from './dropFolder.js';
+import { inboxNames } from './inboxNames.js';
 import { FileStability } from './fileStability.js';
 import { processClaimedFile, type ProcessOutcome } from './processClaimedFile.js';
 
@@ -34,6 +35,8 @@ export interface WatchOptions {
   ingest?: IngestOptions;
   /** Stops the watcher: no new files; files being followed stay in processing/ and resume later. */
   signal?: AbortSignal;
+  /** With `once`: told (a sentence) when the watcher waits for files another watcher holds. */
+  onWaiting?: (message: string) => void;
 }
 
 export interface WatchDeps<P> {
@@ -48,6 +51,8 @@ export interface WatchReport {
   done: string[];
   failed: string[];
   needsAttention: number;
+  /** With `once`: files left in processing/ under another watcher's lock that did not lapse in time. */
+  unclaimed: string[];
 }
 
 /**
@@ -69,7 +74,11 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
   options.signal?.addEventListener('abort', () => stop.abort(), { once: true });
   const log = deps.logger.child({ watcher: watcherId, folder: folder.root });
   const active = new Map<string, Promise<void>>();
-  const report: WatchReport = { folder, done: [], failed: [], needsAttention: 0 };
+  const report: WatchReport = { folder, done: [], failed: [], needsAttention: 0, unclaimed: [] };
+  // With `once`: files in processing/ locked by another watcher. A dead watcher's lock lapses
+  // within lockMs, so they are waited for that long (said so), then reported as unclaimed.
+  const blocked = new Set<string>();
+  let blockedSince: number | undefined;
   log.info({ stableMs, maxActive }, 'watching the drop folder');
 
   const start = (claim: string): void => {
@@ -110,20 +119,38 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
 
   while (!stop.signal.aborted) {
     // Files left in processing/ by a watcher that died: their lock has lapsed.
+    blocked.clear();
     for (const claim of await claimedFiles(folder)) {
-      if (active.size >= maxActive) break;
-      if (!active.has(claim) && (await lock.acquire(claim))) {
+      if (active.has(claim)) continue;
+      if (active.size >= maxActive) {
+        blocked.add(claim);
+        continue;
+      }
+      if (await lock.acquire(claim)) {
         log.info({ claim }, 'resuming a file left in processing/');
         start(claim);
-      }
+      } else blocked.add(claim);
     }
     const waiting = await takeFromInbox(folder, stability, Date.now(), maxActive - active.size, async (name) => {
       const claim = await claimFile(folder, name);
       if (claim === undefined) return; // another watcher took it first
       // A fresh claim nobody else can know yet, unless another watcher's resume scan raced us to it.
       if (await lock.acquire(claim)) start(claim);
-    });
-    if (options.once === true && waiting === 0 && active.size === 0) break;
+    }, log);
+    if (options.once === true && waiting === 0 && active.size === 0) {
+      if (blocked.size === 0) break;
+      const now = Date.now();
+      if (blockedSince === undefined) {
+        blockedSince = now;
+        const names = [...blocked].map((claim) => `processing/${claim}`).join(', ');
+        log.warn({ claims: [...blocked], lockMs: lock.ttlMs }, 'waiting for files another watcher holds');
+        options.onWaiting?.(`waiting for ${names}: another watcher holds ${blocked.size === 1 ? 'its lock' : 'their locks'}; if that watcher died, the lock lapses within ${Math.ceil(lock.ttlMs / 1000)} s and the file is resumed here`);
+      } else if (now - blockedSince > lock.ttlMs + 2 * pollMs) {
+        report.unclaimed = [...blocked];
+        log.warn({ claims: report.unclaimed }, 'files still held by another watcher; leaving them');
+        break;
+      }
+    } else blockedSince = undefined;
     await sleep(pollMs, undefined, { signal: stop.signal }).catch(() => undefined);
   }
   await Promise.all(active.values());
@@ -135,8 +162,8 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
  * Looks at the inbox once and claims up to `room` complete files. Returns how many entries are
  * still waiting (not in progress by name): with `--once` the watcher ends when none are left.
  */
-async function takeFromInbox(folder: DropFolder, stability: FileStability, now: number, room: number, take: (name: string) => Promise<void>): Promise<number> {
-  const names = (await readdir(folder.inbox)).filter((name) => !isInProgressName(name)).sort();
+async function takeFromInbox(folder: DropFolder, stability: FileStability, now: number, room: number, take: (name: string) => Promise<void>, log: Logger): Promise<number> {
+  const names = (await inboxNames(folder, log)).filter((name) => !isInProgressName(name)).sort();
   stability.keepOnly(new Set(names));
   let waiting = 0;
   for (const name of names) {

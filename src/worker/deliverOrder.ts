@@ -1,8 +1,10 @@
 import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
+import { reasonWithDetails } from '../deadLetter/errorDetails.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import { parkedRecord, type DeliveryJobData, type ParkFacts } from '../deliveryJob.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
+import type { RemoteId } from '../delivery/remoteId.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 
 /** Words for one record kind in the reasons a person reads (dead letters, held records, logs). */
@@ -26,8 +28,11 @@ export const ORDER_WORDING: RecordWording = {
 
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
 export interface DeliverDeps<P = unknown> {
-  /** The one API call that creates the record (POST /orders, POST /accounts), classified; never throws for HTTP failures. */
-  send(payload: P): Promise<ApiOutcome>;
+  /**
+   * The one API call that creates the record (POST /orders, POST /accounts), classified; never
+   * throws for HTTP failures. `key` is the record's stable key (the Idempotency-Key header).
+   */
+  send(payload: P, record: { key: string }): Promise<ApiOutcome>;
   /** Default ORDER_WORDING. */
   wording?: RecordWording;
   ledger: Ledger;
@@ -49,8 +54,8 @@ export interface AttemptInfo {
 
 /** How an attempt ended, when it ended the job. */
 export type DeliveryResult =
-  | { outcome: 'delivered'; remoteId?: string; status: number }
-  | { outcome: 'already-delivered'; remoteId: string }
+  | { outcome: 'delivered'; remoteId?: RemoteId; status: number }
+  | { outcome: 'already-delivered'; remoteId: RemoteId }
   | { outcome: 'held'; reason: string }
   | { outcome: 'superseded' };
 
@@ -66,8 +71,11 @@ export class RetryableDeliveryError extends Error {
   }
 }
 
-/** How long a job waits after a failure that is not about the order (below the breaker's threshold). */
-const SYSTEMIC_POSTPONE_MS = 30_000;
+/**
+ * How long a job waits, without spending an attempt, after a 401 that survived a fresh token:
+ * not the order's fault. Short, so the breaker sees the repeats and opens (credentialsMinAttempts).
+ */
+const CREDENTIALS_POSTPONE_MS = 5_000;
 
 /**
  * One delivery attempt of one record (an order, an employee account): claim it in the ledger,
@@ -78,6 +86,12 @@ const SYSTEMIC_POSTPONE_MS = 30_000;
 export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<DeliveryResult> {
   const { ledger, logger } = deps;
   const noun = (deps.wording ?? ORDER_WORDING).noun;
+  // An open breaker (or a half-open one with its trials taken) keeps the job for later, attempt unspent.
+  const admission = await deps.breaker.admit();
+  if (!admission.go) {
+    await deps.postpone(admission.waitMs + Math.round(Math.random() * 1000));
+    throw new DelayedError();
+  }
   const claim = await ledger.claim(job.key, attempt.token);
   if (claim.outcome === 'delivered') {
     logger.info({ remoteId: claim.remoteId }, 'already delivered: not sent again');
@@ -94,28 +108,28 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
   }
 
   const started = performance.now();
-  const outcome = await deps.send(job.payload);
+  const outcome = await deps.send(job.payload, { key: job.key });
   const durationMs = Math.round(performance.now() - started);
   // Bound per line rather than with logger.child(): a child per attempt costs ~4% of a worker's CPU.
-  const facts = { attempt: attempt.attempt, durationMs };
+  const facts = { attempt: attempt.attempt, durationMs, ...(admission.trial ? { trial: true } : {}) };
+  // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
+  await deps.breaker.record(outcome, job.key);
 
   switch (outcome.kind) {
     case 'delivered': {
       await ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'delivered', remoteId: outcome.remoteId ?? '', httpStatus: outcome.status });
-      await deps.breaker.recordHealthy();
       logger.info({ ...facts, status: outcome.status, remoteId: outcome.remoteId }, 'delivered');
       return { outcome: 'delivered', status: outcome.status, ...(outcome.remoteId === undefined ? {} : { remoteId: outcome.remoteId }) };
     }
     case 'ambiguous': {
       if (ledger.ambiguousPolicy === 'resend') {
-        await release(job, attempt, deps);
+        await release(job, attempt, deps, answeredAfterSending(outcome.status));
         logger.warn({ ...facts, code: outcome.code }, 'no answer; sending again (policy: at-least-once)');
         throw new RetryableDeliveryError(outcome.code, outcome.message);
       }
       const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The ${noun} may or may not exist on the service.`;
       await park(job, attempt, deps, attempt.token, 'held', { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) });
       logger.warn({ ...facts, outcome: 'held', code: outcome.code }, 'held for review: sent without an answer');
-      await deps.breaker.recordAmbiguous(outcome);
       return { outcome: 'held', reason };
     }
     case 'rateLimited': {
@@ -127,35 +141,50 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
     case 'retry': {
       if (attempt.attempt >= attempt.maxAttempts) {
         const reason = `Gave up after ${attempt.attempt} attempts; the last failure was ${outcome.code}: ${outcome.message}.`;
-        await park(job, attempt, deps, attempt.token, 'dead', { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) });
+        await park(job, attempt, deps, attempt.token, 'dead', { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) }, answeredAfterSending(outcome.status));
         logger.warn({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: retries exhausted');
         throw new UnrecoverableError(reason);
       }
-      await release(job, attempt, deps);
+      await release(job, attempt, deps, answeredAfterSending(outcome.status));
+      if (deps.breaker.holdsBack()) {
+        // The breaker is open: the outage is the API's, so the order keeps its attempts for later.
+        logger.warn({ ...facts, status: outcome.status, code: outcome.code }, 'temporary failure while the circuit breaker is open: waits without spending an attempt');
+        await deps.postpone(1000 + Math.round(Math.random() * 1000));
+        throw new DelayedError();
+      }
       logger.warn({ ...facts, status: outcome.status, code: outcome.code, retryAfterMs: outcome.retryAfterMs }, 'temporary failure: will retry');
       throw new RetryableDeliveryError(outcome.code, outcome.message, outcome.retryAfterMs);
     }
-    case 'unauthorized':
+    case 'unauthorized': {
+      // Not about the order: it waits, attempt unspent; the breaker opens when 401s repeat.
+      await release(job, attempt, deps);
+      logger.error({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'our credentials were refused even with a fresh token: not dead-lettered');
+      await deps.postpone(CREDENTIALS_POSTPONE_MS);
+      throw new DelayedError();
+    }
     case 'permanent': {
-      if (deps.breaker.isSystemic(outcome)) {
-        await release(job, attempt, deps);
-        const tripped = await deps.breaker.recordSystemic(outcome);
-        logger.error({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body, tripped }, 'refused for a reason that is not about the order: not dead-lettered');
-        await deps.postpone(SYSTEMIC_POSTPONE_MS);
-        throw new DelayedError();
-      }
-      const bodyTruncated = outcome.kind === 'permanent' ? outcome.bodyTruncated : false;
+      // A refusal is about the order unless the breaker's evidence says otherwise; if it opens,
+      // the orders its burst dead-lettered go back to the queue when it closes.
       const reason = deps.wording?.refusal?.(outcome) ?? `The API refused the ${noun}: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
-      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated });
-      await deps.breaker.recordHealthy();
+      // The API's details (which field, which product) travel into the ledger, so the results file shows them.
+      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: reasonWithDetails(outcome.message, outcome.body), body: outcome.body, bodyTruncated: outcome.bodyTruncated });
       logger.warn({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: refused by the API');
       throw new UnrecoverableError(reason);
     }
   }
 }
 
-async function release<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<void> {
-  await deps.ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'queued' });
+/** `answered5xx`: the server answered 5xx to this attempt, so it may have stored the record before failing. */
+async function release<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>, answered5xx = false): Promise<void> {
+  await deps.ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'queued', ...(answered5xx ? { answered5xx } : {}) });
+}
+
+/**
+ * A 5xx status line proves the request reached the server ("stored, then 500" looks the same as
+ * "failed, then 500"); a retry without a status never left (connect refused, token endpoint down).
+ */
+function answeredAfterSending(status: number | undefined): boolean {
+  return status !== undefined && status >= 500;
 }
 
 async function park<P>(
@@ -165,6 +194,7 @@ async function park<P>(
   token: string,
   kind: 'dead' | 'held',
   facts: ParkFacts,
+  answered5xx = false,
 ): Promise<void> {
   const record = parkedRecord(job, kind, facts, attempt.attempt);
   const settled = await deps.ledger.settle({
@@ -176,6 +206,7 @@ async function park<P>(
     ...(facts.httpStatus === undefined ? {} : { httpStatus: facts.httpStatus }),
     ...(facts.code === undefined ? {} : { code: facts.code }),
     ...(facts.message === undefined ? {} : { message: facts.message }),
+    ...(answered5xx ? { answered5xx } : {}),
   });
   if (settled === 'lost') deps.logger.warn({ kind }, `another attempt owns this ${deps.wording?.noun ?? 'order'} now; left its state alone`);
 }

@@ -1,17 +1,23 @@
 import { Queue, Worker } from 'bullmq';
+import { hostname } from 'node:os';
 import { keyspace } from '../keyspace.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryJobData } from '../deliveryJob.js';
 import { assertRedisReady, createRedis, type RedisClient, type RedisEndpoint } from '../redis.js';
-import { BACKOFF_TYPE } from '../queues.js';
+import { BACKOFF_TYPE, deliveryJobOptions } from '../queues.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { DeliverySettings } from '../deliverySettings.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { backoffDelay } from './backoff.js';
-import { CircuitBreaker } from './circuitBreaker.js';
+import { CircuitBreaker, type BreakerEvent } from './circuitBreaker.js';
+import { requeueBurst } from './requeueBurst.js';
+import { throttledErrors } from './throttledErrors.js';
+import { startPresence } from './workerPresence.js';
 import { RetryableDeliveryError, type DeliveryResult } from './deliverOrder.js';
 import { parkOrphan } from './parkOrphan.js';
+import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
+import { observeDelivery } from '../metrics/observeDelivery.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createDeliveryProcessor } from '../../jobs/deliveryProcessor.js';
 
@@ -23,16 +29,22 @@ export interface DeliveryWorkerOptions<P> {
   endpoint: RedisEndpoint;
   /** The record kind: its queue, keyspace, retention and wording. */
   kind: RecordKind<P>;
-  /** The environment's key prefix, `bulkorder:<env>`; the kind's keyspace is under it. */
+  /** The target's key prefix, `bulkorder:<env>:<id>` (redisPrefix(config, kind.api)); the kind's keyspace is under it. */
   prefix: string;
   delivery: DeliverySettings;
   /** The API call that creates one record (src/delivery); returns a classified outcome, never throws for HTTP failures. */
-  send(payload: P): Promise<ApiOutcome>;
+  send(payload: P, record: { key: string }): Promise<ApiOutcome>;
   /** The HTTP deadline of one call: the job lock must outlast it. */
   requestDeadlineMs: number;
   logger: Logger;
   /** A Redis connection for the shared token cache and the ledger; made here when not given. */
   redis?: RedisClient;
+  /** Breaker transitions (opened, reopened, halfOpen, closed, stuck), once across all workers: the notification hook. */
+  onBreakerEvent?(event: BreakerEvent): void | Promise<void>;
+  /** Counts requests and outcomes (src/metrics); `api` labels them. */
+  metrics?: { sink: DeliveryMetricsSink; api: MetricsApi };
+  /** Called when a job of a batch ended for good (notifications check whether the batch settled). */
+  onJobEnded?(batchId: string): void;
 }
 
 export interface DeliveryWorker<P> {
@@ -55,16 +67,31 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const wording = kind.wording;
   const commands = options.redis ?? createRedis(options.endpoint, 'worker');
   const blocking = createRedis(options.endpoint, 'worker');
-  await assertRedisReady(commands, options.endpoint.redisUrl);
+  await assertRedisReady(commands, options.endpoint.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
   const keys = keyspace(prefix);
-  const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), ambiguousPolicy: delivery.ambiguousPolicy });
+  const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
-  const breaker = new CircuitBreaker(commands, keys, () => queue.pause(), logger, { threshold: delivery.breakerThreshold });
+  const breaker = new CircuitBreaker(commands, keys, logger, {
+    settings: delivery.breaker,
+    pauseQueue: () => queue.pause(),
+    resumeQueue: async () => {
+      // A person's pause wins: the breaker only undoes its own.
+      if ((await commands.exists(keys.pausedBy)) === 0) await queue.resume();
+    },
+    requeueBurst: (orderKeys) => requeueBurst(orderKeys, { redis: commands, keys, ledger, queue, jobName: kind.jobName, jobOptions: deliveryJobOptions(delivery) }),
+    trialTimeoutMs: options.requestDeadlineMs + 10_000,
+    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
+  });
+  const logRedisError = throttledErrors(logger, 'Redis unavailable to the worker; BullMQ reconnects on its own');
+  const ticker = setInterval(() => void breaker.tick().catch(logRedisError), 1000);
+  ticker.unref();
+  const presence = startPresence(commands, keys, { queue: queueName, concurrency: delivery.concurrency });
 
   // The processor needs the worker (for its rate limiter) and the worker needs the processor.
   let worker: Worker<DeliveryJobData<P>, DeliveryResult> | undefined;
+  const send = options.metrics === undefined ? options.send : observeDelivery(options.send, options.metrics.sink, options.metrics.api);
   const processor = createDeliveryProcessor<P>({
-    send: options.send,
+    send,
     wording,
     ledger,
     breaker,
@@ -77,6 +104,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   worker = new Worker<DeliveryJobData<P>, DeliveryResult>(queueName, processor, {
     connection: blocking,
     prefix,
+    // getWorkers() shows this name: which host and process, at what concurrency.
+    name: `${hostname()}:${process.pid}:${delivery.concurrency}`,
     concurrency: delivery.concurrency,
     // The lock is renewed every half lockDuration while a job runs; it also outlasts one request,
     // so even a missed renewal cannot hand a job in flight to a second worker.
@@ -91,10 +120,13 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
         type === BACKOFF_TYPE ? backoffDelay(attemptsMade, delivery.backoff, error instanceof RetryableDeliveryError ? error.retryAfterMs : undefined) : 0,
     },
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'worker error (Redis?); BullMQ reconnects on its own'));
+  worker.on('error', logRedisError);
+  // Without a listener BullMQ prints every connection error raw to stderr.
+  queue.on('error', logRedisError);
   worker.on('failed', (job, error) => {
     if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun);
   });
+  if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
 
   logger.info({ queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
   let closing: Promise<void> | undefined;
@@ -102,22 +134,41 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     worker,
     close() {
       closing ??= (async () => {
-        const graceful = worker.close();
-        const timedOut = await Promise.race([
-          graceful.then(() => false),
-          new Promise<boolean>((resolve) => setTimeout(() => resolve(true), delivery.shutdownGraceMs).unref()),
-        ]);
-        if (timedOut) {
+        clearInterval(ticker);
+        // Everything below may hang on a Redis that is down: the grace period bounds the whole of it.
+        const stopped = (async () => {
+          await presence.stop();
+          await worker.close();
+          return true;
+        })().catch(() => false);
+        const inTime = await Promise.race([stopped, new Promise<false>((resolve) => setTimeout(() => resolve(false), delivery.shutdownGraceMs).unref())]);
+        if (!inTime) {
           // Jobs still in flight stay active and come back as stalled; the ledger holds them for review.
-          logger.warn({ graceMs: delivery.shutdownGraceMs }, 'requests still in flight at the end of the grace period; closing anyway');
-          await worker.close(true);
+          void worker.close(true).catch(() => undefined);
         }
-        await queue.close().catch(() => undefined);
+        await Promise.race([queue.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
         blocking.disconnect();
         if (options.redis === undefined) commands.disconnect();
-        logger.info({ queue: queueName }, 'delivery worker stopped');
+        if (inTime) logger.info({ queue: queueName }, 'delivery worker stopped');
+        else logger.warn({ queue: queueName, graceMs: delivery.shutdownGraceMs, redis: commands.status }, 'delivery worker stopped at the end of the grace period (requests in flight or Redis unreachable); unfinished jobs come back as stalled');
       })();
       return closing;
     },
   };
+}
+
+/** Counts how jobs ended and tells `onJobEnded`; BullMQ's events, so the delivery logic stays as it is. */
+function watchJobEnds<P>(worker: Worker<DeliveryJobData<P>, DeliveryResult>, metrics: DeliveryWorkerOptions<P>['metrics'], onJobEnded: ((batchId: string) => void) | undefined): void {
+  worker.on('completed', (job, result) => {
+    metrics?.sink.order(metrics.api, result.outcome === 'already-delivered' ? 'already_delivered' : result.outcome);
+    onJobEnded?.(job.data.batchId);
+  });
+  worker.on('failed', (job, error) => {
+    if (job === undefined) return;
+    // UnrecoverableError: the processor dead-lettered it; other failures end the job only on its last attempt.
+    const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+    if (!final) return;
+    metrics?.sink.order(metrics.api, 'dead_lettered');
+    onJobEnded?.(job.data.batchId);
+  });
 }

@@ -10,20 +10,49 @@ import type { AccountPayload } from '../accounts/accountColumns.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
+import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
 import type { Logger } from '../logger.js';
 import { SCHEDULES_QUEUE } from '../queues.js';
 import { createRedis } from '../redis.js';
 import type { ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { openServices } from '../services.js';
-import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
+import { startDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from './deliveryWorker.js';
+import { throttledErrors } from './throttledErrors.js';
+import type { BreakerEvent } from './circuitBreaker.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 
-/** What a delivery worker process is started with; `prefix` defaults to the configuration's `bulkorder:<env>`. */
+/** What a delivery worker process is started with; `prefix` defaults to the target's `bulkorder:<env>:<id>` (redisPrefix(config, api)). */
 export interface StartOptions {
   prefix?: string;
   delivery?: DeliverySettings;
+  /** The circuit breaker's transitions, once across all workers (notifications hook up here). */
+  onBreakerEvent?(event: BreakerEvent): void | Promise<void>;
+  /** Metrics of this process (src/metrics), when it serves /metrics. */
+  metrics?: DeliveryMetricsSink;
+  /** Called when a delivery job of a batch ended for good (notifications). */
+  onJobEnded?(batchId: string): void;
+  /** Told what each scheduled import firing did (notifications: a schedule that found no file). */
+  onScheduledImport?(result: ScheduledImportResult): void;
+}
+
+/** The optional observers of StartOptions, as startDeliveryWorker takes them. */
+function observers(
+  options: StartOptions,
+  api: MetricsApi,
+): Pick<DeliveryWorkerOptions<unknown>, 'metrics' | 'onJobEnded' | 'onBreakerEvent'> {
+  return {
+    ...(options.metrics === undefined ? {} : { metrics: { sink: options.metrics, api } }),
+    ...(options.onJobEnded === undefined ? {} : { onJobEnded: options.onJobEnded }),
+    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
+  };
+}
+
+/** Counts token requests when metrics are on. */
+function tokenObserver(options: StartOptions, api: MetricsApi): { onTokenRequest?(result: 'ok' | 'failed', error?: unknown): void } {
+  const metrics = options.metrics;
+  return metrics === undefined ? {} : { onTokenRequest: (result, error) => metrics.tokenRequest(api, result, error) };
 }
 
 /**
@@ -37,20 +66,21 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
   const settings = requireApi(config, 'business');
   const redis = createRedis(config, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
-  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
+  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix, ...tokenObserver(options, 'business') });
   const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
   const worker = await startDeliveryWorker<OrderPayload>({
     endpoint: config,
     kind: ORDERS,
     prefix,
     delivery,
-    send: (payload) => client.createOrder(payload),
+    send: (payload, order) => client.createOrder(payload, { idempotencyKey: order.key }),
     requestDeadlineMs: settings.http.deadlineMs,
     logger,
     redis,
+    ...observers(options, 'business'),
   });
   // Every worker process also runs scheduled imports (bulkorder schedule); BullMQ gives each firing to one.
-  const scheduled = await startScheduledImportWorker(config, logger, { prefix, delivery });
+  const scheduled = await startScheduledImportWorker(config, logger, { prefix, delivery, ...(options.onScheduledImport === undefined ? {} : { onScheduledImport: options.onScheduledImport }) });
   return {
     worker: worker.worker,
     async close() {
@@ -69,23 +99,24 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
  * Started by `bulkorder worker` when Cafetariaplan credentials are configured.
  */
 export async function startAccountDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<AccountPayload>> {
-  const prefix = options.prefix ?? redisPrefix(config);
+  const prefix = options.prefix ?? redisPrefix(config, 'cafetariaplan');
   const delivery = options.delivery ?? config.delivery;
   const settings = requireApi(config, 'cafetariaplan');
   const redis = createRedis(config, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
-  // The token lives beside the Business API's, under the environment's prefix (one per API and credentials).
-  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
+  // The token lives under the Cafetariaplan API's target prefix (one per token URL, client id and secret).
+  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix, ...tokenObserver(options, 'cafetariaplan') });
   const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
   const worker = await startDeliveryWorker<AccountPayload>({
     endpoint: config,
     kind: ACCOUNTS,
     prefix,
     delivery,
-    send: async (account) => asDeliveryOutcome(await client.createAccount(account)),
+    send: async (account, record) => asDeliveryOutcome(await client.createAccount(account, { idempotencyKey: record.key })),
     requestDeadlineMs: settings.http.deadlineMs,
     logger: logger.child({ api: 'cafetariaplan' }),
     redis,
+    ...observers(options, 'cafetariaplan'),
   });
   return {
     worker: worker.worker,
@@ -122,7 +153,8 @@ export async function startScheduledImportWorker(config: Config, logger: Logger,
     prefix,
     concurrency: 1,
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
+  worker.on('error', throttledErrors(logger, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
+  if (options.onScheduledImport !== undefined) worker.on('completed', (_job, result) => options.onScheduledImport?.(result));
   worker.on('failed', (job, error) => logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'));
   let closing: Promise<void> | undefined;
   return {

@@ -7,9 +7,9 @@ import type { Logger } from '../logger.js';
 export interface WorkerProcessesOptions {
   /** How many worker processes to keep running. */
   count: number;
-  /** The script each child runs (the CLI) and its arguments: the same command with `--processes 1`. */
+  /** The script each child runs (the CLI) and the arguments of child `slot` (0..count-1): the same command with `--processes 1`. */
   script: string;
-  args: readonly string[];
+  argsFor(slot: number): readonly string[];
   /** How long SIGTERM lets the children finish requests in flight (BULKORDER_SHUTDOWN_GRACE_MS). */
   graceMs: number;
   logger: Logger;
@@ -66,10 +66,10 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
     if (children.size === 0) allExited();
   };
 
-  const start = () => {
-    const child = fork(options.script, [...options.args], { stdio: 'inherit' });
+  const start = (slot: number) => {
+    const child = fork(options.script, [...options.argsFor(slot)], { stdio: 'inherit' });
     children.add(child);
-    logger.info({ childPid: child.pid }, 'worker process started');
+    logger.info({ childPid: child.pid, slot }, 'worker process started');
     child.once('exit', (code, signal) => {
       children.delete(child);
       if (stopping) {
@@ -90,7 +90,7 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
         return;
       }
       restarts.push(now);
-      start();
+      start(slot);
     });
   };
 
@@ -98,7 +98,7 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    for (let i = 0; i < options.count; i++) start();
+    for (let slot = 0; slot < options.count; slot++) start(slot);
     await done;
   } finally {
     process.off('SIGTERM', onSignal);

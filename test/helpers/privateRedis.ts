@@ -57,7 +57,10 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
 
 export async function waitUntilAnswering(url: string): Promise<void> {
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined); // expected while the server starts
+  let lastError: unknown;
+  probe.on('error', (error: unknown) => (lastError = error)); // expected while the server starts
+  // A server started with --requirepass answers NOAUTH (as an 'error' event): that is an answer.
+  const answered = (error: unknown): boolean => error instanceof Error && /^(NOAUTH|WRONGPASS)/.test(error.message);
   try {
     for (let i = 0; ; i++) {
       try {
@@ -65,6 +68,7 @@ export async function waitUntilAnswering(url: string): Promise<void> {
         await probe.ping();
         return;
       } catch (error) {
+        if (answered(error) || answered(lastError)) return;
         if (i > 200) throw error;
         probe.disconnect();
         await new Promise((r) => setTimeout(r, 50));

@@ -19,9 +19,10 @@ afterEach(async () => {
 const csv = (...rows: string[]): string => [HEADER + ',note', ...rows.map((r) => r + ',')].join('\n') + '\n';
 
 describe('RejectsWriter', () => {
-  it('writes <name>.rejects.csv beside the input by default', () => {
-    expect(RejectsWriter.defaultPath('/data/in/orders.csv')).toBe('/data/in/orders.rejects.csv');
-    expect(RejectsWriter.defaultPath('orders.ndjson')).toBe('orders.rejects.csv');
+  it('writes <name>.rejects.csv beside the input by default, the extension kept so two inputs never share one', () => {
+    expect(RejectsWriter.defaultPath('/data/in/orders.csv')).toBe('/data/in/orders.csv.rejects.csv');
+    expect(RejectsWriter.defaultPath('orders.ndjson')).toBe('orders.ndjson.rejects.csv');
+    expect(RejectsWriter.defaultPath('x.csv')).not.toBe(RejectsWriter.defaultPath('x.json'));
   });
 
   it('writes original columns plus line, codes and reasons; UTF-8 with BOM; formulas neutralised', async () => {
@@ -36,7 +37,7 @@ describe('RejectsWriter', () => {
     );
     const result = await validateFile(file, {}, ORDERS);
     expect(result.exitCode).toBe(4);
-    expect(result.rejectsPath).toBe(join(tmp.dir, 'orders.rejects.csv'));
+    expect(result.rejectsPath).toBe(join(tmp.dir, 'orders.csv.rejects.csv'));
     const bytes = await readFile(result.rejectsPath!);
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const text = bytes.toString('utf8').slice(1);
@@ -44,7 +45,7 @@ describe('RejectsWriter', () => {
     const [header, ...rows] = parse(text) as string[][];
     expect(header).toEqual([...HEADER.split(','), 'note', 'reject_line', 'reject_codes', 'reject_reasons']);
     expect(rows.map((r) => r.slice(-3, -1))).toEqual([
-      ['3', 'EMAIL_INVALID INTEGER_NOT_POSITIVE'],
+      ['3', 'FORMULA_TEXT EMAIL_INVALID INTEGER_NOT_POSITIVE'],
       ['4', 'ORDER_NOT_SENT'],
       ['5', 'RECIPIENT_MISMATCH'],
     ]);
@@ -93,7 +94,7 @@ describe('RejectsWriter', () => {
   });
 
   it('writes nothing without rejects, and removes its own stale file from an earlier run', async () => {
-    const out = join(tmp.dir, 'orders.rejects.csv');
+    const out = join(tmp.dir, 'orders.csv.rejects.csv');
     const file = await tmp.file('orders.csv', csv(row({ quantity: 'x' })));
     expect((await validateFile(file, {}, ORDERS)).rejectsPath).toBe(out);
     await writeFile(file, csv(row()));

@@ -29,16 +29,20 @@ describe('validateRow', () => {
     expect(result.value).toMatchObject({ businessCustomerId: 1001, streetNumber: 112, productId: 5001, quantity: 2, countryCode: 'NL' });
   });
 
-  it('trims surrounding whitespace silently', () => {
+  it('trims surrounding whitespace, with a note for each value it trimmed', () => {
     const result = check({ firstName: '  Jan ', city: '\tAmsterdam ', productId: ' 5001 ' });
     expect(result.errors).toEqual([]);
-    expect(result.notes).toEqual([]);
+    expect(result.notes).toEqual([
+      'line 7: firstName TRIMMED: spaces around the value removed',
+      'line 7: city TRIMMED: spaces around the value removed',
+      'line 7: productId TRIMMED: spaces around the value removed',
+    ]);
     expect(result.value).toMatchObject({ firstName: 'Jan', city: 'Amsterdam', productId: 5001 });
   });
 
   for (const field of ['businessCustomerId', 'productId', 'quantity', 'streetNumber'] as const) {
     it(`parses ${field} strictly`, () => {
-      for (const bad of ['', '1e3', '0x1A', '12a', '1.5', '-3', '0', '+5', '007', '1 000', '2.0', 'twelve', '9007199254740993']) {
+      for (const bad of ['', '1e3', '0x1A', '12a', '1.5', '-3', '0', '000', '+5', '1 000', '2.0', 'twelve', '9007199254740993']) {
         const result = check({ [field]: bad });
         expect(result.value, `${field}=${bad}`).toBeUndefined();
         expect(result.errors.map((e) => e.column), `${field}=${bad}`).toEqual([field]);
@@ -88,9 +92,28 @@ describe('validateRow', () => {
     expect(check({ telephoneNumber: '+32 (0)470 12 34 56' }).value?.telephoneNumber).toBe('+32470123456');
   });
 
-  it('refuses phones that are not valid international numbers', () => {
-    expect(codes({ telephoneNumber: '+31 6 9876 5432' })).toEqual(['telephoneNumber:PHONE_INVALID']); // unallocated range
-    expect(codes({ telephoneNumber: '+3161234567' })).toEqual(['telephoneNumber:PHONE_INVALID']); // too short
+  it('accepts leading zeros in an integer field, with a note (00079 is 79, not an addition)', () => {
+    const result = check({ streetNumber: '00079', productId: '05001' });
+    expect(result.errors).toEqual([]);
+    expect(result.value).toMatchObject({ streetNumber: 79, productId: 5001 });
+    expect(result.notes).toEqual(["line 7: streetNumber LEADING_ZEROS: '00079' read as 79", "line 7: productId LEADING_ZEROS: '05001' read as 5001"]);
+    expect(check({ businessCustomerId: '001001' }).identity.businessCustomerId).toBe('1001'); // groups with "1001"
+  });
+
+  it('accepts possible but unknown phone numbers with a PHONE_UNVERIFIED note; --strict-phone refuses them', () => {
+    for (const number of ['+972501234511', '+447700900016', '+31 6 9876 5432']) {
+      const result = check({ telephoneNumber: number });
+      expect(result.errors, number).toEqual([]);
+      expect(result.notes.some((n) => n.startsWith('line 7: telephoneNumber PHONE_UNVERIFIED:')), number).toBe(true);
+      expect(validateRow(7, { ...good, telephoneNumber: number }, { strictPhone: true }).errors.map((e) => e.code), number).toEqual(['PHONE_UNVERIFIED']);
+    }
+    expect(validateRow(7, good, { strictPhone: true }).errors).toEqual([]); // valid numbers pass either way
+  });
+
+  it('refuses phones that cannot be numbers of their country', () => {
+    expect(codes({ telephoneNumber: '+316123' })).toEqual(['telephoneNumber:PHONE_INVALID']); // too short
+    expect(codes({ telephoneNumber: '+3161234567890123' })).toEqual(['telephoneNumber:PHONE_INVALID']); // too long
+    expect(codes({ telephoneNumber: '+1415555267' })).toEqual(['telephoneNumber:PHONE_INVALID']); // too short for +1
     expect(codes({ telephoneNumber: '+31 6 CALL ME' })).toEqual(['telephoneNumber:PHONE_INVALID']);
     expect(codes({ telephoneNumber: '0031612345678' })).toEqual(['telephoneNumber:PHONE_NOT_INTERNATIONAL']);
     expect(codes({ telephoneNumber: '06-12345678' })).toEqual(['telephoneNumber:PHONE_NOT_INTERNATIONAL']);
@@ -117,9 +140,28 @@ describe('validateRow', () => {
     expect(codes({ languageCode: 'xx' })).toEqual(['languageCode:LANGUAGE_CODE_INVALID']);
   });
 
+  it('joins line breaks inside a text with ", " and notes it; other control characters are refused', () => {
+    const result = check({ street: 'Rue de la Paix\nBâtiment B', city: 'Paris,\r\n\r\n 2e ' });
+    expect(result.errors).toEqual([]);
+    expect(result.value).toMatchObject({ street: 'Rue de la Paix, Bâtiment B', city: 'Paris, 2e' });
+    expect(result.notes).toContain('line 7: street LINE_BREAKS_JOINED: line breaks inside the text joined with ", "');
+    expect(codes({ street: 'Keizers\tgracht' })).toEqual(['street:CONTROL_CHARACTER']);
+    expect(codes({ orderRef: 'R\n1' })).toEqual(['orderRef:CONTROL_CHARACTER']);
+  });
+
+  it('refuses formula text in names and addresses with a clear reason, but not names that merely start with - or @', () => {
+    for (const formula of ['=HYPERLINK("http://x.example","click")', '=1+1', '+SUM(A1:A3)', '-2+3', '@SUM(1,2)', '+A1', "+cmd|' /C calc'!A0", "'=HYPERLINK(\"x\")"]) {
+      const [error] = check({ firstName: formula }).errors;
+      expect(error?.code, formula).toBe('FORMULA_TEXT');
+      expect(error?.message).toContain('spreadsheet formula');
+    }
+    expect(codes({ street: '=IMPORTXML("x")' })).toEqual(['street:FORMULA_TEXT']);
+    for (const name of ['-', '@home', 'Jean-Luc', '+']) expect(codes({ lastName: name }), name).toEqual([]);
+  });
+
   it('requires text fields and refuses control characters and damaged text', () => {
     expect(codes({ firstName: ' ' })).toEqual(['firstName:FIELD_REQUIRED']);
-    expect(codes({ street: 'Keizers\ngracht' })).toEqual(['street:CONTROL_CHARACTER']);
+    expect(codes({ street: 'Keizers\u0007gracht' })).toEqual(['street:CONTROL_CHARACTER']);
     expect(codes({ lastName: 'M\u0081ller' })).toEqual(['lastName:CONTROL_CHARACTER']);
     expect(codes({ city: 'K\uFFFDln' })).toEqual(['city:REPLACEMENT_CHARACTER']);
   });

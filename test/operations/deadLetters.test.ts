@@ -35,7 +35,7 @@ async function cli(r: DeliveryRig, args: string[]): Promise<{ code: number | str
 describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', () => {
   it('export writes the original columns plus error columns; the fixed file imports again and delivers only the fixed rows', async () => {
     rig = await deliveryRig('dl-export');
-    const rows = [HEADER, orderRow('OK-1'), orderRow('OK-2'), orderRow('BAD-1', 5999), orderRow('BAD-2', 5999).replace(',Anna,', ',=Anna,'), orderRow('MULTI', 5002, 2), orderRow('MULTI', 5999, 1)];
+    const rows = [HEADER, orderRow('OK-1'), orderRow('OK-2'), orderRow('BAD-1', 5999), orderRow('BAD-2', 5999).replace(',Anna,', ',+Anna,'), orderRow('MULTI', 5002, 2), orderRow('MULTI', 5999, 1)];
     const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
     await rig.startWorker({ concurrency: 2 });
     const first = await rig.importFile(file);
@@ -55,7 +55,7 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
     const lines = text.slice(1).trimEnd().split('\r\n');
     expect(lines[0]).toBe(`${HEADER},reject_line,reject_status,reject_codes,reject_reasons`);
     expect(lines).toHaveLength(5); // header + BAD-1 + BAD-2 + two rows of MULTI
-    expect(lines.find((l) => l.includes('BAD-2'))).toContain(",'=Anna,"); // formula injection neutralised
+    expect(lines.find((l) => l.includes('BAD-2'))).toContain(",'+Anna,"); // formula injection neutralised
     expect(lines.find((l) => l.startsWith('BAD-1,'))).toMatch(/,4,422,PRODUCT_UNKNOWN,/);
 
     // A person fixes BAD-1 and MULTI in a spreadsheet and leaves BAD-2 as it was.
@@ -71,7 +71,7 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
     expect(counters.duplicateOrdersAccepted).toBe(0);
     const left = await deadStore(rig).select();
     expect(left.map((d) => d.record.key)).toEqual(['ref.1001.BAD-2']);
-    expect(left[0]!.record.payload.recipient.address.firstName).toBe('=Anna');
+    expect(left[0]!.record.payload.recipient.address.firstName).toBe('+Anna');
 
     // The original file again: everything delivered is skipped, the unfixed order is refused again.
     const original = await rig.importFile(file);

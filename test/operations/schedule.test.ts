@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { resolveSource } from '../../src/schedule/resolveSource.js';
+import { runScheduledImport } from '../../src/schedule/runScheduledImport.js';
 import { ScheduleStore } from '../../src/schedule/scheduleStore.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
@@ -76,6 +77,11 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
     expect((await run(['set', 'x', '--cron', '0 2 * * *', '--tz', 'Nowhere/Land', '--source', rig.dir])).code).toBe(2);
     expect((await run(['remove', 'nightly'])).code).toBe(0);
     expect((await run(['remove', 'nightly'])).code).toBe(2);
+    expect((await run(['set', 'y', '--cron', '0 2 * * *', '--source', join(rig.dir, 'no-such-folder', 'x.csv')])).code).toBe(2);
+    const json = await run(['set', 'j', '--cron', '0 2 * * *', '--tz', 'Europe/Amsterdam', '--source', rig.dir, '--json']);
+    expect(json.code).toBe(0);
+    expect(json.output).toContain('"name": "j"');
+    expect((await run(['list'])).output).toMatch(/next run \S+Z \(\d{4}-\d{2}-\d{2} 02:00 Europe\/Amsterdam\)/);
   });
 
   it('a source is a file, every order file of a folder (never our own rejects or results), or a glob in the last segment', async () => {
@@ -89,5 +95,17 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
     expect(await resolveSource(join(dir, 'orders-?.csv'))).toHaveLength(2);
     expect(await resolveSource(join(dir, 'tonight.csv'))).toEqual([]); // not arrived yet: nothing to import
     await expect(resolveSource(join(rig.dir, 'missing-folder'))).rejects.toMatchObject({ code: 'SOURCE_UNREADABLE' });
+  });
+
+  it('a firing whose export is missing or empty reports it as refused (needing attention), unless --allow-empty', async () => {
+    rig = await deliveryRig('schedule-empty');
+    const deps = rig.services.pipeline(rig.logger);
+    const missing = await runScheduledImport({ schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: {} }, deps);
+    expect(missing.files).toEqual([{ file: join(rig.dir, 'tonight.csv'), refused: expect.stringMatching(/^SOURCE_EMPTY: .*export is missing/) }]);
+    const allowed = await runScheduledImport({ schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: { allowEmpty: true } }, deps);
+    expect(allowed.files).toEqual([]);
+    const empty = await rig.writeFile('tonight.csv', HEADER + '\n');
+    const refused = await runScheduledImport({ schedule: 'nightly', source: empty, ingest: {} }, deps);
+    expect(refused.files).toEqual([{ file: empty, refused: expect.stringMatching(/^FILE_EMPTY: .*the file has no orders/) }]);
   });
 });

@@ -44,7 +44,7 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     expect(done.filter((n) => n.endsWith('.summary.json'))).toHaveLength(6);
     expect(done.filter((n) => n.endsWith('.results.csv'))).toHaveLength(6);
     const aClaim = taken.find((claim) => claim.endsWith('.a.csv'))!;
-    const summary = JSON.parse(await readFile(join(folder.done, aClaim.replace(/\.csv$/, '.summary.json')), 'utf8'));
+    const summary = JSON.parse(await readFile(join(folder.done, aClaim + '.summary.json'), 'utf8'));
     expect(summary).toMatchObject({ file: 'a.csv', outcome: 'done', needsAttention: false, delivery: { delivered: 3, dead: 0, held: 0 }, results: { delivered: 3 } });
 
     // The upload finishes: renamed to its real name, it is taken.
@@ -65,21 +65,22 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     await mkdir(join(folder.inbox, 'a-folder'));
     await writeFile(join(folder.inbox, 'big.csv'), csv('BIG', 40));
     await writeFile(join(folder.inbox, 'columns.csv'), 'name,city\nAnna,Amsterdam\n');
+    await writeFile(join(folder.inbox, 'empty.csv'), HEADER + '\n'); // a night whose export came out empty
     await writeFile(join(folder.inbox, 'mixed.csv'), csv('MIX', 1) + 'MIX-BAD,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,x,+31612345678,5001,1\n');
     await rig.startWorker({ concurrency: 2 });
 
     const report = await watch(rig, { maxBytes: 2000 });
-    expect(report.failed).toHaveLength(5);
+    expect(report.failed).toHaveLength(6);
     expect(report.done).toHaveLength(1);
     const codes: Record<string, string> = {};
     for (const name of (await readdir(folder.failed)).filter((n) => n.endsWith('.summary.json'))) {
       const s = JSON.parse(await readFile(join(folder.failed, name), 'utf8')) as { file: string; code: string };
       codes[s.file] = s.code;
     }
-    expect(codes).toEqual({ 'link.csv': 'WATCH_SYMLINK', 'hard.csv': 'WATCH_HARD_LINK', 'a-folder': 'WATCH_NOT_A_FILE', 'big.csv': 'WATCH_TOO_LARGE', 'columns.csv': 'COLUMNS_MISSING' });
+    expect(codes).toEqual({ 'link.csv': 'WATCH_SYMLINK', 'hard.csv': 'WATCH_HARD_LINK', 'a-folder': 'WATCH_NOT_A_FILE', 'big.csv': 'WATCH_TOO_LARGE', 'columns.csv': 'COLUMNS_MISSING', 'empty.csv': 'FILE_EMPTY' });
     const done = await readdir(folder.done);
-    expect(done.some((n) => n.endsWith('.mixed.rejects.csv'))).toBe(true);
-    expect(report.needsAttention).toBe(6);
+    expect(done.some((n) => n.endsWith('.mixed.csv.rejects.csv'))).toBe(true);
+    expect(report.needsAttention).toBe(7);
     expect(rig.simulator.counters().ordersAccepted).toBe(1); // only the valid row of mixed.csv; nothing from outside
     recordReliability({ fault: 'a symlink, a hard link, a folder and an oversized file in the drop folder', behaviour: 'each refused into failed/ with a summary naming why; nothing outside the folder read', orders: 1, lost: 1 - rig.simulator.counters().ordersAccepted, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
   });
@@ -107,19 +108,50 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     await writeFile(join(folder.processing, busy), csv('BUSY', 1));
     await rig.services.redis.set(rig.services.keys.watchLock(busy), 'someone-else', 'PX', 60_000);
 
-    const report = await watch(rig);
+    const waits: string[] = [];
+    const report = await watch(rig, { lockMs: 1500, onWaiting: (message) => waits.push(message) });
     expect(report.done.sort()).toEqual([claimedOnly, imported, midImport].sort());
     expect(await readdir(folder.processing)).toEqual([busy]);
+    // --once says what it waits for, and reports the file that stayed another watcher's (exit 4 in the CLI).
+    expect(waits).toEqual([expect.stringContaining(`waiting for processing/${busy}: another watcher holds its lock`)]);
+    expect(report.unclaimed).toEqual([busy]);
     const batches = await rig.services.batches.list(100);
     expect(batches.filter((b) => b.file.endsWith(imported))).toHaveLength(1); // followed, not imported again
     const mid = batches.filter((b) => b.file.endsWith(midImport));
     expect(mid.map((b) => b.importState).sort()).toEqual(['failed', 'imported']); // the orphan closed, the file imported again
     expect(mid.reduce((n, b) => n + b.enqueued, 0)).toBe(3);
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 9, duplicateOrdersAccepted: 0 });
-    const midSummary = JSON.parse(await readFile(join(folder.done, midImport.replace(/\.csv$/, '.summary.json')), 'utf8'));
+    const midSummary = JSON.parse(await readFile(join(folder.done, midImport + '.summary.json'), 'utf8'));
     expect(midSummary.batches).toHaveLength(2);
-    expect(midSummary.delivery).toEqual({ delivered: 3, dead: 0, held: 0 });
-    const summary = JSON.parse(await readFile(join(folder.done, imported.replace(/\.csv$/, '.summary.json')), 'utf8'));
+    expect(midSummary.delivery).toEqual({ delivered: 3, dead: 0, held: 0, possibleDuplicates: 0 });
+    const summary = JSON.parse(await readFile(join(folder.done, imported + '.summary.json'), 'utf8'));
     expect(summary).toMatchObject({ batches: [first.batchId], delivery: { delivered: 4 } });
+  });
+
+  it('--once right after a watcher crash waits for its lock to lapse, says so, and resumes the file', async () => {
+    rig = await deliveryRig('watch-crash-once');
+    const folder = await openDropFolder(join(rig.dir, 'drop'));
+    await rig.startWorker({ concurrency: 2 });
+    const crashed = newClaimName('crashed.csv');
+    await writeFile(join(folder.processing, crashed), csv('CRASH', 2));
+    await rig.services.redis.set(rig.services.keys.watchLock(crashed), 'dead-watcher', 'PX', 700); // never renewed again
+    const waits: string[] = [];
+    const report = await watch(rig, { lockMs: 3000, onWaiting: (message) => waits.push(message) });
+    expect(waits).toEqual([expect.stringContaining(`processing/${crashed}`)]);
+    expect(report).toMatchObject({ done: [crashed], unclaimed: [] });
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
+  });
+
+  it('takes a file whose name is not UTF-8 (a Latin-1 name from an old upload) instead of ignoring it', async () => {
+    rig = await deliveryRig('watch-latin1');
+    const folder = await openDropFolder(join(rig.dir, 'drop'));
+    await rig.startWorker({ concurrency: 2 });
+    const latin1 = Buffer.concat([Buffer.from(`${folder.inbox}/M`), Buffer.from([0xfc]), Buffer.from('ller.csv')]);
+    await writeFile(latin1, csv('LATIN', 1));
+    const report = await watch(rig);
+    expect(report.done).toEqual([expect.stringMatching(/\.Müller\.csv$/)]);
+    expect(await readdir(folder.inbox)).toEqual([]);
+    expect((await readdir(folder.done)).filter((n) => n.endsWith('.Müller.csv.summary.json'))).toHaveLength(1);
+    expect(rig.simulator.counters().ordersAccepted).toBe(1);
   });
 });

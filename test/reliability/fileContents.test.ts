@@ -24,10 +24,10 @@ describe('awkward file contents, imported end to end', () => {
     const importer = startCli(['import', file, '--wait', '--timeout', '30'], rig.env);
     expect(await importer.exited).toBe(4); // one row rejected
     expect(importer.output()).toMatch(/3 delivered, 0 dead-lettered, 0 held/);
-    const results = await readFile(join(rig.dir, 'mixed.results.csv'), 'utf8');
+    const results = await readFile(join(rig.dir, 'mixed.csv.results.csv'), 'utf8');
     expect(results).toMatch(/MIX-2,3,delivered/);
     expect(results).toMatch(/MIX-3,4,delivered/); // the CR-only line ending counted as a line
-    const rejects = await readFile(join(rig.dir, 'mixed.rejects.csv'), 'utf8');
+    const rejects = await readFile(join(rig.dir, 'mixed.csv.rejects.csv'), 'utf8');
     expect(rejects).toContain(`'=HYPERLINK`);
     expect(rejects).not.toMatch(/(^|,)"?=HYPERLINK/m);
     expect(results).not.toMatch(/(^|,)"?=/m);

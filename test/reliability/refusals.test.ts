@@ -45,7 +45,7 @@ describe('a full disk while writing results', () => {
 
     const again = startCli(['import', file, '--wait'], rig.env);
     expect(await again.exited).toBe(0);
-    const results = await readFile(join(rig.dir, 'full.results.csv'), 'utf8');
+    const results = await readFile(join(rig.dir, 'full.csv.results.csv'), 'utf8');
     expect(results.match(/already-delivered/g)).toHaveLength(2);
     expect(rig.simulator.counters().ordersAccepted).toBe(2);
     recordReliability({ fault: 'a full disk while writing the results file', behaviour: 'exit 5 with the path and what to do; the rerun wrote the results and sent nothing again', orders: 2, lost: 0, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });

@@ -64,6 +64,7 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     expect(counts.byOutcome).toEqual({ delivered: 13, 'dead-lettered': 1, rejected: 1 });
     const results = await readFile(resultsPath, 'utf8');
     expect(results).toMatch(/GIFT-BAD,14,dead-lettered,,422,PRODUCT_UNKNOWN/);
+    expect(results).toContain('products[0].productId: product 5999 is not in the catalogue'); // the API's details, not only its message
   });
 
   it('sends nothing twice when the same file is imported again, and again while the first import is running', async () => {

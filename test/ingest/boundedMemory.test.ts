@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/paths.js';
+import { createSpillDir, removeSpillDir, sweepStaleSpillDirs } from '../../src/ingest/spillDir.js';
+import { LineRanges } from '../../src/ingest/groupLimit.js';
+import { HEADER, readAll, rejected, row, tempDir, valid } from './ingestHelpers.js';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+beforeEach(async () => {
+  tmp = await tempDir();
+});
+afterEach(async () => {
+  await tmp.cleanup();
+});
+
+function bigOrderFile(lines: number): string {
+  const out = [HEADER, row({ orderRef: 'SMALL-1' })];
+  for (let i = 0; i < lines; i++) out.push(row({ orderRef: 'HUGE', productId: String(5001 + i) }));
+  out.push(row({ orderRef: 'SMALL-2' }));
+  return out.join('\n') + '\n';
+}
+
+/** A process that is certainly gone: one that ran and exited. */
+function deadPid(): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['-e', '0']);
+    child.on('exit', () => resolve(child.pid!));
+  });
+}
+
+describe('memory bounded whatever the shape', () => {
+  it('an order over the maximum of product lines is refused whole, its lines named, only its first row kept; in memory and spilled alike', async () => {
+    const file = await tmp.file('huge.csv', bigOrderFile(1500));
+    const spill = join(tmp.dir, 'spill');
+    await mkdir(spill);
+    for (const options of [{}, { spillThresholdBytes: 0, bucketBytes: 4096, tmpDir: spill }]) {
+      const items = await readAll(file, options);
+      expect(valid(items).map((o) => o.orderRef).sort()).toEqual(['SMALL-1', 'SMALL-2']);
+      const [huge] = rejected(items);
+      expect(huge!.orderRef).toBe('HUGE');
+      expect(huge!.rows).toHaveLength(1);
+      expect(huge!.lines).toEqual([3]);
+      expect(huge!.errors.map((e) => e.code)).toEqual(['ORDER_TOO_MANY_LINES']);
+      expect(huge!.errors[0]!.message).toContain("orderRef 'HUGE' has 1500 product lines (lines 3-1502); at most 1000 are accepted");
+    }
+    expect(await readdir(spill)).toEqual([]); // the private spill folder is gone after reading
+    const raised = await readAll(file, { maxLinesPerOrder: 2000 });
+    expect(rejected(raised)).toEqual([]);
+    expect(valid(raised).find((o) => o.orderRef === 'HUGE')?.payload.products).toHaveLength(1500);
+  });
+
+  it('names lines as ranges, capped', () => {
+    const ranges = new LineRanges();
+    for (const line of [2, 3, 4, 7, 9, 10]) ranges.add(line);
+    expect(ranges.toString()).toBe('2-4, 7, 9-10');
+    const many = new LineRanges();
+    for (let line = 1; line <= 100; line += 2) many.add(line);
+    expect(many.toString()).toMatch(/^1, 3, .*, 39 and 30 more lines$/);
+  });
+
+  it('spill folders are private (0700), carry their pid, and stale ones of dead processes are swept at the next start', async () => {
+    const dir = createSpillDir(tmp.dir);
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    expect(dir).toContain(`bulkorder-ingest-${process.pid}-`);
+    const dead = join(tmp.dir, `bulkorder-ingest-${await deadPid()}-abcdef`);
+    const alive = join(tmp.dir, `bulkorder-ingest-${process.ppid}-abcdef`);
+    await mkdir(dead);
+    await mkdir(alive);
+    expect(sweepStaleSpillDirs(tmp.dir)).toEqual([dead]);
+    expect((await readdir(tmp.dir)).sort()).toEqual([alive, dir].map((p) => p.slice(tmp.dir.length + 1)).sort());
+    removeSpillDir(dir);
+  });
+
+  it('a process stopped by SIGTERM or SIGINT removes its spill folder; one killed outright leaves it to the next start', { timeout: 90_000 }, async () => {
+    const file = await tmp.file('orders.csv', bigOrderFile(50));
+    const spill = join(tmp.dir, 'spill');
+    await mkdir(spill);
+    const script = await tmp.file(
+      'hold.mts',
+      `import { openOrderSource } from ${JSON.stringify(join(projectRoot, 'src/ingest/openOrderSource.ts'))};\n` +
+        `const source = await openOrderSource(${JSON.stringify(file)}, { spillThresholdBytes: 0, bucketBytes: 1024, tmpDir: ${JSON.stringify(spill)} });\n` +
+        `const items = source.items()[Symbol.asyncIterator]();\n` +
+        `await items.next();\n` +
+        `process.stdout.write('ready\\n');\n` +
+        `setInterval(() => undefined, 1000);\n`,
+    );
+    const run = (signal: NodeJS.Signals) =>
+      new Promise<{ left: string[]; code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+        let left: string[] = [];
+        child.stdout.on('data', (chunk: Buffer) => {
+          if (!chunk.toString().includes('ready')) return;
+          void readdir(spill).then((names) => {
+            left = names;
+            child.kill(signal);
+          }, reject);
+        });
+        child.on('exit', (code, sig) => resolve({ left, code, signal: sig }));
+      });
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const { left, code } = await run(signal);
+      expect(left, signal).toHaveLength(1); // it was spilling
+      expect(code, signal).toBe(signal === 'SIGTERM' ? 143 : 130);
+      expect(await readdir(spill), signal).toEqual([]);
+    }
+    const killed = await run('SIGKILL');
+    expect(killed.signal).toBe('SIGKILL');
+    expect(await readdir(spill)).toEqual(killed.left); // a crash leaves it...
+    await readAll(file, { spillThresholdBytes: 0, tmpDir: spill });
+    expect(await readdir(spill)).toEqual([]); // ...and the next start sweeps it
+  });
+});
