@@ -4,11 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { writeResults } from '../../src/batches/writeResults.js';
 import type { ParkedRecord } from '../../src/deliveryJob.js';
-import { keyspace } from '../../src/keyspace.js';
 import { ACCOUNTS } from '../../src/kinds/accounts.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { openServices } from '../../src/services.js';
-import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { CAFETARIAPLAN, deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { startTestCluster, type TestCluster } from '../helpers/redisCluster.js';
 
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
@@ -43,12 +42,12 @@ async function slotOf(redis: Cluster, key: string): Promise<number> {
 
 describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the test\'s own)', () => {
   it('imports, delivers, dead-letters and reports a file with every key of a kind in one slot', async () => {
-    rig = await deliveryRig('cluster', {}, { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes });
+    rig = await deliveryRig('cluster', {}, { ...CAFETARIAPLAN, BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes });
     const redis = rig.services.redis;
     expect(redis).toBeInstanceOf(Cluster);
     if (!(redis instanceof Cluster)) return;
     // A hash tag: BullMQ's and our scripts touch several keys at once, which a cluster allows only within one slot.
-    expect(rig.prefix).toMatch(/^\{bulkorder-test-cluster-[0-9a-f]+:acceptance\}$/);
+    expect(rig.prefix).toMatch(/^\{bulkorder-test-cluster-[0-9a-f]+:acceptance:[0-9a-z]+\}$/);
 
     const rows = [HEADER];
     for (let i = 1; i <= 8; i++) rows.push(orderRow(`CL-${i}`));
@@ -79,14 +78,14 @@ describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the
     expect(orderKeys.some((key) => key.includes(':token:'))).toBe(true);
     const slots = new Set(await Promise.all(orderKeys.map((key) => slotOf(redis, key))));
     expect(slots.size).toBe(1);
-    // ... and another kind (another API) gets a slot of its own, so kinds and environments spread over the nodes.
-    const accountsLedger = keyspace(ACCOUNTS.prefix(rig.prefix)).ledger('x');
-    expect(accountsLedger.startsWith(`${rig.prefix.slice(0, -1)}:accounts}`)).toBe(true);
-    expect(await slotOf(redis, accountsLedger)).not.toBe([...slots][0]);
-
-    // The accounts kind's services work on the cluster too (queue, ledger, batches in their own slot).
+    // ... and another kind (another API, another target) gets a slot of its own: targets spread over the nodes.
     const accounts = await openServices(rig.config, ACCOUNTS);
     try {
+      expect(accounts.keys.prefix).toMatch(/^\{.*:accounts\}$/);
+      expect(await slotOf(redis, accounts.keys.ledger('x'))).not.toBe([...slots][0]);
+      // A kind's own part goes inside the tag (src/keyspace.ts subPrefix): each kind a slot of its own.
+      expect(ACCOUNTS.prefix(rig.prefix)).toBe(`${rig.prefix.slice(0, -1)}:accounts}`);
+      // The accounts kind's services work on the cluster too (queue, ledger, batches in their own slot).
       const [reserved] = await accounts.ledger.reserveMany(['employee-1'], 'batch-1', false);
       expect(reserved?.outcome).toBe('reserved');
     } finally {
