@@ -17,7 +17,8 @@ import { ORDERS_QUEUE } from '../src/queues.js';
 import { createRedis, deleteKeysUnder } from '../src/redis.js';
 import { startTestCluster } from '../test/helpers/redisCluster.js';
 import type { DeliveryRun, SimulatorProcess } from './deliveryBench.js';
-import { BENCH_PREFIX, benchEnv } from './importBench.js';
+import { benchEnv } from './importBench.js';
+import { loadConfig, redisPrefix } from '../src/config.js';
 import { totalCpuSeconds } from './lib/cpuSeconds.js';
 import { load } from './lib/benchStats.js';
 import { cliEntry, runNode, startNode, type StartedChild } from './lib/nodeChild.js';
@@ -39,14 +40,14 @@ export async function clusterRun(sim: SimulatorProcess, file: string, concurrenc
   const endpoint = { redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: cluster.nodes.split(',').map((n) => ({ host: n.split(':')[0]!, port: Number(n.split(':')[1]) })) };
   const client = createRedis(endpoint, 'worker');
   if (!(client instanceof Cluster)) throw new Error('expected a cluster client');
-  const prefix = `{${BENCH_PREFIX}:acceptance}`;
+  const base = benchEnv('redis://127.0.0.1:6379', { BULKORDER_REDIS_CLUSTER_NODES: cluster.nodes, BULKORDER_BASE_URL: sim.url });
+  const prefix = redisPrefix(loadConfig({ env: {}, overrides: base }));
   const queue = new Queue(ORDERS_QUEUE, { connection: client, prefix });
   const rejects = join(tmpdir(), `bench-cluster-${process.pid}.rejects.csv`);
   const workers: StartedChild[] = [];
   try {
     await sim.reset();
     await queue.pause();
-    const base = benchEnv('redis://127.0.0.1:6379', { BULKORDER_REDIS_CLUSTER_NODES: cluster.nodes });
     const imported = await runNode(cliEntry, ['import', file, '--rejects', rejects], base, [0, 4]);
     const batchId = /batch (b-\S+)/.exec(imported.stdout)?.[1];
     const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);

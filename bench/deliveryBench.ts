@@ -25,7 +25,8 @@ import { orderFile } from './lib/benchData.js';
 import { perOrder, startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
 import { load, mib, rate } from './lib/benchStats.js';
 import { cpuSeconds, totalCpuSeconds } from './lib/cpuSeconds.js';
-import { BENCH_PREFIX, benchEnv, keyBytes } from './importBench.js';
+import { benchEnv, keyBytes } from './importBench.js';
+import { loadConfig, redisPrefix } from '../src/config.js';
 import { clusterRun } from './clusterDelivery.js';
 
 export const LATENCY_MS = 20;
@@ -79,18 +80,19 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
   await redis.reset();
   await sim.reset();
   const empty = await redis.usedMemory();
-  const prefix = `${BENCH_PREFIX}:acceptance`;
+  // The import and the workers must name the same target (API URL and client id): the same env.
+  const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency) });
+  const prefix = redisPrefix(loadConfig({ env: {}, overrides: env }));
   const connection = redis.client.duplicate();
   const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
   const rejects = join(tmpdir(), `bench-delivery-${process.pid}.rejects.csv`);
   const workers: StartedChild[] = [];
   try {
     await queue.pause(); // workers start idle; the clock starts at resume
-    const imported = await runNode(cliEntry, ['import', file, '--rejects', rejects], benchEnv(redis.url), [0, 4]);
+    const imported = await runNode(cliEntry, ['import', file, '--rejects', rejects], env, [0, 4]);
     const batchId = /batch (b-\S+)/.exec(imported.stdout)?.[1];
     const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);
     if (batchId === undefined || queued === 0) throw new Error(`import queued nothing:\n${imported.stdout}`);
-    const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency) });
     for (let i = 0; i < processes; i++) workers.push(await startNode(cliEntry, ['worker', '--processes', '1'], env));
     while ((await queue.getWorkersCount()) < processes) await new Promise((r) => setTimeout(r, 50));
     const batches = new BatchStore(redis.client, keyspace(prefix), 24 * 60 * 60 * 1000);

@@ -67,8 +67,8 @@ export async function importBench(rows: number, redisGiven?: BenchRedis): Promis
     if (!(queued > 0)) throw new Error(`import queued nothing:\n${ours.stdout}\n${ours.stderr.slice(-2000)}`);
     const oursMemory = (await redis.usedMemory()) - before;
     const oursCalls = await redis.commandCalls();
-    const ledgerEntryBytes = await keyBytes(redis, `${BENCH_PREFIX}:acceptance:ledger:*`);
-    const jobBytes = await keyBytes(redis, `${BENCH_PREFIX}:acceptance:orders:ref.*`);
+    const ledgerEntryBytes = await keyBytes(redis, `${BENCH_PREFIX}:acceptance:*:ledger:*`);
+    const jobBytes = await keyBytes(redis, `${BENCH_PREFIX}:acceptance:*:orders:ref.*`);
 
     await redis.reset();
     const bareBefore = await redis.usedMemory();
