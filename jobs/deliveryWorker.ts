@@ -5,7 +5,9 @@ import { Ledger } from '../src/ledger/ledger.js';
 import type { Logger } from '../src/logger.js';
 import { ORDERS_QUEUE, type DeliveryJobData, type ParkedRecord } from '../src/orderJob.js';
 import { assertRedisReady, createRedis } from '../src/redis.js';
-import { BACKOFF_TYPE } from '../src/services.js';
+import { BACKOFF_TYPE, deliveryJobOptions } from '../src/services.js';
+import { BatchStore } from '../src/batches/batchStore.js';
+import { startReconciler } from '../src/importer/reconcileImports.js';
 import type { Outcome as ApiOutcome } from '../src/delivery/classifyOutcome.js';
 import { backoffDelay } from '../src/worker/backoff.js';
 import { CircuitBreaker } from '../src/worker/circuitBreaker.js';
@@ -98,12 +100,15 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun);
   });
 
+  // An importer that died (SIGKILL, lost host) left reservations whose jobs it never added: queue them.
+  const reconciler = startReconciler({ ledger, batches: new BatchStore(commands, keys, delivery.ledgerRetentionMs), queue, jobOptions: deliveryJobOptions(delivery), logger });
   logger.info({ queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
   let closing: Promise<void> | undefined;
   return {
     worker,
     close() {
       closing ??= (async () => {
+        reconciler.stop();
         const graceful = worker.close();
         const timedOut = await Promise.race([
           graceful.then(() => false),

@@ -7,6 +7,9 @@ import { followBatch } from '../batches/followBatch.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
 import { ORDER_RESULTS, writeResults, type ResultsCounts, type ResultsLayout } from '../batches/writeResults.js';
 import { importFile, type ImportOptions, type ImportResult } from '../importer/importFile.js';
+import { reconcileImports } from '../importer/reconcileImports.js';
+import { elsewhereLines, importAttention, resultsAttention } from '../importer/importVerdict.js';
+import { followElsewhere } from '../importer/followElsewhere.js';
 import { openServices, type Services } from '../services.js';
 import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
 import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
@@ -96,6 +99,8 @@ export async function importAndFollow<P = OrderPayload>(
   follow: FollowSettings,
   kind: ImportKind<P> = ORDER_IMPORT as unknown as ImportKind<P>,
 ): Promise<ImportOutcome> {
+  const reconcile = () => reconcileImports({ ledger: services.ledger, batches: services.batches, queue: services.queue, jobOptions: services.jobOptions, logger: ctx.logger });
+  await reconcile(); // an earlier run that died: queue what it reserved, close its batch
   const result = await importFile<P>(file, options, {
     queue: services.queue,
     ledger: services.ledger,
@@ -113,14 +118,22 @@ export async function importAndFollow<P = OrderPayload>(
     `  rows ${c.rows}, ${kind.noun}s ${c.orders}: ${c.valid} valid, ${c.rejected} rejected`,
     `  queued ${c.enqueued}; skipped: ${c.skippedDelivered} already delivered, ${c.skippedHeld} held for review, ${c.skippedQueued} queued by another batch`,
   ];
+  lines.push(...importAttention(result, kind.noun));
   if (result.rejectsPath !== undefined) lines.push(`  rejected rows: ${result.rejectsPath} (fix them there and import that file)`);
-  let needsAttention = c.rejected > 0 || c.skippedHeld > 0;
+  let needsAttention = c.rejected > 0 || c.skippedHeld > 0 || c.conflicts > 0;
   if (!follow.wait) {
+    lines.push(...elsewhereLines(result, kind.noun));
     lines.push(`  follow it with: ${kind.statusCommand} ${result.batchId}`);
+    // Orders left to another batch are not done: pending, exit 4 (--wait follows them to their end).
+    needsAttention ||= result.elsewhere.length > 0;
     return { result, batch: undefined, results: undefined, resultsPath: undefined, exitCode: needsAttention ? ExitCode.needsAttention : ExitCode.ok, report: lines.join('\n') + '\n' };
   }
 
-  const { batch, settled } = await followBatch(services.batches, result.batchId, { ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
+  const deadline = follow.timeoutMs === undefined ? undefined : Date.now() + follow.timeoutMs;
+  const followed = await followBatch(services.batches, result.batchId, { ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
+  const { batch } = followed;
+  const open = await followElsewhere(services.ledger, result.elsewhere.map((e) => e.orderKey), { reconcile, ...(deadline === undefined ? {} : { deadline }) });
+  const settled = followed.settled && open === 0;
   const resultsPath = follow.resultsPath ?? join(dirname(file), `${basename(file).replace(/\.(csv|json|ndjson|txt)$/i, '')}.results.csv`);
   const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind.results);
   lines.push(
@@ -129,8 +142,8 @@ export async function importAndFollow<P = OrderPayload>(
     ...(kind.reportResults?.(results) ?? []),
   );
   if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
-  needsAttention ||= batch.dead > 0 || batch.held > 0;
-  const exitCode = !isSettled(batch) ? ExitCode.needsAttention : needsAttention ? ExitCode.needsAttention : ExitCode.ok;
+  needsAttention ||= batch.dead > 0 || batch.held > 0 || resultsAttention(results);
+  const exitCode = !settled || !isSettled(batch) ? ExitCode.needsAttention : needsAttention ? ExitCode.needsAttention : ExitCode.ok;
   return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n' };
 }
 
