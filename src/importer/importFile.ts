@@ -143,7 +143,8 @@ export async function importFile<P = OrderPayload>(file: string, options: Import
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined, elsewhere, identicalLines };
 }
 
-function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[]): DeliveryJobData<P> {
+/** The delivery job of one valid record (also what the ledger keeps until the job is queued). */
+export function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[]): DeliveryJobData<P> {
   return {
     key: order.key,
     batchId,

@@ -15,16 +15,19 @@ export interface EarlierUse {
   state?: string;
 }
 
+const STATE_WORDS: Record<string, string> = { delivered: 'delivered', held: 'held for review', queued: 'queued', sending: 'being sent' };
+
 /**
  * The sentence a person reads for a reused orderRef: which earlier batch used it, when, and which
  * parts of the order differ (never the values: the ledger keeps no personal data).
  */
 export function orderRefReusedMessage(orderRef: string | undefined, earlier: EarlierUse, now: Fingerprint): string {
   const differs = differingParts(earlier.parts, now.parts);
-  const what = differs.length > 0 ? `another ${differs.join(' and ')}` : 'other content';
+  const what = differs.length > 0 ? `different ${differs.join(' and ')}` : 'different content';
   const when = earlier.at > 0 ? ` on ${new Date(earlier.at).toISOString().slice(0, 10)}` : '';
+  const state = earlier.state === undefined ? '' : ` (${STATE_WORDS[earlier.state] ?? earlier.state})`;
   return (
-    `orderRef ${orderRef ?? '(none)'} was used before by batch ${earlier.batchId}${when}${earlier.state ? ` (${earlier.state})` : ''} for an order with ${what}: ` +
+    `orderRef ${orderRef ?? '(none)'} was used before by batch ${earlier.batchId}${when}${state} for an order with ${what}: ` +
     'not sent. Give a new order its own orderRef; if this row corrects the earlier order, contact the service instead.'
   );
 }

@@ -48,7 +48,7 @@ export type ReserveResult =
   | { outcome: 'reserved' }
   | { outcome: 'delivered' | 'held' | 'queued'; batchId: string }
   /** The key is delivered, held or in flight with other content (a reused orderRef). */
-  | { outcome: 'conflict'; batchId: string; parts: string; at: number };
+  | { outcome: 'conflict'; batchId: string; parts: string; at: number; state: LedgerState };
 
 /** One record to reserve with its content and the job that delivers it. */
 export interface Reservation {
@@ -108,7 +108,7 @@ export interface LedgerOptions {
 const DAY = 24 * 60 * 60 * 1000;
 
 interface LedgerCommands {
-  bulkorderReserve(...args: (string | number)[]): Promise<[string, string, string, string]>;
+  bulkorderReserve(...args: (string | number)[]): Promise<string[]>;
   bulkorderConfirm(...args: (string | number)[]): Promise<number>;
   bulkorderClaim(...args: (string | number)[]): Promise<[string, string]>;
   bulkorderSettle(...args: (string | number)[]): Promise<string>;
@@ -174,9 +174,9 @@ export class Ledger {
     const replies = (await pipeline.exec()) ?? [];
     return replies.map(([error, reply]): ReserveResult => {
       if (error) throw error;
-      const [outcome, previousBatch, parts, at] = reply as [string, string, string, string];
+      const [outcome, previousBatch, parts, at, state] = reply as [string, string, string, string, string];
       if (outcome === 'reserved') return { outcome };
-      if (outcome === 'conflict') return { outcome, batchId: previousBatch, parts, at: Number(at) };
+      if (outcome === 'conflict') return { outcome, batchId: previousBatch, parts, at: Number(at), state: state as LedgerState };
       return { outcome: outcome as 'delivered' | 'held' | 'queued', batchId: previousBatch };
     });
   }

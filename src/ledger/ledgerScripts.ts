@@ -16,9 +16,9 @@
 /**
  * KEYS: ledger, jobHash, unqueuedIndex.
  * ARGV: batchId, now, retentionMs, force(0|1), staleMs, fingerprint, fingerprintParts, jobJson, orderKey.
- * Returns {outcome, batch, parts, at}: `reserved`; `delivered`, `held` or `queued` (same content,
+ * Returns {outcome, batch, parts, at, state}: `reserved`; `delivered`, `held` or `queued` (same content,
  * or no fingerprint to compare); `conflict` (the key is delivered, held or in flight with other
- * content: `parts` and `at` are the earlier entry's). A dead-lettered key is reserved whatever its
+ * content: `parts`, `at` and `state` are the earlier entry's). A dead-lettered key is reserved whatever its
  * content: that is how a fixed row is sent. Empty fingerprint or jobJson: not kept.
  */
 export const RESERVE = `
@@ -28,7 +28,7 @@ local f = redis.call('HGET', KEYS[1], 'f')
 local forced = ARGV[4] == '1' and s == 'delivered'
 if s and s ~= 'dead' and not forced and f and ARGV[6] ~= '' and f ~= ARGV[6] then
   local at = redis.call('HGET', KEYS[1], 'd') or redis.call('HGET', KEYS[1], 'u') or '0'
-  return {'conflict', b, redis.call('HGET', KEYS[1], 'fp') or '', at}
+  return {'conflict', b, redis.call('HGET', KEYS[1], 'fp') or '', at, s}
 end
 if s == 'delivered' and not forced then return {'delivered', b, '', ''} end
 if s == 'held' then return {'held', b, '', ''} end

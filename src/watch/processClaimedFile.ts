@@ -5,6 +5,9 @@ import type { Batch } from '../batches/batchStore.js';
 import { writeResults, type ResultsCounts } from '../batches/writeResults.js';
 import { isBulkorderError } from '../errors.js';
 import { importFile } from '../importer/importFile.js';
+import { followElsewhere } from '../importer/followElsewhere.js';
+import { reconcileImports } from '../importer/reconcileImports.js';
+import { resultsAttention } from '../importer/importVerdict.js';
 import type { IngestOptions } from '../ingest/openOrderSource.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
@@ -63,6 +66,10 @@ export async function processClaimedFile(claim: string, deps: ProcessDeps): Prom
     // Its importer died mid-file: close the batch so it can settle on what it queued; the file is imported again.
     if (batch?.importState === 'importing') await services.batches.finishImport(id, 'failed', { rows: batch.rows, orders: batch.orders, valid: batch.valid, rejected: batch.rejected });
   }
+  // What such a dead import reserved but never queued is queued now (under its batch, which then settles).
+  const reconcile = () => reconcileImports({ ledger: services.ledger, batches: services.batches, queue: services.queue, jobOptions: services.jobOptions, logger: log });
+  await reconcile();
+  let elsewhere: string[] = [];
   const last = batchIds.length === 0 ? undefined : await services.batches.get(batchIds[batchIds.length - 1]!);
   if (last === undefined || last.importState !== 'imported') {
     await dropSidecar(folder, claim, 'rejects');
@@ -77,6 +84,7 @@ export async function processClaimedFile(claim: string, deps: ProcessDeps): Prom
         jobName: deps.jobName,
       });
       batchIds = [...batchIds, result.batchId];
+      elsewhere = result.elsewhere.filter((e) => !batchIds.includes(e.batchId)).map((e) => e.orderKey);
       await services.redis.multi().hset(claimKey, { batches: JSON.stringify(batchIds), watcher: deps.watcherId }).pexpire(claimKey, deps.retentionMs).exec();
       log.info({ batchId: result.batchId, counts: result.counts }, 'drop-folder file imported');
     } catch (error) {
@@ -93,18 +101,20 @@ export async function processClaimedFile(claim: string, deps: ProcessDeps): Prom
     if (!settled) return { to: 'interrupted' };
     batches.push(batch);
   }
+  // Orders of this file another batch had queued: the results must show how they ended.
+  if ((await followElsewhere(services.ledger, elsewhere, { reconcile, out: quiet, ...(deps.signal ? { signal: deps.signal } : {}) })) > 0) return { to: 'interrupted' };
   const lastBatch = batches[batches.length - 1]!;
   const resultsPath = workingSidecar(folder, claim, 'results');
   const results: ResultsCounts = await writeResults(path, deps.ingest, lastBatch.id, services.ledger, resultsPath);
   const totals = { delivered: sum(batches, 'delivered'), dead: sum(batches, 'dead'), held: sum(batches, 'held') };
-  const needsAttention = lastBatch.rejected > 0 || totals.dead > 0 || totals.held > 0 || lastBatch.skippedHeld > 0;
+  const needsAttention = lastBatch.rejected > 0 || totals.dead > 0 || totals.held > 0 || lastBatch.skippedHeld > 0 || lastBatch.conflicts > 0 || resultsAttention(results);
   await writeSummary(folder, claim, {
     file: originalName(claim),
     claimedAs: claim,
     outcome: 'done',
     needsAttention,
     batches: batchIds,
-    import: { rows: lastBatch.rows, orders: lastBatch.orders, valid: lastBatch.valid, rejected: lastBatch.rejected, enqueued: lastBatch.enqueued, skippedDelivered: lastBatch.skippedDelivered, skippedHeld: lastBatch.skippedHeld, skippedQueued: lastBatch.skippedQueued },
+    import: { rows: lastBatch.rows, orders: lastBatch.orders, valid: lastBatch.valid, rejected: lastBatch.rejected, enqueued: lastBatch.enqueued, skippedDelivered: lastBatch.skippedDelivered, skippedHeld: lastBatch.skippedHeld, skippedQueued: lastBatch.skippedQueued, conflicts: lastBatch.conflicts, skippedIdentical: lastBatch.skippedIdentical },
     delivery: totals,
     results: results.byOutcome,
     watcher: deps.watcherId,
