@@ -16,10 +16,11 @@ import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js
 
 /**
  * Orders per crashed import. The issue's night had 20,000; on the shared 2-core machine importing
- * 20,000 takes ~30 s and delivering them minutes, so each crash point uses 2,000 (the same
- * chunking: 4 chunks of 500, killed inside the first, second and last).
+ * 20,000 takes ~30 s and delivering them minutes, so each crash point uses 2,500 (the same
+ * chunking: 5 chunks of 500; the importer is killed once 500, 1,000 or 1,500 are queued, that is
+ * while it works on the second, third or fourth chunk).
  */
-const ORDERS = 2_000;
+const ORDERS = 2_500;
 
 let rig: DeliveryRig | undefined;
 let redisServer: PrivateRedis | undefined;
@@ -63,7 +64,7 @@ async function killImportAt(file: string, atLeast: number): Promise<Batch> {
   const importer = startCli(['import', file], { ...rig!.env, LOG_LEVEL: 'warn' });
   await waitFor(async () => ((await batchesNow(url, rig!.prefix))[0]?.enqueued ?? 0) >= atLeast, `${atLeast} orders queued`, 60_000);
   importer.child.kill('SIGKILL');
-  await importer.exited;
+  expect(await importer.exited, 'the importer finished before it could be killed').toBe('SIGKILL');
   return (await batchesNow(url, rig!.prefix))[0]!;
 }
 
@@ -95,16 +96,16 @@ describe('reservation and queueing cannot come apart (real CLI processes, real R
     recordReliability({ fault: 'importer died after reserving 1,000 orders, having queued 500 (of 2,000)', behaviour: 'the reservations kept their jobs; a reconciler queued the 500 others within seconds, closed the batch as interrupted; the re-run at once followed them and exited 0', orders: 2000, lost: 2000 - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
   }, 300_000);
 
-  for (const [fraction, waitMs, label] of [
-    [0.15, 0, 'at once'],
-    [0.5, 12_000, 'after 12 s (past the 10 s import heartbeat)'],
-    [0.85, 0, 'at once'],
+  for (const [queued, waitMs, label] of [
+    [500, 0, 'at once'],
+    [1000, 12_000, 'after 12 s (past the 10 s import heartbeat)'],
+    [1500, 0, 'at once'],
   ] as const) {
-    it(`import SIGKILLed at ${fraction * 100}% of ${ORDERS} orders, re-run ${label}: every order delivered exactly once, exit 0, the dead batch closed`, async () => {
-      rig = await deliveryRig(`kill${fraction * 100}`);
-      const file = await rig.writeFile('night.csv', ordersCsv(`K${fraction * 100}`, ORDERS));
+    it(`import SIGKILLed once ${queued} of ${ORDERS} orders are queued, re-run ${label}: every order delivered exactly once, exit 0, the dead batch closed`, async () => {
+      rig = await deliveryRig(`kill${queued}`);
+      const file = await rig.writeFile('night.csv', ordersCsv(`K${queued}`, ORDERS));
       await rig.startWorker({ concurrency: 50 });
-      const killed = await killImportAt(file, fraction * ORDERS);
+      const killed = await killImportAt(file, queued);
       if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
       const run = await rerun(file);
       const counters = rig.simulator.counters();
@@ -114,7 +115,7 @@ describe('reservation and queueing cannot come apart (real CLI processes, real R
       expect(counters.duplicateOrdersAccepted).toBe(0);
       expect(crashed.importState).toBe('interrupted');
       expect(isSettled(crashed)).toBe(true);
-      recordReliability({ fault: `import SIGKILLed at ${fraction * 100}% of ${ORDERS} orders, re-run ${label}`, behaviour: 'crashed batch closed as interrupted; its reserved orders queued by a reconciler; re-run --wait followed them; exit 0', orders: ORDERS, lost: ORDERS - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
+      recordReliability({ fault: `import SIGKILLed once ${queued} of ${ORDERS} orders were queued, re-run ${label}`, behaviour: 'crashed batch closed as interrupted; its reserved orders queued by a reconciler; re-run --wait followed them; exit 0', orders: ORDERS, lost: ORDERS - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
     }, 300_000);
   }
 
