@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { BatchStore } from '../src/batches/batchStore.js';
 import { keyspace } from '../src/keyspace.js';
-import { ORDERS_QUEUE } from '../src/orderJob.js';
+import { ORDERS_QUEUE } from '../src/queues.js';
 import type { SimulatorCounters } from '../src/simulator/index.js';
 import { benchScript, cliEntry, runNode, startNode, waitForOutput, type StartedChild } from './lib/nodeChild.js';
 import { orderFile } from './lib/benchData.js';

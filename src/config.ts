@@ -14,7 +14,7 @@ import { inspect, parseEnv } from 'node:util';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
-import type { DeliverySettings } from './worker/deliverySettings.js';
+import type { DeliverySettings } from './deliverySettings.js';
 
 const SECOND = 1000;
 

@@ -1,82 +1,84 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { BatchStore } from './batches/batchStore.js';
+import { redisPrefix, type Config } from './config.js';
+import type { DeliveryJobData } from './deliveryJob.js';
+import type { DeliverySettings } from './deliverySettings.js';
+import type { ImportDeps } from './importer/importFile.js';
 import { keyspace, type Keyspace } from './keyspace.js';
+import type { RecordKind } from './kinds/recordKind.js';
 import { Ledger } from './ledger/ledger.js';
-import { ORDERS_QUEUE, type DeliveryJobData, type OrderJobData } from './orderJob.js';
+import type { Logger } from './logger.js';
+import { deliveryJobOptions } from './queues.js';
 import { assertRedisReady, createRedis, type RedisRole } from './redis.js';
-import type { DeliverySettings } from './worker/deliverySettings.js';
 
-/** Name of BullMQ's custom backoff type that src/worker/backoff.ts implements. */
-export const BACKOFF_TYPE = 'bulkorder';
-
-/** What every Redis-backed command works with; `close()` ends every connection it made. */
-export interface Services<D extends DeliveryJobData<unknown> = OrderJobData> {
+/** What every Redis-backed command works with, for one record kind; `close()` ends every connection it made. */
+export interface Services<P> {
+  readonly kind: RecordKind<P>;
+  readonly env: string;
   readonly redis: Redis;
+  /** The kind's keyspace (its prefix under the environment's). */
   readonly keys: Keyspace;
-  readonly queue: Queue<D>;
+  readonly queue: Queue<DeliveryJobData<P>>;
   readonly ledger: Ledger;
   readonly batches: BatchStore;
   readonly jobOptions: JobsOptions;
+  /** The delivery settings these were opened with (retention, attempts). */
+  readonly delivery: DeliverySettings;
+  /** What importFile, requeues and scheduled imports need: this kind's queue, ledger, batches and job options. */
+  pipeline(logger: Logger): ImportDeps<P>;
   close(): Promise<void>;
 }
 
 export interface ServicesOptions {
-  redisUrl: string;
-  /** Key prefix, `bulkorder:<env>` (src/config.ts `redisPrefix`); tests use their own. Employee accounts use `<that>:accounts`. */
-  prefix: string;
-  /** BullMQ queue the ledger and importer work with; default `orders` (src/accounts: `accounts`). */
-  queueName?: string;
-  delivery: DeliverySettings;
-  /** `producer` for CLI commands (fail fast), `worker` for long-running processes (wait out blips). */
+  /** The environment's key prefix; default `bulkorder:<env>` (src/config.ts `redisPrefix`). The kind adds its own part. */
+  prefix?: string;
+  /** `producer` for CLI commands (fail fast, the default), `worker` for long-running processes (wait out blips). */
   role?: RedisRole;
+  /** Delivery settings; default `config.delivery`. */
+  delivery?: DeliverySettings;
 }
 
 /**
- * Connects to Redis, refuses one that may evict (src/redis.ts), and builds the queue, ledger
- * and batch store over one connection.
+ * Connects to Redis, refuses one that may evict (src/redis.ts), and builds the kind's queue,
+ * ledger and batch store over one connection, in the kind's keyspace with its retention.
+ *
+ * ```ts
+ * const services = await openServices(config, ORDERS);
+ * try { await importFile(file, {}, services.pipeline(logger)); } finally { await services.close(); }
+ * ```
  */
-export async function openServices<D extends DeliveryJobData<unknown> = OrderJobData>(options: ServicesOptions): Promise<Services<D>> {
-  const redis = createRedis(options.redisUrl, options.role ?? 'producer');
+export async function openServices<P>(config: Config, kind: RecordKind<P>, options: ServicesOptions = {}): Promise<Services<P>> {
+  const redis = createRedis(config.redisUrl, options.role ?? 'producer');
   try {
-    await assertRedisReady(redis, options.redisUrl);
+    await assertRedisReady(redis, config.redisUrl);
   } catch (error) {
     redis.disconnect();
     throw error;
   }
-  const keys = keyspace(options.prefix);
-  const queueName = options.queueName ?? ORDERS_QUEUE;
-  const queue = new Queue<D>(queueName, { connection: redis, prefix: options.prefix });
+  const delivery = options.delivery ?? config.delivery;
+  const prefix = kind.prefix(options.prefix ?? redisPrefix(config));
+  const retentionMs = kind.retentionMs(delivery);
+  const keys = keyspace(prefix);
+  const queue = new Queue<DeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
   queue.on('error', () => undefined); // surfaced by the command that awaits the failing call
-  const ledger = new Ledger(redis, keys, {
-    queueName,
-    retentionMs: options.delivery.ledgerRetentionMs,
-    ambiguousPolicy: options.delivery.ambiguousPolicy,
-  });
+  const ledger = new Ledger(redis, keys, { queueName: kind.queueName, retentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
+  const batches = new BatchStore(redis, keys, retentionMs);
+  const jobOptions = deliveryJobOptions(delivery);
   return {
+    kind,
+    env: config.env,
     redis,
     keys,
     queue,
     ledger,
-    batches: new BatchStore(redis, keys, options.delivery.ledgerRetentionMs),
-    jobOptions: deliveryJobOptions(options.delivery),
+    batches,
+    jobOptions,
+    delivery: { ...delivery, ledgerRetentionMs: retentionMs },
+    pipeline: (logger) => ({ queue, ledger, batches, env: config.env, logger, jobOptions, kind }),
     async close() {
       await queue.close().catch(() => undefined);
       redis.disconnect();
     },
-  };
-}
-
-/**
- * Options of every delivery job. Jobs are removed when they end: the ledger, the batch
- * record and the dead-letter and review stores keep what matters, and a removed job frees
- * its id (the order key) for a re-import of a fixed row.
- */
-export function deliveryJobOptions(delivery: DeliverySettings): JobsOptions {
-  return {
-    attempts: delivery.attempts,
-    backoff: { type: BACKOFF_TYPE },
-    removeOnComplete: true,
-    removeOnFail: true,
   };
 }

@@ -1,7 +1,6 @@
 import type { ResultsLayout } from '../batches/writeResults.js';
 import { ACCOUNT_FIELDS, type AccountPayload } from './accountColumns.js';
-import { ACCOUNT_EXISTS_STATUS } from './accountJob.js';
-import { openAccountSource } from './openAccountSource.js';
+import { ACCOUNT_EXISTS_STATUS } from './accountWording.js';
 
 /** Columns of `<name>.results.csv` for an employee file. */
 export const ACCOUNT_RESULT_COLUMNS = ['accountKey', 'email', 'companyId', 'lines', 'outcome', 'customerId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch'] as const;
@@ -13,7 +12,6 @@ export const ACCOUNT_RESULT_COLUMNS = ['accountKey', 'email', 'companyId', 'line
  * customerId is unknown to us.
  */
 export const ACCOUNT_RESULTS: ResultsLayout<AccountPayload> = {
-  open: openAccountSource,
   columns: ACCOUNT_RESULT_COLUMNS,
   describe(item, entry) {
     // A rejected row has no payload; its cells are under the file's headers, usually the field names.

@@ -6,7 +6,7 @@ import { assertRedisReady, createRedis } from '../redis.js';
 import { createApiTokenProvider } from '../delivery/apiTokenProvider.js';
 import { createCafetariaplanClient } from '../delivery/cafetariaplanClient.js';
 import { createHttpTransport } from '../delivery/httpTransport.js';
-import { ACCOUNTS_QUEUE, accountsPrefix } from './accountJob.js';
+import { ACCOUNTS } from '../kinds/accounts.js';
 import { CustomerDirectory } from './customerDirectory.js';
 import { loginUrlFor, type LoginTarget } from './loginUrlFor.js';
 
@@ -39,7 +39,8 @@ export async function openLoginPortal(config: Config, logger: Logger, options: {
   const transport = createHttpTransport(settings.http);
   const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
   const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
-  const ledger = new Ledger(redis, keyspace(accountsPrefix(prefix)), { queueName: ACCOUNTS_QUEUE, retentionMs: config.delivery.accountRetentionMs });
+  // The accounts kind names the keyspace, queue and retention its workers use (src/kinds/accounts.ts).
+  const ledger = new Ledger(redis, keyspace(ACCOUNTS.prefix(prefix)), { queueName: ACCOUNTS.queueName, retentionMs: ACCOUNTS.retentionMs(config.delivery) });
   const directory = new CustomerDirectory(ledger);
   return {
     loginUrlFor: (target) => loginUrlFor(target, { login: (customerId) => client.login(customerId), directory }),

@@ -138,6 +138,14 @@ export function isSettled(batch: Batch): boolean {
   return batch.importState !== 'importing' && batch.delivered + batch.dead + batch.held >= batch.enqueued;
 }
 
+/**
+ * The one "needs attention" rule (exit code 4, a drop-folder summary's flag): some row was
+ * rejected, some record was skipped because it is held, or some was dead-lettered or held.
+ */
+export function needsAttention(facts: { rejected: number; skippedHeld: number; conflicts?: number; dead?: number; held?: number }): boolean {
+  return facts.rejected > 0 || facts.skippedHeld > 0 || (facts.conflicts ?? 0) > 0 || (facts.dead ?? 0) > 0 || (facts.held ?? 0) > 0;
+}
+
 function toBatch(raw: Record<string, string>): Batch {
   const counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, Number(raw[f] ?? 0)])) as unknown as ImportCounts & DeliveryCounts;
   return {

@@ -4,8 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { InfrastructureError } from '../errors.js';
 import { stringify } from 'csv-stringify';
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
-import { openOrderSource, type IngestOptions } from '../ingest/openOrderSource.js';
-import type { RecordSource } from '../ingest/openRecordSource.js';
+import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { OrderPayload, RecordItem } from '../ingest/types.js';
 import { neutralizeCell } from '../ingest/csvCells.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
@@ -20,12 +19,11 @@ export const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remo
 type CommonColumn = 'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch';
 
 /**
- * What differs between the results files of two record kinds: how the input is read again,
+ * What differs between the results files of two record kinds (each RecordKind, src/kinds/, has one):
  * the column list, the kind's own columns (key, identity, the id the API returned), and
  * outcomes the kind names more precisely (accounts: `account-exists` for a 409).
  */
 export interface ResultsLayout<P> {
-  open(file: string, options: IngestOptions): Promise<RecordSource<P>>;
   columns: readonly string[];
   /** The kind's own cells of one row; `entry` is the ledger's, absent for rejected rows. */
   describe(item: RecordItem<P>, entry: LedgerEntry | undefined): Record<string, string>;
@@ -35,10 +33,15 @@ export interface ResultsLayout<P> {
 
 /** The orders results file. */
 export const ORDER_RESULTS: ResultsLayout<OrderPayload> = {
-  open: openOrderSource,
   columns: RESULT_COLUMNS,
   describe: (item, entry) => ({ orderKey: item.key ?? '', orderRef: item.orderRef ?? '', remoteOrderId: entry?.remoteId ?? '' }),
 };
+
+/** What writeResults needs of a record kind: how its input is read again, and its layout (a RecordKind is one). */
+export interface ResultsKind<P> {
+  openSource(file: string, options: IngestOptions): Promise<RecordSource<P>>;
+  readonly results: ResultsLayout<P>;
+}
 
 export interface ResultsCounts {
   orders: number;
@@ -51,15 +54,16 @@ export interface ResultsCounts {
  * keys are stable) instead of keeping a per-batch list in Redis, so a batch costs Redis only
  * its counters.
  */
-export async function writeResults<P = OrderPayload>(
+export async function writeResults<P>(
   file: string,
   ingest: IngestOptions,
   batchId: string,
   ledger: Ledger,
   outPath: string,
-  layout: ResultsLayout<P> = ORDER_RESULTS as unknown as ResultsLayout<P>,
+  kind: ResultsKind<P>,
 ): Promise<ResultsCounts> {
-  const source = await layout.open(file, ingest);
+  const layout = kind.results;
+  const source = await kind.openSource(file, ingest);
   const csv = stringify({ header: true, columns: [...layout.columns], bom: true, cast: { string: neutralizeCell } });
   // pipeline() ends both streams on a write error (a full disk): `written` rejects, and every
   // wait below races it, so a failed write surfaces instead of waiting for a drain that never comes.

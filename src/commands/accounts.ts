@@ -1,21 +1,17 @@
 /**
  * `bulkorder accounts ...`: employee accounts on the Cafetariaplan API, through the same
- * import, ledger, workers and results as orders (src/accounts).
+ * import, ledger, workers and results as orders (src/kinds/accounts.ts). `accounts status`,
+ * `accounts resume`, `accounts dead-letters` and `accounts review` are the order commands'
+ * own builders, given the accounts kind (wired in ./index.ts).
  */
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
-import { withImportOptions, type ImportFlags } from './import.js';
-import { withReadingOptions } from './readingOptions.js';
-import type { ValidateFlags } from './validate.js';
+import { loadCommandContext, withConfigFlags, withImportOptions, withReadingOptions, type ImportFlags, type SetExitCode, type ValidateFlags } from './options.js';
 
-export type { ValidateFlags };
-
-/** Declares `accounts validate|import|status|resume`; their code loads only when they run. */
-export function register(program: Command, setExitCode: SetExitCode): void {
+/** Declares `accounts validate|import` and returns the `accounts` group; their code loads only when they run. */
+export function register(program: Command, setExitCode: SetExitCode): Command {
   const accounts = program
     .command('accounts')
-    .summary('register employees as Cafetariaplan accounts (validate, import, status, resume)')
+    .summary('register employees as Cafetariaplan accounts (validate, import, status, resume, dead-letters, review)')
     .description('Employee accounts on the Cafetariaplan API: registered by `bulkorder worker` when Cafetariaplan credentials are configured.');
 
   const importCommand = accounts
@@ -34,8 +30,8 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       '(rejected, already existing, dead-lettered, held); 3 file refused; 5 Redis unavailable; 2 usage or configuration error.',
   );
   withConfigFlags(importCommand).action(async (file: string, flags: ImportFlags) => {
-    const { runAccountsImport } = await import('./accountsRun.js');
-    setExitCode(await runAccountsImport(file, flags, await loadCommandContext(flags)));
+    const [{ runImport }, { ACCOUNTS }] = await Promise.all([import('../importer/importCommand.js'), import('../kinds/accounts.js')]);
+    setExitCode(await runImport(file, flags, await loadCommandContext(flags), ACCOUNTS));
   });
 
   const validate = accounts
@@ -47,23 +43,16 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--json', 'print the summary as JSON on stdout')
     .addHelpText('after', '\nExit codes: 0 every employee valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole; 2 usage error.');
   validate.action(async (file: string, flags: ValidateFlags) => {
-    const { runAccountsValidate } = await import('./accountsRun.js');
-    setExitCode(await runAccountsValidate(file, flags));
+    const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ACCOUNTS }] = await Promise.all([
+      import('../ingest/validateFile.js'),
+      import('../ingest/ingestFlags.js'),
+      import('../ingest/validationReport.js'),
+      import('../kinds/accounts.js'),
+    ]);
+    const options = { ...(await ingestOptionsFromFlags(flags, ACCOUNTS.columns)), ...(flags.out === undefined ? {} : { out: flags.out }) };
+    const result = await validateFile(file, options, ACCOUNTS);
+    process.stdout.write(validationReport(file, result, flags.json === true));
+    setExitCode(result.exitCode);
   });
-
-  const status = accounts
-    .command('status')
-    .summary('account batches, the accounts queue and its circuit breaker')
-    .argument('[batch]', 'one batch id (default: the most recent batches)')
-    .option('--json', 'machine-readable output');
-  withConfigFlags(status).action(async (batchId: string | undefined, flags: ConfigFlags & { json?: boolean }) => {
-    const { runAccountsStatus } = await import('./accountsRun.js');
-    setExitCode(await runAccountsStatus(batchId, flags, await loadCommandContext(flags)));
-  });
-
-  const resume = accounts.command('resume').summary('resume account registration after the circuit breaker paused it');
-  withConfigFlags(resume).action(async (flags: ConfigFlags) => {
-    const { runAccountsResume } = await import('./accountsRun.js');
-    setExitCode(await runAccountsResume(await loadCommandContext(flags)));
-  });
+  return accounts;
 }

@@ -1,10 +1,5 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-
-interface DemoFlags {
-  out?: string;
-  keep?: boolean;
-}
+import type { DemoFlags, SetExitCode } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   program
@@ -23,5 +18,3 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       setExitCode(await runDemo(flags));
     });
 }
-
-export type { DemoFlags };

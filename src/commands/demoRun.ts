@@ -8,15 +8,14 @@ import { samplesDir } from '../paths.js';
 import { openServices } from '../services.js';
 import { deleteKeysUnder } from '../redis.js';
 import { startSimulator } from '../simulator/index.js';
-import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
-import { startAccountDelivery } from '../../jobs/accountDelivery.js';
-import { openAccountServices } from '../accounts/accountServices.js';
+import { startAccountDelivery, startBusinessDelivery } from '../worker/startWorkers.js';
 import { openLoginPortal } from '../accounts/openLoginPortal.js';
-import { ACCOUNT_IMPORT } from './accountsRun.js';
+import { importAndFollow } from '../importer/importAndFollow.js';
+import { ACCOUNTS } from '../kinds/accounts.js';
+import { ORDERS } from '../kinds/orders.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { importAndFollow } from './importRun.js';
-import type { DemoFlags } from './demo.js';
+import type { DemoFlags } from './options.js';
 
 /** The sample files the demo imports, in order; mistakes.csv shows rejects, gift-orders.csv dead letters. */
 export const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-orders.json', 'gift-orders.ndjson', 'mistakes.csv'];
@@ -51,7 +50,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
 
   let services;
   try {
-    services = await openServices({ redisUrl: config.redisUrl, prefix, delivery: config.delivery });
+    services = await openServices(config, ORDERS);
   } catch (error) {
     await simulator.close();
     throw error;
@@ -70,7 +69,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
         join(samplesDir, name),
         { rejectsPath: join(out, `${base}.rejects.csv`) },
         services,
-        { config, logger },
+        logger,
         { wait: true, resultsPath: join(out, `${base}.results.csv`), timeoutMs: 120_000 },
       );
       settledAll &&= outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
@@ -96,16 +95,15 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
 /** The Cafetariaplan journey: register the sample employees, then hand one of them a one-time login URL. */
 async function demoAccounts(config: Config, logger: Logger, out: string, say: (line: string) => void): Promise<boolean> {
   const file = join(samplesDir, 'employees.csv');
-  const services = await openAccountServices(config);
+  const services = await openServices(config, ACCOUNTS);
   let settled: boolean;
   try {
     const outcome = await importAndFollow(
       file,
       { rejectsPath: join(out, 'employees-csv.rejects.csv') },
       services,
-      { config, logger },
+      logger,
       { wait: true, resultsPath: join(out, 'employees-csv.results.csv'), timeoutMs: 120_000 },
-      ACCOUNT_IMPORT,
     );
     say(outcome.report);
     settled = outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;

@@ -1,16 +1,6 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
-import { withReadingOptions } from './readingOptions.js';
-import type { IngestFlags } from '../ingest/ingestFlags.js';
-
-interface ImportFlags extends ConfigFlags, IngestFlags {
-  wait?: boolean;
-  force?: boolean;
-  rejects?: string;
-  results?: string;
-  timeout?: string;
-}
+import type { SetExitCode } from './options.js';
+import { loadCommandContext, withConfigFlags, withImportOptions, type ImportFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
@@ -31,19 +21,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
         'without --wait, or still pending at --timeout); 3 file refused; 5 Redis unavailable; 2 usage error.',
     );
   withConfigFlags(command).action(async (file: string, flags: ImportFlags) => {
-    const { runImport } = await import('./importRun.js');
-    setExitCode(await runImport(file, flags, await loadCommandContext(flags)));
+    const [{ runImport }, { ORDERS }] = await Promise.all([import('../importer/importCommand.js'), import('../kinds/orders.js')]);
+    setExitCode(await runImport(file, flags, await loadCommandContext(flags), ORDERS));
   });
 }
-
-/** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
-export function withImportOptions(command: Command, noun: string): Command {
-  return withReadingOptions(command)
-    .option('--wait', `follow the batch until every ${noun} is delivered, dead-lettered or held; then write <name>.results.csv`)
-    .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
-    .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
-    .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
-    .option('--timeout <seconds>', 'with --wait: stop following after this long (the batch goes on)');
-}
-
-export type { ImportFlags };

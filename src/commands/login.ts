@@ -3,13 +3,8 @@
  * one-time login URL and prints it on stdout (and nothing else there, so it can be piped).
  */
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
-
-interface LoginFlags extends ConfigFlags {
-  email?: string;
-  company?: string;
-}
+import type { SetExitCode } from './options.js';
+import { loadCommandContext, withConfigFlags, type LoginFlags } from './options.js';
 
 /** Declares the command; the client loads only when it runs. */
 export function register(program: Command, setExitCode: SetExitCode): void {
@@ -30,5 +25,3 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     setExitCode(await runLogin(customerId, flags, await loadCommandContext(flags)));
   });
 }
-
-export type { LoginFlags };

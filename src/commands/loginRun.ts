@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { LoginFlags } from './login.js';
+import type { LoginFlags } from './options.js';
 
 /**
  * `bulkorder login`: with a customerId, one login call (no Redis needed); with --email and

@@ -1,29 +1,12 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
-import { withParkedFilters } from './deadLetters.js';
-import type { ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
+import { accountsAlias, loadCommandContext, withConfigFlags, withParkedFilters, type RecordKindName, type ReviewAction, type ReviewFlags, type SetExitCode } from './options.js';
 
-/** The `review` subcommands. */
-export type ReviewAction = 'list' | 'show' | 'release' | 'resolve';
-
-/** Flags of every `review` subcommand. */
-export interface ReviewFlags extends ConfigFlags, ParkedFilterFlags {
-  json?: boolean;
-  limit?: string;
-  all?: boolean;
-  wait?: boolean;
-  timeout?: string;
-  delivered?: boolean;
-  remoteId?: string;
-  by?: string;
-  note?: string;
-}
-
-export function register(program: Command, setExitCode: SetExitCode): void {
-  const group = program
+/** Declares `review` under `parent` for one kind (`bulkorder review`, `bulkorder accounts review`). */
+export function register(parent: Command, setExitCode: SetExitCode, kind: RecordKindName): void {
+  const noun = kind === 'orders' ? 'order' : 'account';
+  const group = parent
     .command('review')
-    .summary('orders held for review (sent, no answer): list, release (send again) or resolve as delivered')
+    .summary(`${noun}s held for review (sent, no answer): list, release (send again) or resolve as delivered`)
     .description(
       'Orders held for review: they were sent but no answer came, so they may or may not exist on the service. ' +
         'Check each on the service, then either `release` it (it is not there: send it again) or ' +
@@ -37,28 +20,28 @@ export function register(program: Command, setExitCode: SetExitCode): void {
 
   const run = async (action: ReviewAction, args: string[], flags: ReviewFlags): Promise<void> => {
     const { runReview } = await import('./reviewRun.js');
-    setExitCode(await runReview(action, args, flags, await loadCommandContext(flags, { announce: action === 'release' })));
+    setExitCode(await runReview(kind, action, args, flags, await loadCommandContext(flags, { announce: action === 'release' })));
   };
   const decided = (command: Command): Command =>
     command.option('--by <name>', 'who decided, recorded in the ledger (default: the OS user)').option('--note <text>', 'why, recorded in the ledger');
 
-  withConfigFlags(withParkedFilters(group.command('list').description('list held orders, oldest first')))
+  withConfigFlags(withParkedFilters(group.command('list').description('list held orders, oldest first'), noun))
     .option('--limit <n>', 'show at most this many', '50')
     .option('--json', 'print JSON instead of a table')
     .action((flags: ReviewFlags) => run('list', [], flags));
 
   withConfigFlags(group.command('show').description('the order, its source lines and what happened').argument('<orderKey>'))
     .option('--json', 'print the record as JSON')
-    .option('--accounts', 'an employee account (Cafetariaplan API) instead of an order')
+    .addOption(accountsAlias())
     .action((key: string, flags: ReviewFlags) => run('show', [key], flags));
 
-  withConfigFlags(decided(withParkedFilters(group.command('release').description('send held orders again (you checked they are not on the service)').argument('[orderKeys...]'))))
+  withConfigFlags(decided(withParkedFilters(group.command('release').description('send held orders again (you checked they are not on the service)').argument('[orderKeys...]'), noun)))
     .option('--all', 'every held order (needed when no key or filter is given)')
     .option('--wait', 'follow the new batch until every order settles')
     .option('--timeout <seconds>', 'with --wait: stop following after this long')
     .action((keys: string[], flags: ReviewFlags) => run('release', keys, flags));
 
-  withConfigFlags(decided(withParkedFilters(group.command('resolve').description('record held orders as delivered without sending them').argument('[orderKeys...]'))))
+  withConfigFlags(decided(withParkedFilters(group.command('resolve').description('record held orders as delivered without sending them').argument('[orderKeys...]'), noun)))
     .option('--delivered', 'required: the order is on the service')
     .option('--remote-id <id>', "the service's order id, recorded in the ledger")
     .option('--all', 'every held order (needed when no key or filter is given)')

@@ -1,47 +1,39 @@
 import { userInfo } from 'node:os';
-import type { Config } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { openParkedTarget } from './parkedTarget.js';
 import { parkedFilterFromFlags } from '../deadLetter/parkedFilter.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
 import { releaseHeld } from '../review/releaseHeld.js';
 import { resolveHeld } from '../review/resolveHeld.js';
-import { listParked, positiveInteger, requireSelection, showParked } from './deadLettersRun.js';
-import type { ReviewAction, ReviewFlags } from './review.js';
+import { listParked, openParked, positiveInteger, requireSelection, showParked } from '../deadLetter/parkedActions.js';
+import { KINDS } from '../kinds/kindByName.js';
+import { chosenKind, type CommandContext, type RecordKindName, type ReviewAction, type ReviewFlags } from './options.js';
 
-const LIST_HINTS = [
-  'details: bulkorder review show <order key>',
-  'check each order on the service, then:',
-  '  not there: bulkorder review release <order key>... [--wait]   (sends it again)',
-  '  there:     bulkorder review resolve <order key>... --delivered [--remote-id ID]   (never sends it)',
+/** What to do next, in the words of the kind's commands (`bulkorder` or `bulkorder accounts`). */
+const listHints = (cli: string, noun: string): string[] => [
+  `details: ${cli} review show <${noun} key>`,
+  `check each ${noun} on the service, then:`,
+  `  not there: ${cli} review release <${noun} key>... [--wait]   (sends it again)`,
+  `  there:     ${cli} review resolve <${noun} key>... --delivered [--remote-id ID]   (never sends it)`,
 ];
 
-/** `bulkorder review <action>`: returns the exit code. */
-export async function runReview(action: ReviewAction, args: string[], flags: ReviewFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+/** `bulkorder [accounts] review <action>`: returns the exit code. */
+export async function runReview(kind: RecordKindName, action: ReviewAction, args: string[], flags: ReviewFlags, ctx: CommandContext): Promise<number> {
   const filter = parkedFilterFromFlags(flags, action === 'show' ? [] : args);
   if (action === 'resolve' && flags.delivered !== true) {
     throw new UsageError('RESOLVE_OUTCOME_MISSING', 'review resolve: pass --delivered to record that the order is on the service (it is then never sent); to send it again use review release.');
   }
   const review = { by: flags.by ?? safeUserName(), ...(flags.note === undefined ? {} : { note: flags.note }) };
-  const { services, jobName, store } = await openParkedTarget(ctx.config, flags.accounts === true, 'held');
+  const { services, store } = await openParked(ctx.config, KINDS[chosenKind(kind, flags)], 'held');
   try {
     switch (action) {
       case 'list':
-        return await listParked(store, filter, flags, LIST_HINTS);
+        return await listParked(store, filter, flags, listHints(services.kind.cli, services.kind.noun));
       case 'show':
         return await showParked(store, services, args[0]!, flags);
       case 'release': {
         requireSelection(filter, flags, 'review release');
         const items = await store.select(filter);
-        const made = await releaseHeld(items, services.ledger, review, {
-          queue: services.queue,
-          batches: services.batches,
-          env: ctx.config.env,
-          logger: ctx.logger,
-          jobOptions: services.jobOptions,
-          jobName,
-        });
+        const made = await releaseHeld(items, services.ledger, review, services.pipeline(ctx.logger));
         const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
         process.stdout.write([`released by ${review.by}`, ...report.lines].join('\n') + '\n');
         return report.exitCode;
@@ -52,7 +44,7 @@ export async function runReview(action: ReviewAction, args: string[], flags: Rev
         const outcomes = await resolveHeld(items, services.ledger, { ...review, ...(flags.remoteId === undefined ? {} : { remoteId: flags.remoteId }) });
         const resolved = outcomes.filter((o) => o.outcome === 'resolved');
         const lines = [`resolved as delivered by ${review.by}: ${resolved.length} order${resolved.length === 1 ? '' : 's'}`];
-        for (const o of outcomes) if (o.outcome !== 'resolved') lines.push(`  ${o.orderKey}: not resolved, the ledger has it ${o.outcome} now`);
+        for (const o of outcomes) if (o.outcome !== 'resolved') lines.push(`  ${o.key}: not resolved, the ledger has it ${o.outcome} now`);
         if (items.length === 0) lines.push('nothing matched: no held order changed');
         process.stdout.write(lines.join('\n') + '\n');
         return resolved.length === outcomes.length ? ExitCode.ok : ExitCode.needsAttention;

@@ -1,19 +1,6 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
-import { withReadingOptions } from './readingOptions.js';
-import type { IngestFlags } from '../ingest/ingestFlags.js';
-
-/** The `schedule` subcommands. */
-export type ScheduleAction = 'set' | 'list' | 'remove';
-
-/** Flags of every `schedule` subcommand. */
-export interface ScheduleFlags extends ConfigFlags, IngestFlags {
-  cron?: string;
-  tz?: string;
-  source?: string;
-  json?: boolean;
-}
+import type { SetExitCode } from './options.js';
+import { loadCommandContext, withConfigFlags, withReadingOptions, type ScheduleAction, type ScheduleFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const group = program

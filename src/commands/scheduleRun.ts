@@ -5,15 +5,16 @@ import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { openServices } from '../services.js';
+import { ORDERS } from '../kinds/orders.js';
 import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
 import { ScheduleStore, type ScheduleInfo } from '../schedule/scheduleStore.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../schedule/scheduledImportJob.js';
-import type { ScheduleAction, ScheduleFlags } from './schedule.js';
+import type { ScheduleAction, ScheduleFlags } from './options.js';
 
 /** `bulkorder schedule <action>`: returns the exit code. */
 export async function runSchedule(action: ScheduleAction, args: string[], flags: ScheduleFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
   const prefix = redisPrefix(ctx.config);
-  const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix, delivery: ctx.config.delivery });
+  const services = await openServices(ctx.config, ORDERS);
   const queue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: services.redis, prefix });
   queue.on('error', () => undefined); // surfaced by the call that fails
   const store = new ScheduleStore(queue);

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ExitCode, UsageError } from '../errors.js';
-import type { SetExitCode } from './index.js';
+import type { SetExitCode } from './options.js';
 
 interface SimulatorFlags {
   port: number;

@@ -3,8 +3,8 @@
  * without ever printing a token.
  */
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
+import type { SetExitCode } from './options.js';
+import { loadCommandContext, withConfigFlags, type ConfigFlags } from './options.js';
 
 interface TokenFlags extends ConfigFlags {
   check: boolean;

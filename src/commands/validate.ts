@@ -1,13 +1,5 @@
 import type { Command } from 'commander';
-import { withReadingOptions } from './readingOptions.js';
-import type { IngestFlags } from '../ingest/ingestFlags.js';
-import type { SetExitCode } from './index.js';
-
-/** What `validate` and `accounts validate` take. */
-export interface ValidateFlags extends IngestFlags {
-  out?: string;
-  json?: boolean;
-}
+import { withReadingOptions, type SetExitCode, type ValidateFlags } from './options.js';
 
 /** `bulkorder validate <file>`: a dry run of ingest. Heavy modules load inside the action. */
 export function register(program: Command, setExitCode: SetExitCode): void {
@@ -33,17 +25,18 @@ export function register(program: Command, setExitCode: SetExitCode): void {
         '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.\n',
     )
     .action(async (file: string, flags: ValidateFlags) => {
-      const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { isBulkorderError }] = await Promise.all([
+      const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { isBulkorderError }, { ORDERS }] = await Promise.all([
         import('../ingest/validateFile.js'),
         import('../ingest/ingestFlags.js'),
         import('../ingest/validationReport.js'),
         import('../errors.js'),
+        import('../kinds/orders.js'),
       ]);
       try {
         const result = await validateFile(file, {
           ...(await ingestOptionsFromFlags(flags)),
           ...(flags.out === undefined ? {} : { out: flags.out }),
-        });
+        }, ORDERS);
         process.stdout.write(validationReport(file, result, flags.json === true));
         setExitCode(result.exitCode);
       } catch (error) {

@@ -1,18 +1,6 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
-import { withReadingOptions } from './readingOptions.js';
-import type { IngestFlags } from '../ingest/ingestFlags.js';
-
-/** Flags of `bulkorder watch`. */
-export interface WatchFlags extends ConfigFlags, IngestFlags {
-  stable?: string;
-  poll?: string;
-  maxSize?: string;
-  maxActive?: string;
-  once?: boolean;
-  deliver?: boolean;
-}
+import type { SetExitCode } from './options.js';
+import { loadCommandContext, withConfigFlags, withReadingOptions, type WatchFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program

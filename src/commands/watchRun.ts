@@ -4,9 +4,9 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { openServices } from '../services.js';
 import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { ORDERS } from '../kinds/orders.js';
 import { watchFolder } from '../watch/watchFolder.js';
-import type { WatchFlags } from './watch.js';
+import type { WatchFlags } from './options.js';
 
 /** `bulkorder watch <dir>`: runs until SIGTERM/SIGINT (or, with --once, until the inbox is worked off). */
 export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
@@ -17,11 +17,11 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Co
     maxActive: Math.floor(number(flags.maxActive ?? '4', '--max-active', 1)),
     ingest: await ingestOptionsFromFlags(flags),
   };
-  const services = await openServices({ redisUrl: ctx.config.redisUrl, prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery, role: 'worker' });
+  const services = await openServices(ctx.config, ORDERS, { role: 'worker' });
   let delivery: { close(): Promise<void> } | undefined;
   try {
     if (flags.deliver === true) {
-      const { startBusinessDelivery } = await import('../../jobs/businessDelivery.js');
+      const { startBusinessDelivery } = await import('../worker/startWorkers.js');
       delivery = await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
     }
   } catch (error) {
@@ -38,7 +38,7 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Co
   try {
     const report = await watchFolder(
       { dir, ...options, once: flags.once === true, signal: stop.signal },
-      { services, env: ctx.config.env, logger: ctx.logger, jobName: DELIVER_ORDER, retentionMs: ctx.config.delivery.ledgerRetentionMs },
+      { services, logger: ctx.logger },
     );
     if (flags.once === true) {
       process.stdout.write(`${report.folder.root}: ${report.done.length} done, ${report.failed.length} failed${report.needsAttention > 0 ? `; ${report.needsAttention} need attention (see their .summary.json)` : ''}\n`);

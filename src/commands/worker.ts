@@ -1,10 +1,6 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './index.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './context.js';
-
-interface WorkerFlags extends ConfigFlags {
-  concurrency?: string;
-}
+import type { SetExitCode } from './options.js';
+import { loadCommandContext, withConfigFlags, type WorkerFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
@@ -21,5 +17,3 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     setExitCode(await runWorker(flags, await loadCommandContext(flags)));
   });
 }
-
-export type { WorkerFlags };

@@ -2,9 +2,8 @@ import type { Config } from '../config.js';
 import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
-import { startAccountDelivery } from '../../jobs/accountDelivery.js';
-import type { WorkerFlags } from './worker.js';
+import { startAccountDelivery, startBusinessDelivery } from '../worker/startWorkers.js';
+import type { WorkerFlags } from './options.js';
 
 /** `bulkorder worker`: runs until SIGTERM or SIGINT; returns the exit code. */
 export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logger: Logger }): Promise<number> {

@@ -62,7 +62,7 @@ export async function exportDeadLetters(items: readonly ParkedItem[], batches: B
     let group = groups.get(id);
     if (group === undefined) groups.set(id, (group = { columns, keep, canonical: original.canonical, entries: [] }));
     const rows = original.rows.map((row) => keep.map((i) => row[i] ?? ''));
-    group.entries.push({ item, rows: keepTogether(rows, columns, item.record.orderKey) });
+    group.entries.push({ item, rows: keepTogether(rows, columns, item.record.key) });
   }
 
   const paths = outputPaths(options.outPath, groups.size);
@@ -89,7 +89,7 @@ export async function exportDeadLetters(items: readonly ParkedItem[], batches: B
         rows,
         batches: [...new Set(group.entries.map((e) => e.item.record.batchId))],
         canonical: group.canonical,
-        withoutOrderRef: group.entries.filter((e) => e.item.record.orderRef === undefined).map((e) => e.item.record.orderKey),
+        withoutOrderRef: group.entries.filter((e) => e.item.record.orderRef === undefined).map((e) => e.item.record.key),
       });
     } catch (error) {
       await file.abort();

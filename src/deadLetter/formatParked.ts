@@ -20,7 +20,7 @@ export function ledgerStateOf(item: ParkedItem): string {
 /** A fixed-width table of parked records, one line each. */
 export function parkedTable(items: readonly ParkedItem[], now = Date.now()): string[] {
   const rows = items.map(({ record, ...rest }) => [
-    record.orderKey,
+    record.key,
     record.batchId,
     record.httpStatus === undefined ? '-' : String(record.httpStatus),
     record.code ?? '-',
@@ -38,7 +38,7 @@ export function parkedTable(items: readonly ParkedItem[], now = Date.now()): str
 export function parkedDetails(item: ParkedItem, columns: readonly string[] | undefined): string[] {
   const r = item.record;
   const lines = [
-    `${r.kind === 'dead' ? 'dead letter' : 'held for review'}: ${r.orderKey}`,
+    `${r.kind === 'dead' ? 'dead letter' : 'held for review'}: ${r.key}`,
     `  batch ${r.batchId}, parked ${new Date(r.parkedAt).toISOString()} after ${r.attempts} attempt${r.attempts === 1 ? '' : 's'}; ledger: ${ledgerStateOf(item)}`,
     `  source: ${r.file}, line${r.lines.length === 1 ? '' : 's'} ${r.lines.join(', ')}${r.orderRef === undefined ? '' : `, orderRef ${r.orderRef}`}`,
     `  why: ${r.reason}`,

@@ -1,6 +1,7 @@
 import { ORDER_FIELDS } from '../ingest/orderFields.js';
+import { payloadLines } from '../ingest/orderShape.js';
 import type { OrderPayload } from '../ingest/types.js';
-import type { ParkedRecord } from '../orderJob.js';
+import type { ParkedRecord } from '../deliveryJob.js';
 
 /** A parked order as rows of cells under a column list that `bulkorder import` reads. */
 export interface OriginalRows {
@@ -22,27 +23,7 @@ export function originalRows(record: ParkedRecord, batchColumns: readonly string
   return { columns: ORDER_FIELDS, rows: canonicalRows(record.payload, record.orderRef), canonical: true };
 }
 
-/** One row per product line, in ORDER_FIELDS order. */
+/** One row per product line, in ORDER_FIELDS order (read back along the field table's paths). */
 export function canonicalRows(payload: OrderPayload, orderRef: string | undefined): string[][] {
-  const { recipient } = payload;
-  const a = recipient.address;
-  return payload.products.map((product) => {
-    const row: Record<(typeof ORDER_FIELDS)[number], string> = {
-      orderRef: orderRef ?? '',
-      businessCustomerId: String(payload.businessCustomerId),
-      firstName: a.firstName,
-      lastName: a.lastName,
-      street: a.street,
-      streetNumber: String(a.streetNumber),
-      postalCode: a.postalCode,
-      city: a.city,
-      countryCode: a.countryCode,
-      languageCode: recipient.languageCode,
-      email: recipient.email,
-      telephoneNumber: recipient.telephoneNumber,
-      productId: String(product.productId),
-      quantity: String(product.quantity),
-    };
-    return ORDER_FIELDS.map((field) => row[field]);
-  });
+  return payloadLines(payload, orderRef ?? '').map((line) => ORDER_FIELDS.map((field) => String(line[field] ?? '')));
 }

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import type { ParkedRecord } from '../orderJob.js';
+import type { ParkedRecord } from '../deliveryJob.js';
 
 /** Which parked records (dead letters or held orders) a command works on. Every field is optional; all given must match. */
 export interface ParkedFilter {
@@ -24,8 +24,6 @@ export interface ParkedFilterFlags {
   code?: string;
   olderThan?: string;
   newerThan?: string;
-  /** Employee accounts (Cafetariaplan API) instead of orders. */
-  accounts?: boolean;
 }
 
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
@@ -62,7 +60,7 @@ export function isEmptyFilter(filter: ParkedFilter): boolean {
 
 /** Does one record pass the filter? (Age is applied on the index scores, before records are read.) */
 export function matchesFilter(record: ParkedRecord, filter: ParkedFilter): boolean {
-  if (filter.keys !== undefined && !filter.keys.includes(record.orderKey)) return false;
+  if (filter.keys !== undefined && !filter.keys.includes(record.key)) return false;
   if (filter.batchId !== undefined && record.batchId !== filter.batchId) return false;
   if (filter.httpStatus !== undefined) {
     if (filter.httpStatus === 'none' ? record.httpStatus !== undefined : record.httpStatus !== filter.httpStatus) return false;

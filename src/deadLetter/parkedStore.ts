@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
-import type { ParkedRecord } from '../orderJob.js';
+import type { ParkedRecord } from '../deliveryJob.js';
 import { matchesFilter, type ParkedFilter } from './parkedFilter.js';
 
 /** A parked record with what the ledger says about its order now. */
@@ -50,7 +50,7 @@ export class ParkedStore {
       const records = orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
       const parsed = records.flatMap((json) => (json === null ? [] : [JSON.parse(json) as ParkedRecord]));
       const wanted = parsed.filter((record) => matchesFilter(record, filter) && inAgeRange(record, filter, now));
-      const entries = await this.ledger.getMany(wanted.map((record) => record.orderKey));
+      const entries = await this.ledger.getMany(wanted.map((record) => record.key));
       for (const [i, record] of wanted.entries()) yield { record, entry: entries[i] };
       if (filter.keys !== undefined || orderKeys.length < PAGE) return;
     }

@@ -1,22 +1,20 @@
 import { startImportHeartbeat } from '../batches/importHeartbeat.js';
-import type { JobsOptions, Queue } from 'bullmq';
-import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
-import { newBatchId } from '../importer/importFile.js';
-import type { Logger } from '../logger.js';
-import type { OrderJobData, ParkedRecord } from '../orderJob.js';
+import type { JobsOptions } from 'bullmq';
+import type { ImportCounts } from '../batches/batchStore.js';
+import { newBatchId, type ImportDeps } from '../importer/importFile.js';
+import type { DeliveryJobData, ParkedRecord } from '../deliveryJob.js';
 import type { ParkedItem } from './parkedStore.js';
 import { originalRows } from './originalRows.js';
 
-/** What requeueing needs: the same queue, options and job name as an import (src/importer/importFile.ts). */
-export interface RequeueDeps {
-  queue: Queue<OrderJobData>;
-  batches: BatchStore;
-  env: string;
-  logger: Logger;
-  /** BullMQ options of every delivery job (services.jobOptions). */
-  jobOptions: JobsOptions;
-  /** DELIVER_ORDER. */
-  jobName: string;
+/** What requeueing needs: the same queue, options and kind as an import (`services.pipeline(logger)`). */
+export interface RequeueDeps extends Pick<ImportDeps<unknown>, 'batches' | 'env' | 'logger' | 'jobOptions' | 'kind'> {
+  /** Any kind's queue: a parked record goes back with the payload it was parked with. */
+  queue: RequeueQueue;
+}
+
+/** The one queue call a requeue makes; every kind's BullMQ queue has it. */
+export interface RequeueQueue {
+  addBulk(jobs: { name: string; data: DeliveryJobData<ParkedRecord['payload']>; opts: JobsOptions }[]): Promise<unknown>;
 }
 
 /** How the ledger answered for one order; `reserved` means its job must be added now. */
@@ -69,7 +67,7 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
         const chunk = group.jobs.slice(start, start + CHUNK);
         const outcomes = await strategy.reserve(chunk.map((j) => j.record), batchId);
         const delta = { enqueued: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0 };
-        const jobs: { name: string; data: OrderJobData; opts: JobsOptions }[] = [];
+        const jobs: { name: string; data: DeliveryJobData<ParkedRecord['payload']>; opts: JobsOptions }[] = [];
         outcomes.forEach((outcome, i) => {
           const { record, cells } = chunk[i]!;
           if (outcome !== 'reserved') {
@@ -77,12 +75,12 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
             return;
           }
           delta.enqueued++;
-          jobs.push({ name: deps.jobName, data: jobData(record, batchId, cells), opts: { ...deps.jobOptions, jobId: record.orderKey } });
+          jobs.push({ name: deps.kind.jobName, data: jobData(record, batchId, cells), opts: { ...deps.jobOptions, jobId: record.key } });
         });
         try {
           if (jobs.length > 0) await deps.queue.addBulk(jobs);
         } catch (error) {
-          for (const job of jobs) await strategy.undo?.(chunk.find((j) => j.record.orderKey === job.data.key)!.record, batchId).catch(() => undefined);
+          for (const job of jobs) await strategy.undo?.(chunk.find((j) => j.record.key === job.data.key)!.record, batchId).catch(() => undefined);
           throw error;
         }
         await deps.batches.addImportCounts(batchId, delta);
@@ -109,9 +107,9 @@ function totals(counts: ImportCounts): Pick<ImportCounts, 'rows' | 'orders' | 'v
   return { rows: counts.rows, orders: counts.orders, valid: counts.valid, rejected: counts.rejected };
 }
 
-function jobData(record: ParkedRecord, batchId: string, cells: string[][]): OrderJobData {
+function jobData(record: ParkedRecord, batchId: string, cells: string[][]): DeliveryJobData<ParkedRecord['payload']> {
   return {
-    key: record.orderKey,
+    key: record.key,
     batchId,
     file: record.file,
     lines: record.lines,

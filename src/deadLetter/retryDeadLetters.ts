@@ -14,7 +14,7 @@ export function retryDeadLetters(items: readonly ParkedItem[], ledger: Ledger, d
     {
       label: 'dead-letters retry',
       async reserve(records, batchId) {
-        const results = await ledger.reserveMany(records.map((r) => r.orderKey), batchId, false);
+        const results = await ledger.reserveMany(records.map((r) => r.key), batchId, false);
         return results.map((result): RequeueOutcome => {
           switch (result.outcome) {
             case 'reserved':

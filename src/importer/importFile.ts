@@ -8,10 +8,10 @@ import { InfrastructureError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryJobData } from '../orderJob.js';
-import { openOrderSource, type IngestOptions } from '../ingest/openOrderSource.js';
-import type { RecordSource } from '../ingest/openRecordSource.js';
-import type { OrderPayload, ValidRecord } from '../ingest/types.js';
+import type { DeliveryJobData } from '../deliveryJob.js';
+import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
+import type { ValidRecord } from '../ingest/types.js';
+import type { RecordKind } from '../kinds/recordKind.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
 import { conflictRejection } from './orderRefReused.js';
@@ -25,7 +25,11 @@ export interface ImportOptions extends IngestOptions {
   chunkSize?: number;
 }
 
-export interface ImportDeps<P = OrderPayload> {
+/**
+ * The import pipeline of one record kind: what importFile, requeues (dead-letters retry, review
+ * release) and scheduled imports need. Built by `services.pipeline(logger)` (src/services.ts).
+ */
+export interface ImportDeps<P> {
   queue: Queue<DeliveryJobData<P>>;
   ledger: Ledger;
   batches: BatchStore;
@@ -33,11 +37,8 @@ export interface ImportDeps<P = OrderPayload> {
   logger: Logger;
   /** BullMQ options of every delivery job (attempts, backoff, retention). */
   jobOptions: JobsOptions;
-  jobName: string;
-  /** Opens the file as records of one kind; default openOrderSource (src/accounts: openAccountSource). */
-  openSource?: (file: string, options: IngestOptions) => Promise<RecordSource<P>>;
-  /** What the records are called in the summary; default `order`. */
-  noun?: string;
+  /** The record kind: its reader, job name and noun. */
+  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'openSource'>;
 }
 
 export interface ImportResult {
@@ -62,9 +63,8 @@ export interface ImportResult {
  * stopped beating. The next chunk is read only when one is done, so memory stays flat and Redis
  * sets the pace. Rejected rows go to the rejects file exactly as `validate` writes them.
  */
-export async function importFile<P = OrderPayload>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
-  const open = deps.openSource ?? (openOrderSource as unknown as (file: string, options: IngestOptions) => Promise<RecordSource<P>>);
-  const source = await open(file, options); // refuses a bad file before anything is created
+export async function importFile<P>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
+  const source = await deps.kind.openSource(file, options); // refuses a bad file before anything is created
   const sha256 = await sha256File(file);
   const batchId = newBatchId();
   const log = deps.logger.child({ batchId, file: basename(file) });
@@ -74,7 +74,7 @@ export async function importFile<P = OrderPayload>(file: string, options: Import
   const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0, enqueued: 0 };
   const elsewhere: ImportResult['elsewhere'] = [];
   const identicalLines: number[] = [];
-  const summary = new ValidationSummary(10, deps.noun ?? 'order');
+  const summary = new ValidationSummary(10, deps.kind.noun);
   const rejects = new RejectsWriter(options.rejectsPath ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
   const chunkSize = options.chunkSize ?? 500;
   let chunk: ValidRecord<P>[] = [];
@@ -85,7 +85,7 @@ export async function importFile<P = OrderPayload>(file: string, options: Import
     }
     const orders = chunk;
     chunk = [];
-    const jobs = orders.map((order) => ({ name: deps.jobName, data: toJobData(order, batchId, source.columns), opts: { ...deps.jobOptions, jobId: order.key } }));
+    const jobs = orders.map((order) => ({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns), opts: { ...deps.jobOptions, jobId: order.key } }));
     const reserved = await deps.ledger.reserveJobs(
       orders.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), job: { name: jobs[i]!.name, data: jobs[i]!.data } })),
       batchId,
@@ -132,13 +132,13 @@ export async function importFile<P = OrderPayload>(file: string, options: Import
   } catch (error) {
     heartbeat.stop();
     await rejects.abort().catch(() => undefined);
-    await deps.batches.finishImport(batchId, 'failed', source.stats()).catch(() => undefined);
+    await deps.batches.finishImport(batchId, 'failed', totalsOf(source)).catch(() => undefined);
     log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
     throw error;
   }
   heartbeat.stop();
-  Object.assign(counts, source.stats());
-  await deps.batches.finishImport(batchId, 'imported', source.stats());
+  Object.assign(counts, totalsOf(source));
+  await deps.batches.finishImport(batchId, 'imported', totalsOf(source));
   log.info({ counts }, 'file imported');
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined, elsewhere, identicalLines };
 }
@@ -166,4 +166,10 @@ export async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/** A source's counts under the batch counters' names (a batch calls its records `orders`). */
+function totalsOf(source: RecordSource<unknown>): Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'> {
+  const { rows, records, valid, rejected } = source.stats();
+  return { rows, orders: records, valid, rejected };
 }

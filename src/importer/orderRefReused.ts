@@ -1,5 +1,5 @@
 import { differingParts, type Fingerprint } from '../ledger/fingerprint.js';
-import type { RejectedOrder, ValidRecord } from '../ingest/types.js';
+import type { RejectedRecord, ValidRecord } from '../ingest/types.js';
 
 /** Row error code of a key the ledger knows with other content. */
 export const ORDER_REF_REUSED = 'ORDER_REF_REUSED';
@@ -33,7 +33,7 @@ export function orderRefReusedMessage(orderRef: string | undefined, earlier: Ear
 }
 
 /** The rejects-file row of a valid record whose key the ledger knows with other content. */
-export function conflictRejection<P>(record: ValidRecord<P>, earlier: EarlierUse, now: Fingerprint): RejectedOrder {
+export function conflictRejection<P>(record: ValidRecord<P>, earlier: EarlierUse, now: Fingerprint): RejectedRecord {
   return {
     kind: 'rejected',
     key: record.key,

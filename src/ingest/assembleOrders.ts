@@ -1,16 +1,11 @@
 import { maskValue } from './maskValue.js';
+import type { AssembleContext } from './openRecordSource.js';
 import { PERSONAL_FIELDS, RECIPIENT_FIELDS } from './orderFields.js';
-import { buildPayload, type OrderUnit, type UnitRow } from './orderUnit.js';
+import { buildPayload } from './orderShape.js';
+import type { OrderUnit, UnitRow } from './orderUnit.js';
 import { payloadKey } from './orderKey.js';
-import type { IngestItem, RejectedOrder, RowError, ValidOrder } from './types.js';
+import type { IngestItem, RejectedRecord, RowError, ValidOrder } from './types.js';
 
-/** What assembling needs besides the units. */
-export interface AssembleContext {
-  file: string;
-  columns: readonly string[];
-  /** Most product lines one order may have; more rejects the order. */
-  maxLinesPerOrder: number;
-}
 
 /**
  * Second pass over one bucket: units of one orderRef become one order (checked for recipient
@@ -133,7 +128,7 @@ function valid(rows: readonly UnitRow[], key: string, orderRef: string | undefin
   };
 }
 
-function rejected(rows: readonly UnitRow[], errors: RowError[], key: string | undefined, orderRef: string | undefined, context: AssembleContext): RejectedOrder {
+function rejected(rows: readonly UnitRow[], errors: RowError[], key: string | undefined, orderRef: string | undefined, context: AssembleContext): RejectedRecord {
   return {
     kind: 'rejected',
     ...(key === undefined ? {} : { key }),

@@ -2,6 +2,7 @@ import { UsageError } from '../errors.js';
 import type { ColumnSchema } from './columnSchema.js';
 import { loadMapping } from './loadMapping.js';
 import { ORDER_COLUMNS } from './orderColumns.js';
+import { parseDelimiter } from './parseDelimiter.js';
 import type { IngestOptions } from './openOrderSource.js';
 import type { IngestEncoding, IngestFormat } from './types.js';
 
@@ -34,13 +35,7 @@ export async function ingestOptionsFromFlags(flags: IngestFlags, schema: ColumnS
     if (!FORMATS.includes(format)) throw new UsageError('FORMAT_INVALID', `--format must be csv, json or ndjson (got "${flags.format}").`);
     options.format = format;
   }
-  if (flags.delimiter !== undefined) {
-    const delimiter = flags.delimiter === 'tab' || flags.delimiter === '\\t' ? '\t' : flags.delimiter;
-    if (delimiter.length !== 1 || /["\r\n]/.test(delimiter)) {
-      throw new UsageError('DELIMITER_INVALID', `--delimiter must be "tab" or one character other than a quote (got ${JSON.stringify(flags.delimiter)}).`);
-    }
-    options.delimiter = delimiter;
-  }
+  if (flags.delimiter !== undefined) options.delimiter = parseDelimiter(flags.delimiter);
   if (flags.encoding !== undefined) {
     const encoding = ENCODINGS[flags.encoding.toLowerCase()];
     if (encoding === undefined) throw new UsageError('ENCODING_OPTION_INVALID', `--encoding must be utf-8, windows-1252 or latin1 (got "${flags.encoding}").`);

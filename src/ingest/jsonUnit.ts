@@ -1,21 +1,13 @@
-import { ORDER_FIELDS } from './orderFields.js';
+import { INTEGER_FIELDS, ORDER_FIELD_TABLE, ORDER_FIELDS, PRODUCTS } from './orderFields.js';
+import { API_KEYS, PRODUCT_FIELDS, objectAt } from './orderShape.js';
 import { unitOf, type OrderUnit, type UnitRow } from './orderUnit.js';
 import type { JsonOversize, JsonRecord } from './readJsonRecords.js';
-import { fieldForName, normalizeHeader, type ResolvedMapping } from './resolveColumns.js';
+import type { JsonUnitContext } from './openRecordSource.js';
+import { fieldForName, normalizeHeader } from './resolveColumns.js';
 import { validateRow, type RowText } from './validateRow.js';
 import type { RowError } from './types.js';
 
-/** What turning JSON elements into units needs to know. */
-export interface JsonUnitContext {
-  mapping: ResolvedMapping;
-  /** Keys of flat rows that map to no field; filled in as they are met. */
-  ignored: Set<string>;
-  maxLinesPerOrder: number;
-}
 
-const ADDRESS_FIELDS = ['firstName', 'lastName', 'street', 'streetNumber', 'postalCode', 'city', 'countryCode'] as const;
-const RECIPIENT_KEYS = new Set(['address', 'languageCode', 'email', 'telephoneNumber']);
-const ORDER_KEYS = new Set(['businessCustomerId', 'orderRef', 'recipient', 'products']);
 
 /**
  * Turns one JSON element (or NDJSON line) into a unit. An element with `recipient` or
@@ -47,22 +39,24 @@ function apiOrder(line: number, order: Record<string, unknown>, context: JsonUni
   const unknown = (path: string): void => {
     errors.push({ line, column: path, code: 'UNKNOWN_FIELD', message: `"${path}" is not part of the API's order shape; remove it (it would not reach the API).` });
   };
-  for (const key of Object.keys(order)) if (!ORDER_KEYS.has(key)) unknown(key);
-  const recipient = objectAt(order.recipient);
-  const address = objectAt(recipient.address);
-  for (const key of Object.keys(recipient)) if (!RECIPIENT_KEYS.has(key)) unknown(`recipient.${key}`);
-  for (const key of Object.keys(address)) if (!(ADDRESS_FIELDS as readonly string[]).includes(key)) unknown(`recipient.address.${key}`);
+  // Outer objects first (the order, recipient, recipient.address); product lines below.
+  for (const [path, keys] of API_KEYS) {
+    if (path === PRODUCTS) continue;
+    for (const key of Object.keys(objectAt(order, path))) if (!keys.has(key)) unknown(path === '' ? key : `${path}.${key}`);
+  }
 
-  const shared: Record<string, unknown> = {
-    businessCustomerId: order.businessCustomerId,
-    ...('orderRef' in order ? { orderRef: order.orderRef ?? '' } : {}),
-    languageCode: recipient.languageCode,
-    email: recipient.email,
-    telephoneNumber: recipient.telephoneNumber,
-  };
-  for (const field of ADDRESS_FIELDS) shared[field] = address[field];
+  // The order's own fields; an optional one only when its key is there.
+  const shared: Record<string, unknown> = {};
+  for (const spec of ORDER_FIELD_TABLE) {
+    if (PRODUCT_FIELDS.has(spec.name)) continue;
+    const [parent, leaf] = splitPath(spec.path);
+    const holder = objectAt(order, parent);
+    if ('optional' in spec && !(leaf in holder)) continue;
+    shared[spec.name] = holder[leaf];
+  }
 
-  let products = Array.isArray(order.products) ? (order.products as unknown[]) : [];
+  const productKeys = API_KEYS.get(PRODUCTS) ?? new Set<string>();
+  let products = Array.isArray(order[PRODUCTS]) ? (order[PRODUCTS] as unknown[]) : [];
   const noProducts = products.length === 0;
   if (noProducts) {
     errors.push({ line, column: 'products', code: 'FIELD_REQUIRED', message: 'products must be a non-empty list of { "productId", "quantity" }.' });
@@ -71,11 +65,18 @@ function apiOrder(line: number, order: Record<string, unknown>, context: JsonUni
     errors.push({ line, column: 'products', code: 'ORDER_TOO_MANY_LINES', message: `this order has ${products.length} product lines; at most ${context.maxLinesPerOrder} are accepted.` });
   }
   const rows = products.map((product) => {
-    const item = objectAt(product);
-    for (const key of Object.keys(item)) if (key !== 'productId' && key !== 'quantity') unknown(`products.${key}`);
-    const row = checkedRow(line, { ...shared, productId: item.productId, quantity: item.quantity }, true);
+    const item = objectAt(product, '');
+    for (const key of Object.keys(item)) if (!productKeys.has(key)) unknown(`${PRODUCTS}.${key}`);
+    const values: Record<string, unknown> = { ...shared };
+    for (const spec of ORDER_FIELD_TABLE) {
+      if (!PRODUCT_FIELDS.has(spec.name)) continue;
+      const leaf = splitPath(spec.path)[1];
+      if ('optional' in spec && !(leaf in item)) continue;
+      values[spec.name] = item[leaf];
+    }
+    const row = checkedRow(line, values, true);
     // With no product lines the row's empty productId/quantity say nothing new.
-    if (noProducts) row.errors = row.errors.filter((e) => e.column !== 'productId' && e.column !== 'quantity');
+    if (noProducts) row.errors = row.errors.filter((e) => e.column === undefined || !PRODUCT_FIELDS.has(e.column));
     return row;
   });
   // One error per unknown path, however many product lines repeat it.
@@ -97,7 +98,6 @@ function flatRow(line: number, object: Record<string, unknown>, context: JsonUni
   return unitOf([checkedRow(line, fields, false)], false, []);
 }
 
-const INTEGER_FIELDS: ReadonlySet<string> = new Set(['businessCustomerId', 'streetNumber', 'productId', 'quantity']);
 
 /**
  * Converts JSON values to text (numbers as JSON wrote them) and checks the row. With
@@ -136,8 +136,10 @@ function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boo
   return { ...rest, cells, errors: [...typeErrors, ...checked.errors.filter((e) => !typed.has(e.column))] };
 }
 
-function objectAt(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+/** `recipient.address.city` -> [`recipient.address`, `city`]. */
+function splitPath(path: string): [parent: string, leaf: string] {
+  const dot = path.lastIndexOf('.');
+  return dot < 0 ? ['', path] : [path.slice(0, dot), path.slice(dot + 1)];
 }
 
 function lone(line: number, code: string, message: string): OrderUnit {

@@ -4,10 +4,11 @@ import type { ColumnSchema } from './columnSchema.js';
 import { sniffFile } from './decodeFile.js';
 import { checkJsonStart, fileSize, formatFromExtension, readHead } from './fileChecks.js';
 import { detectDelimiter, headerLine } from './detectDelimiter.js';
+import { checkDelimiter } from './parseDelimiter.js';
 import { readCsvRecords, type CsvBadRecord, type CsvRecord } from './readCsvRecords.js';
 import { readJsonArray, readNdjson, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
 import { resolveColumns, resolveMapping, type ColumnPlan, type ResolvedMapping } from './resolveColumns.js';
-import type { IngestEncoding, IngestFormat, RejectedOrder, ValidRecord } from './types.js';
+import type { IngestEncoding, IngestFormat, RejectedRecord, ValidRecord } from './types.js';
 
 export { formatFromExtension } from './fileChecks.js';
 import { createUnitStore, type GroupedUnit, type UnitCodec } from './unitStore.js';
@@ -43,8 +44,8 @@ export interface IngestOptions {
 export interface SourceStats {
   /** Data rows read (CSV rows, flat JSON rows, product lines of JSON orders); blank rows not counted. */
   rows: number;
-  /** Records assembled: orders, or accounts for an employee file (the name stays for the batch counters). */
-  orders: number;
+  /** Records assembled: orders, or accounts for an employee file (the batch counters call them `orders`). */
+  records: number;
   valid: number;
   rejected: number;
 }
@@ -76,7 +77,7 @@ export interface RecordSchema<U extends GroupedUnit & { rows: readonly unknown[]
   csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan): U;
   jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitContext): U;
   codec: UnitCodec<U>;
-  assemble(units: readonly U[], context: AssembleContext): Iterable<ValidRecord<P> | RejectedOrder>;
+  assemble(units: readonly U[], context: AssembleContext): Iterable<ValidRecord<P> | RejectedRecord>;
 }
 
 /** An input file that passed the whole-file checks, ready to be read. */
@@ -94,7 +95,7 @@ export interface RecordSource<P> {
    * before any item. Output order may differ from file order; `lines` carry the truth.
    * Can be iterated once.
    */
-  items(): AsyncIterable<ValidRecord<P> | RejectedOrder>;
+  items(): AsyncIterable<ValidRecord<P> | RejectedRecord>;
   stats(): SourceStats;
   /** Columns (or flat JSON keys) that map to no field and were left out. */
   ignoredColumns(): string[];
@@ -119,9 +120,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   const encoding = options.encoding ?? 'utf-8';
   const maxRecordBytes = options.maxRecordBytes ?? 64 * KIB;
   const maxLinesPerOrder = options.maxLinesPerOrder ?? 1000;
-  if (options.delimiter !== undefined && (options.delimiter.length !== 1 || /["\r\n]/.test(options.delimiter))) {
-    throw new UsageError('DELIMITER_INVALID', `--delimiter must be one character other than a quote or line break (got ${JSON.stringify(options.delimiter)}).`);
-  }
+  if (options.delimiter !== undefined) checkDelimiter(options.delimiter);
   const mapping = resolveMapping(options.mapping, schema.columns);
   await sniffFile(file, encoding);
   const head = await readHead(file, encoding, maxRecordBytes, options.chunkBytes);
@@ -143,7 +142,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
 
   const spillThreshold = options.spillThresholdBytes ?? MIB;
   const bucketCount = size <= spillThreshold ? 1 : Math.min(256, Math.max(2, Math.ceil(size / (options.bucketBytes ?? 512 * KIB))));
-  const stats: SourceStats = { rows: 0, orders: 0, valid: 0, rejected: 0 };
+  const stats: SourceStats = { rows: 0, records: 0, valid: 0, rejected: 0 };
   const ignored = new Set(plan.ignored);
   let blankRows = 0;
   let iterated = false;
@@ -176,7 +175,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
         const context = { file, columns: plan.columns, maxLinesPerOrder };
         for await (const bucket of store.buckets()) {
           for (const item of schema.assemble(bucket, context)) {
-            stats.orders++;
+            stats.records++;
             if (item.kind === 'valid') stats.valid++;
             else stats.rejected++;
             yield item;

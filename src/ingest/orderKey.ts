@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { ORDER_FIELDS } from './orderFields.js';
+import { PRODUCT_FIELDS, payloadLines } from './orderShape.js';
 import type { OrderPayload } from './types.js';
 
 /**
@@ -49,8 +51,47 @@ export function canonicalPayload(payload: OrderPayload): string {
     payload.recipient.email,
     payload.recipient.telephoneNumber,
     products,
+    // Fields added to the table after these keys were first given: appended only when present,
+    // so every key given before stays the same.
+    ...extraFields(payload),
   ]);
 }
+
+/**
+ * The sent fields outside the layout above, as [name, value] pairs: the order's in table order,
+ * then the product lines' sorted (like the products, their order does not matter).
+ */
+function extraFields(payload: OrderPayload): [string, string | number][] {
+  const head: [string, string | number][] = [];
+  const lines: [string, string | number][] = [];
+  payloadLines(payload, undefined).forEach((line, index) => {
+    for (const field of ORDER_FIELDS) {
+      const value = line[field];
+      if (HASHED.has(field) || value === undefined) continue;
+      if (PRODUCT_FIELDS.has(field)) lines.push([field, value]);
+      else if (index === 0) head.push([field, value]);
+    }
+  });
+  return [...head, ...lines.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1))];
+}
+
+/** The fields canonicalPayload's fixed layout covers (orderRef is never in a payload). */
+const HASHED: ReadonlySet<string> = new Set([
+  'orderRef',
+  'businessCustomerId',
+  'firstName',
+  'lastName',
+  'street',
+  'streetNumber',
+  'postalCode',
+  'city',
+  'countryCode',
+  'languageCode',
+  'email',
+  'telephoneNumber',
+  'productId',
+  'quantity',
+]);
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');

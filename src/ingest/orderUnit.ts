@@ -1,10 +1,11 @@
-import { integerProblem, validateRow, type CheckedRow, type NormalizedRow, type RowText } from './validateRow.js';
+import { integerProblem, validateRow, type CheckedRow, type RowText } from './validateRow.js';
 import { orderRefKey, payloadHash } from './orderKey.js';
 import type { ColumnPlan } from './resolveColumns.js';
 import type { CsvBadRecord, CsvRecord } from './readCsvRecords.js';
 import { ORDER_FIELDS } from './orderFields.js';
 import { fitCells } from './csvCells.js';
-import type { OrderPayload, RowError } from './types.js';
+import { buildPayload } from './orderShape.js';
+import type { RowError } from './types.js';
 
 /** A checked row as it travels between the two passes (and possibly through a temp file). */
 export interface UnitRow extends Omit<CheckedRow, 'recipient'> {
@@ -85,27 +86,4 @@ export function unitOf(rows: UnitRow[], whole: boolean, errors: RowError[]): Ord
     return { kind: 'hash', group: `h|${hash}`, whole, hash, rows: lean, errors };
   }
   return { kind: 'solo', group: `s|${first?.line ?? 0}`, whole, rows: lean, errors };
-}
-
-/** The API payload from the valid rows of one order; the recipient comes from the first. */
-export function buildPayload(rows: readonly NormalizedRow[]): OrderPayload {
-  const r = rows[0]!;
-  return {
-    businessCustomerId: r.businessCustomerId,
-    recipient: {
-      address: {
-        firstName: r.firstName,
-        lastName: r.lastName,
-        street: r.street,
-        streetNumber: r.streetNumber,
-        postalCode: r.postalCode,
-        city: r.city,
-        countryCode: r.countryCode,
-      },
-      languageCode: r.languageCode,
-      email: r.email,
-      telephoneNumber: r.telephoneNumber,
-    },
-    products: rows.map((row) => ({ productId: row.productId, quantity: row.quantity })),
-  };
 }

@@ -4,7 +4,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { neutralizeCell } from './csvCells.js';
 import { REJECT_COLUMNS } from './orderFields.js';
-import type { RejectedOrder } from './types.js';
+import type { RejectedRecord } from './types.js';
 
 /** Options for a RejectsWriter. */
 export interface RejectsWriterOptions {
@@ -50,7 +50,7 @@ export class RejectsWriter {
   }
 
   /** Appends every row of one rejected order, each with the errors of its own line. */
-  async write(order: RejectedOrder): Promise<void> {
+  async write(order: RejectedRecord): Promise<void> {
     if (this.closed) throw new Error('RejectsWriter is closed');
     if (this.stream === undefined) {
       this.stream = createWriteStream(this.partial, { encoding: 'utf8' });

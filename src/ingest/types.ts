@@ -3,25 +3,10 @@
  * `import` command can put a ValidOrder's payload straight into a BullMQ job.
  */
 
-/** One order exactly as the Business API's POST /orders takes it (spec, section 2). */
-export interface OrderPayload {
-  businessCustomerId: number;
-  recipient: {
-    address: {
-      firstName: string;
-      lastName: string;
-      street: string;
-      streetNumber: number;
-      postalCode: string;
-      city: string;
-      countryCode: string;
-    };
-    languageCode: string;
-    email: string;
-    telephoneNumber: string;
-  };
-  products: { productId: number; quantity: number }[];
-}
+import type { OrderPayload } from './orderFields.js';
+
+/** One order as POST /orders takes it; derived from the field table (orderFields.ts). */
+export type { OrderPayload };
 
 /** One problem with one row (or with the order the row belongs to). */
 export interface RowError {
@@ -61,10 +46,10 @@ export interface ValidRecord<P> {
 /** An order that passed every local check and may be sent. */
 export type ValidOrder = ValidRecord<OrderPayload>;
 
-/** An order (or a lone unreadable record) that must not be sent, with every reason. */
-export interface RejectedOrder {
+/** A record (order, account, or a lone unreadable record) that must not be sent, with every reason. */
+export interface RejectedRecord {
   kind: 'rejected';
-  /** Present when the order could be identified (an orderRef with a valid businessCustomerId). */
+  /** Present when the record could be identified (e.g. an orderRef with a valid businessCustomerId). */
   key?: string;
   file: string;
   lines: number[];
@@ -77,10 +62,10 @@ export interface RejectedOrder {
   errors: RowError[];
 }
 
-export type IngestItem = ValidOrder | RejectedOrder;
+export type IngestItem = ValidOrder | RejectedRecord;
 
 /** What a record source yields: valid records of payload P, or rejects (the same shape for every kind). */
-export type RecordItem<P> = ValidRecord<P> | RejectedOrder;
+export type RecordItem<P> = ValidRecord<P> | RejectedRecord;
 
 /** Input formats; chosen from the file extension unless given. */
 export type IngestFormat = 'csv' | 'json' | 'ndjson';

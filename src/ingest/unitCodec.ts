@@ -1,16 +1,16 @@
-import { RECIPIENT_FIELDS } from './orderFields.js';
+import { ORDER_FIELDS, RECIPIENT_FIELDS, normalizedRow, recipientRecord, type NormalizedRow, type OrderField, type RecipientField } from './orderFields.js';
 import type { OrderUnit, UnitRow } from './orderUnit.js';
-import type { NormalizedRow, RecipientField } from './validateRow.js';
 import type { RowError } from './types.js';
 
 /**
  * A compact JSON form of a unit for the spill files: arrays instead of objects, nothing that
  * can be derived again (the group key, a valid row's recipient). About half the size of the
- * plain JSON, which is most of the cost of spilling.
+ * plain JSON, which is most of the cost of spilling. A normalised row is its values in
+ * ORDER_FIELDS order (null for an absent optional one), so the field table drives the codec.
  */
 type EncodedRow = [line: number, cells: string[], errors: RowError[] | 0, notes: string[] | 0, value: NormalizedValue | 0, recipient: string[] | 0, orderRef: string | null, businessCustomerId: string];
 type EncodedUnit = [kind: 0 | 1 | 2, whole: 0 | 1, orderRef: string | null, key: string | null, hash: string | null, errors: RowError[] | 0, rows: EncodedRow[]];
-type NormalizedValue = [number, string | null, string, string, string, number, string, string, string, string, string, string, number, number];
+type NormalizedValue = (string | number | null)[];
 
 const KINDS = ['ref', 'hash', 'solo'] as const;
 
@@ -49,7 +49,7 @@ export function decodeUnit(text: string): OrderUnit {
     if (normalized !== undefined) row.value = normalized;
     if (unitKind === 'ref') {
       if (normalized !== undefined) row.recipient = recipientOf(normalized);
-      else if (recipient !== 0) row.recipient = Object.fromEntries(RECIPIENT_FIELDS.map((field, i) => [field, recipient[i] ?? ''])) as Record<RecipientField, string>;
+      else if (recipient !== 0) row.recipient = recipientRecord((field) => recipient[RECIPIENT_FIELDS.indexOf(field)] ?? '');
     }
     return row;
   });
@@ -70,30 +70,21 @@ export function decodeUnit(text: string): OrderUnit {
 
 /** The recipient values validateRow reports for a valid row. */
 export function recipientOf(value: NormalizedRow): Record<RecipientField, string> {
-  const out = {} as Record<RecipientField, string>;
-  for (const field of RECIPIENT_FIELDS) out[field] = String(value[field]);
-  return out;
+  return recipientRecord((field) => {
+    const v = value[field];
+    return v === undefined ? '' : String(v);
+  });
 }
 
 function encodeValue(v: NormalizedRow): NormalizedValue {
-  return [v.businessCustomerId, v.orderRef ?? null, v.firstName, v.lastName, v.street, v.streetNumber, v.postalCode, v.city, v.countryCode, v.languageCode, v.email, v.telephoneNumber, v.productId, v.quantity];
+  return ORDER_FIELDS.map((field) => v[field] ?? null);
 }
 
 function decodeValue(a: NormalizedValue): NormalizedRow {
-  return {
-    businessCustomerId: a[0],
-    ...(a[1] === null ? {} : { orderRef: a[1] }),
-    firstName: a[2],
-    lastName: a[3],
-    street: a[4],
-    streetNumber: a[5],
-    postalCode: a[6],
-    city: a[7],
-    countryCode: a[8],
-    languageCode: a[9],
-    email: a[10],
-    telephoneNumber: a[11],
-    productId: a[12],
-    quantity: a[13],
-  };
+  const values: Partial<Record<OrderField, string | number>> = {};
+  ORDER_FIELDS.forEach((field, i) => {
+    const value = a[i];
+    if (value !== null && value !== undefined) values[field] = value;
+  });
+  return normalizedRow(values);
 }

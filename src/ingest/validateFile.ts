@@ -1,6 +1,5 @@
 import { ExitCode } from '../errors.js';
-import { openOrderSource, type IngestOptions } from './openOrderSource.js';
-import type { RecordSource } from './openRecordSource.js';
+import type { IngestOptions, RecordSource } from './openRecordSource.js';
 import { RejectsWriter } from './rejectsWriter.js';
 import { ValidationSummary } from './validationSummary.js';
 
@@ -20,21 +19,19 @@ export interface ValidateResult {
   exitCode: typeof ExitCode.ok | typeof ExitCode.needsAttention;
 }
 
-/** Which record kind a dry run reads; default orders. */
+/** What a dry run needs of a record kind: its reader and its noun (a RecordKind, src/kinds/, is one). */
 export interface ValidateKind {
-  open(file: string, options: IngestOptions): Promise<RecordSource<unknown>>;
+  openSource(file: string, options: IngestOptions): Promise<RecordSource<unknown>>;
   /** `order` or `account`, for the summary. */
-  noun: string;
+  readonly noun: string;
 }
-
-const ORDERS: ValidateKind = { open: openOrderSource, noun: 'order' };
 
 /**
  * Reads a whole file through validation without sending anything, writing rejected rows to the
  * rejects file. Throws FileRefusedError for a file refused as a whole (exit 3).
  */
-export async function validateFile(file: string, options: ValidateOptions = {}, kind: ValidateKind = ORDERS): Promise<ValidateResult> {
-  const source = await kind.open(file, options);
+export async function validateFile(file: string, options: ValidateOptions, kind: ValidateKind): Promise<ValidateResult> {
+  const source = await kind.openSource(file, options);
   const summary = new ValidationSummary(10, kind.noun);
   const rejects = new RejectsWriter(options.out ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
   try {

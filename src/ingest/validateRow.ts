@@ -3,32 +3,12 @@ import { isCountryCode } from '../reference/isoCodes.js';
 import { isNeutralizedCell } from './csvCells.js';
 import { emailProblem, languageCode, textProblem } from './textChecks.js';
 import { maskValue } from './maskValue.js';
-import { RECIPIENT_FIELDS, type OrderField } from './orderFields.js';
+import { ORDER_FIELD_TABLE, normalizedRow, recipientRecord as recipientFields, type FieldRule, type NormalizedRow, type OrderField, type RecipientField } from './orderFields.js';
 import type { RowErrorCode } from './rowErrorCodes.js';
 import type { RowError } from './types.js';
 
 /** A row's fields as text (after column mapping). `undefined`: the field has no column/key. */
 export type RowText = Partial<Record<OrderField, string>>;
-
-export type RecipientField = (typeof RECIPIENT_FIELDS)[number];
-
-/** One product line, parsed and normalised. */
-export interface NormalizedRow {
-  businessCustomerId: number;
-  orderRef?: string;
-  firstName: string;
-  lastName: string;
-  street: string;
-  streetNumber: number;
-  postalCode: string;
-  city: string;
-  countryCode: string;
-  languageCode: string;
-  email: string;
-  telephoneNumber: string;
-  productId: number;
-  quantity: number;
-}
 
 /** The result of checking one row: every problem, not only the first. */
 export interface CheckedRow {
@@ -66,11 +46,10 @@ export function validateRow(line: number, text: RowText): CheckedRow {
     return value;
   };
 
-  const integer = (field: OrderField): number | undefined => {
-    const raw = read(field);
+  const integer = (field: OrderField, raw: string, rule: FieldRule): number | undefined => {
     const problem = integerProblem(raw);
     if (problem === undefined) return Number(raw);
-    if (field === 'streetNumber' && problem.code === 'INTEGER_INVALID' && /^\d+\s*[-/]?\s*[\p{L}\d]/u.test(raw)) {
+    if (rule === 'houseNumber' && problem.code === 'INTEGER_INVALID' && /^\d+\s*[-/]?\s*[\p{L}\d]/u.test(raw)) {
       fail(
         field,
         raw,
@@ -81,74 +60,59 @@ export function validateRow(line: number, text: RowText): CheckedRow {
     return undefined;
   };
 
-  const textField = (field: OrderField): string => {
+  // One pass in table order, so errors and notes come out in field order. A country checked
+  // earlier in the row serves the phone number's example.
+  const raws: Partial<Record<OrderField, string>> = {};
+  const values: Partial<Record<OrderField, string | number>> = {};
+  let country: string | undefined;
+  for (const spec of ORDER_FIELD_TABLE) {
+    const { name: field, rule } = spec;
+    if ('optional' in spec && text[field] === undefined) continue; // no column (without orderRef: rows are not grouped)
     const raw = read(field);
-    const problem = textProblem(raw);
-    if (problem !== undefined) fail(field, raw, problem.code, problem.message);
-    return raw;
-  };
-
-  const orderRef = text.orderRef === undefined ? undefined : read('orderRef');
-  if (orderRef === '') {
-    fail('orderRef', '', 'ORDER_REF_MISSING', 'is empty. This file groups rows into orders by orderRef, so every row needs one (or leave the column out: then each row is one order).');
-  } else if (orderRef !== undefined && /[\u0000-\u001f\u007f]/.test(orderRef)) {
-    fail('orderRef', orderRef, 'CONTROL_CHARACTER', 'contains a control character.');
+    raws[field] = raw;
+    const value = check(field, rule, raw);
+    if (rule === 'country') country = value === undefined ? undefined : String(value);
+    if (value !== undefined) values[field] = value;
   }
 
-  const businessCustomerId = integer('businessCustomerId');
-  const firstName = textField('firstName');
-  const lastName = textField('lastName');
-  const street = textField('street');
-  const streetNumber = integer('streetNumber');
-  const postalCode = textField('postalCode');
-  const city = textField('city');
-  const countryCode = code('countryCode', read('countryCode'), 'upper', line, fail, notes);
-  const languageCode = code('languageCode', read('languageCode'), 'lower', line, fail, notes);
-  const email = read('email');
-  const emailIssue = emailProblem(email);
-  if (emailIssue !== undefined) fail('email', email, emailIssue.code, emailIssue.message);
-  const telephoneNumber = phone(read('telephoneNumber'), countryCode, line, fail, notes);
-  const productId = integer('productId');
-  const quantity = integer('quantity');
+  function check(field: OrderField, rule: FieldRule, raw: string): string | number | undefined {
+    switch (rule) {
+      case 'reference':
+        if (raw === '') {
+          fail(field, '', 'ORDER_REF_MISSING', 'is empty. This file groups rows into orders by orderRef, so every row needs one (or leave the column out: then each row is one order).');
+        } else if (/[\u0000-\u001f\u007f]/.test(raw)) fail(field, raw, 'CONTROL_CHARACTER', 'contains a control character.');
+        return raw;
+      case 'integer':
+      case 'houseNumber':
+        return integer(field, raw, rule);
+      case 'text': {
+        const problem = textProblem(raw);
+        if (problem !== undefined) fail(field, raw, problem.code, problem.message);
+        return raw;
+      }
+      case 'country':
+        return code(field, raw, 'upper', line, fail, notes);
+      case 'language':
+        return code(field, raw, 'lower', line, fail, notes);
+      case 'email': {
+        const problem = emailProblem(raw);
+        if (problem !== undefined) fail(field, raw, problem.code, problem.message);
+        return raw;
+      }
+      case 'phone':
+        return phone(field, raw, country, line, fail, notes);
+    }
+  }
 
-  const recipient: Record<RecipientField, string> = {
-    firstName,
-    lastName,
-    street,
-    streetNumber: streetNumber === undefined ? read('streetNumber') : String(streetNumber),
-    postalCode,
-    city,
-    countryCode: countryCode ?? read('countryCode'),
-    languageCode: languageCode ?? read('languageCode'),
-    email,
-    telephoneNumber: telephoneNumber ?? read('telephoneNumber'),
-  };
-  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: read('businessCustomerId') };
+  // Recipient values to compare between rows: normalised when valid, else as written.
+  const recipient: Record<RecipientField, string> = recipientFields((field) => {
+    const value = values[field];
+    return value === undefined ? (raws[field] ?? '') : String(value);
+  });
+  const orderRef = raws.orderRef;
+  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: raws.businessCustomerId ?? '' };
   if (errors.length > 0) return { line, errors, notes, recipient, identity };
-  return {
-    line,
-    errors,
-    notes,
-    recipient,
-    identity,
-    value: {
-      // every `undefined` below has produced an error above
-      businessCustomerId: businessCustomerId!,
-      ...(orderRef === undefined ? {} : { orderRef }),
-      firstName,
-      lastName,
-      street,
-      streetNumber: streetNumber!,
-      postalCode,
-      city,
-      countryCode: countryCode!,
-      languageCode: languageCode!,
-      email,
-      telephoneNumber: telephoneNumber!,
-      productId: productId!,
-      quantity: quantity!,
-    },
-  };
+  return { line, errors, notes, recipient, identity, value: normalizedRow(values) };
 }
 
 type Fail = (field: OrderField, raw: string, code: RowErrorCode, message: string) => void;
@@ -174,8 +138,8 @@ export function integerProblem(raw: string): { code: RowErrorCode; message: stri
   return { code: 'INTEGER_INVALID', message: 'is not a whole number written in digits.' };
 }
 
-function code(field: 'countryCode' | 'languageCode', raw: string, cased: 'upper' | 'lower', line: number, fail: Fail, notes: string[]): string | undefined {
-  if (field === 'languageCode') {
+function code(field: OrderField, raw: string, cased: 'upper' | 'lower', line: number, fail: Fail, notes: string[]): string | undefined {
+  if (cased === 'lower') {
     const checked = languageCode(raw);
     if ('problem' in checked) fail(field, raw, checked.problem.code, checked.problem.message);
     else if (checked.value !== raw) notes.push(`line ${line}: ${field} '${raw}' -> '${checked.value}'`);
@@ -196,13 +160,13 @@ function code(field: 'countryCode' | 'languageCode', raw: string, cased: 'upper'
   return undefined;
 }
 
-function phone(raw: string, countryCode: string | undefined, line: number, fail: Fail, notes: string[]): string | undefined {
+function phone(field: OrderField, raw: string, countryCode: string | undefined, line: number, fail: Fail, notes: string[]): string | undefined {
   if (raw === '') {
-    fail('telephoneNumber', raw, 'FIELD_REQUIRED', 'is empty; it is required.');
+    fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
     return undefined;
   }
   if (raw.startsWith('00')) {
-    fail('telephoneNumber', raw, 'PHONE_NOT_INTERNATIONAL', 'starts with 00; write + instead (e.g. +31 6 ..., not 0031 6 ...).');
+    fail(field, raw, 'PHONE_NOT_INTERNATIONAL', 'starts with 00; write + instead (e.g. +31 6 ..., not 0031 6 ...).');
     return undefined;
   }
   if (!raw.startsWith('+')) {
@@ -214,15 +178,15 @@ function phone(raw: string, countryCode: string | undefined, line: number, fail:
         // a country without a calling code in the metadata (e.g. AQ): no example
       }
     }
-    fail('telephoneNumber', raw, 'PHONE_NOT_INTERNATIONAL', `must be international: + and the country code first.${example}`);
+    fail(field, raw, 'PHONE_NOT_INTERNATIONAL', `must be international: + and the country code first.${example}`);
     return undefined;
   }
   // Digits and the usual punctuation only: the library would read letters as a phone keypad.
   const parsed = /^\+[\d\s().\/-]+$/.test(raw) ? parsePhoneNumberFromString(raw) : undefined;
   if (parsed === undefined || !parsed.isValid()) {
-    fail('telephoneNumber', raw, 'PHONE_INVALID', 'is not a valid phone number (check the country code and the number of digits).');
+    fail(field, raw, 'PHONE_INVALID', 'is not a valid phone number (check the country code and the number of digits).');
     return undefined;
   }
-  if (parsed.number !== raw) notes.push(`line ${line}: telephoneNumber written as E.164 (spaces and punctuation removed)`);
+  if (parsed.number !== raw) notes.push(`line ${line}: ${field} written as E.164 (spaces and punctuation removed)`);
   return parsed.number;
 }

@@ -17,17 +17,17 @@ export function releaseHeld(items: readonly ParkedItem[], ledger: Ledger, review
       async reserve(records, batchId) {
         const outcomes: RequeueOutcome[] = [];
         for (const record of records) {
-          const result = await ledger.release(record.orderKey, batchId, review);
+          const result = await ledger.release(record.key, batchId, review);
           if (result.outcome === 'released') {
-            released.set(record.orderKey, { previousBatchId: result.previousBatchId, record: result.record, parkedAt: record.parkedAt });
+            released.set(record.key, { previousBatchId: result.previousBatchId, record: result.record, parkedAt: record.parkedAt });
             outcomes.push('reserved');
           } else outcomes.push(result.state === 'delivered' ? 'skippedDelivered' : result.state === 'held' ? 'skippedHeld' : 'skippedQueued');
         }
         return outcomes;
       },
       async undo(record, batchId) {
-        const facts = released.get(record.orderKey);
-        if (facts !== undefined) await ledger.unrelease(record.orderKey, batchId, facts.previousBatchId, facts.record, facts.parkedAt);
+        const facts = released.get(record.key);
+        if (facts !== undefined) await ledger.unrelease(record.key, batchId, facts.previousBatchId, facts.record, facts.parkedAt);
       },
     },
     deps,

@@ -3,7 +3,7 @@ import type { ParkedItem } from '../deadLetter/parkedStore.js';
 
 /** What `review resolve --delivered` did with one held order. */
 export interface ResolveOutcome {
-  orderKey: string;
+  key: string;
   /** `resolved`, or the ledger state that kept it from being resolved (it moved on meanwhile). */
   outcome: string;
 }
@@ -15,6 +15,6 @@ export interface ResolveOutcome {
  */
 export async function resolveHeld(items: readonly ParkedItem[], ledger: Ledger, review: ReviewInput & { remoteId?: string }): Promise<ResolveOutcome[]> {
   const outcomes: ResolveOutcome[] = [];
-  for (const { record } of items) outcomes.push({ orderKey: record.orderKey, outcome: await ledger.resolveDelivered(record.orderKey, review) });
+  for (const { record } of items) outcomes.push({ key: record.key, outcome: await ledger.resolveDelivered(record.key, review) });
   return outcomes;
 }

@@ -16,7 +16,7 @@ export interface ScheduledImportResult {
  * a whole is reported and the others go on; an infrastructure error fails the job, and BullMQ's
  * retry imports again what is left (the ledger skips what was queued).
  */
-export async function runScheduledImport(data: ScheduledImportData, deps: ImportDeps): Promise<ScheduledImportResult> {
+export async function runScheduledImport<P>(data: ScheduledImportData, deps: ImportDeps<P>): Promise<ScheduledImportResult> {
   const log = deps.logger.child({ schedule: data.schedule, source: data.source });
   const files = await resolveSource(data.source);
   if (files.length === 0) log.warn('scheduled import: the source names no file now; nothing imported');

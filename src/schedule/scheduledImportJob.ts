@@ -1,10 +1,7 @@
 import type { IngestOptions } from '../ingest/openOrderSource.js';
 
-/** BullMQ queue of scheduled imports: its own, so a long import never waits behind (or delays) deliveries. */
-export const SCHEDULES_QUEUE = 'schedules';
-
-/** Job name of every job a schedule produces. */
-export const SCHEDULED_IMPORT = 'scheduled-import';
+// Queue and job names live in src/queues.ts; re-exported for the schedule's callers.
+export { SCHEDULES_QUEUE, SCHEDULED_IMPORT } from '../queues.js';
 
 /** The data of a scheduled import (the job scheduler's template): what to import and how to read it. */
 export interface ScheduledImportData {

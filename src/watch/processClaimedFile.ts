@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { followBatch } from '../batches/followBatch.js';
-import type { Batch } from '../batches/batchStore.js';
+import { needsAttention, type Batch } from '../batches/batchStore.js';
 import { writeResults, type ResultsCounts } from '../batches/writeResults.js';
 import { isBulkorderError } from '../errors.js';
 import { importFile } from '../importer/importFile.js';
@@ -13,18 +13,14 @@ import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { dropSidecar, moveClaimed, originalName, workingSidecar, writeSummary, type DropFolder } from './dropFolder.js';
 
-export interface ProcessDeps {
-  services: Services;
-  env: string;
+export interface ProcessDeps<P> {
+  /** The kind's services: its pipeline imports, its retention keeps the claim record. */
+  services: Services<P>;
   logger: Logger;
   folder: DropFolder;
   ingest: IngestOptions;
   /** Files larger than this are refused. */
   maxBytes: number;
-  /** DELIVER_ORDER (jobs/deliverOrder.ts). */
-  jobName: string;
-  /** How long the claim record (its batches) is kept: the ledger's retention. */
-  retentionMs: number;
   /** Identifies this watcher in summaries and logs. */
   watcherId: string;
   /** Aborted when the watcher stops or loses the file's lock: the file then stays in processing/. */
@@ -46,7 +42,7 @@ const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStre
  * whole goes to failed/. Any other error leaves it in processing/ for the next attempt; a second
  * import of the same file sends nothing twice (the ledger).
  */
-export async function processClaimedFile(claim: string, deps: ProcessDeps): Promise<ProcessOutcome> {
+export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>): Promise<ProcessOutcome> {
   const { folder, services, logger } = deps;
   const path = join(folder.processing, claim);
   const log = logger.child({ file: originalName(claim), claim });
@@ -74,18 +70,10 @@ export async function processClaimedFile(claim: string, deps: ProcessDeps): Prom
   if (last === undefined || last.importState !== 'imported') {
     await dropSidecar(folder, claim, 'rejects');
     try {
-      const result = await importFile(path, { ...deps.ingest, rejectsPath: workingSidecar(folder, claim, 'rejects') }, {
-        queue: services.queue,
-        ledger: services.ledger,
-        batches: services.batches,
-        env: deps.env,
-        logger: log,
-        jobOptions: services.jobOptions,
-        jobName: deps.jobName,
-      });
+      const result = await importFile(path, { ...deps.ingest, rejectsPath: workingSidecar(folder, claim, 'rejects') }, services.pipeline(log));
       batchIds = [...batchIds, result.batchId];
       elsewhere = result.elsewhere.filter((e) => !batchIds.includes(e.batchId)).map((e) => e.orderKey);
-      await services.redis.multi().hset(claimKey, { batches: JSON.stringify(batchIds), watcher: deps.watcherId }).pexpire(claimKey, deps.retentionMs).exec();
+      await services.redis.multi().hset(claimKey, { batches: JSON.stringify(batchIds), watcher: deps.watcherId }).pexpire(claimKey, services.delivery.ledgerRetentionMs).exec();
       log.info({ batchId: result.batchId, counts: result.counts }, 'drop-folder file imported');
     } catch (error) {
       if (isBulkorderError(error) && (error.exitCode === 2 || error.exitCode === 3)) {
@@ -105,14 +93,14 @@ export async function processClaimedFile(claim: string, deps: ProcessDeps): Prom
   if ((await followElsewhere(services.ledger, elsewhere, { reconcile, out: quiet, ...(deps.signal ? { signal: deps.signal } : {}) })) > 0) return { to: 'interrupted' };
   const lastBatch = batches[batches.length - 1]!;
   const resultsPath = workingSidecar(folder, claim, 'results');
-  const results: ResultsCounts = await writeResults(path, deps.ingest, lastBatch.id, services.ledger, resultsPath);
+  const results: ResultsCounts = await writeResults(path, deps.ingest, lastBatch.id, services.ledger, resultsPath, services.kind);
   const totals = { delivered: sum(batches, 'delivered'), dead: sum(batches, 'dead'), held: sum(batches, 'held') };
-  const needsAttention = lastBatch.rejected > 0 || totals.dead > 0 || totals.held > 0 || lastBatch.skippedHeld > 0 || lastBatch.conflicts > 0 || resultsAttention(results);
+  const attention = needsAttention({ rejected: lastBatch.rejected, skippedHeld: lastBatch.skippedHeld, conflicts: lastBatch.conflicts, dead: totals.dead, held: totals.held }) || resultsAttention(results);
   await writeSummary(folder, claim, {
     file: originalName(claim),
     claimedAs: claim,
     outcome: 'done',
-    needsAttention,
+    needsAttention: attention,
     batches: batchIds,
     import: { rows: lastBatch.rows, orders: lastBatch.orders, valid: lastBatch.valid, rejected: lastBatch.rejected, enqueued: lastBatch.enqueued, skippedDelivered: lastBatch.skippedDelivered, skippedHeld: lastBatch.skippedHeld, skippedQueued: lastBatch.skippedQueued, conflicts: lastBatch.conflicts, skippedIdentical: lastBatch.skippedIdentical },
     delivery: totals,
@@ -123,11 +111,11 @@ export async function processClaimedFile(claim: string, deps: ProcessDeps): Prom
   });
   const moved = await moveClaimed(folder, claim, 'done');
   await services.redis.del(claimKey);
-  log.info({ to: moved, delivery: totals, needsAttention }, 'drop-folder file done');
-  return { to: 'done', needsAttention };
+  log.info({ to: moved, delivery: totals, needsAttention: attention }, 'drop-folder file done');
+  return { to: 'done', needsAttention: attention };
 }
 
-async function fail(claim: string, deps: ProcessDeps, why: { code: string; message: string }, claimedAt: string): Promise<ProcessOutcome> {
+async function fail<P>(claim: string, deps: ProcessDeps<P>, why: { code: string; message: string }, claimedAt: string): Promise<ProcessOutcome> {
   await writeSummary(deps.folder, claim, { file: originalName(claim), claimedAs: claim, outcome: 'failed', code: why.code, reason: why.message, watcher: deps.watcherId, claimedAt, finishedAt: new Date().toISOString() });
   const moved = await moveClaimed(deps.folder, claim, 'failed');
   await deps.services.redis.del(deps.services.keys.watchClaim(claim));

@@ -36,12 +36,10 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
-export interface WatchDeps {
-  services: Services;
-  env: string;
+export interface WatchDeps<P> {
+  /** The services of the kind the folder's files hold (orders). */
+  services: Services<P>;
   logger: Logger;
-  jobName: string;
-  retentionMs: number;
 }
 
 /** What a watcher did, for `--once` and tests. */
@@ -59,7 +57,7 @@ export interface WatchReport {
  * share a folder; a file found in processing/ whose watcher died (its lock lapsed) is resumed,
  * and the ledger makes a second import of it send nothing twice.
  */
-export async function watchFolder(options: WatchOptions, deps: WatchDeps): Promise<WatchReport> {
+export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>): Promise<WatchReport> {
   const folder = await openDropFolder(options.dir);
   const stableMs = options.stableMs ?? 5 * SECOND;
   const pollMs = options.pollMs ?? SECOND;

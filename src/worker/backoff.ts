@@ -1,10 +1,6 @@
-/** Delays between delivery attempts. */
-export interface BackoffSettings {
-  /** Delay after the first failure; default 2 s. */
-  baseMs: number;
-  /** No delay exceeds this; default 10 min. */
-  maxMs: number;
-}
+import type { BackoffSettings } from '../deliverySettings.js';
+
+export type { BackoffSettings };
 
 /**
  * Exponential backoff with "equal jitter" (half fixed, half random), never shorter than the

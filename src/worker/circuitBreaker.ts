@@ -106,13 +106,23 @@ export class CircuitBreaker {
     await this.redis.del(this.keys.breakerStreak);
   }
 
-  async trip(): Promise<BreakerTrip | undefined> {
-    const raw = await this.redis.get(this.keys.breakerTrip);
-    return raw === null ? undefined : (JSON.parse(raw) as BreakerTrip);
+  trip(): Promise<BreakerTrip | undefined> {
+    return breakerTrip(this.redis, this.keys);
   }
 
   /** Clears the trip record (the caller resumes the queue). */
-  async reset(): Promise<void> {
-    await this.redis.del(this.keys.breakerTrip, this.keys.breakerStreak);
+  reset(): Promise<void> {
+    return resetBreaker(this.redis, this.keys);
   }
+}
+
+/** The breaker's trip record, read without a breaker (status needs no pause callback). */
+export async function breakerTrip(redis: Redis, keys: Keyspace): Promise<BreakerTrip | undefined> {
+  const raw = await redis.get(keys.breakerTrip);
+  return raw === null ? undefined : (JSON.parse(raw) as BreakerTrip);
+}
+
+/** Clears the trip record and the streak (`resume`; the caller resumes the queue). */
+export async function resetBreaker(redis: Redis, keys: Keyspace): Promise<void> {
+  await redis.del(keys.breakerTrip, keys.breakerStreak);
 }

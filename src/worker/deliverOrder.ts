@@ -1,7 +1,7 @@
 import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryJobData, ParkedRecord } from '../orderJob.js';
+import { parkedRecord, type DeliveryJobData, type ParkFacts } from '../deliveryJob.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 
@@ -164,21 +164,9 @@ async function park<P>(
   deps: DeliverDeps<P>,
   token: string,
   kind: 'dead' | 'held',
-  facts: Pick<ParkedRecord, 'reason' | 'httpStatus' | 'code' | 'message' | 'body' | 'bodyTruncated'>,
+  facts: ParkFacts,
 ): Promise<void> {
-  const record: ParkedRecord<P> = {
-    kind,
-    orderKey: job.key,
-    batchId: job.batchId,
-    file: job.file,
-    lines: job.lines,
-    ...(job.orderRef === undefined ? {} : { orderRef: job.orderRef }),
-    payload: job.payload,
-    cells: job.cells,
-    ...facts,
-    attempts: attempt.attempt,
-    parkedAt: Date.now(),
-  };
+  const record = parkedRecord(job, kind, facts, attempt.attempt);
   const settled = await deps.ledger.settle({
     orderKey: job.key,
     batchId: job.batchId,

@@ -4,24 +4,21 @@ import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { writeResults } from '../../src/batches/writeResults.js';
-import { ACCOUNT_IMPORT } from '../../src/commands/accountsRun.js';
-import { ACCOUNT_RESULTS } from '../../src/accounts/accountResults.js';
-import { openAccountServices } from '../../src/accounts/accountServices.js';
+import { ACCOUNTS } from '../../src/kinds/accounts.js';
 import { openLoginPortal, type LoginPortal } from '../../src/accounts/openLoginPortal.js';
-import type { AccountJobData } from '../../src/accounts/accountJob.js';
 import type { AccountPayload } from '../../src/accounts/accountColumns.js';
 import { importFile } from '../../src/importer/importFile.js';
-import type { ParkedRecord } from '../../src/orderJob.js';
-import type { Services } from '../../src/services.js';
+import type { ParkedRecord } from '../../src/deliveryJob.js';
+import { openServices, type Services } from '../../src/services.js';
 import { samplesDir } from '../../src/paths.js';
-import { startAccountDelivery } from '../../jobs/accountDelivery.js';
-import type { DeliveryWorker } from '../../jobs/deliveryWorker.js';
+import { startAccountDelivery } from '../../src/worker/startWorkers.js';
+import type { DeliveryWorker } from '../../src/worker/deliveryWorker.js';
 import { COMPANY, CAFETARIAPLAN, deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let rig: DeliveryRig | undefined;
-let services: Services<AccountJobData> | undefined;
+let services: Services<AccountPayload> | undefined;
 let worker: DeliveryWorker<AccountPayload> | undefined;
 let portal: LoginPortal | undefined;
 afterEach(async () => {
@@ -32,18 +29,8 @@ afterEach(async () => {
   [rig, services, worker, portal] = [undefined, undefined, undefined, undefined];
 });
 
-function accountsImport(r: DeliveryRig, s: Services<AccountJobData>, file: string) {
-  return importFile<AccountPayload>(file, {}, {
-    queue: s.queue,
-    ledger: s.ledger,
-    batches: s.batches,
-    env: r.config.env,
-    logger: r.logger,
-    jobOptions: s.jobOptions,
-    jobName: ACCOUNT_IMPORT.jobName,
-    openSource: ACCOUNT_IMPORT.openSource,
-    noun: 'account',
-  });
+function accountsImport(r: DeliveryRig, s: Services<AccountPayload>, file: string) {
+  return importFile(file, {}, s.pipeline(r.logger));
 }
 
 /** Registers an employee straight on the simulator, as another system would have. */
@@ -65,7 +52,7 @@ describe('employee accounts end to end (real Redis, simulator, BullMQ workers)',
     rig.simulator.setFaults({ script: [{ path: 'accounts', status: 503, headers: { 'retry-after': '0' }, body: { code: 'MAINTENANCE', message: 'back soon' } }] });
     const file = join(rig.dir, 'employees.csv');
     await copyFile(join(samplesDir, 'employees.csv'), file);
-    services = await openAccountServices(rig.config);
+    services = await openServices(rig.config, ACCOUNTS);
     worker = await startAccountDelivery(rig.config, rig.logger, { prefix: rig.prefix, delivery: { ...rig.config.delivery, concurrency: 2 } });
 
     const imported = await accountsImport(rig, services, file);
@@ -80,7 +67,7 @@ describe('employee accounts end to end (real Redis, simulator, BullMQ workers)',
 
     // The results file names every employee with the customerId the service returned.
     const resultsPath = join(rig.dir, 'employees.results.csv');
-    const counts = await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNT_RESULTS);
+    const counts = await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNTS);
     expect(counts.byOutcome).toEqual({ delivered: 4, 'account-exists': 1 });
     const rows = parse(await readFile(resultsPath, 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
     for (const row of rows.filter((r) => r.outcome === 'delivered')) expect(row.customerId).toMatch(UUID);
@@ -130,7 +117,7 @@ describe('employee accounts end to end (real Redis, simulator, BullMQ workers)',
   it('holds an account sent without an answer instead of registering it again', async () => {
     rig = await deliveryRig('accounts-held', { faults: { script: [{ path: 'accounts', status: 201, noAnswer: true, store: true }] } }, { ...CAFETARIAPLAN, BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' });
     const file = await rig.writeFile('one.csv', `email,firstName,lastName,isoLanguageCode,companyId\nlone@example.nl,Lone,Wolf,nl,${COMPANY}\n`);
-    services = await openAccountServices(rig.config);
+    services = await openServices(rig.config, ACCOUNTS);
     worker = await startAccountDelivery(rig.config, rig.logger, { prefix: rig.prefix, delivery: { ...rig.config.delivery, concurrency: 1 } });
     const imported = await accountsImport(rig, services, file);
     const { batch } = await followBatch(services.batches, imported.batchId, { pollMs: 100, timeoutMs: 20_000, out: devNull() });

@@ -5,9 +5,10 @@ import { openAccountSource } from '../../src/accounts/openAccountSource.js';
 import type { AccountPayload } from '../../src/accounts/accountColumns.js';
 import { accountKey } from '../../src/accounts/accountKey.js';
 import type { IngestOptions } from '../../src/ingest/openRecordSource.js';
-import type { RecordItem, RejectedOrder, ValidRecord } from '../../src/ingest/types.js';
+import type { RecordItem, RejectedRecord, ValidRecord } from '../../src/ingest/types.js';
 import { FileRefusedError, UsageError } from '../../src/errors.js';
 import { validateFile } from '../../src/ingest/validateFile.js';
+import { ORDERS } from '../../src/kinds/orders.js';
 import { samplesDir } from '../../src/paths.js';
 import { tempDir } from '../ingest/ingestHelpers.js';
 
@@ -20,7 +21,7 @@ async function readAll(file: string, options: IngestOptions = {}): Promise<Recor
   return items.sort((a, b) => a.lines[0]! - b.lines[0]!);
 }
 const valid = (items: RecordItem<AccountPayload>[]) => items.filter((i): i is ValidRecord<AccountPayload> => i.kind === 'valid');
-const rejected = (items: RecordItem<AccountPayload>[]) => items.filter((i): i is RejectedOrder => i.kind === 'rejected');
+const rejected = (items: RecordItem<AccountPayload>[]) => items.filter((i): i is RejectedRecord => i.kind === 'rejected');
 
 describe('employee files through the shared ingest machinery', () => {
   it('reads the CSV, JSON and NDJSON samples into API-shaped accounts with stable keys', async () => {
@@ -120,7 +121,7 @@ describe('employee files through the shared ingest machinery', () => {
   });
 
   it('leaves order files reading exactly as before (the validate dry run still takes orders)', async () => {
-    const result = await validateFile(join(samplesDir, 'gift-orders.csv'), { out: join(samplesDir, 'never-written.rejects.csv') });
+    const result = await validateFile(join(samplesDir, 'gift-orders.csv'), { out: join(samplesDir, 'never-written.rejects.csv') }, ORDERS);
     expect(result.summary.toJSON()).toMatchObject({ orders: 20, valid: 20, rejected: 0 });
   });
 });

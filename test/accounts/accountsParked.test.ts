@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 
-describe('dead letters and held accounts (--accounts)', () => {
+describe('dead letters and held accounts (bulkorder accounts dead-letters)', () => {
   it('lists, shows and retries dead-lettered accounts apart from orders', async () => {
     rig = await deliveryRig('accounts-parked', {}, CAFETARIAPLAN);
     const env = { ...rig.env, LOG_LEVEL: 'warn' };
@@ -28,14 +28,15 @@ describe('dead letters and held accounts (--accounts)', () => {
     const orders = startCli(['dead-letters', 'list'], env);
     expect(await orders.exited).toBe(0);
     expect(orders.output()).toMatch(/no dead letters/);
-    const accounts = startCli(['dead-letters', 'list', '--accounts', '--json'], env);
+    const accounts = startCli(['accounts', 'dead-letters', 'list', '--json'], env);
     expect(await accounts.exited).toBe(0);
-    const listed = JSON.parse(accounts.output().slice(accounts.output().indexOf('['))) as { orderKey: string; code: string; httpStatus: number }[];
+    const listed = JSON.parse(accounts.output().slice(accounts.output().indexOf('['))) as { key: string; code: string; httpStatus: number }[];
     expect(listed).toEqual([expect.objectContaining({ code: 'PLAN_NOT_CONFIGURED', httpStatus: 422 })]);
 
-    const retried = startCli(['dead-letters', 'retry', '--accounts', '--all', '--wait', '--timeout', '30'], env);
+    const retried = startCli(['accounts', 'dead-letters', 'retry', '--all', '--wait', '--timeout', '30'], env);
     expect(await retried.exited).toBe(0);
     expect(rig.simulator.counters().accountsCreated).toBe(2);
+    // The deprecated flag spelling still works.
     const after = startCli(['dead-letters', 'list', '--accounts'], env);
     expect(await after.exited).toBe(0);
     expect(after.output()).toMatch(/no dead letters/);

@@ -5,9 +5,10 @@ import { loadConfig, redisPrefix, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { openServices, type Services } from '../../src/services.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
-import { startBusinessDelivery } from '../../jobs/businessDelivery.js';
-import type { DeliveryWorker } from '../../jobs/deliveryWorker.js';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { startBusinessDelivery } from '../../src/worker/startWorkers.js';
+import type { DeliveryWorker } from '../../src/worker/deliveryWorker.js';
+import type { OrderPayload } from '../../src/ingest/types.js';
+import { ORDERS } from '../../src/kinds/orders.js';
 import { importFile, type ImportResult } from '../../src/importer/importFile.js';
 import { deletePrefix, TEST_REDIS_URL } from './redis.js';
 import { randomBytes } from 'node:crypto';
@@ -19,10 +20,11 @@ export interface DeliveryRig {
   /** The BULKORDER_* variables behind `config`, for worker processes started with the real CLI. */
   env: Record<string, string>;
   prefix: string;
-  services: Services;
+  /** The orders' services (openServices(config, ORDERS)). */
+  services: Services<OrderPayload>;
   logger: Logger;
   dir: string;
-  startWorker(overrides?: Partial<Config['delivery']>): Promise<DeliveryWorker>;
+  startWorker(overrides?: Partial<Config['delivery']>): Promise<DeliveryWorker<OrderPayload>>;
   writeFile(name: string, text: string): Promise<string>;
   /** `importFile` with this rig's queue, ledger and batches. */
   importFile(file: string, force?: boolean): Promise<ImportResult>;
@@ -62,10 +64,10 @@ export async function deliveryRig(name: string, simulatorOptions: SimulatorOptio
     overrides: env,
   });
   const prefix = redisPrefix(config);
-  const services = await openServices({ redisUrl: config.redisUrl, prefix, delivery: config.delivery });
+  const services = await openServices(config, ORDERS);
   const logger = createLogger({ level: 'silent' });
   const dir = await mkdtemp(join(tmpdir(), `bulkorder-${name}-`));
-  const workers: DeliveryWorker[] = [];
+  const workers: DeliveryWorker<OrderPayload>[] = [];
   return {
     simulator,
     config,
@@ -80,15 +82,7 @@ export async function deliveryRig(name: string, simulatorOptions: SimulatorOptio
       return worker;
     },
     importFile(file, force = false) {
-      return importFile(file, { force }, {
-        queue: services.queue,
-        ledger: services.ledger,
-        batches: services.batches,
-        env: config.env,
-        logger,
-        jobOptions: services.jobOptions,
-        jobName: DELIVER_ORDER,
-      });
+      return importFile(file, { force }, services.pipeline(logger));
     },
     async writeFile(fileName, text) {
       const path = join(dir, fileName);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
 import { openOrderSource, type IngestOptions } from '../../src/ingest/openOrderSource.js';
-import type { IngestItem, RejectedOrder, ValidOrder } from '../../src/ingest/types.js';
+import type { IngestItem, RejectedRecord, ValidOrder } from '../../src/ingest/types.js';
 
 /** The default header, in order. */
 export const HEADER = 'orderRef,businessCustomerId,firstName,lastName,street,streetNumber,postalCode,city,countryCode,languageCode,email,telephoneNumber,productId,quantity';
@@ -59,8 +59,8 @@ export function valid(items: readonly IngestItem[]): ValidOrder[] {
   return items.filter((item): item is ValidOrder => item.kind === 'valid');
 }
 
-export function rejected(items: readonly IngestItem[]): RejectedOrder[] {
-  return items.filter((item): item is RejectedOrder => item.kind === 'rejected');
+export function rejected(items: readonly IngestItem[]): RejectedRecord[] {
+  return items.filter((item): item is RejectedRecord => item.kind === 'rejected');
 }
 
 /** Error codes of all rejected items, sorted, as `line:code:column`. */

@@ -161,7 +161,7 @@ describe('openOrderSource: memory and temp files', () => {
     }
     expect(seenDuringRun).toBe(1); // one bulkorder-ingest-* folder while reading
     expect(await readdir(spillDir)).toEqual([]);
-    expect(source.stats()).toEqual({ rows: 300, orders: 97, valid: 97, rejected: 0 });
+    expect(source.stats()).toEqual({ rows: 300, records: 97, valid: 97, rejected: 0 });
 
     const early = await openOrderSource(file, options);
     for await (const item of early.items()) {

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RejectsWriter } from '../../src/ingest/rejectsWriter.js';
 import { neutralizeCell } from '../../src/ingest/csvCells.js';
 import { validateFile } from '../../src/ingest/validateFile.js';
+import { ORDERS } from '../../src/kinds/orders.js';
 import { HEADER, readAll, rejected, row, tempDir, valid } from './ingestHelpers.js';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -33,7 +34,7 @@ describe('RejectsWriter', () => {
         row({ orderRef: 'C', productId: '5002', city: 'Utrecht' }),
       ),
     );
-    const result = await validateFile(file);
+    const result = await validateFile(file, {}, ORDERS);
     expect(result.exitCode).toBe(4);
     expect(result.rejectsPath).toBe(join(tmp.dir, 'orders.rejects.csv'));
     const bytes = await readFile(result.rejectsPath!);
@@ -57,7 +58,7 @@ describe('RejectsWriter', () => {
 
   it('produces a file that imports again once fixed; the reject columns are ignored', async () => {
     const file = await tmp.file('orders.csv', csv(row({ orderRef: 'A', quantity: '1.5', telephoneNumber: '+31 6 1234 5678' }), row({ orderRef: 'B' })));
-    const { rejectsPath } = await validateFile(file);
+    const { rejectsPath } = await validateFile(file, {}, ORDERS);
     const fixed = (await readFile(rejectsPath!, 'utf8')).replace(',1.5,', ',2,');
     const again = await tmp.file('fixed.csv', fixed);
     const items = await readAll(again);
@@ -72,7 +73,7 @@ describe('RejectsWriter', () => {
   it('round-trips rows of a JSON file without orderRef: each stays an order of its own', async () => {
     const flat = { businessCustomerId: 1001, firstName: 'Jan', lastName: 'de Vries', street: 'Keizersgracht', streetNumber: 112, postalCode: '1015 CX', city: 'Amsterdam', countryCode: 'NL', languageCode: 'nl', email: 'jan.devries@example.nl', telephoneNumber: '+31612345678', productId: 5001, quantity: 0 };
     const file = await tmp.file('rows.ndjson', `${JSON.stringify(flat)}\n${JSON.stringify({ ...flat, productId: 5002 })}\n`);
-    const { rejectsPath } = await validateFile(file);
+    const { rejectsPath } = await validateFile(file, {}, ORDERS);
     const fixed = await tmp.file('fixed.csv', (await readFile(rejectsPath!, 'utf8')).replace(/,0,(\d+),INTEGER_NOT_POSITIVE/g, ',1,$1,INTEGER_NOT_POSITIVE'));
     const orders = valid(await readAll(fixed));
     expect(orders.map((o) => [o.orderRef, o.key.slice(0, 4), o.lines])).toEqual([
@@ -86,7 +87,7 @@ describe('RejectsWriter', () => {
 
   it('keeps the input delimiter, so Excel opens it like the input', async () => {
     const file = await tmp.file('nl.csv', csv(row({ quantity: '0' })).replace(/,/g, ';'));
-    const { rejectsPath } = await validateFile(file);
+    const { rejectsPath } = await validateFile(file, {}, ORDERS);
     const [header] = (await readFile(rejectsPath!, 'utf8')).split('\r\n');
     expect(header).toContain(';reject_line;reject_codes;reject_reasons');
   });
@@ -94,15 +95,15 @@ describe('RejectsWriter', () => {
   it('writes nothing without rejects, and removes its own stale file from an earlier run', async () => {
     const out = join(tmp.dir, 'orders.rejects.csv');
     const file = await tmp.file('orders.csv', csv(row({ quantity: 'x' })));
-    expect((await validateFile(file)).rejectsPath).toBe(out);
+    expect((await validateFile(file, {}, ORDERS)).rejectsPath).toBe(out);
     await writeFile(file, csv(row()));
-    const result = await validateFile(file);
+    const result = await validateFile(file, {}, ORDERS);
     expect(result.exitCode).toBe(0);
     expect(result.rejectsPath).toBeUndefined();
     await expect(readFile(out)).rejects.toThrow();
     // a file of someone else's at that path is left alone
     await writeFile(out, 'precious\n');
-    await validateFile(file);
+    await validateFile(file, {}, ORDERS);
     expect(await readFile(out, 'utf8')).toBe('precious\n');
   });
 

@@ -4,7 +4,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
 import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
@@ -44,8 +43,8 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
 
     const listed = await cli(rig, ['dead-letters', 'list', '--json', '--code', 'product_unknown']);
     expect(listed.code).toBe(0);
-    const json = JSON.parse(listed.output.slice(listed.output.indexOf('['))) as { orderKey: string; httpStatus: number; ledger: { state: string } }[];
-    expect(json.map((d) => d.orderKey).sort()).toEqual(['ref.1001.BAD-1', 'ref.1001.BAD-2', 'ref.1001.MULTI']);
+    const json = JSON.parse(listed.output.slice(listed.output.indexOf('['))) as { key: string; httpStatus: number; ledger: { state: string } }[];
+    expect(json.map((d) => d.key).sort()).toEqual(['ref.1001.BAD-1', 'ref.1001.BAD-2', 'ref.1001.MULTI']);
     expect(json.every((d) => d.httpStatus === 422 && d.ledger.state === 'dead')).toBe(true);
 
     const out = join(rig.dir, 'fix.csv');
@@ -71,7 +70,7 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
     expect(counters.ordersAccepted).toBe(4); // OK-1, OK-2, then only the fixed BAD-1 and MULTI
     expect(counters.duplicateOrdersAccepted).toBe(0);
     const left = await deadStore(rig).select();
-    expect(left.map((d) => d.record.orderKey)).toEqual(['ref.1001.BAD-2']);
+    expect(left.map((d) => d.record.key)).toEqual(['ref.1001.BAD-2']);
     expect(left[0]!.record.payload.recipient.address.firstName).toBe('=Anna');
 
     // The original file again: what was delivered as it is there is skipped; BAD-1 and MULTI were
@@ -124,7 +123,7 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
 
     const out = join(rig.dir, 'json-fix.csv');
     const exported = await cli(rig, ['dead-letters', 'export', '--out', out]);
-    expect(exported.output).toContain(`1 of them have no orderRef: a fixed row is a new order, so once it is delivered purge the original: bulkorder dead-letters purge ${dead!.record.orderKey}`);
+    expect(exported.output).toContain(`1 of them have no orderRef: a fixed row is a new order, so once it is delivered purge the original: bulkorder dead-letters purge ${dead!.record.key}`);
     const lines = (await readFile(out, 'utf8')).slice(1).trimEnd().split('\r\n');
     expect(lines).toHaveLength(3); // header and one row per product line
     expect(lines[1]).toMatch(/^DL-[0-9a-f]{16},1002,Lucas,van Dijk,Stratumsedijk,27,5611 NB,Eindhoven,NL,nl,lucas.vandijk@example.nl,'\+31651234567,5002,1,1,422,PRODUCT_UNKNOWN,/);
@@ -133,7 +132,7 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
     expect(again.counts).toMatchObject({ orders: 1, valid: 1, rejected: 0, enqueued: 1 }); // not split into one order per row
     expect(await settle(rig, again.batchId)).toMatchObject({ dead: 1 });
     const after = await deadStore(rig).select();
-    expect(after.map((d) => d.record.orderKey)).toEqual([dead!.record.orderKey, expect.stringMatching(/^ref\.1002\.DL-/)]);
+    expect(after.map((d) => d.record.key)).toEqual([dead!.record.key, expect.stringMatching(/^ref\.1002\.DL-/)]);
     expect(after[1]!.record.payload).toEqual(order);
   });
 
@@ -144,7 +143,7 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
     const imported = await rig.importFile(file);
     expect(await settle(rig, imported.batchId)).toMatchObject({ delivered: 0, dead: 2 });
 
-    const deps = { queue: rig.services.queue, batches: rig.services.batches, env: rig.config.env, logger: rig.logger, jobOptions: rig.services.jobOptions, jobName: DELIVER_ORDER };
+    const deps = rig.services.pipeline(rig.logger);
     const broken = await deadStore(rig).select({ code: 'UPSTREAM_BROKEN' });
     expect(broken).toHaveLength(1);
     const [retried] = await retryDeadLetters(broken, rig.services.ledger, deps);

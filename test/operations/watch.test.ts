@@ -2,7 +2,6 @@ import { recordReliability } from '../helpers/reliabilityLog.js';
 import { link, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
 import { newClaimName, openDropFolder } from '../../src/watch/dropFolder.js';
 import { watchFolder, type WatchOptions } from '../../src/watch/watchFolder.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
@@ -16,7 +15,7 @@ afterEach(async () => {
 function watch(r: DeliveryRig, options: Partial<WatchOptions> = {}) {
   return watchFolder(
     { dir: join(r.dir, 'drop'), stableMs: 200, pollMs: 50, once: true, ...options },
-    { services: r.services, env: r.config.env, logger: r.logger, jobName: DELIVER_ORDER, retentionMs: r.config.delivery.ledgerRetentionMs },
+    { services: r.services, logger: r.logger },
   );
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
-import type { ParkedRecord } from '../../src/orderJob.js';
+import type { ParkedRecord } from '../../src/deliveryJob.js';
 import type { SimulatorOptions } from '../../src/simulator/index.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';

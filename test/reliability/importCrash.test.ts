@@ -8,7 +8,7 @@ import { fingerprintOf } from '../../src/ledger/fingerprint.js';
 import { newBatchId, toJobData } from '../../src/importer/importFile.js';
 import { openOrderSource } from '../../src/ingest/openOrderSource.js';
 import type { ValidOrder } from '../../src/ingest/types.js';
-import { DELIVER_ORDER } from '../../jobs/deliverOrder.js';
+import { DELIVER_ORDER } from '../../src/queues.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';

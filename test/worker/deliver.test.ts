@@ -2,10 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { writeResults } from '../../src/batches/writeResults.js';
-import type { ParkedRecord } from '../../src/orderJob.js';
+import type { ParkedRecord } from '../../src/deliveryJob.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { ORDERS } from '../../src/kinds/orders.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -55,7 +56,7 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     expect(dead.cells[0]).toContain('GIFT-BAD');
 
     const resultsPath = `${rig.dir}/orders.results.csv`;
-    const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath);
+    const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
     expect(counts.byOutcome).toEqual({ delivered: 13, 'dead-lettered': 1, rejected: 1 });
     const results = await readFile(resultsPath, 'utf8');
     expect(results).toMatch(/GIFT-BAD,14,dead-lettered,,422,PRODUCT_UNKNOWN/);

@@ -1,6 +1,15 @@
-import type { BackoffSettings } from './backoff.js';
+/** Delays between delivery attempts (src/worker/backoff.ts computes them). */
+export interface BackoffSettings {
+  /** Delay after the first failure; default 2 s. */
+  baseMs: number;
+  /** No delay exceeds this; default 10 min. */
+  maxMs: number;
+}
 
-/** How orders are delivered. Read from BULKORDER_* variables by src/config.ts, which holds the defaults. */
+/**
+ * How records are delivered. A base type beside config.ts (which holds the defaults and reads it from
+ * BULKORDER_* variables), so the base layer imports nothing from worker/.
+ */
 export interface DeliverySettings {
   /** Requests in flight per worker process (BULKORDER_CONCURRENCY); default 20. */
   concurrency: number;

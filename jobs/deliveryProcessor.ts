@@ -1,22 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import type { Logger } from '../src/logger.js';
-import type { DeliveryJobData } from '../src/orderJob.js';
+import type { DeliveryJobData } from '../src/deliveryJob.js';
 import { deliverOrder, type DeliverDeps, type DeliveryResult } from '../src/worker/deliverOrder.js';
 
-/** Job name of an order delivery in the orders queue. */
-export const DELIVER_ORDER = 'deliver-order';
-
-export interface DeliverOrderProcessorDeps<P> extends Omit<DeliverDeps<P>, 'postpone' | 'logger'> {
+export interface DeliveryProcessorDeps<P> extends Omit<DeliverDeps<P>, 'postpone' | 'logger'> {
   logger: Logger;
 }
 
 /**
- * BullMQ processor for `deliver-order` jobs (and `register-account` jobs, src/accounts): a thin
+ * BullMQ processor for delivery jobs of every record kind (`deliver-order`, `register-account`;
+ * src/queues.ts): a thin
  * adapter that binds a child logger and the job's own lock token, then hands over to
  * src/worker/deliverOrder.ts.
  */
-export function createDeliverOrderProcessor<P>(deps: DeliverOrderProcessorDeps<P>) {
+export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
   return async (job: Job<DeliveryJobData<P>, DeliveryResult>, lockToken?: string): Promise<DeliveryResult> => {
     const data = job.data;
     // orderKey names the record's key for every kind, so one log query finds any record.

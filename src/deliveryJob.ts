@@ -1,11 +1,7 @@
 import type { OrderPayload } from './ingest/types.js';
 
-/** BullMQ queue of orders to deliver. */
-export const ORDERS_QUEUE = 'orders';
-
 /**
- * The data of one delivery job of any record kind (orders; employee accounts, see
- * src/accounts/accountJob.ts). The job id is the record's key, so BullMQ itself refuses a
+ * The data of one delivery job of any record kind (orders; employee accounts: src/kinds/). The job id is the record's key, so BullMQ itself refuses a
  * second job for a record that is still queued; the ledger covers the time after.
  */
 export interface DeliveryJobData<P = OrderPayload> {
@@ -28,7 +24,8 @@ export type OrderJobData = DeliveryJobData<OrderPayload>;
  */
 export interface ParkedRecord<P = OrderPayload> {
   kind: 'dead' | 'held';
-  orderKey: string;
+  /** The record's key (an order key, an account key): its ledger entry and job id. */
+  key: string;
   batchId: string;
   file: string;
   lines: number[];
@@ -45,4 +42,24 @@ export interface ParkedRecord<P = OrderPayload> {
   bodyTruncated?: boolean;
   attempts: number;
   parkedAt: number;
+}
+
+/** What a parked record says about why it is parked (the rest comes from its job). */
+export type ParkFacts = Pick<ParkedRecord, 'reason' | 'httpStatus' | 'code' | 'message' | 'body' | 'bodyTruncated'>;
+
+/** The parked record of a job's record: the one place its shape is filled in (the processor, and orphans of BullMQ's). */
+export function parkedRecord<P>(job: DeliveryJobData<P>, kind: 'dead' | 'held', facts: ParkFacts, attempts: number): ParkedRecord<P> {
+  return {
+    kind,
+    key: job.key,
+    batchId: job.batchId,
+    file: job.file,
+    lines: job.lines,
+    ...(job.orderRef === undefined ? {} : { orderRef: job.orderRef }),
+    payload: job.payload,
+    cells: job.cells,
+    ...facts,
+    attempts,
+    parkedAt: Date.now(),
+  };
 }

@@ -1,0 +1,72 @@
+import { basename, dirname, join } from 'node:path';
+import { followBatch } from '../batches/followBatch.js';
+import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
+import { writeResults, type ResultsCounts } from '../batches/writeResults.js';
+import { ExitCode } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Services } from '../services.js';
+import { importFile, type ImportOptions, type ImportResult } from './importFile.js';
+import { followElsewhere } from './followElsewhere.js';
+import { elsewhereLines, importAttention, resultsAttention } from './importVerdict.js';
+import { reconcileImports } from './reconcileImports.js';
+
+/** Whether and how to follow a batch after its import (`--wait`, `--results`, `--timeout`). */
+export interface FollowSettings {
+  wait: boolean;
+  resultsPath?: string;
+  timeoutMs?: number;
+}
+
+export interface ImportOutcome {
+  result: ImportResult;
+  batch: Batch | undefined;
+  results: ResultsCounts | undefined;
+  resultsPath: string | undefined;
+  exitCode: number;
+  report: string;
+}
+
+/**
+ * Imports one file of the services' record kind and, when asked, follows it to the end and
+ * writes its results file: what `import`, `accounts import` and the demo do. Returns the report
+ * a person reads and the exit code (0, or 4 when something needs attention).
+ */
+export async function importAndFollow<P>(file: string, options: ImportOptions, services: Services<P>, logger: Logger, follow: FollowSettings): Promise<ImportOutcome> {
+  const kind = services.kind;
+  const reconcile = () => reconcileImports({ ledger: services.ledger, batches: services.batches, queue: services.queue, jobOptions: services.jobOptions, logger });
+  await reconcile(); // an earlier run that died: queue what it reserved, close its batch
+  const result = await importFile(file, options, services.pipeline(logger));
+  const c = result.counts;
+  const lines = [
+    `batch ${result.batchId}  ${file}`,
+    `  rows ${c.rows}, ${kind.noun}s ${c.orders}: ${c.valid} valid, ${c.rejected} rejected`,
+    `  queued ${c.enqueued}; skipped: ${c.skippedDelivered} already delivered, ${c.skippedHeld} held for review, ${c.skippedQueued} queued by another batch`,
+  ];
+  lines.push(...importAttention(result, kind.noun));
+  if (result.rejectsPath !== undefined) lines.push(`  rejected rows: ${result.rejectsPath} (fix them there and import that file)`);
+  if (!follow.wait) {
+    lines.push(...elsewhereLines(result, kind.noun));
+    lines.push(`  follow it with: ${kind.cli} status ${result.batchId}`);
+    // Orders left to another batch are not done: pending, exit 4 (--wait follows them to their end).
+    const exitCode = needsAttention(c) || result.elsewhere.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
+    return { result, batch: undefined, results: undefined, resultsPath: undefined, exitCode, report: lines.join('\n') + '\n' };
+  }
+
+  const deadline = follow.timeoutMs === undefined ? undefined : Date.now() + follow.timeoutMs;
+  const followed = await followBatch(services.batches, result.batchId, { ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
+  const { batch } = followed;
+  // Orders of this file another batch queued (an earlier run, perhaps one that died) are followed too.
+  const open = await followElsewhere(services.ledger, result.elsewhere.map((e) => e.orderKey), { reconcile, ...(deadline === undefined ? {} : { deadline }) });
+  const settled = followed.settled && open === 0;
+  const resultsPath = follow.resultsPath ?? join(dirname(file), `${basename(file).replace(/\.(csv|json|ndjson|txt)$/i, '')}.results.csv`);
+  const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind);
+  lines.push(
+    `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,
+    `  results: ${resultsPath}`,
+    ...(kind.reportResults?.(results) ?? []),
+  );
+  if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
+  const attention = needsAttention({ rejected: c.rejected, skippedHeld: c.skippedHeld, conflicts: c.conflicts, dead: batch.dead, held: batch.held }) || resultsAttention(results);
+  const exitCode = !settled || !isSettled(batch) || attention ? ExitCode.needsAttention : ExitCode.ok;
+  return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n' };
+}

@@ -1,0 +1,57 @@
+import type { Config } from '../config.js';
+import { UsageError } from '../errors.js';
+import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
+import type { RecordKind } from '../kinds/recordKind.js';
+import type { Logger } from '../logger.js';
+import { openServices } from '../services.js';
+import { importAndFollow, type FollowSettings } from './importAndFollow.js';
+import type { ImportOptions } from './importFile.js';
+
+/** What `import` and `accounts import` take besides the file (their flags, already parsed by commander). */
+export interface ImportRequest extends IngestFlags {
+  wait?: boolean;
+  force?: boolean;
+  rejects?: string;
+  results?: string;
+  timeout?: string;
+}
+
+/** `bulkorder import` and `bulkorder accounts import`: imports (and with --wait follows) one file of the kind; returns the exit code. */
+export async function runImport<P>(file: string, request: ImportRequest, ctx: { config: Config; logger: Logger }, kind: RecordKind<P>): Promise<number> {
+  const services = await openServices(ctx.config, kind);
+  try {
+    if (kind.name === 'accounts' && ctx.config.credentials.cafetariaplan === undefined) {
+      // Importing needs no credentials, but only a worker that has them registers accounts.
+      process.stderr.write('note: no Cafetariaplan credentials here (BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET): accounts are queued, and a `bulkorder worker` that has them registers them.\n');
+    }
+    const outcome = await importAndFollow(file, await importOptionsFrom(request, kind), services, ctx.logger, followFrom(request));
+    process.stdout.write(outcome.report);
+    return outcome.exitCode;
+  } finally {
+    await services.close();
+  }
+}
+
+/** ImportOptions from the request; --map is checked against the kind's fields. */
+async function importOptionsFrom<P>(request: ImportRequest, kind: RecordKind<P>): Promise<ImportOptions> {
+  return {
+    ...(await ingestOptionsFromFlags(request, kind.columns)),
+    force: request.force === true,
+    ...(request.rejects === undefined ? {} : { rejectsPath: request.rejects }),
+  };
+}
+
+/** FollowSettings from --wait, --results and --timeout. */
+function followFrom(request: ImportRequest): FollowSettings {
+  return {
+    wait: request.wait === true,
+    ...(request.results === undefined ? {} : { resultsPath: request.results }),
+    ...(request.timeout === undefined ? {} : { timeoutMs: seconds(request.timeout) * 1000 }),
+  };
+}
+
+function seconds(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new UsageError('USAGE', `--timeout must be a positive number of seconds, not '${text}'`);
+  return value;
+}

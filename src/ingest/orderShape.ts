@@ -1,0 +1,102 @@
+import { ORDER_FIELD_TABLE, PRODUCTS, type NormalizedRow, type OrderField, type OrderPayload } from './orderFields.js';
+
+/**
+ * The API's nested order shape, walked with the paths of ORDER_FIELD_TABLE: building a payload
+ * from flat rows, reading flat rows back from a payload, and knowing which keys each nested
+ * object of a JSON order may have.
+ */
+
+type JsonObject = Record<string, unknown>;
+
+const PREFIX = `${PRODUCTS}.`;
+const SENT = ORDER_FIELD_TABLE.filter((spec) => !('payload' in spec));
+/** Fields of the order as a whole (one value per order), with their path. */
+const HEAD = SENT.filter((spec) => !spec.path.startsWith(PREFIX));
+/** Fields of one product line, with their path inside the line. */
+const LINE = SENT.filter((spec) => spec.path.startsWith(PREFIX)).map((spec) => ({ name: spec.name, path: spec.path.slice(PREFIX.length) }));
+
+/** The names of the product-line fields (`productId`, `quantity`). */
+export const PRODUCT_FIELDS: ReadonlySet<string> = new Set(LINE.map((spec) => spec.name));
+
+/**
+ * The API payload from the valid rows of one order; the order's fields come from the first row,
+ * one product line per row. Keys come in table order (the spec's order); absent optional
+ * values are left out.
+ */
+export function buildPayload(rows: readonly NormalizedRow[]): OrderPayload {
+  const first = rows[0]!;
+  const payload: JsonObject = {};
+  for (const spec of HEAD) placeAt(payload, spec.path, first[spec.name]);
+  payload[PRODUCTS] = rows.map((row) => {
+    const line: JsonObject = {};
+    for (const spec of LINE) placeAt(line, spec.path, row[spec.name]);
+    return line;
+  });
+  // The paths walked above are the ones OrderPayload is derived from (orderFields.ts).
+  return payload as OrderPayload;
+}
+
+/** The flat fields of each product line of a payload (orderRef is not in a payload: `orderRef` gives it). */
+export function payloadLines(payload: OrderPayload, orderRef: string | undefined): Partial<Record<OrderField, string | number>>[] {
+  const head: Partial<Record<OrderField, string | number>> = orderRef === undefined ? {} : { orderRef };
+  for (const spec of HEAD) {
+    const value = valueAt(payload, spec.path);
+    if (typeof value === 'string' || typeof value === 'number') head[spec.name] = value;
+  }
+  return payload[PRODUCTS].map((product) => {
+    const line = { ...head };
+    for (const spec of LINE) {
+      const value = valueAt(product, spec.path);
+      if (typeof value === 'string' || typeof value === 'number') line[spec.name] = value;
+    }
+    return line;
+  });
+}
+
+/**
+ * The keys each object of a JSON order in the API's shape may have, by its path (`` for the
+ * order itself, `recipient`, `recipient.address`, `products` for each product line), outer
+ * objects first.
+ */
+export const API_KEYS: ReadonlyMap<string, ReadonlySet<string>> = (() => {
+  const keys = new Map<string, Set<string>>();
+  for (const spec of ORDER_FIELD_TABLE) {
+    const parts = spec.path.split('.');
+    parts.forEach((part, i) => {
+      const parent = parts.slice(0, i).join('.');
+      let set = keys.get(parent);
+      if (set === undefined) keys.set(parent, (set = new Set()));
+      set.add(part);
+    });
+  }
+  return keys;
+})();
+
+/** The value at a dotted path, or undefined when a step is missing or not an object. */
+export function valueAt(object: unknown, path: string): unknown {
+  let at: unknown = object;
+  for (const part of path.split('.')) {
+    if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
+    at = (at as JsonObject)[part];
+  }
+  return at;
+}
+
+/** The object at a path ({} when anything on the way is not an object), like an empty nested object. */
+export function objectAt(object: unknown, path: string): JsonObject {
+  const value = path === '' ? object : valueAt(object, path);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
+}
+
+function placeAt(target: JsonObject, path: string, value: unknown): void {
+  if (value === undefined) return;
+  const parts = path.split('.');
+  const leaf = parts.pop()!;
+  let at = target;
+  for (const part of parts) {
+    const next = at[part];
+    if (typeof next === 'object' && next !== null) at = next as JsonObject;
+    else at = at[part] = {};
+  }
+  at[leaf] = value;
+}

@@ -1,0 +1,23 @@
+import { ORDER_RESULTS } from '../batches/writeResults.js';
+import { ORDER_COLUMNS } from '../ingest/orderColumns.js';
+import { openOrderSource } from '../ingest/openOrderSource.js';
+import type { OrderPayload } from '../ingest/types.js';
+import { DELIVER_ORDER, ORDERS_QUEUE } from '../queues.js';
+import { ORDER_WORDING } from '../worker/deliverOrder.js';
+import type { RecordKind } from './recordKind.js';
+
+/** Orders to the Business API: `bulkorder import|status|dead-letters|review ...`. */
+export const ORDERS: RecordKind<OrderPayload> = {
+  name: 'orders',
+  noun: ORDER_COLUMNS.noun,
+  columns: ORDER_COLUMNS,
+  openSource: openOrderSource,
+  queueName: ORDERS_QUEUE,
+  jobName: DELIVER_ORDER,
+  // Orders own the environment's prefix itself (the keyspace came first).
+  prefix: (environmentPrefix) => environmentPrefix,
+  retentionMs: (delivery) => delivery.ledgerRetentionMs,
+  results: ORDER_RESULTS,
+  wording: ORDER_WORDING,
+  cli: 'bulkorder',
+};

@@ -1,0 +1,41 @@
+import type { ResultsCounts, ResultsLayout } from '../batches/writeResults.js';
+import type { DeliverySettings } from '../deliverySettings.js';
+import type { ColumnSchema } from '../ingest/columnSchema.js';
+import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
+import type { RecordWording } from '../worker/deliverOrder.js';
+
+/** The kinds bulkorder delivers; each has one RecordKind (src/kinds/orders.ts, accounts.ts). */
+export type RecordKindName = 'orders' | 'accounts';
+
+/**
+ * Everything that differs between two kinds of record (orders, employee accounts), in one object.
+ * The generic machinery (reading, rejects, import, ledger, worker, dead letters, review, results,
+ * status) takes a kind and reads these; nothing else names a kind's queue, keys or words.
+ */
+export interface RecordKind<P> {
+  readonly name: RecordKindName;
+  /** What one record is called in messages: `order`, `account`. */
+  readonly noun: string;
+  /** Its columns, required fields, aliases and synonyms (the --map check uses them). */
+  readonly columns: ColumnSchema;
+  /** Reads a file as records of this kind (its RecordSchema: units, validation, assembly). */
+  openSource(file: string, options: IngestOptions): Promise<RecordSource<P>>;
+  /** BullMQ queue and job name (src/queues.ts). */
+  readonly queueName: string;
+  readonly jobName: string;
+  /**
+   * The kind's keyspace under the environment's prefix (`bulkorder:<env>`): its ledger, batches,
+   * dead letters, breaker and queue all live there, so two kinds never mix.
+   */
+  prefix(environmentPrefix: string): string;
+  /** How long its ledger entries and batches are kept. */
+  retentionMs(delivery: DeliverySettings): number;
+  /** Its results file. */
+  readonly results: ResultsLayout<P>;
+  /** How reasons and logs of the worker name it. */
+  readonly wording: RecordWording;
+  /** The CLI words in front of a generic command: `bulkorder` or `bulkorder accounts`. */
+  readonly cli: string;
+  /** Lines about outcomes only this kind has in an import report (accounts: how many already existed). */
+  reportResults?(results: ResultsCounts): string[];
+}

@@ -1,0 +1,139 @@
+import { Worker } from 'bullmq';
+import { requireApi, redisPrefix, type Config } from '../config.js';
+import type { Outcome } from '../delivery/classifyOutcome.js';
+import { createApiTokenProvider } from '../delivery/apiTokenProvider.js';
+import { createBusinessApiClient } from '../delivery/businessApiClient.js';
+import { createCafetariaplanClient, type AccountOutcome } from '../delivery/cafetariaplanClient.js';
+import { createHttpTransport } from '../delivery/httpTransport.js';
+import type { DeliverySettings } from '../deliverySettings.js';
+import type { AccountPayload } from '../accounts/accountColumns.js';
+import type { OrderPayload } from '../ingest/types.js';
+import { ACCOUNTS } from '../kinds/accounts.js';
+import { ORDERS } from '../kinds/orders.js';
+import type { Logger } from '../logger.js';
+import { SCHEDULES_QUEUE } from '../queues.js';
+import { createRedis } from '../redis.js';
+import type { ScheduledImportResult } from '../schedule/runScheduledImport.js';
+import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
+import { openServices } from '../services.js';
+import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
+// The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
+import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
+
+/** What a delivery worker process is started with; `prefix` defaults to the configuration's `bulkorder:<env>`. */
+export interface StartOptions {
+  prefix?: string;
+  delivery?: DeliverySettings;
+}
+
+/**
+ * Everything a Business API delivery worker needs, built from the configuration: the shared
+ * token (Redis), the HTTP client and the BullMQ worker, plus the scheduled-import worker. Used by
+ * `bulkorder worker`, `watch --deliver` and the demo.
+ */
+export async function startBusinessDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<OrderPayload>> {
+  const prefix = options.prefix ?? redisPrefix(config);
+  const delivery = options.delivery ?? config.delivery;
+  const settings = requireApi(config, 'business');
+  const redis = createRedis(config.redisUrl, 'worker');
+  const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
+  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
+  const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
+  const worker = await startDeliveryWorker<OrderPayload>({
+    redisUrl: config.redisUrl,
+    kind: ORDERS,
+    prefix,
+    delivery,
+    send: (payload) => client.createOrder(payload),
+    requestDeadlineMs: settings.http.deadlineMs,
+    logger,
+    redis,
+  });
+  // Every worker process also runs scheduled imports (bulkorder schedule); BullMQ gives each firing to one.
+  const scheduled = await startScheduledImportWorker(config, logger, { prefix, delivery });
+  return {
+    worker: worker.worker,
+    async close() {
+      await scheduled.close();
+      await worker.close();
+      await transport.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/**
+ * The account-registration worker: the same BullMQ worker, ledger, retries, dead letters,
+ * held records and circuit breaker as order delivery, over the accounts kind's queue and
+ * keyspace, calling the Cafetariaplan API with its own credentials and shared token.
+ * Started by `bulkorder worker` when Cafetariaplan credentials are configured.
+ */
+export async function startAccountDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<AccountPayload>> {
+  const prefix = options.prefix ?? redisPrefix(config);
+  const delivery = options.delivery ?? config.delivery;
+  const settings = requireApi(config, 'cafetariaplan');
+  const redis = createRedis(config.redisUrl, 'worker');
+  const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
+  // The token lives beside the Business API's, under the environment's prefix (one per API and credentials).
+  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
+  const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
+  const worker = await startDeliveryWorker<AccountPayload>({
+    redisUrl: config.redisUrl,
+    kind: ACCOUNTS,
+    prefix,
+    delivery,
+    send: async (account) => asDeliveryOutcome(await client.createAccount(account)),
+    requestDeadlineMs: settings.http.deadlineMs,
+    logger: logger.child({ api: 'cafetariaplan' }),
+    redis,
+  });
+  return {
+    worker: worker.worker,
+    async close() {
+      await worker.close();
+      await transport.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/** The ledger keeps the new account's customerId as its remote id: that entry is the customerId mapping. */
+export function asDeliveryOutcome(outcome: AccountOutcome): Outcome {
+  if (outcome.kind !== 'delivered') return outcome;
+  return { kind: 'delivered', status: outcome.status, body: outcome.body, remoteId: outcome.customerId };
+}
+
+export interface ScheduledImportWorker {
+  readonly worker: Worker<ScheduledImportData, ScheduledImportResult>;
+  /** Lets an import in progress finish, then closes. */
+  close(): Promise<void>;
+}
+
+/**
+ * The BullMQ worker of the `schedules` queue: runs in every `bulkorder worker` process beside the
+ * delivery worker, one import at a time per process. BullMQ hands each firing to one of them.
+ */
+export async function startScheduledImportWorker(config: Config, logger: Logger, options: StartOptions = {}): Promise<ScheduledImportWorker> {
+  const prefix = options.prefix ?? redisPrefix(config);
+  const services = await openServices(config, ORDERS, { prefix, role: 'worker', ...(options.delivery === undefined ? {} : { delivery: options.delivery }) });
+  const blocking = createRedis(config.redisUrl, 'worker');
+  const worker = new Worker<ScheduledImportData, ScheduledImportResult>(SCHEDULES_QUEUE, createScheduledImportProcessor(services.pipeline(logger)), {
+    connection: blocking,
+    prefix,
+    concurrency: 1,
+  });
+  worker.on('error', (error) => logger.error({ err: error }, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
+  worker.on('failed', (job, error) => logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'));
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close() {
+      closing ??= (async () => {
+        await worker.close();
+        blocking.disconnect();
+        await services.close();
+      })();
+      return closing;
+    },
+  };
+}
