@@ -51,7 +51,7 @@ describe('the ledger remembers content (real Redis, simulator, real CLI)', () =>
     expect(reusedRow).toMatch(/,2,rejected,.*ORDER_REF_REUSED/);
     expect(results.split('\n').find((line) => line.includes('GIFT-2025-0002'))).toMatch(/already-delivered/);
     recordReliability({ fault: 'orderRef reused next month with another recipient, product and quantity', behaviour: 'conflict ORDER_REF_REUSED (line, earlier batch and date, what differs) in rejects and results; not sent; exit 4', orders: 3, lost: 0, duplicates: counters.duplicateOrdersAccepted, held: 0 });
-  }, 90_000);
+  }, 240_000);
 
   it('a dead-lettered orderRef comes back with new content (the fix-and-reimport path) and is delivered', async () => {
     rig = await deliveryRig('fixpath');
@@ -67,7 +67,7 @@ describe('the ledger remembers content (real Redis, simulator, real CLI)', () =>
     const counters = rig.simulator.counters();
     expect(counters.ordersAccepted).toBe(2);
     recordReliability({ fault: 'dead-lettered order fixed and imported again with new content', behaviour: 'not a conflict: the fixed order was sent and delivered; exit 0', orders: 2, lost: 2 - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
-  }, 90_000);
+  }, 240_000);
 
   it('orders without orderRef identical to ones delivered before are skipped, counted and named, with the advice', async () => {
     rig = await deliveryRig('identical');
@@ -83,5 +83,5 @@ describe('the ledger remembers content (real Redis, simulator, real CLI)', () =>
     const counters = rig.simulator.counters();
     expect(counters.ordersAccepted).toBe(2);
     recordReliability({ fault: 'order without orderRef identical to one delivered last month', behaviour: 'skipped as already delivered, counted and named by line in the summary with the advice to give new gifts an orderRef', orders: 2, lost: 0, duplicates: counters.duplicateOrdersAccepted, held: 0 });
-  }, 90_000);
+  }, 240_000);
 });
