@@ -1,7 +1,11 @@
 /**
  * The only module that reads the environment (STYLE habit 2). Order of precedence:
- * real environment variable > `--env-file` value > default. Parsed once with zod into a
- * frozen {@link Config}; every refusal is a {@link ConfigError} (exit 2) naming the variable.
+ * `--env-file` value > inherited environment variable > default: the file is the deliberate
+ * choice, the environment is whatever the shell happened to export (an exported
+ * `BULKORDER_ENV=acceptance` must never turn a production file into an acceptance run). Where the
+ * file overrides a different inherited value, the variable is listed in `Config.shadowed` and the
+ * start banner says so. Parsed once with zod into a frozen {@link Config}, with where each value
+ * came from ({@link ConfigSource}); every refusal is a {@link ConfigError} (exit 2) naming the variable.
  *
  * `loadConfig` checks only what is present, so commands that need no API (`validate`) work
  * without credentials; `requireApi` then demands what one API needs. To add a setting, add
@@ -14,6 +18,7 @@ import { inspect, parseEnv } from 'node:util';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
+import { AUTO, hostListProblem, splitHostList, targetId, targetMismatch, type HostRules } from './target.js';
 import type { DeliverySettings } from './deliverySettings.js';
 
 const SECOND = 1000;
@@ -71,6 +76,9 @@ export interface ApiCredentials {
   readonly clientSecret: Secret;
 }
 
+/** Where a variable's value came from: the demo's or a test's overrides, the `--env-file`, the inherited environment, or the default. */
+export type ConfigSource = 'override' | 'env-file' | 'environment' | 'default';
+
 export interface Config {
   readonly env: Environment;
   /** True when production was chosen explicitly (BULKORDER_CONFIRM_PRODUCTION=yes or `--production`). */
@@ -92,6 +100,18 @@ export interface Config {
   readonly ambiguousStatuses: readonly number[];
   /** Queue, retry and ledger settings of delivery workers and imports. */
   readonly delivery: DeliverySettings;
+  /** Host patterns that tell production from acceptance URLs (src/target.ts). */
+  readonly hostRules: HostRules;
+  /** BULKORDER_ALLOW_VOLATILE_REDIS=yes: production may run on a Redis without persistence. */
+  readonly allowVolatileRedis: boolean;
+  /** The `--env-file` read, if any. */
+  readonly envFile: string | undefined;
+  /** Where each variable's value came from. */
+  readonly sources: Readonly<Record<string, ConfigSource>>;
+  /** Variables the env-file set while the inherited environment held another value (the file won). */
+  readonly shadowed: readonly string[];
+  /** Every variable's effective value as text, secrets masked: what `bulkorder config` prints. */
+  readonly effective: Readonly<Record<string, string>>;
 }
 
 /** Everything one API client needs, all present and checked. */
@@ -141,6 +161,15 @@ const url = z.string().transform((value, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   return value.replace(/\/+$/, '');
 });
+const hostList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      const problem = hostListProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      return splitHostList(value);
+    });
 const clientId = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters');
 const clientSecret = z.string().max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value));
 
@@ -158,6 +187,10 @@ const schema = z.object({
   BULKORDER_BUSINESS_CLIENT_SECRET: clientSecret.optional(),
   BULKORDER_CAFETARIAPLAN_CLIENT_ID: clientId.optional(),
   BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: clientSecret.optional(),
+  BULKORDER_PRODUCTION_HOSTS: hostList('none'),
+  BULKORDER_ACCEPTANCE_HOSTS: hostList(AUTO),
+  BULKORDER_ALLOW_VOLATILE_REDIS: z.enum(['yes', 'no'], { error: 'must be yes or no' }).default('no'),
+  BULKORDER_PARKED_RETENTION_DAYS: count(30, 1, 3650),
   BULKORDER_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -').default('bulkorder'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
@@ -208,9 +241,15 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const fromFile = options.envFile === undefined ? {} : readEnvFile(options.envFile);
   const real = options.env ?? process.env;
   const raw: Record<string, string> = {};
+  const sources: Record<string, ConfigSource> = {};
+  const shadowed: string[] = [];
   for (const name of CONFIG_VARIABLES) {
     // An empty value (`VAR=` in a file) means "not set", as most dotenv users expect.
-    const value = nonEmpty(options.overrides?.[name]) ?? nonEmpty(real[name]) ?? nonEmpty(fromFile[name]);
+    const [override, file, inherited] = [nonEmpty(options.overrides?.[name]), nonEmpty(fromFile[name]), nonEmpty(real[name])];
+    const [value, source]: [string | undefined, ConfigSource] =
+      override !== undefined ? [override, 'override'] : file !== undefined ? [file, 'env-file'] : inherited !== undefined ? [inherited, 'environment'] : [undefined, 'default'];
+    if (source === 'env-file' && inherited !== undefined && inherited !== file) shadowed.push(name);
+    sources[name] = source;
     if (value !== undefined) raw[name] = value;
   }
   const parsed = schema.safeParse(raw);
@@ -218,12 +257,26 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const issue = parsed.error.issues[0];
     throw new ConfigError(String(issue?.path[0] ?? 'configuration'), issue?.message ?? 'invalid');
   }
-  return deepFreeze(toConfig(parsed.data, options.confirmProduction === true));
+  const config = toConfig(parsed.data, options.confirmProduction === true, { envFile: options.envFile, sources, shadowed, effective: effectiveValues(parsed.data) });
+  assertTargetAgrees(config);
+  return deepFreeze(config);
+}
+
+/** Each variable's parsed value as text, secrets masked. */
+function effectiveValues(parsed: Parsed): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of CONFIG_VARIABLES) {
+    const value: unknown = parsed[name as keyof Parsed];
+    out[name] = value === undefined ? '' : value instanceof Secret ? '********' : Array.isArray(value) ? (value.length === 0 ? 'none' : value.join(',')) : String(value);
+  }
+  return out;
 }
 
 type Parsed = z.infer<typeof schema>;
 
-function toConfig(v: Parsed, flagConfirmed: boolean): Config {
+type Provenance = Pick<Config, 'envFile' | 'sources' | 'shadowed' | 'effective'>;
+
+function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Config {
   if (flagConfirmed && v.BULKORDER_ENV !== 'production') {
     throw new ConfigError('BULKORDER_ENV', '--production was given but BULKORDER_ENV is not production');
   }
@@ -238,6 +291,9 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
     }
   }
   return {
+    ...provenance,
+    hostRules: { production: v.BULKORDER_PRODUCTION_HOSTS, acceptance: v.BULKORDER_ACCEPTANCE_HOSTS },
+    allowVolatileRedis: v.BULKORDER_ALLOW_VOLATILE_REDIS === 'yes',
     env: v.BULKORDER_ENV,
     productionConfirmed,
     baseUrl: v.BULKORDER_BASE_URL,
@@ -273,6 +329,8 @@ function toConfig(v: Parsed, flagConfirmed: boolean): Config {
       ambiguousPolicy: v.BULKORDER_AMBIGUOUS,
       ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,
       accountRetentionMs: v.BULKORDER_ACCOUNT_RETENTION_DAYS * 24 * 3600 * SECOND,
+      parkedRetentionMs: v.BULKORDER_PARKED_RETENTION_DAYS * 24 * 3600 * SECOND,
+      requirePersistentRedis: v.BULKORDER_ENV === 'production' && v.BULKORDER_ALLOW_VOLATILE_REDIS !== 'yes',
       breakerThreshold: v.BULKORDER_BREAKER_THRESHOLD,
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
@@ -297,7 +355,7 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
   return Object.freeze({
     api,
     env: config.env,
-    apiBaseUrl: `${config.baseUrl}/${api === 'business' ? 'business-api' : 'cafetariaplan-api'}`,
+    apiBaseUrl: apiBaseUrl(config.baseUrl, api),
     tokenUrl: `${config.authUrl ?? config.baseUrl}/oauth2/token`,
     clientId: credentials.clientId,
     clientSecret: credentials.clientSecret,
@@ -309,18 +367,72 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
   });
 }
 
-/** The namespace of every Redis key we keep: identifiers from one environment are not valid in the other. */
-export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix'>): string {
-  return `${config.redisKeyPrefix}:${config.env}`;
+/** Refuses a base or auth URL that belongs to the other environment (src/target.ts has the rule). */
+function assertTargetAgrees(config: Config): void {
+  const urls = (['BULKORDER_BASE_URL', 'BULKORDER_AUTH_URL'] as const).flatMap((variable) => {
+    const url = variable === 'BULKORDER_BASE_URL' ? config.baseUrl : config.effective.BULKORDER_AUTH_URL;
+    return url === undefined || url === '' ? [] : [{ variable, url, source: describeSource(config.sources[variable]) }];
+  });
+  const problem = targetMismatch(config.env, describeSource(config.sources.BULKORDER_ENV), urls, config.hostRules);
+  if (problem !== undefined) throw new ConfigError('BULKORDER_ENV', problem);
 }
 
-/** Logs the chosen environment once at start; production is announced loudly. Never logs secrets. */
+/** `from the env-file`, `from the environment`, `default`, `set by the command`. */
+export function describeSource(source: ConfigSource | undefined): string {
+  switch (source) {
+    case 'env-file':
+      return 'from the env-file';
+    case 'environment':
+      return 'from the environment';
+    case 'override':
+      return 'set by the command';
+    default:
+      return 'default';
+  }
+}
+
+/**
+ * The namespace of every Redis key of one target: `<BULKORDER_REDIS_PREFIX>:<env>:<id>`, where the
+ * id hashes the environment, the API's base URL and the client id (src/target.ts `targetId`). The
+ * orders' ledger, queue and batches use the Business API's; employee accounts (`<prefix>:accounts`)
+ * the Cafetariaplan API's. Throws ConfigError when the URL or client id is missing: a keyspace
+ * guessed without them could answer for another API.
+ */
+export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix' | 'baseUrl' | 'credentials'>, api: ApiName = 'business'): string {
+  const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
+  if (config.baseUrl === undefined) throw new ConfigError('BULKORDER_BASE_URL', 'is required: what Redis keeps (ledger, queue, batches) belongs to the API it is sent to');
+  const credentials = config.credentials[api];
+  if (credentials === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET): its Redis keys are kept per client`);
+  return `${config.redisKeyPrefix}:${config.env}:${targetId(config.env, apiBaseUrl(config.baseUrl, api), credentials.clientId)}`;
+}
+
+function apiBaseUrl(baseUrl: string, api: ApiName): string {
+  return `${baseUrl}/${api === 'business' ? 'business-api' : 'cafetariaplan-api'}`;
+}
+
+/**
+ * Logs the effective environment and URL once at start, with where each came from. Production is
+ * announced loudly; "not processed" is only ever said of a URL recognised as acceptance (loadConfig
+ * refuses any other under acceptance). Never logs secrets.
+ */
 export function announceConfig(config: Config, logger: Logger): void {
-  const facts = { env: config.env, baseUrl: config.baseUrl, authUrl: config.authUrl, apis: Object.keys(config.credentials) };
+  const facts = {
+    env: config.env,
+    envSource: config.sources.BULKORDER_ENV,
+    baseUrl: config.baseUrl,
+    baseUrlSource: config.sources.BULKORDER_BASE_URL,
+    authUrl: config.authUrl,
+    envFile: config.envFile,
+    apis: Object.keys(config.credentials),
+  };
+  if (config.shadowed.length > 0) {
+    logger.warn({ variables: config.shadowed, envFile: config.envFile }, `the env-file overrides inherited environment variables: ${config.shadowed.join(', ')}`);
+  }
+  const where = `BULKORDER_ENV ${describeSource(config.sources.BULKORDER_ENV)}, BULKORDER_BASE_URL ${config.baseUrl ?? '(not set)'} ${describeSource(config.sources.BULKORDER_BASE_URL)}`;
   if (config.env === 'production') {
-    logger.warn(facts, 'PRODUCTION: orders are fulfilled and customers receive e-mail and SMS');
+    logger.warn(facts, `PRODUCTION (${where}): orders are fulfilled and customers receive e-mail and SMS`);
   } else {
-    logger.info(facts, 'acceptance environment: orders are not processed');
+    logger.info(facts, `acceptance (${where}): the API does not process these orders`);
   }
 }
 

@@ -28,6 +28,16 @@ export interface DeliverySettings {
    * default 10 years, since the entry holds the customerId that login needs long after registration.
    */
   accountRetentionMs: number;
+  /**
+   * How long a dead letter or held record (full recipient data) is kept (BULKORDER_PARKED_RETENTION_DAYS);
+   * default 30 days, long enough to fix a night's file. The ledger entry of a held order outlives it.
+   */
+  parkedRetentionMs: number;
+  /**
+   * Refuse a Redis without persistence (AOF or RDB) instead of warning: production, unless
+   * BULKORDER_ALLOW_VOLATILE_REDIS=yes. A Redis restarted empty forgets what was delivered.
+   */
+  requirePersistentRedis: boolean;
   /** Non-order failures in a row that pause delivery (BULKORDER_BREAKER_THRESHOLD); default 5. */
   breakerThreshold: number;
   /** How long SIGTERM waits for requests in flight (BULKORDER_SHUTDOWN_GRACE_MS); default 30 s. */

@@ -1,8 +1,9 @@
 /**
- * Every Redis key bulkorder keeps, in one place. All of them live under the environment's
- * prefix (`bulkorder:<env>` by default), because identifiers from one environment are not valid
- * in the other (spec, section 1) and an acceptance run must never mark a production order
- * delivered. BullMQ uses the same prefix for its queues.
+ * Every Redis key bulkorder keeps, in one place. All of them live under the target's prefix
+ * (`bulkorder:<env>:<id>`, the id a hash of environment, API base URL and client id: src/config.ts
+ * `redisPrefix`), because identifiers from one environment are not valid in the other (spec,
+ * section 1), an acceptance run must never mark a production order delivered, and a ledger filled
+ * against one API must never answer for another. BullMQ uses the same prefix for its queues.
  */
 export type ParkedKind = 'dead' | 'held';
 

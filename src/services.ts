@@ -31,7 +31,7 @@ export interface Services<P> {
 }
 
 export interface ServicesOptions {
-  /** The environment's key prefix; default `bulkorder:<env>` (src/config.ts `redisPrefix`). The kind adds its own part. */
+  /** The target's key prefix; default `bulkorder:<env>:<target id>` of the kind's API (src/config.ts `redisPrefix`). The kind adds its own part. */
   prefix?: string;
   /** `producer` for CLI commands (fail fast, the default), `worker` for long-running processes (wait out blips). */
   role?: RedisRole;
@@ -51,18 +51,18 @@ export interface ServicesOptions {
 export async function openServices<P>(config: Config, kind: RecordKind<P>, options: ServicesOptions = {}): Promise<Services<P>> {
   const redis = createRedis(config.redisUrl, options.role ?? 'producer');
   try {
-    await assertRedisReady(redis, config.redisUrl);
+    await assertRedisReady(redis, config.redisUrl, { requirePersistence: (options.delivery ?? config.delivery).requirePersistentRedis });
   } catch (error) {
     redis.disconnect();
     throw error;
   }
   const delivery = options.delivery ?? config.delivery;
-  const prefix = kind.prefix(options.prefix ?? redisPrefix(config));
+  const prefix = kind.prefix(options.prefix ?? redisPrefix(config, kind.api));
   const retentionMs = kind.retentionMs(delivery);
   const keys = keyspace(prefix);
   const queue = new Queue<DeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
   queue.on('error', () => undefined); // surfaced by the command that awaits the failing call
-  const ledger = new Ledger(redis, keys, { queueName: kind.queueName, retentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
+  const ledger = new Ledger(redis, keys, { queueName: kind.queueName, retentionMs, parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const batches = new BatchStore(redis, keys, retentionMs);
   const jobOptions = deliveryJobOptions(delivery);
   return {

@@ -28,10 +28,10 @@ export interface LoginPortal {
  */
 export async function openLoginPortal(config: Config, logger: Logger, options: { prefix?: string } = {}): Promise<LoginPortal> {
   const settings = requireApi(config, 'cafetariaplan');
-  const prefix = options.prefix ?? redisPrefix(config);
+  const prefix = options.prefix ?? redisPrefix(config, 'cafetariaplan');
   const redis = createRedis(config.redisUrl, 'producer');
   try {
-    await assertRedisReady(redis, config.redisUrl);
+    await assertRedisReady(redis, config.redisUrl, { requirePersistence: config.delivery.requirePersistentRedis });
   } catch (error) {
     redis.disconnect();
     throw error;

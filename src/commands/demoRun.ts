@@ -57,10 +57,11 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
   }
   const workers = [
     await startBusinessDelivery(config, logger, { prefix, delivery: config.delivery }),
-    await startAccountDelivery(config, logger, { prefix, delivery: config.delivery }),
+    await startAccountDelivery(config, logger, { prefix: redisPrefix(config, 'cafetariaplan'), delivery: config.delivery }),
   ];
   try {
-    await deleteKeysUnder(services.redis, prefix);
+    // Every target of the demo's namespace: each run's simulator has a new port, so a new target id.
+    await deleteKeysUnder(services.redis, config.redisKeyPrefix);
     say('workers started in this process; importing the sample files from samples/\n');
     let settledAll = true;
     for (const name of DEMO_FILES) {

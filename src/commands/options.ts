@@ -25,7 +25,7 @@ export interface ConfigFlags {
 /** Adds `--env-file` and `--production` to a command. */
 export function withConfigFlags(command: Command): Command {
   return command
-    .option('--env-file <path>', 'load BULKORDER_* variables from a file (real environment variables win)')
+    .option('--env-file <path>', 'load BULKORDER_* variables from a file (its values win over inherited environment variables; bulkorder config shows the result)')
     .option('--production', 'confirm that BULKORDER_ENV=production is meant (same as BULKORDER_CONFIRM_PRODUCTION=yes)');
 }
 

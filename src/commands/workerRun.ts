@@ -11,14 +11,14 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new UsageError('USAGE', `--concurrency must be a whole number from 1 to 1000, not '${flags.concurrency}'`);
   }
-  const options = { prefix: redisPrefix(ctx.config), delivery: { ...ctx.config.delivery, concurrency } };
+  const delivery = { ...ctx.config.delivery, concurrency };
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
   try {
     // Orders unless only Cafetariaplan credentials are set; with none at all, startBusinessDelivery names what is missing.
-    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, options));
+    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery }));
     // Employee accounts whenever Cafetariaplan credentials are set: a second BullMQ worker on the accounts queue.
-    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, options));
+    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config, 'cafetariaplan'), delivery }));
   } catch (error) {
     await Promise.all(running.map((worker) => worker.close()));
     throw error;

@@ -25,13 +25,19 @@ export function parkedTable(items: readonly ParkedItem[], now = Date.now()): str
     record.httpStatus === undefined ? '-' : String(record.httpStatus),
     record.code ?? '-',
     formatAge(now - record.parkedAt),
+    formatAge(rest.expiresAt - now),
     `${basename(record.file)}:${record.lines.join(',')}`,
     ledgerStateOf({ record, ...rest }),
   ]);
-  const header = ['ORDER KEY', 'BATCH', 'STATUS', 'CODE', 'AGE', 'SOURCE', 'LEDGER'];
+  const header = ['ORDER KEY', 'BATCH', 'STATUS', 'CODE', 'AGE', 'EXPIRES IN', 'SOURCE', 'LEDGER'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(header), ...rows.map(line)];
+}
+
+/** One parked record for `list --json`: the record, its age and expiry, and the ledger's view. */
+export function parkedJson(item: ParkedItem, now = Date.now()): Record<string, unknown> {
+  return { ...item.record, ageMs: now - item.record.parkedAt, expiresAt: new Date(item.expiresAt).toISOString(), ledger: item.entry ?? null };
 }
 
 /** Everything kept about one parked order, for `show`. */
@@ -40,6 +46,7 @@ export function parkedDetails(item: ParkedItem, columns: readonly string[] | und
   const lines = [
     `${r.kind === 'dead' ? 'dead letter' : 'held for review'}: ${r.key}`,
     `  batch ${r.batchId}, parked ${new Date(r.parkedAt).toISOString()} after ${r.attempts} attempt${r.attempts === 1 ? '' : 's'}; ledger: ${ledgerStateOf(item)}`,
+    `  kept until ${new Date(item.expiresAt).toISOString()} (personal data: BULKORDER_PARKED_RETENTION_DAYS), or purged sooner`,
     `  source: ${r.file}, line${r.lines.length === 1 ? '' : 's'} ${r.lines.join(', ')}${r.orderRef === undefined ? '' : `, orderRef ${r.orderRef}`}`,
     `  why: ${r.reason}`,
   ];

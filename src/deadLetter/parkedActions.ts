@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { ParkedKind } from '../keyspace.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { openServices, type Services } from '../services.js';
-import { parkedDetails, parkedTable } from './formatParked.js';
+import { parkedDetails, parkedJson, parkedTable } from './formatParked.js';
 import { isEmptyFilter, type ParkedFilter } from './parkedFilter.js';
 import { ParkedStore } from './parkedStore.js';
 
@@ -32,7 +32,7 @@ export async function listParked(store: ParkedStore, filter: ParkedFilter, flags
     if (matched++ < limit) items.push(item);
   }
   if (flags.json === true) {
-    process.stdout.write(JSON.stringify(items.map(({ record, entry }) => ({ ...record, ledger: entry ?? null })), null, 2) + '\n');
+    process.stdout.write(JSON.stringify(items.map((item) => parkedJson(item)), null, 2) + '\n');
     return ExitCode.ok;
   }
   const total = await store.count();
@@ -40,7 +40,9 @@ export async function listParked(store: ParkedStore, filter: ParkedFilter, flags
     process.stdout.write(total === 0 ? `no ${noun}s\n` : `no ${noun}s match (${total} in all)\n`);
     return ExitCode.ok;
   }
-  const head = `${matched} ${noun}${matched === 1 ? '' : 's'} match${matched === 1 ? 'es' : ''} (${total} in all)${matched > limit ? `; the first ${limit} shown (--limit)` : ''}`;
+  const head =
+    `${matched} ${noun}${matched === 1 ? '' : 's'} match${matched === 1 ? 'es' : ''} (${total} in all)${matched > limit ? `; the first ${limit} shown (--limit)` : ''}; ` +
+    `each is kept ${Math.round(store.retentionMs / 86_400_000)} days after it was parked (BULKORDER_PARKED_RETENTION_DAYS), purge removes it sooner`;
   process.stdout.write([head, '', ...parkedTable(items), '', ...hints].join('\n') + '\n');
   return ExitCode.ok;
 }
@@ -53,7 +55,7 @@ export async function showParked(store: ParkedStore, services: Services<unknown>
     throw new UsageError(code, `no ${what} ${key} (bulkorder ${list} shows the keys)`);
   }
   if (flags.json === true) {
-    process.stdout.write(JSON.stringify({ ...item.record, ledger: item.entry ?? null }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify(parkedJson(item), null, 2) + '\n');
     return ExitCode.ok;
   }
   const columns = (await services.batches.get(item.record.batchId))?.columns;

@@ -3,12 +3,15 @@ import type { Keyspace, ParkedKind } from '../keyspace.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
 import type { ParkedRecord } from '../deliveryJob.js';
 import { matchesFilter, type ParkedFilter } from './parkedFilter.js';
+import { dropGhosts, pruneParked } from './pruneParked.js';
 
 /** A parked record with what the ledger says about its order now. */
 export interface ParkedItem {
   record: ParkedRecord;
   /** `undefined` when the ledger has forgotten the key (retention) while the record is kept. */
   entry: LedgerEntry | undefined;
+  /** When the record (personal data) expires: parked at + the parked retention. */
+  expiresAt: number;
 }
 
 const PAGE = 500;
@@ -16,7 +19,9 @@ const PAGE = 500;
 /**
  * Reads dead letters or held orders: the `<kind>:<key>` records the workers write atomically with
  * the ledger, through their `<kind>-index` (score = parked at). Read-only; the transitions are the
- * ledger's. Records are kept until resolved or purged, so the list can grow: it is read in pages.
+ * ledger's. Records are kept until resolved, purged, or `ledger.parkedRetentionMs` old (they hold
+ * personal data); every read first prunes the expired ones, so counts and lists never show ghosts.
+ * The list can still grow within the retention: it is read in pages.
  */
 export class ParkedStore {
   constructor(
@@ -26,32 +31,47 @@ export class ParkedStore {
     readonly kind: ParkedKind,
   ) {}
 
+  /** How long a record is kept after it was parked. */
+  get retentionMs(): number {
+    return this.ledger.parkedRetentionMs;
+  }
+
   /** How many records the index holds. */
-  count(): Promise<number> {
+  async count(): Promise<number> {
+    await this.prune();
     return this.redis.zcard(this.keys.parkedIndex(this.kind));
+  }
+
+  /** Drops expired records and their index members; returns how many. */
+  prune(now = Date.now()): Promise<number> {
+    return pruneParked(this.redis, this.keys, this.kind, this.retentionMs, now);
   }
 
   /** One record, or undefined. */
   async get(orderKey: string): Promise<ParkedItem | undefined> {
     const json = await this.redis.get(this.keys.parked(this.kind, orderKey));
     if (json === null) return undefined;
-    return { record: JSON.parse(json) as ParkedRecord, entry: await this.ledger.get(orderKey) };
+    const record = JSON.parse(json) as ParkedRecord;
+    return { record, entry: await this.ledger.get(orderKey), expiresAt: record.parkedAt + this.retentionMs };
   }
 
   /** Every record that passes the filter, oldest first, with its ledger entry. */
   async *scan(filter: ParkedFilter = {}, now = Date.now()): AsyncGenerator<ParkedItem> {
     const index = this.keys.parkedIndex(this.kind);
+    await this.prune(now);
     const max = filter.olderThanMs === undefined ? '+inf' : String(now - filter.olderThanMs);
     const min = filter.newerThanMs === undefined ? '-inf' : String(now - filter.newerThanMs);
     let offset = 0;
     for (;;) {
       const orderKeys = filter.keys ?? (await this.redis.zrangebyscore(index, min, max, 'LIMIT', offset, PAGE));
-      offset += orderKeys.length;
       const records = orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
       const parsed = records.flatMap((json) => (json === null ? [] : [JSON.parse(json) as ParkedRecord]));
+      const ghosts = filter.keys === undefined ? orderKeys.filter((_, i) => records[i] === null) : [];
+      // Removed members shift the next page's offset back by as many.
+      offset += orderKeys.length - (await dropGhosts(this.redis, this.keys, this.kind, ghosts));
       const wanted = parsed.filter((record) => matchesFilter(record, filter) && inAgeRange(record, filter, now));
       const entries = await this.ledger.getMany(wanted.map((record) => record.key));
-      for (const [i, record] of wanted.entries()) yield { record, entry: entries[i] };
+      for (const [i, record] of wanted.entries()) yield { record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs };
       if (filter.keys !== undefined || orderKeys.length < PAGE) return;
     }
   }

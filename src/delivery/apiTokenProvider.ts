@@ -15,7 +15,7 @@ export interface ApiTokenProviderDeps {
   logger: Logger;
   /** Share the token across processes (workers); omit for one-shot commands. */
   redis?: Redis;
-  /** `redisPrefix(config)`; required with `redis`. */
+  /** `redisPrefix(config, api)` (the target), required with `redis`. */
   keyPrefix?: string;
   /** Overrides of the endpoint's retry policy (attempts, delays). */
   endpoint?: Pick<TokenEndpointOptions, 'attempts' | 'baseDelayMs' | 'maxDelayMs' | 'requestDeadlineMs'>;
@@ -23,7 +23,11 @@ export interface ApiTokenProviderDeps {
   cache?: Omit<TokenProviderOptions, 'api' | 'fetchToken' | 'logger' | 'redis' | 'keyPrefix' | 'credentialsId'>;
 }
 
-/** A TokenProvider for `settings.api`, cached per credentials (token URL + client id). */
+/**
+ * A TokenProvider for `settings.api`, cached per credentials: token URL, client id and secret. The
+ * secret is part of the key so that a wrong secret never reuses the token fetched with the right
+ * one (it must be refused by the token endpoint, as a person checking it expects).
+ */
 export function createApiTokenProvider(settings: ApiSettings, deps: ApiTokenProviderDeps): TokenProvider {
   const endpoint: TokenEndpointOptions = {
     api: settings.api,
@@ -42,6 +46,14 @@ export function createApiTokenProvider(settings: ApiSettings, deps: ApiTokenProv
     fetchToken: () => fetchAccessToken(endpoint),
     logger: deps.logger,
     ...(deps.redis === undefined ? {} : { redis: deps.redis, keyPrefix: deps.keyPrefix }),
-    credentialsId: createHash('sha256').update(`${settings.tokenUrl}\n${settings.clientId}`).digest('hex').slice(0, 12),
+    credentialsId: credentialsId(settings),
   });
+}
+
+/**
+ * 12 hex digits of a SHA-256 over token URL, client id and secret: a cache key, not a secret store
+ * (48 bits of a hash of a long random secret, mixed with the rest, tell nothing about it).
+ */
+export function credentialsId(settings: Pick<ApiSettings, 'tokenUrl' | 'clientId' | 'clientSecret'>): string {
+  return createHash('sha256').update(`${settings.tokenUrl}\n${settings.clientId}\n${settings.clientSecret.reveal()}`).digest('hex').slice(0, 12);
 }

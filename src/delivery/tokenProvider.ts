@@ -28,9 +28,9 @@ export interface TokenProviderOptions {
   logger: Logger;
   /** Shares the token across processes; without it the token is shared within this process only. */
   redis?: Redis;
-  /** Redis key namespace, `redisPrefix(config)`; required with `redis`. */
+  /** Redis key namespace, `redisPrefix(config, api)` (the target); required with `redis`. */
   keyPrefix?: string;
-  /** Separates caches of different credentials for the same API (e.g. a hash of client id + token URL). */
+  /** Separates caches of different credentials for the same API (apiTokenProvider: a hash of token URL, client id and secret). */
   credentialsId?: string;
   /** Refresh this fraction of the lifetime before expiry; default 0.01 (36 s of an hour, 50 ms of 5 s). */
   refreshMarginRatio?: number;

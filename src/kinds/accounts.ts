@@ -18,6 +18,7 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   noun: ACCOUNT_COLUMNS.noun,
   columns: ACCOUNT_COLUMNS,
   openSource: openAccountSource,
+  api: 'cafetariaplan',
   queueName: ACCOUNTS_QUEUE,
   jobName: REGISTER_ACCOUNT,
   prefix: (environmentPrefix) => `${environmentPrefix}:accounts`,

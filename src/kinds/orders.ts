@@ -12,9 +12,10 @@ export const ORDERS: RecordKind<OrderPayload> = {
   noun: ORDER_COLUMNS.noun,
   columns: ORDER_COLUMNS,
   openSource: openOrderSource,
+  api: 'business',
   queueName: ORDERS_QUEUE,
   jobName: DELIVER_ORDER,
-  // Orders own the environment's prefix itself (the keyspace came first).
+  // Orders own the target's prefix itself (the keyspace came first).
   prefix: (environmentPrefix) => environmentPrefix,
   retentionMs: (delivery) => delivery.ledgerRetentionMs,
   results: ORDER_RESULTS,

@@ -1,3 +1,4 @@
+import type { ApiName } from '../config.js';
 import type { ResultsCounts, ResultsLayout } from '../batches/writeResults.js';
 import type { DeliverySettings } from '../deliverySettings.js';
 import type { ColumnSchema } from '../ingest/columnSchema.js';
@@ -20,11 +21,13 @@ export interface RecordKind<P> {
   readonly columns: ColumnSchema;
   /** Reads a file as records of this kind (its RecordSchema: units, validation, assembly). */
   openSource(file: string, options: IngestOptions): Promise<RecordSource<P>>;
+  /** The API its records are sent to: its target (base URL + client id) scopes the keyspace (redisPrefix(config, api)). */
+  readonly api: ApiName;
   /** BullMQ queue and job name (src/queues.ts). */
   readonly queueName: string;
   readonly jobName: string;
   /**
-   * The kind's keyspace under the environment's prefix (`bulkorder:<env>`): its ledger, batches,
+   * The kind's keyspace under its target's prefix (`bulkorder:<env>:<id>`): its ledger, batches,
    * dead letters, breaker and queue all live there, so two kinds never mix.
    */
   prefix(environmentPrefix: string): string;

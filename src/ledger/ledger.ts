@@ -86,13 +86,18 @@ export interface SettleInput {
   httpStatus?: number;
   code?: string;
   message?: string;
-  /** The dead letter or held record (JSON), kept until resolved or purged. */
+  /** The dead letter or held record (JSON), kept until resolved, purged or `parkedRetentionMs` old. */
   parkedRecord?: unknown;
 }
 
 export interface LedgerOptions {
   /** How long an entry outlives its last change; default 90 days. */
   retentionMs?: number;
+  /**
+   * How long a dead letter or held record (it holds personal data) is kept; default 30 days. The
+   * ledger entry of a held order has no personal data and stays, still blocking a blind re-send.
+   */
+  parkedRetentionMs?: number;
   /**
    * A `queued` entry with no job behind it (an import died between reserving a chunk and adding
    * its jobs, a matter of milliseconds) is taken over by the next import after this long; default
@@ -125,12 +130,14 @@ interface LedgerCommands {
  */
 export class Ledger {
   readonly retentionMs: number;
+  readonly parkedRetentionMs: number;
   readonly staleQueuedMs: number;
   readonly ambiguousPolicy: 'hold' | 'resend';
   private readonly redis: Redis & LedgerCommands;
 
   constructor(redis: Redis, private readonly keys: Keyspace, private readonly options: LedgerOptions) {
     this.retentionMs = options.retentionMs ?? 90 * DAY;
+    this.parkedRetentionMs = options.parkedRetentionMs ?? 30 * DAY;
     this.staleQueuedMs = options.staleQueuedMs ?? 60 * 1000;
     this.ambiguousPolicy = options.ambiguousPolicy ?? 'hold';
     defineLedgerCommands(redis);
@@ -257,6 +264,7 @@ export class Ledger {
       input.code ?? '',
       input.message ?? '',
       input.parkedRecord === undefined ? '' : JSON.stringify(input.parkedRecord),
+      this.parkedRetentionMs,
     )) as 'ok' | 'lost' | 'already';
   }
 
@@ -300,6 +308,8 @@ export class Ledger {
     return (await this.redis.bulkorderUnrelease(
       k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'),
       releasedBatchId, previousBatchId, Date.now(), this.retentionMs, orderKey, record, parkedAt,
+      // The record keeps its first expiry: a failed release does not extend the personal data's life.
+      Math.max(1, parkedAt + this.parkedRetentionMs - Date.now()),
     )) === 1;
   }
 

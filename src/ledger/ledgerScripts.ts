@@ -85,7 +85,9 @@ return {'claimed', tostring(a)}
 /**
  * KEYS: ledger, batch, deadRecord, deadIndex, heldRecord, heldIndex.
  * ARGV: token, newState(delivered|queued|dead|held), now, retentionMs, orderKey,
- *       remoteId, httpStatus, code, message, parkedRecordJson.
+ *       remoteId, httpStatus, code, message, parkedRecordJson, parkedRetentionMs.
+ * A parked record holds personal data, so it expires after parkedRetentionMs (PX); its index
+ * member is pruned by the readers (src/deadLetter/pruneParked.ts).
  * Returns ok | lost (another attempt owns the order now) | already (delivered before).
  */
 export const SETTLE = `
@@ -120,15 +122,16 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 if target == 'queued' then return 'ok' end
 redis.call('HDEL', KEYS[1], 't')
 if target == 'dead' then
-  redis.call('SET', KEYS[3], ARGV[10])
+  redis.call('SET', KEYS[3], ARGV[10], 'PX', ARGV[11])
   redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
   batchIncr('dead', 1)
 elseif target == 'held' then
-  redis.call('SET', KEYS[5], ARGV[10])
+  redis.call('SET', KEYS[5], ARGV[10], 'PX', ARGV[11])
   redis.call('ZADD', KEYS[6], ARGV[3], ARGV[5])
   batchIncr('held', 1)
   -- A held order may exist on the service: the entry must outlive any retention until a
-  -- person releases or resolves it (those set the retention again).
+  -- person releases or resolves it (those set the retention again). It holds no personal data,
+  -- so it stays after the held record expires, and still blocks a blind re-send.
   redis.call('PERSIST', KEYS[1])
 end
 return 'ok'

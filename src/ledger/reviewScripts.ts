@@ -3,8 +3,9 @@
  * workers' own in ledgerScripts.ts. Same entry layout, plus the review fields:
  *   rv review action (released | resolved), rw who, rt when (ms), rn note.
  *
- * A held order whose ledger entry has expired (retention) but whose held record is still kept
- * counts as held: the record is what a person reviews, and it has no expiry.
+ * A held order whose ledger entry has expired but whose held record is still kept counts as held
+ * (entries written before held ones were made persistent). A held record expires after the
+ * parked retention (personal data); the held entry stays.
  */
 
 /**
@@ -29,14 +30,15 @@ return {'released', b, record or ''}
 /**
  * Undoes RELEASE when the job could not be added, so the order is not left queued without a job
  * and missing from the review list. Only while nothing has claimed it since.
- * KEYS: ledger, heldRecord, heldIndex. ARGV: releasedBatch, previousBatch, now, retentionMs, orderKey, recordJson, score.
+ * KEYS: ledger, heldRecord, heldIndex. ARGV: releasedBatch, previousBatch, now, retentionMs, orderKey, recordJson, score,
+ * recordTtlMs (what was left of the record's retention).
  */
 export const UNRELEASE = `
 if redis.call('HGET', KEYS[1], 's') ~= 'queued' or redis.call('HGET', KEYS[1], 'b') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 's', 'held', 'b', ARGV[2], 'u', ARGV[3])
 redis.call('HDEL', KEYS[1], 'rv', 'rw', 'rt', 'rn')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('SET', KEYS[2], ARGV[6])
+redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[8])
 redis.call('ZADD', KEYS[3], ARGV[7], ARGV[5])
 return 1
 `;

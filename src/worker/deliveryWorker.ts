@@ -25,7 +25,7 @@ export interface DeliveryWorkerOptions<P> {
   redisUrl: string;
   /** The record kind: its queue, keyspace, retention and wording. */
   kind: RecordKind<P>;
-  /** The environment's key prefix, `bulkorder:<env>`; the kind's keyspace is under it. */
+  /** The target's key prefix, `bulkorder:<env>:<id>` (redisPrefix(config, kind.api)); the kind's keyspace is under it. */
   prefix: string;
   delivery: DeliverySettings;
   /** The API call that creates one record (src/delivery); returns a classified outcome, never throws for HTTP failures. */
@@ -57,9 +57,9 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const wording = kind.wording;
   const commands = options.redis ?? createRedis(options.redisUrl, 'worker');
   const blocking = createRedis(options.redisUrl, 'worker');
-  await assertRedisReady(commands, options.redisUrl);
+  await assertRedisReady(commands, options.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
   const keys = keyspace(prefix);
-  const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), ambiguousPolicy: delivery.ambiguousPolicy });
+  const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
   const breaker = new CircuitBreaker(commands, keys, () => queue.pause(), logger, { threshold: delivery.breakerThreshold });
 

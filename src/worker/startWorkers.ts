@@ -20,7 +20,7 @@ import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 
-/** What a delivery worker process is started with; `prefix` defaults to the configuration's `bulkorder:<env>`. */
+/** What a delivery worker process is started with; `prefix` defaults to the target's `bulkorder:<env>:<id>` (redisPrefix(config, api)). */
 export interface StartOptions {
   prefix?: string;
   delivery?: DeliverySettings;
@@ -69,12 +69,12 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
  * Started by `bulkorder worker` when Cafetariaplan credentials are configured.
  */
 export async function startAccountDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<AccountPayload>> {
-  const prefix = options.prefix ?? redisPrefix(config);
+  const prefix = options.prefix ?? redisPrefix(config, 'cafetariaplan');
   const delivery = options.delivery ?? config.delivery;
   const settings = requireApi(config, 'cafetariaplan');
   const redis = createRedis(config.redisUrl, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
-  // The token lives beside the Business API's, under the environment's prefix (one per API and credentials).
+  // The token lives under the Cafetariaplan API's target prefix (one per token URL, client id and secret).
   const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
   const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
   const worker = await startDeliveryWorker<AccountPayload>({

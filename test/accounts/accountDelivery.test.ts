@@ -9,6 +9,7 @@ import { openLoginPortal, type LoginPortal } from '../../src/accounts/openLoginP
 import type { AccountPayload } from '../../src/accounts/accountColumns.js';
 import { importFile } from '../../src/importer/importFile.js';
 import type { ParkedRecord } from '../../src/deliveryJob.js';
+import { redisPrefix } from '../../src/config.js';
 import { openServices, type Services } from '../../src/services.js';
 import { samplesDir } from '../../src/paths.js';
 import { startAccountDelivery } from '../../src/worker/startWorkers.js';
@@ -53,7 +54,7 @@ describe('employee accounts end to end (real Redis, simulator, BullMQ workers)',
     const file = join(rig.dir, 'employees.csv');
     await copyFile(join(samplesDir, 'employees.csv'), file);
     services = await openServices(rig.config, ACCOUNTS);
-    worker = await startAccountDelivery(rig.config, rig.logger, { prefix: rig.prefix, delivery: { ...rig.config.delivery, concurrency: 2 } });
+    worker = await startAccountDelivery(rig.config, rig.logger, { prefix: redisPrefix(rig.config, 'cafetariaplan'), delivery: { ...rig.config.delivery, concurrency: 2 } });
 
     const imported = await accountsImport(rig, services, file);
     expect(imported.counts).toMatchObject({ orders: 5, valid: 5, rejected: 0, enqueued: 5 });
@@ -106,7 +107,7 @@ describe('employee accounts end to end (real Redis, simulator, BullMQ workers)',
     await expect(portal.loginUrlFor({ customerId: '9d1f7c1e-0000-4000-8000-000000000000' })).rejects.toMatchObject({ code: 'CUSTOMER_NOT_FOUND', exitCode: 4 });
 
     // customerIds of one environment are never found from the other.
-    const production = await openLoginPortal(rig.config, rig.logger, { prefix: rig.prefix.replace(/:acceptance$/, ':production') });
+    const production = await openLoginPortal(rig.config, rig.logger, { prefix: redisPrefix(rig.config, 'cafetariaplan').replace(':acceptance:', ':production:') });
     try {
       await expect(production.loginUrlFor({ email: 'anna.devries@example.nl', companyId: COMPANY })).rejects.toMatchObject({ code: 'CUSTOMER_ID_UNKNOWN' });
     } finally {
@@ -118,7 +119,7 @@ describe('employee accounts end to end (real Redis, simulator, BullMQ workers)',
     rig = await deliveryRig('accounts-held', { faults: { script: [{ path: 'accounts', status: 201, noAnswer: true, store: true }] } }, { ...CAFETARIAPLAN, BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' });
     const file = await rig.writeFile('one.csv', `email,firstName,lastName,isoLanguageCode,companyId\nlone@example.nl,Lone,Wolf,nl,${COMPANY}\n`);
     services = await openServices(rig.config, ACCOUNTS);
-    worker = await startAccountDelivery(rig.config, rig.logger, { prefix: rig.prefix, delivery: { ...rig.config.delivery, concurrency: 1 } });
+    worker = await startAccountDelivery(rig.config, rig.logger, { prefix: redisPrefix(rig.config, 'cafetariaplan'), delivery: { ...rig.config.delivery, concurrency: 1 } });
     const imported = await accountsImport(rig, services, file);
     const { batch } = await followBatch(services.batches, imported.batchId, { pollMs: 100, timeoutMs: 20_000, out: devNull() });
     expect(batch).toMatchObject({ delivered: 0, held: 1, dead: 0 });

@@ -36,7 +36,7 @@ describe('loadConfig', () => {
     expect(config.baseUrl).toBeUndefined();
     expect(config.credentials).toEqual({});
     expect(config.responseFields.remoteId[0]).toBe('orderId');
-    expect(redisPrefix(config)).toBe('bulkorder:acceptance');
+    expect(refusal(() => redisPrefix(config)).variable).toBe('BULKORDER_BASE_URL');
   });
 
   it('is frozen all the way down', () => {
@@ -49,12 +49,15 @@ describe('loadConfig', () => {
     }).toThrow(TypeError);
   });
 
-  it('reads an env file below real environment variables; empty values mean unset', async () => {
+  it('reads an env file above inherited environment variables, and says which it overrode; empty values mean unset', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'bulkorder-config-'));
     const file = join(dir, '.env');
     await writeFile(file, 'BULKORDER_USER_AGENT=File-FromTheFile\nLOG_LEVEL=debug\nBULKORDER_HTTP_DEADLINE_MS=\nBULKORDER_BASE_URL="http://localhost:8080/"\n');
-    const config = loadConfig({ env: { LOG_LEVEL: 'warn' }, envFile: file });
-    expect(config.logLevel).toBe('warn');
+    const config = loadConfig({ env: { LOG_LEVEL: 'warn', BULKORDER_USER_AGENT: 'File-FromTheFile', REDIS_URL: 'redis://127.0.0.1:6390' }, envFile: file });
+    expect(config.logLevel).toBe('debug');
+    expect(config.shadowed).toEqual(['LOG_LEVEL']);
+    expect(config.sources).toMatchObject({ LOG_LEVEL: 'env-file', BULKORDER_USER_AGENT: 'env-file', REDIS_URL: 'environment', BULKORDER_ENV: 'default' });
+    expect(config.redisUrl).toBe('redis://127.0.0.1:6390');
     expect(config.userAgent).toBe('File-FromTheFile');
     expect(config.http.deadlineMs).toBe(60_000);
     expect(config.baseUrl).toBe('http://localhost:8080');
@@ -85,13 +88,26 @@ describe('loadConfig', () => {
     expect(`${requireApi(config, 'business').clientSecret}`).toBe('[redacted]');
   });
 
-  it('namespaces Redis by environment', () => {
-    const production = loadConfig({ env: { BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes' } });
-    expect(redisPrefix(production)).toBe('bulkorder:production');
+  it('namespaces Redis by target: environment, API base URL and client id', () => {
+    const PRODUCTION = { ...COMPLETE, BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes', BULKORDER_BASE_URL: 'https://api.vendor.nl' };
+    const prefixes = [
+      redisPrefix(loadConfig({ env: COMPLETE })),
+      redisPrefix(loadConfig({ env: { ...COMPLETE, BULKORDER_BASE_URL: 'https://other.example.test' } })),
+      redisPrefix(loadConfig({ env: { ...COMPLETE, BULKORDER_BUSINESS_CLIENT_ID: 'acme-2' } })),
+      redisPrefix(loadConfig({ env: PRODUCTION })),
+    ];
+    expect(prefixes[0]).toMatch(/^bulkorder:acceptance:[0-9a-f]{8}$/);
+    expect(prefixes[3]).toMatch(/^bulkorder:production:[0-9a-f]{8}$/);
+    expect(new Set(prefixes).size).toBe(4);
+    // Stable: the same target gives the same prefix, whatever the case of the host or a trailing slash.
+    expect(redisPrefix(loadConfig({ env: { ...COMPLETE, BULKORDER_BASE_URL: 'https://API.example.test/' } }))).toBe(prefixes[0]);
+    const both = loadConfig({ env: { ...COMPLETE, BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'acme-cp', BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 's' } });
+    expect(redisPrefix(both, 'cafetariaplan')).not.toBe(redisPrefix(both));
+    expect(redisPrefix(both)).toBe(prefixes[0]);
   });
 
   it('accepts production when it is chosen explicitly, by variable or flag', () => {
-    const byFlag = loadConfig({ env: { ...COMPLETE, BULKORDER_ENV: 'production' }, confirmProduction: true });
+    const byFlag = loadConfig({ env: { ...COMPLETE, BULKORDER_ENV: 'production', BULKORDER_BASE_URL: 'https://api.vendor.nl' }, confirmProduction: true });
     expect(byFlag.env).toBe('production');
     expect(byFlag.productionConfirmed).toBe(true);
   });

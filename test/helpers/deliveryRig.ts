@@ -91,7 +91,8 @@ export async function deliveryRig(name: string, simulatorOptions: SimulatorOptio
     },
     async close() {
       await Promise.all(workers.map((w) => w.close()));
-      await deletePrefix(services.redis, prefix);
+      // The whole test namespace: orders and accounts live under different target ids.
+      await deletePrefix(services.redis, keyPrefix);
       await services.close();
       await simulator.close();
     },

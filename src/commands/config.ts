@@ -1,0 +1,26 @@
+/**
+ * `bulkorder config`: the effective configuration and where each value came from, secrets
+ * masked; refuses (exit 2) exactly as any other command would start.
+ */
+import type { Command } from 'commander';
+import { ExitCode } from '../errors.js';
+import { loadCommandContext, withConfigFlags, type ConfigFlags, type SetExitCode } from './options.js';
+
+interface ConfigCommandFlags extends ConfigFlags {
+  json?: boolean;
+}
+
+/** Declares the command. */
+export function register(program: Command, setExitCode: SetExitCode): void {
+  const command = program
+    .command('config')
+    .description('Print the effective configuration, where each value came from (env-file, environment, default) and the Redis namespaces; secrets masked')
+    .option('--json', 'print it as JSON')
+    .addHelpText('after', '\nExample:\n  bulkorder config --env-file .env\n\nExit codes: 0 printed; 2 the configuration is refused (the message names the variable).');
+  withConfigFlags(command).action(async (flags: ConfigCommandFlags) => {
+    const [{ configReport, configReportLines }, context] = await Promise.all([import('../configReport.js'), loadCommandContext(flags, { announce: false })]);
+    const report = configReport(context.config);
+    process.stdout.write(flags.json === true ? `${JSON.stringify(report, null, 2)}\n` : `${configReportLines(report).join('\n')}\n`);
+    setExitCode(ExitCode.ok);
+  });
+}
