@@ -98,6 +98,11 @@ export interface Config {
   readonly responseFields: ResponseFieldSettings;
   /** Statuses answered after the server may have stored the request (BULKORDER_AMBIGUOUS_STATUSES); default none. */
   readonly ambiguousStatuses: readonly number[];
+  /**
+   * Header that carries a record's stable key on every create (BULKORDER_IDEMPOTENCY_HEADER,
+   * default `Idempotency-Key`); undefined when turned off (`none`).
+   */
+  readonly idempotencyHeader: string | undefined;
   /** Queue, retry and ledger settings of delivery workers and imports. */
   readonly delivery: DeliverySettings;
   /** Host patterns that tell production from acceptance URLs (src/target.ts). */
@@ -130,6 +135,8 @@ export interface ApiSettings {
   readonly responseFields: ResponseFieldSettings;
   /** Statuses answered after the server may have stored the request (BULKORDER_AMBIGUOUS_STATUSES); default none. */
   readonly ambiguousStatuses: readonly number[];
+  /** Header for the record's key on creates (Idempotency-Key); undefined when turned off. */
+  readonly idempotencyHeader: string | undefined;
 }
 
 // Library and tool names a User-Agent must not claim to be: the API identifies the client company by it.
@@ -204,6 +211,12 @@ const schema = z.object({
     .regex(/^(none|[1-5]\d\d(,[1-5]\d\d)*)$/, "must be 'none' or a comma-separated list of HTTP statuses, e.g. 500,504")
     .default('none')
     .transform((value) => (value === 'none' ? [] : value.split(',').map(Number))),
+  // `none`, not an empty value, turns it off: an empty value means "not set" (the default) everywhere.
+  BULKORDER_IDEMPOTENCY_HEADER: z
+    .string()
+    .regex(/^(none|[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64})$/, "must be 'none' or an HTTP header name, e.g. Idempotency-Key")
+    .default('Idempotency-Key')
+    .transform((value) => (value === 'none' ? undefined : value)),
   BULKORDER_CONCURRENCY: count(20, 1, 1000),
   BULKORDER_ATTEMPTS: count(21, 1, 100),
   BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
@@ -215,8 +228,8 @@ const schema = z.object({
   BULKORDER_BREAKER_THRESHOLD: count(5, 1, 10_000),
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
-  BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error'),
-  BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,title'),
+  BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error,errors.0.code'),
+  BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,errors.0.message,errors.0.detail,title'),
   BULKORDER_REMOTE_ID_FIELDS: fieldList('orderId,id,orderNumber,order.id,data.orderId,data.id'),
   BULKORDER_CUSTOMER_ID_FIELDS: fieldList('customerId,id,customer.id,data.customerId'),
   BULKORDER_LOGIN_URL_FIELDS: fieldList('loginUrl,url,redirectUrl,loginURL,data.loginUrl'),
@@ -314,6 +327,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       deadlineMs: v.BULKORDER_HTTP_DEADLINE_MS,
     },
     ambiguousStatuses: v.BULKORDER_AMBIGUOUS_STATUSES,
+    idempotencyHeader: v.BULKORDER_IDEMPOTENCY_HEADER,
     responseFields: {
       errorCode: v.BULKORDER_ERROR_CODE_FIELDS,
       errorMessage: v.BULKORDER_ERROR_MESSAGE_FIELDS,
@@ -364,6 +378,7 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
     http: config.http,
     responseFields: config.responseFields,
     ambiguousStatuses: config.ambiguousStatuses,
+    idempotencyHeader: config.idempotencyHeader,
   });
 }
 

@@ -1,4 +1,5 @@
 import type { ResultsLayout } from '../batches/writeResults.js';
+import { encodeRemoteId } from '../delivery/remoteId.js';
 import { ACCOUNT_FIELDS, type AccountPayload } from './accountColumns.js';
 import { ACCOUNT_EXISTS_STATUS } from './accountWording.js';
 
@@ -17,7 +18,7 @@ export const ACCOUNT_RESULTS: ResultsLayout<AccountPayload> = {
     // A rejected row has no payload; its cells are under the file's headers, usually the field names.
     const identity = item.kind === 'valid' ? item.payload : (item.rows[0] ?? {});
     const field = (name: (typeof ACCOUNT_FIELDS)[number]): string => (identity as Partial<Record<string, string>>)[name] ?? '';
-    return { accountKey: item.key ?? '', email: field('email'), companyId: field('companyId'), customerId: entry?.remoteId ?? '' };
+    return { accountKey: item.key ?? '', email: field('email'), companyId: field('companyId'), customerId: entry?.remoteId === undefined ? '' : encodeRemoteId(entry.remoteId) };
   },
   refine: (outcome, entry) => (outcome === 'dead-lettered' && entry?.httpStatus === ACCOUNT_EXISTS_STATUS ? 'account-exists' : undefined),
 };

@@ -1,9 +1,11 @@
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
+import type { RemoteId } from '../delivery/remoteId.js';
 import { accountKey } from './accountKey.js';
 
 /** What the directory knows of one employee. */
 export type CustomerLookup =
-  | { found: true; customerId: string; key: string }
+  /** `customerId` with the JSON type account creation returned it in. */
+  | { found: true; customerId: RemoteId; key: string }
   | { found: false; key: string; entry: LedgerEntry | undefined; reason: string };
 
 /**

@@ -26,6 +26,8 @@ export interface DeliveryCounts {
   delivered: number;
   dead: number;
   held: number;
+  /** Of `delivered`: orders an earlier attempt may have stored too (it was answered 5xx). */
+  possibleDuplicates: number;
 }
 
 export interface Batch extends ImportCounts, DeliveryCounts {
@@ -44,7 +46,7 @@ export interface Batch extends ImportCounts, DeliveryCounts {
   importState: 'importing' | 'imported' | 'failed' | 'interrupted';
 }
 
-const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'conflicts', 'skippedIdentical', 'enqueued', 'delivered', 'dead', 'held'] as const;
+const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'conflicts', 'skippedIdentical', 'enqueued', 'delivered', 'dead', 'held', 'possibleDuplicates'] as const;
 
 /** How long an importer may go without a heartbeat before its batch counts as interrupted. */
 export const IMPORT_OWNER_TTL_MS = 10_000;

@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { InfrastructureError } from '../errors.js';
 import { stringify } from 'csv-stringify';
-import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
+import { possibleDuplicate, type Ledger, type LedgerEntry } from '../ledger/ledger.js';
+import { encodeRemoteId } from '../delivery/remoteId.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { OrderPayload, RecordItem } from '../ingest/types.js';
 import { neutralizeCell } from '../ingest/csvCells.js';
@@ -34,7 +35,7 @@ export interface ResultsLayout<P> {
 /** The orders results file. */
 export const ORDER_RESULTS: ResultsLayout<OrderPayload> = {
   columns: RESULT_COLUMNS,
-  describe: (item, entry) => ({ orderKey: item.key ?? '', orderRef: item.orderRef ?? '', remoteOrderId: entry?.remoteId ?? '' }),
+  describe: (item, entry) => ({ orderKey: item.key ?? '', orderRef: item.orderRef ?? '', remoteOrderId: entry?.remoteId === undefined ? '' : encodeRemoteId(entry.remoteId) }),
 };
 
 /** What writeResults needs of a record kind: how its input is read again, and its layout (a RecordKind is one). */
@@ -46,6 +47,8 @@ export interface ResultsKind<P> {
 export interface ResultsCounts {
   orders: number;
   byOutcome: Partial<Record<string, number>>;
+  /** Delivered records an earlier attempt may have stored too (answered 5xx); marked POSSIBLE_DUPLICATE. */
+  possibleDuplicates: number;
 }
 
 /**
@@ -71,7 +74,7 @@ export async function writeResults<P>(
     throw new InfrastructureError('RESULTS_WRITE_FAILED', `could not write the results file ${outPath}: ${(error as Error).message}. The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).`, { cause: error });
   });
   written.catch(() => undefined); // observed below; avoid an unhandled rejection while reading
-  const counts: ResultsCounts = { orders: 0, byOutcome: {} };
+  const counts: ResultsCounts = { orders: 0, byOutcome: {}, possibleDuplicates: 0 };
   let chunk: RecordItem<P>[] = [];
 
   const flush = async (): Promise<void> => {
@@ -86,6 +89,7 @@ export async function writeResults<P>(
       const row = { ...layout.describe(item, entry), ...common, outcome: layout.refine?.(common.outcome, entry) ?? common.outcome };
       counts.orders++;
       counts.byOutcome[row.outcome] = (counts.byOutcome[row.outcome] ?? 0) + 1;
+      if (row.errorCode === POSSIBLE_DUPLICATE_CODE) counts.possibleDuplicates++;
       if (!csv.write(row)) await Promise.race([once(csv, 'drain'), written]);
     }
   };
@@ -113,6 +117,11 @@ function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, ba
     };
   }
   const outcome = outcomeOf(entry, batchId);
+  const duplicate = possibleDuplicate(entry);
+  if (duplicate !== undefined) {
+    // Still delivered, but an operator should check the service for a second copy.
+    return { ...base, batch: entry?.batchId ?? '', outcome, httpStatus: entry?.httpStatus === undefined ? '' : String(entry.httpStatus), errorCode: POSSIBLE_DUPLICATE_CODE, message: duplicate, attempts: String(entry?.attempts ?? 0) };
+  }
   return {
     ...base,
     batch: entry?.batchId ?? '',
@@ -123,6 +132,9 @@ function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, ba
     attempts: String(entry?.attempts ?? 0),
   };
 }
+
+/** errorCode of a delivered row that may exist twice on the service. */
+export const POSSIBLE_DUPLICATE_CODE = 'POSSIBLE_DUPLICATE';
 
 /** A valid record whose key the ledger knows with other content (and not dead-lettered): ORDER_REF_REUSED, not sent. */
 function reusedRow(item: RecordItem<unknown> & { kind: 'valid' }, entry: LedgerEntry | undefined): (Record<CommonColumn, string> & { outcome: ResultOutcome }) | undefined {

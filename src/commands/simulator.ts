@@ -28,6 +28,7 @@ interface SimulatorFlags {
   cafetariaplanClientSecret?: string;
   logLevel: string;
   json?: boolean;
+  profile?: string;
 }
 
 /** Declares the command; the simulator itself is imported only when it runs. */
@@ -56,6 +57,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--business-client-secret <secret>', 'Business API client_secret (default sim-business-secret)')
     .option('--cafetariaplan-client-id <id>', 'Cafetariaplan API client_id (default sim-cafetariaplan)')
     .option('--cafetariaplan-client-secret <secret>', 'Cafetariaplan API client_secret (default sim-cafetariaplan-secret)')
+    .option('--profile <name>', 'answer profile for what the spec leaves open (status codes, id types, field names, error bodies): default, integer-ids, problem-json, oauth-errors, html-errors, bare')
     .option('--log-level <level>', 'pino log level on stderr', 'info')
     .option('--json', 'print one JSON line {url, credentials} instead of the text banner (for scripts)')
     .addHelpText(
@@ -106,6 +108,7 @@ async function runSimulator(flags: SimulatorFlags): Promise<void> {
       faults,
       logger,
       ...(flags.seed === undefined ? {} : { seed: flags.seed }),
+      ...(flags.profile === undefined ? {} : { profile: flags.profile }),
       ...(flags.customers === undefined ? {} : { customers: flags.customers }),
       ...(flags.products === undefined ? {} : { products: flags.products }),
     });

@@ -24,6 +24,11 @@ export interface ApiClientDeps {
 export interface PostOptions {
   /** Cancels the request (shutdown); after sending it yields an `ambiguous` outcome. */
   signal?: AbortSignal;
+  /**
+   * The record's stable key, sent in `settings.idempotencyHeader` (Idempotency-Key) when that is
+   * on: every attempt of one record carries the same key, so an API that honours it stores it once.
+   */
+  idempotencyKey?: string;
 }
 
 /** POSTs `payload` as JSON to `settings.apiBaseUrl + path` and classifies the answer. Never throws for remote failures. */
@@ -44,6 +49,7 @@ export async function authorizedPost(settings: ApiSettings, deps: ApiClientDeps,
         'user-agent': settings.userAgent,
         'content-type': 'application/json',
         accept: 'application/json',
+        ...(settings.idempotencyHeader === undefined || options.idempotencyKey === undefined ? {} : { [settings.idempotencyHeader]: options.idempotencyKey }),
       },
       body,
       signal: options.signal,

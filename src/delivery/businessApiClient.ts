@@ -10,6 +10,7 @@ export interface BusinessApiClient {
   /**
    * Sends one order, once: no transport-level retry (retries belong to the job, where each
    * attempt is recorded). Resolves with the classified Outcome; never rejects for a remote failure.
+   * Pass the order key as `options.idempotencyKey` (the Idempotency-Key header).
    */
   createOrder(payload: object, options?: PostOptions): Promise<Outcome>;
 }

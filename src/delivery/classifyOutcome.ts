@@ -5,12 +5,14 @@
 import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import type { ResponseFieldSettings } from '../config.js';
 import type { HttpExchange, HttpFailure, HttpResponse } from './httpTransport.js';
-import { findField } from './findField.js';
+import { findField, findValue } from './findField.js';
+import type { RemoteId } from './remoteId.js';
 
 const SECOND = 1000;
 
 export type Outcome =
-  | { kind: 'delivered'; status: number; body: unknown; remoteId?: string }
+  /** Any 2xx, with or without a body; `remoteId` keeps the JSON type the API gave it. */
+  | { kind: 'delivered'; status: number; body: unknown; remoteId?: RemoteId }
   /** 5xx and failures where the request provably never left: safe to send again later. */
   | { kind: 'retry'; status?: number; retryAfterMs?: number; code: string; message: string; body?: unknown }
   | { kind: 'rateLimited'; status: 429; retryAfterMs: number; code: string; message: string }
@@ -106,7 +108,7 @@ function classifyResponse(response: HttpResponse, options: ClassifyOptions): Out
   switch (row?.kind) {
     case 'delivered': {
       // The status line is the server's verdict: a 2xx whose body broke off is still delivered.
-      const remoteId = findField(body, options.fields.remoteId) ?? idFromLocation(response.headers);
+      const remoteId = findValue(body, options.fields.remoteId) ?? idFromLocation(response.headers);
       return { kind: 'delivered', status, body, ...(remoteId === undefined ? {} : { remoteId }) };
     }
     case 'unauthorized':

@@ -1,7 +1,8 @@
 import { basename, dirname, join } from 'node:path';
 import { followBatch } from '../batches/followBatch.js';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
-import { writeResults, type ResultsCounts } from '../batches/writeResults.js';
+import { POSSIBLE_DUPLICATE_CODE, writeResults, type ResultsCounts } from '../batches/writeResults.js';
+import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
 import { ExitCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
@@ -65,6 +66,7 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
     `  results: ${resultsPath}`,
     ...(kind.reportResults?.(results) ?? []),
   );
+  if (batch.possibleDuplicates > 0) lines.push(`  ${batch.possibleDuplicates} of the delivered: ${POSSIBLE_DUPLICATE} (errorCode ${POSSIBLE_DUPLICATE_CODE} in the results file; check the service for a second copy)`);
   if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
   const attention = needsAttention({ rejected: c.rejected, skippedHeld: c.skippedHeld, conflicts: c.conflicts, dead: batch.dead, held: batch.held }) || resultsAttention(results);
   const exitCode = !settled || !isSettled(batch) || attention ? ExitCode.needsAttention : ExitCode.ok;

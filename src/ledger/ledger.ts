@@ -1,5 +1,6 @@
 import type { Redis, ChainableCommander } from 'ioredis';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
+import { decodeRemoteId, encodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
 import { CLAIM, CONFIRM, RESERVE, SETTLE } from './ledgerScripts.js';
 import type { Fingerprint } from './fingerprint.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
@@ -13,11 +14,17 @@ export interface LedgerEntry {
   batchId: string;
   attempts: number;
   updatedAt: number;
-  remoteId?: string;
+  /** The id the API returned, with its JSON type (string or number). */
+  remoteId?: RemoteId;
   httpStatus?: number;
   code?: string;
   message?: string;
   deliveredAt?: number;
+  /**
+   * Attempts answered 5xx after the request was sent. Above 0 on a delivered order: an
+   * earlier attempt may have stored it too (a possible duplicate, see possibleDuplicate()).
+   */
+  answered5xx?: number;
   /** The last thing a person did with this order (bulkorder review). */
   review?: ReviewMark;
   /** The content it was reserved with (absent on entries written before fingerprints were kept). */
@@ -72,7 +79,7 @@ export interface StrandedEntry {
 /** What a worker learns when it claims an order before sending it. */
 export type ClaimResult =
   | { outcome: 'claimed'; attempt: number }
-  | { outcome: 'delivered'; remoteId: string }
+  | { outcome: 'delivered'; remoteId: RemoteId }
   | { outcome: 'held' }
   /** The order is already `sending` under another claim: that attempt may or may not have reached the API. */
   | { outcome: 'stale'; staleToken: string };
@@ -82,12 +89,14 @@ export interface SettleInput {
   batchId: string;
   token: string;
   state: 'delivered' | 'queued' | 'dead' | 'held';
-  remoteId?: string;
+  remoteId?: RemoteId;
   httpStatus?: number;
   code?: string;
   message?: string;
   /** The dead letter or held record (JSON), kept until resolved, purged or `parkedRetentionMs` old. */
   parkedRecord?: unknown;
+  /** This attempt was answered 5xx after the request was sent (the server may have stored it). */
+  answered5xx?: boolean;
 }
 
 export interface LedgerOptions {
@@ -236,7 +245,7 @@ export class Ledger {
       case 'claimed':
         return { outcome, attempt: Number(value) };
       case 'delivered':
-        return { outcome, remoteId: value };
+        return { outcome, remoteId: decodeRemoteId(value) };
       case 'held':
         return { outcome };
       default:
@@ -259,12 +268,13 @@ export class Ledger {
       Date.now(),
       this.retentionMs,
       input.orderKey,
-      input.remoteId ?? '',
+      input.remoteId === undefined ? '' : encodeRemoteId(input.remoteId),
       input.httpStatus === undefined ? '' : String(input.httpStatus),
       input.code ?? '',
       input.message ?? '',
       input.parkedRecord === undefined ? '' : JSON.stringify(input.parkedRecord),
       this.parkedRetentionMs,
+      input.answered5xx === true ? '1' : '0',
     )) as 'ok' | 'lost' | 'already';
   }
 
@@ -340,6 +350,14 @@ export class Ledger {
   }
 }
 
+/** The mark of a delivered order that an earlier attempt may have stored as well; undefined otherwise. */
+export function possibleDuplicate(entry: LedgerEntry | undefined): string | undefined {
+  return entry?.state === 'delivered' && (entry.answered5xx ?? 0) > 0 ? POSSIBLE_DUPLICATE : undefined;
+}
+
+/** The words of the mark, in results files and batch summaries. */
+export const POSSIBLE_DUPLICATE = 'possible duplicate: an earlier attempt was answered 5xx';
+
 function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
   if (raw.s === undefined) return undefined;
   const entry: LedgerEntry = {
@@ -348,12 +366,13 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
     attempts: Number(raw.a ?? 0),
     updatedAt: Number(raw.u ?? 0),
   };
-  if (raw.r) entry.remoteId = raw.r;
+  if (raw.r) entry.remoteId = decodeRemoteId(raw.r);
   if (raw.h) entry.httpStatus = Number(raw.h);
   if (raw.c) entry.code = raw.c;
   if (raw.m) entry.message = raw.m;
   if (raw.d) entry.deliveredAt = Number(raw.d);
   if (raw.f) entry.fingerprint = { hash: raw.f, parts: raw.fp ?? '' };
+  if (raw.x) entry.answered5xx = Number(raw.x);
   if (raw.rv === 'released' || raw.rv === 'resolved') entry.review = { action: raw.rv, by: raw.rw ?? '', at: Number(raw.rt ?? 0), ...(raw.rn ? { note: raw.rn } : {}) };
   return entry;
 }

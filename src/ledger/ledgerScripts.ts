@@ -5,7 +5,10 @@
  * Ledger entry (a hash, short field names to keep it small):
  *   s state: queued | sending | delivered | dead | held
  *   b batch that queued it, t claim token of the attempt now sending, a attempts,
- *   u updated at (ms), r remote order id, h HTTP status, c error code, m message, d delivered at,
+ *   u updated at (ms), r remote order id (encodeRemoteId: keeps its JSON type), h HTTP status,
+ *   c error code, m message, d delivered at,
+ *   x attempts answered 5xx after the request was sent (the server may have stored the order
+ *     before failing: a later delivery is a possible duplicate).
  *   f fingerprint of the content (sha256 of the canonical payload, see fingerprint.ts),
  *   fp the fingerprints of its parts (`recipient=ab12cd34;products=...`), to say what differs,
  *   j the delivery job ({name, data} JSON) from reservation until the job is known to be in
@@ -31,6 +34,8 @@ if s and s ~= 'dead' and not forced and f and ARGV[6] ~= '' and f ~= ARGV[6] the
   return {'conflict', b, redis.call('HGET', KEYS[1], 'fp') or '', at, s}
 end
 if s == 'delivered' and not forced then return {'delivered', b, '', ''} end
+-- Sent again on purpose (--force): earlier 5xx answers say nothing about the new delivery.
+if s == 'delivered' then redis.call('HDEL', KEYS[1], 'x') end
 if s == 'held' then return {'held', b, '', ''} end
 if s == 'sending' then return {'queued', b, '', ''} end
 if s == 'queued' then
@@ -85,10 +90,11 @@ return {'claimed', tostring(a)}
 /**
  * KEYS: ledger, batch, deadRecord, deadIndex, heldRecord, heldIndex.
  * ARGV: token, newState(delivered|queued|dead|held), now, retentionMs, orderKey,
- *       remoteId, httpStatus, code, message, parkedRecordJson, parkedRetentionMs.
+ *       remoteId, httpStatus, code, message, parkedRecordJson, parkedRetentionMs, answered5xx(0|1).
  * A parked record holds personal data, so it expires after parkedRetentionMs (PX); its index
  * member is pruned by the readers (src/deadLetter/pruneParked.ts).
  * Returns ok | lost (another attempt owns the order now) | already (delivered before).
+ * A delivery after an attempt answered 5xx counts in the batch's `possibleDuplicates`.
  */
 export const SETTLE = `
 local s = redis.call('HGET', KEYS[1], 's')
@@ -112,12 +118,14 @@ if target == 'delivered' then
   redis.call('DEL', KEYS[3])
   redis.call('ZREM', KEYS[4], ARGV[5])
   batchIncr('delivered', 1)
+  if tonumber(redis.call('HGET', KEYS[1], 'x') or '0') > 0 then batchIncr('possibleDuplicates', 1) end
   return 'ok'
 end
 if s ~= 'sending' or t ~= ARGV[1] then return 'lost' end
 redis.call('HSET', KEYS[1], 's', target, 'u', ARGV[3])
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'h', ARGV[7]) end
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'c', ARGV[8], 'm', ARGV[9]) end
+if ARGV[12] == '1' then redis.call('HINCRBY', KEYS[1], 'x', 1) end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 if target == 'queued' then return 'ok' end
 redis.call('HDEL', KEYS[1], 't')

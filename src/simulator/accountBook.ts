@@ -10,23 +10,30 @@ export type Redemption = 'ok' | 'used' | 'expired' | 'unknown';
 
 /** The accounts and login codes of one simulator. */
 export class AccountBook {
-  #byKey = new Map<string, string>();
+  #byKey = new Map<string, string | number>();
   #customers = new Set<string>();
   #codes = new Map<string, { expiresAt: number; used: boolean }>();
+  #next = 100_001;
+
+  /** `ids`: customerIds are UUID strings, JSON integers from 100001, or those digits as strings (the answer profile). */
+  constructor(private readonly ids: 'string' | 'integer' | 'digits' = 'string') {}
 
   /** Creates an account; undefined when (companyId, email) already has one. */
-  create(companyId: string, email: string): string | undefined {
+  create(companyId: string, email: string): string | number | undefined {
     const key = companyId.toLowerCase() + '\n' + email.toLowerCase();
     if (this.#byKey.has(key)) return undefined;
-    const customerId = randomUUID();
+    const customerId = this.ids === 'integer' ? this.#next++ : this.ids === 'digits' ? String(this.#next++) : randomUUID();
     this.#byKey.set(key, customerId);
-    this.#customers.add(customerId);
+    this.#customers.add(customerKey(customerId));
     return customerId;
   }
 
-  /** A new one-time login code for a known customer; undefined when the customer is unknown. */
-  login(customerId: string, expiresAt: number): string | undefined {
-    if (!this.#customers.has(customerId.toLowerCase())) return undefined;
+  /**
+   * A new one-time login code for a known customer; undefined when the customer is unknown.
+   * The id must have the type it was handed out with: 100001 is not "100001".
+   */
+  login(customerId: string | number, expiresAt: number): string | undefined {
+    if (!this.#customers.has(customerKey(customerId))) return undefined;
     const code = randomBytes(24).toString('base64url');
     this.#codes.set(code, { expiresAt, used: false });
     return code;
@@ -46,5 +53,10 @@ export class AccountBook {
     this.#byKey = new Map();
     this.#customers = new Set();
     this.#codes = new Map();
+    this.#next = 100_001;
   }
+}
+
+function customerKey(customerId: string | number): string {
+  return typeof customerId === 'number' ? `n:${customerId}` : `s:${customerId.toLowerCase()}`;
 }

@@ -44,6 +44,12 @@ export class CounterBoard {
   accountCreated(): void {
     this.#c.accountsCreated++;
   }
+  idempotencyKey(): void {
+    this.#c.idempotencyKeys++;
+  }
+  idempotentReplay(): void {
+    this.#c.idempotentReplays++;
+  }
   login(): void {
     this.#c.logins++;
   }
@@ -101,6 +107,8 @@ function emptyCounters(seed: number): SimulatorCounters {
     ordersAccepted: 0,
     duplicateOrdersAccepted: 0,
     accountsCreated: 0,
+    idempotencyKeys: 0,
+    idempotentReplays: 0,
     logins: 0,
     ssoRedeemed: 0,
     errors: {},

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { apiError, writeAnswer, type Answer } from './answer.js';
+import { shapeError } from './answerProfile.js';
 import { readBody } from './readBody.js';
 import { sleep } from './sleep.js';
 import { lostAcknowledgementAnswer, serverErrorAnswer } from './serverErrorAnswer.js';
@@ -75,8 +76,19 @@ export async function handleApi(req: IncomingMessage, res: ServerResponse, ctx: 
   else writeAnswer(res, answer, counters);
 }
 
-/** Runs every check and, when they pass, the endpoint's effect. Undefined when the body never arrived. */
+/**
+ * Runs every check and, when they pass, the endpoint's effect, answered in the profile's shapes.
+ * Undefined when the body never arrived.
+ */
 async function processRequest(req: IncomingMessage, ctx: SimulatorContext, route: ApiRoute): Promise<Answer | undefined> {
+  const answer = await processChecked(req, ctx, route);
+  return answer === undefined ? undefined : shapeError(answer, ctx.profile);
+}
+
+async function processChecked(req: IncomingMessage, ctx: SimulatorContext, route: ApiRoute): Promise<Answer | undefined> {
+  // Creates may carry an Idempotency-Key; counted always, honoured when the profile says so.
+  const key = route.path === 'login' ? undefined : singleHeader(req.headers['idempotency-key']);
+  if (key !== undefined) ctx.counters.idempotencyKey();
   const refused = checkHeaders(req, ctx, route.api);
   if (refused !== undefined) return refused;
   const read = await readBody(req, API_BODY_CAP);
@@ -91,14 +103,21 @@ async function processRequest(req: IncomingMessage, ctx: SimulatorContext, route
     const reason = error instanceof SyntaxError ? error.message : 'the body is not valid UTF-8';
     return apiError(400, 'MALFORMED_JSON', `The request body is not valid JSON: ${reason}`);
   }
-  switch (route.path) {
-    case 'orders':
-      return createOrder(ctx, body);
-    case 'accounts':
-      return createAccount(ctx, body);
-    case 'login':
-      return login(ctx, body);
+  const replayKey = key === undefined || ctx.profile.idempotency !== 'honour' ? undefined : `${route.path}\n${key}`;
+  const earlier = replayKey === undefined ? undefined : ctx.idempotent.get(replayKey);
+  if (earlier !== undefined) {
+    ctx.counters.idempotentReplay();
+    return earlier;
   }
+  const answer = route.path === 'orders' ? createOrder(ctx, body, key) : route.path === 'accounts' ? createAccount(ctx, body) : login(ctx, body);
+  // Only a create that happened is replayed; a refusal may be fixed and sent again under the same key.
+  if (replayKey !== undefined && answer.status < 300) ctx.idempotent.set(replayKey, answer);
+  return answer;
+}
+
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  return text === undefined || text.trim() === '' ? undefined : text.trim();
 }
 
 function checkHeaders(req: IncomingMessage, ctx: SimulatorContext, api: ApiName): Answer | undefined {
@@ -111,7 +130,7 @@ function checkHeaders(req: IncomingMessage, ctx: SimulatorContext, api: ApiName)
   if (!check.ok) return apiError(401, check.code, check.message, undefined, INVALID_TOKEN_CHALLENGE);
 
   const agentProblem = userAgentProblem(req.headers['user-agent']);
-  if (agentProblem !== undefined) return apiError(400, 'USER_AGENT_INVALID', agentProblem);
+  if (agentProblem !== undefined) return apiError(ctx.profile.userAgentRefusal.status, ctx.profile.userAgentRefusal.code, agentProblem);
 
   if (!isJsonContentType(req.headers['content-type'])) {
     return apiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be sent with Content-Type: application/json.');
@@ -131,12 +150,15 @@ function isJsonContentType(value: string | undefined): boolean {
   });
 }
 
-function createOrder(ctx: SimulatorContext, body: unknown): Answer {
+function createOrder(ctx: SimulatorContext, body: unknown, idempotencyKey: string | undefined): Answer {
+  const { profile } = ctx;
   const refused = validateOrder(body, ctx.customers, ctx.products);
-  if (refused !== undefined) return refused;
-  const { orderId, duplicate } = ctx.orders.store(body, canonicalOrder(body as ValidOrder), ctx.clock());
+  if (refused !== undefined) return refused.code === 'CUSTOMER_UNKNOWN' ? { ...refused, status: profile.unknownCustomerStatus } : refused;
+  const { orderId, number, duplicate } = ctx.orders.store(body, canonicalOrder(body as ValidOrder), ctx.clock(), idempotencyKey);
   ctx.counters.orderAccepted(duplicate);
-  return { status: 201, body: { orderId, status: 'received' } };
+  const id = profile.ids === 'integer' ? number : profile.ids === 'digits' ? String(number) : orderId;
+  if (!profile.success.body) return { status: profile.success.status, headers: { location: `/business-api/orders/${id}` } };
+  return { status: profile.success.status, body: { orderId: id, status: 'received' } };
 }
 
 function createAccount(ctx: SimulatorContext, body: unknown): Answer {
@@ -150,15 +172,25 @@ function createAccount(ctx: SimulatorContext, body: unknown): Answer {
     ]);
   }
   ctx.counters.accountCreated();
-  return { status: 201, body: { customerId } };
+  // The customerId is the one thing a client needs back, so every profile answers with a body.
+  return { status: ctx.profile.success.status, body: { customerId } };
 }
 
 function login(ctx: SimulatorContext, body: unknown): Answer {
-  const refused = validateLogin(body);
+  const refused = validateLogin(body, ctx.profile.ids);
   if (refused !== undefined) return refused;
-  const { customerId } = body as { customerId: string };
+  const { customerId } = body as { customerId: string | number };
   const code = ctx.accounts.login(customerId, ctx.clock() + ctx.loginCodeLifetimeMs);
   if (code === undefined) return apiError(404, 'CUSTOMER_NOT_FOUND', `No account has customerId ${customerId}.`);
   ctx.counters.login();
-  return { status: 200, body: { loginUrl: `${ctx.url}/sso/${code}` } };
+  const url = `${ctx.url}/sso/${code}`;
+  switch (ctx.profile.loginUrl) {
+    case 'loginUrl':
+      return { status: 200, body: { loginUrl: url } };
+    case 'url':
+      return { status: 200, body: { url, expiresIn: 300 } };
+    case 'nested':
+      // A field name no configuration lists: only "the one absolute URL in the body" finds it.
+      return { status: 200, body: { session: { customer: customerId, links: { sso: url, help: 'see the portal' } }, expiresIn: 300 } };
+  }
 }

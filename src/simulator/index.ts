@@ -2,3 +2,4 @@
 export { startSimulator, DEFAULT_CREDENTIALS, DEFAULT_SEED } from './startSimulator.js';
 export type * from './simulatorTypes.js';
 export { userAgentProblem } from './userAgent.js';
+export { ANSWER_PROFILES, resolveProfile } from './answerProfile.js';

@@ -5,6 +5,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import type { AccountBook } from './accountBook.js';
+import type { Answer } from './answer.js';
+import type { AnswerProfile } from './answerProfile.js';
 import type { CounterBoard } from './counterBoard.js';
 import type { FaultPlan } from './faultPlan.js';
 import type { OrderBook } from './orderBook.js';
@@ -27,6 +29,10 @@ export interface SimulatorContext {
   readonly tokens: TokenRegistry;
   readonly orders: OrderBook;
   readonly accounts: AccountBook;
+  /** How answers look where the spec says "not shown". */
+  readonly profile: Readonly<AnswerProfile>;
+  /** First answers of creates by `path + Idempotency-Key`, replayed when the profile honours the key. */
+  readonly idempotent: Map<string, Answer>;
   /** Keeps `res` open without an answer until the client leaves or the simulator closes. */
   hold(res: ServerResponse): void;
 }

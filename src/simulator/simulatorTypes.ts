@@ -73,6 +73,37 @@ export type FaultKind =
   | 'tokenLatency'
   | 'scripted';
 
+/**
+ * How the simulator answers where the spec says "not shown"; every dimension one value. Named
+ * profiles are in src/simulator/answerProfile.ts (ANSWER_PROFILES).
+ */
+export interface AnswerProfile {
+  /** Status of an order for a businessCustomerId the API does not serve (code CUSTOMER_UNKNOWN). */
+  unknownCustomerStatus: 403 | 404 | 422;
+  /**
+   * Ids the API hands out: `string` (orderId `SIM-7`, customerId a UUID), `integer` (JSON numbers
+   * 7 and 100007) or `digits` (strings of digits, "7" and "100007", which only look like numbers).
+   */
+  ids: 'string' | 'integer' | 'digits';
+  /** Where the login answer puts the URL: `{loginUrl}`, `{url}`, or nested under an undocumented name. */
+  loginUrl: 'loginUrl' | 'url' | 'nested';
+  /** Status of a successful create (orders, accounts); `body: false` answers an order with Location only. */
+  success: { status: 200 | 201; body: boolean };
+  /**
+   * Shape of error bodies: `{code, message, details?}`, OAuth-like `{error, error_description}`,
+   * RFC 9457 `application/problem+json` (`type`, `title`, `status`, `detail`; no code), `{errors:[...]}`,
+   * an HTML page, or no body at all.
+   */
+  errors: 'code-message' | 'oauth' | 'problem' | 'errors-array' | 'html' | 'empty';
+  /** The refusal of a missing or malformed User-Agent. */
+  userAgentRefusal: { status: number; code: string };
+  /**
+   * `honour`: a create repeated with the same Idempotency-Key gets the first answer again and
+   * stores nothing (a "stored, then 500" leaves no duplicate). `ignore`: the header is only counted.
+   */
+  idempotency: 'ignore' | 'honour';
+}
+
 /** Options of {@link startSimulator}; every field is optional. */
 export interface SimulatorOptions {
   /** TCP port; default 0 (any free port). */
@@ -99,14 +130,21 @@ export interface SimulatorOptions {
   loginCodeLifetimeSeconds?: number;
   /** Clock in epoch milliseconds (token expiry, login codes, rate window); default Date.now. For tests. */
   clock?: () => number;
+  /**
+   * How it answers where the spec says "not shown": a name from ANSWER_PROFILES
+   * (src/simulator/answerProfile.ts) or dimensions over the default. Default `default`.
+   */
+  profile?: string | Partial<AnswerProfile>;
 }
 
 /** One stored order. */
 export interface AcceptedOrder {
-  /** `SIM-<n>`, as answered. */
+  /** `SIM-<n>` (an integer-ids profile answers with n). */
   orderId: string;
   /** The parsed request body. */
   payload: unknown;
+  /** The Idempotency-Key header the create carried, if any. */
+  idempotencyKey?: string;
   /** ISO timestamp from the simulator's clock. */
   receivedAt: string;
 }
@@ -128,6 +166,10 @@ export interface SimulatorCounters {
   /** Orders stored whose canonical payload had been stored before. */
   duplicateOrdersAccepted: number;
   accountsCreated: number;
+  /** Creates (orders, accounts) that carried an Idempotency-Key header. */
+  idempotencyKeys: number;
+  /** Creates answered from an earlier one with the same Idempotency-Key (profiles that honour it); nothing stored. */
+  idempotentReplays: number;
   /** Successful login calls (one-time URLs handed out). */
   logins: number;
   /** One-time login URLs redeemed. */
@@ -146,6 +188,8 @@ export interface SimulatorCounters {
 
 /** A running simulator. */
 export interface Simulator {
+  /** The answer profile in force. */
+  readonly profile: Readonly<AnswerProfile>;
   /** `http://HOST:PORT`; serves as {base_url} and as {auth_url}. */
   readonly url: string;
   /** The credentials it accepts. */

@@ -9,6 +9,7 @@ import { UsageError } from '../errors.js';
 import { silentLogger } from '../logger.js';
 import { AccountBook } from './accountBook.js';
 import { apiError, writeAnswer } from './answer.js';
+import { resolveProfile } from './answerProfile.js';
 import { CounterBoard } from './counterBoard.js';
 import { FaultPlan } from './faultPlan.js';
 import { handleAdmin } from './handleAdmin.js';
@@ -40,6 +41,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     throw new UsageError('SIMULATOR_OPTION_INVALID', 'tokenLifetimeSeconds must be a positive integer (expires_in is an integer).');
   }
   const seed = options.seed ?? DEFAULT_SEED;
+  const profile = Object.freeze(resolveProfile(options.profile));
   const counters = new CounterBoard(seed);
   const held = new Set<ServerResponse>();
   const ctx: SimulatorContext = {
@@ -55,7 +57,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     faults: new FaultPlan(options.faults, seed, counters),
     tokens: new TokenRegistry(),
     orders: new OrderBook(options.retainOrders ?? true),
-    accounts: new AccountBook(),
+    accounts: new AccountBook(profile.ids),
+    profile,
+    idempotent: new Map(),
     hold(res) {
       held.add(res);
       res.once('close', () => held.delete(res));
@@ -67,6 +71,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return ctx.url;
     },
     credentials: ctx.credentials,
+    profile,
     counters: () => counters.snapshot(),
     orders: () => ctx.orders.list(),
     faults: () => ctx.faults.faults,
@@ -76,6 +81,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       counters.reset();
       ctx.orders.reset();
       ctx.accounts.reset();
+      ctx.idempotent.clear();
       ctx.faults.reset();
     },
     close: () => close(server, held),

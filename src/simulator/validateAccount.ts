@@ -22,11 +22,19 @@ export function validateAccount(body: unknown): Answer | undefined {
   return invalidIfAny(problems, 'account');
 }
 
-/** Returns the 400 answer for an invalid login body, or undefined when it is acceptable. */
-export function validateLogin(body: unknown): Answer | undefined {
+/**
+ * Returns the 400 answer for an invalid login body, or undefined when it is acceptable. The
+ * customerId must have the JSON type the API hands out (`ids`): a UUID string or an integer.
+ */
+export function validateLogin(body: unknown, ids: 'string' | 'integer' | 'digits' = 'string'): Answer | undefined {
   const problems: Problem[] = [];
   const login = checkObject(body, '', LOGIN_FIELDS, problems);
-  if (login !== undefined) checkUuid(login.customerId, 'customerId', problems);
+  if (login !== undefined) {
+    const id = login.customerId;
+    if (ids === 'string') checkUuid(id, 'customerId', problems);
+    else if (ids === 'integer' && !Number.isSafeInteger(id)) problems.push({ path: 'customerId', problem: 'must be an integer (a JSON number, not a string)' });
+    else if (ids === 'digits' && (typeof id !== 'string' || !/^\d+$/.test(id))) problems.push({ path: 'customerId', problem: 'must be a string of digits (not a JSON number)' });
+  }
   return invalidIfAny(problems, 'login request');
 }
 

@@ -94,7 +94,7 @@ export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>)
   const lastBatch = batches[batches.length - 1]!;
   const resultsPath = workingSidecar(folder, claim, 'results');
   const results: ResultsCounts = await writeResults(path, deps.ingest, lastBatch.id, services.ledger, resultsPath, services.kind);
-  const totals = { delivered: sum(batches, 'delivered'), dead: sum(batches, 'dead'), held: sum(batches, 'held') };
+  const totals = { delivered: sum(batches, 'delivered'), dead: sum(batches, 'dead'), held: sum(batches, 'held'), possibleDuplicates: results.possibleDuplicates };
   const attention = needsAttention({ rejected: lastBatch.rejected, skippedHeld: lastBatch.skippedHeld, conflicts: lastBatch.conflicts, dead: totals.dead, held: totals.held }) || resultsAttention(results);
   await writeSummary(folder, claim, {
     file: originalName(claim),

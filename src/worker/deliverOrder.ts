@@ -3,6 +3,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import { parkedRecord, type DeliveryJobData, type ParkFacts } from '../deliveryJob.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
+import type { RemoteId } from '../delivery/remoteId.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 
 /** Words for one record kind in the reasons a person reads (dead letters, held records, logs). */
@@ -26,8 +27,11 @@ export const ORDER_WORDING: RecordWording = {
 
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
 export interface DeliverDeps<P = unknown> {
-  /** The one API call that creates the record (POST /orders, POST /accounts), classified; never throws for HTTP failures. */
-  send(payload: P): Promise<ApiOutcome>;
+  /**
+   * The one API call that creates the record (POST /orders, POST /accounts), classified; never
+   * throws for HTTP failures. `key` is the record's stable key (the Idempotency-Key header).
+   */
+  send(payload: P, record: { key: string }): Promise<ApiOutcome>;
   /** Default ORDER_WORDING. */
   wording?: RecordWording;
   ledger: Ledger;
@@ -49,8 +53,8 @@ export interface AttemptInfo {
 
 /** How an attempt ended, when it ended the job. */
 export type DeliveryResult =
-  | { outcome: 'delivered'; remoteId?: string; status: number }
-  | { outcome: 'already-delivered'; remoteId: string }
+  | { outcome: 'delivered'; remoteId?: RemoteId; status: number }
+  | { outcome: 'already-delivered'; remoteId: RemoteId }
   | { outcome: 'held'; reason: string }
   | { outcome: 'superseded' };
 
@@ -94,7 +98,7 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
   }
 
   const started = performance.now();
-  const outcome = await deps.send(job.payload);
+  const outcome = await deps.send(job.payload, { key: job.key });
   const durationMs = Math.round(performance.now() - started);
   // Bound per line rather than with logger.child(): a child per attempt costs ~4% of a worker's CPU.
   const facts = { attempt: attempt.attempt, durationMs };
@@ -108,7 +112,7 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
     }
     case 'ambiguous': {
       if (ledger.ambiguousPolicy === 'resend') {
-        await release(job, attempt, deps);
+        await release(job, attempt, deps, answeredAfterSending(outcome.status));
         logger.warn({ ...facts, code: outcome.code }, 'no answer; sending again (policy: at-least-once)');
         throw new RetryableDeliveryError(outcome.code, outcome.message);
       }
@@ -127,11 +131,11 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
     case 'retry': {
       if (attempt.attempt >= attempt.maxAttempts) {
         const reason = `Gave up after ${attempt.attempt} attempts; the last failure was ${outcome.code}: ${outcome.message}.`;
-        await park(job, attempt, deps, attempt.token, 'dead', { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) });
+        await park(job, attempt, deps, attempt.token, 'dead', { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) }, answeredAfterSending(outcome.status));
         logger.warn({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: retries exhausted');
         throw new UnrecoverableError(reason);
       }
-      await release(job, attempt, deps);
+      await release(job, attempt, deps, answeredAfterSending(outcome.status));
       logger.warn({ ...facts, status: outcome.status, code: outcome.code, retryAfterMs: outcome.retryAfterMs }, 'temporary failure: will retry');
       throw new RetryableDeliveryError(outcome.code, outcome.message, outcome.retryAfterMs);
     }
@@ -154,8 +158,17 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
   }
 }
 
-async function release<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<void> {
-  await deps.ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'queued' });
+/** `answered5xx`: the server answered 5xx to this attempt, so it may have stored the record before failing. */
+async function release<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>, answered5xx = false): Promise<void> {
+  await deps.ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'queued', ...(answered5xx ? { answered5xx } : {}) });
+}
+
+/**
+ * A 5xx status line proves the request reached the server ("stored, then 500" looks the same as
+ * "failed, then 500"); a retry without a status never left (connect refused, token endpoint down).
+ */
+function answeredAfterSending(status: number | undefined): boolean {
+  return status !== undefined && status >= 500;
 }
 
 async function park<P>(
@@ -165,6 +178,7 @@ async function park<P>(
   token: string,
   kind: 'dead' | 'held',
   facts: ParkFacts,
+  answered5xx = false,
 ): Promise<void> {
   const record = parkedRecord(job, kind, facts, attempt.attempt);
   const settled = await deps.ledger.settle({
@@ -176,6 +190,7 @@ async function park<P>(
     ...(facts.httpStatus === undefined ? {} : { httpStatus: facts.httpStatus }),
     ...(facts.code === undefined ? {} : { code: facts.code }),
     ...(facts.message === undefined ? {} : { message: facts.message }),
+    ...(answered5xx ? { answered5xx } : {}),
   });
   if (settled === 'lost') deps.logger.warn({ kind }, `another attempt owns this ${deps.wording?.noun ?? 'order'} now; left its state alone`);
 }

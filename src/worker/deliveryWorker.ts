@@ -29,7 +29,7 @@ export interface DeliveryWorkerOptions<P> {
   prefix: string;
   delivery: DeliverySettings;
   /** The API call that creates one record (src/delivery); returns a classified outcome, never throws for HTTP failures. */
-  send(payload: P): Promise<ApiOutcome>;
+  send(payload: P, record: { key: string }): Promise<ApiOutcome>;
   /** The HTTP deadline of one call: the job lock must outlast it. */
   requestDeadlineMs: number;
   logger: Logger;

@@ -110,11 +110,21 @@ describe('Cafetariaplan client', () => {
     expect(await client.login('9d1f7c1e-0000-4000-8000-000000000000')).toMatchObject({ kind: 'permanent', status: 404, code: 'CUSTOMER_NOT_FOUND' });
   });
 
-  it('a 2xx without the expected fields is not taken for success', async () => {
+  it('a 2xx without the expected fields is not taken for success; a login URL under an unknown name is found when it is the only one', async () => {
     rig = await apiRig();
     const client = createCafetariaplanClient(rig.settings('cafetariaplan'), { transport: rig.transport, tokenProvider: rig.tokenProvider('cafetariaplan'), logger: silentLogger() });
-    rig.simulator.setFaults({ script: [{ status: 201, body: { account: 'made' } }, { status: 200, body: { link: 'https://x.test/a' } }] });
+    rig.simulator.setFaults({
+      script: [
+        { status: 201, body: { account: 'made' } },
+        { status: 200, body: { link: 'sso/a' } },
+        { status: 200, body: { a: 'https://x.test/a', b: 'https://x.test/b' } },
+        { status: 200, body: { session: { link: 'https://x.test/a' } } },
+      ],
+    });
     expect(await client.createAccount(account)).toMatchObject({ kind: 'ambiguous', code: 'CUSTOMER_ID_MISSING' });
     expect(await client.login('9d1f7c1e-0000-4000-8000-000000000000')).toMatchObject({ kind: 'permanent', code: 'LOGIN_URL_MISSING' });
+    expect(await client.login('9d1f7c1e-0000-4000-8000-000000000000')).toMatchObject({ kind: 'permanent', code: 'LOGIN_URL_AMBIGUOUS' });
+    // Read by its shape: the one absolute URL in the answer, under whatever name.
+    expect(await client.login('9d1f7c1e-0000-4000-8000-000000000000')).toMatchObject({ kind: 'delivered', loginUrl: 'https://x.test/a' });
   });
 });

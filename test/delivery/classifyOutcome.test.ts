@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { classifyOutcome, errorCode, parseRetryAfter, TRANSPORT_ERRORS } from '../../src/delivery/classifyOutcome.js';
-import { findField } from '../../src/delivery/findField.js';
+import { findField, findValue } from '../../src/delivery/findField.js';
 import type { HttpExchange } from '../../src/delivery/httpTransport.js';
 
 const fields = loadConfig({ env: {} }).responseFields;
@@ -30,7 +30,7 @@ describe('statuses', () => {
 
   it('the remote id from the configured fields, numbers as strings', () => {
     expect(classify(response(201, { orderId: 'A-1' }))).toMatchObject({ remoteId: 'A-1' });
-    expect(classify(response(200, { id: 42 }))).toMatchObject({ remoteId: '42' });
+    expect(classify(response(200, { id: 42 }))).toMatchObject({ remoteId: 42 }); // the JSON type is kept
     expect(classify(response(200, { data: { orderId: 'D-3' } }))).toMatchObject({ remoteId: 'D-3' });
     expect(classify(response(200, { status: 'ok' }))).not.toHaveProperty('remoteId');
   });
@@ -86,5 +86,7 @@ describe('findField', () => {
     expect(findField({ code: '', errorCode: 'Y' }, ['code', 'errorCode'])).toBe('Y');
     expect(findField('text', ['code'])).toBeUndefined();
     expect(findField([{ code: 'Z' }], ['0.code'])).toBeUndefined();
+    expect(findField({ errors: [{ code: 'E1' }, { code: 'E2' }] }, ['errors.code', 'errors.0.code'])).toBe('E1'); // {errors:[...]} bodies
+    expect(findValue({ data: { customerId: 100001 } }, ['data.customerId'])).toBe(100001);
   });
 });

@@ -11,6 +11,7 @@ import { loadConfig, requireApi } from '../../src/config.js';
 import { createApiTokenProvider } from '../../src/delivery/apiTokenProvider.js';
 import { createCafetariaplanClient } from '../../src/delivery/cafetariaplanClient.js';
 import { createHttpTransport } from '../../src/delivery/httpTransport.js';
+import { encodeRemoteId } from '../../src/delivery/remoteId.js';
 import { silentLogger } from '../../src/logger.js';
 import { projectRoot } from '../../src/paths.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -90,7 +91,7 @@ it('login prints the one-time URL alone on stdout; an unknown customer exits 4',
   expect(unknown.stderr).toContain('No account has customerId');
 }, 30_000);
 
-/** Creates an employee account at this test's simulator and returns its customerId. */
+/** Creates an employee account at this test's simulator and returns its customerId as the CLI takes it. */
 async function createAccount(file: string): Promise<string> {
   const settings = requireApi(loadConfig({ env: {}, envFile: file }), 'cafetariaplan');
   const transport = createHttpTransport({ connectTimeoutMs: 1000, headersTimeoutMs: 1000, bodyTimeoutMs: 1000, deadlineMs: 2000 });
@@ -99,5 +100,5 @@ async function createAccount(file: string): Promise<string> {
   const outcome = await client.createAccount({ email: 'kees@example.nl', firstName: 'Kees', lastName: 'Bakker', isoLanguageCode: 'nl', companyId: '0b8e6f2e-2a52-4a4c-9a3b-4c6f1d2e3f40' });
   await transport.close();
   if (outcome.kind !== 'delivered') throw new Error(`account not created: ${outcome.kind}`);
-  return outcome.customerId;
+  return encodeRemoteId(outcome.customerId);
 }

@@ -118,7 +118,7 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 9, duplicateOrdersAccepted: 0 });
     const midSummary = JSON.parse(await readFile(join(folder.done, midImport.replace(/\.csv$/, '.summary.json')), 'utf8'));
     expect(midSummary.batches).toHaveLength(2);
-    expect(midSummary.delivery).toEqual({ delivered: 3, dead: 0, held: 0 });
+    expect(midSummary.delivery).toEqual({ delivered: 3, dead: 0, held: 0, possibleDuplicates: 0 });
     const summary = JSON.parse(await readFile(join(folder.done, imported.replace(/\.csv$/, '.summary.json')), 'utf8'));
     expect(summary).toMatchObject({ batches: [first.batchId], delivery: { delivered: 4 } });
   });

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keyspace } from '../../src/keyspace.js';
-import { Ledger } from '../../src/ledger/ledger.js';
+import { Ledger, POSSIBLE_DUPLICATE, possibleDuplicate } from '../../src/ledger/ledger.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
 
@@ -44,6 +44,27 @@ describe('ledger', () => {
     const entry = await ledger.get('k1');
     expect(entry).toMatchObject({ state: 'queued', batchId: 'b2', remoteId: 'SIM-1' });
     expect((await batches.get('b1'))?.delivered).toBe(1);
+  });
+
+  it('keeps a remote id in its JSON type, and marks a delivery after a 5xx answer as a possible duplicate until a forced resend', async () => {
+    await ledger.reserveMany(['k1', 'k2'], 'b1', false);
+    await ledger.claim('k1', 't1');
+    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', answered5xx: true });
+    await ledger.claim('k1', 't2');
+    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't2', state: 'delivered', remoteId: 100001, httpStatus: 200 });
+    expect(await ledger.get('k1')).toMatchObject({ state: 'delivered', remoteId: 100001, answered5xx: 1 });
+    expect(possibleDuplicate(await ledger.get('k1'))).toBe(POSSIBLE_DUPLICATE);
+    expect(await ledger.claim('k1', 't3')).toEqual({ outcome: 'delivered', remoteId: 100001 });
+    // A retry without an answer (connect refused) is no evidence; a string of digits stays a string.
+    await ledger.claim('k2', 't1');
+    await ledger.settle({ orderKey: 'k2', batchId: 'b1', token: 't1', state: 'queued' });
+    await ledger.claim('k2', 't2');
+    await ledger.settle({ orderKey: 'k2', batchId: 'b1', token: 't2', state: 'delivered', remoteId: '100002', httpStatus: 201 });
+    expect(await ledger.get('k2')).toMatchObject({ remoteId: '100002' });
+    expect(possibleDuplicate(await ledger.get('k2'))).toBeUndefined();
+    expect(await batches.get('b1')).toMatchObject({ delivered: 2, possibleDuplicates: 1 });
+    await ledger.reserveMany(['k1'], 'b2', true);
+    expect((await ledger.get('k1'))?.answered5xx).toBeUndefined();
   });
 
   it('reports a claim found sending as stale (a worker died mid-request), and holding it needs that claim token', async () => {
