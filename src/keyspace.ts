@@ -19,9 +19,20 @@ export interface Keyspace {
   parked(kind: ParkedKind, orderKey: string): string;
   /** Dead letters or held orders, scored by the time they were parked. */
   parkedIndex(kind: ParkedKind): string;
-  /** Circuit-breaker state: the current streak of non-order failures, and the trip record. */
-  readonly breakerStreak: string;
-  readonly breakerTrip: string;
+  /** Circuit-breaker state (a hash: closed, open or halfOpen, and why). */
+  readonly breaker: string;
+  /** Prefix of the breaker's per-second attempt counters (`<this><epoch second>`). */
+  readonly breakerBuckets: string;
+  /** Prefixes of one failure signature's attempts and distinct orders in the window (sorted sets). */
+  readonly breakerFailures: string;
+  readonly breakerOrders: string;
+  /** Orders whose refusals opened the breaker: requeued when it closes. */
+  readonly breakerBurst: string;
+  /** Who paused the queue with `bulkorder pause` (JSON); the breaker never resumes while it exists. */
+  readonly pausedBy: string;
+  /** Live workers: a sorted set of worker ids scored by last heartbeat, and their facts (hash id -> JSON). */
+  readonly workers: string;
+  readonly workerInfo: string;
   /** A drop-folder file claimed into processing/ (`bulkorder watch`): its batches, so a restart resumes them. */
   watchClaim(claimName: string): string;
   /** The live owner of a claimed file (SET NX PX, renewed while it works on it). */
@@ -44,8 +55,14 @@ export function keyspace(prefix: string): Keyspace {
     batchIndex: `${prefix}:batches`,
     parked: (kind, orderKey) => `${prefix}:${kind}:${orderKey}`,
     parkedIndex: (kind) => `${prefix}:${kind}-index`,
-    breakerStreak: `${prefix}:breaker:streak`,
-    breakerTrip: `${prefix}:breaker:trip`,
+    breaker: `${prefix}:breaker:state`,
+    breakerBuckets: `${prefix}:breaker:n:`,
+    breakerFailures: `${prefix}:breaker:fail:`,
+    breakerOrders: `${prefix}:breaker:orders:`,
+    breakerBurst: `${prefix}:breaker:burst`,
+    pausedBy: `${prefix}:paused-by`,
+    workers: `${prefix}:workers`,
+    workerInfo: `${prefix}:workers:info`,
     watchClaim: (claimName) => `${prefix}:watch:claim:${claimName}`,
     watchLock: (claimName) => `${prefix}:watch:lock:${claimName}`,
     job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,

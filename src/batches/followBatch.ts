@@ -11,6 +11,13 @@ export interface FollowOptions {
   /** Stop following after this long (the batch goes on); default no limit. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Asked every `watchEveryMs` (default 2 s): lines saying why the batch may not move (printed
+   * when they change) and whether a settled-looking batch may still get orders back (an open
+   * breaker requeues its burst when it closes), so following goes on.
+   */
+  watch?: () => Promise<{ lines: string[]; pending: boolean }>;
+  watchEveryMs?: number;
 }
 
 /**
@@ -23,11 +30,23 @@ export async function followBatch(batches: BatchStore, batchId: string, options:
   const tty = out.isTTY === true;
   const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
   let lastLog = 0;
+  let lastWatch = 0;
+  let said = '';
+  let pending = false;
   for (;;) {
     const batch = await batches.get(batchId);
     if (batch === undefined) throw new Error(`batch ${batchId} not found`);
-    const settled = isSettled(batch);
-    const now = Date.now();
+    let now = Date.now();
+    if (options.watch !== undefined && now - lastWatch >= (options.watchEveryMs ?? 2000)) {
+      lastWatch = now;
+      const seen = await options.watch();
+      pending = seen.pending;
+      const text = seen.lines.join('\n');
+      if (text !== said && text !== '') out.write(`${tty ? '\n' : ''}${text}\n`);
+      said = text;
+      now = Date.now();
+    }
+    const settled = isSettled(batch) && !pending;
     if (tty) out.write(`\r${progressLine(batch)}\x1b[K${settled ? '\n' : ''}`);
     else if (settled || now - lastLog >= (options.logEveryMs ?? 10_000)) {
       out.write(`${progressLine(batch)}\n`);

@@ -1,6 +1,7 @@
 import { UsageError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
-import { breakerTrip, resetBreaker } from '../worker/circuitBreaker.js';
+import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue } from '../worker/deliveryControl.js';
 import { progressLine } from './followBatch.js';
 import { isSettled, type Batch } from './batchStore.js';
 
@@ -24,22 +25,22 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
     if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no ${words.thing}batch ${options.batchId} in ${env} (${kind.cli} status lists recent ones)`);
     batches = [batch];
   }
-  const [queue, paused, trip, dead, held] = await Promise.all([
+  const [queue, health, dead, held] = await Promise.all([
     services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
-    services.queue.isPaused(),
-    breakerTrip(services.redis, services.keys),
+    readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
     services.redis.zcard(services.keys.parkedIndex('dead')),
     services.redis.zcard(services.keys.parkedIndex('held')),
   ]);
+  const paused = health.paused;
   if (options.json === true) {
-    const report = { env, queue: { ...queue, paused }, breaker: trip ?? null, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
+    const report = { env, queue: { ...queue, paused, pausedBy: health.pausedBy ?? null }, breaker: health.breaker, workers: health.workers, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
     return JSON.stringify(report, null, 2) + '\n';
   }
   const lines = [
     `environment ${env}; ${words.queue}: ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed${paused ? ' (PAUSED)' : ''}`,
     `${words.thing}dead letters: ${dead}; held for review: ${held}`,
   ];
-  if (trip !== undefined) lines.push(`circuit breaker TRIPPED at ${new Date(trip.at).toISOString()}: ${trip.reason}`, `  fix the cause, then: ${kind.cli} resume`);
+  lines.push(`circuit breaker ${health.breaker.state}`, ...describeHealth(health, { resume: `${kind.cli} resume`, worker: 'bulkorder worker' }, { showWorkers: true }));
   for (const b of batches) {
     lines.push(
       '',
@@ -52,11 +53,16 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
   return lines.join('\n') + '\n';
 }
 
-/** `resume` of one kind: clears its breaker and resumes its queue; returns the line to print. */
-export async function resumeDelivery<P>(services: Services<P>): Promise<string> {
-  const trip = await breakerTrip(services.redis, services.keys);
-  await resetBreaker(services.redis, services.keys);
-  await services.queue.resume();
+/** `resume` of one kind: clears a manual pause and the breaker (requeueing its burst) and resumes its queue; returns the line to print. */
+export async function resumeDelivery<P>(services: Services<P>, logger: Logger): Promise<string> {
+  const done = await resumeQueue(services, { settings: services.delivery.breaker, jobName: services.kind.jobName, logger });
   const what = services.kind.name === 'orders' ? 'delivery' : `${services.kind.noun} registration`;
-  return trip === undefined ? `${what} resumed (the breaker was not tripped)\n` : `${what} resumed; the breaker had tripped: ${trip.reason}\n`;
+  const was = [done.pausedBy === undefined ? '' : `paused by ${done.pausedBy.by}`, done.breaker.state === 'closed' ? '' : `breaker ${done.breaker.state}: ${done.breaker.reason ?? ''}`].filter((t) => t !== '');
+  return `${what} resumed${was.length === 0 ? '' : ` (it was ${was.join('; ')})`}${done.requeued > 0 ? `; ${done.requeued} dead letters of the breaker's burst queued again` : ''}\n`;
+}
+
+/** `pause` of one kind: every worker stops taking its jobs until `resume`; the breaker never resumes it. */
+export async function pauseQueue<P>(services: Services<P>): Promise<string> {
+  const record = await pauseDelivery(services);
+  return `${services.kind.name === 'orders' ? 'delivery' : `${services.kind.noun} registration`} paused by ${record.by}; requests in flight finish. Undo with: ${services.kind.cli} resume\n`;
 }

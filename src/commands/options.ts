@@ -67,6 +67,7 @@ export interface ImportFlags extends ConfigFlags, IngestFlags {
   rejects?: string;
   results?: string;
   timeout?: string;
+  maxWait?: string;
 }
 
 /** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
@@ -76,7 +77,8 @@ export function withImportOptions(command: Command, noun: string): Command {
     .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
     .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
     .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
-    .option('--timeout <seconds>', 'with --wait: stop following after this long (the batch goes on)');
+    .option('--max-wait <seconds>', 'with --wait: give up after this long, write the results so far and exit 5 with the reason (default 21600, 6 hours; the batch goes on)')
+    .option('--timeout <seconds>', 'alias of --max-wait');
 }
 
 /** What `validate` and `accounts validate` take. */

@@ -19,10 +19,19 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
 
   const resume = parent
     .command('resume')
-    .summary(orders ? 'resume delivery after the circuit breaker paused it' : 'resume account registration after the circuit breaker paused it')
-    .description('Resume delivery after the circuit breaker paused it (fix the cause first: credentials, User-Agent, base URL).');
+    .summary(orders ? 'resume delivery after `bulkorder pause` or an open circuit breaker' : 'resume account registration after `bulkorder accounts pause` or an open circuit breaker')
+    .description('Resume delivery: clears a manual pause and closes the circuit breaker (its burst of dead letters is queued again). The breaker heals by itself; use this after fixing a cause it cannot see fixed.');
   withConfigFlags(resume).action(async (flags: ConfigFlags) => {
     const { runResume } = await import('./statusRun.js');
     setExitCode(await runResume(kind, await loadCommandContext(flags, { announce: false })));
+  });
+
+  const pause = parent
+    .command('pause')
+    .summary(orders ? 'pause delivery for every worker until `bulkorder resume`' : 'pause account registration until `bulkorder accounts resume`')
+    .description('Pause delivery for every worker (requests in flight finish). The circuit breaker never resumes a manual pause; `resume` does.');
+  withConfigFlags(pause).action(async (flags: ConfigFlags) => {
+    const { runPause } = await import('./statusRun.js');
+    setExitCode(await runPause(kind, await loadCommandContext(flags, { announce: false })));
   });
 }

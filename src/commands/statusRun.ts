@@ -1,5 +1,5 @@
 import { ExitCode } from '../errors.js';
-import { queueStatus, resumeDelivery } from '../batches/queueStatus.js';
+import { pauseQueue, queueStatus, resumeDelivery } from '../batches/queueStatus.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { openServices } from '../services.js';
 import type { CommandContext, RecordKindName, StatusFlags } from './options.js';
@@ -15,11 +15,22 @@ export async function runStatus(kind: RecordKindName, batchId: string | undefine
   }
 }
 
-/** `bulkorder [accounts] resume`: clears the kind's breaker and resumes its queue. */
+/** `bulkorder [accounts] resume`: clears a manual pause and the kind's breaker (requeueing its burst) and resumes its queue. */
 export async function runResume(kind: RecordKindName, ctx: CommandContext): Promise<number> {
   const services = await openServices(ctx.config, KINDS[kind]);
   try {
-    process.stdout.write(await resumeDelivery(services));
+    process.stdout.write(await resumeDelivery(services, ctx.logger));
+    return ExitCode.ok;
+  } finally {
+    await services.close();
+  }
+}
+
+/** `bulkorder [accounts] pause`: pauses the kind's queue for every worker until `resume`. */
+export async function runPause(kind: RecordKindName, ctx: CommandContext): Promise<number> {
+  const services = await openServices(ctx.config, KINDS[kind]);
+  try {
+    process.stdout.write(await pauseQueue(services));
     return ExitCode.ok;
   } finally {
     await services.close();

@@ -14,23 +14,52 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   const delivery = { ...ctx.config.delivery, concurrency };
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
-  try {
+  // Listening from the start: a signal while starting (Redis down, waiting) must end the process too.
+  const signalled = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  const starting = (async () => {
     // Orders unless only Cafetariaplan credentials are set; with none at all, startBusinessDelivery names what is missing.
     if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery }));
     // Employee accounts whenever Cafetariaplan credentials are set: a second BullMQ worker on the accounts queue.
     if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config, 'cafetariaplan'), delivery }));
+  })();
+  try {
+    const early = await Promise.race([starting.then(() => undefined), signalled]);
+    if (early !== undefined) {
+      starting.catch(() => undefined);
+      ctx.logger.info({ signal: early }, 'stopping while starting: no job was taken');
+      // A half-started worker (waiting for Redis) has connections nothing can close yet.
+      exitSoon(ExitCode.ok);
+      return ExitCode.ok;
+    } else {
+      const signal = await signalled;
+      ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');
+    }
   } catch (error) {
     await Promise.all(running.map((worker) => worker.close()));
     throw error;
   }
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
-  await Promise.all(running.map((worker) => worker.close()));
+  // Each close is bounded by the grace period; this bound covers the rest (token cache, scheduled
+  // imports) when Redis is down, so SIGTERM always ends the process.
+  const limitMs = ctx.config.delivery.shutdownGraceMs + 5_000;
+  const closed = await Promise.race([
+    Promise.all(running.map((worker) => worker.close())).then(() => true),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), limitMs).unref()),
+  ]);
+  if (!closed) {
+    ctx.logger.error({ limitMs }, 'worker could not close cleanly (Redis unreachable?); exiting anyway: unfinished jobs come back as stalled');
+    exitSoon(ExitCode.infrastructure);
+    return ExitCode.infrastructure;
+  }
   return ExitCode.ok;
+}
+
+/**
+ * Connections still retrying would keep the process alive after a stop that could not close them:
+ * the one place a command ends the process itself (unref'd: a clean exit comes first).
+ */
+function exitSoon(code: number): void {
+  setTimeout(() => process.exit(code), 500).unref();
 }

@@ -3,6 +3,11 @@ import { followBatch } from '../batches/followBatch.js';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
 import { POSSIBLE_DUPLICATE_CODE, writeResults, type ResultsCounts } from '../batches/writeResults.js';
 import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
+import { describeHealth, readDeliveryHealth } from '../worker/deliveryControl.js';
+import { WORKER_STALE_MS } from '../worker/workerPresence.js';
+
+/** A worker may take a moment to register: "no worker is running" only after this. */
+const NO_WORKER_GRACE_MS = 3000;
 import { ExitCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
@@ -11,11 +16,14 @@ import { followElsewhere } from './followElsewhere.js';
 import { elsewhereLines, importAttention, resultsAttention } from './importVerdict.js';
 import { reconcileImports } from './reconcileImports.js';
 
-/** Whether and how to follow a batch after its import (`--wait`, `--results`, `--timeout`). */
+/** Whether and how to follow a batch after its import (`--wait`, `--results`, `--max-wait`). */
 export interface FollowSettings {
   wait: boolean;
   resultsPath?: string;
+  /** --max-wait; then exit 5 with the reason. */
   timeoutMs?: number;
+  /** Where progress and stall reasons go; default stderr. */
+  out?: NodeJS.WriteStream;
 }
 
 export interface ImportOutcome {
@@ -30,7 +38,7 @@ export interface ImportOutcome {
 /**
  * Imports one file of the services' record kind and, when asked, follows it to the end and
  * writes its results file: what `import`, `accounts import` and the demo do. Returns the report
- * a person reads and the exit code (0, or 4 when something needs attention).
+ * a person reads and the exit code (0; 4 when something needs attention; 5 when --max-wait ran out).
  */
 export async function importAndFollow<P>(file: string, options: ImportOptions, services: Services<P>, logger: Logger, follow: FollowSettings): Promise<ImportOutcome> {
   const kind = services.kind;
@@ -54,14 +62,25 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
   }
 
   const deadline = follow.timeoutMs === undefined ? undefined : Date.now() + follow.timeoutMs;
-  const followed = await followBatch(services.batches, result.batchId, { ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
-  const { batch } = followed;
+  // Why the batch may not move (breaker, pause, no worker), said within seconds rather than never.
+  const commands = { resume: `${kind.cli} resume`, worker: 'bulkorder worker' };
+  const followStart = Date.now();
+  let reasons: string[] = [];
+  const watch = async () => {
+    const health = await readDeliveryHealth(services, services.delivery.breaker.alertAfterMs);
+    const early = Date.now() - followStart < Math.min(NO_WORKER_GRACE_MS, WORKER_STALE_MS);
+    reasons = describeHealth(health, commands).filter((line) => !(early && line.startsWith('no worker')));
+    // An open breaker with a burst may send dead letters of this batch back: not settled yet.
+    return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
+  };
+  const { batch, settled: batchSettled } = await followBatch(services.batches, result.batchId, { watch, ...(follow.out === undefined ? {} : { out: follow.out }), ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
   // Orders of this file another batch queued (an earlier run, perhaps one that died) are followed too.
   const open = await followElsewhere(services.ledger, result.elsewhere.map((e) => e.orderKey), { reconcile, ...(deadline === undefined ? {} : { deadline }) });
-  const settled = followed.settled && open === 0;
+  const settled = batchSettled;
   const resultsPath = follow.resultsPath ?? join(dirname(file), `${basename(file).replace(/\.(csv|json|ndjson|txt)$/i, '')}.results.csv`);
   const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind);
   lines.push(
+    ...(settled ? [] : [`  gave up waiting after ${Math.round((follow.timeoutMs ?? 0) / 1000)} s (--max-wait): ${reasons.length === 0 ? `${kind.noun}s are still being delivered` : reasons.join('; ')}`]),
     `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,
     `  results: ${resultsPath}`,
     ...(kind.reportResults?.(results) ?? []),
@@ -69,6 +88,6 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
   if (batch.possibleDuplicates > 0) lines.push(`  ${batch.possibleDuplicates} of the delivered: ${POSSIBLE_DUPLICATE} (errorCode ${POSSIBLE_DUPLICATE_CODE} in the results file; check the service for a second copy)`);
   if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
   const attention = needsAttention({ rejected: c.rejected, skippedHeld: c.skippedHeld, conflicts: c.conflicts, dead: batch.dead, held: batch.held }) || resultsAttention(results);
-  const exitCode = !settled || !isSettled(batch) || attention ? ExitCode.needsAttention : ExitCode.ok;
+  const exitCode = !settled ? ExitCode.infrastructure : open > 0 || !isSettled(batch) || attention ? ExitCode.needsAttention : ExitCode.ok;
   return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n' };
 }

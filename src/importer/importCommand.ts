@@ -13,8 +13,13 @@ export interface ImportRequest extends IngestFlags {
   force?: boolean;
   rejects?: string;
   results?: string;
+  /** --max-wait; --timeout is its alias. */
+  maxWait?: string;
   timeout?: string;
 }
+
+/** `--wait` gives up after this by default (--max-wait): a nightly cron job must end. */
+const DEFAULT_MAX_WAIT_MS = 6 * 3600 * 1000;
 
 /** `bulkorder import` and `bulkorder accounts import`: imports (and with --wait follows) one file of the kind; returns the exit code. */
 export async function runImport<P>(file: string, request: ImportRequest, ctx: { config: Config; logger: Logger }, kind: RecordKind<P>): Promise<number> {
@@ -41,17 +46,18 @@ async function importOptionsFrom<P>(request: ImportRequest, kind: RecordKind<P>)
   };
 }
 
-/** FollowSettings from --wait, --results and --timeout. */
+/** FollowSettings from --wait, --results and --max-wait (--timeout is its alias). */
 function followFrom(request: ImportRequest): FollowSettings {
+  const maxWait = request.maxWait ?? request.timeout;
   return {
     wait: request.wait === true,
     ...(request.results === undefined ? {} : { resultsPath: request.results }),
-    ...(request.timeout === undefined ? {} : { timeoutMs: seconds(request.timeout) * 1000 }),
+    timeoutMs: maxWait === undefined ? DEFAULT_MAX_WAIT_MS : seconds(maxWait) * 1000,
   };
 }
 
 function seconds(text: string): number {
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new UsageError('USAGE', `--timeout must be a positive number of seconds, not '${text}'`);
+  if (!Number.isFinite(value) || value <= 0) throw new UsageError('USAGE', `--max-wait must be a positive number of seconds, not '${text}'`);
   return value;
 }

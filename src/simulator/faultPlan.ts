@@ -21,6 +21,7 @@ export const NO_FAULTS: Readonly<FaultOptions> = Object.freeze({
   tokenFailureRate: 0,
   tokenLatencyMs: 0,
   script: [],
+  forbiddenCustomers: [],
 });
 
 /** Number of 5xx answer variants (see serverErrorAnswer.ts). */
@@ -52,7 +53,7 @@ const SCRIPT_PATHS: readonly ScriptPath[] = ['orders', 'accounts', 'login', 'tok
  */
 export function mergeFaults(base: Readonly<FaultOptions>, patch: unknown): FaultOptions {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) invalid('faults', 'must be an object');
-  const merged: FaultOptions = { ...base, script: [...base.script] };
+  const merged: FaultOptions = { ...base, script: [...base.script], forbiddenCustomers: [...base.forbiddenCustomers] };
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;
     if ((RATE_FIELDS as readonly string[]).includes(key)) {
@@ -61,6 +62,10 @@ export function mergeFaults(base: Readonly<FaultOptions>, patch: unknown): Fault
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) invalid(key, 'must be a number >= 0');
     } else if (key === 'script') {
       merged.script = checkScript(value);
+      continue;
+    } else if (key === 'forbiddenCustomers') {
+      if (!Array.isArray(value) || !value.every((id) => Number.isInteger(id))) invalid(key, 'must be an array of customer ids');
+      merged.forbiddenCustomers = [...(value as number[])];
       continue;
     } else {
       invalid(key, 'is not a fault option');
@@ -113,7 +118,7 @@ export class FaultPlan {
 
   /** The faults in force (a copy). */
   get faults(): FaultOptions {
-    return { ...this.#faults, script: [...this.#faults.script] };
+    return { ...this.#faults, script: [...this.#faults.script], forbiddenCustomers: [...this.#faults.forbiddenCustomers] };
   }
 
   /** Merges `patch` (see {@link mergeFaults}); a changed rate limit starts a fresh window. */

@@ -152,6 +152,10 @@ function isJsonContentType(value: string | undefined): boolean {
 
 function createOrder(ctx: SimulatorContext, body: unknown, idempotencyKey: string | undefined): Answer {
   const { profile } = ctx;
+  const customer = (body as { businessCustomerId?: unknown } | null)?.businessCustomerId;
+  if (typeof customer === 'number' && ctx.faults.faults.forbiddenCustomers.includes(customer)) {
+    return apiError(403, 'UNKNOWN_CUSTOMER', `This client may not order for business customer ${customer}.`);
+  }
   const refused = validateOrder(body, ctx.customers, ctx.products);
   if (refused !== undefined) return refused.code === 'CUSTOMER_UNKNOWN' ? { ...refused, status: profile.unknownCustomerStatus } : refused;
   const { orderId, number, duplicate } = ctx.orders.store(body, canonicalOrder(body as ValidOrder), ctx.clock(), idempotencyKey);

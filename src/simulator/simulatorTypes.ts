@@ -60,6 +60,8 @@ export interface FaultOptions {
   tokenLatencyMs: number;
   /** Forced answers for the next requests, consumed in order. Default []. */
   script: ScriptedResponse[];
+  /** Business customers refused as `403 {"code":"UNKNOWN_CUSTOMER"}` (an API that says 403, not 422). Default []. */
+  forbiddenCustomers: number[];
 }
 
 /** Kinds of injected faults, each counted. */

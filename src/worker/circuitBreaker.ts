@@ -1,128 +1,243 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
+import { breakerEvidence, type EvidenceClass } from './breakerEvidence.js';
+import { ADMIT, CLOSE, RECORD_FAILURE, RECORD_HEALTHY, TICK } from './breakerScripts.js';
+import type { BreakerSettings } from '../deliverySettings.js';
 
-export interface CircuitBreakerOptions {
-  /** Non-order failures in a row (across all workers) that pause delivery; default 5. */
-  threshold?: number;
-  /** HTTP statuses that cannot be about one order; default 403, 404, 405, 406, 415. */
-  systemicStatuses?: readonly number[];
-  /** API error codes that cannot be about one order; default the User-Agent, content-type and path refusals. */
-  systemicCodes?: readonly string[];
-}
+export type BreakerState = 'closed' | 'open' | 'halfOpen';
 
-export interface BreakerTrip {
-  reason: string;
+/** What `status`, `import --wait` and the event hook know about the breaker. */
+export interface BreakerStatus {
+  state: BreakerState;
+  reason?: string;
+  /** `HTTP 400 USER_AGENT_REQUIRED`, `NO_CONNECTION`, `NO_ANSWER`, `CREDENTIALS_REFUSED`. */
+  signature?: string;
+  class?: EvidenceClass;
   status?: number;
   code?: string;
   message?: string;
-  at: number;
+  /** When this episode first opened (reopenings keep it). */
+  since?: number;
+  nextProbeAt?: number;
+  /** Openings in this episode: the wait doubles with each. */
+  openCount?: number;
+  /** Open longer than the alert limit. */
+  overdue: boolean;
 }
 
-const DEFAULT_STATUSES = [403, 404, 405, 406, 415];
-const DEFAULT_CODES = ['USER_AGENT_INVALID', 'USER_AGENT_MISSING', 'UNSUPPORTED_MEDIA_TYPE', 'NOT_FOUND', 'METHOD_NOT_ALLOWED'];
-/** A streak older than this is forgotten; it must be "in a row", not "ever". */
-const STREAK_TTL_MS = 10 * 60 * 1000;
+/** A transition, reported once (by the worker whose call made it) to `onBreakerEvent`. */
+export interface BreakerEvent {
+  type: 'opened' | 'reopened' | 'halfOpen' | 'closed' | 'stuck';
+  status: BreakerStatus;
+  /** On `closed`: dead letters of the burst sent back to the queue. */
+  requeued?: number;
+}
+
+export interface CircuitBreakerOptions {
+  settings: BreakerSettings;
+  /** Pauses the queue for every worker (BullMQ `queue.pause()`). */
+  pauseQueue(): Promise<void>;
+  /** Resumes it for the trial calls. */
+  resumeQueue(): Promise<void>;
+  /** Sends the burst's dead letters back to the queue on close; returns how many went. Default: none. */
+  requeueBurst?(orderKeys: readonly string[]): Promise<number>;
+  /**
+   * Called once per transition, across all workers: the hook for notifications (issue 15).
+   * `stuck` means open longer than settings.alertAfterMs. Errors it throws are logged, not raised.
+   */
+  onBreakerEvent?(event: BreakerEvent): void | Promise<void>;
+  /** Trials that never report are granted again after this; default 2 minutes (above a request deadline). */
+  trialTimeoutMs?: number;
+  now?: () => number;
+}
+
+/** What a job may do now. */
+export type Admission = { go: true; trial: boolean } | { go: false; waitMs: number };
 
 /**
- * Stops a night's file from being dead-lettered order by order when the failure is not
- * about the orders (credentials, User-Agent, a wrong path): after `threshold` such failures
- * in a row, across all workers, the queue is paused and the trip recorded for `status`.
- * Delivery resumes with `bulkorder resume` once the cause is fixed.
+ * Opens only on evidence: within a sliding window shared by all workers through Redis, enough
+ * attempts over enough distinct orders failed in the same systemic way (README "Circuit
+ * breaker"). Open, it pauses the queue; after a growing wait it lets a few trial jobs through
+ * (half-open): a healthy answer closes it and requeues the dead letters of the burst that
+ * opened it, a failure reopens it. A person's `bulkorder pause` is never undone by it.
  */
 export class CircuitBreaker {
-  private readonly threshold: number;
-  private readonly statuses: ReadonlySet<number>;
-  private readonly codes: ReadonlySet<string>;
-  private lastReset = 0;
-  private sawSystemic = false;
+  private readonly settings: BreakerSettings;
+  private readonly now: () => number;
+  /** This process's last view of the state: a closed breaker costs no Redis call per job. */
+  private view: BreakerState = 'closed';
+  private healthy = 0;
 
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keyspace,
-    private readonly pauseQueue: () => Promise<void>,
     private readonly logger: Logger,
-    options: CircuitBreakerOptions = {},
+    private readonly options: CircuitBreakerOptions,
   ) {
-    this.threshold = options.threshold ?? 5;
-    this.statuses = new Set(options.systemicStatuses ?? DEFAULT_STATUSES);
-    this.codes = new Set(options.systemicCodes ?? DEFAULT_CODES);
+    this.settings = options.settings;
+    this.now = options.now ?? Date.now;
   }
 
-  /** True when the outcome cannot be about this order: dead-lettering it would be wrong. */
-  isSystemic(outcome: ApiOutcome): boolean {
-    if (outcome.kind === 'unauthorized') return true;
-    if (outcome.kind !== 'permanent') return false;
-    return this.statuses.has(outcome.status) || this.codes.has(outcome.code);
+  /** Asks before a job is sent: closed says go (no Redis call), half-open grants a few trials, open says wait. */
+  async admit(): Promise<Admission> {
+    if (this.view === 'closed') return { go: true, trial: false };
+    const [verdict, nextProbeAt] = (await this.redis.eval(ADMIT, 1, this.keys.breaker)) as [string, string];
+    if (verdict === 'go') this.view = 'closed';
+    if (verdict === 'go' || verdict === 'trial') return { go: true, trial: verdict === 'trial' };
+    return { go: false, waitMs: Math.max(1000, Number(nextProbeAt) - this.now()) };
   }
 
-  /** Counts a systemic failure; trips (pauses the queue) at the threshold. Returns whether it is tripped. */
-  async recordSystemic(outcome: ApiOutcome & { code: string; message: string }): Promise<boolean> {
-    // 401 after a fresh token is a credentials problem at once; the rest need a streak.
-    return this.countAndTrip(outcome, outcome.kind === 'unauthorized', (count) =>
-      outcome.kind === 'unauthorized'
-        ? 'The API refuses our credentials even with a fresh token (401): check the client id and secret.'
-        : `${count} orders in a row refused for a reason that is not about the order (HTTP ${'status' in outcome ? outcome.status : '?'} ${outcome.code}): check the configuration (User-Agent, base URL).`,
-    );
+  /** True while this process sees the breaker open or half-open: a failure then is the outage's, not the order's. */
+  holdsBack(): boolean {
+    return this.view !== 'closed';
+  }
+
+  /** Records one attempt's outcome; opens, reopens or closes the breaker when the evidence says so. */
+  async record(outcome: ApiOutcome, orderKey: string): Promise<void> {
+    const evidence = breakerEvidence(outcome);
+    if (evidence.kind === 'neutral') return;
+    if (evidence.kind === 'healthy') {
+      // Closed: counted in a batch each tick. Otherwise an answer may close the breaker now.
+      if (this.view === 'closed') this.healthy++;
+      else await this.closeIfHalfOpen();
+      return;
+    }
+    const s = this.settings;
+    const credentials = evidence.class === 'credentials';
+    const ratio = evidence.class === 'refusal' ? s.refusalRatio : s.unreachableRatio;
+    const what = { refusal: `refused with ${evidence.signature}`, unreachable: evidence.signature === 'NO_ANSWER' ? 'sent without an answer' : 'not connected', credentials: 'refused our credentials (401 with a fresh token)' }[evidence.class];
+    const reason = `%d of %d attempts in ${Math.round(s.windowMs / 1000)} s (%d orders) ${what.replaceAll('%', '%%')}: ${evidence.code.replaceAll('%', '%%')}`;
+    const signature = evidence.signature.slice(0, 200);
+    const now = this.now();
+    const [transition, state] = (await this.redis.eval(
+      RECORD_FAILURE,
+      4,
+      this.keys.breaker,
+      this.keys.breakerFailures + signature,
+      this.keys.breakerOrders + signature,
+      this.keys.breakerBurst,
+      now,
+      s.windowMs,
+      this.keys.breakerBuckets,
+      `${now}:${randomBytes(6).toString('hex')}`,
+      orderKey,
+      signature,
+      credentials ? s.credentialsMinAttempts : s.minAttempts,
+      credentials ? 1 : s.minOrders,
+      ratio,
+      s.openMs,
+      s.maxOpenMs,
+      reason,
+      evidence.class,
+      evidence.status ?? '',
+      evidence.code.slice(0, 200),
+      evidence.message.slice(0, 500),
+    )) as [string, BreakerState];
+    this.view = state;
+    if (transition === 'opened' || transition === 'reopened') {
+      await this.options.pauseQueue();
+      const status = await this.status();
+      this.logger.error({ breaker: status }, `circuit breaker ${transition}: delivery paused; next trial at ${isoTime(status.nextProbeAt)}`);
+      await this.emit({ type: transition, status });
+    } else if (transition === 'closeNow') {
+      await this.closeIfHalfOpen();
+    }
   }
 
   /**
-   * Counts an order sent without an answer. Each such order is held for review (it may exist);
-   * a run of them means the API stopped answering, and pausing keeps the rest of the night's
-   * orders queued instead of holding them one by one.
+   * Once a second from every worker: flushes counted successes, turns an open breaker whose
+   * wait is over half-open (resuming the queue for the trials) and raises the long-open alert.
    */
-  async recordAmbiguous(outcome: ApiOutcome & { code: string; message: string }): Promise<boolean> {
-    return this.countAndTrip(outcome, false, (count) =>
-      `${count} orders in a row were sent without an answer (${outcome.code}): the API may be down or overloaded. ` +
-        'Those orders are held for review (bulkorder review list); the rest stay queued until `bulkorder resume`.',
-    );
+  async tick(): Promise<void> {
+    const now = this.now();
+    if (this.healthy > 0) {
+      const count = this.healthy;
+      this.healthy = 0;
+      await this.redis.eval(RECORD_HEALTHY, 0, this.keys.breakerBuckets, now, this.settings.windowMs, count);
+    }
+    const [transition, state] = (await this.redis.eval(TICK, 2, this.keys.breaker, this.keys.pausedBy, now, this.settings.trialCalls, this.options.trialTimeoutMs ?? 120_000, this.settings.alertAfterMs)) as [string, BreakerState];
+    this.view = state;
+    if (transition === 'halfOpen') {
+      await this.options.resumeQueue();
+      // A trial needs a job: when the burst dead-lettered the whole night, one of its orders is the trial.
+      const probe = await this.redis.spop(this.keys.breakerBurst);
+      if (probe !== null) {
+        const sent = await this.options.requeueBurst?.([probe]).catch(() => 0);
+        if (sent !== 1) await this.redis.sadd(this.keys.breakerBurst, probe);
+      }
+      const status = await this.status();
+      this.logger.warn({ breaker: status }, `circuit breaker half-open: letting ${this.settings.trialCalls} trial jobs through`);
+      await this.emit({ type: 'halfOpen', status });
+    } else if (transition === 'stuck') {
+      const status = await this.status();
+      this.logger.error({ breaker: status }, `circuit breaker open for more than ${Math.round(this.settings.alertAfterMs / 60_000)} min: delivery is stalled; ${status.reason ?? ''}`);
+      await this.emit({ type: 'stuck', status });
+    }
   }
 
-  private async countAndTrip(outcome: ApiOutcome & { code: string; message: string }, immediately: boolean, reason: (count: number) => string): Promise<boolean> {
-    this.sawSystemic = true;
-    const streak = await this.redis.multi().incr(this.keys.breakerStreak).pexpire(this.keys.breakerStreak, STREAK_TTL_MS).exec();
-    const count = Number(streak?.[0]?.[1] ?? 0);
-    if (count < this.threshold && !immediately) return false;
-    const trip: BreakerTrip = {
-      reason: reason(count),
-      code: outcome.code,
-      message: outcome.message,
-      at: Date.now(),
-      ...('status' in outcome && outcome.status !== undefined ? { status: outcome.status } : {}),
-    };
-    const first = await this.redis.set(this.keys.breakerTrip, JSON.stringify(trip), 'NX');
-    await this.pauseQueue();
-    if (first === 'OK') this.logger.error({ breaker: trip }, 'circuit breaker tripped: delivery paused; fix the cause, then run `bulkorder resume`');
-    return true;
+  /** A person's `resume`: closes whatever the state and requeues the burst. The caller resumes the queue. */
+  async reset(): Promise<number> {
+    return this.close(false);
   }
 
-  /** An order-specific outcome breaks the streak. At most one Redis call a second per process. */
-  async recordHealthy(): Promise<void> {
-    const now = Date.now();
-    if (!this.sawSystemic && now - this.lastReset < 1000) return;
-    this.lastReset = now;
-    this.sawSystemic = false;
-    await this.redis.del(this.keys.breakerStreak);
+  async status(): Promise<BreakerStatus> {
+    return readBreakerStatus(this.redis, this.keys, this.settings.alertAfterMs, this.now());
   }
 
-  trip(): Promise<BreakerTrip | undefined> {
-    return breakerTrip(this.redis, this.keys);
+  private async closeIfHalfOpen(): Promise<void> {
+    await this.close(true);
   }
 
-  /** Clears the trip record (the caller resumes the queue). */
-  reset(): Promise<void> {
-    return resetBreaker(this.redis, this.keys);
+  private async close(onlyHalfOpen: boolean): Promise<number> {
+    const before = await this.status();
+    const [verdict, ...burst] = (await this.redis.eval(CLOSE, 2, this.keys.breaker, this.keys.breakerBurst, this.now(), onlyHalfOpen ? '1' : '0', this.keys.breakerFailures, this.keys.breakerOrders)) as string[];
+    if (verdict !== 'closed') return 0;
+    this.view = 'closed';
+    let requeued = 0;
+    try {
+      requeued = burst.length === 0 ? 0 : ((await this.options.requeueBurst?.(burst)) ?? 0);
+    } catch (error) {
+      this.logger.error({ err: error, orders: burst.length }, 'could not requeue the dead letters of the burst: `bulkorder dead-letters retry` sends them');
+    }
+    this.logger.warn({ breaker: before, requeued }, `circuit breaker closed: delivery goes on; ${requeued} dead-lettered by the burst sent again`);
+    await this.emit({ type: 'closed', status: { state: 'closed', overdue: false }, requeued });
+    return requeued;
+  }
+
+  private async emit(event: BreakerEvent): Promise<void> {
+    try {
+      await this.options.onBreakerEvent?.(event);
+    } catch (error) {
+      this.logger.error({ err: error, event: event.type }, 'the breaker event hook failed');
+    }
   }
 }
 
-/** The breaker's trip record, read without a breaker (status needs no pause callback). */
-export async function breakerTrip(redis: Redis, keys: Keyspace): Promise<BreakerTrip | undefined> {
-  const raw = await redis.get(keys.breakerTrip);
-  return raw === null ? undefined : (JSON.parse(raw) as BreakerTrip);
+/** The breaker's state as stored, for `status` and `import --wait` (no breaker instance needed). */
+export async function readBreakerStatus(redis: Redis, keys: Keyspace, alertAfterMs: number, now = Date.now()): Promise<BreakerStatus> {
+  const raw = await redis.hgetall(keys.breaker);
+  const state = (raw.state ?? 'closed') as BreakerState;
+  if (state === 'closed') return { state, overdue: false };
+  const num = (value: string | undefined) => (value === undefined || value === '' ? undefined : Number(value));
+  const since = num(raw.since);
+  const fields = {
+    reason: raw.reason,
+    signature: raw.signature,
+    class: raw.class as EvidenceClass | undefined,
+    status: num(raw.status),
+    code: raw.code,
+    message: raw.message,
+    since,
+    nextProbeAt: state === 'open' ? num(raw.nextProbeAt) : undefined,
+    openCount: num(raw.openCount),
+  };
+  const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<BreakerStatus>;
+  return { ...defined, state, overdue: since !== undefined && now - since >= alertAfterMs };
 }
 
-/** Clears the trip record and the streak (`resume`; the caller resumes the queue). */
-export async function resetBreaker(redis: Redis, keys: Keyspace): Promise<void> {
-  await redis.del(keys.breakerTrip, keys.breakerStreak);
+function isoTime(at: number | undefined): string {
+  return at === undefined ? 'unknown' : new Date(at).toISOString();
 }

@@ -70,8 +70,11 @@ export class RetryableDeliveryError extends Error {
   }
 }
 
-/** How long a job waits after a failure that is not about the order (below the breaker's threshold). */
-const SYSTEMIC_POSTPONE_MS = 30_000;
+/**
+ * How long a job waits, without spending an attempt, after a 401 that survived a fresh token:
+ * not the order's fault. Short, so the breaker sees the repeats and opens (credentialsMinAttempts).
+ */
+const CREDENTIALS_POSTPONE_MS = 5_000;
 
 /**
  * One delivery attempt of one record (an order, an employee account): claim it in the ledger,
@@ -82,6 +85,12 @@ const SYSTEMIC_POSTPONE_MS = 30_000;
 export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<DeliveryResult> {
   const { ledger, logger } = deps;
   const noun = (deps.wording ?? ORDER_WORDING).noun;
+  // An open breaker (or a half-open one with its trials taken) keeps the job for later, attempt unspent.
+  const admission = await deps.breaker.admit();
+  if (!admission.go) {
+    await deps.postpone(admission.waitMs + Math.round(Math.random() * 1000));
+    throw new DelayedError();
+  }
   const claim = await ledger.claim(job.key, attempt.token);
   if (claim.outcome === 'delivered') {
     logger.info({ remoteId: claim.remoteId }, 'already delivered: not sent again');
@@ -101,12 +110,13 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
   const outcome = await deps.send(job.payload, { key: job.key });
   const durationMs = Math.round(performance.now() - started);
   // Bound per line rather than with logger.child(): a child per attempt costs ~4% of a worker's CPU.
-  const facts = { attempt: attempt.attempt, durationMs };
+  const facts = { attempt: attempt.attempt, durationMs, ...(admission.trial ? { trial: true } : {}) };
+  // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
+  await deps.breaker.record(outcome, job.key);
 
   switch (outcome.kind) {
     case 'delivered': {
       await ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'delivered', remoteId: outcome.remoteId ?? '', httpStatus: outcome.status });
-      await deps.breaker.recordHealthy();
       logger.info({ ...facts, status: outcome.status, remoteId: outcome.remoteId }, 'delivered');
       return { outcome: 'delivered', status: outcome.status, ...(outcome.remoteId === undefined ? {} : { remoteId: outcome.remoteId }) };
     }
@@ -119,7 +129,6 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
       const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The ${noun} may or may not exist on the service.`;
       await park(job, attempt, deps, attempt.token, 'held', { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) });
       logger.warn({ ...facts, outcome: 'held', code: outcome.code }, 'held for review: sent without an answer');
-      await deps.breaker.recordAmbiguous(outcome);
       return { outcome: 'held', reason };
     }
     case 'rateLimited': {
@@ -136,22 +145,27 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
         throw new UnrecoverableError(reason);
       }
       await release(job, attempt, deps, answeredAfterSending(outcome.status));
+      if (deps.breaker.holdsBack()) {
+        // The breaker is open: the outage is the API's, so the order keeps its attempts for later.
+        logger.warn({ ...facts, status: outcome.status, code: outcome.code }, 'temporary failure while the circuit breaker is open: waits without spending an attempt');
+        await deps.postpone(1000 + Math.round(Math.random() * 1000));
+        throw new DelayedError();
+      }
       logger.warn({ ...facts, status: outcome.status, code: outcome.code, retryAfterMs: outcome.retryAfterMs }, 'temporary failure: will retry');
       throw new RetryableDeliveryError(outcome.code, outcome.message, outcome.retryAfterMs);
     }
-    case 'unauthorized':
+    case 'unauthorized': {
+      // Not about the order: it waits, attempt unspent; the breaker opens when 401s repeat.
+      await release(job, attempt, deps);
+      logger.error({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'our credentials were refused even with a fresh token: not dead-lettered');
+      await deps.postpone(CREDENTIALS_POSTPONE_MS);
+      throw new DelayedError();
+    }
     case 'permanent': {
-      if (deps.breaker.isSystemic(outcome)) {
-        await release(job, attempt, deps);
-        const tripped = await deps.breaker.recordSystemic(outcome);
-        logger.error({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body, tripped }, 'refused for a reason that is not about the order: not dead-lettered');
-        await deps.postpone(SYSTEMIC_POSTPONE_MS);
-        throw new DelayedError();
-      }
-      const bodyTruncated = outcome.kind === 'permanent' ? outcome.bodyTruncated : false;
+      // A refusal is about the order unless the breaker's evidence says otherwise; if it opens,
+      // the orders its burst dead-lettered go back to the queue when it closes.
       const reason = deps.wording?.refusal?.(outcome) ?? `The API refused the ${noun}: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
-      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated });
-      await deps.breaker.recordHealthy();
+      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated: outcome.bodyTruncated });
       logger.warn({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: refused by the API');
       throw new UnrecoverableError(reason);
     }

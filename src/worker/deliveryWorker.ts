@@ -12,7 +12,10 @@ import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { DeliverySettings } from '../deliverySettings.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { backoffDelay } from './backoff.js';
-import { CircuitBreaker } from './circuitBreaker.js';
+import { CircuitBreaker, type BreakerEvent } from './circuitBreaker.js';
+import { requeueBurst } from './requeueBurst.js';
+import { throttledErrors } from './throttledErrors.js';
+import { startPresence } from './workerPresence.js';
 import { RetryableDeliveryError, type DeliveryResult } from './deliverOrder.js';
 import { parkOrphan } from './parkOrphan.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
@@ -35,6 +38,8 @@ export interface DeliveryWorkerOptions<P> {
   logger: Logger;
   /** A Redis connection for the shared token cache and the ledger; made here when not given. */
   redis?: Redis;
+  /** Breaker transitions (opened, reopened, halfOpen, closed, stuck), once across all workers: the notification hook. */
+  onBreakerEvent?(event: BreakerEvent): void | Promise<void>;
 }
 
 export interface DeliveryWorker<P> {
@@ -61,7 +66,21 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const keys = keyspace(prefix);
   const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
-  const breaker = new CircuitBreaker(commands, keys, () => queue.pause(), logger, { threshold: delivery.breakerThreshold });
+  const breaker = new CircuitBreaker(commands, keys, logger, {
+    settings: delivery.breaker,
+    pauseQueue: () => queue.pause(),
+    resumeQueue: async () => {
+      // A person's pause wins: the breaker only undoes its own.
+      if ((await commands.exists(keys.pausedBy)) === 0) await queue.resume();
+    },
+    requeueBurst: (orderKeys) => requeueBurst(orderKeys, { redis: commands, keys, ledger, queue, jobName: kind.jobName, jobOptions: deliveryJobOptions(delivery) }),
+    trialTimeoutMs: options.requestDeadlineMs + 10_000,
+    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
+  });
+  const logRedisError = throttledErrors(logger, 'Redis unavailable to the worker; BullMQ reconnects on its own');
+  const ticker = setInterval(() => void breaker.tick().catch(logRedisError), 1000);
+  ticker.unref();
+  const presence = startPresence(commands, keys, { queue: queueName, concurrency: delivery.concurrency });
 
   // The processor needs the worker (for its rate limiter) and the worker needs the processor.
   let worker: Worker<DeliveryJobData<P>, DeliveryResult> | undefined;
@@ -93,7 +112,9 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
         type === BACKOFF_TYPE ? backoffDelay(attemptsMade, delivery.backoff, error instanceof RetryableDeliveryError ? error.retryAfterMs : undefined) : 0,
     },
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'worker error (Redis?); BullMQ reconnects on its own'));
+  worker.on('error', logRedisError);
+  // Without a listener BullMQ prints every connection error raw to stderr.
+  queue.on('error', logRedisError);
   worker.on('failed', (job, error) => {
     if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun);
   });
@@ -107,20 +128,23 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     close() {
       closing ??= (async () => {
         reconciler.stop();
-        const graceful = worker.close();
-        const timedOut = await Promise.race([
-          graceful.then(() => false),
-          new Promise<boolean>((resolve) => setTimeout(() => resolve(true), delivery.shutdownGraceMs).unref()),
-        ]);
-        if (timedOut) {
+        clearInterval(ticker);
+        // Everything below may hang on a Redis that is down: the grace period bounds the whole of it.
+        const stopped = (async () => {
+          await presence.stop();
+          await worker.close();
+          return true;
+        })().catch(() => false);
+        const inTime = await Promise.race([stopped, new Promise<false>((resolve) => setTimeout(() => resolve(false), delivery.shutdownGraceMs).unref())]);
+        if (!inTime) {
           // Jobs still in flight stay active and come back as stalled; the ledger holds them for review.
-          logger.warn({ graceMs: delivery.shutdownGraceMs }, 'requests still in flight at the end of the grace period; closing anyway');
-          await worker.close(true);
+          void worker.close(true).catch(() => undefined);
         }
-        await queue.close().catch(() => undefined);
+        await Promise.race([queue.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
         blocking.disconnect();
         if (options.redis === undefined) commands.disconnect();
-        logger.info({ queue: queueName }, 'delivery worker stopped');
+        if (inTime) logger.info({ queue: queueName }, 'delivery worker stopped');
+        else logger.warn({ queue: queueName, graceMs: delivery.shutdownGraceMs, redis: commands.status }, 'delivery worker stopped at the end of the grace period (requests in flight or Redis unreachable); unfinished jobs come back as stalled');
       })();
       return closing;
     },

@@ -17,6 +17,8 @@ import type { ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { openServices } from '../services.js';
 import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
+import { throttledErrors } from './throttledErrors.js';
+import type { BreakerEvent } from './circuitBreaker.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 
@@ -24,6 +26,8 @@ import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 export interface StartOptions {
   prefix?: string;
   delivery?: DeliverySettings;
+  /** The circuit breaker's transitions, once across all workers (notifications hook up here). */
+  onBreakerEvent?(event: BreakerEvent): void | Promise<void>;
 }
 
 /**
@@ -48,6 +52,7 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
     requestDeadlineMs: settings.http.deadlineMs,
     logger,
     redis,
+    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
   });
   // Every worker process also runs scheduled imports (bulkorder schedule); BullMQ gives each firing to one.
   const scheduled = await startScheduledImportWorker(config, logger, { prefix, delivery });
@@ -86,6 +91,7 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
     requestDeadlineMs: settings.http.deadlineMs,
     logger: logger.child({ api: 'cafetariaplan' }),
     redis,
+    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
   });
   return {
     worker: worker.worker,
@@ -122,7 +128,7 @@ export async function startScheduledImportWorker(config: Config, logger: Logger,
     prefix,
     concurrency: 1,
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
+  worker.on('error', throttledErrors(logger, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
   worker.on('failed', (job, error) => logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'));
   let closing: Promise<void> | undefined;
   return {

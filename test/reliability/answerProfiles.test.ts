@@ -30,12 +30,8 @@ import { CAFETARIAPLAN, COMPANY, deliveryRig, HEADER, orderRow, type DeliveryRig
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/**
- * Refusal statuses the worker today dead-letters as being about one order. An unknown customer
- * answered 403 or 404 is judged by the circuit breaker instead (issue 12, the breaker's half);
- * once that lands, every profile's status belongs here and the filter can go.
- */
-const JUDGED_PER_ORDER: readonly number[] = [422];
+/** Refusal statuses the worker dead-letters at once as being about one order: every profile's unknown-customer answer. */
+const JUDGED_PER_ORDER: readonly number[] = [403, 404, 422];
 
 let rig: DeliveryRig | undefined;
 let services: Services<AccountPayload> | undefined;

@@ -3,6 +3,8 @@ import { followBatch } from '../../src/batches/followBatch.js';
 import type { ParkedRecord } from '../../src/deliveryJob.js';
 import type { SimulatorOptions } from '../../src/simulator/index.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
+import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
+import { resumeDelivery } from '../../src/worker/deliveryControl.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
@@ -146,13 +148,14 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(await rig.services.queue.isPaused()).toBe(true);
     expect(await rig.services.redis.zcard(rig.services.keys.parkedIndex('dead'))).toBe(0);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
-    const trip = JSON.parse((await rig.services.redis.get(rig.services.keys.breakerTrip))!) as { code: string; reason: string };
+    const trip = await readBreakerStatus(rig.services.redis, rig.services.keys, 60_000);
+    expect(trip.state).not.toBe('closed');
     expect(trip.reason).toMatch(/credentials/);
-    recordReliability({ fault: 'token endpoint refuses the credentials', behaviour: 'circuit breaker: queue paused, nothing sent, nothing dead-lettered', orders: 2, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({ fault: 'token endpoint refuses the credentials', behaviour: 'circuit breaker opens after 3 refusals (401 cannot be about an order): queue paused, nothing sent, nothing dead-lettered', orders: 2, lost: 0, duplicates: 0, held: 0 });
   }, 60_000);
 
   it('an API that stops answering: a few orders are held, then the breaker pauses delivery and the rest stay queued', async () => {
-    rig = await deliveryRig('silent', { faults: { noAnswerRate: 1 } }, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300', BULKORDER_BREAKER_THRESHOLD: '3' });
+    rig = await deliveryRig('silent', { faults: { noAnswerRate: 1 } }, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300', BULKORDER_BREAKER_MIN_ATTEMPTS: '3', BULKORDER_BREAKER_MIN_ORDERS: '3', BULKORDER_BREAKER_OPEN_MS: '600000' });
     const rows = [HEADER];
     for (let i = 1; i <= 30; i++) rows.push(orderRow(`SILENT-${i}`));
     const file = await rig.writeFile('silent.csv', rows.join('\n') + '\n');
@@ -163,22 +166,21 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(await rig.services.queue.isPaused()).toBe(true);
     await new Promise((res) => setTimeout(res, 1000)); // requests in flight at the trip end as held too
     const batch = (await rig.services.batches.get(imported.batchId))!;
-    // The threshold (3) plus what was in flight when it tripped (concurrency 2): not the whole file.
+    // The minimum (3) plus what was in flight when it opened (concurrency 2): not the whole file.
     expect(batch.held).toBeGreaterThanOrEqual(3);
     expect(batch.held).toBeLessThanOrEqual(3 + 2);
     expect(batch.delivered + batch.dead).toBe(0);
-    const trip = JSON.parse((await rig.services.redis.get(rig.services.keys.breakerTrip))!) as { reason: string };
+    const trip = await readBreakerStatus(rig.services.redis, rig.services.keys, 60_000);
     expect(trip.reason).toMatch(/sent without an answer/);
 
     // The API answers again; after `resume` the queued orders go, and the held ones are not re-sent.
     rig.simulator.setFaults({ noAnswerRate: 0 });
-    await rig.services.redis.del(rig.services.keys.breakerTrip, rig.services.keys.breakerStreak);
-    await rig.services.queue.resume();
+    await resumeDelivery(rig.services, { settings: rig.config.delivery.breaker, jobName: rig.services.kind.jobName, logger: rig.logger });
     const { batch: done, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 20_000, out: quiet });
     expect(settled).toBe(true);
     expect(done.held).toBe(batch.held);
     expect(done.delivered).toBe(30 - batch.held);
     expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
-    recordReliability({ fault: 'the API stops answering (every request read, never answered)', behaviour: `${batch.held} orders held (threshold 3 + in flight), then the breaker paused delivery; after resume the rest were delivered`, orders: 30, lost: 30 - done.delivered - done.dead - done.held, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: done.held });
+    recordReliability({ fault: 'the API stops answering (every request read, never answered)', behaviour: `${batch.held} orders held (minimum 3 attempts in the test + in flight), then the breaker paused delivery; after resume the rest were delivered`, orders: 30, lost: 30 - done.delivered - done.dead - done.held, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: done.held });
   }, 60_000);
 });

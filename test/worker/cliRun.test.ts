@@ -67,8 +67,8 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     }
   }, 60_000);
 
-  it('pauses delivery with the circuit breaker instead of dead-lettering a night when every request is refused for the User-Agent', async () => {
-    rig = await deliveryRig('breaker', {}, { BULKORDER_BREAKER_THRESHOLD: '3' });
+  it('opens the circuit breaker instead of dead-lettering a night when every request is refused for the User-Agent', async () => {
+    rig = await deliveryRig('breaker', {}, { BULKORDER_BREAKER_MIN_ATTEMPTS: '4', BULKORDER_BREAKER_MIN_ORDERS: '3', BULKORDER_BREAKER_OPEN_MS: '600000' });
     const rows = [HEADER];
     for (let i = 1; i <= 20; i++) rows.push(orderRow(`UA-${i}`));
     const file = await rig.writeFile('ua.csv', rows.join('\n') + '\n');
@@ -80,12 +80,15 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     await waitFor(async () => rig!.services.queue.isPaused(), 'the breaker to pause the queue');
     const status = startCli(['status', '--json'], rig.env);
     expect(await status.exited).toBe(0);
-    const report = JSON.parse(status.output().slice(status.output().indexOf('{'))) as { breaker: { code: string } | null; deadLetters: number; queue: { paused: boolean } };
+    const report = JSON.parse(status.output().slice(status.output().indexOf('{'))) as { breaker: { state: string; code: string; signature: string }; deadLetters: number; queue: { paused: boolean }; workers: unknown[] };
     expect(report.queue.paused).toBe(true);
-    expect(report.breaker?.code).toBe('USER_AGENT_INVALID');
-    expect(report.deadLetters).toBe(0);
+    expect(report.breaker).toMatchObject({ state: 'open', code: 'USER_AGENT_INVALID', signature: 'HTTP 400 USER_AGENT_INVALID' });
+    expect(report.workers).toHaveLength(1);
+    // Refusals are dead-lettered at once; only the burst before the breaker opened (4 + in flight), not the night.
+    expect(report.deadLetters).toBeGreaterThanOrEqual(4);
+    expect(report.deadLetters).toBeLessThanOrEqual(4 + 2);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
-    recordReliability({ fault: 'every request refused for the User-Agent', behaviour: 'circuit breaker after 3: queue paused, status says why, no dead letters', orders: 20, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({ fault: 'every request refused for the User-Agent', behaviour: `circuit breaker opens after 4 (test minimum): queue paused, status says why; ${report.deadLetters} dead-lettered by the burst, requeued when it closes`, orders: 20, lost: 0, duplicates: 0, held: 0 });
   }, 60_000);
 
   it('refuses a Redis whose maxmemory-policy may evict orders (exit 5, names the setting)', async () => {

@@ -3,6 +3,7 @@ import { followBatch } from '../../src/batches/followBatch.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
+import { startPrivateRedis } from '../helpers/privateRedis.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -84,5 +85,30 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     expect(counters.ordersAccepted).toBe(30);
     expect(counters.duplicateOrdersAccepted).toBe(0);
     recordReliability({ fault: 'worker SIGTERM mid-batch; another started', behaviour: 'took no new jobs, finished the requests in flight, exit 0; the next worker delivered the rest', orders: 30, lost: 30 - batch.delivered - batch.dead - batch.held, duplicates: counters.duplicateOrdersAccepted, held: batch.held });
+  }, 60_000);
+
+  it('SIGTERM while Redis is down: the worker ends within its grace period, with a few log lines, not hundreds of stack traces', async () => {
+    rig = await deliveryRig('termdown');
+    const redis = await startPrivateRedis();
+    try {
+      const graceMs = 3000;
+      const worker = startCli(['worker'], { ...rig.env, REDIS_URL: redis.url, BULKORDER_SHUTDOWN_GRACE_MS: String(graceMs), LOG_LEVEL: 'info' });
+      await waitFor(() => worker.output().includes('delivery worker started'), 'the worker to start', 40_000);
+      await redis.kill();
+      await new Promise((res) => setTimeout(res, 3000)); // reconnect attempts pile up meanwhile
+      const signalled = Date.now();
+      worker.child.kill('SIGTERM');
+      expect([0, 5]).toContain(await worker.exited); // 5 when it had to give up on closing cleanly
+      const tookMs = Date.now() - signalled;
+      // The grace period, plus the bound on closing the rest (token cache, scheduled imports): 5 s.
+      expect(tookMs).toBeLessThan(graceMs + 5_000 + 2_000);
+      const stacks = worker.output().split('\n').filter((line) => line.includes('"stack"')).length;
+      expect(stacks).toBeLessThanOrEqual(3);
+      // One clear line, whichever point of its start or work the signal found it at.
+      expect(worker.output()).toMatch(/stopping while starting|stopped at the end of the grace period|could not close cleanly/);
+      recordReliability({ fault: 'worker SIGTERM while Redis is down', behaviour: `ended ${Math.round(tookMs / 100) / 10} s after SIGTERM (grace 3 s), ${stacks} stack trace(s) logged`, orders: 0, lost: 0, duplicates: 0, held: 0 });
+    } finally {
+      await redis.stop();
+    }
   }, 60_000);
 });

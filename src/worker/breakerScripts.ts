@@ -1,0 +1,151 @@
+/**
+ * Lua for the circuit breaker: every judgement and transition is one script, so any number of
+ * workers on any hosts share one window and one state. Key names derived inside a script (the
+ * per-second buckets, a signature's sets) assume a single Redis node, like the rest of bulkorder.
+ *
+ * State hash fields: state (closed | open | halfOpen), signature, class, reason, status, code,
+ * message, since (first opening of this episode), openedAt, nextProbeAt, openCount, trialsLeft,
+ * halfOpenAt, alerted (1 once the long-open alert fired), closedAt.
+ */
+
+/** Shared helpers: the bucket sum of the window, and the reopen wait. */
+const COMMON = `
+local function windowTotal(bucketPrefix, now, windowMs)
+  local last = math.floor(now / 1000)
+  local first = math.floor((now - windowMs) / 1000) + 1
+  local total = 0
+  for s = first, last do total = total + tonumber(redis.call('GET', bucketPrefix .. s) or '0') end
+  return total
+end
+local function openWait(openMs, maxOpenMs, openCount)
+  return math.min(maxOpenMs, openMs * (2 ^ (openCount - 1)))
+end
+`;
+
+/**
+ * Counts successes of the past moments in the current second's bucket.
+ * KEYS: none. ARGV: bucketPrefix, now, windowMs, count.
+ */
+export const RECORD_HEALTHY = `
+local bucket = ARGV[1] .. math.floor(tonumber(ARGV[2]) / 1000)
+redis.call('INCRBY', bucket, ARGV[4])
+redis.call('PEXPIRE', bucket, tonumber(ARGV[3]) + 2000)
+return 1
+`;
+
+/**
+ * One failed attempt. Closed: adds it to the window and opens when the evidence is enough.
+ * Open/half-open: a refusal of the trip's signature joins the burst (requeued at close); a
+ * failed trial reopens with a longer wait; a half-open breaker whose trial got an answer of
+ * another kind closes (`closeNow`: the API answers again, that refusal is about the order).
+ * KEYS: state, failures(signature), orders(signature), burst.
+ * ARGV: now, windowMs, bucketPrefix, attemptId, orderKey, signature, minAttempts, minOrders,
+ *       ratio, openMs, maxOpenMs, reason, class, status, code, message.
+ * Returns {transition, state}: transition none | opened | reopened | closeNow.
+ */
+export const RECORD_FAILURE = COMMON + `
+local now = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[2])
+local bucket = ARGV[3] .. math.floor(now / 1000)
+redis.call('INCRBY', bucket, 1)
+redis.call('PEXPIRE', bucket, windowMs + 2000)
+local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if state ~= 'closed' then
+  local tripSignature = redis.call('HGET', KEYS[1], 'signature')
+  local sameKind = ARGV[6] == tripSignature or ARGV[13] ~= 'refusal'
+  if ARGV[6] == tripSignature then redis.call('SADD', KEYS[4], ARGV[5]) end
+  if state == 'halfOpen' then
+    if not sameKind then return {'closeNow', state} end
+    local count = tonumber(redis.call('HINCRBY', KEYS[1], 'openCount', 1))
+    local wait = openWait(tonumber(ARGV[10]), tonumber(ARGV[11]), count)
+    redis.call('HSET', KEYS[1], 'state', 'open', 'openedAt', now, 'nextProbeAt', now + wait, 'trialsLeft', 0)
+    return {'reopened', 'open'}
+  end
+  return {'none', state}
+end
+redis.call('ZADD', KEYS[2], now, ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - windowMs)
+redis.call('PEXPIRE', KEYS[2], windowMs)
+redis.call('ZADD', KEYS[3], now, ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - windowMs)
+redis.call('PEXPIRE', KEYS[3], windowMs)
+local failures = redis.call('ZCARD', KEYS[2])
+local orders = redis.call('ZCARD', KEYS[3])
+local total = math.max(windowTotal(ARGV[3], now, windowMs), failures)
+if failures < tonumber(ARGV[7]) or orders < tonumber(ARGV[8]) or failures < tonumber(ARGV[9]) * total then return {'none', 'closed'} end
+redis.call('DEL', KEYS[4])
+if ARGV[13] == 'refusal' then
+  for _, key in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do redis.call('SADD', KEYS[4], key) end
+end
+redis.call('HSET', KEYS[1], 'state', 'open', 'signature', ARGV[6], 'class', ARGV[13],
+  'reason', string.format(ARGV[12], failures, total, orders), 'status', ARGV[14], 'code', ARGV[15], 'message', ARGV[16],
+  'since', now, 'openedAt', now, 'nextProbeAt', now + tonumber(ARGV[10]), 'openCount', 1, 'trialsLeft', 0, 'alerted', 0)
+return {'opened', 'open'}
+`;
+
+/**
+ * Before a job is sent. KEYS: state. ARGV: none.
+ * Returns {go | trial | wait, nextProbeAt}.
+ */
+export const ADMIT = `
+local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if state == 'closed' then return {'go', '0'} end
+if state == 'halfOpen' then
+  local left = tonumber(redis.call('HGET', KEYS[1], 'trialsLeft') or '0')
+  if left > 0 then
+    redis.call('HINCRBY', KEYS[1], 'trialsLeft', -1)
+    return {'trial', '0'}
+  end
+  return {'wait', '0'}
+end
+return {'wait', redis.call('HGET', KEYS[1], 'nextProbeAt') or '0'}
+`;
+
+/**
+ * Closes the breaker: a healthy trial (onlyHalfOpen = 1) or a person's `resume` (0). Clears the
+ * trip's evidence and returns the burst (orders its refusals dead-lettered) to requeue.
+ * KEYS: state, burst. ARGV: now, onlyHalfOpen, failuresPrefix, ordersPrefix.
+ * Returns {closed | none, orderKey...}.
+ */
+export const CLOSE = `
+local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if state == 'closed' or (ARGV[2] == '1' and state ~= 'halfOpen') then return {'none'} end
+local signature = redis.call('HGET', KEYS[1], 'signature') or ''
+redis.call('DEL', ARGV[3] .. signature, ARGV[4] .. signature)
+local burst = redis.call('SMEMBERS', KEYS[2])
+redis.call('DEL', KEYS[2], KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'closed', 'closedAt', ARGV[1])
+local result = {'closed'}
+for _, key in ipairs(burst) do result[#result + 1] = key end
+return result
+`;
+
+/**
+ * Run by every worker about once a second: an open breaker whose wait is over turns half-open
+ * (unless a person paused the queue), half-open trials that never reported are granted again,
+ * and an episode open longer than alertAfterMs is announced once.
+ * KEYS: state, pausedBy. ARGV: now, trialCalls, trialTimeoutMs, alertAfterMs.
+ * Returns {transition, state}: transition none | halfOpen | stuck.
+ */
+export const TICK = `
+local now = tonumber(ARGV[1])
+local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if state == 'closed' then return {'none', state} end
+local since = tonumber(redis.call('HGET', KEYS[1], 'since') or now)
+if now - since >= tonumber(ARGV[4]) and redis.call('HGET', KEYS[1], 'alerted') ~= '1' then
+  redis.call('HSET', KEYS[1], 'alerted', 1)
+  return {'stuck', state}
+end
+if state == 'open' then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return {'none', state} end
+  if now < tonumber(redis.call('HGET', KEYS[1], 'nextProbeAt') or '0') then return {'none', state} end
+  redis.call('HSET', KEYS[1], 'state', 'halfOpen', 'trialsLeft', ARGV[2], 'halfOpenAt', now)
+  return {'halfOpen', 'halfOpen'}
+end
+local left = tonumber(redis.call('HGET', KEYS[1], 'trialsLeft') or '0')
+local at = tonumber(redis.call('HGET', KEYS[1], 'halfOpenAt') or '0')
+if left == 0 and now - at >= tonumber(ARGV[3]) then
+  redis.call('HSET', KEYS[1], 'trialsLeft', ARGV[2], 'halfOpenAt', now)
+end
+return {'none', state}
+`;

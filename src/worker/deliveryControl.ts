@@ -1,0 +1,113 @@
+import { hostname, userInfo } from 'node:os';
+import type { JobsOptions, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Keyspace } from '../keyspace.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { Logger } from '../logger.js';
+import type { DeliveryJobData } from '../deliveryJob.js';
+import { CircuitBreaker, readBreakerStatus, type BreakerStatus } from './circuitBreaker.js';
+import type { BreakerSettings } from '../deliverySettings.js';
+import { requeueBurst } from './requeueBurst.js';
+import { liveWorkers, type WorkerFacts } from './workerPresence.js';
+
+/** What pause, resume and the health report work with (a Services object fits). */
+export interface ControlDeps<P = unknown> {
+  redis: Redis;
+  keys: Keyspace;
+  queue: Queue<DeliveryJobData<P>>;
+  ledger: Ledger;
+  jobOptions: JobsOptions;
+}
+
+/** Who paused a queue by hand, and when. */
+export interface PauseRecord {
+  by: string;
+  at: number;
+}
+
+/** Everything that can keep a queue from moving, for `status` and `import --wait`. */
+export interface DeliveryHealth {
+  paused: boolean;
+  pausedBy: PauseRecord | undefined;
+  breaker: BreakerStatus;
+  workers: WorkerFacts[];
+  /** Dead letters the open breaker will send back when it closes. */
+  burst: number;
+}
+
+/** `bulkorder pause`: pauses the queue for every worker and records who did it; the breaker never undoes it. */
+export async function pauseDelivery(deps: Pick<ControlDeps, 'redis' | 'keys'> & { queue: Pick<Queue, 'pause'> }, by = `${safeUser()}@${hostname()}`): Promise<PauseRecord> {
+  const record: PauseRecord = { by, at: Date.now() };
+  await deps.redis.set(deps.keys.pausedBy, JSON.stringify(record));
+  await deps.queue.pause();
+  return record;
+}
+
+/**
+ * `bulkorder resume`: clears a manual pause, closes the breaker (the person says the cause is
+ * fixed: the burst's dead letters go back to the queue) and resumes the queue.
+ */
+export async function resumeDelivery<P>(deps: ControlDeps<P>, options: { settings: BreakerSettings; jobName: string; logger: Logger }): Promise<{ breaker: BreakerStatus; pausedBy: PauseRecord | undefined; requeued: number }> {
+  const pausedBy = await readPausedBy(deps);
+  const breaker = new CircuitBreaker(deps.redis, deps.keys, options.logger, {
+    settings: options.settings,
+    pauseQueue: async () => undefined,
+    resumeQueue: async () => undefined,
+    requeueBurst: (orderKeys) => requeueBurst(orderKeys, { ...deps, jobName: options.jobName }),
+  });
+  const before = await breaker.status();
+  await deps.redis.del(deps.keys.pausedBy);
+  const requeued = await breaker.reset();
+  await deps.queue.resume();
+  return { breaker: before, pausedBy, requeued };
+}
+
+export async function readDeliveryHealth(deps: Pick<ControlDeps, 'redis' | 'keys'> & { queue: Pick<Queue, 'isPaused'> }, alertAfterMs: number): Promise<DeliveryHealth> {
+  const [paused, pausedBy, breaker, workers, burst] = await Promise.all([
+    deps.queue.isPaused(),
+    readPausedBy(deps),
+    readBreakerStatus(deps.redis, deps.keys, alertAfterMs),
+    liveWorkers(deps.redis, deps.keys),
+    deps.redis.scard(deps.keys.breakerBurst),
+  ]);
+  return { paused, pausedBy, breaker, workers, burst };
+}
+
+/**
+ * Lines that say why a queue may not move and what to do; empty when nothing is wrong.
+ * `commands` names this record kind's commands (`bulkorder resume`, `bulkorder worker`).
+ */
+export function describeHealth(health: DeliveryHealth, commands: { resume: string; worker: string }, options: { showWorkers?: boolean } = {}): string[] {
+  const lines: string[] = [];
+  const b = health.breaker;
+  if (b.state !== 'closed') {
+    const probe = b.state === 'halfOpen' ? 'trial jobs are going through now' : `next trial at ${iso(b.nextProbeAt)}`;
+    lines.push(`circuit breaker ${b.state === 'open' ? 'OPEN' : 'HALF-OPEN'} since ${iso(b.since)}: ${b.reason ?? ''}; ${probe}`);
+    if (b.overdue) lines.push(`  open for too long (since ${iso(b.since)}): fix the cause (${b.signature ?? 'see above'}), then \`${commands.resume}\``);
+  }
+  if (health.pausedBy !== undefined) lines.push(`the queue is paused by ${health.pausedBy.by} since ${iso(health.pausedBy.at)}: \`${commands.resume}\``);
+  else if (health.paused && b.state === 'closed') lines.push(`the queue is paused: \`${commands.resume}\``);
+  if (health.workers.length === 0) lines.push(`no worker is running: start \`${commands.worker}\``);
+  else if (options.showWorkers === true) {
+    const hosts = [...new Set(health.workers.map((w) => w.host))];
+    lines.push(`workers: ${health.workers.length} on ${hosts.join(', ')} (concurrency ${health.workers.reduce((sum, w) => sum + w.concurrency, 0)})`);
+  }
+  return lines;
+}
+
+async function readPausedBy(deps: Pick<ControlDeps, 'redis' | 'keys'>): Promise<PauseRecord | undefined> {
+  const json = await deps.redis.get(deps.keys.pausedBy);
+  return json === null ? undefined : (JSON.parse(json) as PauseRecord);
+}
+
+function iso(at: number | undefined): string {
+  return at === undefined ? 'unknown' : new Date(at).toISOString();
+}
+
+function safeUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'someone';
+  }
+}

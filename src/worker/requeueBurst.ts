@@ -1,0 +1,58 @@
+import type { JobsOptions, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Keyspace } from '../keyspace.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { DeliveryJobData, ParkedRecord } from '../deliveryJob.js';
+
+export interface RequeueBurstDeps<P> {
+  redis: Redis;
+  keys: Keyspace;
+  ledger: Ledger;
+  queue: Queue<DeliveryJobData<P>>;
+  /** The job name and options an import gives (services.jobOptions). */
+  jobName: string;
+  jobOptions: JobsOptions;
+}
+
+/**
+ * Sends back to the queue, in their own batches, the orders that refusals of a breaker's burst
+ * dead-lettered: the same reservation `dead-letters retry` makes (the ledger's RESERVE turns a
+ * dead key queued; delivered, held or queued keys are left alone), but into the order's own
+ * batch, whose dead count goes down again, so `import --wait` of that file follows them to the
+ * end. The dead letter stays listed until the order is delivered (the delivered settle removes
+ * it) or is replaced if it is refused again. Returns how many went back.
+ */
+export async function requeueBurst<P>(orderKeys: readonly string[], deps: RequeueBurstDeps<P>): Promise<number> {
+  const json = orderKeys.length === 0 ? [] : await deps.redis.mget(orderKeys.map((key) => deps.keys.parked('dead', key)));
+  const byBatch = new Map<string, ParkedRecord<P>[]>();
+  for (const text of json) {
+    if (text === null) continue;
+    const record = JSON.parse(text) as ParkedRecord<P>;
+    byBatch.set(record.batchId, [...(byBatch.get(record.batchId) ?? []), record]);
+  }
+  let requeued = 0;
+  for (const [batchId, records] of byBatch) {
+    const reserved = await deps.ledger.reserveMany(records.map((r) => r.key), batchId, false);
+    const jobs = records
+      .filter((_, i) => reserved[i]?.outcome === 'reserved')
+      .map((record) => ({
+        name: deps.jobName,
+        data: {
+          key: record.key,
+          batchId,
+          file: record.file,
+          lines: record.lines,
+          ...(record.orderRef === undefined ? {} : { orderRef: record.orderRef }),
+          payload: record.payload,
+          cells: record.cells,
+        } as DeliveryJobData<P>,
+        opts: { ...deps.jobOptions, jobId: record.key },
+      }));
+    if (jobs.length === 0) continue;
+    // The batch counts them as pending again before the jobs exist, so it never looks settled in between.
+    await deps.redis.hincrby(deps.keys.batch(batchId), 'dead', -jobs.length);
+    await deps.queue.addBulk(jobs as Parameters<Queue<DeliveryJobData<P>>['addBulk']>[0]);
+    requeued += jobs.length;
+  }
+  return requeued;
+}

@@ -1,0 +1,103 @@
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { keyspace } from '../../src/keyspace.js';
+import { createLogger } from '../../src/logger.js';
+import type { Outcome } from '../../src/delivery/classifyOutcome.js';
+import { CircuitBreaker, type BreakerEvent } from '../../src/worker/circuitBreaker.js';
+import type { BreakerSettings } from '../../src/deliverySettings.js';
+import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
+
+const redis = testRedis();
+const SETTINGS: BreakerSettings = { windowMs: 60_000, minAttempts: 20, minOrders: 10, refusalRatio: 0.9, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 3, alertAfterMs: 1_800_000 };
+const refusal = (code: string, status = 400): Outcome => ({ kind: 'permanent', status, code, message: code, body: { code }, bodyTruncated: false });
+const delivered: Outcome = { kind: 'delivered', status: 201, body: {} };
+
+let prefix = '';
+let clock = 0;
+let calls: string[] = [];
+let events: BreakerEvent[] = [];
+let requeued: string[] = [];
+
+function breaker(): CircuitBreaker {
+  return new CircuitBreaker(redis, keyspace(prefix), createLogger({ level: 'silent' }), {
+    settings: SETTINGS,
+    pauseQueue: async () => void calls.push('pause'),
+    resumeQueue: async () => void calls.push('resume'),
+    requeueBurst: async (keys) => {
+      requeued.push(...keys);
+      return keys.length;
+    },
+    onBreakerEvent: (event) => void events.push(event),
+    now: () => clock,
+  });
+}
+
+beforeEach(async () => {
+  if (prefix !== '') await deletePrefix(redis, prefix);
+  prefix = testPrefix('breaker');
+  clock = 1_700_000_000_000;
+  calls = [];
+  events = [];
+  requeued = [];
+});
+afterAll(async () => {
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+});
+
+describe('CircuitBreaker on a shared Redis window', () => {
+  it('stays closed for refusals about a few orders, however often they repeat, and below the ratio', async () => {
+    const b = breaker();
+    for (let i = 0; i < 40; i++) await b.record(refusal('UNKNOWN_CUSTOMER', 403), `order-${i % 5}`);
+    for (let i = 0; i < 200; i++) b.record(delivered, `good-${i}`).catch(() => undefined);
+    await b.tick();
+    for (let i = 0; i < 15; i++) await b.record(refusal('UNKNOWN_CUSTOMER', 403), `other-${i}`);
+    expect((await b.status()).state).toBe('closed');
+    expect(calls).toEqual([]);
+  });
+
+  it('opens on a code it never saw when nearly every order gets it; a manual pause is never resumed; a healthy trial closes it and requeues the burst', async () => {
+    const a = breaker();
+    const other = breaker(); // a second worker sharing the window
+    for (let i = 0; i < 20; i++) await (i % 2 === 0 ? a : other).record(refusal('USER_AGENT_REQUIRED'), `order-${i}`);
+    const opened = await a.status();
+    expect(opened).toMatchObject({ state: 'open', signature: 'HTTP 400 USER_AGENT_REQUIRED', code: 'USER_AGENT_REQUIRED', nextProbeAt: clock + 30_000 });
+    expect(calls).toEqual(['pause']);
+    expect(events.map((e) => e.type)).toEqual(['opened']);
+    // The other worker opened it; this one learns at its next tick (once a second), then holds jobs back.
+    await a.tick();
+    expect(await a.admit()).toEqual({ go: false, waitMs: 30_000 });
+
+    await redis.set(keyspace(prefix).pausedBy, JSON.stringify({ by: 'ops', at: clock }));
+    clock += 31_000;
+    await a.tick();
+    expect((await a.status()).state).toBe('open');
+    await redis.del(keyspace(prefix).pausedBy);
+    await a.tick();
+    expect((await a.status()).state).toBe('halfOpen');
+    expect(calls).toEqual(['pause', 'resume']);
+
+    const trials = [await a.admit(), await a.admit(), await a.admit(), await a.admit()];
+    expect(trials.map((t) => (t.go ? (t.trial ? 'trial' : 'go') : 'wait'))).toEqual(['trial', 'trial', 'trial', 'wait']);
+    await a.record(delivered, 'trial-1');
+    expect((await a.status()).state).toBe('closed');
+    expect(requeued.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `order-${i}`).sort());
+    expect(events.map((e) => e.type)).toEqual(['opened', 'halfOpen', 'closed']);
+  });
+
+  it('a failed trial reopens with a doubled wait; open past the alert limit it says so once', async () => {
+    const b = breaker();
+    for (let i = 0; i < 20; i++) await b.record({ kind: 'retry', code: 'CONNECT_REFUSED', message: 'refused' }, `order-${i}`);
+    expect(await b.status()).toMatchObject({ state: 'open', signature: 'NO_CONNECTION' });
+    clock += 30_000;
+    await b.tick();
+    await b.admit();
+    await b.record({ kind: 'retry', code: 'CONNECT_REFUSED', message: 'refused' }, 'order-1');
+    expect(await b.status()).toMatchObject({ state: 'open', openCount: 2, nextProbeAt: clock + 60_000 });
+    expect(requeued).toEqual([]);
+    clock += SETTINGS.alertAfterMs;
+    await b.tick();
+    await b.tick();
+    expect(events.filter((e) => e.type === 'stuck')).toHaveLength(1);
+    expect((await b.status()).overdue).toBe(true);
+  });
+});
