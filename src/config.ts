@@ -117,6 +117,37 @@ export interface Config {
   readonly shadowed: readonly string[];
   /** Every variable's effective value as text, secrets masked: what `bulkorder config` prints. */
   readonly effective: Readonly<Record<string, string>>;
+  /** `bulkorder dashboard` (src/dashboard). */
+  readonly dashboard: DashboardSettings;
+  /** Notifications (src/notify): webhooks and e-mail. */
+  readonly notify: NotifySettings;
+}
+
+export interface DashboardSettings {
+  /** Bearer token, or basic-auth password, that actions need (BULKORDER_DASHBOARD_TOKEN); without it the dashboard is read-only. */
+  readonly token: Secret | undefined;
+  /** Where people reach the dashboard (BULKORDER_DASHBOARD_URL), for links in notifications. */
+  readonly publicUrl: string | undefined;
+}
+
+export interface SmtpSettings {
+  readonly host: string;
+  /** Default 587 (STARTTLS when the server offers it); 465 with `secure`. */
+  readonly port: number;
+  readonly secure: boolean;
+  readonly user: string | undefined;
+  readonly password: Secret | undefined;
+  readonly from: string;
+  readonly to: readonly string[];
+}
+
+export interface NotifySettings {
+  /** Webhook URLs (BULKORDER_NOTIFY_URLS); secrets themselves, since Slack and Teams put a token in the path. */
+  readonly urls: readonly Secret[];
+  /** One POST's deadline; default 5 s. */
+  readonly timeoutMs: number;
+  /** E-mail, when BULKORDER_NOTIFY_SMTP_HOST is set. */
+  readonly smtp: SmtpSettings | undefined;
 }
 
 /** Everything one API client needs, all present and checked. */
@@ -237,6 +268,29 @@ const schema = z.object({
   BULKORDER_BREAKER_ALERT_AFTER_MS: milliseconds(1800 * SECOND),
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
+  BULKORDER_DASHBOARD_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)').max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value)).optional(),
+  BULKORDER_DASHBOARD_URL: z.string().url('must be a URL, e.g. https://bulkorder.example.com').transform((value) => value.replace(/\/+$/, '')).optional(),
+  BULKORDER_NOTIFY_URLS: z.string().transform((value, ctx) => {
+    const urls = value.split(',').map((u) => u.trim()).filter((u) => u !== '');
+    for (const [i, u] of urls.entries()) {
+      const problem = urlProblem(u);
+      // The URL itself is not echoed: webhook URLs carry their secret in the path.
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `URL ${i + 1} ${problem}` });
+    }
+    return urls.map((u) => new Secret(u));
+  }).optional(),
+  BULKORDER_NOTIFY_TIMEOUT_MS: milliseconds(5 * SECOND),
+  BULKORDER_NOTIFY_SMTP_HOST: z.string().regex(/^[A-Za-z0-9.:[\]-]{1,253}$/, 'must be a host name or address').optional(),
+  BULKORDER_NOTIFY_SMTP_PORT: count(587, 1, 65535),
+  BULKORDER_NOTIFY_SMTP_SECURE: z.enum(['yes', 'no'], { error: 'must be yes (TLS from the start, port 465) or no (STARTTLS when offered)' }).default('no'),
+  BULKORDER_NOTIFY_SMTP_USER: z.string().max(200).optional(),
+  BULKORDER_NOTIFY_SMTP_PASSWORD: clientSecret.optional(),
+  BULKORDER_NOTIFY_SMTP_FROM: z.string().email('must be an e-mail address').optional(),
+  BULKORDER_NOTIFY_SMTP_TO: z
+    .string()
+    .transform((value) => value.split(',').map((a) => a.trim()).filter((a) => a !== ''))
+    .pipe(z.array(z.string().email('must be a comma-separated list of e-mail addresses')).min(1, 'must name at least one address'))
+    .optional(),
   BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error,errors.0.code'),
   BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,errors.0.message,errors.0.detail,title'),
   BULKORDER_REMOTE_ID_FIELDS: fieldList('orderId,id,orderNumber,order.id,data.orderId,data.id'),
@@ -369,6 +423,23 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
     },
+    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL },
+    notify: { urls: v.BULKORDER_NOTIFY_URLS ?? [], timeoutMs: v.BULKORDER_NOTIFY_TIMEOUT_MS, smtp: smtpSettings(v) },
+  };
+}
+
+function smtpSettings(v: Parsed): SmtpSettings | undefined {
+  if (v.BULKORDER_NOTIFY_SMTP_HOST === undefined) return undefined;
+  if (v.BULKORDER_NOTIFY_SMTP_FROM === undefined) throw new ConfigError('BULKORDER_NOTIFY_SMTP_FROM', 'is required with BULKORDER_NOTIFY_SMTP_HOST');
+  if (v.BULKORDER_NOTIFY_SMTP_TO === undefined) throw new ConfigError('BULKORDER_NOTIFY_SMTP_TO', 'is required with BULKORDER_NOTIFY_SMTP_HOST');
+  return {
+    host: v.BULKORDER_NOTIFY_SMTP_HOST,
+    port: v.BULKORDER_NOTIFY_SMTP_PORT,
+    secure: v.BULKORDER_NOTIFY_SMTP_SECURE === 'yes',
+    user: v.BULKORDER_NOTIFY_SMTP_USER,
+    password: v.BULKORDER_NOTIFY_SMTP_PASSWORD,
+    from: v.BULKORDER_NOTIFY_SMTP_FROM,
+    to: v.BULKORDER_NOTIFY_SMTP_TO,
   };
 }
 

@@ -45,6 +45,8 @@ export interface Keyspace {
   readonly importing: string;
   /** Present while a batch's importer is alive (renewed by its heartbeat, PX). */
   batchOwner(batchId: string): string;
+  /** Outcome counts and latency buckets of one minute (epoch minute), for the dashboard's chart; kept 25 h. */
+  statsMinute(minute: number): string;
 }
 
 export function keyspace(prefix: string): Keyspace {
@@ -69,5 +71,6 @@ export function keyspace(prefix: string): Keyspace {
     unqueued: `${prefix}:unqueued`,
     importing: `${prefix}:importing`,
     batchOwner: (batchId) => `${prefix}:batch-owner:${batchId}`,
+    statsMinute: (minute) => `${prefix}:stats:${minute}`,
   };
 }

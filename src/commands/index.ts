@@ -13,6 +13,7 @@ import { register as registerReview } from './review.js';
 import { register as registerWatch } from './watch.js';
 import { register as registerSchedule } from './schedule.js';
 import { register as registerAccounts } from './accounts.js';
+import { register as registerDashboard } from './dashboard.js';
 import { register as registerConfig } from './config.js';
 
 export type { SetExitCode };
@@ -41,5 +42,6 @@ export function registerCommands(program: Command, setExitCode: SetExitCode): vo
   registerStatus(accounts, setExitCode, 'accounts');
   registerDeadLetters(accounts, setExitCode, 'accounts');
   registerReview(accounts, setExitCode, 'accounts');
+  registerDashboard(program, setExitCode);
   registerConfig(program, setExitCode);
 }

@@ -154,6 +154,8 @@ export function chosenKind(kind: RecordKindName, flags: { accounts?: boolean }):
 /** Flags of `bulkorder worker`. */
 export interface WorkerFlags extends ConfigFlags {
   concurrency?: string;
+  httpPort?: string;
+  httpHost?: string;
 }
 
 /** Flags of `bulkorder watch`. */
@@ -187,4 +189,11 @@ export interface DemoFlags {
 export interface LoginFlags extends ConfigFlags {
   email?: string;
   company?: string;
+}
+
+/** `bulkorder dashboard`. */
+export interface DashboardFlags extends ConfigFlags {
+  host?: string;
+  port?: string;
+  readOnly?: boolean;
 }

@@ -11,7 +11,9 @@ export function register(program: Command, setExitCode: SetExitCode): void {
         'Run any number of these, on any hosts sharing the Redis: they share one OAuth2 token and one ledger.',
     )
     .option('--concurrency <n>', 'requests in flight in this process (default BULKORDER_CONCURRENCY, 20)')
-    .addHelpText('after', '\nExample:\n  bulkorder worker --concurrency 50 --env-file .env');
+    .option('--http-port <n>', 'serve /metrics (Prometheus), /healthz and /readyz on this port')
+    .option('--http-host <host>', 'interface of --http-port (default 127.0.0.1)')
+    .addHelpText('after', '\nExample:\n  bulkorder worker --concurrency 50 --http-port 9464 --env-file .env');
   withConfigFlags(command).action(async (flags: WorkerFlags) => {
     const { runWorker } = await import('./workerRun.js');
     setExitCode(await runWorker(flags, await loadCommandContext(flags)));

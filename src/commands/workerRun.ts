@@ -1,9 +1,10 @@
 import type { Config } from '../config.js';
-import { redisPrefix } from '../config.js';
+import { redisPrefix, requireApi } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startAccountDelivery, startBusinessDelivery } from '../worker/startWorkers.js';
 import type { WorkerFlags } from './options.js';
+import { startWorkerObservers, type WorkerObservers } from '../health/workerObservers.js';
 
 /** `bulkorder worker`: runs until SIGTERM or SIGINT; returns the exit code. */
 export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
@@ -11,19 +12,35 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new UsageError('USAGE', `--concurrency must be a whole number from 1 to 1000, not '${flags.concurrency}'`);
   }
+  const httpPort = flags.httpPort === undefined ? undefined : Number(flags.httpPort);
+  if (httpPort !== undefined && !(Number.isInteger(httpPort) && httpPort >= 0 && httpPort <= 65535)) {
+    throw new UsageError('USAGE', `--http-port must be a port number from 0 to 65535, not '${flags.httpPort}'`);
+  }
+  // Configuration first (exit 2 names the variable), before the observers open Redis.
+  const { business: hasBusiness, cafetariaplan: hasCafetariaplan } = ctx.config.credentials;
+  if (hasBusiness !== undefined || hasCafetariaplan === undefined) requireApi(ctx.config, 'business');
+  if (hasCafetariaplan !== undefined) requireApi(ctx.config, 'cafetariaplan');
   const delivery = { ...ctx.config.delivery, concurrency };
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
+  let observers: WorkerObservers | undefined;
   // Listening from the start: a signal while starting (Redis down, waiting) must end the process too.
   const signalled = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   const starting = (async () => {
+    observers = await startWorkerObservers(ctx.config, ctx.logger, { ...(httpPort === undefined ? {} : { httpPort }), ...(flags.httpHost === undefined ? {} : { host: flags.httpHost }) });
+    const observed = {
+      metrics: observers.metrics,
+      ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
+      ...(observers.onScheduledImport === undefined ? {} : { onScheduledImport: observers.onScheduledImport }),
+      ...(observers.onBreakerEvent === undefined ? {} : { onBreakerEvent: observers.onBreakerEvent }),
+    };
     // Orders unless only Cafetariaplan credentials are set; with none at all, startBusinessDelivery names what is missing.
-    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery }));
+    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery, ...observed }));
     // Employee accounts whenever Cafetariaplan credentials are set: a second BullMQ worker on the accounts queue.
-    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config, 'cafetariaplan'), delivery }));
+    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config, 'cafetariaplan'), delivery, ...observed }));
   })();
   try {
     const early = await Promise.race([starting.then(() => undefined), signalled]);
@@ -36,16 +53,20 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
     } else {
       const signal = await signalled;
       ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');
+      observers?.shuttingDown();
     }
   } catch (error) {
     await Promise.all(running.map((worker) => worker.close()));
+    await observers?.close();
     throw error;
   }
   // Each close is bounded by the grace period; this bound covers the rest (token cache, scheduled
-  // imports) when Redis is down, so SIGTERM always ends the process.
+  // imports, observers) when Redis is down, so SIGTERM always ends the process.
   const limitMs = ctx.config.delivery.shutdownGraceMs + 5_000;
   const closed = await Promise.race([
-    Promise.all(running.map((worker) => worker.close())).then(() => true),
+    Promise.all(running.map((worker) => worker.close()))
+      .then(() => observers?.close())
+      .then(() => true),
     new Promise<false>((resolve) => setTimeout(() => resolve(false), limitMs).unref()),
   ]);
   if (!closed) {

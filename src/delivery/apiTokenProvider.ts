@@ -19,6 +19,8 @@ export interface ApiTokenProviderDeps {
   keyPrefix?: string;
   /** Overrides of the endpoint's retry policy (attempts, delays). */
   endpoint?: Pick<TokenEndpointOptions, 'attempts' | 'baseDelayMs' | 'maxDelayMs' | 'requestDeadlineMs'>;
+  /** Told of every request to the token endpoint (not cache hits), e.g. for metrics. */
+  onTokenRequest?(result: 'ok' | 'failed', error?: unknown): void;
   /** Overrides of the cache policy (margins, lock, waits). */
   cache?: Omit<TokenProviderOptions, 'api' | 'fetchToken' | 'logger' | 'redis' | 'keyPrefix' | 'credentialsId'>;
 }
@@ -40,14 +42,26 @@ export function createApiTokenProvider(settings: ApiSettings, deps: ApiTokenProv
     logger: deps.logger,
     ...deps.endpoint,
   };
+  const report = deps.onTokenRequest;
   return createTokenProvider({
     ...deps.cache,
     api: settings.api,
-    fetchToken: () => fetchAccessToken(endpoint),
+    fetchToken: report === undefined ? () => fetchAccessToken(endpoint) : () => observed(fetchAccessToken(endpoint), report),
     logger: deps.logger,
     ...(deps.redis === undefined ? {} : { redis: deps.redis, keyPrefix: deps.keyPrefix }),
     credentialsId: credentialsId(settings),
   });
+}
+
+async function observed<T>(request: Promise<T>, report: NonNullable<ApiTokenProviderDeps['onTokenRequest']>): Promise<T> {
+  try {
+    const token = await request;
+    report('ok');
+    return token;
+  } catch (error) {
+    report('failed', error);
+    throw error;
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { hostname } from 'node:os';
 import { keyspace } from '../keyspace.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
@@ -18,6 +19,8 @@ import { throttledErrors } from './throttledErrors.js';
 import { startPresence } from './workerPresence.js';
 import { RetryableDeliveryError, type DeliveryResult } from './deliverOrder.js';
 import { parkOrphan } from './parkOrphan.js';
+import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
+import { observeDelivery } from '../metrics/observeDelivery.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createDeliveryProcessor } from '../../jobs/deliveryProcessor.js';
 
@@ -40,6 +43,10 @@ export interface DeliveryWorkerOptions<P> {
   redis?: Redis;
   /** Breaker transitions (opened, reopened, halfOpen, closed, stuck), once across all workers: the notification hook. */
   onBreakerEvent?(event: BreakerEvent): void | Promise<void>;
+  /** Counts requests and outcomes (src/metrics); `api` labels them. */
+  metrics?: { sink: DeliveryMetricsSink; api: MetricsApi };
+  /** Called when a job of a batch ended for good (notifications check whether the batch settled). */
+  onJobEnded?(batchId: string): void;
 }
 
 export interface DeliveryWorker<P> {
@@ -84,8 +91,9 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
 
   // The processor needs the worker (for its rate limiter) and the worker needs the processor.
   let worker: Worker<DeliveryJobData<P>, DeliveryResult> | undefined;
+  const send = options.metrics === undefined ? options.send : observeDelivery(options.send, options.metrics.sink, options.metrics.api);
   const processor = createDeliveryProcessor<P>({
-    send: options.send,
+    send,
     wording,
     ledger,
     breaker,
@@ -98,6 +106,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   worker = new Worker<DeliveryJobData<P>, DeliveryResult>(queueName, processor, {
     connection: blocking,
     prefix,
+    // getWorkers() shows this name: which host and process, at what concurrency.
+    name: `${hostname()}:${process.pid}:${delivery.concurrency}`,
     concurrency: delivery.concurrency,
     // The lock is renewed every half lockDuration while a job runs; it also outlasts one request,
     // so even a missed renewal cannot hand a job in flight to a second worker.
@@ -118,6 +128,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   worker.on('failed', (job, error) => {
     if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun);
   });
+  if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
 
   // An importer that died (SIGKILL, lost host) left reservations whose jobs it never added: queue them.
   const reconciler = startReconciler({ ledger, batches: new BatchStore(commands, keys, kind.retentionMs(delivery)), queue, jobOptions: deliveryJobOptions(delivery), logger });
@@ -149,4 +160,20 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
       return closing;
     },
   };
+}
+
+/** Counts how jobs ended and tells `onJobEnded`; BullMQ's events, so the delivery logic stays as it is. */
+function watchJobEnds<P>(worker: Worker<DeliveryJobData<P>, DeliveryResult>, metrics: DeliveryWorkerOptions<P>['metrics'], onJobEnded: ((batchId: string) => void) | undefined): void {
+  worker.on('completed', (job, result) => {
+    metrics?.sink.order(metrics.api, result.outcome === 'already-delivered' ? 'already_delivered' : result.outcome);
+    onJobEnded?.(job.data.batchId);
+  });
+  worker.on('failed', (job, error) => {
+    if (job === undefined) return;
+    // UnrecoverableError: the processor dead-lettered it; other failures end the job only on its last attempt.
+    const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+    if (!final) return;
+    metrics?.sink.order(metrics.api, 'dead_lettered');
+    onJobEnded?.(job.data.batchId);
+  });
 }

@@ -10,13 +10,14 @@ import type { AccountPayload } from '../accounts/accountColumns.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
+import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
 import type { Logger } from '../logger.js';
 import { SCHEDULES_QUEUE } from '../queues.js';
 import { createRedis } from '../redis.js';
 import type { ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { openServices } from '../services.js';
-import { startDeliveryWorker, type DeliveryWorker } from './deliveryWorker.js';
+import { startDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from './deliveryWorker.js';
 import { throttledErrors } from './throttledErrors.js';
 import type { BreakerEvent } from './circuitBreaker.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
@@ -28,6 +29,30 @@ export interface StartOptions {
   delivery?: DeliverySettings;
   /** The circuit breaker's transitions, once across all workers (notifications hook up here). */
   onBreakerEvent?(event: BreakerEvent): void | Promise<void>;
+  /** Metrics of this process (src/metrics), when it serves /metrics. */
+  metrics?: DeliveryMetricsSink;
+  /** Called when a delivery job of a batch ended for good (notifications). */
+  onJobEnded?(batchId: string): void;
+  /** Told what each scheduled import firing did (notifications: a schedule that found no file). */
+  onScheduledImport?(result: ScheduledImportResult): void;
+}
+
+/** The optional observers of StartOptions, as startDeliveryWorker takes them. */
+function observers(
+  options: StartOptions,
+  api: MetricsApi,
+): Pick<DeliveryWorkerOptions<unknown>, 'metrics' | 'onJobEnded' | 'onBreakerEvent'> {
+  return {
+    ...(options.metrics === undefined ? {} : { metrics: { sink: options.metrics, api } }),
+    ...(options.onJobEnded === undefined ? {} : { onJobEnded: options.onJobEnded }),
+    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
+  };
+}
+
+/** Counts token requests when metrics are on. */
+function tokenObserver(options: StartOptions, api: MetricsApi): { onTokenRequest?(result: 'ok' | 'failed', error?: unknown): void } {
+  const metrics = options.metrics;
+  return metrics === undefined ? {} : { onTokenRequest: (result, error) => metrics.tokenRequest(api, result, error) };
 }
 
 /**
@@ -41,7 +66,7 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
   const settings = requireApi(config, 'business');
   const redis = createRedis(config.redisUrl, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
-  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
+  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix, ...tokenObserver(options, 'business') });
   const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
   const worker = await startDeliveryWorker<OrderPayload>({
     redisUrl: config.redisUrl,
@@ -52,10 +77,10 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
     requestDeadlineMs: settings.http.deadlineMs,
     logger,
     redis,
-    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
+    ...observers(options, 'business'),
   });
   // Every worker process also runs scheduled imports (bulkorder schedule); BullMQ gives each firing to one.
-  const scheduled = await startScheduledImportWorker(config, logger, { prefix, delivery });
+  const scheduled = await startScheduledImportWorker(config, logger, { prefix, delivery, ...(options.onScheduledImport === undefined ? {} : { onScheduledImport: options.onScheduledImport }) });
   return {
     worker: worker.worker,
     async close() {
@@ -80,7 +105,7 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
   const redis = createRedis(config.redisUrl, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
   // The token lives under the Cafetariaplan API's target prefix (one per token URL, client id and secret).
-  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
+  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix, ...tokenObserver(options, 'cafetariaplan') });
   const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
   const worker = await startDeliveryWorker<AccountPayload>({
     redisUrl: config.redisUrl,
@@ -91,7 +116,7 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
     requestDeadlineMs: settings.http.deadlineMs,
     logger: logger.child({ api: 'cafetariaplan' }),
     redis,
-    ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
+    ...observers(options, 'cafetariaplan'),
   });
   return {
     worker: worker.worker,
@@ -129,6 +154,7 @@ export async function startScheduledImportWorker(config: Config, logger: Logger,
     concurrency: 1,
   });
   worker.on('error', throttledErrors(logger, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
+  if (options.onScheduledImport !== undefined) worker.on('completed', (_job, result) => options.onScheduledImport?.(result));
   worker.on('failed', (job, error) => logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'));
   let closing: Promise<void> | undefined;
   return {

@@ -1,0 +1,83 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
+import { parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
+import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
+import { releaseHeld } from '../review/releaseHeld.js';
+import { resolveHeld } from '../review/resolveHeld.js';
+import type { RequeueBatch } from '../deadLetter/requeueParked.js';
+import type { DashboardTarget } from './dashboardState.js';
+import type { FilterFields } from './parkedPages.js';
+
+/** A form post: which records (checked keys, or everything the filter matches) and what to do. */
+export interface ActionForm extends FilterFields {
+  action: string;
+  keys: string[];
+  note?: string;
+  by: string;
+  remoteId?: string;
+}
+
+/**
+ * Runs one dashboard action through the same code as the CLI (src/deadLetter, src/review) and
+ * returns what to tell the person. Bad filter values throw the CLI's UsageError.
+ */
+export async function runAction(target: DashboardTarget, form: ActionForm): Promise<string> {
+  const [verb, scope] = form.action.split('-', 2) as [string, string | undefined];
+  const filter: ParkedFilter = scope === 'selected' ? { keys: form.keys } : parkedFilterFromFlags(form);
+  if (scope === 'selected' && form.keys.length === 0) return 'Nothing selected: tick the orders first.';
+  const ledger = target.services.ledger;
+  switch (verb) {
+    case 'retry': {
+      const items = (await target.dead.select(filter)).filter((item) => item.entry === undefined || item.entry.state === 'dead');
+      return requeued('retried', await retryDeadLetters(items, ledger, target.requeue));
+    }
+    case 'purge': {
+      const items = await target.dead.select(filter);
+      const purged = await ledger.purgeParked('dead', items.map((item) => item.record.key));
+      return `Purged ${purged} dead letter${purged === 1 ? '' : 's'}; they were not sent (importing them again sends them).`;
+    }
+    case 'release': {
+      const items = await target.held.select(filter);
+      return requeued(`released by ${form.by}`, await releaseHeld(items, ledger, review(form), target.requeue));
+    }
+    case 'resolve': {
+      const items = await target.held.select(filter);
+      const outcomes = await resolveHeld(items, ledger, { ...review(form), ...(form.remoteId === undefined ? {} : { remoteId: form.remoteId }) });
+      const resolved = outcomes.filter((o) => o.outcome === 'resolved').length;
+      const moved = outcomes.filter((o) => o.outcome !== 'resolved').map((o) => `${o.key} is ${o.outcome} now`);
+      return `Resolved as delivered by ${form.by}: ${resolved}.${moved.length === 0 ? '' : ` Not resolved: ${moved.join('; ')}.`}`;
+    }
+    default:
+      return `Unknown action '${form.action}'.`;
+  }
+}
+
+/** Dead letters matching the filter as the CLI's export writes them; with several column sets, file `part` (1-based). */
+export async function exportCsv(target: DashboardTarget, filter: ParkedFilter, part: number): Promise<{ csv: Buffer; parts: number } | undefined> {
+  const items = await target.dead.select(filter);
+  if (items.length === 0) return undefined;
+  const dir = await mkdtemp(join(tmpdir(), 'bulkorder-export-'));
+  try {
+    const files = await exportDeadLetters(items, target.services.batches, { outPath: join(dir, 'dead-letters.csv') });
+    const file = files[Math.min(Math.max(part, 1), files.length) - 1]!;
+    return { csv: await readFile(file.path), parts: files.length };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function review(form: ActionForm): { by: string; note?: string } {
+  return { by: form.by, ...(form.note === undefined ? {} : { note: form.note }) };
+}
+
+function requeued(what: string, made: readonly RequeueBatch[]): string {
+  if (made.length === 0) return 'Nothing matched: nothing was queued.';
+  return made
+    .map((b) => {
+      const skipped = b.counts.skippedDelivered + b.counts.skippedHeld + b.counts.skippedQueued;
+      return `${what}: ${b.counts.enqueued} queued again as batch ${b.batchId}${skipped === 0 ? '' : `, ${skipped} skipped (delivered, held or queued meanwhile)`}.`;
+    })
+    .join(' ');
+}

@@ -1,0 +1,69 @@
+import { basename } from 'node:path';
+import { isSettled, type Batch } from '../batches/batchStore.js';
+import { readDeliveryHealth, type DeliveryHealth } from '../worker/deliveryControl.js';
+import { dashboardSnapshot, type DashboardState, type DashboardTarget } from './dashboardState.js';
+import { h, type Safe } from './html.js';
+import { activityChart } from './activityChart.js';
+import { readMinuteStats } from '../metrics/minuteStats.js';
+import { bar, kindQuery, page, time, type PageContext } from './layout.js';
+
+/** `/`: environment, API, breaker, queue depth, live workers, parked counts and recent batches. */
+export async function overviewPage(state: DashboardState, ctx: PageContext): Promise<string> {
+  const target = state.targets[ctx.kind] ?? state.targets.orders;
+  const services = target.services;
+  const [snapshot, health, batches, activity] = await Promise.all([
+    dashboardSnapshot(state),
+    // The same reading as `status` and `import --wait`: breaker, who paused, live workers (heartbeats).
+    readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
+    target.services.batches.list(10),
+    readMinuteStats(target.services),
+  ]);
+  const queue = snapshot?.queues.find((q) => q.api === (ctx.kind === 'orders' ? 'business' : 'cafetariaplan'));
+  const [dead, held] = await Promise.all([target.dead.count(), target.held.count()]);
+  const k = kindQuery(ctx.kind);
+  const body = h`
+${breakerNotice(health)}
+<div class="cards">
+ <div class="card">waiting<b data-test="waiting">${queue?.waiting ?? '?'}</b></div>
+ <div class="card">active<b>${queue?.active ?? '?'}</b></div>
+ <div class="card">delayed<b>${queue?.delayed ?? '?'}</b></div>
+ <div class="card">queue<b class="${queue?.paused === true ? 'bad' : 'ok'}">${queue === undefined ? '?' : queue.paused ? 'paused' : 'running'}</b></div>
+ <div class="card"><a href="/dead-letters${k}">dead letters</a><b class="${dead > 0 ? 'bad' : ''}" data-test="dead-count">${dead}</b></div>
+ <div class="card"><a href="/held${k}">held for review</a><b class="${held > 0 ? 'warn' : ''}" data-test="held-count">${held}</b></div>
+</div>
+${activityChart(activity.points, activity)}
+<h2>Live workers (${health.workers.length})</h2>
+${health.workers.length === 0 ? h`<p class="warn">No worker is connected: queued ${ctx.kind === 'orders' ? 'orders' : 'accounts'} wait. Start <code>bulkorder worker</code>.</p>` : h`<table><tr><th>host</th><th>pid</th><th>concurrency</th><th>running since</th></tr>
+${health.workers.map((w) => h`<tr><td>${w.host}</td><td>${w.pid}</td><td>${w.concurrency}</td><td>${time(w.since)}</td></tr>`)}</table>`}
+<h2>Recent batches</h2>
+${batchTable(batches, ctx)}`;
+  return page(ctx, 'Overview', body, { refreshSeconds: 10 });
+}
+
+/** The batches table of the overview and the batches page. */
+export function batchTable(batches: readonly Batch[], ctx: PageContext): Safe {
+  if (batches.length === 0) return h`<p>No batches yet: <code>bulkorder import &lt;file&gt;</code>.</p>`;
+  const k = kindQuery(ctx.kind);
+  return h`<table data-test="batches"><tr><th>batch</th><th>file</th><th>sha256</th><th>started</th><th>state</th><th>progress</th><th>delivered</th><th>dead</th><th>held</th><th>rejected</th><th>skipped</th></tr>
+${batches.map(
+  (b) => h`<tr><td><a href="/batches/${encodeURIComponent(b.id)}${k}">${b.id}</a></td><td title="${b.file}">${basename(b.file)}</td><td title="${b.sha256}">${b.sha256.slice(0, 12)}</td><td>${time(b.startedAt)}</td>
+<td>${stateOf(b)}</td><td>${bar(b.delivered + b.dead + b.held, b.enqueued)}</td><td class="ok">${b.delivered}</td><td class="${b.dead > 0 ? 'bad' : ''}">${b.dead}</td><td class="${b.held > 0 ? 'warn' : ''}">${b.held}</td><td>${b.rejected}</td><td>${b.skippedDelivered + b.skippedHeld + b.skippedQueued}</td></tr>`,
+)}</table>`;
+}
+
+/** importing, delivering, settled or failed. */
+export function stateOf(batch: Batch): string {
+  if (batch.importState === 'failed') return 'import failed';
+  if (batch.importState === 'importing') return 'importing';
+  return isSettled(batch) ? (batch.dead + batch.held + batch.rejected > 0 ? 'settled, needs attention' : 'settled') : 'delivering';
+}
+
+/** The breaker's state and reason, the next trial, and a person's pause, as `status` words them. */
+function breakerNotice(health: DeliveryHealth): Safe {
+  const pause = health.pausedBy === undefined ? h`` : h`<div class="breaker" data-test="paused">Delivery paused by ${health.pausedBy.by} since ${time(health.pausedBy.at)}: <code>bulkorder resume</code> resumes it.</div>`;
+  const b = health.breaker;
+  if (b.state === 'closed') return h`${pause}<p class="ok" data-test="breaker">Circuit breaker closed: delivering.</p>`;
+  const next = b.nextProbeAt === undefined ? h`` : h` Next trial calls at ${time(b.nextProbeAt)}.`;
+  const since = b.since === undefined ? h`` : h` since ${time(b.since)}`;
+  return h`${pause}<div class="breaker" data-test="breaker"><strong>Circuit breaker ${b.state === 'open' ? 'OPEN' : 'HALF-OPEN (trial calls)'}${since}</strong>: ${b.reason ?? b.signature ?? ''}.${next}${b.overdue ? h` <strong>Open past its alert limit: check the API.</strong>` : h``}</div>`;
+}

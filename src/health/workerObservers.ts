@@ -1,0 +1,118 @@
+import { redisPrefix, type Config } from '../config.js';
+import { ACCOUNTS } from '../kinds/accounts.js';
+import { ORDERS } from '../kinds/orders.js';
+import { ParkedStore } from '../deadLetter/parkedStore.js';
+import type { Logger } from '../logger.js';
+import { createMetrics, type DeliveryMetricsSink } from '../metrics/bulkorderMetrics.js';
+import { createMinuteStats } from '../metrics/minuteStats.js';
+import { readState, type StateTarget } from '../metrics/readState.js';
+import { startBatchWatch } from '../notify/batchWatch.js';
+import { breakerAnnouncer } from '../notify/breakerNotice.js';
+import type { BreakerEvent } from '../worker/circuitBreaker.js';
+import { createNotifier } from '../notify/notifier.js';
+import { openServices } from '../services.js';
+import { opsRoutes } from './opsRoutes.js';
+import type { ScheduledImportResult } from '../schedule/runScheduledImport.js';
+import type { Notifier } from '../notify/notifier.js';
+import { startHttpServer, type OpsServer } from './startOpsServer.js';
+
+/** What a worker process adds to delivery: metrics, notifications, and its HTTP port. */
+export interface WorkerObservers {
+  /** Pass to startBusinessDelivery / startAccountDelivery: Prometheus counters (with --http-port) and the chart's minutes. */
+  readonly metrics: DeliveryMetricsSink;
+  onJobEnded?(batchId: string): void;
+  onScheduledImport?(result: ScheduledImportResult): void;
+  /** Pass to startBusinessDelivery / startAccountDelivery: announces the circuit breaker (with notifications configured). */
+  onBreakerEvent?(event: BreakerEvent): Promise<void>;
+  /** The ops server's URL, with `--http-port`. */
+  readonly url: string | undefined;
+  /** Marks the process as shutting down (`/readyz` answers 503 from now on). */
+  shuttingDown(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Sets up what `bulkorder worker` offers besides delivery: with `httpPort`, `/metrics`,
+ * `/healthz` and `/readyz` on `host`; with BULKORDER_NOTIFY_* set, announcements of settled
+ * batches and (through onBreakerEvent) of the circuit breaker; always, the per-minute outcome counts of the dashboard's chart.
+ */
+export async function startWorkerObservers(config: Config, logger: Logger, options: { httpPort?: number; host?: string; /** Tests: how often notifications look at batches and the breaker. */ pollMs?: number }): Promise<WorkerObservers> {
+  const notifier = createNotifier(config.notify, logger);
+  // Each kind's keyspace belongs to its API's target: open the kinds whose credentials are set (as the worker does).
+  const { business, cafetariaplan } = config.credentials;
+  const orders = business !== undefined || cafetariaplan === undefined ? await openServices(config, ORDERS) : undefined;
+  const accounts = cafetariaplan === undefined ? undefined : await openServices(config, ACCOUNTS);
+  const targets: StateTarget[] = [];
+  if (orders !== undefined) targets.push({ api: 'business', services: orders });
+  if (accounts !== undefined) targets.push({ api: 'cafetariaplan', services: accounts });
+  const first = (orders ?? accounts)!;
+  const closers: (() => unknown)[] = [() => orders?.close(), () => accounts?.close(), () => notifier.close()];
+
+  // The dashboard's 24-hour chart: every worker adds its minutes, whatever else is configured.
+  const stats = createMinuteStats({ ...(orders === undefined ? {} : { business: orders }), ...(accounts === undefined ? {} : { cafetariaplan: accounts }) }, options.pollMs === undefined ? {} : { flushMs: options.pollMs });
+  closers.unshift(() => stats.close());
+
+  let stopping = false;
+  const metrics = options.httpPort === undefined ? undefined : createMetrics({ snapshot: () => readState(targets) });
+  const sink: DeliveryMetricsSink = {
+    request(api, outcome, seconds) {
+      metrics?.request(api, outcome, seconds);
+      stats.request(api, outcome, seconds);
+    },
+    order(api, outcome) {
+      metrics?.order(api, outcome);
+      stats.order(api, outcome);
+    },
+    tokenRequest(api, result, error) {
+      metrics?.tokenRequest(api, result, error);
+    },
+  };
+  let server: OpsServer | undefined;
+  if (metrics !== undefined && options.httpPort !== undefined) {
+    const app = opsRoutes({ redis: first.redis, redisUrl: config.redisUrl, metrics, shuttingDown: () => stopping });
+    server = await startHttpServer(app, { host: options.host ?? '127.0.0.1', port: options.httpPort });
+    closers.unshift(() => server?.close());
+    logger.info({ url: server.url }, 'serving /metrics, /healthz and /readyz');
+  }
+
+  const watches: { jobEnded(batchId: string): void; close(): void }[] = [];
+  if (notifier.enabled) {
+    const dashboardUrl = config.dashboard.publicUrl;
+    for (const services of [orders, accounts]) {
+      if (services === undefined) continue;
+      const parked = (['dead', 'held'] as const).map((kind) => new ParkedStore(services.redis, services.keys, services.ledger, kind));
+      watches.push(startBatchWatch({ redis: services.redis, keys: services.keys, batches: services.batches, parked, notifier, logger, ...(dashboardUrl === undefined ? {} : { dashboardUrl }), ...(options.pollMs === undefined ? {} : { sweepMs: options.pollMs }) }));
+    }
+    for (const watch of watches) closers.unshift(() => watch.close());
+  }
+  return {
+    metrics: sink,
+    // Batch ids are unique across kinds, so each watch just finds nothing for the other kind's batches.
+    ...(watches.length === 0 ? {} : { onJobEnded: (batchId: string) => watches.forEach((w) => w.jobEnded(batchId)) }),
+    ...(!notifier.enabled ? {} : { onScheduledImport: (result: ScheduledImportResult) => void announceNoFile(result, config, notifier) }),
+    ...(!notifier.enabled
+      ? {}
+      : { onBreakerEvent: breakerAnnouncer({ notifier, env: config.env, ...(config.dashboard.publicUrl === undefined ? {} : { dashboardUrl: config.dashboard.publicUrl }) }) }),
+    url: server?.url,
+    shuttingDown() {
+      stopping = true;
+    },
+    async close() {
+      for (const close of closers) await close();
+    },
+  };
+}
+
+/** A schedule that fired and found no file is worth telling: the export upstream may have failed. */
+async function announceNoFile(result: ScheduledImportResult, config: Config, notifier: Notifier): Promise<void> {
+  if (result.files.length > 0) return;
+  const link = config.dashboard.publicUrl === undefined ? undefined : `${config.dashboard.publicUrl}/schedules`;
+  await notifier.notify({
+    event: 'no-file',
+    env: config.env,
+    text: `Schedule ${result.schedule} fired and found no file: nothing was imported.${link === undefined ? '' : `\n${link}`}`,
+    at: new Date().toISOString(),
+    schedule: result.schedule,
+    ...(link === undefined ? {} : { dashboardUrl: link }),
+  });
+}

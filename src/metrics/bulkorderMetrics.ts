@@ -1,0 +1,109 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
+
+/** Which API a delivery worker talks to (a label value). */
+export type MetricsApi = 'business' | 'cafetariaplan';
+
+/** How a delivery job ended, as counted in `bulkorder_orders_total{outcome}`. */
+export type OrderOutcome = 'delivered' | 'already_delivered' | 'dead_lettered' | 'held' | 'superseded';
+
+/**
+ * What the delivery path reports; injected into jobs/deliveryWorker.ts (optional), so the
+ * delivery logic itself knows nothing of Prometheus.
+ */
+export interface DeliveryMetricsSink {
+  /** One API request and how it was classified. */
+  request(api: MetricsApi, outcome: ApiOutcome, durationSeconds: number): void;
+  /** A job ended for good. */
+  order(api: MetricsApi, outcome: OrderOutcome): void;
+  /** One token request to the token endpoint (not a cache hit). */
+  tokenRequest(api: MetricsApi, result: 'ok' | 'failed', error?: unknown): void;
+}
+
+/** Reads the shared state (Redis) at scrape time: queue depth, breaker, batches, workers. */
+export interface StateSnapshot {
+  queues: { api: MetricsApi; waiting: number; active: number; delayed: number; paused: boolean; workers: number; breakerOpen: boolean }[];
+  batchesByState: Record<string, number>;
+  deadLetters: number;
+  held: number;
+}
+
+/** The process's metrics: counters it counts itself, gauges read from Redis when scraped. */
+export interface BulkorderMetrics extends DeliveryMetricsSink {
+  readonly registry: Registry;
+  /** The last token failure of this process since its last success (for /readyz), if any. */
+  lastTokenFailure(): { api: MetricsApi; at: number; message: string } | undefined;
+  /** Text exposition for /metrics. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+// Error codes come from the remote API; anything that does not look like a code is folded, so
+// a misbehaving server cannot blow up the label space.
+const CODE_LABEL = /^[A-Za-z0-9_.-]{1,48}$/;
+
+/** Request durations in seconds: our HTTP deadline is 60 s by default. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/**
+ * Builds a registry with every `bulkorder_*` metric (Prometheus naming: base units, `_total`
+ * counters, no per-order labels). `snapshot` is called on each scrape; give none where nothing
+ * shared is known (tests), and the gauges stay empty.
+ */
+export function createMetrics(options: { snapshot?: () => Promise<StateSnapshot | undefined>; processMetrics?: boolean } = {}): BulkorderMetrics {
+  const registry = new Registry();
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'bulkorder_process_' });
+  const orders = new Counter({ name: 'bulkorder_orders_total', help: 'Delivery jobs ended, by API and outcome (accounts count under api="cafetariaplan").', labelNames: ['api', 'outcome'], registers: [registry] });
+  const requests = new Histogram({ name: 'bulkorder_api_request_duration_seconds', help: 'API requests (POST) by API and classified outcome kind.', labelNames: ['api', 'kind'], buckets: DURATION_BUCKETS, registers: [registry] });
+  const refusals = new Counter({ name: 'bulkorder_api_refusals_total', help: 'API answers that were not a success, by HTTP status ("none" without an answer) and error code.', labelNames: ['api', 'status', 'code'], registers: [registry] });
+  const tokens = new Counter({ name: 'bulkorder_token_requests_total', help: 'Requests to the token endpoint by this process, by result.', labelNames: ['api', 'result'], registers: [registry] });
+  let lastSnapshot: Promise<StateSnapshot | undefined> | undefined;
+  const snapshot = (): Promise<StateSnapshot | undefined> => {
+    // One Redis round per scrape, shared by every gauge below.
+    lastSnapshot ??= (options.snapshot?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (lastSnapshot = undefined), 0));
+    return lastSnapshot;
+  };
+  const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, s: StateSnapshot) => void): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const s = await snapshot();
+        if (s !== undefined) fill(this, s);
+      },
+    });
+  };
+  gauge('bulkorder_queue_jobs', 'Jobs in the delivery queue by state (waiting, active, delayed).', ['api', 'state'], (g, s) => {
+    for (const q of s.queues) for (const state of ['waiting', 'active', 'delayed'] as const) g.set({ api: q.api, state }, q[state]);
+  });
+  gauge('bulkorder_queue_paused', '1 when the delivery queue is paused.', ['api'], (g, s) => s.queues.forEach((q) => g.set({ api: q.api }, q.paused ? 1 : 0)));
+  gauge('bulkorder_breaker_open', '1 when the circuit breaker has tripped (delivery paused until `bulkorder resume`).', ['api'], (g, s) => s.queues.forEach((q) => g.set({ api: q.api }, q.breakerOpen ? 1 : 0)));
+  gauge('bulkorder_workers', 'Live worker connections on the delivery queue (BullMQ getWorkers).', ['api'], (g, s) => s.queues.forEach((q) => g.set({ api: q.api }, q.workers)));
+  gauge('bulkorder_batches', 'Recent batches (the last 200) by state.', ['state'], (g, s) => Object.entries(s.batchesByState).forEach(([state, n]) => g.set({ state }, n)));
+  gauge('bulkorder_dead_letters', 'Dead letters kept (orders).', [], (g, s) => g.set(s.deadLetters));
+  gauge('bulkorder_held_for_review', 'Orders held for review (orders).', [], (g, s) => g.set(s.held));
+
+  let tokenFailure: { api: MetricsApi; at: number; message: string } | undefined;
+  return {
+    registry,
+    request(api, outcome, durationSeconds) {
+      requests.observe({ api, kind: outcome.kind }, durationSeconds);
+      if (outcome.kind === 'delivered') return;
+      const status = outcome.status === undefined ? 'none' : String(outcome.status);
+      refusals.inc({ api, status, code: CODE_LABEL.test(outcome.code) ? outcome.code : 'OTHER' });
+    },
+    order(api, outcome) {
+      orders.inc({ api, outcome });
+    },
+    tokenRequest(api, result, error) {
+      tokens.inc({ api, result });
+      tokenFailure = result === 'ok' ? undefined : { api, at: Date.now(), message: error instanceof Error ? ((error as { code?: string }).code ?? error.name) : 'failed' };
+    },
+    lastTokenFailure: () => tokenFailure,
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
