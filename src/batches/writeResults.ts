@@ -151,6 +151,7 @@ function reusedRow(item: RecordItem<unknown> & { kind: 'valid' }, entry: LedgerE
     errorCode: ORDER_REF_REUSED,
     message: orderRefReusedMessage(item.orderRef, earlier, now),
     attempts: '0',
+    notes: item.notes.join('; '),
   };
 }
 
