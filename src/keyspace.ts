@@ -39,6 +39,12 @@ export interface Keyspace {
   watchLock(claimName: string): string;
   /** BullMQ's hash of one job (its layout: `<prefix>:<queue>:<jobId>`). */
   job(queueName: string, jobId: string): string;
+  /** Order keys reserved with their job kept in the ledger, not yet known to be in BullMQ (scored by reservation time). */
+  readonly unqueued: string;
+  /** Batches whose importer is reading their file (a set). */
+  readonly importing: string;
+  /** Present while a batch's importer is alive (renewed by its heartbeat, PX). */
+  batchOwner(batchId: string): string;
   /** Outcome counts and latency buckets of one minute (epoch minute), for the dashboard's chart; kept 25 h. */
   statsMinute(minute: number): string;
 }
@@ -62,6 +68,9 @@ export function keyspace(prefix: string): Keyspace {
     watchClaim: (claimName) => `${prefix}:watch:claim:${claimName}`,
     watchLock: (claimName) => `${prefix}:watch:lock:${claimName}`,
     job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,
+    unqueued: `${prefix}:unqueued`,
+    importing: `${prefix}:importing`,
+    batchOwner: (batchId) => `${prefix}:batch-owner:${batchId}`,
     statsMinute: (minute) => `${prefix}:stats:${minute}`,
   };
 }

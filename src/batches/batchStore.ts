@@ -1,5 +1,6 @@
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
+import { CLOSE_ORPHANED, HEARTBEAT } from './batchScripts.js';
 
 /** Counts an import knows when it has read the whole file. */
 export interface ImportCounts {
@@ -13,6 +14,10 @@ export interface ImportCounts {
   skippedHeld: number;
   /** Valid orders already queued or in flight in another batch (that batch delivers them). */
   skippedQueued: number;
+  /** Keys delivered, held or in flight with other content (ORDER_REF_REUSED): not sent. */
+  conflicts: number;
+  /** Of skippedDelivered: orders without orderRef identical to one delivered before. */
+  skippedIdentical: number;
   enqueued: number;
 }
 
@@ -33,16 +38,37 @@ export interface Batch extends ImportCounts, DeliveryCounts {
   startedAt: number;
   /** The input's columns, in order: dead letters keep their cells in this order. */
   columns: string[];
-  /** `importing` until the whole file is queued; then `imported`; `failed` if the import stopped. */
-  importState: 'importing' | 'imported' | 'failed';
+  /**
+   * `importing` until the whole file is queued; then `imported`; `failed` if the import stopped
+   * with an error; `interrupted` if its importer vanished (no heartbeat): what it reserved is
+   * queued by a reconciler and counted here.
+   */
+  importState: 'importing' | 'imported' | 'failed' | 'interrupted';
 }
 
-const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'enqueued', 'delivered', 'dead', 'held', 'possibleDuplicates'] as const;
+const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'conflicts', 'skippedIdentical', 'enqueued', 'delivered', 'dead', 'held', 'possibleDuplicates'] as const;
+
+/** How long an importer may go without a heartbeat before its batch counts as interrupted. */
+export const IMPORT_OWNER_TTL_MS = 10_000;
+
+interface BatchCommands {
+  bulkorderHeartbeat(...args: (string | number)[]): Promise<number>;
+  bulkorderCloseOrphaned(...args: (string | number)[]): Promise<string>;
+}
 
 /** Batch records: one Redis hash each, indexed by start time, kept as long as the ledger. */
 export class BatchStore {
-  constructor(private readonly redis: RedisClient, private readonly keys: Keyspace, private readonly retentionMs: number) {}
+  private readonly commands: RedisClient & BatchCommands;
 
+  constructor(private readonly redis: RedisClient, private readonly keys: Keyspace, private readonly retentionMs: number) {
+    if (!('bulkorderHeartbeat' in redis)) {
+      redis.defineCommand('bulkorderHeartbeat', { numberOfKeys: 2, lua: HEARTBEAT });
+      redis.defineCommand('bulkorderCloseOrphaned', { numberOfKeys: 3, lua: CLOSE_ORPHANED });
+    }
+    this.commands = redis as RedisClient & BatchCommands;
+  }
+
+  /** Creates an importing batch owned by the caller, who keeps it alive with `heartbeat`. */
   async create(batch: Pick<Batch, 'id' | 'file' | 'sha256' | 'env' | 'startedAt' | 'columns'>): Promise<void> {
     const key = this.keys.batch(batch.id);
     await this.redis
@@ -50,7 +76,34 @@ export class BatchStore {
       .hset(key, { ...batch, columns: JSON.stringify(batch.columns), importState: 'importing', ...Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) })
       .pexpire(key, this.retentionMs)
       .zadd(this.keys.batchIndex, batch.startedAt, batch.id)
+      .set(this.keys.batchOwner(batch.id), '1', 'PX', IMPORT_OWNER_TTL_MS)
+      .sadd(this.keys.importing, batch.id)
       .exec();
+  }
+
+  /** Renews the importer's ownership; false when the batch was closed as interrupted meanwhile. */
+  async heartbeat(batchId: string): Promise<boolean> {
+    return (await this.commands.bulkorderHeartbeat(this.keys.batch(batchId), this.keys.batchOwner(batchId), IMPORT_OWNER_TTL_MS)) === 1;
+  }
+
+  /** Whether the importer of each batch is alive (its owner key is present). */
+  async ownersAlive(batchIds: readonly string[]): Promise<Map<string, boolean>> {
+    const unique = [...new Set(batchIds)];
+    if (unique.length === 0) return new Map();
+    const pipeline = this.redis.pipeline();
+    for (const id of unique) pipeline.exists(this.keys.batchOwner(id));
+    const replies = (await pipeline.exec()) ?? [];
+    return new Map(unique.map((id, i) => [id, Number(replies[i]?.[1] ?? 0) === 1]));
+  }
+
+  /** Closes as `interrupted` every importing batch whose importer stopped beating; returns their ids. */
+  async closeOrphaned(): Promise<string[]> {
+    const closed: string[] = [];
+    for (const id of await this.redis.smembers(this.keys.importing)) {
+      const outcome = await this.commands.bulkorderCloseOrphaned(this.keys.batch(id), this.keys.batchOwner(id), this.keys.importing, id, Date.now());
+      if (outcome === 'closed') closed.push(id);
+    }
+    return closed;
   }
 
   /** Adds to the import counters (called once per enqueued chunk, so progress shows while importing). */
@@ -61,7 +114,12 @@ export class BatchStore {
   }
 
   async finishImport(batchId: string, state: 'imported' | 'failed', totals: Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'>): Promise<void> {
-    await this.redis.hset(this.keys.batch(batchId), { importState: state, ...totals });
+    await this.redis
+      .multi()
+      .hset(this.keys.batch(batchId), { importState: state, ...totals })
+      .del(this.keys.batchOwner(batchId))
+      .srem(this.keys.importing, batchId)
+      .exec();
   }
 
   async get(batchId: string): Promise<Batch | undefined> {
@@ -86,8 +144,8 @@ export function isSettled(batch: Batch): boolean {
  * The one "needs attention" rule (exit code 4, a drop-folder summary's flag): some row was
  * rejected, some record was skipped because it is held, or some was dead-lettered or held.
  */
-export function needsAttention(facts: { rejected: number; skippedHeld: number; dead?: number; held?: number }): boolean {
-  return facts.rejected > 0 || facts.skippedHeld > 0 || (facts.dead ?? 0) > 0 || (facts.held ?? 0) > 0;
+export function needsAttention(facts: { rejected: number; skippedHeld: number; conflicts?: number; dead?: number; held?: number }): boolean {
+  return facts.rejected > 0 || facts.skippedHeld > 0 || (facts.conflicts ?? 0) > 0 || (facts.dead ?? 0) > 0 || (facts.held ?? 0) > 0;
 }
 
 function toBatch(raw: Record<string, string>): Batch {

@@ -63,6 +63,7 @@ export function progressLine(batch: Batch, width = 30): string {
   const fraction = total === 0 ? (batch.importState === 'importing' ? 0 : 1) : done / total;
   const filled = Math.round(fraction * width);
   const bar = '#'.repeat(filled) + '-'.repeat(width - filled);
-  const importing = batch.importState === 'importing' ? ' (still reading the file)' : '';
+  const importing =
+    batch.importState === 'importing' ? ' (still reading the file)' : batch.importState === 'interrupted' ? ' (its importer stopped: what it reserved is queued; re-run the import for the rest)' : '';
   return `[${bar}] ${done}/${total} settled: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held${importing}`;
 }

@@ -45,7 +45,7 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
     lines.push(
       '',
       `${b.id}  ${b.file}  ${new Date(b.startedAt).toISOString()}  ${b.importState}${isSettled(b) ? ', settled' : ''}`,
-      `  rows ${b.rows}, ${kind.noun}s ${b.orders}: ${b.valid} valid, ${b.rejected} rejected; queued ${b.enqueued}; skipped ${b.skippedDelivered} delivered, ${b.skippedHeld} held, ${b.skippedQueued} queued elsewhere`,
+      `  rows ${b.rows}, ${kind.noun}s ${b.orders}: ${b.valid} valid, ${b.rejected} rejected; queued ${b.enqueued}; skipped ${b.skippedDelivered} delivered, ${b.skippedHeld} held, ${b.skippedQueued} queued elsewhere${b.conflicts > 0 ? `; ${b.conflicts} not sent: ORDER_REF_REUSED` : ''}`,
       `  ${progressLine(b)}`,
     );
   }

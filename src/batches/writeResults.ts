@@ -8,6 +8,8 @@ import { encodeRemoteId } from '../delivery/remoteId.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { OrderPayload, RecordItem } from '../ingest/types.js';
 import { neutralizeCell } from '../ingest/csvCells.js';
+import { fingerprintOf } from '../ledger/fingerprint.js';
+import { ORDER_REF_REUSED, orderRefReusedMessage } from '../importer/orderRefReused.js';
 
 /** Outcome column of the results file. */
 export type ResultOutcome = 'delivered' | 'already-delivered' | 'dead-lettered' | 'held-for-review' | 'queued-elsewhere' | 'pending' | 'rejected';
@@ -83,7 +85,7 @@ export async function writeResults<P>(
     (await ledger.getMany(validKeys)).forEach((entry, i) => entries.set(validKeys[i]!, entry));
     for (const item of items) {
       const entry = item.kind === 'valid' ? entries.get(item.key) : undefined;
-      const common = resultRow(item, entry, batchId);
+      const common = item.kind === 'valid' ? (reusedRow(item, entry) ?? resultRow(item, entry, batchId)) : resultRow(item, entry, batchId);
       const row = { ...layout.describe(item, entry), ...common, outcome: layout.refine?.(common.outcome, entry) ?? common.outcome };
       counts.orders++;
       counts.byOutcome[row.outcome] = (counts.byOutcome[row.outcome] ?? 0) + 1;
@@ -134,6 +136,24 @@ function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, ba
 
 /** errorCode of a delivered row that may exist twice on the service. */
 export const POSSIBLE_DUPLICATE_CODE = 'POSSIBLE_DUPLICATE';
+
+/** A valid record whose key the ledger knows with other content (and not dead-lettered): ORDER_REF_REUSED, not sent. */
+function reusedRow(item: RecordItem<unknown> & { kind: 'valid' }, entry: LedgerEntry | undefined): (Record<CommonColumn, string> & { outcome: ResultOutcome }) | undefined {
+  if (entry?.fingerprint === undefined || entry.state === 'dead') return undefined;
+  const now = fingerprintOf(item.payload);
+  if (now.hash === entry.fingerprint.hash) return undefined;
+  const earlier = { batchId: entry.batchId, at: entry.deliveredAt ?? entry.updatedAt, parts: entry.fingerprint.parts, state: entry.state };
+  return {
+    lines: item.lines.join(' '),
+    batch: entry.batchId,
+    outcome: 'rejected',
+    httpStatus: '',
+    errorCode: ORDER_REF_REUSED,
+    message: orderRefReusedMessage(item.orderRef, earlier, now),
+    attempts: '0',
+    notes: item.notes.join('; '),
+  };
+}
 
 function outcomeOf(entry: LedgerEntry | undefined, batchId: string): ResultOutcome {
   switch (entry?.state) {

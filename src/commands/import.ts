@@ -15,8 +15,11 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .addHelpText(
       'after',
       '\nExamples:\n  bulkorder import samples/gift-orders.csv --wait\n  bulkorder import nightly.csv --encoding windows-1252\n\n' +
-        'Exit codes: 0 all valid and (with --wait) all delivered; 4 some rows or orders need attention\n' +
-        '(rejected, dead-lettered, held); 3 file refused; 5 Redis unavailable, or --wait gave up at --max-wait\n(the reason is printed: breaker open, queue paused, no worker running); 2 usage or configuration error.',
+        'Exit codes: 0 every order delivered now or before with the same content (without --wait: all\n' +
+        'valid and queued by this batch or already delivered); 4 some rows or orders need attention\n' +
+        '(rejected, ORDER_REF_REUSED, dead-lettered, held) or are not finished (queued by another batch\n' +
+        'without --wait, or still pending at --timeout); 3 file refused; 5 Redis unavailable, or --wait gave\n' +
+        'up at --max-wait (the reason is printed: breaker open, queue paused, no worker running); 2 usage error.',
     );
   withConfigFlags(command).action(async (file: string, flags: ImportFlags) => {
     const [{ runImport }, { ORDERS }] = await Promise.all([import('../importer/importCommand.js'), import('../kinds/orders.js')]);

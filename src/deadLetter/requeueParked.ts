@@ -1,3 +1,4 @@
+import { startImportHeartbeat } from '../batches/importHeartbeat.js';
 import type { JobsOptions } from 'bullmq';
 import type { ImportCounts } from '../batches/batchStore.js';
 import { newBatchId, type ImportDeps } from '../importer/importFile.js';
@@ -59,7 +60,8 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
     const batchId = newBatchId();
     const log = deps.logger.child({ batchId, requeue: strategy.label });
     await deps.batches.create({ id: batchId, file: strategy.label, sha256: '', env: deps.env, startedAt: Date.now(), columns: [...group.columns] });
-    const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, enqueued: 0 };
+    const heartbeat = startImportHeartbeat(deps.batches, batchId); // a live batch is not taken for an orphan
+    const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0, enqueued: 0 };
     try {
       for (let start = 0; start < group.jobs.length; start += CHUNK) {
         const chunk = group.jobs.slice(start, start + CHUNK);
@@ -88,10 +90,12 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
         counts.valid += chunk.length;
       }
     } catch (error) {
+      heartbeat.stop();
       await deps.batches.finishImport(batchId, 'failed', totals(counts)).catch(() => undefined);
       log.error({ err: error }, 'requeue stopped; run it again (nothing is queued twice)');
       throw error;
     }
+    heartbeat.stop();
     await deps.batches.finishImport(batchId, 'imported', totals(counts));
     log.info({ counts }, 'parked orders queued again');
     made.push({ batchId, counts });

@@ -1,6 +1,6 @@
 import { outputPath } from '../ingest/outputPath.js';
 import { followBatch } from '../batches/followBatch.js';
-import { needsAttention, type Batch } from '../batches/batchStore.js';
+import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
 import { POSSIBLE_DUPLICATE_CODE, writeResults, type ResultsCounts } from '../batches/writeResults.js';
 import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
 import { describeHealth, readDeliveryHealth } from '../worker/deliveryControl.js';
@@ -12,6 +12,9 @@ import { ExitCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { importFile, type ImportOptions, type ImportResult } from './importFile.js';
+import { followElsewhere } from './followElsewhere.js';
+import { elsewhereLines, importAttention, resultsAttention } from './importVerdict.js';
+import { reconcileImports } from './reconcileImports.js';
 
 /** Whether and how to follow a batch after its import (`--wait`, `--results`, `--max-wait`). */
 export interface FollowSettings {
@@ -39,6 +42,8 @@ export interface ImportOutcome {
  */
 export async function importAndFollow<P>(file: string, options: ImportOptions, services: Services<P>, logger: Logger, follow: FollowSettings): Promise<ImportOutcome> {
   const kind = services.kind;
+  const reconcile = () => reconcileImports({ ledger: services.ledger, batches: services.batches, queue: services.queue, jobOptions: services.jobOptions, logger });
+  await reconcile(); // an earlier run that died: queue what it reserved, close its batch
   const result = await importFile(file, options, services.pipeline(logger));
   const c = result.counts;
   const lines = [
@@ -46,13 +51,17 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
     `  rows ${c.rows}, ${kind.noun}s ${c.orders}: ${c.valid} valid, ${c.rejected} rejected`,
     `  queued ${c.enqueued}; skipped: ${c.skippedDelivered} already delivered, ${c.skippedHeld} held for review, ${c.skippedQueued} queued by another batch`,
   ];
+  lines.push(...importAttention(result, kind.noun));
   if (result.rejectsPath !== undefined) lines.push(`  rejected rows: ${result.rejectsPath} (fix them there and import that file)`);
   if (!follow.wait) {
+    lines.push(...elsewhereLines(result, kind.noun));
     lines.push(`  follow it with: ${kind.cli} status ${result.batchId}`);
-    const exitCode = needsAttention(c) ? ExitCode.needsAttention : ExitCode.ok;
+    // Orders left to another batch are not done: pending, exit 4 (--wait follows them to their end).
+    const exitCode = needsAttention(c) || result.elsewhere.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
     return { result, batch: undefined, results: undefined, resultsPath: undefined, exitCode, report: lines.join('\n') + '\n' };
   }
 
+  const deadline = follow.timeoutMs === undefined ? undefined : Date.now() + follow.timeoutMs;
   // Why the batch may not move (breaker, pause, no worker), said within seconds rather than never.
   const commands = { resume: `${kind.cli} resume`, worker: 'bulkorder worker' };
   const followStart = Date.now();
@@ -64,7 +73,10 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
     // An open breaker with a burst may send dead letters of this batch back: not settled yet.
     return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
   };
-  const { batch, settled } = await followBatch(services.batches, result.batchId, { watch, ...(follow.out === undefined ? {} : { out: follow.out }), ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
+  const { batch, settled: batchSettled } = await followBatch(services.batches, result.batchId, { watch, ...(follow.out === undefined ? {} : { out: follow.out }), ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }) });
+  // Orders of this file another batch queued (an earlier run, perhaps one that died) are followed too.
+  const open = await followElsewhere(services.ledger, result.elsewhere.map((e) => e.orderKey), { reconcile, ...(deadline === undefined ? {} : { deadline }) });
+  const settled = batchSettled;
   const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
   const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind);
   lines.push(
@@ -75,7 +87,7 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
   );
   if (batch.possibleDuplicates > 0) lines.push(`  ${batch.possibleDuplicates} of the delivered: ${POSSIBLE_DUPLICATE} (errorCode ${POSSIBLE_DUPLICATE_CODE} in the results file; check the service for a second copy)`);
   if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
-  const attention = needsAttention({ rejected: c.rejected, skippedHeld: c.skippedHeld, dead: batch.dead, held: batch.held });
-  const exitCode = !settled ? ExitCode.infrastructure : attention ? ExitCode.needsAttention : ExitCode.ok;
+  const attention = needsAttention({ rejected: c.rejected, skippedHeld: c.skippedHeld, conflicts: c.conflicts, dead: batch.dead, held: batch.held }) || resultsAttention(results);
+  const exitCode = !settled ? ExitCode.infrastructure : open > 0 || !isSettled(batch) || attention ? ExitCode.needsAttention : ExitCode.ok;
   return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n' };
 }

@@ -3,7 +3,10 @@ import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
+import { startImportHeartbeat } from '../batches/importHeartbeat.js';
+import { InfrastructureError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryJobData } from '../deliveryJob.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
@@ -11,6 +14,7 @@ import type { ValidRecord } from '../ingest/types.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
+import { conflictRejection } from './orderRefReused.js';
 
 export interface ImportOptions extends IngestOptions {
   /** Send orders again even when the ledger knows them as delivered. */
@@ -42,15 +46,22 @@ export interface ImportResult {
   counts: ImportCounts;
   summary: ValidationSummary;
   rejectsPath: string | undefined;
+  /** Keys this file shares with orders another batch has queued or in flight: that batch delivers them; `--wait` follows them. */
+  elsewhere: { orderKey: string; batchId: string }[];
+  /** Start lines of orders without orderRef skipped as identical to one delivered before (the first 20). */
+  identicalLines: number[];
 }
 
 /**
  * Streams a file through validation into its queue (orders, or employee accounts with the
- * accounts' deps). Each chunk of valid records is
- * first reserved in the ledger (skipping orders already delivered, held, or queued by another
- * batch), then added with `addBulk`, the order key as job id; the next chunk is read only when
- * that is done, so memory stays flat and Redis sets the pace. Rejected rows go to the rejects
- * file exactly as `validate` writes them.
+ * accounts' deps). Each chunk of valid records is first reserved in the ledger with its
+ * fingerprint and its job (skipping orders already delivered, held, or queued by another batch
+ * with the same content; a key known with other content is a conflict, ORDER_REF_REUSED, written
+ * to the rejects file), then added with `addBulk`, the order key as job id, then confirmed (the
+ * ledger drops the kept job and the batch counts the order). A crash anywhere in between strands
+ * nothing: a reconciler (src/importer/reconcileImports.ts) adds the kept jobs of an importer that
+ * stopped beating. The next chunk is read only when one is done, so memory stays flat and Redis
+ * sets the pace. Rejected rows go to the rejects file exactly as `validate` writes them.
  */
 export async function importFile<P>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
   const source = await deps.kind.openSource(file, options); // refuses a bad file before anything is created
@@ -58,29 +69,50 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   const batchId = newBatchId();
   const log = deps.logger.child({ batchId, file: basename(file) });
   await deps.batches.create({ id: batchId, file, sha256, env: deps.env, startedAt: Date.now(), columns: source.columns });
+  const heartbeat = startImportHeartbeat(deps.batches, batchId);
 
-  const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, enqueued: 0 };
+  const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0, enqueued: 0 };
+  const elsewhere: ImportResult['elsewhere'] = [];
+  const identicalLines: number[] = [];
   const summary = new ValidationSummary(10, deps.kind.noun);
   const rejects = new RejectsWriter(options.rejectsPath ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
   const chunkSize = options.chunkSize ?? 500;
   let chunk: ValidRecord<P>[] = [];
 
   const flush = async (): Promise<void> => {
+    if (heartbeat.lost) {
+      throw new InfrastructureError('IMPORT_INTERRUPTED', `Redis did not hear from this import for a while, so batch ${batchId} was closed as interrupted and its reserved orders queued; run the same command again to finish the file (nothing is sent twice).`);
+    }
     const orders = chunk;
     chunk = [];
-    const reserved = await deps.ledger.reserveMany(orders.map((o) => o.key), batchId, options.force === true);
-    const jobs: { name: string; data: DeliveryJobData<P>; opts: JobsOptions }[] = [];
-    const delta = { enqueued: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0 };
-    reserved.forEach((result, i) => {
+    const jobs = orders.map((order) => ({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns, deps.kind), opts: { ...deps.jobOptions, jobId: order.key } }));
+    const reserved = await deps.ledger.reserveJobs(
+      orders.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), job: { name: jobs[i]!.name, data: jobs[i]!.data } })),
+      batchId,
+      options.force === true,
+    );
+    const toAdd: typeof jobs = [];
+    const delta = { skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0 };
+    for (const [i, result] of reserved.entries()) {
       const order = orders[i]!;
-      if (result.outcome === 'reserved') {
-        jobs.push({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns, deps.kind), opts: { ...deps.jobOptions, jobId: order.key } });
-        delta.enqueued++;
-      } else if (result.outcome === 'delivered') delta.skippedDelivered++;
-      else if (result.outcome === 'held') delta.skippedHeld++;
-      else delta.skippedQueued++;
-    });
-    if (jobs.length > 0) await deps.queue.addBulk(jobs);
+      if (result.outcome === 'reserved') toAdd.push(jobs[i]!);
+      else if (result.outcome === 'delivered') {
+        delta.skippedDelivered++;
+        if (order.orderRef === undefined) {
+          delta.skippedIdentical++;
+          if (identicalLines.length < 20) identicalLines.push(order.lines[0]!);
+        }
+      } else if (result.outcome === 'held') delta.skippedHeld++;
+      else if (result.outcome === 'queued') {
+        delta.skippedQueued++;
+        elsewhere.push({ orderKey: order.key, batchId: result.batchId });
+      } else if (result.outcome === 'conflict') {
+        delta.conflicts++;
+        await rejects.write(conflictRejection(order, result, fingerprintOf(order.payload)));
+      }
+    }
+    if (toAdd.length > 0) await deps.queue.addBulk(toAdd);
+    counts.enqueued += await deps.ledger.confirmQueued(toAdd.map((job) => job.data.key), batchId);
     await deps.batches.addImportCounts(batchId, delta);
     for (const [field, by] of Object.entries(delta)) counts[field as keyof typeof delta] += by;
   };
@@ -98,18 +130,21 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     if (chunk.length > 0) await flush();
     await rejects.close();
   } catch (error) {
+    heartbeat.stop();
     await rejects.abort().catch(() => undefined);
     await deps.batches.finishImport(batchId, 'failed', totalsOf(source)).catch(() => undefined);
     log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
     throw error;
   }
+  heartbeat.stop();
   Object.assign(counts, totalsOf(source));
   await deps.batches.finishImport(batchId, 'imported', totalsOf(source));
   log.info({ counts }, 'file imported');
-  return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined };
+  return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined, elsewhere, identicalLines };
 }
 
-function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows'>): DeliveryJobData<P> {
+/** The delivery job of one valid record (also what the ledger keeps until the job is queued). */
+export function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows'> = {}): DeliveryJobData<P> {
   const cells = order.rows.map((row) => columns.map((column) => row[column] ?? ''));
   return {
     key: order.key,

@@ -2,7 +2,8 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { decodeRemoteId, encodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
-import { CLAIM, RESERVE, SETTLE } from './ledgerScripts.js';
+import { CLAIM, CONFIRM, RESERVE, SETTLE } from './ledgerScripts.js';
+import type { Fingerprint } from './fingerprint.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
 
 /** State of an order key in the delivery ledger. */
@@ -27,6 +28,8 @@ export interface LedgerEntry {
   answered5xx?: number;
   /** The last thing a person did with this order (bulkorder review). */
   review?: ReviewMark;
+  /** The content it was reserved with (absent on entries written before fingerprints were kept). */
+  fingerprint?: Fingerprint;
 }
 
 /** A person's decision on a held order, kept in its ledger entry. */
@@ -51,7 +54,28 @@ export type ReleaseResult =
 /** What an import learns when it reserves an order key. */
 export type ReserveResult =
   | { outcome: 'reserved' }
-  | { outcome: 'delivered' | 'held' | 'queued'; batchId: string };
+  | { outcome: 'delivered' | 'held' | 'queued'; batchId: string }
+  /** The key is delivered, held or in flight with other content (a reused orderRef). */
+  | { outcome: 'conflict'; batchId: string; parts: string; at: number; state: LedgerState };
+
+/** One record to reserve with its content and the job that delivers it. */
+export interface Reservation {
+  orderKey: string;
+  fingerprint: Fingerprint;
+  /** The BullMQ job (name and data), kept in the ledger until the job is known to be queued. */
+  job: { name: string; data: unknown };
+}
+
+/** A reservation whose job may never have reached BullMQ, as a reconciler finds it. */
+export interface StrandedEntry {
+  orderKey: string;
+  /** Undefined when the entry expired (only its index member is left). */
+  state: LedgerState | undefined;
+  batchId: string;
+  /** The kept job ({name, data} JSON); undefined once confirmed. */
+  job: string | undefined;
+  jobExists: boolean;
+}
 
 /** What a worker learns when it claims an order before sending it. */
 export type ClaimResult =
@@ -99,7 +123,8 @@ export interface LedgerOptions {
 const DAY = 24 * 60 * 60 * 1000;
 
 interface LedgerCommands {
-  bulkorderReserve(...args: (string | number)[]): Promise<[string, string]>;
+  bulkorderReserve(...args: (string | number)[]): Promise<string[]>;
+  bulkorderConfirm(...args: (string | number)[]): Promise<number>;
   bulkorderClaim(...args: (string | number)[]): Promise<[string, string]>;
   bulkorderSettle(...args: (string | number)[]): Promise<string>;
   bulkorderRelease(...args: (string | number)[]): Promise<[string, string, string]>;
@@ -129,28 +154,89 @@ export class Ledger {
     this.redis = redis as RedisClient & LedgerCommands;
   }
 
-  /** Reserves many keys for one batch in one round trip. */
+  /** Reserves many keys for one batch in one round trip (no content kept, no job kept: requeue and retry paths). */
   async reserveMany(orderKeys: readonly string[], batchId: string, force: boolean): Promise<ReserveResult[]> {
-    if (orderKeys.length === 0) return [];
+    return this.reserve(orderKeys.map((orderKey) => ({ orderKey })), batchId, force);
+  }
+
+  /**
+   * Reserves records for one batch in one round trip, each with its fingerprint and its job: the
+   * job stays in the ledger until `confirmQueued`, so a crash between reserving and queueing
+   * strands nothing (see `stranded`).
+   */
+  async reserveJobs(reservations: readonly Reservation[], batchId: string, force: boolean): Promise<ReserveResult[]> {
+    return this.reserve(reservations, batchId, force);
+  }
+
+  private async reserve(items: readonly (Partial<Reservation> & { orderKey: string })[], batchId: string, force: boolean): Promise<ReserveResult[]> {
+    if (items.length === 0) return [];
     const now = Date.now();
     const pipeline = this.redis.pipeline() as ChainableCommander & { bulkorderReserve(...args: (string | number)[]): unknown };
-    for (const key of orderKeys) {
+    for (const item of items) {
       pipeline.bulkorderReserve(
-        this.keys.ledger(key),
-        this.keys.job(this.options.queueName, key),
+        this.keys.ledger(item.orderKey),
+        this.keys.job(this.options.queueName, item.orderKey),
+        this.keys.unqueued,
         batchId,
         now,
         this.retentionMs,
         force ? '1' : '0',
         this.staleQueuedMs,
+        item.fingerprint?.hash ?? '',
+        item.fingerprint?.parts ?? '',
+        item.job === undefined ? '' : JSON.stringify(item.job),
+        item.orderKey,
       );
     }
     const replies = (await pipeline.exec()) ?? [];
-    return replies.map(([error, reply]) => {
+    return replies.map(([error, reply]): ReserveResult => {
       if (error) throw error;
-      const [outcome, previousBatch] = reply as [string, string];
-      return outcome === 'reserved' ? { outcome } : { outcome: outcome as 'delivered' | 'held' | 'queued', batchId: previousBatch };
+      const [outcome, previousBatch, parts, at, state] = reply as [string, string, string, string, string];
+      if (outcome === 'reserved') return { outcome };
+      if (outcome === 'conflict') return { outcome, batchId: previousBatch, parts, at: Number(at), state: state as LedgerState };
+      return { outcome: outcome as 'delivered' | 'held' | 'queued', batchId: previousBatch };
     });
+  }
+
+  /**
+   * The jobs of these keys are in BullMQ: drops the kept jobs and counts each order once as
+   * queued by `batchId`. Returns how many this call counted.
+   */
+  async confirmQueued(orderKeys: readonly string[], batchId: string): Promise<number> {
+    if (orderKeys.length === 0) return 0;
+    const pipeline = this.redis.pipeline() as ChainableCommander & { bulkorderConfirm(...args: (string | number)[]): unknown };
+    for (const key of orderKeys) pipeline.bulkorderConfirm(this.keys.ledger(key), this.keys.batch(batchId), this.keys.unqueued, batchId, key);
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.reduce((sum, [error, reply]) => {
+      if (error) throw error;
+      return sum + Number(reply);
+    }, 0);
+  }
+
+  /** Up to `limit` reservations made before `before` (ms) whose job is not known to be queued, oldest first. */
+  async stranded(before: number, limit: number): Promise<StrandedEntry[]> {
+    const orderKeys = await this.redis.zrangebyscore(this.keys.unqueued, '-inf', before, 'LIMIT', 0, limit);
+    if (orderKeys.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const key of orderKeys) {
+      pipeline.hmget(this.keys.ledger(key), 's', 'b', 'j');
+      pipeline.exists(this.keys.job(this.options.queueName, key));
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return orderKeys.map((orderKey, i) => {
+      const [error, fields] = replies[2 * i]!;
+      const [jobError, exists] = replies[2 * i + 1]!;
+      if (error ?? jobError) throw error ?? jobError;
+      const [s, b, j] = fields as (string | null)[];
+      return { orderKey, state: (s ?? undefined) as LedgerState | undefined, batchId: b ?? '', job: j ?? undefined, jobExists: Number(exists) === 1 };
+    });
+  }
+
+  /** Moves index members to the back of the `stranded` order (their importer is alive), or drops them (`score` undefined: nothing left to do). */
+  async touchStranded(orderKeys: readonly string[], score: number | undefined): Promise<void> {
+    if (orderKeys.length === 0) return;
+    if (score === undefined) await this.redis.zrem(this.keys.unqueued, ...orderKeys);
+    else await this.redis.zadd(this.keys.unqueued, 'XX', ...orderKeys.flatMap((key) => [score, key]));
   }
 
   /** Marks an order `sending` for this attempt, unless its state forbids sending it. */
@@ -286,6 +372,7 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
   if (raw.c) entry.code = raw.c;
   if (raw.m) entry.message = raw.m;
   if (raw.d) entry.deliveredAt = Number(raw.d);
+  if (raw.f) entry.fingerprint = { hash: raw.f, parts: raw.fp ?? '' };
   if (raw.x) entry.answered5xx = Number(raw.x);
   if (raw.rv === 'released' || raw.rv === 'resolved') entry.review = { action: raw.rv, by: raw.rw ?? '', at: Number(raw.rt ?? 0), ...(raw.rn ? { note: raw.rn } : {}) };
   return entry;
@@ -293,7 +380,8 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
 
 function defineLedgerCommands(redis: RedisClient): void {
   if ('bulkorderReserve' in redis) return;
-  redis.defineCommand('bulkorderReserve', { numberOfKeys: 2, lua: RESERVE });
+  redis.defineCommand('bulkorderReserve', { numberOfKeys: 3, lua: RESERVE });
+  redis.defineCommand('bulkorderConfirm', { numberOfKeys: 3, lua: CONFIRM });
   redis.defineCommand('bulkorderClaim', { numberOfKeys: 1, lua: CLAIM });
   redis.defineCommand('bulkorderSettle', { numberOfKeys: 6, lua: SETTLE });
   redis.defineCommand('bulkorderRelease', { numberOfKeys: 3, lua: RELEASE });

@@ -9,28 +9,70 @@
  *   c error code, m message, d delivered at,
  *   x attempts answered 5xx after the request was sent (the server may have stored the order
  *     before failing: a later delivery is a possible duplicate).
+ *   f fingerprint of the content (sha256 of the canonical payload, see fingerprint.ts),
+ *   fp the fingerprints of its parts (`recipient=ab12cd34;products=...`), to say what differs,
+ *   j the delivery job ({name, data} JSON) from reservation until the job is known to be in
+ *     BullMQ; while it is there the order key is also in the `unqueued` index (scored by time),
+ *     so a reconciler can add a job an importer reserved but never queued (it crashed).
  */
 
-/** KEYS: ledger, jobHash. ARGV: batchId, now, retentionMs, force(0|1), staleMs. */
+/**
+ * KEYS: ledger, jobHash, unqueuedIndex.
+ * ARGV: batchId, now, retentionMs, force(0|1), staleMs, fingerprint, fingerprintParts, jobJson, orderKey.
+ * Returns {outcome, batch, parts, at, state}: `reserved`; `delivered`, `held` or `queued` (same content,
+ * or no fingerprint to compare); `conflict` (the key is delivered, held or in flight with other
+ * content: `parts`, `at` and `state` are the earlier entry's). A dead-lettered key is reserved whatever its
+ * content: that is how a fixed row is sent. Empty fingerprint or jobJson: not kept.
+ */
 export const RESERVE = `
 local s = redis.call('HGET', KEYS[1], 's')
 local b = redis.call('HGET', KEYS[1], 'b') or ''
-if s == 'delivered' and ARGV[4] ~= '1' then return {'delivered', b} end
+local f = redis.call('HGET', KEYS[1], 'f')
+local forced = ARGV[4] == '1' and s == 'delivered'
+if s and s ~= 'dead' and not forced and f and ARGV[6] ~= '' and f ~= ARGV[6] then
+  local at = redis.call('HGET', KEYS[1], 'd') or redis.call('HGET', KEYS[1], 'u') or '0'
+  return {'conflict', b, redis.call('HGET', KEYS[1], 'fp') or '', at, s}
+end
+if s == 'delivered' and not forced then return {'delivered', b, '', ''} end
 -- Sent again on purpose (--force): earlier 5xx answers say nothing about the new delivery.
 if s == 'delivered' then redis.call('HDEL', KEYS[1], 'x') end
-if s == 'held' then return {'held', b} end
-if s == 'sending' then return {'queued', b} end
+if s == 'held' then return {'held', b, '', ''} end
+if s == 'sending' then return {'queued', b, '', ''} end
 if s == 'queued' then
-  if redis.call('EXISTS', KEYS[2]) == 1 then return {'queued', b} end
-  -- No job behind it: an import died between reserving and adding. Take it over once it
-  -- is old enough that it cannot be a concurrent import between those two steps.
+  if redis.call('EXISTS', KEYS[2]) == 1 then return {'queued', b, '', ''} end
+  -- No job behind it and no job kept to rebuild it: an import died between reserving and adding
+  -- (before jobs were kept, or a failed job could not be parked). Take it over once it is old
+  -- enough that it cannot be a concurrent import between those two steps.
   local u = tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
-  if tonumber(ARGV[2]) - u < tonumber(ARGV[5]) then return {'queued', b} end
+  if tonumber(ARGV[2]) - u < tonumber(ARGV[5]) then return {'queued', b, '', ''} end
 end
 redis.call('HSET', KEYS[1], 's', 'queued', 'b', ARGV[1], 'u', ARGV[2])
 redis.call('HDEL', KEYS[1], 't')
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'f', ARGV[6], 'fp', ARGV[7]) end
+if ARGV[8] ~= '' then
+  redis.call('HSET', KEYS[1], 'j', ARGV[8])
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[9])
+else
+  redis.call('HDEL', KEYS[1], 'j')
+  redis.call('ZREM', KEYS[3], ARGV[9])
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {'reserved', b}
+return {'reserved', b, '', ''}
+`;
+
+/**
+ * The job of a reservation is in BullMQ (added by its importer, or by a reconciler): the kept
+ * job is dropped and the batch counts the order as queued, once.
+ * KEYS: ledger, batch, unqueuedIndex. ARGV: batchId, orderKey.
+ * Returns 1 when this call counted it, 0 when it was counted before or another batch owns the key now.
+ */
+export const CONFIRM = `
+if redis.call('HGET', KEYS[1], 'b') ~= ARGV[1] then return 0 end
+redis.call('ZREM', KEYS[3], ARGV[2])
+if redis.call('HEXISTS', KEYS[1], 'j') == 0 then return 0 end
+redis.call('HDEL', KEYS[1], 'j')
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], 'enqueued', 1) end
+return 1
 `;
 
 /** KEYS: ledger. ARGV: token, now, retentionMs, ambiguousPolicy(hold|resend). */

@@ -5,6 +5,9 @@ import { needsAttention, type Batch } from '../batches/batchStore.js';
 import { writeResults, type ResultsCounts } from '../batches/writeResults.js';
 import { isBulkorderError } from '../errors.js';
 import { importFile } from '../importer/importFile.js';
+import { followElsewhere } from '../importer/followElsewhere.js';
+import { reconcileImports } from '../importer/reconcileImports.js';
+import { resultsAttention } from '../importer/importVerdict.js';
 import type { IngestOptions } from '../ingest/openOrderSource.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
@@ -59,12 +62,17 @@ export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>)
     // Its importer died mid-file: close the batch so it can settle on what it queued; the file is imported again.
     if (batch?.importState === 'importing') await services.batches.finishImport(id, 'failed', { rows: batch.rows, orders: batch.orders, valid: batch.valid, rejected: batch.rejected });
   }
+  // What such a dead import reserved but never queued is queued now (under its batch, which then settles).
+  const reconcile = () => reconcileImports({ ledger: services.ledger, batches: services.batches, queue: services.queue, jobOptions: services.jobOptions, logger: log });
+  await reconcile();
+  let elsewhere: string[] = [];
   const last = batchIds.length === 0 ? undefined : await services.batches.get(batchIds[batchIds.length - 1]!);
   if (last === undefined || last.importState !== 'imported') {
     await dropSidecar(folder, claim, 'rejects');
     try {
       const result = await importFile(path, { ...deps.ingest, rejectsPath: workingSidecar(folder, claim, 'rejects') }, services.pipeline(log));
       batchIds = [...batchIds, result.batchId];
+      elsewhere = result.elsewhere.filter((e) => !batchIds.includes(e.batchId)).map((e) => e.orderKey);
       await services.redis.multi().hset(claimKey, { batches: JSON.stringify(batchIds), watcher: deps.watcherId }).pexpire(claimKey, services.delivery.ledgerRetentionMs).exec();
       log.info({ batchId: result.batchId, counts: result.counts }, 'drop-folder file imported');
     } catch (error) {
@@ -81,18 +89,20 @@ export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>)
     if (!settled) return { to: 'interrupted' };
     batches.push(batch);
   }
+  // Orders of this file another batch had queued: the results must show how they ended.
+  if ((await followElsewhere(services.ledger, elsewhere, { reconcile, out: quiet, ...(deps.signal ? { signal: deps.signal } : {}) })) > 0) return { to: 'interrupted' };
   const lastBatch = batches[batches.length - 1]!;
   const resultsPath = workingSidecar(folder, claim, 'results');
   const results: ResultsCounts = await writeResults(path, deps.ingest, lastBatch.id, services.ledger, resultsPath, services.kind);
   const totals = { delivered: sum(batches, 'delivered'), dead: sum(batches, 'dead'), held: sum(batches, 'held'), possibleDuplicates: results.possibleDuplicates };
-  const attention = needsAttention({ rejected: lastBatch.rejected, skippedHeld: lastBatch.skippedHeld, dead: totals.dead, held: totals.held });
+  const attention = needsAttention({ rejected: lastBatch.rejected, skippedHeld: lastBatch.skippedHeld, conflicts: lastBatch.conflicts, dead: totals.dead, held: totals.held }) || resultsAttention(results);
   await writeSummary(folder, claim, {
     file: originalName(claim),
     claimedAs: claim,
     outcome: 'done',
     needsAttention: attention,
     batches: batchIds,
-    import: { rows: lastBatch.rows, orders: lastBatch.orders, valid: lastBatch.valid, rejected: lastBatch.rejected, enqueued: lastBatch.enqueued, skippedDelivered: lastBatch.skippedDelivered, skippedHeld: lastBatch.skippedHeld, skippedQueued: lastBatch.skippedQueued },
+    import: { rows: lastBatch.rows, orders: lastBatch.orders, valid: lastBatch.valid, rejected: lastBatch.rejected, enqueued: lastBatch.enqueued, skippedDelivered: lastBatch.skippedDelivered, skippedHeld: lastBatch.skippedHeld, skippedQueued: lastBatch.skippedQueued, conflicts: lastBatch.conflicts, skippedIdentical: lastBatch.skippedIdentical },
     delivery: totals,
     results: results.byOutcome,
     watcher: deps.watcherId,

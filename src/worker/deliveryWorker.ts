@@ -6,6 +6,8 @@ import type { Logger } from '../logger.js';
 import type { DeliveryJobData } from '../deliveryJob.js';
 import { assertRedisReady, createRedis, type RedisClient, type RedisEndpoint } from '../redis.js';
 import { BACKOFF_TYPE, deliveryJobOptions } from '../queues.js';
+import { BatchStore } from '../batches/batchStore.js';
+import { startReconciler } from '../importer/reconcileImports.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { DeliverySettings } from '../deliverySettings.js';
 import type { RecordKind } from '../kinds/recordKind.js';
@@ -128,12 +130,15 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   });
   if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
 
+  // An importer that died (SIGKILL, lost host) left reservations whose jobs it never added: queue them.
+  const reconciler = startReconciler({ ledger, batches: new BatchStore(commands, keys, kind.retentionMs(delivery)), queue, jobOptions: deliveryJobOptions(delivery), logger });
   logger.info({ queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
   let closing: Promise<void> | undefined;
   return {
     worker,
     close() {
       closing ??= (async () => {
+        reconciler.stop();
         clearInterval(ticker);
         // Everything below may hang on a Redis that is down: the grace period bounds the whole of it.
         const stopped = (async () => {

@@ -1,0 +1,52 @@
+import { createHash } from 'node:crypto';
+
+/** What the ledger keeps of a record's content: enough to tell "the same" from "other", no personal data. */
+export interface Fingerprint {
+  /** sha256 (32 hex) of the canonical JSON of the whole payload. */
+  hash: string;
+  /** `<top-level field>=<8 hex>` per field, `;`-separated: names what differs without keeping it. */
+  parts: string;
+}
+
+/**
+ * The fingerprint of any record payload (an order, an employee account). Canonical JSON: object
+ * keys sorted, array elements sorted by their own canonical form (the products of an order are
+ * a set: written in another order they are the same order), so the same record read from a CSV,
+ * a JSON file or a re-export gets the same fingerprint.
+ */
+export function fingerprintOf(payload: unknown): Fingerprint {
+  const parts =
+    payload !== null && typeof payload === 'object' && !Array.isArray(payload)
+      ? Object.keys(payload)
+          .sort()
+          .map((key) => `${key}=${sha256(canonicalJson((payload as Record<string, unknown>)[key])).slice(0, 8)}`)
+          .join(';')
+      : '';
+  return { hash: sha256(canonicalJson(payload)).slice(0, 32), parts };
+}
+
+/** The top-level fields whose fingerprints differ (e.g. `['recipient', 'products']`). */
+export function differingParts(earlier: string, now: string): string[] {
+  const parse = (text: string) => new Map(text.split(';').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
+  const a = parse(earlier);
+  const b = parse(now);
+  return [...new Set([...a.keys(), ...b.keys()])].filter((key) => a.get(key) !== b.get(key)).sort();
+}
+
+/** JSON with object keys sorted and array elements sorted by their canonical text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).sort().join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const fields = Object.keys(record)
+      .filter((key) => record[key] !== undefined)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+    return `{${fields.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
