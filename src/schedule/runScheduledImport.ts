@@ -3,10 +3,13 @@ import { importFile, type ImportDeps } from '../importer/importFile.js';
 import type { ScheduledImportData } from './scheduledImportJob.js';
 import { resolveSource } from './resolveSource.js';
 
+/** Code of a firing whose source named no file (the export did not come). */
+export const SOURCE_EMPTY = 'SOURCE_EMPTY';
+
 /** What one firing of a schedule did, per file (the job's return value, kept by BullMQ for a while). */
 export interface ScheduledImportResult {
   schedule: string;
-  files: ({ file: string; batchId: string; enqueued: number; skippedDelivered: number; skippedQueued: number; skippedHeld: number; rejected: number } | { file: string; refused: string })[];
+  files: ({ file: string; batchId: string; enqueued: number; skippedDelivered: number; skippedQueued: number; skippedHeld: number; rejected: number } | { file: string; /** The refusal's stable code (SOURCE_EMPTY: the source named no file). */ code: string; refused: string })[];
 }
 
 /**
@@ -22,8 +25,8 @@ export async function runScheduledImport<P>(data: ScheduledImportData, deps: Imp
   const result: ScheduledImportResult = { schedule: data.schedule, files: [] };
   if (files.length === 0 && data.ingest.allowEmpty !== true) {
     // A night whose export did not come must not look like a quiet success.
-    log.error({ code: 'SOURCE_EMPTY' }, 'scheduled import: the source names no file now; nothing imported');
-    result.files.push({ file: data.source, refused: 'SOURCE_EMPTY: the source names no file now: the export is missing (pass --allow-empty to schedule set if that is expected)' });
+    log.error({ code: SOURCE_EMPTY }, 'scheduled import: the source names no file now; nothing imported');
+    result.files.push({ file: data.source, code: SOURCE_EMPTY, refused: 'SOURCE_EMPTY: the source names no file now: the export is missing (pass --allow-empty to schedule set if that is expected)' });
   } else if (files.length === 0) log.warn('scheduled import: the source names no file now; nothing imported');
   for (const file of files) {
     try {
@@ -33,7 +36,7 @@ export async function runScheduledImport<P>(data: ScheduledImportData, deps: Imp
     } catch (error) {
       if (isBulkorderError(error) && (error.exitCode === 2 || error.exitCode === 3)) {
         log.error({ file, code: error.code, err: error }, 'scheduled import: file refused as a whole; the other files go on');
-        result.files.push({ file, refused: `${error.code}: ${error.message}` });
+        result.files.push({ file, code: error.code, refused: `${error.code}: ${error.message}` });
         continue;
       }
       throw error;

@@ -141,7 +141,7 @@ describe('worker metrics, health and notifications', () => {
 
   it('a clean batch is announced as settled, then a schedule that found no file, then the breaker opening', async () => {
     const hook = await receiver();
-    const rig = await deliveryRig('notify', {}, { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1' });
+    const rig = await deliveryRig('notify', {}, { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1', BULKORDER_BREAKER_REFUSAL_PERCENT: '10' });
     cleanups.push(() => rig.close());
     const observers = await startWorkerObservers(rig.config, rig.logger, { pollMs: 200 });
     cleanups.push(() => observers.close());
@@ -160,7 +160,7 @@ describe('worker metrics, health and notifications', () => {
     expect(hook.events.find((e) => e.event === 'no-file')).toMatchObject({ schedule: 'nightly' });
     await new ScheduleStore(scheduleQueue).remove('nightly');
 
-    // Refused credentials are never about one order: with the minimums at 1 the breaker opens on the first evidence.
+    // With the minimums at 1 and a 10% refusal share, the one refusal in this window opens the breaker.
     rig.simulator.setFaults({ script: [{ status: 403, body: { code: 'FORBIDDEN', message: 'no' }, path: 'orders' }] });
     const second = await rig.writeFile('blocked.csv', [HEADER, orderRow('D1')].join('\n') + '\n');
     await rig.importFile(second);

@@ -56,5 +56,5 @@ describe('review of held orders (real Redis, simulator, workers, the real CLI)',
     expect(again.counts).toMatchObject({ skippedDelivered: 2, enqueued: 0 });
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
     expect((await cli(rig, ['review', 'release', '--all'])).output).toMatch(/nothing matched/);
-  });
+  }, 90_000); // five real CLI processes and a --wait: 15 s alone, more beside other test files
 });

@@ -25,8 +25,8 @@ async function writeBig(path: string, head: string, size: number, fill: string, 
 }
 
 /** `validate` with a 128 MB heap: a reader that buffered the input would die of it. */
-function validateSmallHeap(file: string) {
-  return startCli(['validate', file], { NODE_OPTIONS: '--max-old-space-size=128' });
+function validateSmallHeap(file: string, ...flags: string[]) {
+  return startCli(['validate', file, ...flags], { NODE_OPTIONS: '--max-old-space-size=128' });
 }
 
 describe('hostile files, validated with a 128 MB heap', () => {
@@ -64,10 +64,13 @@ describe('hostile files, validated with a 128 MB heap', () => {
     recordReliability({ fault: 'an enormous JSON array: 200,000 orders (validate, 128 MB heap)', behaviour: 'streamed element by element; all valid', orders: 200_000, lost: 0, duplicates: 0, held: 0 });
   }, 180_000);
 
-  it('a file with no newline at all: the header alone is an empty file, a header and a row without a final newline is read', async () => {
+  it('a file with no newline at all: the header alone is an empty file (refused, or accepted with --allow-empty), a header and a row without a final newline is read', async () => {
     const headerOnly = join(dir, 'header-only.csv');
     await writeFile(headerOnly, HEADER);
-    const empty = validateSmallHeap(headerOnly);
+    const refused = validateSmallHeap(headerOnly);
+    expect(await refused.exited).toBe(3);
+    expect(refused.output()).toMatch(/header-only\.csv: the file has no orders/);
+    const empty = validateSmallHeap(headerOnly, '--allow-empty');
     expect(await empty.exited).toBe(0);
     expect(empty.output()).toMatch(/orders\s+0/);
 
