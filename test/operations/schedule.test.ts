@@ -82,7 +82,7 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
     expect(json.code).toBe(0);
     expect(json.output).toContain('"name": "j"');
     expect((await run(['list'])).output).toMatch(/next run \S+Z \(\d{4}-\d{2}-\d{2} 02:00 Europe\/Amsterdam\)/);
-  });
+  }, 90_000); // several real CLI processes: 22 s alone on a 2-core machine
 
   it('a source is a file, every order file of a folder (never our own rejects or results), or a glob in the last segment', async () => {
     rig = await deliveryRig('schedule-source');
@@ -101,11 +101,11 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
     rig = await deliveryRig('schedule-empty');
     const deps = rig.services.pipeline(rig.logger);
     const missing = await runScheduledImport({ schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: {} }, deps);
-    expect(missing.files).toEqual([{ file: join(rig.dir, 'tonight.csv'), refused: expect.stringMatching(/^SOURCE_EMPTY: .*export is missing/) }]);
+    expect(missing.files).toEqual([{ file: join(rig.dir, 'tonight.csv'), code: 'SOURCE_EMPTY', refused: expect.stringMatching(/^SOURCE_EMPTY: .*export is missing/) }]);
     const allowed = await runScheduledImport({ schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: { allowEmpty: true } }, deps);
     expect(allowed.files).toEqual([]);
     const empty = await rig.writeFile('tonight.csv', HEADER + '\n');
     const refused = await runScheduledImport({ schedule: 'nightly', source: empty, ingest: {} }, deps);
-    expect(refused.files).toEqual([{ file: empty, refused: expect.stringMatching(/^FILE_EMPTY: .*the file has no orders/) }]);
+    expect(refused.files).toEqual([{ file: empty, code: 'FILE_EMPTY', refused: expect.stringMatching(/^FILE_EMPTY: .*the file has no orders/) }]);
   });
 });

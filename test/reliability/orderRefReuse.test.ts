@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { outputPath } from '../../src/ingest/outputPath.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
@@ -42,11 +43,11 @@ describe('the ledger remembers content (real Redis, simulator, real CLI)', () =>
     expect(run.output).toMatch(/NOT SENT: 1 order\(s\) reuse an orderRef/);
     const counters = rig.simulator.counters();
     expect(counters.ordersAccepted).toBe(3); // only GIFT-2025-0003 was new
-    const rejects = await readFile(second.replace(/\.csv$/, '.rejects.csv'), 'utf8');
+    const rejects = await readFile(outputPath(second, 'rejects'), 'utf8');
     expect(rejects).toMatch(/ORDER_REF_REUSED/);
     expect(rejects).toMatch(/GIFT-2025-0001/);
     expect(rejects).toMatch(/used before by batch b-\S+ on \d{4}-\d\d-\d\d \(delivered\) for an order with different products and recipient: not sent/);
-    const results = await readFile(second.replace(/\.csv$/, '.results.csv'), 'utf8');
+    const results = await readFile(outputPath(second, 'results'), 'utf8');
     const reusedRow = results.split('\n').find((line) => line.includes('GIFT-2025-0001'))!;
     expect(reusedRow).toMatch(/,2,rejected,.*ORDER_REF_REUSED/);
     expect(results.split('\n').find((line) => line.includes('GIFT-2025-0002'))).toMatch(/already-delivered/);
