@@ -109,10 +109,14 @@ describe('reservation and queueing cannot come apart (real CLI processes, real R
       if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
       const run = await rerun(file);
       const counters = rig.simulator.counters();
-      const crashed = (await rig.services.batches.get(killed.id))!;
       expect(run.exit, run.output).toBe(0);
       expect(counters.ordersAccepted).toBe(ORDERS);
       expect(counters.duplicateOrdersAccepted).toBe(0);
+      // A re-run at once may finish before the dead importer's heartbeat (10 s) lapses: the workers'
+      // reconciler closes the crashed batch within seconds after that.
+      const batches = rig.services.batches;
+      await waitFor(async () => (await batches.get(killed.id))?.importState === 'interrupted', 'the crashed batch closed as interrupted', 30_000);
+      const crashed = (await batches.get(killed.id))!;
       expect(crashed.importState).toBe('interrupted');
       expect(isSettled(crashed)).toBe(true);
       recordReliability({ fault: `import SIGKILLed once ${queued} of ${ORDERS} orders were queued, re-run ${label}`, behaviour: 'crashed batch closed as interrupted; its reserved orders queued by a reconciler; re-run --wait followed them; exit 0', orders: ORDERS, lost: ORDERS - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
