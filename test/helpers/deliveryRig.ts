@@ -93,8 +93,8 @@ export async function deliveryRig(name: string, simulatorOptions: SimulatorOptio
     },
     async close() {
       await Promise.all(workers.map((w) => w.close()));
-      // The whole test namespace: orders and accounts live under different target ids.
-      await deletePrefix(services.redis, keyPrefix);
+      // The whole test namespace (the caller's, when it set its own): orders and accounts live under different target ids.
+      await deletePrefix(services.redis, env.BULKORDER_REDIS_PREFIX);
       await services.close();
       await simulator.close();
       await rm(dir, { recursive: true, force: true });
