@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -62,6 +62,7 @@ describe('loadConfig', () => {
     expect(config.http.deadlineMs).toBe(60_000);
     expect(config.baseUrl).toBe('http://localhost:8080');
     expect(config.authUrl).toBe('http://localhost:8080');
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('refuses an unreadable env file, naming the flag', () => {

@@ -3,7 +3,7 @@
  * an env file, the simulator; we read stdout and the exit code.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -25,6 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await simulator.close();
+  await rm(dir, { recursive: true, force: true });
 });
 
 async function envFile(name: string, values: Record<string, string>): Promise<string> {
