@@ -66,3 +66,16 @@ export function parkedRecord<P>(job: DeliveryJobData<P>, kind: 'dead' | 'held', 
     parkedAt: Date.now(),
   };
 }
+
+/** The job that sends a parked record again, into `batchId` (the inverse of parkedRecord): dead-letters retry, review release, the breaker's burst. */
+export function requeuedJobData<P>(record: ParkedRecord<P>, batchId: string, cells: string[][] = record.cells): DeliveryJobData<P> {
+  return {
+    key: record.key,
+    batchId,
+    file: record.file,
+    lines: record.lines,
+    ...(record.orderRef === undefined ? {} : { orderRef: record.orderRef }),
+    payload: record.payload,
+    cells,
+  };
+}

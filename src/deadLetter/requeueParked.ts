@@ -2,7 +2,7 @@ import { startImportHeartbeat } from '../batches/importHeartbeat.js';
 import type { JobsOptions } from 'bullmq';
 import type { ImportCounts } from '../batches/batchStore.js';
 import { newBatchId, type ImportDeps } from '../importer/importFile.js';
-import type { DeliveryJobData, ParkedRecord } from '../deliveryJob.js';
+import { requeuedJobData, type DeliveryJobData, type ParkedRecord } from '../deliveryJob.js';
 import type { ParkedItem } from './parkedStore.js';
 import { originalRows } from './originalRows.js';
 
@@ -75,7 +75,7 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
             return;
           }
           delta.enqueued++;
-          jobs.push({ name: deps.kind.jobName, data: jobData(record, batchId, cells), opts: { ...deps.jobOptions, jobId: record.key } });
+          jobs.push({ name: deps.kind.jobName, data: requeuedJobData(record, batchId, cells), opts: { ...deps.jobOptions, jobId: record.key } });
         });
         try {
           if (jobs.length > 0) await deps.queue.addBulk(jobs);
@@ -105,16 +105,4 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
 
 function totals(counts: ImportCounts): Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'> {
   return { rows: counts.rows, orders: counts.orders, valid: counts.valid, rejected: counts.rejected };
-}
-
-function jobData(record: ParkedRecord, batchId: string, cells: string[][]): DeliveryJobData<ParkedRecord['payload']> {
-  return {
-    key: record.key,
-    batchId,
-    file: record.file,
-    lines: record.lines,
-    ...(record.orderRef === undefined ? {} : { orderRef: record.orderRef }),
-    payload: record.payload,
-    cells,
-  };
 }

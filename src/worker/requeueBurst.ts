@@ -2,7 +2,7 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { DeliveryJobData, ParkedRecord } from '../deliveryJob.js';
+import { requeuedJobData, type DeliveryJobData, type ParkedRecord } from '../deliveryJob.js';
 
 export interface RequeueBurstDeps<P> {
   redis: RedisClient;
@@ -37,15 +37,7 @@ export async function requeueBurst<P>(orderKeys: readonly string[], deps: Requeu
       .filter((_, i) => reserved[i]?.outcome === 'reserved')
       .map((record) => ({
         name: deps.jobName,
-        data: {
-          key: record.key,
-          batchId,
-          file: record.file,
-          lines: record.lines,
-          ...(record.orderRef === undefined ? {} : { orderRef: record.orderRef }),
-          payload: record.payload,
-          cells: record.cells,
-        } as DeliveryJobData<P>,
+        data: requeuedJobData(record, batchId),
         opts: { ...deps.jobOptions, jobId: record.key },
       }));
     if (jobs.length === 0) continue;
