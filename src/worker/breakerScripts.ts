@@ -40,14 +40,16 @@ return 1
  * another kind closes (`closeNow`: the API answers again, that refusal is about the order).
  * KEYS: state, failures(signature), orders(signature), burst.
  * ARGV: now, windowMs, bucketPrefix, attemptId, orderKey, signature, minAttempts, minOrders,
- *       ratio, openMs, maxOpenMs, reason, class, status, code, message.
+ *       ratio, openMs, maxOpenMs, reason, class, status, code, message, healthy (this process's
+ *       successes not yet counted: they join the window first, so the ratio is judged on every
+ *       attempt this process made, not only those its last tick flushed).
  * Returns {transition, state}: transition none | opened | reopened | closeNow.
  */
 export const RECORD_FAILURE = COMMON + `
 local now = tonumber(ARGV[1])
 local windowMs = tonumber(ARGV[2])
 local bucket = ARGV[3] .. math.floor(now / 1000)
-redis.call('INCRBY', bucket, 1)
+redis.call('INCRBY', bucket, 1 + tonumber(ARGV[17] or '0'))
 redis.call('PEXPIRE', bucket, windowMs + 2000)
 local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
 if state ~= 'closed' then

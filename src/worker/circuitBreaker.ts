@@ -112,6 +112,10 @@ export class CircuitBreaker {
     const reason = `%d of %d attempts in ${Math.round(s.windowMs / 1000)} s (%d orders) ${what.replaceAll('%', '%%')}: ${evidence.code.replaceAll('%', '%%')}`;
     const signature = evidence.signature.slice(0, 200);
     const now = this.now();
+    // This process's successes since the last tick are judged with this failure: counted only at the
+    // tick, a fast run's burst of refusals would be weighed against a window without its successes.
+    const healthy = this.healthy;
+    this.healthy = 0;
     const [transition, state] = (await this.redis.eval(
       RECORD_FAILURE,
       4,
@@ -135,6 +139,7 @@ export class CircuitBreaker {
       evidence.status ?? '',
       evidence.code.slice(0, 200),
       evidence.message.slice(0, 500),
+      healthy,
     )) as [string, BreakerState];
     this.view = state;
     if (transition === 'opened' || transition === 'reopened') {

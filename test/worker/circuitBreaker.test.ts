@@ -55,6 +55,15 @@ describe('CircuitBreaker on a shared Redis window', () => {
     expect(calls).toEqual([]);
   });
 
+  it('weighs a burst of refusals against the successes this worker had before its next tick (10% refused, no tick in between)', async () => {
+    const b = breaker();
+    // A fast run: 400 attempts within one tick interval, one in ten refused 403; the successes are
+    // not flushed by a tick, yet the refusals must be judged against them.
+    for (let i = 0; i < 400; i++) await b.record(i % 10 === 0 ? refusal('UNKNOWN_CUSTOMER', 403) : delivered, `order-${i}`);
+    expect((await b.status()).state).toBe('closed');
+    expect(calls).toEqual([]);
+  });
+
   it('opens on a code it never saw when nearly every order gets it; a manual pause is never resumed; a healthy trial closes it and requeues the burst', async () => {
     const a = breaker();
     const other = breaker(); // a second worker sharing the window
