@@ -6,8 +6,8 @@ import { requeuedJobData, type DeliveryJobData, type ParkedRecord } from '../del
 import type { ParkedItem } from './parkedStore.js';
 import { originalRows } from './originalRows.js';
 
-/** What requeueing needs: the same queue, options and kind as an import (`services.pipeline(logger)`). */
-export interface RequeueDeps extends Pick<ImportDeps<unknown>, 'batches' | 'env' | 'logger' | 'jobOptions' | 'kind'> {
+/** What requeueing needs: the same ledger, queue, options and kind as an import (`services.pipeline(logger)`). */
+export interface RequeueDeps extends Pick<ImportDeps<unknown>, 'batches' | 'env' | 'logger' | 'jobOptions' | 'kind' | 'ledger'> {
   /** Any kind's queue: a parked record goes back with the payload it was parked with. */
   queue: RequeueQueue;
 }
@@ -20,11 +20,18 @@ export interface RequeueQueue {
 /** How the ledger answered for one order; `reserved` means its job must be added now. */
 export type RequeueOutcome = 'reserved' | 'skippedDelivered' | 'skippedHeld' | 'skippedQueued';
 
+/** One parked record to send again, with the job that sends it (kept in the ledger until confirmed queued). */
+export interface RequeueItem {
+  record: ParkedRecord;
+  job: { name: string; data: DeliveryJobData<ParkedRecord['payload']> };
+}
+
 /** The ledger side of a requeue: dead letters reserve like an import, held orders are released. */
 export interface RequeueStrategy {
   /** Shown as the batch's file in `bulkorder status`, e.g. `dead-letters retry`. */
   label: string;
-  reserve(records: readonly ParkedRecord[], batchId: string): Promise<RequeueOutcome[]>;
+  /** Each reserved record keeps its job in the ledger, like an import's reservation. */
+  reserve(items: readonly RequeueItem[], batchId: string): Promise<RequeueOutcome[]>;
   /** Called for reserved orders whose job could not be added, so none is left queued without a job. */
   undo?(record: ParkedRecord, batchId: string): Promise<void>;
 }
@@ -39,9 +46,10 @@ const CHUNK = 500;
 
 /**
  * Sends parked orders again as they are, as new batches, so `status` and `--wait` work for them:
- * each order is reserved through the ledger, then added the way an import adds it (job name,
- * job options, job id = order key). Orders of inputs with different columns go into different
- * batches, because a batch keeps one column list for exporting its dead letters.
+ * each order is reserved through the ledger with its job kept, then added the way an import adds
+ * it (job name, job options, job id = order key) and confirmed queued, so a crash in between is
+ * finished by a worker's reconciler, as for an import. Orders of inputs with different columns go
+ * into different batches, because a batch keeps one column list for exporting its dead letters.
  */
 export async function requeueParked(items: readonly ParkedItem[], strategy: RequeueStrategy, deps: RequeueDeps): Promise<RequeueBatch[]> {
   const columnsOf = new Map<string, string[] | undefined>();
@@ -65,17 +73,14 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
     try {
       for (let start = 0; start < group.jobs.length; start += CHUNK) {
         const chunk = group.jobs.slice(start, start + CHUNK);
-        const outcomes = await strategy.reserve(chunk.map((j) => j.record), batchId);
-        const delta = { enqueued: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0 };
+        const items = chunk.map(({ record, cells }): RequeueItem => ({ record, job: { name: deps.kind.jobName, data: requeuedJobData(record, batchId, cells) } }));
+        const outcomes = await strategy.reserve(items, batchId);
+        const delta = { skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0 };
         const jobs: { name: string; data: DeliveryJobData<ParkedRecord['payload']>; opts: JobsOptions }[] = [];
         outcomes.forEach((outcome, i) => {
-          const { record, cells } = chunk[i]!;
-          if (outcome !== 'reserved') {
-            delta[outcome]++;
-            return;
-          }
-          delta.enqueued++;
-          jobs.push({ name: deps.kind.jobName, data: requeuedJobData(record, batchId, cells), opts: { ...deps.jobOptions, jobId: record.key } });
+          const { record, job } = items[i]!;
+          if (outcome === 'reserved') jobs.push({ ...job, opts: { ...deps.jobOptions, jobId: record.key } });
+          else delta[outcome]++;
         });
         try {
           if (jobs.length > 0) await deps.queue.addBulk(jobs);
@@ -83,6 +88,8 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
           for (const job of jobs) await strategy.undo?.(chunk.find((j) => j.record.key === job.data.key)!.record, batchId).catch(() => undefined);
           throw error;
         }
+        // The jobs are in BullMQ: the ledger drops the kept jobs and the batch counts them queued.
+        counts.enqueued += await deps.ledger.confirmQueued(jobs.map((job) => job.data.key), batchId);
         await deps.batches.addImportCounts(batchId, delta);
         for (const [field, by] of Object.entries(delta)) counts[field as keyof typeof delta] += by;
         counts.rows += chunk.reduce((sum, j) => sum + j.cells.length, 0);

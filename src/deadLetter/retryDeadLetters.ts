@@ -13,8 +13,8 @@ export function retryDeadLetters(items: readonly ParkedItem[], ledger: Ledger, d
     items,
     {
       label: 'dead-letters retry',
-      async reserve(records, batchId) {
-        const results = await ledger.reserveMany(records.map((r) => r.key), batchId, false);
+      async reserve(items, batchId) {
+        const results = await ledger.reserveJobs(items.map(({ record, job }) => ({ orderKey: record.key, job })), batchId, false);
         return results.map((result): RequeueOutcome => {
           switch (result.outcome) {
             case 'reserved':

@@ -61,9 +61,15 @@ export type ReserveResult =
 /** One record to reserve with its content and the job that delivers it. */
 export interface Reservation {
   orderKey: string;
-  fingerprint: Fingerprint;
+  /** Absent: the content is not compared (a dead letter sent again as it was parked). */
+  fingerprint?: Fingerprint;
   /** The BullMQ job (name and data), kept in the ledger until the job is known to be queued. */
   job: { name: string; data: unknown };
+  /**
+   * The batch counted this order as queued before (the breaker's burst goes back into its own
+   * batch): confirming its job must not count it twice.
+   */
+  alreadyCounted?: boolean;
 }
 
 /** A reservation whose job may never have reached BullMQ, as a reconciler finds it. */
@@ -154,21 +160,13 @@ export class Ledger {
     this.redis = redis as RedisClient & LedgerCommands;
   }
 
-  /** Reserves many keys for one batch in one round trip (no content kept, no job kept: requeue and retry paths). */
-  async reserveMany(orderKeys: readonly string[], batchId: string, force: boolean): Promise<ReserveResult[]> {
-    return this.reserve(orderKeys.map((orderKey) => ({ orderKey })), batchId, force);
-  }
-
   /**
    * Reserves records for one batch in one round trip, each with its fingerprint and its job: the
    * job stays in the ledger until `confirmQueued`, so a crash between reserving and queueing
-   * strands nothing (see `stranded`).
+   * strands nothing (see `stranded`). Imports, `dead-letters retry` and the breaker's burst
+   * requeue all reserve this way.
    */
-  async reserveJobs(reservations: readonly Reservation[], batchId: string, force: boolean): Promise<ReserveResult[]> {
-    return this.reserve(reservations, batchId, force);
-  }
-
-  private async reserve(items: readonly (Partial<Reservation> & { orderKey: string })[], batchId: string, force: boolean): Promise<ReserveResult[]> {
+  async reserveJobs(items: readonly Reservation[], batchId: string, force: boolean): Promise<ReserveResult[]> {
     if (items.length === 0) return [];
     const now = Date.now();
     const pipeline = this.redis.pipeline() as ChainableCommander & { bulkorderReserve(...args: (string | number)[]): unknown };
@@ -184,8 +182,9 @@ export class Ledger {
         this.staleQueuedMs,
         item.fingerprint?.hash ?? '',
         item.fingerprint?.parts ?? '',
-        item.job === undefined ? '' : JSON.stringify(item.job),
+        JSON.stringify(item.job),
         item.orderKey,
+        item.alreadyCounted === true ? '1' : '0',
       );
     }
     const replies = (await pipeline.exec()) ?? [];
@@ -200,7 +199,7 @@ export class Ledger {
 
   /**
    * The jobs of these keys are in BullMQ: drops the kept jobs and counts each order once as
-   * queued by `batchId`. Returns how many this call counted.
+   * queued by `batchId` (not those reserved `alreadyCounted`). Returns how many this call counted.
    */
   async confirmQueued(orderKeys: readonly string[], batchId: string): Promise<number> {
     if (orderKeys.length === 0) return 0;
@@ -301,14 +300,16 @@ export class Ledger {
   }
 
   /**
-   * A person's `review release`: held -> queued in `batchId`, the held record removed, so the
-   * caller can add the job. Call `unrelease` if adding the job fails.
+   * A person's `review release`: held -> queued in `batchId`, the held record removed, `job` kept
+   * in the ledger like an import's reservation, so the caller adds the job and calls
+   * `confirmQueued` (or `unrelease` if adding it fails); a crash in between is finished by a
+   * reconciler.
    */
-  async release(orderKey: string, batchId: string, review: ReviewInput): Promise<ReleaseResult> {
+  async release(orderKey: string, batchId: string, review: ReviewInput, job: Reservation['job']): Promise<ReleaseResult> {
     const k = this.keys;
     const [outcome, previousBatchId, record] = await this.redis.bulkorderRelease(
-      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'),
-      batchId, Date.now(), this.retentionMs, orderKey, review.by, review.note ?? '',
+      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'), k.unqueued,
+      batchId, Date.now(), this.retentionMs, orderKey, review.by, review.note ?? '', JSON.stringify(job),
     );
     return outcome === 'released' ? { outcome, previousBatchId, record } : { outcome: 'not-held', state: outcome as LedgerState | 'missing' };
   }
@@ -317,7 +318,7 @@ export class Ledger {
   async unrelease(orderKey: string, releasedBatchId: string, previousBatchId: string, record: string, parkedAt: number): Promise<boolean> {
     const k = this.keys;
     return (await this.redis.bulkorderUnrelease(
-      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'),
+      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'), k.unqueued,
       releasedBatchId, previousBatchId, Date.now(), this.retentionMs, orderKey, record, parkedAt,
       // The record keeps its first expiry: a failed release does not extend the personal data's life.
       Math.max(1, parkedAt + this.parkedRetentionMs - Date.now()),
@@ -384,7 +385,7 @@ function defineLedgerCommands(redis: RedisClient): void {
   redis.defineCommand('bulkorderConfirm', { numberOfKeys: 3, lua: CONFIRM });
   redis.defineCommand('bulkorderClaim', { numberOfKeys: 1, lua: CLAIM });
   redis.defineCommand('bulkorderSettle', { numberOfKeys: 6, lua: SETTLE });
-  redis.defineCommand('bulkorderRelease', { numberOfKeys: 3, lua: RELEASE });
-  redis.defineCommand('bulkorderUnrelease', { numberOfKeys: 3, lua: UNRELEASE });
+  redis.defineCommand('bulkorderRelease', { numberOfKeys: 4, lua: RELEASE });
+  redis.defineCommand('bulkorderUnrelease', { numberOfKeys: 4, lua: UNRELEASE });
   redis.defineCommand('bulkorderResolve', { numberOfKeys: 4, lua: RESOLVE });
 }

@@ -13,16 +13,19 @@
  *   fp the fingerprints of its parts (`recipient=ab12cd34;products=...`), to say what differs,
  *   j the delivery job ({name, data} JSON) from reservation until the job is known to be in
  *     BullMQ; while it is there the order key is also in the `unqueued` index (scored by time),
- *     so a reconciler can add a job an importer reserved but never queued (it crashed).
+ *     so a reconciler can add a job an importer reserved but never queued (it crashed),
+ *   jc 1 when the batch counted the order as queued before (the breaker's burst requeue):
+ *     confirming its job does not count it again.
  */
 
 /**
  * KEYS: ledger, jobHash, unqueuedIndex.
- * ARGV: batchId, now, retentionMs, force(0|1), staleMs, fingerprint, fingerprintParts, jobJson, orderKey.
+ * ARGV: batchId, now, retentionMs, force(0|1), staleMs, fingerprint, fingerprintParts, jobJson, orderKey,
+ *   alreadyCounted(0|1).
  * Returns {outcome, batch, parts, at, state}: `reserved`; `delivered`, `held` or `queued` (same content,
  * or no fingerprint to compare); `conflict` (the key is delivered, held or in flight with other
  * content: `parts`, `at` and `state` are the earlier entry's). A dead-lettered key is reserved whatever its
- * content: that is how a fixed row is sent. Empty fingerprint or jobJson: not kept.
+ * content: that is how a fixed row is sent. Empty fingerprint: not compared, the kept one stays.
  */
 export const RESERVE = `
 local s = redis.call('HGET', KEYS[1], 's')
@@ -49,13 +52,9 @@ end
 redis.call('HSET', KEYS[1], 's', 'queued', 'b', ARGV[1], 'u', ARGV[2])
 redis.call('HDEL', KEYS[1], 't')
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'f', ARGV[6], 'fp', ARGV[7]) end
-if ARGV[8] ~= '' then
-  redis.call('HSET', KEYS[1], 'j', ARGV[8])
-  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[9])
-else
-  redis.call('HDEL', KEYS[1], 'j')
-  redis.call('ZREM', KEYS[3], ARGV[9])
-end
+redis.call('HSET', KEYS[1], 'j', ARGV[8])
+if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'jc', 1) else redis.call('HDEL', KEYS[1], 'jc') end
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[9])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return {'reserved', b, '', ''}
 `;
@@ -70,7 +69,9 @@ export const CONFIRM = `
 if redis.call('HGET', KEYS[1], 'b') ~= ARGV[1] then return 0 end
 redis.call('ZREM', KEYS[3], ARGV[2])
 if redis.call('HEXISTS', KEYS[1], 'j') == 0 then return 0 end
-redis.call('HDEL', KEYS[1], 'j')
+local counted = redis.call('HGET', KEYS[1], 'jc') == '1'
+redis.call('HDEL', KEYS[1], 'j', 'jc')
+if counted then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], 'enqueued', 1) end
 return 1
 `;

@@ -14,10 +14,10 @@ export function releaseHeld(items: readonly ParkedItem[], ledger: Ledger, review
     items,
     {
       label: 'review release',
-      async reserve(records, batchId) {
+      async reserve(items, batchId) {
         const outcomes: RequeueOutcome[] = [];
-        for (const record of records) {
-          const result = await ledger.release(record.key, batchId, review);
+        for (const { record, job } of items) {
+          const result = await ledger.release(record.key, batchId, review, job);
           if (result.outcome === 'released') {
             released.set(record.key, { previousBatchId: result.previousBatchId, record: result.record, parkedAt: record.parkedAt });
             outcomes.push('reserved');

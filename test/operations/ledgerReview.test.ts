@@ -3,6 +3,9 @@ import { keyspace } from '../../src/keyspace.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
+import { reserveKeys } from '../helpers/ledgerReserve.js';
+/** The job a release keeps until it is confirmed queued. */
+const JOB = { name: 'test-job', data: {} };
 
 const redis = testRedis();
 let prefix: string;
@@ -20,7 +23,7 @@ afterEach(async () => deletePrefix(redis, prefix));
 afterAll(() => redis.disconnect());
 
 async function park(key: string, kind: 'dead' | 'held'): Promise<void> {
-  await ledger.reserveMany([key], 'b1', false);
+  await reserveKeys(ledger, [key], 'b1', false);
   await ledger.claim(key, 't1');
   await ledger.settle({ orderKey: key, batchId: 'b1', token: 't1', state: kind, code: 'X', message: 'm', parkedRecord: { kind, orderKey: key } });
 }
@@ -28,25 +31,30 @@ async function park(key: string, kind: 'dead' | 'held'): Promise<void> {
 describe('ledger transitions made by a person', () => {
   it('release moves held -> queued in the new batch, removes the held record and records who did it', async () => {
     await park('k1', 'held');
-    const result = await ledger.release('k1', 'b2', { by: 'anna', note: 'not in the portal' });
+    const result = await ledger.release('k1', 'b2', { by: 'anna', note: 'not in the portal' }, JOB);
     expect(result).toMatchObject({ outcome: 'released', previousBatchId: 'b1' });
     expect(JSON.parse((result as { record: string }).record)).toMatchObject({ kind: 'held' });
     expect(await ledger.get('k1')).toMatchObject({ state: 'queued', batchId: 'b2', review: { action: 'released', by: 'anna', note: 'not in the portal' } });
     expect(await redis.exists(`${prefix}:held:k1`)).toBe(0);
     expect(await redis.zcard(`${prefix}:held-index`)).toBe(0);
+    // The job is kept until confirmed queued: a crash before adding it is finished by a reconciler.
+    expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([expect.objectContaining({ orderKey: 'k1', state: 'queued', batchId: 'b2', job: JSON.stringify(JOB) })]);
+    expect(await ledger.confirmQueued(['k1'], 'b2')).toBe(1);
+    expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([]);
     expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
-    expect(await ledger.release('k1', 'b3', { by: 'anna' })).toEqual({ outcome: 'not-held', state: 'sending' });
+    expect(await ledger.release('k1', 'b3', { by: 'anna' }, JOB)).toEqual({ outcome: 'not-held', state: 'sending' });
   });
 
   it('unrelease puts a released order back on hold while nothing claimed it, and not after', async () => {
     await park('k1', 'held');
-    const result = await ledger.release('k1', 'b2', { by: 'anna' });
+    const result = await ledger.release('k1', 'b2', { by: 'anna' }, JOB);
     if (result.outcome !== 'released') throw new Error('not released');
     expect(await ledger.unrelease('k1', 'b2', result.previousBatchId, result.record, 123)).toBe(true);
     expect(await ledger.get('k1')).toMatchObject({ state: 'held', batchId: 'b1' });
+    expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([]);
     expect((await ledger.get('k1'))?.review).toBeUndefined();
     expect(await redis.zscore(`${prefix}:held-index`, 'k1')).toBe('123');
-    const again = await ledger.release('k1', 'b3', { by: 'anna' });
+    const again = await ledger.release('k1', 'b3', { by: 'anna' }, JOB);
     if (again.outcome !== 'released') throw new Error('not released');
     await ledger.claim('k1', 't3');
     expect(await ledger.unrelease('k1', 'b3', again.previousBatchId, again.record, 123)).toBe(false);
@@ -59,7 +67,7 @@ describe('ledger transitions made by a person', () => {
     expect(await ledger.get('k1')).toMatchObject({ state: 'delivered', remoteId: 'ORD-1', review: { action: 'resolved', by: 'bert' } });
     expect(await batches.get('b1')).toMatchObject({ held: 0, delivered: 1 });
     expect(await redis.exists(`${prefix}:held:k1`)).toBe(0);
-    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'delivered', batchId: 'b1' }]);
+    expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'delivered', batchId: 'b1' }]);
     expect(await ledger.resolveDelivered('k1', { by: 'bert' })).toBe('delivered');
   });
 
@@ -67,9 +75,9 @@ describe('ledger transitions made by a person', () => {
     await park('k1', 'held');
     await park('k2', 'held');
     await redis.del(`${prefix}:ledger:k1`, `${prefix}:ledger:k2`);
-    expect(await ledger.release('k1', 'b2', { by: 'anna' })).toMatchObject({ outcome: 'released', previousBatchId: '' });
+    expect(await ledger.release('k1', 'b2', { by: 'anna' }, JOB)).toMatchObject({ outcome: 'released', previousBatchId: '' });
     expect(await ledger.resolveDelivered('k2', { by: 'anna' })).toBe('resolved');
-    expect(await ledger.release('k3', 'b2', { by: 'anna' })).toEqual({ outcome: 'not-held', state: 'missing' });
+    expect(await ledger.release('k3', 'b2', { by: 'anna' }, JOB)).toEqual({ outcome: 'not-held', state: 'missing' });
   });
 
   it('purge drops dead letters and leaves the ledger entry (a dead key stays reservable)', async () => {
@@ -79,6 +87,6 @@ describe('ledger transitions made by a person', () => {
     expect(await redis.zrange(`${prefix}:dead-index`, '0', '-1')).toEqual(['k2']);
     expect(await redis.exists(`${prefix}:dead:k1`)).toBe(0);
     expect((await ledger.get('k1'))?.state).toBe('dead');
-    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
+    expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
   });
 });

@@ -3,6 +3,7 @@ import { keyspace } from '../../src/keyspace.js';
 import { Ledger, POSSIBLE_DUPLICATE, possibleDuplicate } from '../../src/ledger/ledger.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
+import { reserveKeys } from '../helpers/ledgerReserve.js';
 
 const redis = testRedis();
 let prefix: string;
@@ -21,33 +22,33 @@ afterAll(() => redis.disconnect());
 
 describe('ledger', () => {
   it('reserves an unknown key once; a second reservation sees it queued while its job exists', async () => {
-    expect(await ledger.reserveMany(['k1'], 'b1', false)).toEqual([{ outcome: 'reserved' }]);
+    expect(await reserveKeys(ledger, ['k1'], 'b1', false)).toEqual([{ outcome: 'reserved' }]);
     await redis.hset(`${prefix}:orders:k1`, 'name', 'deliver-order'); // the job BullMQ would hold
-    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
+    expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
   });
 
   it('takes over a stale reservation that has no job behind it (an import that died mid-chunk)', async () => {
-    await ledger.reserveMany(['k1'], 'b1', false);
-    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
+    await reserveKeys(ledger, ['k1'], 'b1', false);
+    expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
     await new Promise((r) => setTimeout(r, 80));
-    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
+    expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
     expect((await ledger.get('k1'))?.batchId).toBe('b2');
   });
 
   it('never claims a delivered order, and skips it at import unless forced', async () => {
-    await ledger.reserveMany(['k1'], 'b1', false);
+    await reserveKeys(ledger, ['k1'], 'b1', false);
     expect(await ledger.claim('k1', 't1')).toEqual({ outcome: 'claimed', attempt: 1 });
     expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'delivered', remoteId: 'SIM-1', httpStatus: 201 })).toBe('ok');
     expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'delivered', remoteId: 'SIM-1' });
-    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'delivered', batchId: 'b1' }]);
-    expect(await ledger.reserveMany(['k1'], 'b2', true)).toEqual([{ outcome: 'reserved' }]);
+    expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'delivered', batchId: 'b1' }]);
+    expect(await reserveKeys(ledger, ['k1'], 'b2', true)).toEqual([{ outcome: 'reserved' }]);
     const entry = await ledger.get('k1');
     expect(entry).toMatchObject({ state: 'queued', batchId: 'b2', remoteId: 'SIM-1' });
     expect((await batches.get('b1'))?.delivered).toBe(1);
   });
 
   it('keeps a remote id in its JSON type, and marks a delivery after a 5xx answer as a possible duplicate until a forced resend', async () => {
-    await ledger.reserveMany(['k1', 'k2'], 'b1', false);
+    await reserveKeys(ledger, ['k1', 'k2'], 'b1', false);
     await ledger.claim('k1', 't1');
     await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', answered5xx: true });
     await ledger.claim('k1', 't2');
@@ -63,12 +64,12 @@ describe('ledger', () => {
     expect(await ledger.get('k2')).toMatchObject({ remoteId: '100002' });
     expect(possibleDuplicate(await ledger.get('k2'))).toBeUndefined();
     expect(await batches.get('b1')).toMatchObject({ delivered: 2, possibleDuplicates: 1 });
-    await ledger.reserveMany(['k1'], 'b2', true);
+    await reserveKeys(ledger, ['k1'], 'b2', true);
     expect((await ledger.get('k1'))?.answered5xx).toBeUndefined();
   });
 
   it('reports a claim found sending as stale (a worker died mid-request), and holding it needs that claim token', async () => {
-    await ledger.reserveMany(['k1'], 'b1', false);
+    await reserveKeys(ledger, ['k1'], 'b1', false);
     await ledger.claim('k1', 'dead-worker');
     const claim = await ledger.claim('k1', 'next-worker');
     expect(claim).toEqual({ outcome: 'stale', staleToken: 'dead-worker' });
@@ -77,12 +78,12 @@ describe('ledger', () => {
     expect(await redis.zrange(`${prefix}:held-index`, '0', '-1')).toEqual(['k1']);
     expect(await ledger.claim('k1', 'third')).toEqual({ outcome: 'held' });
     expect(await redis.pttl(`${prefix}:ledger:k1`)).toBe(-1); // held never expires with retention
-    expect(await ledger.reserveMany(['k1'], 'b2', true)).toEqual([{ outcome: 'held', batchId: 'b1' }]);
+    expect(await reserveKeys(ledger, ['k1'], 'b2', true)).toEqual([{ outcome: 'held', batchId: 'b1' }]);
     expect((await batches.get('b1'))?.held).toBe(1);
   });
 
   it('lets the original attempt record delivered over a hold made while it was still waiting, and fixes the counts', async () => {
-    await ledger.reserveMany(['k1'], 'b1', false);
+    await reserveKeys(ledger, ['k1'], 'b1', false);
     await ledger.claim('k1', 'slow');
     await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'slow', state: 'held', parkedRecord: { kind: 'held' } });
     expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'slow', state: 'delivered', remoteId: 'SIM-9', httpStatus: 201 })).toBe('ok');
@@ -92,12 +93,12 @@ describe('ledger', () => {
   });
 
   it('dead-letters with the record kept, allows a re-import of the fixed order, and drops the dead letter once delivered', async () => {
-    await ledger.reserveMany(['k1'], 'b1', false);
+    await reserveKeys(ledger, ['k1'], 'b1', false);
     await ledger.claim('k1', 't1');
     await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN', message: 'no such product', parkedRecord: { kind: 'dead', code: 'PRODUCT_UNKNOWN' } });
     expect(JSON.parse((await redis.get(`${prefix}:dead:k1`))!)).toMatchObject({ code: 'PRODUCT_UNKNOWN' });
     expect(await ledger.get('k1')).toMatchObject({ state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN' });
-    expect(await ledger.reserveMany(['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
+    expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
     expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
     await ledger.settle({ orderKey: 'k1', batchId: 'b2', token: 't2', state: 'delivered', remoteId: 'SIM-2', httpStatus: 201 });
     expect(await redis.exists(`${prefix}:dead:k1`)).toBe(0);
@@ -105,7 +106,7 @@ describe('ledger', () => {
   });
 
   it('releases a retried attempt back to queued so the next attempt may claim it', async () => {
-    await ledger.reserveMany(['k1'], 'b1', false);
+    await reserveKeys(ledger, ['k1'], 'b1', false);
     await ledger.claim('k1', 't1');
     expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', httpStatus: 503, code: 'HTTP_503', message: 'busy' })).toBe('ok');
     expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
@@ -113,7 +114,7 @@ describe('ledger', () => {
 
   it('sends again a sending order under the at-least-once policy', async () => {
     const resend = new Ledger(redis, keyspace(prefix), { queueName: 'orders', ambiguousPolicy: 'resend' });
-    await resend.reserveMany(['k1'], 'b1', false);
+    await reserveKeys(resend, ['k1'], 'b1', false);
     await resend.claim('k1', 't1');
     expect(await resend.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
   });

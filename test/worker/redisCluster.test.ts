@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { reserveKeys } from '../helpers/ledgerReserve.js';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
@@ -86,7 +87,7 @@ describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the
       // A kind's own part goes inside the tag (src/keyspace.ts subPrefix): each kind a slot of its own.
       expect(ACCOUNTS.prefix(rig.prefix)).toBe(`${rig.prefix.slice(0, -1)}:accounts}`);
       // The accounts kind's services work on the cluster too (queue, ledger, batches in their own slot).
-      const [reserved] = await accounts.ledger.reserveMany(['employee-1'], 'batch-1', false);
+      const [reserved] = await reserveKeys(accounts.ledger, ['employee-1'], 'batch-1', false);
       expect(reserved?.outcome).toBe('reserved');
     } finally {
       await accounts.close();
