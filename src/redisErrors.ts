@@ -5,11 +5,18 @@
  * (Kept free of imports: src/cli.ts loads it on every run.)
  */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
-const CONNECTION_MESSAGES = /Stream isn't writeable|Connection is closed|Reached the max retries per request limit|Connection timed out/;
+const CONNECTION_MESSAGES = /Stream isn't writeable|Connection is closed|Reached the max retries per request limit|Connection timed out|Command aborted due to connection close/;
+/**
+ * Replies of a Redis that is there but cannot serve yet: restarting from its AOF (LOADING), a
+ * replica or cluster mid-failover (READONLY, MASTERDOWN, CLUSTERDOWN, TRYAGAIN).
+ */
+const UNAVAILABLE_REPLIES = /^(LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN)\b/;
 
 export function isRedisConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as NodeJS.ErrnoException).code;
   if (code !== undefined && CONNECTION_CODES.has(code)) return true;
-  return error.name === 'MaxRetriesPerRequestError' || CONNECTION_MESSAGES.test(error.message);
+  // ioredis aborts the commands of a pipeline or script that was in flight when the connection closed.
+  if (error.name === 'MaxRetriesPerRequestError' || error.name === 'AbortError') return true;
+  return CONNECTION_MESSAGES.test(error.message) || UNAVAILABLE_REPLIES.test(error.message);
 }
