@@ -44,6 +44,13 @@ export function orderRow(ref: string, productId = 5001, quantity = 1, customer =
   return `${ref},${customer},Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,anna.${ref.toLowerCase()}@example.nl,+31612345678,${productId},${quantity}`;
 }
 
+/** A CSV of `count` valid one-line orders `<prefix>-1`...; `customerOf(i)` picks each order's customer. */
+export function ordersCsv(prefix: string, count: number, customerOf: (i: number) => number = () => 1001): string {
+  const rows = [HEADER];
+  for (let i = 1; i <= count; i++) rows.push(orderRow(`${prefix}-${i}`, 5001, 1, customerOf(i)));
+  return rows.join('\n') + '\n';
+}
+
 export async function deliveryRig(name: string, simulatorOptions: SimulatorOptions = {}, envOverrides: Record<string, string> = {}): Promise<DeliveryRig> {
   const simulator = await startSimulator({ seed: 1, ...simulatorOptions });
   const keyPrefix = `bulkorder-test-${name}-${randomBytes(4).toString('hex')}`;

@@ -5,7 +5,7 @@ import { importAndFollow, type FollowSettings } from '../../src/importer/importA
 import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
 import { pauseDelivery } from '../../src/worker/deliveryControl.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
-import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { startTcpGate, type TcpGate } from '../helpers/tcpGate.js';
 
 let rig: DeliveryRig | undefined;
@@ -69,11 +69,6 @@ async function deadRecords(r: DeliveryRig): Promise<ParkedRecord[]> {
   return Promise.all(keys.map(async (k) => JSON.parse((await r.services.redis.get(r.services.keys.parked('dead', k)))!) as ParkedRecord));
 }
 
-function orderFile(prefix: string, count: number, customerOf: (i: number) => number = () => 1001): string {
-  const rows = [HEADER];
-  for (let i = 1; i <= count; i++) rows.push(orderRow(`${prefix}-${i}`, 5001, 1, customerOf(i)));
-  return rows.join('\n') + '\n';
-}
 
 describe('the circuit breaker judges by evidence and heals itself (default rules unless said)', () => {
   // Concurrency 50 makes the run fast enough that the refusals of a whole second arrive between two
@@ -81,7 +76,7 @@ describe('the circuit breaker judges by evidence and heals itself (default rules
   // window and "20 of 21 attempts refused" paused the queue (seen in full-suite runs at concurrency 10).
   it('10% of a 400-order file for customers answered 403: those dead-lettered once each with the body, all others delivered, never paused, exit 4', { timeout: TEST_TIMEOUT_MS }, async () => {
     rig = await deliveryRig('forbidden', { faults: { forbiddenCustomers: [9001] } });
-    const file = await rig.writeFile('night.csv', orderFile('F', 400, (i) => (i % 10 === 0 ? 9001 : 1001)));
+    const file = await rig.writeFile('night.csv', ordersCsv('F', 400, (i) => (i % 10 === 0 ? 9001 : 1001)));
     await rig.startWorker({ concurrency: 50 });
     const { result: outcome, everPaused, pausedBy } = await watchingPauses(rig, () => importAndWait(rig!, file, MAX_WAIT_S));
     expect(pausedBy).toBeUndefined();
@@ -101,7 +96,7 @@ describe('the circuit breaker judges by evidence and heals itself (default rules
   it('1,500 orders, 1% never answered, 2 workers: held = unanswered, the rest delivered, never paused', async () => {
     // Timeouts short enough to run in seconds, long enough that a loaded test machine does not turn slow answers into "no answer".
     rig = await deliveryRig('unanswered', { faults: { noAnswerRate: 0.01 } }, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '5000', BULKORDER_HTTP_DEADLINE_MS: '10000' });
-    const file = await rig.writeFile('big.csv', orderFile('U', 1500));
+    const file = await rig.writeFile('big.csv', ordersCsv('U', 1500));
     await rig.startWorker({ concurrency: 20 });
     await rig.startWorker({ concurrency: 20 });
     const { result: outcome, everPaused } = await watchingPauses(rig, () => importAndWait(rig!, file, MAX_WAIT_S));
@@ -121,7 +116,7 @@ describe('the circuit breaker judges by evidence and heals itself (default rules
     rig = await deliveryRig('useragent');
     const refusal = { path: 'orders' as const, status: 400, body: { code: 'USER_AGENT_REQUIRED', message: 'Identify your company in the User-Agent.' } };
     rig.simulator.setFaults({ script: Array.from({ length: 500 }, () => refusal) });
-    const file = await rig.writeFile('ua.csv', orderFile('A', 200));
+    const file = await rig.writeFile('ua.csv', ordersCsv('A', 200));
     await rig.startWorker({ concurrency: 10 });
     const accepting = new Promise<void>((resolve) =>
       setTimeout(() => {
@@ -152,7 +147,7 @@ describe('the circuit breaker judges by evidence and heals itself (default rules
     rig = await deliveryRig('refused', {}, { BULKORDER_BASE_URL: gate.url, BULKORDER_BREAKER_OPEN_MS: '5000', BULKORDER_BREAKER_MAX_OPEN_MS: '10000' });
     gate.setTarget(rig.simulator.url);
     await gate.down();
-    const file = await rig.writeFile('down.csv', orderFile('D', 100));
+    const file = await rig.writeFile('down.csv', ordersCsv('D', 100));
     await rig.startWorker({ concurrency: 10 });
     const back = new Promise<void>((resolve) => setTimeout(() => void gate!.up().then(resolve), OUTAGE_MS));
     const outcome = await importAndWait(rig, file, OUTAGE_MS / 1000 + MAX_WAIT_S);
@@ -169,7 +164,7 @@ describe('the circuit breaker judges by evidence and heals itself (default rules
   it('a paused queue and no worker: import --wait says so within seconds and exits 5 at --max-wait, writing the results it has', async () => {
     rig = await deliveryRig('stalled');
     await pauseDelivery(rig.services, 'night-operator@ops');
-    const file = await rig.writeFile('stall.csv', orderFile('S', 5));
+    const file = await rig.writeFile('stall.csv', ordersCsv('S', 5));
     const log = captured();
     const started = Date.now();
     const outcome = await importAndWait(rig, file, 6, log.out);

@@ -10,7 +10,7 @@ import { openOrderSource } from '../../src/ingest/openOrderSource.js';
 import type { ValidOrder } from '../../src/ingest/types.js';
 import { DELIVER_ORDER } from '../../src/queues.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
-import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 
@@ -31,12 +31,6 @@ afterEach(async () => {
   rig = undefined;
   redisServer = undefined;
 });
-
-function ordersCsv(prefix: string, count: number): string {
-  const rows = [HEADER];
-  for (let i = 1; i <= count; i++) rows.push(orderRow(`${prefix}-${i}`));
-  return rows.join('\n') + '\n';
-}
 
 /** Reads batches through a fresh connection (the rig's own fails fast while Redis is down). */
 async function batchesNow(url: string, prefix: string): Promise<Batch[]> {

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { keyspace } from '../../src/keyspace.js';
 import { BatchStore, isSettled } from '../../src/batches/batchStore.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
-import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 
@@ -16,12 +16,6 @@ afterEach(async () => {
   rig = undefined;
   redisServer = undefined;
 });
-
-function ordersCsv(prefix: string, count: number): string {
-  const rows = [HEADER];
-  for (let i = 1; i <= count; i++) rows.push(orderRow(`${prefix}-${i}`));
-  return rows.join('\n') + '\n';
-}
 
 /** Reads a batch through a fresh connection (the rig's own fails fast while Redis is down). */
 async function batchNow(url: string, prefix: string, batchId: string) {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { deliveryRig, HEADER, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 
 type Mode = 'pass' | 'reset-after-request' | 'trickle';
@@ -75,10 +75,8 @@ async function deliverThroughFront(name: string, count: number, mode: Mode, faul
   front = await startFront(simulator);
   front.set(mode, faulty);
   rig = await deliveryRig(name, {}, { BULKORDER_BASE_URL: front.url, BULKORDER_AUTH_URL: simulator.url });
-  const rows = [HEADER];
-  for (let i = 1; i <= count; i++) rows.push(orderRow(`${name.toUpperCase()}-${i}`));
   await rig.startWorker({ concurrency: 2 });
-  const imported = await rig.importFile(await rig.writeFile(`${name}.csv`, rows.join('\n') + '\n'));
+  const imported = await rig.importFile(await rig.writeFile(`${name}.csv`, ordersCsv(name.toUpperCase(), count)));
   const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 30_000, out: quiet });
   return { batch, settled, counters: simulator.counters() };
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
-import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { startPrivateRedis } from '../helpers/privateRedis.js';
 
@@ -15,9 +15,7 @@ afterEach(async () => {
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 
 async function importOrders(r: DeliveryRig, name: string, count: number) {
-  const rows = [HEADER];
-  for (let i = 1; i <= count; i++) rows.push(orderRow(`${name}-${i}`));
-  const file = await r.writeFile(`${name}.csv`, rows.join('\n') + '\n');
+  const file = await r.writeFile(`${name}.csv`, ordersCsv(name, count));
   return r.importFile(file);
 }
 
