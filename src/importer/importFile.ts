@@ -117,6 +117,14 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     for (const [field, by] of Object.entries(delta)) counts[field as keyof typeof delta] += by;
   };
 
+  // Look-ahead: one chunk is reserved and queued while the next is read and validated, so the
+  // parser's CPU and Redis's round trips overlap. Chunks still go to Redis one at a time, in order.
+  let inFlight: Promise<void> = Promise.resolve();
+  const flushAhead = async (): Promise<void> => {
+    await inFlight;
+    inFlight = flush();
+    inFlight.catch(() => undefined); // observed by the next await; not an unhandled rejection meanwhile
+  };
   try {
     for await (const item of source.items()) {
       summary.add(item);
@@ -125,11 +133,13 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
         continue;
       }
       chunk.push(item);
-      if (chunk.length >= chunkSize) await flush();
+      if (chunk.length >= chunkSize) await flushAhead();
     }
-    if (chunk.length > 0) await flush();
+    if (chunk.length > 0) await flushAhead();
+    await inFlight;
     await rejects.close();
   } catch (error) {
+    await inFlight.catch(() => undefined);
     heartbeat.stop();
     await rejects.abort().catch(() => undefined);
     await deps.batches.finishImport(batchId, 'failed', totalsOf(source)).catch(() => undefined);
