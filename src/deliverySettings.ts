@@ -40,7 +40,10 @@ export interface DeliverySettings {
   requirePersistentRedis: boolean;
   /** When the circuit breaker opens and how it heals (BULKORDER_BREAKER_*): see BreakerSettings below. */
   breaker: BreakerSettings;
-  /** How long SIGTERM waits for requests in flight (BULKORDER_SHUTDOWN_GRACE_MS); default 30 s. */
+  /**
+   * How long a worker may take to stop after SIGTERM, Redis or not (BULKORDER_SHUTDOWN_GRACE_MS);
+   * default 30 s. See `shutdownBudget` for how it is spent.
+   */
   shutdownGraceMs: number;
   /**
    * How often workers look for jobs whose worker died (BULKORDER_STALLED_INTERVAL_MS); default 30 s.
@@ -74,4 +77,15 @@ export interface BreakerSettings {
   trialCalls: number;
   /** Open longer than this: an error log line, `status` and the onBreakerEvent hook say so; default 30 min. */
   alertAfterMs: number;
+}
+
+/**
+ * How a worker spends SIGTERM's grace period: requests in flight get all of it but a closing
+ * reserve (Redis connections, token cache, observers: a third of it, at most 2 s), and the process
+ * exits `exitByMs` after the signal whatever is still open, so an orchestrator's SIGKILL at the end
+ * of the same period never finds it running.
+ */
+export function shutdownBudget(graceMs: number): { inFlightMs: number; exitByMs: number } {
+  const reserve = Math.min(2_000, Math.floor(graceMs / 3));
+  return { inFlightMs: graceMs - reserve, exitByMs: graceMs - Math.floor(reserve / 2) };
 }

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { shutdownBudget } from '../deliverySettings.js';
 import { redisPrefix, requireApi } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -39,6 +40,7 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
   let observers: WorkerObservers | undefined;
+  let stopAt = Date.now();
   // Listening from the start: a signal while starting (Redis down, waiting) must end the process too.
   const signalled = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -68,6 +70,7 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
       return ExitCode.ok;
     } else {
       const signal = await signalled;
+      stopAt = Date.now();
       ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');
       observers?.shuttingDown();
     }
@@ -76,9 +79,10 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
     await observers?.close();
     throw error;
   }
-  // Each close is bounded by the grace period; this bound covers the rest (token cache, scheduled
-  // imports, observers) when Redis is down, so SIGTERM always ends the process.
-  const limitMs = ctx.config.delivery.shutdownGraceMs + 5_000;
+  // Requests in flight get most of the grace period (each worker's close bounds its own); this
+  // bound covers the rest (token cache, scheduled imports, observers) when Redis is down, so
+  // SIGTERM always ends the process within the grace period.
+  const limitMs = Math.max(0, shutdownBudget(ctx.config.delivery.shutdownGraceMs).exitByMs - (Date.now() - stopAt) - EXIT_DELAY_MS);
   const closed = await Promise.race([
     Promise.all(running.map((worker) => worker.close()))
       .then(() => observers?.close())
@@ -98,5 +102,8 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
  * the one place a command ends the process itself (unref'd: a clean exit comes first).
  */
 function exitSoon(code: number): void {
-  setTimeout(() => process.exit(code), 500).unref();
+  setTimeout(() => process.exit(code), EXIT_DELAY_MS).unref();
 }
+
+/** How long `exitSoon` leaves a clean exit to happen first. */
+const EXIT_DELAY_MS = 200;

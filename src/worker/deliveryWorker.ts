@@ -9,7 +9,7 @@ import { BACKOFF_TYPE, deliveryJobOptions } from '../queues.js';
 import { BatchStore } from '../batches/batchStore.js';
 import { startReconciler } from '../importer/reconcileImports.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
-import type { DeliverySettings } from '../deliverySettings.js';
+import { shutdownBudget, type DeliverySettings } from '../deliverySettings.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { backoffDelay } from './backoff.js';
 import { CircuitBreaker, type BreakerEvent } from './circuitBreaker.js';
@@ -146,7 +146,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
           await worker.close();
           return true;
         })().catch(() => false);
-        const inTime = await Promise.race([stopped, new Promise<false>((resolve) => setTimeout(() => resolve(false), delivery.shutdownGraceMs).unref())]);
+        const inTime = await Promise.race([stopped, new Promise<false>((resolve) => setTimeout(() => resolve(false), shutdownBudget(delivery.shutdownGraceMs).inFlightMs).unref())]);
         if (!inTime) {
           // Jobs still in flight stay active and come back as stalled; the ledger holds them for review.
           void worker.close(true).catch(() => undefined);

@@ -119,8 +119,9 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
       worker.child.kill('SIGTERM');
       expect([0, 5]).toContain(await worker.exited); // 5 when it had to give up on closing cleanly
       const tookMs = Date.now() - signalled;
-      // The grace period, plus the bound on closing the rest (token cache, scheduled imports): 5 s.
-      expect(tookMs).toBeLessThan(graceMs + 5_000 + 2_000);
+      // Within the grace period: the process exits at 2.5 s by its own clock (shutdownBudget); the
+      // bound leaves 1 s over the period for a loaded machine's scheduling and the exit itself.
+      expect(tookMs).toBeLessThan(graceMs + 1_000);
       const stacks = worker.output().split('\n').filter((line) => line.includes('"stack"')).length;
       expect(stacks).toBeLessThanOrEqual(3);
       // One clear line, whichever point of its start or work the signal found it at.
