@@ -39,7 +39,7 @@ export interface SimulatorProcess {
   reset(): Promise<void>;
 }
 
-async function startSimulatorProcess(): Promise<SimulatorProcess> {
+export async function startSimulatorProcess(): Promise<SimulatorProcess> {
   const started = await startNode(benchScript('simulatorServer'), [String(LATENCY_MS), String(TOKEN_LIFETIME_S)]);
   const url = (await waitForOutput(started, /\{"url":"([^"]+)"\}/))[1]!;
   return {

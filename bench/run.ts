@@ -6,6 +6,7 @@
  *   npm run bench                          validate and import of 1M rows, delivery of 50k orders
  *   npm run bench:quick                    small sizes, one run (the CI smoke test)
  *   node dist/bench/run.js --only delivery --runs 1 --orders 20000 --rows 200000
+ *   node dist/bench/run.js --only file --file-rows 7000      a 5,000-order file end to end (#17)
  *
  * Every process measured is its own (the real CLI, the baselines, the simulator), and Redis is
  * a private redis-server on a spare port, emptied between runs and stopped at the end.
@@ -21,7 +22,11 @@ import { startBenchRedis } from './lib/benchRedis.js';
 import { load, machine, median, mib, rate } from './lib/benchStats.js';
 import { validateBench, describeValidate, type ValidateFigures } from './validateBench.js';
 import { importBench, describeImport, type ImportFigures } from './importBench.js';
+import { fileBench, describeFile, type FileFigures } from './fileBench.js';
 import { deliveryBench, describeDelivery, LATENCY_MS, TOKEN_LIFETIME_S, type DeliveryFigures, type DeliveryRun } from './deliveryBench.js';
+
+/** The issue's concurrency for the end-to-end file (#17). */
+const FILE_CONCURRENCY = 100;
 
 export interface BenchOptions {
   /** Repetitions of every benchmark; medians are reported. */
@@ -32,6 +37,8 @@ export interface BenchOptions {
   smallRows: number;
   /** Orders delivered per delivery run; default 50,000. */
   orders: number;
+  /** Rows of the end-to-end file (#17); default 7,000 (about 5,000 orders). */
+  fileRows: number;
   concurrencies: number[];
   processes: number[];
   /** Requests of the simulator-alone run. */
@@ -42,8 +49,8 @@ export interface BenchOptions {
   log(line: string): void;
 }
 
-export const FULL: Omit<BenchOptions, 'log' | 'only'> = { runs: 3, rows: 1_000_000, smallRows: 100_000, orders: 50_000, concurrencies: [50, 200], processes: [1, 2, 4], simulatorRequests: 30_000 };
-export const QUICK: Omit<BenchOptions, 'log' | 'only'> = { runs: 1, rows: 4_000, smallRows: 1_000, orders: 1_000, concurrencies: [50, 200], processes: [1, 2], simulatorRequests: 2_000 };
+export const FULL: Omit<BenchOptions, 'log' | 'only'> = { runs: 3, rows: 1_000_000, smallRows: 100_000, orders: 50_000, fileRows: 7_000, concurrencies: [50, 200], processes: [1, 2, 4], simulatorRequests: 30_000 };
+export const QUICK: Omit<BenchOptions, 'log' | 'only'> = { runs: 1, rows: 4_000, smallRows: 1_000, orders: 1_000, fileRows: 700, concurrencies: [50, 200], processes: [1, 2], simulatorRequests: 2_000 };
 
 export interface RunFigures {
   load: number;
@@ -51,6 +58,7 @@ export interface RunFigures {
   validate?: ValidateFigures;
   import?: ImportFigures;
   delivery?: DeliveryFigures;
+  file?: FileFigures;
   simulatorAlone?: SimulatorAloneFigures;
 }
 
@@ -111,6 +119,10 @@ export async function runBenchmarks(options: BenchOptions): Promise<BenchReport>
         run.delivery = await deliveryBench({ orders: options.orders, concurrencies: options.concurrencies, processes: options.processes, redis });
         options.log(describeDelivery(run.delivery));
       }
+      if (wants('file')) {
+        run.file = await fileBench(options.fileRows, FILE_CONCURRENCY, redis);
+        options.log(describeFile(run.file));
+      }
       if (wants('simulator')) {
         run.simulatorAlone = await simulatorAlone(options.simulatorRequests);
         options.log(`simulator alone (own process): ${rate(run.simulatorAlone.requestsPerSecond)} req/s from one client process; ${rate(run.simulatorAlone.requestsPerCpuSecond)} req per simulator CPU-second`);
@@ -162,6 +174,11 @@ export function summaryTable(runs: RunFigures[], options: Pick<BenchOptions, 'ro
     }
     rows.push(`| 7 | Redis per delivered order (ledger) | ledger entry ${rate(median(delivery.map((d) => d.pairs[0]!.ours.ledgerEntryBytes ?? 0)))} B; all left per order ${rate(median(delivery.map((d) => d.pairs[0]!.ours.residueBytesPerOrder ?? 0)))} B | - | - | report |`);
   }
+  if (runs.some((r) => r.file)) {
+    rows.push(
+      `| 17 | a whole file end to end, ${rate(m((r) => r.file?.ours.orders))} orders, concurrency ${FILE_CONCURRENCY}: worker + \`import --wait\` vs the bare script | ${m((r) => r.file?.ours.seconds).toFixed(1)} s, ${rate(m((r) => r.file?.ours.ordersPerSecond))} orders/s | ${m((r) => r.file?.bare.seconds).toFixed(1)} s, ${rate(m((r) => r.file?.bare.ordersPerSecond))} orders/s | ${m((r) => r.file?.ratio).toFixed(2)}x | >= 0.85x |`,
+    );
+  }
   if (runs.some((r) => r.simulatorAlone !== undefined)) {
     const needed = median(delivery.map((d) => Math.max(...d.pairs.map((p) => Math.max(p.bare.ordersPerSecond, p.ours.ordersPerSecond)))));
     const alone = m((r) => r.simulatorAlone?.requestsPerSecond);
@@ -185,6 +202,7 @@ export function parseArgs(argv: string[]): BenchOptions {
     rows: num('rows', base.rows),
     smallRows: num('small-rows', base.smallRows),
     orders: num('orders', base.orders),
+    fileRows: num('file-rows', base.fileRows),
     concurrencies: list('concurrency', base.concurrencies),
     processes: list('processes', base.processes),
     simulatorRequests: num('simulator-requests', base.simulatorRequests),

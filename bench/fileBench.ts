@@ -1,0 +1,111 @@
+/**
+ * Benchmark #17: one whole file end to end, as a user runs it. Ours: `bulkorder worker` already
+ * running (concurrency 100, one process), then `bulkorder import <file> --wait`, timed from its
+ * start to its exit (parse, validate, reserve, queue, deliver, follow, results file). Side by side
+ * in the same run: the script a user would write instead (bench/baselines/bareFile.ts: csv-parse,
+ * the row schema, group by orderRef, an undici Pool at the same concurrency), timed the same way,
+ * against the same simulator (its own process, 20 ms latency). Every order must be accepted once.
+ *
+ *   node dist/bench/fileBench.js [rows=7000] [concurrency=100]
+ *
+ * Bound by: the bare script by the API's latency (concurrency / 20 ms); ours by the CPU the worker,
+ * the importer and Redis take per order on the cores they share with the simulator.
+ */
+import { realpathSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { loadConfig, redisPrefix } from '../src/config.js';
+import { ORDERS_QUEUE } from '../src/queues.js';
+import { benchScript, cliEntry, runNode, startNode, type StartedChild } from './lib/nodeChild.js';
+import { orderFile } from './lib/benchData.js';
+import { startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
+import { load, rate } from './lib/benchStats.js';
+import { benchEnv } from './importBench.js';
+import { startSimulatorProcess, type SimulatorProcess } from './deliveryBench.js';
+
+export interface FileFigures {
+  rows: number;
+  concurrency: number;
+  load: number;
+  ours: { orders: number; seconds: number; ordersPerSecond: number };
+  bare: { orders: number; seconds: number; ordersPerSecond: number };
+  /** ours / bare, orders per second (the same orders). */
+  ratio: number;
+}
+
+async function oursRun(redis: BenchRedis, sim: SimulatorProcess, file: string, concurrency: number): Promise<FileFigures['ours']> {
+  await redis.reset();
+  await sim.reset();
+  const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency) });
+  const prefix = redisPrefix(loadConfig({ env: {}, overrides: env }));
+  const connection = redis.client.duplicate();
+  const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
+  const results = join(tmpdir(), `bench-file-${process.pid}.results.csv`);
+  const rejects = join(tmpdir(), `bench-file-${process.pid}.rejects.csv`);
+  let worker: StartedChild | undefined;
+  try {
+    // A worker is always running in production: started, and ready, before the clock starts.
+    worker = await startNode(cliEntry, ['worker', '--processes', '1'], env);
+    while ((await queue.getWorkersCount()) < 1) {
+      if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.stderr().slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const imported = await runNode(cliEntry, ['import', file, '--wait', '--results', results, '--rejects', rejects], env, [0, 4]);
+    const counters = await sim.counters();
+    const orders = counters.ordersAccepted;
+    if (counters.duplicateOrdersAccepted > 0 || imported.code !== 0) {
+      throw new Error(`import --wait exited ${imported.code}, ${counters.duplicateOrdersAccepted} duplicates:\n${imported.stdout.slice(-2000)}\n${imported.stderr.slice(-2000)}`);
+    }
+    const seconds = imported.wallMs / 1000;
+    return { orders, seconds, ordersPerSecond: orders / seconds };
+  } finally {
+    worker?.child.kill('SIGTERM');
+    await worker?.done;
+    await queue.close();
+    connection.disconnect();
+    await rm(results, { force: true });
+    await rm(rejects, { force: true });
+  }
+}
+
+async function bareRun(sim: SimulatorProcess, file: string, concurrency: number): Promise<FileFigures['bare']> {
+  await sim.reset();
+  const run = await runNode(benchScript('baselines/bareFile'), [sim.url, file, String(concurrency)]);
+  const figures = JSON.parse(run.stdout) as { orders: number; failed: number; statuses: Record<string, number> };
+  if (figures.failed > 0) throw new Error(`the bare script had ${figures.failed} orders refused: ${JSON.stringify(figures.statuses)}`);
+  const seconds = run.wallMs / 1000;
+  return { orders: figures.orders, seconds, ordersPerSecond: figures.orders / seconds };
+}
+
+export async function fileBench(rows: number, concurrency = 100, redisGiven?: BenchRedis): Promise<FileFigures> {
+  const file = await orderFile(rows);
+  const redis = redisGiven ?? (await startBenchRedis());
+  const sim = await startSimulatorProcess();
+  try {
+    const loadNow = load();
+    // Alternated in one run, so both meet the same machine.
+    const bare = await bareRun(sim, file, concurrency);
+    const ours = await oursRun(redis, sim, file, concurrency);
+    if (ours.orders !== bare.orders) throw new Error(`ours delivered ${ours.orders} orders, the bare script ${bare.orders}: not the same file`);
+    return { rows, concurrency, load: loadNow, ours, bare, ratio: ours.ordersPerSecond / bare.ordersPerSecond };
+  } finally {
+    sim.process.child.kill('SIGTERM');
+    await sim.process.done;
+    if (redisGiven === undefined) await redis.stop();
+  }
+}
+
+export function describeFile(f: FileFigures): string {
+  return (
+    `a whole file end to end, ${rate(f.ours.orders)} orders (${rate(f.rows)} rows), concurrency ${f.concurrency} (load ${f.load}): ` +
+    `ours (worker + import --wait) ${f.ours.seconds.toFixed(1)} s, ${rate(f.ours.ordersPerSecond)} orders/s; ` +
+    `bare script ${f.bare.seconds.toFixed(1)} s, ${rate(f.bare.ordersPerSecond)} orders/s; ratio ${f.ratio.toFixed(2)}x`
+  );
+}
+
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.stdout.write(describeFile(await fileBench(Number(process.argv[2] ?? 7_000), Number(process.argv[3] ?? 100))) + '\n');
+}
