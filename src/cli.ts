@@ -7,7 +7,7 @@
  * `main` maps thrown errors to the documented exit codes.
  */
 import { Command, CommanderError } from 'commander';
-import { ExitCode, isBulkorderError } from './errors.js';
+import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
 import { registerCommands } from './commands/index.js';
 import { isRedisConnectionError } from './redisErrors.js';
 
@@ -25,8 +25,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .configureOutput({ writeErr: (text) => process.stderr.write(text) })
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 1 internal error, 2 usage or configuration error, 3 file refused as a whole,\n' +
-        '4 some rows or orders need attention, 5 infrastructure unavailable (Redis, API, token endpoint).\n' +
+      `\nExit codes: ${Object.entries(EXIT_CODE_MEANINGS).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}.\n` +
         'See README.md for configuration (BULKORDER_* variables) and file formats.',
     );
   registerCommands(program, (code) => {

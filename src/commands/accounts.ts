@@ -5,7 +5,7 @@
  * own builders, given the accounts kind (wired in ./index.ts).
  */
 import type { Command } from 'commander';
-import { loadCommandContext, withConfigFlags, withImportOptions, withReadingOptions, type ImportFlags, type SetExitCode, type ValidateFlags } from './options.js';
+import { loadCommandContext, printReport, withConfigFlags, withImportOptions, withJsonRefusal, withReadingOptions, type ImportFlags, type SetExitCode, type ValidateFlags } from './options.js';
 
 /** Declares `accounts validate|import` and returns the `accounts` group; their code loads only when they run. */
 export function register(program: Command, setExitCode: SetExitCode): Command {
@@ -31,7 +31,8 @@ export function register(program: Command, setExitCode: SetExitCode): Command {
   );
   withConfigFlags(importCommand).action(async (file: string, flags: ImportFlags) => {
     const [{ runImport }, { ACCOUNTS }] = await Promise.all([import('../importer/importCommand.js'), import('../kinds/accounts.js')]);
-    setExitCode(await runImport(file, flags, await loadCommandContext(flags), ACCOUNTS));
+    const json = flags.json === true;
+    setExitCode(await withJsonRefusal(json, { file }, async () => printReport(await runImport(file, flags, await loadCommandContext(flags), ACCOUNTS), json)));
   });
 
   const validate = accounts

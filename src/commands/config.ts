@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags, type SetExitCode } from './options.js';
+import { jsonText, loadCommandContext, withConfigFlags, type ConfigFlags, type SetExitCode } from './options.js';
 
 interface ConfigCommandFlags extends ConfigFlags {
   json?: boolean;
@@ -20,7 +20,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
   withConfigFlags(command).action(async (flags: ConfigCommandFlags) => {
     const [{ configReport, configReportLines }, context] = await Promise.all([import('../configReport.js'), loadCommandContext(flags, { announce: false })]);
     const report = configReport(context.config);
-    process.stdout.write(flags.json === true ? `${JSON.stringify(report, null, 2)}\n` : `${configReportLines(report).join('\n')}\n`);
+    process.stdout.write(flags.json === true ? jsonText(report) : `${configReportLines(report).join('\n')}\n`);
     setExitCode(ExitCode.ok);
   });
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { accountsAlias, loadCommandContext, withConfigFlags, withParkedFilters, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type SetExitCode } from './options.js';
+import { accountsAlias, loadCommandContext, withConfigFlags, withJsonOption, withJsonRefusal, withParkedFilters, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type SetExitCode } from './options.js';
 
 /** Declares `dead-letters` under `parent` for one kind (`bulkorder dead-letters`, `bulkorder accounts dead-letters`). */
 export function register(parent: Command, setExitCode: SetExitCode, kind: RecordKindName): void {
@@ -20,7 +20,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
 
   const run = async (action: DeadLetterAction, args: string[], flags: DeadLetterFlags): Promise<void> => {
     const { runDeadLetters } = await import('./deadLettersRun.js');
-    setExitCode(await runDeadLetters(kind, action, args, flags, await loadCommandContext(flags, { announce: action === 'retry' })));
+    setExitCode(await withJsonRefusal(flags.json === true, { kind, action }, async () => runDeadLetters(kind, action, args, flags, await loadCommandContext(flags, { announce: action === 'retry' }))));
   };
 
   withConfigFlags(withParkedFilters(group.command('list').description('list dead letters, oldest first'), noun))
@@ -38,7 +38,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
     .option('--delimiter <char>', 'cell delimiter: "," (default), ";" or "tab"')
     .action((flags: DeadLetterFlags) => run('export', [], flags));
 
-  withConfigFlags(withParkedFilters(group.command('retry').description('send dead letters again as they are, as a new batch').argument('[orderKeys...]'), noun))
+  withJsonOption(withConfigFlags(withParkedFilters(group.command('retry').description('send dead letters again as they are, as a new batch').argument('[orderKeys...]'), noun)), 'what was queued (with --wait: how it ended)')
     .option('--all', 'every dead letter (needed when no key or filter is given)')
     .option('--wait', 'follow the new batch until every order settles')
     .option('--timeout <seconds>', 'with --wait: stop following after this long')

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withImportOptions, type ImportFlags } from './options.js';
+import { loadCommandContext, printReport, withConfigFlags, withImportOptions, withJsonRefusal, type ImportFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
@@ -23,6 +23,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     );
   withConfigFlags(command).action(async (file: string, flags: ImportFlags) => {
     const [{ runImport }, { ORDERS }] = await Promise.all([import('../importer/importCommand.js'), import('../kinds/orders.js')]);
-    setExitCode(await runImport(file, flags, await loadCommandContext(flags), ORDERS));
+    const json = flags.json === true;
+    setExitCode(await withJsonRefusal(json, { file }, async () => printReport(await runImport(file, flags, await loadCommandContext(flags), ORDERS), json)));
   });
 }

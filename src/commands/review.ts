@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { accountsAlias, loadCommandContext, withConfigFlags, withParkedFilters, type RecordKindName, type ReviewAction, type ReviewFlags, type SetExitCode } from './options.js';
+import { accountsAlias, loadCommandContext, withConfigFlags, withJsonOption, withJsonRefusal, withParkedFilters, type RecordKindName, type ReviewAction, type ReviewFlags, type SetExitCode } from './options.js';
 
 /** Declares `review` under `parent` for one kind (`bulkorder review`, `bulkorder accounts review`). */
 export function register(parent: Command, setExitCode: SetExitCode, kind: RecordKindName): void {
@@ -20,7 +20,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
 
   const run = async (action: ReviewAction, args: string[], flags: ReviewFlags): Promise<void> => {
     const { runReview } = await import('./reviewRun.js');
-    setExitCode(await runReview(kind, action, args, flags, await loadCommandContext(flags, { announce: action === 'release' })));
+    setExitCode(await withJsonRefusal(flags.json === true, { kind, action }, async () => runReview(kind, action, args, flags, await loadCommandContext(flags, { announce: action === 'release' }))));
   };
   const decided = (command: Command): Command =>
     command.option('--by <name>', 'who decided, recorded in the ledger (default: the OS user)').option('--note <text>', 'why, recorded in the ledger');
@@ -35,7 +35,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
     .addOption(accountsAlias())
     .action((key: string, flags: ReviewFlags) => run('show', [key], flags));
 
-  withConfigFlags(decided(withParkedFilters(group.command('release').description('send held orders again (you checked they are not on the service)').argument('[orderKeys...]'), noun)))
+  withJsonOption(withConfigFlags(decided(withParkedFilters(group.command('release').description('send held orders again (you checked they are not on the service)').argument('[orderKeys...]'), noun))), 'what was queued (with --wait: how it ended)')
     .option('--all', 'every held order (needed when no key or filter is given)')
     .option('--wait', 'follow the new batch until every order settles')
     .option('--timeout <seconds>', 'with --wait: stop following after this long')

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { withReadingOptions, type SetExitCode, type ValidateFlags } from './options.js';
+import { withJsonRefusal, withReadingOptions, type SetExitCode, type ValidateFlags } from './options.js';
 
 /** `bulkorder validate <file>`: a dry run of ingest. Heavy modules load inside the action. */
 export function register(program: Command, setExitCode: SetExitCode): void {
@@ -25,29 +25,25 @@ export function register(program: Command, setExitCode: SetExitCode): void {
         '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.\n',
     )
     .action(async (file: string, flags: ValidateFlags) => {
-      const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { isBulkorderError }, { ORDERS }, { ErrorSink }] = await Promise.all([
-        import('../ingest/validateFile.js'),
-        import('../ingest/ingestFlags.js'),
-        import('../ingest/validationReport.js'),
-        import('../errors.js'),
-        import('../kinds/orders.js'),
-        import('../ingest/errorSink.js'),
-      ]);
-      const sink = flags.json === true ? new ErrorSink((text) => process.stdout.write(text)) : undefined;
-      try {
-        const result = await validateFile(file, {
-          ...(await ingestOptionsFromFlags(flags)),
-          ...(flags.out === undefined ? {} : { out: flags.out }),
-          ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
-        }, ORDERS);
-        process.stdout.write(validationReport(file, result, flags.json === true, sink));
-        setExitCode(result.exitCode);
-      } catch (error) {
-        if (flags.json === true && isBulkorderError(error)) {
-          const refused = { code: error.code, message: error.message, exitCode: error.exitCode, ...(error.details === undefined ? {} : { details: error.details }) };
-          process.stdout.write(JSON.stringify({ file, refused }, null, 2) + '\n');
-        }
-        throw error;
-      }
+      const json = flags.json === true;
+      setExitCode(
+        await withJsonRefusal(json, { file }, async () => {
+          const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ORDERS }, { ErrorSink }] = await Promise.all([
+            import('../ingest/validateFile.js'),
+            import('../ingest/ingestFlags.js'),
+            import('../ingest/validationReport.js'),
+            import('../kinds/orders.js'),
+            import('../ingest/errorSink.js'),
+          ]);
+          const sink = json ? new ErrorSink((text) => process.stdout.write(text)) : undefined;
+          const result = await validateFile(file, {
+            ...(await ingestOptionsFromFlags(flags)),
+            ...(flags.out === undefined ? {} : { out: flags.out }),
+            ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
+          }, ORDERS);
+          process.stdout.write(validationReport(file, result, json, sink));
+          return result.exitCode;
+        }),
+      );
     });
 }
