@@ -11,6 +11,53 @@ import type { IngestFlags } from '../ingest/ingestFlags.js';
 import type { RecordKindName } from '../kinds/recordKind.js';
 import type { Logger } from '../logger.js';
 
+/** Help reads at 80 columns whatever the terminal: src/cli.ts sets it for every command, and the text after the options is wrapped to it here. */
+export const HELP_WIDTH = 80;
+
+/**
+ * The text after a command's options, laid out the same way for every command: an "Examples:"
+ * block (one command line each, continued with ` \` where longer than HELP_WIDTH, never inside
+ * quotes) and then notes such as "Exit codes: ..." wrapped as paragraphs. Commander prints this
+ * text as it is, so it is wrapped here; descriptions and option texts are wrapped by commander
+ * and so carry no hard line breaks of their own.
+ */
+export function withExamples(command: Command, examples: readonly string[], ...notes: string[]): Command {
+  const lines = ['', 'Examples:', ...examples.flatMap((example) => exampleLines(example)), ...notes.flatMap((note) => ['', ...wrapText(note, HELP_WIDTH)])];
+  return command.addHelpText('after', lines.join('\n'));
+}
+
+/** One example, `  `-indented; continued on `    `-indented lines, each ending in ` \`, when too long. */
+function exampleLines(example: string): string[] {
+  // A flag stays on one line with its value: `--source "/srv/in/*.csv"`.
+  const words = example.match(/>\s*\S+|--\S+ (?:"[^"]*"|'[^']*'|[^-\s>#]\S*)|"[^"]*"|'[^']*'|#.*$|\S+/g) ?? [];
+  const lines: string[] = [];
+  let line = '  ';
+  for (const word of words) {
+    const candidate = line.trim() === '' ? line + word : `${line} ${word}`;
+    if (candidate.length <= HELP_WIDTH - 2 || line.trim() === '') line = candidate;
+    else {
+      lines.push(`${line} \\`);
+      line = `    ${word}`;
+    }
+  }
+  lines.push(line);
+  return lines;
+}
+
+/** Words of a paragraph in lines of at most `width` characters. */
+function wrapText(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
 /** Sets the process exit code a command's action decided on. */
 export type SetExitCode = (code: number) => void;
 
