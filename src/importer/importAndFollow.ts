@@ -33,7 +33,7 @@ export interface ImportOutcome {
   resultsPath: string | undefined;
   exitCode: number;
   report: string;
-  /** The same facts as `report`, for `--json` (README, "Command reference"). */
+  /** The same facts as `report`, for `--json` (README, "`--json` for scripts"). */
   json: Record<string, unknown>;
 }
 

@@ -99,6 +99,25 @@ describe('memory bounded whatever the shape', () => {
     }
   });
 
+  it('a store of more than 256 buckets writes each bucket without keeping its file open, and gives every unit back', async () => {
+    const plan = resolveColumns('many.csv', HEADER.split(','));
+    const spill = join(tmp.dir, 'spill');
+    await mkdir(spill);
+    const store = await createUnitStore<OrderUnit>({ codec: ORDER_SCHEMA.codec, bucketCount: 600, tmpDir: spill, flushBytes: 512, limit: ORDER_SCHEMA.limit!(1000) });
+    const openFiles = async () => (await readdir('/proc/self/fd')).length;
+    const before = await openFiles();
+    try {
+      for (let line = 2; line < 3002; line++) await store.add(ORDER_SCHEMA.csvUnit({ kind: 'record', line, values: row({ orderRef: `R-${line}` }).split(',') }, plan, {}));
+      expect(await openFiles()).toBeLessThan(before + 10); // not one descriptor per bucket
+      const lines: number[] = [];
+      for await (const bucket of store.buckets()) lines.push(...bucket.map((unit) => unit.rows[0]!.line));
+      expect(lines.sort((a, b) => a - b)).toEqual(Array.from({ length: 3000 }, (_, i) => i + 2));
+    } finally {
+      await store.dispose();
+    }
+    expect(await readdir(spill)).toEqual([]);
+  });
+
   it('names lines as ranges, capped', () => {
     const ranges = new LineRanges();
     for (const line of [2, 3, 4, 7, 9, 10]) ranges.add(line);
