@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, withReadingOptions, type ScheduleAction, type ScheduleFlags } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions, type ScheduleAction, type ScheduleFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const group = program
@@ -20,7 +20,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
 
   const run = async (action: ScheduleAction, args: string[], flags: ScheduleFlags): Promise<void> => {
     const { runSchedule } = await import('./scheduleRun.js');
-    setExitCode(await runSchedule(action, args, flags, await loadCommandContext(flags, { announce: action === 'set' })));
+    setExitCode(await withJsonRefusal(flags.json === true, { action, ...(args[0] === undefined ? {} : { name: args[0] }) }, async () => runSchedule(action, args, flags, await loadCommandContext(flags, { announce: action === 'set' }))));
   };
 
   const set = group

@@ -20,25 +20,25 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     'Exit codes: 0 every order valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole ' +
       '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.',
   ).action(async (file: string, flags: ValidateFlags) => {
-      const json = flags.json === true;
-      setExitCode(
-        await withJsonRefusal(json, { file }, async () => {
-          const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ORDERS }, { ErrorSink }] = await Promise.all([
-            import('../ingest/validateFile.js'),
-            import('../ingest/ingestFlags.js'),
-            import('../ingest/validationReport.js'),
-            import('../kinds/orders.js'),
-            import('../ingest/errorSink.js'),
-          ]);
-          const sink = json ? new ErrorSink((text) => process.stdout.write(text)) : undefined;
-          const result = await validateFile(file, {
-            ...(await ingestOptionsFromFlags(flags)),
-            ...(flags.out === undefined ? {} : { out: flags.out }),
-            ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
-          }, ORDERS);
-          process.stdout.write(validationReport(file, result, json, sink));
-          return result.exitCode;
-        }),
-      );
-    });
+    const json = flags.json === true;
+    setExitCode(
+      await withJsonRefusal(json, { file }, async () => {
+        const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ORDERS }, { ErrorSink }] = await Promise.all([
+          import('../ingest/validateFile.js'),
+          import('../ingest/ingestFlags.js'),
+          import('../ingest/validationReport.js'),
+          import('../kinds/orders.js'),
+          import('../ingest/errorSink.js'),
+        ]);
+        const sink = json ? new ErrorSink((text) => process.stdout.write(text)) : undefined;
+        const result = await validateFile(file, {
+          ...(await ingestOptionsFromFlags(flags)),
+          ...(flags.out === undefined ? {} : { out: flags.out }),
+          ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
+        }, ORDERS);
+        process.stdout.write(validationReport(file, result, json, sink));
+        return result.exitCode;
+      }),
+    );
+  });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, withReadingOptions, type WatchFlags } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions, type WatchFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
@@ -28,6 +28,6 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       'or a file stayed in processing/ under another watcher\'s lock (the waiting is said on stderr).',
   ).action(async (dir: string, flags: WatchFlags) => {
     const { runWatch } = await import('./watchRun.js');
-    setExitCode(await runWatch(dir, flags, await loadCommandContext(flags)));
+    setExitCode(await withJsonRefusal(flags.json === true && flags.once === true, { dir }, async () => runWatch(dir, flags, await loadCommandContext(flags))));
   });
 }

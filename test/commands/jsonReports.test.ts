@@ -90,6 +90,9 @@ describe('--json on the commands that change something (the real CLI, stdout par
     const unselected = await json(rig, ['review', 'release']);
     expect(unselected.code).toBe(2);
     expect(unselected.json).toMatchObject({ refused: { code: 'SELECTION_MISSING' }, exitCode: 2 });
+    const badSchedule = await json(rig, ['schedule', 'set', 'nightly', '--cron', '0 2 * * *', '--source', join(rig.dir, 'missing')]);
+    expect(badSchedule.code).toBe(2);
+    expect(badSchedule.json).toMatchObject({ action: 'set', name: 'nightly', refused: { code: 'SOURCE_NOT_FOUND' }, exitCode: 2 });
   }, 120_000);
 
   it('accounts import, accounts dead-letters retry and accounts review release do the same for employee accounts', async () => {
