@@ -7,38 +7,49 @@
  * `main` maps thrown errors to the documented exit codes.
  */
 import { Command, CommanderError } from 'commander';
-import { ExitCode, isBulkorderError } from './errors.js';
-import { registerCommands } from './commands/index.js';
+import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
+import { registerCommands, type SetExitCode } from './commands/index.js';
+import { HELP_WIDTH, withExamples } from './commands/options.js';
 import { isRedisConnectionError } from './redisErrors.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   let exitCode: number = ExitCode.ok;
-  const program = new Command()
-    .name('bulkorder')
-    .description(
-      'Turns order files (CSV, JSON, NDJSON) into orders on the Business API, exactly once.\n' +
-        'Rows are validated, queued in Redis (BullMQ) and posted by workers sharing one OAuth2 token.',
-    )
-    .version(await packageVersion(), '-V, --version')
-    .showHelpAfterError('(run with --help for usage)')
-    .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) })
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 ok, 1 internal error, 2 usage or configuration error, 3 file refused as a whole,\n' +
-        '4 some rows or orders need attention, 5 infrastructure unavailable (Redis, API, token endpoint).\n' +
-        'See README.md for configuration (BULKORDER_* variables) and file formats.',
-    );
-  registerCommands(program, (code) => {
+  const program = buildProgram(await packageVersion(), (code) => {
     exitCode = code;
   });
-
   try {
     await program.parseAsync(argv as string[], { from: 'node' });
   } catch (error) {
     return exitCodeFor(error);
   }
   return exitCode;
+}
+
+/**
+ * The whole command tree, as `main` runs it (tests walk it to check every help text). Help is
+ * laid out for HELP_WIDTH columns in this one place: subcommands inherit the setting, and
+ * `minWidthToWrap` is lowered so option texts beside long flags are wrapped too.
+ */
+export function buildProgram(version: string, setExitCode: SetExitCode): Command {
+  const program = new Command()
+    .name('bulkorder')
+    .description(
+      'Turns order files (CSV, JSON, NDJSON) into orders on the Business API, exactly once. ' +
+        'Rows are validated, queued in Redis (BullMQ) and posted by workers sharing one OAuth2 token.',
+    )
+    .version(version, '-V, --version')
+    .configureHelp({ helpWidth: HELP_WIDTH, minWidthToWrap: 24 })
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  withExamples(
+    program,
+    ['bulkorder validate orders.csv', 'bulkorder worker --config-file .env &', 'bulkorder import orders.csv --wait --config-file .env', 'bulkorder status'],
+    `Exit codes: ${Object.entries(EXIT_CODE_MEANINGS).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}.`,
+    'See README.md for configuration (BULKORDER_* variables) and file formats; every command has --help with examples.',
+  );
+  registerCommands(program, setExitCode);
+  return program;
 }
 
 function exitCodeFor(error: unknown): number {

@@ -14,6 +14,21 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/** What each exit code means, in the words of `--help` and README; `--json` answers carry it as `exitMeaning`. */
+export const EXIT_CODE_MEANINGS: Readonly<Record<ExitCode, string>> = {
+  0: 'ok',
+  1: 'internal error',
+  2: 'usage or configuration error',
+  3: 'file refused as a whole',
+  4: 'some rows or orders need attention',
+  5: 'infrastructure unavailable (Redis, API, token endpoint)',
+};
+
+/** The meaning of an exit code (`unknown` for one we never use). */
+export function exitMeaning(code: number): string {
+  return (EXIT_CODE_MEANINGS as Record<number, string>)[code] ?? 'unknown';
+}
+
 export class BulkorderError extends Error {
   readonly code: string;
   readonly exitCode: ExitCode;

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags, type SetExitCode } from './options.js';
+import { jsonText, loadCommandContext, withConfigFlags, withExamples, type ConfigFlags, type SetExitCode } from './options.js';
 
 interface ConfigCommandFlags extends ConfigFlags {
   json?: boolean;
@@ -15,12 +15,12 @@ export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
     .command('config')
     .description('Print the effective configuration, where each value came from (env-file, environment, default) and the Redis namespaces; secrets masked')
-    .option('--json', 'print it as JSON')
-    .addHelpText('after', '\nExample:\n  bulkorder config --config-file .env\n\nExit codes: 0 printed; 2 the configuration is refused (the message names the variable).');
+    .option('--json', 'print it as JSON');
+  withExamples(command, ['bulkorder config --config-file .env', 'bulkorder config --json'], 'Exit codes: 0 printed; 2 the configuration is refused (the message names the variable).');
   withConfigFlags(command).action(async (flags: ConfigCommandFlags) => {
     const [{ configReport, configReportLines }, context] = await Promise.all([import('../configReport.js'), loadCommandContext(flags, { announce: false })]);
     const report = configReport(context.config);
-    process.stdout.write(flags.json === true ? `${JSON.stringify(report, null, 2)}\n` : `${configReportLines(report).join('\n')}\n`);
+    process.stdout.write(flags.json === true ? jsonText(report) : `${configReportLines(report).join('\n')}\n`);
     setExitCode(ExitCode.ok);
   });
 }

@@ -1,19 +1,19 @@
 import type { Command } from 'commander';
-import { loadCommandContext, withConfigFlags, type DashboardFlags, type SetExitCode } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, type DashboardFlags, type SetExitCode } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
     .command('dashboard')
     .summary('web dashboard: batches, dead letters, held orders, schedules; /metrics, /healthz, /readyz')
     .description(
-      'Serves the operator\'s dashboard until stopped. Binds 127.0.0.1 unless --host says otherwise (which needs\n' +
-        'BULKORDER_DASHBOARD_TOKEN). Actions (retry, purge, release, resolve) need that token as bearer token or\n' +
+      'Serves the operator\'s dashboard until stopped. Binds 127.0.0.1 unless --host says otherwise (which needs ' +
+        'BULKORDER_DASHBOARD_TOKEN). Actions (retry, purge, release, resolve) need that token as bearer token or ' +
         'basic-auth password; without it, or with --read-only, the dashboard only shows.',
     )
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <n>', 'port to listen on', '8080')
-    .option('--read-only', 'hide and refuse every action')
-    .addHelpText('after', '\nExamples:\n  bulkorder dashboard --env-file .env\n  bulkorder dashboard --host 0.0.0.0 --port 8080 --read-only --env-file .env');
+    .option('--read-only', 'hide and refuse every action');
+  withExamples(command, ['bulkorder dashboard --config-file .env', 'bulkorder dashboard --host 0.0.0.0 --port 8080 --read-only --config-file .env']);
   withConfigFlags(command).action(async (flags: DashboardFlags) => {
     const { runDashboard } = await import('./dashboardRun.js');
     setExitCode(await runDashboard(flags, await loadCommandContext(flags)));

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { accountsAlias, loadCommandContext, withConfigFlags, withParkedFilters, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type SetExitCode } from './options.js';
+import { accountsAlias, loadCommandContext, withConfigFlags, withExamples, withJsonOption, withJsonRefusal, withParkedFilters, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type SetExitCode } from './options.js';
 
 /** Declares `dead-letters` under `parent` for one kind (`bulkorder dead-letters`, `bulkorder accounts dead-letters`). */
 export function register(parent: Command, setExitCode: SetExitCode, kind: RecordKindName): void {
@@ -12,39 +12,46 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
         'until resolved or purged. Fix them by exporting, correcting the rows and importing the file again; or retry them ' +
         'as they are once a fault on the server side is fixed.',
     )
-    .addHelpText(
-      'after',
-      '\nExamples:\n  bulkorder dead-letters list --code PRODUCT_UNKNOWN\n  bulkorder dead-letters export --out fix-me.csv' +
-        '   # fix the rows, then: bulkorder import fix-me.csv --wait\n  bulkorder dead-letters retry --status 503 --wait\n  bulkorder dead-letters purge --older-than 30d',
-    );
+  const cli = `${kind === 'orders' ? 'bulkorder' : 'bulkorder accounts'} dead-letters`;
+  withExamples(group, [
+    `${cli} list --code PRODUCT_UNKNOWN`,
+    `${cli} export --out fix-me.csv   # fix the rows, then import fix-me.csv --wait`,
+    `${cli} retry --status 503 --wait`,
+    `${cli} purge --older-than 30d`,
+  ]);
 
   const run = async (action: DeadLetterAction, args: string[], flags: DeadLetterFlags): Promise<void> => {
     const { runDeadLetters } = await import('./deadLettersRun.js');
-    setExitCode(await runDeadLetters(kind, action, args, flags, await loadCommandContext(flags, { announce: action === 'retry' })));
+    setExitCode(await withJsonRefusal(flags.json === true, { kind, action }, async () => runDeadLetters(kind, action, args, flags, await loadCommandContext(flags, { announce: action === 'retry' }))));
   };
 
-  withConfigFlags(withParkedFilters(group.command('list').description('list dead letters, oldest first'), noun))
+  const list = withConfigFlags(withParkedFilters(group.command('list').description('list dead letters, oldest first'), noun))
     .option('--limit <n>', 'show at most this many', '50')
-    .option('--json', 'print JSON (one object per dead letter) instead of a table')
-    .action((flags: DeadLetterFlags) => run('list', [], flags));
+    .option('--json', 'print JSON (one object per dead letter) instead of a table');
+  withExamples(list, [`${cli} list`, `${cli} list --status 422 --newer-than 12h`, `${cli} list --batch b-20261122T020000-1a2b3c --json`]).action((flags: DeadLetterFlags) => run('list', [], flags));
 
-  withConfigFlags(group.command('show').description('the order, its source lines and the full error body').argument('<orderKey>'))
+  const show = withConfigFlags(group.command('show').description('the order, its source lines and the full error body').argument('<orderKey>'))
     .option('--json', 'print the record as JSON')
-    .addOption(accountsAlias())
-    .action((key: string, flags: DeadLetterFlags) => run('show', [key], flags));
+    .addOption(accountsAlias());
+  const sampleKey = kind === 'orders' ? 'ref.1001.GIFT-7' : '<account key>';
+  withExamples(show, [`${cli} show ${sampleKey}`, `${cli} show ${sampleKey} --json`]).action((key: string, flags: DeadLetterFlags) => run('show', [key], flags));
 
-  withConfigFlags(withParkedFilters(group.command('export').description('write dead letters as CSV in their input format, plus error columns, to fix and import again'), noun))
+  const exportCommand = withConfigFlags(withParkedFilters(group.command('export').description('write dead letters as CSV in their input format, plus error columns, to fix and import again'), noun))
     .option('--out <file>', 'where to write (default dead-letters-<env>-<time>.csv); several input column sets: <name>-1.csv, <name>-2.csv')
-    .option('--delimiter <char>', 'cell delimiter: "," (default), ";" or "tab"')
-    .action((flags: DeadLetterFlags) => run('export', [], flags));
+    .option('--delimiter <char>', 'cell delimiter: "," (default), ";" or "tab"');
+  withExamples(exportCommand, [`${cli} export --out fix-me.csv`, `${cli} export --code PRODUCT_UNKNOWN --delimiter ";" --out fix-me.csv`]).action((flags: DeadLetterFlags) => run('export', [], flags));
 
-  withConfigFlags(withParkedFilters(group.command('retry').description('send dead letters again as they are, as a new batch').argument('[orderKeys...]'), noun))
+  const retry = withJsonOption(withConfigFlags(withParkedFilters(group.command('retry').description('send dead letters again as they are, as a new batch').argument('[orderKeys...]'), noun)), 'what was queued (with --wait: how it ended)')
     .option('--all', 'every dead letter (needed when no key or filter is given)')
     .option('--wait', 'follow the new batch until every order settles')
-    .option('--timeout <seconds>', 'with --wait: stop following after this long')
-    .action((keys: string[], flags: DeadLetterFlags) => run('retry', keys, flags));
+    .option('--timeout <seconds>', 'with --wait: stop following after this long');
+  withExamples(
+    retry,
+    [`${cli} retry --status 503 --wait`, `${cli} retry --code UPSTREAM_BROKEN --older-than 1h`, `${cli} retry --all --wait --timeout 600 --json`],
+    'Exit codes: 0 queued (with --wait: every one delivered); 4 some were dead-lettered or held again, or --timeout ended the waiting; 2 no key, filter or --all; 5 Redis unavailable.',
+  ).action((keys: string[], flags: DeadLetterFlags) => run('retry', keys, flags));
 
-  withConfigFlags(withParkedFilters(group.command('purge').description('forget dead letters for good (their orders are not sent)').argument('[orderKeys...]'), noun))
-    .option('--all', 'every dead letter (needed when no key or filter is given)')
-    .action((keys: string[], flags: DeadLetterFlags) => run('purge', keys, flags));
+  const purge = withConfigFlags(withParkedFilters(group.command('purge').description('forget dead letters for good (their orders are not sent)').argument('[orderKeys...]'), noun))
+    .option('--all', 'every dead letter (needed when no key or filter is given)');
+  withExamples(purge, [`${cli} purge --older-than 30d`, `${cli} purge --code PRODUCT_UNKNOWN --batch b-20261122T020000-1a2b3c`]).action((keys: string[], flags: DeadLetterFlags) => run('purge', keys, flags));
 }

@@ -9,7 +9,7 @@ import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
 import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
-import { chosenKind, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type CommandContext } from './options.js';
+import { chosenKind, printReport, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type CommandContext } from './options.js';
 
 type Context = CommandContext;
 
@@ -77,8 +77,8 @@ async function retry(store: ParkedStore, services: Services<unknown>, filter: Pa
   const items = (await store.select(filter)).filter((item) => item.entry === undefined || item.entry.state === 'dead');
   const made = await retryDeadLetters(items, services.ledger, services.pipeline(ctx.logger));
   const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
-  process.stdout.write(report.lines.join('\n') + '\n');
-  return report.exitCode;
+  const json = { kind: services.kind.name, action: 'dead-letters retry', matched: items.length, batches: report.batches };
+  return printReport({ text: report.lines.join('\n') + '\n', json, exitCode: report.exitCode }, flags.json === true);
 }
 
 async function purge(store: ParkedStore, services: Services<unknown>, filter: ParkedFilter, flags: DeadLetterFlags): Promise<number> {

@@ -5,10 +5,58 @@
  */
 import { Option, type Command } from 'commander';
 import type { Config } from '../config.js';
+import { exitMeaning, isBulkorderError } from '../errors.js';
 import type { ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import type { IngestFlags } from '../ingest/ingestFlags.js';
 import type { RecordKindName } from '../kinds/recordKind.js';
 import type { Logger } from '../logger.js';
+
+/** Help reads at 80 columns whatever the terminal: src/cli.ts sets it for every command, and the text after the options is wrapped to it here. */
+export const HELP_WIDTH = 80;
+
+/**
+ * The text after a command's options, laid out the same way for every command: an "Examples:"
+ * block (one command line each, continued with ` \` where longer than HELP_WIDTH, never inside
+ * quotes) and then notes such as "Exit codes: ..." wrapped as paragraphs. Commander prints this
+ * text as it is, so it is wrapped here; descriptions and option texts are wrapped by commander
+ * and so carry no hard line breaks of their own.
+ */
+export function withExamples(command: Command, examples: readonly string[], ...notes: string[]): Command {
+  const lines = ['', 'Examples:', ...examples.flatMap((example) => exampleLines(example)), ...notes.flatMap((note) => ['', ...wrapText(note, HELP_WIDTH)])];
+  return command.addHelpText('after', lines.join('\n'));
+}
+
+/** One example, `  `-indented; continued on `    `-indented lines, each ending in ` \`, when too long. */
+function exampleLines(example: string): string[] {
+  // A flag stays on one line with its value: `--source "/srv/in/*.csv"`.
+  const words = example.match(/>\s*\S+|--\S+ (?:"[^"]*"|'[^']*'|[^-\s>#]\S*)|"[^"]*"|'[^']*'|#.*$|\S+/g) ?? [];
+  const lines: string[] = [];
+  let line = '  ';
+  for (const word of words) {
+    const candidate = line.trim() === '' ? line + word : `${line} ${word}`;
+    if (candidate.length <= HELP_WIDTH - 2 || line.trim() === '') line = candidate;
+    else {
+      lines.push(`${line} \\`);
+      line = `    ${word}`;
+    }
+  }
+  lines.push(line);
+  return lines;
+}
+
+/** Words of a paragraph in lines of at most `width` characters. */
+function wrapText(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
 
 /** Sets the process exit code a command's action decided on. */
 export type SetExitCode = (code: number) => void;
@@ -37,6 +85,47 @@ export function withConfigFlags(command: Command): Command {
     .addOption(new Option('--env-file <path>', 'former name of --config-file').hideHelp())
     .addOption(new Option('--log-format <format>', 'log lines: pretty (readable), json, or auto: pretty on a terminal, JSON when piped (default: LOG_FORMAT or auto)').choices(['auto', 'json', 'pretty']))
     .option('--production', 'confirm that BULKORDER_ENV=production is meant (same as BULKORDER_CONFIRM_PRODUCTION=yes)');
+}
+
+/** `--json` of a command: `what` as one JSON object on stdout; progress, logs and notes stay on stderr. */
+export function withJsonOption(command: Command, what: string): Command {
+  return command.option('--json', `print ${what} as one JSON object on stdout, with exitCode and exitMeaning (progress and notes go to stderr)`);
+}
+
+/** What a command that changes something tells: lines for a person, the same facts for a script, its exit code. */
+export interface CommandReport {
+  text: string;
+  json: Record<string, unknown>;
+  exitCode: number;
+}
+
+/** One JSON document the way every `--json` prints it: indented, one trailing newline. */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
+/** Prints a report on stdout, as text or (--json) as one JSON object ending in its exit code and what it means; returns the exit code. */
+export function printReport(report: CommandReport, json: boolean): number {
+  process.stdout.write(json ? jsonText({ ...report.json, exitCode: report.exitCode, exitMeaning: exitMeaning(report.exitCode) }) : report.text);
+  return report.exitCode;
+}
+
+/**
+ * Runs a command's action. With --json, a typed error (file refused, usage, Redis unavailable) is
+ * printed on stdout too, as `{...context, refused: {code, message, exitCode, details}, exitCode,
+ * exitMeaning}`, so a script reading stdout always gets one object; the error is then rethrown
+ * and cli.ts says it on stderr and exits with its code, as without --json.
+ */
+export async function withJsonRefusal(json: boolean, context: Record<string, unknown>, run: () => Promise<number>): Promise<number> {
+  try {
+    return await run();
+  } catch (error) {
+    if (json && isBulkorderError(error)) {
+      const refused = { code: error.code, message: error.message, exitCode: error.exitCode, ...(error.details === undefined ? {} : { details: error.details }) };
+      process.stdout.write(jsonText({ ...context, refused, exitCode: error.exitCode, exitMeaning: exitMeaning(error.exitCode) }));
+    }
+    throw error;
+  }
 }
 
 /** The configuration and logger a command's action runs with. */
@@ -77,6 +166,7 @@ export function withReadingOptions(command: Command, whose = 'the file', mapNote
 
 /** Flags of `import` and `accounts import`. */
 export interface ImportFlags extends ConfigFlags, IngestFlags {
+  json?: boolean;
   wait?: boolean;
   force?: boolean;
   rejects?: string;
@@ -87,7 +177,7 @@ export interface ImportFlags extends ConfigFlags, IngestFlags {
 
 /** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
 export function withImportOptions(command: Command, noun: string): Command {
-  return withReadingOptions(command)
+  return withJsonOption(withReadingOptions(command), 'the summary (counts, batch id, rejects and results files; with --wait what was delivered)')
     .option('--wait', `follow the batch until every ${noun} is delivered, dead-lettered or held; then write <name>.results.csv`)
     .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
     .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')

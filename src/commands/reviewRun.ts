@@ -6,7 +6,7 @@ import { releaseHeld } from '../review/releaseHeld.js';
 import { resolveHeld } from '../review/resolveHeld.js';
 import { listParked, openParked, positiveInteger, requireSelection, showParked } from '../deadLetter/parkedActions.js';
 import { KINDS } from '../kinds/kindByName.js';
-import { chosenKind, type CommandContext, type RecordKindName, type ReviewAction, type ReviewFlags } from './options.js';
+import { chosenKind, printReport, type CommandContext, type RecordKindName, type ReviewAction, type ReviewFlags } from './options.js';
 
 /** What to do next, in the words of the kind's commands (`bulkorder` or `bulkorder accounts`). */
 const listHints = (cli: string, noun: string): string[] => [
@@ -35,8 +35,8 @@ export async function runReview(kind: RecordKindName, action: ReviewAction, args
         const items = await store.select(filter);
         const made = await releaseHeld(items, services.ledger, review, services.pipeline(ctx.logger));
         const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
-        process.stdout.write([`released by ${review.by}`, ...report.lines].join('\n') + '\n');
-        return report.exitCode;
+        const json = { kind: services.kind.name, action: 'review release', releasedBy: review.by, matched: items.length, batches: report.batches };
+        return printReport({ text: [`released by ${review.by}`, ...report.lines].join('\n') + '\n', json, exitCode: report.exitCode }, flags.json === true);
       }
       case 'resolve': {
         requireSelection(filter, flags, 'review resolve');

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withReadingOptions, type ScheduleAction, type ScheduleFlags } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions, type ScheduleAction, type ScheduleFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const group = program
@@ -10,35 +10,41 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       'Scheduled imports through BullMQ job schedulers: the running `bulkorder worker` processes import what the source ' +
         'holds when the schedule fires (one of them per firing). A night that runs twice, or a file still there the next ' +
         'night, sends nothing twice: the ledger skips what was delivered or queued before.',
-    )
-    .addHelpText(
-      'after',
-      '\nExamples:\n  bulkorder schedule set nightly --cron "0 2 * * *" --tz Europe/Amsterdam --source /srv/exports/orders.csv\n' +
-        '  bulkorder schedule set hourly --cron "15 * * * *" --source "/srv/exports/orders-*.csv"\n  bulkorder schedule list\n  bulkorder schedule remove nightly',
     );
+  withExamples(group, [
+    'bulkorder schedule set nightly --cron "0 2 * * *" --tz Europe/Amsterdam --source /srv/exports/orders.csv',
+    'bulkorder schedule set hourly --cron "15 * * * *" --source "/srv/exports/orders-*.csv"',
+    'bulkorder schedule list',
+    'bulkorder schedule remove nightly',
+  ]);
 
   const run = async (action: ScheduleAction, args: string[], flags: ScheduleFlags): Promise<void> => {
     const { runSchedule } = await import('./scheduleRun.js');
-    setExitCode(await runSchedule(action, args, flags, await loadCommandContext(flags, { announce: action === 'set' })));
+    setExitCode(await withJsonRefusal(flags.json === true, { action, ...(args[0] === undefined ? {} : { name: args[0] }) }, async () => runSchedule(action, args, flags, await loadCommandContext(flags, { announce: action === 'set' }))));
   };
 
-  withConfigFlags(
-    withReadingOptions(
-      group
-        .command('set')
-      .description('create or replace a schedule')
-      .argument('<name>', 'the schedule name; setting it again replaces it')
-      .requiredOption('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *" (02:00 every day); six fields put seconds first')
-      .option('--tz <zone>', 'IANA time zone of the pattern, e.g. Europe/Amsterdam (default: the workers\' local time)')
-      .requiredOption('--source <path>', 'a file, a folder (its .csv/.json/.ndjson files) or a glob like "/srv/in/orders-*.csv"')
-      .option('--json', 'print the schedule as set, as JSON')
-      .addHelpText('after', '\nExamples:\n  bulkorder schedule set nightly --cron "0 2 * * *" --tz Europe/Amsterdam --source /srv/exports\n  bulkorder schedule set orders --cron "30 3 * * 1-5" --source "/srv/in/orders-*.csv" --encoding windows-1252 --json\n\nExit codes: 0 set; 2 a bad pattern, zone, name, or a source that cannot exist; 5 Redis unavailable.'),
-      'each file',
-      ' (read now and kept with the schedule)',
-    ),
+  const set = group
+    .command('set')
+    .description('create or replace a schedule')
+    .argument('<name>', 'the schedule name; setting it again replaces it')
+    .requiredOption('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *" (02:00 every day); six fields put seconds first')
+    .option('--tz <zone>', 'IANA time zone of the pattern, e.g. Europe/Amsterdam (default: the workers\' local time)')
+    .requiredOption('--source <path>', 'a file, a folder (its .csv/.json/.ndjson files) or a glob like "/srv/in/orders-*.csv"')
+    .option('--json', 'print the schedule as set, as JSON');
+  withExamples(
+    withConfigFlags(withReadingOptions(set, 'each file', ' (read now and kept with the schedule)')),
+    [
+      'bulkorder schedule set nightly --cron "0 2 * * *" --tz Europe/Amsterdam --source /srv/exports',
+      'bulkorder schedule set orders --cron "30 3 * * 1-5" --source "/srv/in/orders-*.csv" --encoding windows-1252 --json',
+    ],
+    'Exit codes: 0 set; 2 a bad pattern, zone, name, or a source that cannot exist; 5 Redis unavailable.',
   ).action((name: string, flags: ScheduleFlags) => run('set', [name], flags));
 
-  withConfigFlags(group.command('list').description('list schedules with their next run').option('--json', 'print JSON')).action((flags: ScheduleFlags) => run('list', [], flags));
+  const list = withConfigFlags(group.command('list').description('list schedules with their next run').option('--json', 'print JSON'));
+  withExamples(list, ['bulkorder schedule list', 'bulkorder schedule list --json --config-file .env']).action((flags: ScheduleFlags) => run('list', [], flags));
 
-  withConfigFlags(group.command('remove').description('remove a schedule').argument('<name>')).action((name: string, flags: ScheduleFlags) => run('remove', [name], flags));
+  const remove = withConfigFlags(group.command('remove').description('remove a schedule').argument('<name>'));
+  withExamples(remove, ['bulkorder schedule remove nightly'], 'Exit codes: 0 removed; 2 no schedule of that name (schedule list shows them); 5 Redis unavailable.').action((name: string, flags: ScheduleFlags) =>
+    run('remove', [name], flags),
+  );
 }

@@ -11,7 +11,7 @@ import { ScheduleStore, type ScheduleInfo } from '../schedule/scheduleStore.js';
 import { checkScheduleSource } from '../schedule/resolveSource.js';
 import { nextRunText } from '../schedule/nextRunText.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../schedule/scheduledImportJob.js';
-import type { ScheduleAction, ScheduleFlags } from './options.js';
+import { jsonText, printReport, type ScheduleAction, type ScheduleFlags } from './options.js';
 
 /** `bulkorder schedule <action>`: returns the exit code. */
 export async function runSchedule(action: ScheduleAction, args: string[], flags: ScheduleFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
@@ -31,13 +31,12 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
           source: resolve(flags.source!),
           ingest: await ingestOptionsFromFlags(flags),
         });
-        if (flags.json === true) process.stdout.write(JSON.stringify(info, null, 2) + '\n');
-        else process.stdout.write(`schedule ${info.name} set: ${describe(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`);
-        return ExitCode.ok;
+        const text = `schedule ${info.name} set: ${describe(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`;
+        return printReport({ text, json: { ...info }, exitCode: ExitCode.ok }, flags.json === true);
       }
       case 'list': {
         const schedules = await store.list();
-        if (flags.json === true) process.stdout.write(JSON.stringify(schedules, null, 2) + '\n');
+        if (flags.json === true) process.stdout.write(jsonText(schedules));
         else process.stdout.write(schedules.length === 0 ? 'no schedules\n' : schedules.map((s) => `${s.name}: ${describe(s)}`).join('\n') + '\n');
         return ExitCode.ok;
       }

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ExitCode, UsageError } from '../errors.js';
-import type { SetExitCode } from './options.js';
+import { withExamples, type SetExitCode } from './options.js';
 
 interface SimulatorFlags {
   port: number;
@@ -33,7 +33,7 @@ interface SimulatorFlags {
 
 /** Declares the command; the simulator itself is imported only when it runs. */
 export function register(program: Command, setExitCode: SetExitCode): void {
-  program
+  const command = program
     .command('simulator')
     .description(
       'Run a local stand-in for the token endpoint, Business API and Cafetariaplan API (with optional faults) until Ctrl+C',
@@ -60,15 +60,16 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--profile <name>', 'answer profile for what the spec leaves open (status codes, id types, field names, error bodies): default, integer-ids, problem-json, oauth-errors, html-errors, bare')
     .option('--log-level <level>', 'pino log level on stderr', 'info')
     .option('--json', 'print one JSON line {url, credentials} instead of the text banner (for scripts)')
-    .addHelpText(
-      'after',
-      '\nAdmin endpoints (no auth, loopback tool): GET /__admin/counters, GET /__admin/orders, GET|POST /__admin/faults,\n' +
-        'POST /__admin/revoke-tokens, POST /__admin/reset.',
-    )
     .action(async (flags: SimulatorFlags) => {
       await runSimulator(flags);
       setExitCode(ExitCode.ok);
     });
+  withExamples(
+    command,
+    ['bulkorder simulator --port 8080', 'bulkorder simulator --latency 20 --error-rate 0.05 --seed 7', 'bulkorder simulator --profile problem-json --json'],
+    'Admin endpoints (no auth, loopback tool): GET /__admin/counters, GET /__admin/orders, GET|POST /__admin/faults, ' +
+      'POST /__admin/revoke-tokens, POST /__admin/reset.',
+  );
 }
 
 async function runSimulator(flags: SimulatorFlags): Promise<void> {

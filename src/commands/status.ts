@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadCommandContext, withConfigFlags, type ConfigFlags, type RecordKindName, type SetExitCode, type StatusFlags } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, type ConfigFlags, type RecordKindName, type SetExitCode, type StatusFlags } from './options.js';
 
 /** Declares `status` and `resume` under `parent` for one kind (`bulkorder status`, `bulkorder accounts status`). */
 export function register(parent: Command, setExitCode: SetExitCode, kind: RecordKindName): void {
@@ -10,8 +10,9 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
     .argument('[batch]', 'a batch id (default: the most recent batches)')
     .description(`Show batches and their ${kind} by state (queued, delivered, dead-lettered, held), the queue, and the circuit breaker.`)
     .option('--json', 'print JSON instead of text')
-    .option('--limit <n>', 'how many recent batches without a batch id', '10')
-    .addHelpText('after', `\nExamples:\n  ${orders ? 'bulkorder' : 'bulkorder accounts'} status\n  ${orders ? 'bulkorder' : 'bulkorder accounts'} status b-20261122T020000-1a2b3c --json`);
+    .option('--limit <n>', 'how many recent batches without a batch id', '10');
+  const cli = orders ? 'bulkorder' : 'bulkorder accounts';
+  withExamples(status, [`${cli} status`, `${cli} status b-20261122T020000-1a2b3c --json`, `${cli} status --limit 3 --config-file .env`]);
   withConfigFlags(status).action(async (batchId: string | undefined, flags: StatusFlags) => {
     const { runStatus } = await import('./statusRun.js');
     setExitCode(await runStatus(kind, batchId, flags, await loadCommandContext(flags, { announce: false })));
@@ -21,6 +22,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
     .command('resume')
     .summary(orders ? 'resume delivery after `bulkorder pause` or an open circuit breaker' : 'resume account registration after `bulkorder accounts pause` or an open circuit breaker')
     .description('Resume delivery: clears a manual pause and closes the circuit breaker (its burst of dead letters is queued again). The breaker heals by itself; use this after fixing a cause it cannot see fixed.');
+  withExamples(resume, [`${cli} resume`, `${cli} status   # the queue is running again, the breaker closed`]);
   withConfigFlags(resume).action(async (flags: ConfigFlags) => {
     const { runResume } = await import('./statusRun.js');
     setExitCode(await runResume(kind, await loadCommandContext(flags, { announce: false })));
@@ -30,6 +32,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
     .command('pause')
     .summary(orders ? 'pause delivery for every worker until `bulkorder resume`' : 'pause account registration until `bulkorder accounts resume`')
     .description('Pause delivery for every worker (requests in flight finish). The circuit breaker never resumes a manual pause; `resume` does.');
+  withExamples(pause, [`${cli} pause`, `${cli} resume   # when the service is ready again`]);
   withConfigFlags(pause).action(async (flags: ConfigFlags) => {
     const { runPause } = await import('./statusRun.js');
     setExitCode(await runPause(kind, await loadCommandContext(flags, { announce: false })));

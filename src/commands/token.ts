@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, type ConfigFlags } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, type ConfigFlags } from './options.js';
 
 interface TokenFlags extends ConfigFlags {
   check?: boolean;
@@ -17,8 +17,8 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .command('token')
     .description('Check the OAuth2 client credentials of each configured API (the token is never printed)')
     .option('--check', 'request a fresh token for each API whose credentials are configured and report OK or why not (what `bulkorder token` does; kept for scripts)')
-    .option('--json', 'print the results as JSON')
-    .addHelpText('after', '\nExamples:\n  bulkorder token --config-file .env\n  bulkorder token --json\n\nExit codes: 0 every API OK; 2 credentials refused or configuration incomplete; 5 token endpoint unreachable.');
+    .option('--json', 'print the results as JSON');
+  withExamples(command, ['bulkorder token --config-file .env', 'bulkorder token --json'], 'Exit codes: 0 every API OK; 2 credentials refused or configuration incomplete; 5 token endpoint unreachable.');
   withConfigFlags(command).action(async (flags: TokenFlags) => {
     const [{ checkCredentials, checkExitCode }, context] = await Promise.all([import('../delivery/checkCredentials.js'), loadCommandContext(flags)]);
     const checks = await checkCredentials(context.config, context.logger);

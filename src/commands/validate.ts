@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { withReadingOptions, type SetExitCode, type ValidateFlags } from './options.js';
+import { withExamples, withJsonRefusal, withReadingOptions, type SetExitCode, type ValidateFlags } from './options.js';
 
 /** `bulkorder validate <file>`: a dry run of ingest. Heavy modules load inside the action. */
 export function register(program: Command, setExitCode: SetExitCode): void {
@@ -7,47 +7,38 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .command('validate')
     .summary('check an order file without sending anything')
     .description(
-      'Reads an order file (CSV, JSON or NDJSON) and checks every row against the Business API order shape,\n' +
-        'without Redis or network. Prints a summary (rows, orders, valid, rejected, top error kinds) and writes\n' +
+      'Reads an order file (CSV, JSON or NDJSON) and checks every row against the Business API order shape, ' +
+        'without Redis or network. Prints a summary (rows, orders, valid, rejected, top error kinds) and writes ' +
         'the rejected rows, with their line and reasons, to <name>.rejects.csv beside the file (or --out).',
     )
     .argument('<file>', 'order file: .csv/.tsv/.txt, .json (array of orders or rows) or .ndjson/.jsonl');
-  withReadingOptions(command)
-    .option('--out <path>', 'where to write rejected rows (default: <name>.rejects.csv beside the file)')
-    .option('--json', 'print the summary and every error as JSON on stdout (NDJSON, one error per line, past 10,000 errors)')
-    .addHelpText(
-      'after',
-      '\nExamples:\n' +
-        '  bulkorder validate samples/gift-orders.csv\n' +
-        '  bulkorder validate samples/mistakes.csv --out /tmp/mistakes.rejects.csv\n' +
-        '  bulkorder validate export.csv --encoding windows-1252 --map mapping.json --json\n' +
-        '\nExit codes: 0 every order valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole\n' +
-        '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.\n',
-    )
-    .action(async (file: string, flags: ValidateFlags) => {
-      const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { isBulkorderError }, { ORDERS }, { ErrorSink }] = await Promise.all([
-        import('../ingest/validateFile.js'),
-        import('../ingest/ingestFlags.js'),
-        import('../ingest/validationReport.js'),
-        import('../errors.js'),
-        import('../kinds/orders.js'),
-        import('../ingest/errorSink.js'),
-      ]);
-      const sink = flags.json === true ? new ErrorSink((text) => process.stdout.write(text)) : undefined;
-      try {
+  withExamples(
+    withReadingOptions(command)
+      .option('--out <path>', 'where to write rejected rows (default: <name>.rejects.csv beside the file)')
+      .option('--json', 'print the summary and every error as JSON on stdout (NDJSON, one error per line, past 10,000 errors)'),
+    ['bulkorder validate samples/gift-orders.csv', 'bulkorder validate samples/mistakes.csv --out /tmp/mistakes.rejects.csv', 'bulkorder validate export.csv --encoding windows-1252 --map mapping.json --json'],
+    'Exit codes: 0 every order valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole ' +
+      '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.',
+  ).action(async (file: string, flags: ValidateFlags) => {
+    const json = flags.json === true;
+    setExitCode(
+      await withJsonRefusal(json, { file }, async () => {
+        const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ORDERS }, { ErrorSink }] = await Promise.all([
+          import('../ingest/validateFile.js'),
+          import('../ingest/ingestFlags.js'),
+          import('../ingest/validationReport.js'),
+          import('../kinds/orders.js'),
+          import('../ingest/errorSink.js'),
+        ]);
+        const sink = json ? new ErrorSink((text) => process.stdout.write(text)) : undefined;
         const result = await validateFile(file, {
           ...(await ingestOptionsFromFlags(flags)),
           ...(flags.out === undefined ? {} : { out: flags.out }),
           ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
         }, ORDERS);
-        process.stdout.write(validationReport(file, result, flags.json === true, sink));
-        setExitCode(result.exitCode);
-      } catch (error) {
-        if (flags.json === true && isBulkorderError(error)) {
-          const refused = { code: error.code, message: error.message, exitCode: error.exitCode, ...(error.details === undefined ? {} : { details: error.details }) };
-          process.stdout.write(JSON.stringify({ file, refused }, null, 2) + '\n');
-        }
-        throw error;
-      }
-    });
+        process.stdout.write(validationReport(file, result, json, sink));
+        return result.exitCode;
+      }),
+    );
+  });
 }

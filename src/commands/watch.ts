@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withReadingOptions, type WatchFlags } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions, type WatchFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
@@ -20,15 +20,14 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--max-active <n>', 'files worked on at once', '4')
     .option('--once', 'take what the inbox holds, finish those files, then exit (for cron)')
     .option('--deliver', 'also deliver in this process, as `bulkorder worker` does (otherwise workers elsewhere deliver)')
-    .option('--json', 'with --once: print what was done as JSON on stdout')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  bulkorder watch /srv/orders --config-file .env\n  bulkorder watch /srv/orders --once --deliver --stable 30   # from cron, no separate worker\n\n' +
-        'Exit codes (--once): 0 every file done without problems; 4 some file failed or has rejected, dead-lettered or held orders,\n' +
-        'or a file stayed in processing/ under another watcher\'s lock (the waiting is said on stderr).',
-    );
-  withConfigFlags(withReadingOptions(command, 'each file')).action(async (dir: string, flags: WatchFlags) => {
+    .option('--json', 'with --once: print what was done as JSON on stdout');
+  withExamples(
+    withConfigFlags(withReadingOptions(command, 'each file')),
+    ['bulkorder watch /srv/orders --config-file .env', 'bulkorder watch /srv/orders --once --deliver --stable 30   # cron, no worker', 'bulkorder watch /srv/orders --once --json'],
+    'Exit codes (--once): 0 every file done without problems; 4 some file failed or has rejected, dead-lettered or held orders, ' +
+      'or a file stayed in processing/ under another watcher\'s lock (the waiting is said on stderr).',
+  ).action(async (dir: string, flags: WatchFlags) => {
     const { runWatch } = await import('./watchRun.js');
-    setExitCode(await runWatch(dir, flags, await loadCommandContext(flags)));
+    setExitCode(await withJsonRefusal(flags.json === true && flags.once === true, { dir }, async () => runWatch(dir, flags, await loadCommandContext(flags))));
   });
 }

@@ -6,7 +6,7 @@ import { openServices } from '../services.js';
 import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
 import { ORDERS } from '../kinds/orders.js';
 import { watchFolder } from '../watch/watchFolder.js';
-import type { WatchFlags } from './options.js';
+import { printReport, type WatchFlags } from './options.js';
 
 /** `bulkorder watch <dir>`: runs until SIGTERM/SIGINT (or, with --once, until the inbox is worked off). */
 export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
@@ -41,16 +41,13 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Co
       { services, logger: ctx.logger },
     );
     const exitCode = report.needsAttention > 0 || report.unclaimed.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
-    if (flags.once === true && flags.json === true) {
-      const { folder, ...rest } = report;
-      process.stdout.write(JSON.stringify({ folder: folder.root, ...rest, exitCode }, null, 2) + '\n');
-    } else if (flags.once === true) {
-      process.stdout.write(`${report.folder.root}: ${report.done.length} done, ${report.failed.length} failed${report.needsAttention > 0 ? `; ${report.needsAttention} need attention (see their .summary.json)` : ''}\n`);
-      if (report.unclaimed.length > 0) {
-        process.stdout.write(`still in processing/ under another watcher's lock (not taken): ${report.unclaimed.join(', ')}; if no watcher is running, run watch --once again once the lock lapses\n`);
-      }
+    if (flags.once !== true) return exitCode;
+    const { folder, ...rest } = report;
+    const lines = [`${folder.root}: ${report.done.length} done, ${report.failed.length} failed${report.needsAttention > 0 ? `; ${report.needsAttention} need attention (see their .summary.json)` : ''}`];
+    if (report.unclaimed.length > 0) {
+      lines.push(`still in processing/ under another watcher's lock (not taken): ${report.unclaimed.join(', ')}; if no watcher is running, run watch --once again once the lock lapses`);
     }
-    return exitCode;
+    return printReport({ text: lines.join('\n') + '\n', json: { folder: folder.root, ...rest }, exitCode }, flags.json === true);
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);

@@ -1,20 +1,20 @@
 import type { Command } from 'commander';
 import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, type WorkerFlags } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, type WorkerFlags } from './options.js';
 
 export function register(program: Command, setExitCode: SetExitCode): void {
   const command = program
     .command('worker')
     .summary('deliver queued orders until stopped; run any number, on any hosts')
     .description(
-      'Deliver queued orders to the Business API until stopped (SIGTERM/SIGINT: finish requests in flight, then exit).\n' +
+      'Deliver queued orders to the Business API until stopped (SIGTERM/SIGINT: finish requests in flight, then exit). ' +
         'Run any number of these, on any hosts sharing the Redis: they share one OAuth2 token and one ledger.',
     )
     .option('--concurrency <n>', 'requests in flight in each worker process (default BULKORDER_CONCURRENCY, 20)')
     .option('--processes <n>', "worker processes: 'auto' (one per core) or a count; 1 in containers that scale by replicas (default BULKORDER_WORKER_PROCESSES, auto)")
     .option('--http-port <n>', 'serve /metrics (Prometheus), /healthz and /readyz on this port (worker process i of --processes N: port + i)')
-    .option('--http-host <host>', 'interface of --http-port (default 127.0.0.1)')
-    .addHelpText('after', '\nExamples:\n  bulkorder worker --concurrency 50 --http-port 9464 --config-file .env\n  bulkorder worker --processes 1   # one process per container');
+    .option('--http-host <host>', 'interface of --http-port (default 127.0.0.1)');
+  withExamples(command, ['bulkorder worker --concurrency 50 --http-port 9464 --config-file .env', 'bulkorder worker --processes 1   # one process per container']);
   withConfigFlags(command).action(async (flags: WorkerFlags) => {
     const { runWorker } = await import('./workerRun.js');
     setExitCode(await runWorker(flags, await loadCommandContext(flags)));

@@ -6,7 +6,20 @@ import type { RequeueBatch } from './requeueParked.js';
 /** Report lines and exit code of a requeue (`dead-letters retry`, `review release`). */
 export interface RequeueReport {
   lines: string[];
+  /** The same per batch, for `--json`: its counts and, when followed, how it ended. */
+  batches: RequeuedBatchReport[];
   exitCode: number;
+}
+
+/** One batch of a requeue as `--json` gives it. */
+export interface RequeuedBatchReport {
+  batchId: string;
+  counts: RequeueBatch['counts'];
+  /** With --wait: whether every order settled before --timeout, and how they ended. */
+  settled?: boolean;
+  delivered?: number;
+  dead?: number;
+  held?: number;
 }
 
 /**
@@ -16,6 +29,7 @@ export interface RequeueReport {
  */
 export async function reportRequeued(made: readonly RequeueBatch[], batches: BatchStore, options: { wait: boolean; timeoutMs?: number }): Promise<RequeueReport> {
   const lines: string[] = [];
+  const reports: RequeuedBatchReport[] = [];
   let attention = false;
   if (made.length === 0) lines.push('nothing matched: no order queued');
   for (const { batchId, counts } of made) {
@@ -24,11 +38,13 @@ export async function reportRequeued(made: readonly RequeueBatch[], batches: Bat
     );
     if (!options.wait) {
       lines.push(`  follow it with: bulkorder status ${batchId}`);
+      reports.push({ batchId, counts });
       continue;
     }
     const { batch, settled } = await followBatch(batches, batchId, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
     lines.push(`  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`);
+    reports.push({ batchId, counts, settled, delivered: batch.delivered, dead: batch.dead, held: batch.held });
     attention ||= !settled || batch.dead > 0 || batch.held > 0;
   }
-  return { lines, exitCode: attention ? ExitCode.needsAttention : ExitCode.ok };
+  return { lines, batches: reports, exitCode: attention ? ExitCode.needsAttention : ExitCode.ok };
 }

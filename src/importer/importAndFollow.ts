@@ -33,6 +33,8 @@ export interface ImportOutcome {
   resultsPath: string | undefined;
   exitCode: number;
   report: string;
+  /** The same facts as `report`, for `--json` (README, "`--json` for scripts"). */
+  json: Record<string, unknown>;
 }
 
 /**
@@ -58,7 +60,8 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
     lines.push(`  follow it with: ${kind.cli} status ${result.batchId}`);
     // Orders left to another batch are not done: pending, exit 4 (--wait follows them to their end).
     const exitCode = needsAttention(c) || result.elsewhere.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
-    return { result, batch: undefined, results: undefined, resultsPath: undefined, exitCode, report: lines.join('\n') + '\n' };
+    const json = importJson(file, kind.name, result, { waited: false });
+    return { result, batch: undefined, results: undefined, resultsPath: undefined, exitCode, report: lines.join('\n') + '\n', json };
   }
 
   const deadline = follow.timeoutMs === undefined ? undefined : Date.now() + follow.timeoutMs;
@@ -89,5 +92,32 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
   if (batch.dead > 0 || batch.held > 0) lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
   const attention = needsAttention({ rejected: c.rejected, skippedHeld: c.skippedHeld, conflicts: c.conflicts, dead: batch.dead, held: batch.held }) || resultsAttention(results);
   const exitCode = !settled ? ExitCode.infrastructure : open > 0 || !isSettled(batch) || attention ? ExitCode.needsAttention : ExitCode.ok;
-  return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n' };
+  const json = importJson(file, kind.name, result, {
+    waited: true,
+    settled,
+    delivery: { delivered: batch.delivered, dead: batch.dead, held: batch.held, possibleDuplicates: batch.possibleDuplicates },
+    stillOpenElsewhere: open,
+    ...(settled ? {} : { gaveUpBecause: reasons }),
+    resultsFile: resultsPath,
+    results,
+  });
+  return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n', json };
+}
+
+/** What an import did, for `--json`: the report's facts under stable names (the exit code is added by the command). */
+function importJson(file: string, kind: string, result: ImportResult, follow: Record<string, unknown> & { waited: boolean }): Record<string, unknown> {
+  const summary = result.summary.toJSON();
+  return {
+    file,
+    kind,
+    batchId: result.batchId,
+    counts: result.counts,
+    rejectsFile: result.rejectsPath ?? null,
+    errorKinds: summary.errorKinds,
+    noteKinds: summary.noteKinds,
+    identicalLines: result.identicalLines,
+    queuedElsewhere: result.elsewhere,
+    ...follow,
+    ...(follow.waited ? {} : { resultsFile: null }),
+  };
 }

@@ -21,8 +21,11 @@ export interface ImportRequest extends IngestFlags {
 /** `--wait` gives up after this by default (--max-wait): a nightly cron job must end. */
 const DEFAULT_MAX_WAIT_MS = 6 * 3600 * 1000;
 
-/** `bulkorder import` and `bulkorder accounts import`: imports (and with --wait follows) one file of the kind; returns the exit code. */
-export async function runImport<P>(file: string, request: ImportRequest, ctx: { config: Config; logger: Logger }, kind: RecordKind<P>): Promise<number> {
+/**
+ * `bulkorder import` and `bulkorder accounts import`: imports (and with --wait follows) one file
+ * of the kind; returns the report (text and JSON) and the exit code for the command to print.
+ */
+export async function runImport<P>(file: string, request: ImportRequest, ctx: { config: Config; logger: Logger }, kind: RecordKind<P>): Promise<{ text: string; json: Record<string, unknown>; exitCode: number }> {
   const services = await openServices(ctx.config, kind);
   try {
     if (kind.name === 'accounts' && ctx.config.credentials.cafetariaplan === undefined) {
@@ -30,8 +33,7 @@ export async function runImport<P>(file: string, request: ImportRequest, ctx: { 
       process.stderr.write('note: no Cafetariaplan credentials here (BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET): accounts are queued, and a `bulkorder worker` that has them registers them.\n');
     }
     const outcome = await importAndFollow(file, await importOptionsFrom(request, kind), services, ctx.logger, followFrom(request));
-    process.stdout.write(outcome.report);
-    return outcome.exitCode;
+    return { text: outcome.report, json: outcome.json, exitCode: outcome.exitCode };
   } finally {
     await services.close();
   }

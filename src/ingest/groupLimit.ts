@@ -6,7 +6,7 @@
 export interface GroupLimit<U> {
   /** Most rows one group may have. */
   maxRows: number;
-  /** Whether a unit's group is capped (orders: only orderRef groups; identical orders without one are separate orders). */
+  /** Whether a unit's group is capped (orders: orderRef groups and identical orders without orderRef; not a rejected record standing alone). */
   applies(unit: U): boolean;
   /** Start lines of a unit's rows. */
   linesOf(unit: U): readonly number[];

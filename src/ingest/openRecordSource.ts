@@ -19,6 +19,15 @@ import type { RowRules } from './validateRow.js';
 const KIB = 1024;
 const MIB = 1024 * KIB;
 
+/**
+ * Buckets per file at most. One bucket is decoded and assembled at a time, and the peak RSS of a
+ * large file follows the size of one bucket (V8 lets the old generation grow to a multiple of
+ * what a bucket keeps alive before it collects): 128 KiB of input per bucket, up to 1,024 of
+ * them, keeps `validate` of 1,000,000 rows (121 MB) at 184-185 MiB, where 512 KiB buckets (at
+ * most 256) peaked at 188-238 MiB (BENCHMARKS.md row 3b).
+ */
+const MAX_BUCKETS = 1024;
+
 /** How to read an input file (orders, accounts). Every field is optional. */
 export interface IngestOptions {
   /** Default: from the extension (.csv .tsv .txt, .json, .ndjson .jsonl). */
@@ -35,7 +44,7 @@ export interface IngestOptions {
   tmpDir?: string;
   /** Files up to this size are grouped in memory, larger ones spill to temp files; default 1 MiB. */
   spillThresholdBytes?: number;
-  /** Input bytes per spill bucket (one bucket is in memory at a time); default 512 KiB, at most 256 buckets. */
+  /** Input bytes per spill bucket (one bucket is in memory at a time); default 128 KiB, at most MAX_BUCKETS buckets. */
   bucketBytes?: number;
   /** Most product lines in one order; default 1000 (orders only). */
   maxLinesPerOrder?: number;
@@ -152,7 +161,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   }
 
   const spillThreshold = options.spillThresholdBytes ?? MIB;
-  const bucketCount = size <= spillThreshold ? 1 : Math.min(256, Math.max(2, Math.ceil(size / (options.bucketBytes ?? 512 * KIB))));
+  const bucketCount = size <= spillThreshold ? 1 : Math.min(MAX_BUCKETS, Math.max(2, Math.ceil(size / (options.bucketBytes ?? 128 * KIB))));
   const stats: SourceStats = { rows: 0, records: 0, valid: 0, rejected: 0 };
   const ignored = new Set(plan.ignored);
   let blankRows = 0;

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { open, rm, type FileHandle } from 'node:fs/promises';
+import { appendFile, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GroupCutter, type GroupLimit } from './groupLimit.js';
@@ -39,16 +39,19 @@ export interface UnitStoreOptions<U> {
   bucketCount: number;
   /** Parent of the private temp folder; default the OS temp folder. */
   tmpDir?: string;
-  /** Characters buffered per bucket before writing; default 16 Ki (up to 256 buckets buffer at once). */
+  /** Characters buffered per bucket before writing; default 4 Ki (up to 1,024 buckets buffer at once: 4 Mi characters). */
   flushBytes?: number;
   /** Cap on the rows of one group (orders: BULKORDER_MAX_LINES_PER_ORDER). */
   limit?: GroupLimit<U>;
 }
 
+/** Spill files kept open at once at most (see spillStore). */
+const MAX_OPEN_HANDLES = 256;
+
 /** A store in memory (bucketCount 1) or spilling to temp files. */
 export async function createUnitStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): Promise<UnitStore<U>> {
   if (options.bucketCount <= 1) return memoryStore<U>(options.limit);
-  return spillStore(options.codec, options.bucketCount, options.tmpDir ?? tmpdir(), options.flushBytes ?? 16 * 1024, options.limit);
+  return spillStore(options.codec, options.bucketCount, options.tmpDir ?? tmpdir(), options.flushBytes ?? 4 * 1024, options.limit);
 }
 
 function memoryStore<U extends GroupedUnit>(limit: GroupLimit<U> | undefined): UnitStore<U> {
@@ -97,6 +100,9 @@ function readPrefix(line: string): { rows: number; group: string; rest: number }
 async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: number, parent: string, flushBytes: number, limit: GroupLimit<U> | undefined): Promise<UnitStore<U>> {
   const dir = createSpillDir(parent);
   const handles: (FileHandle | undefined)[] = new Array(count).fill(undefined);
+  // Up to MAX_OPEN_HANDLES buckets keep their file open; with more, each write opens and closes it, so a
+  // 1,024-bucket file never needs 1,024 descriptors (a soft limit of 1,024 is common).
+  const keepOpen = count <= MAX_OPEN_HANDLES;
   const pending: string[][] = Array.from({ length: count }, () => []);
   const pendingBytes: number[] = new Array(count).fill(0);
   const written: boolean[] = new Array(count).fill(false);
@@ -107,8 +113,12 @@ async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: num
     if (lines.length === 0) return;
     pending[bucket] = [];
     pendingBytes[bucket] = 0;
-    const handle = (handles[bucket] ??= await open(path(bucket), 'a', 0o600));
     written[bucket] = true;
+    if (!keepOpen) {
+      await appendFile(path(bucket), lines.join(''), { mode: 0o600 });
+      return;
+    }
+    const handle = (handles[bucket] ??= await open(path(bucket), 'a', 0o600));
     await handle.write(lines.join(''));
   };
   const closeAll = async (): Promise<void> => {

@@ -6,6 +6,8 @@ export interface CliProcess {
   child: ChildProcess;
   /** Everything the process wrote to stderr (its pino log lines) and stdout. */
   output(): string;
+  /** What it wrote to stdout alone (a `--json` answer). */
+  stdout(): string;
   /** Resolves with the exit code (or the signal's name). */
   exited: Promise<number | string>;
 }
@@ -28,10 +30,14 @@ export function startCli(args: string[], env: Record<string, string>): CliProces
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    stdout += chunk.toString();
+  });
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  const cli: CliProcess = { child, output: () => output, exited };
+  const cli: CliProcess = { child, output: () => output, stdout: () => stdout, exited };
   running.add(cli);
   void exited.then(() => running.delete(cli));
   return cli;

@@ -5,6 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
 import { createSpillDir, removeSpillDir, sweepStaleSpillDirs } from '../../src/ingest/spillDir.js';
 import { LineRanges } from '../../src/ingest/groupLimit.js';
+import { ORDER_SCHEMA } from '../../src/ingest/openOrderSource.js';
+import { createUnitStore } from '../../src/ingest/unitStore.js';
+import { resolveColumns } from '../../src/ingest/resolveColumns.js';
+import type { OrderUnit } from '../../src/ingest/orderUnit.js';
 import { HEADER, readAll, rejected, row, tempDir, valid } from './ingestHelpers.js';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -49,6 +53,69 @@ describe('memory bounded whatever the shape', () => {
     const raised = await readAll(file, { maxLinesPerOrder: 2000 });
     expect(rejected(raised)).toEqual([]);
     expect(valid(raised).find((o) => o.orderRef === 'HUGE')?.payload.products).toHaveLength(1500);
+  });
+
+  it('identical rows without orderRef over the maximum are refused together, their lines named, only the first row kept; fewer stay separate orders', async () => {
+    // No orderRef column: each row is an order, keyed by its content; identical ones share one group.
+    const header = HEADER.replace('orderRef,', '');
+    const plain = (over: Record<string, string> = {}) => row({ ...over, orderRef: '' }).replace(/^,/, '');
+    const lines = [header, plain({ productId: '5002' })];
+    for (let i = 0; i < 1500; i++) lines.push(plain());
+    lines.push(plain({ productId: '5003' }), plain({ productId: '5003' }));
+    const file = await tmp.file('copies.csv', lines.join('\n') + '\n');
+    const spill = join(tmp.dir, 'spill');
+    await mkdir(spill);
+    for (const options of [{}, { spillThresholdBytes: 0, bucketBytes: 4096, tmpDir: spill }]) {
+      const items = await readAll(file, options);
+      expect(valid(items).map((o) => o.lines[0])).toEqual([2, 1503, 1504]);
+      expect(new Set(valid(items).map((o) => o.key)).size).toBe(3); // the two 5003 copies: occurrences 1 and 2
+      const [copies, ...others] = rejected(items);
+      expect(others).toEqual([]);
+      expect(copies!.rows).toHaveLength(1);
+      expect(copies!.lines).toEqual([3]);
+      expect(copies!.errors.map((e) => e.code)).toEqual(['IDENTICAL_ORDERS_TOO_MANY']);
+      expect(copies!.errors[0]!.message).toContain('repeated over 1500 product lines (lines 3-1502); at most 1000 are accepted');
+    }
+    expect(await readdir(spill)).toEqual([]);
+    const raised = await readAll(file, { maxLinesPerOrder: 2000 });
+    expect(rejected(raised)).toEqual([]);
+    expect(valid(raised)).toHaveLength(1503);
+  });
+
+  it('a spill bucket never holds an oversized group: 20,000 copies of one row come back as one unit', async () => {
+    const header = HEADER.replace('orderRef,', '').split(',');
+    const plan = resolveColumns('copies.csv', header);
+    const values = row({ orderRef: '' }).split(',').slice(1);
+    const spill = join(tmp.dir, 'spill');
+    await mkdir(spill);
+    const store = await createUnitStore<OrderUnit>({ codec: ORDER_SCHEMA.codec, bucketCount: 4, tmpDir: spill, limit: ORDER_SCHEMA.limit!(1000) });
+    try {
+      for (let line = 2; line < 20_002; line++) await store.add(ORDER_SCHEMA.csvUnit({ kind: 'record', line, values }, plan, {}));
+      const sizes: number[] = [];
+      for await (const bucket of store.buckets()) sizes.push(bucket.length);
+      expect(sizes).toEqual([1]);
+    } finally {
+      await store.dispose();
+    }
+  });
+
+  it('a store of more than 256 buckets writes each bucket without keeping its file open, and gives every unit back', async () => {
+    const plan = resolveColumns('many.csv', HEADER.split(','));
+    const spill = join(tmp.dir, 'spill');
+    await mkdir(spill);
+    const store = await createUnitStore<OrderUnit>({ codec: ORDER_SCHEMA.codec, bucketCount: 600, tmpDir: spill, flushBytes: 512, limit: ORDER_SCHEMA.limit!(1000) });
+    const openFiles = async () => (await readdir('/proc/self/fd')).length;
+    const before = await openFiles();
+    try {
+      for (let line = 2; line < 3002; line++) await store.add(ORDER_SCHEMA.csvUnit({ kind: 'record', line, values: row({ orderRef: `R-${line}` }).split(',') }, plan, {}));
+      expect(await openFiles()).toBeLessThan(before + 10); // not one descriptor per bucket
+      const lines: number[] = [];
+      for await (const bucket of store.buckets()) lines.push(...bucket.map((unit) => unit.rows[0]!.line));
+      expect(lines.sort((a, b) => a - b)).toEqual(Array.from({ length: 3000 }, (_, i) => i + 2));
+    } finally {
+      await store.dispose();
+    }
+    expect(await readdir(spill)).toEqual([]);
   });
 
   it('names lines as ranges, capped', () => {
