@@ -2,7 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { decodeRemoteId, encodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
-import { CLAIM, CONFIRM, RESERVE, SETTLE } from './ledgerScripts.js';
+import { CLAIM, CONFIRM, NO_GATE, RESERVE, SETTLE } from './ledgerScripts.js';
 import type { Fingerprint } from './fingerprint.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
 
@@ -77,13 +77,36 @@ export interface StrandedEntry {
   jobExists: boolean;
 }
 
-/** What a worker learns when it claims an order before sending it. */
-export type ClaimResult =
+/**
+ * What a worker learns when it claims an order before sending it. `trial`: the gate, asked,
+ * let this attempt through as one of its few trials (the circuit breaker's half-open state).
+ */
+export type ClaimResult = (
   | { outcome: 'claimed'; attempt: number }
   | { outcome: 'delivered'; remoteId: RemoteId }
   | { outcome: 'held' }
   /** The order is already `sending` under another claim: that attempt may or may not have reached the API. */
-  | { outcome: 'stale'; staleToken: string };
+  | { outcome: 'stale'; staleToken: string }
+) & { trial?: true } | ClaimRefused;
+
+/** The gate, asked, refused the attempt (the circuit breaker is open): nothing was claimed. */
+export interface ClaimRefused {
+  outcome: 'wait';
+  /** When the gate expects to let attempts through again (ms since the epoch; 0: unknown). */
+  retryAt: number;
+}
+
+/**
+ * What a claim asks before it claims, when its caller passes one: the circuit breaker
+ * (src/worker/circuitBreaker.ts, `gate()`). Folded into the claim script, so a worker that must
+ * ask pays one round trip, not two. `lua` defines `admit(key)` returning a verdict (`go`, `trial`
+ * or `wait`) and, for `wait`, when to ask again (ms). `key` must share the ledger's hash tag.
+ * One gate per Redis client: its script is defined on the client at first use.
+ */
+export interface ClaimGate {
+  key: string;
+  lua: string;
+}
 
 export interface SettleInput {
   orderKey: string;
@@ -125,7 +148,8 @@ const DAY = 24 * 60 * 60 * 1000;
 interface LedgerCommands {
   bulkorderReserve(...args: (string | number)[]): Promise<string[]>;
   bulkorderConfirm(...args: (string | number)[]): Promise<number>;
-  bulkorderClaim(...args: (string | number)[]): Promise<[string, string]>;
+  bulkorderClaim(...args: (string | number)[]): Promise<[string, string, string]>;
+  bulkorderGatedClaim(...args: (string | number)[]): Promise<[string, string, string]>;
   bulkorderSettle(...args: (string | number)[]): Promise<string>;
   bulkorderRelease(...args: (string | number)[]): Promise<[string, string, string]>;
   bulkorderUnrelease(...args: (string | number)[]): Promise<number>;
@@ -239,18 +263,33 @@ export class Ledger {
     else await this.redis.zadd(this.keys.unqueued, 'XX', ...orderKeys.flatMap((key) => [score, key]));
   }
 
-  /** Marks an order `sending` for this attempt, unless its state forbids sending it. */
-  async claim(orderKey: string, token: string): Promise<ClaimResult> {
-    const [outcome, value] = await this.redis.bulkorderClaim(this.keys.ledger(orderKey), token, Date.now(), this.retentionMs, this.ambiguousPolicy);
+  /**
+   * Marks an order `sending` for this attempt, unless its state forbids sending it. With a
+   * `gate`, the gate is asked first, in the same script: `wait` when it refuses.
+   */
+  async claim(orderKey: string, token: string, gate?: ClaimGate): Promise<ClaimResult> {
+    const entry = this.keys.ledger(orderKey);
+    const args = [token, Date.now(), this.retentionMs, this.ambiguousPolicy];
+    let reply: [string, string, string];
+    if (gate === undefined) reply = await this.redis.bulkorderClaim(entry, entry, ...args, '0');
+    else {
+      const client: RedisClient = this.redis;
+      if (!('bulkorderGatedClaim' in client)) client.defineCommand('bulkorderGatedClaim', { numberOfKeys: 2, lua: gate.lua + CLAIM });
+      reply = await this.redis.bulkorderGatedClaim(entry, gate.key, ...args, '1');
+    }
+    const [outcome, value, verdict] = reply;
+    const trial = verdict === 'trial' ? { trial: true as const } : {};
     switch (outcome) {
+      case 'wait':
+        return { outcome, retryAt: Number(value) };
       case 'claimed':
-        return { outcome, attempt: Number(value) };
+        return { outcome, attempt: Number(value), ...trial };
       case 'delivered':
-        return { outcome, remoteId: decodeRemoteId(value) };
+        return { outcome, remoteId: decodeRemoteId(value), ...trial };
       case 'held':
-        return { outcome };
+        return { outcome, ...trial };
       default:
-        return { outcome: 'stale', staleToken: value };
+        return { outcome: 'stale', staleToken: value, ...trial };
     }
   }
 
@@ -293,7 +332,8 @@ export class Ledger {
 
   /** The claim token of the attempt now sending this order, if any. */
   async currentToken(orderKey: string): Promise<string | undefined> {
-    return (await this.redis.hget(this.keys.ledger(orderKey), 't')) ?? undefined;
+    // A delivered entry keeps an emptied token (SETTLE): '' is none.
+    return (await this.redis.hget(this.keys.ledger(orderKey), 't')) || undefined;
   }
 
   async get(orderKey: string): Promise<LedgerEntry | undefined> {
@@ -382,7 +422,7 @@ function defineLedgerCommands(redis: RedisClient): void {
   if ('bulkorderReserve' in redis) return;
   redis.defineCommand('bulkorderReserve', { numberOfKeys: 3, lua: RESERVE });
   redis.defineCommand('bulkorderConfirm', { numberOfKeys: 3, lua: CONFIRM });
-  redis.defineCommand('bulkorderClaim', { numberOfKeys: 1, lua: CLAIM });
+  redis.defineCommand('bulkorderClaim', { numberOfKeys: 2, lua: NO_GATE + CLAIM });
   redis.defineCommand('bulkorderSettle', { numberOfKeys: 6, lua: SETTLE });
   redis.defineCommand('bulkorderRelease', { numberOfKeys: 3, lua: RELEASE });
   redis.defineCommand('bulkorderUnrelease', { numberOfKeys: 3, lua: UNRELEASE });
