@@ -2,7 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { decodeRemoteId, encodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
-import { CLAIM, CONFIRM, NO_GATE, RESERVE, SETTLE } from './ledgerScripts.js';
+import { CLAIM, CONFIRM, DROP_STRANDED, NO_GATE, RESERVE, SETTLE } from './ledgerScripts.js';
 import type { Fingerprint } from './fingerprint.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
 
@@ -148,6 +148,7 @@ const DAY = 24 * 60 * 60 * 1000;
 interface LedgerCommands {
   bulkorderReserve(...args: (string | number)[]): Promise<string[]>;
   bulkorderConfirm(...args: (string | number)[]): Promise<number>;
+  bulkorderDropStranded(...args: (string | number)[]): Promise<number>;
   bulkorderClaim(...args: (string | number)[]): Promise<[string, string, string]>;
   bulkorderGatedClaim(...args: (string | number)[]): Promise<[string, string, string]>;
   bulkorderSettle(...args: (string | number)[]): Promise<string>;
@@ -201,6 +202,7 @@ export class Ledger {
         this.keys.ledger(item.orderKey),
         this.keys.job(this.options.queueName, item.orderKey),
         this.keys.unqueued,
+        this.keys.unqueuedJobs,
         batchId,
         now,
         this.retentionMs,
@@ -229,7 +231,7 @@ export class Ledger {
   async confirmQueued(orderKeys: readonly string[], batchId: string): Promise<number> {
     if (orderKeys.length === 0) return 0;
     const pipeline = this.redis.pipeline() as ChainableCommander & { bulkorderConfirm(...args: (string | number)[]): unknown };
-    for (const key of orderKeys) pipeline.bulkorderConfirm(this.keys.ledger(key), this.keys.batch(batchId), this.keys.unqueued, batchId, key);
+    for (const key of orderKeys) pipeline.bulkorderConfirm(this.keys.ledger(key), this.keys.batch(batchId), this.keys.unqueued, this.keys.unqueuedJobs, batchId, key);
     const replies = (await pipeline.exec()) ?? [];
     return replies.reduce((sum, [error, reply]) => {
       if (error) throw error;
@@ -243,23 +245,27 @@ export class Ledger {
     if (orderKeys.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const key of orderKeys) {
+      // `j`: a job kept in the entry itself (entries written before unqueuedJobs).
       pipeline.hmget(this.keys.ledger(key), 's', 'b', 'j');
+      pipeline.hget(this.keys.unqueuedJobs, key);
       pipeline.exists(this.keys.job(this.options.queueName, key));
     }
     const replies = (await pipeline.exec()) ?? [];
     return orderKeys.map((orderKey, i) => {
-      const [error, fields] = replies[2 * i]!;
-      const [jobError, exists] = replies[2 * i + 1]!;
-      if (error ?? jobError) throw error ?? jobError;
+      const [error, fields] = replies[3 * i]!;
+      const [keptError, kept] = replies[3 * i + 1]!;
+      const [jobError, exists] = replies[3 * i + 2]!;
+      if (error ?? keptError ?? jobError) throw error ?? keptError ?? jobError;
       const [s, b, j] = fields as (string | null)[];
-      return { orderKey, state: (s ?? undefined) as LedgerState | undefined, batchId: b ?? '', job: j ?? undefined, jobExists: Number(exists) === 1 };
+      const job = (kept as string | null) ?? j ?? undefined;
+      return { orderKey, state: (s ?? undefined) as LedgerState | undefined, batchId: b ?? '', job, jobExists: Number(exists) === 1 };
     });
   }
 
   /** Moves index members to the back of the `stranded` order (their importer is alive), or drops them (`score` undefined: nothing left to do). */
   async touchStranded(orderKeys: readonly string[], score: number | undefined): Promise<void> {
     if (orderKeys.length === 0) return;
-    if (score === undefined) await this.redis.zrem(this.keys.unqueued, ...orderKeys);
+    if (score === undefined) await this.redis.bulkorderDropStranded(2 + orderKeys.length, this.keys.unqueued, this.keys.unqueuedJobs, ...orderKeys.map((key) => this.keys.ledger(key)), ...orderKeys);
     else await this.redis.zadd(this.keys.unqueued, 'XX', ...orderKeys.flatMap((key) => [score, key]));
   }
 
@@ -420,8 +426,10 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
 
 function defineLedgerCommands(redis: RedisClient): void {
   if ('bulkorderReserve' in redis) return;
-  redis.defineCommand('bulkorderReserve', { numberOfKeys: 3, lua: RESERVE });
-  redis.defineCommand('bulkorderConfirm', { numberOfKeys: 3, lua: CONFIRM });
+  redis.defineCommand('bulkorderReserve', { numberOfKeys: 4, lua: RESERVE });
+  redis.defineCommand('bulkorderConfirm', { numberOfKeys: 4, lua: CONFIRM });
+  // Its number of keys varies: the first argument gives it.
+  redis.defineCommand('bulkorderDropStranded', { lua: DROP_STRANDED });
   redis.defineCommand('bulkorderClaim', { numberOfKeys: 2, lua: NO_GATE + CLAIM });
   redis.defineCommand('bulkorderSettle', { numberOfKeys: 6, lua: SETTLE });
   redis.defineCommand('bulkorderRelease', { numberOfKeys: 3, lua: RELEASE });

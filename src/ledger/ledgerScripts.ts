@@ -11,9 +11,13 @@
  *     before failing: a later delivery is a possible duplicate).
  *   f fingerprint of the content (sha256 of the canonical payload, see fingerprint.ts),
  *   fp the fingerprints of its parts (`recipient=ab12cd34;products=...`), to say what differs,
- *   j the delivery job ({name, data} JSON) from reservation until the job is known to be in
- *     BullMQ; while it is there the order key is also in the `unqueued` index (scored by time),
- *     so a reconciler can add a job an importer reserved but never queued (it crashed).
+ *   (j the delivery job, in entries written before the kept job moved to `unqueuedJobs`.)
+ *
+ * From reservation until its job is known to be in BullMQ, an order's job ({name, data} JSON) is
+ * kept in the `unqueuedJobs` hash under its order key, and the key is in the `unqueued` index
+ * (scored by time), so a reconciler can add a job an importer reserved but never queued (it
+ * crashed). Not in the entry itself: one value over 64 bytes turns a hash into Redis's large
+ * encoding for good (hash-max-listpack-value), and the entry outlives the job by months.
  */
 
 /**
@@ -28,7 +32,7 @@ end
 `;
 
 /**
- * KEYS: ledger, jobHash, unqueuedIndex.
+ * KEYS: ledger, jobHash, unqueuedIndex, unqueuedJobs.
  * ARGV: batchId, now, retentionMs, force(0|1), staleMs, fingerprint, fingerprintParts, jobJson, orderKey.
  * Returns {outcome, batch, parts, at, state}: `reserved`; `delivered`, `held` or `queued` (same content,
  * or no fingerprint to compare); `conflict` (the key is delivered, held or in flight with other
@@ -58,13 +62,13 @@ if s == 'queued' then
   if tonumber(ARGV[2]) - u < tonumber(ARGV[5]) then return {'queued', b, '', ''} end
 end
 redis.call('HSET', KEYS[1], 's', 'queued', 'b', ARGV[1], 'u', ARGV[2])
-redis.call('HDEL', KEYS[1], 't')
+redis.call('HDEL', KEYS[1], 't', 'j')
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'f', ARGV[6], 'fp', ARGV[7]) end
 if ARGV[8] ~= '' then
-  redis.call('HSET', KEYS[1], 'j', ARGV[8])
+  redis.call('HSET', KEYS[4], ARGV[9], ARGV[8])
   redis.call('ZADD', KEYS[3], ARGV[2], ARGV[9])
 else
-  redis.call('HDEL', KEYS[1], 'j')
+  redis.call('HDEL', KEYS[4], ARGV[9])
   redis.call('ZREM', KEYS[3], ARGV[9])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -74,15 +78,27 @@ return {'reserved', b, '', ''}
 /**
  * The job of a reservation is in BullMQ (added by its importer, or by a reconciler): the kept
  * job is dropped and the batch counts the order as queued, once.
- * KEYS: ledger, batch, unqueuedIndex. ARGV: batchId, orderKey.
+ * KEYS: ledger, batch, unqueuedIndex, unqueuedJobs. ARGV: batchId, orderKey.
  * Returns 1 when this call counted it, 0 when it was counted before or another batch owns the key now.
  */
 export const CONFIRM = BATCH_INCR + `
 if redis.call('HGET', KEYS[1], 'b') ~= ARGV[1] then return 0 end
 redis.call('ZREM', KEYS[3], ARGV[2])
-if redis.call('HEXISTS', KEYS[1], 'j') == 0 then return 0 end
-redis.call('HDEL', KEYS[1], 'j')
+if redis.call('HDEL', KEYS[4], ARGV[2]) == 0 and redis.call('HDEL', KEYS[1], 'j') == 0 then return 0 end
 batchIncr(KEYS[2], 'enqueued', 1)
+return 1
+`;
+
+/**
+ * Drops index members a reconciler found nothing left to do for; the kept job of an entry that
+ * expired goes too (a live entry's kept job may belong to a reservation made since).
+ * KEYS: unqueuedIndex, unqueuedJobs, ledger entry of each order key. ARGV: the order keys.
+ */
+export const DROP_STRANDED = `
+for i, key in ipairs(ARGV) do
+  redis.call('ZREM', KEYS[1], key)
+  if redis.call('EXISTS', KEYS[i + 2]) == 0 then redis.call('HDEL', KEYS[2], key) end
+end
 return 1
 `;
 
