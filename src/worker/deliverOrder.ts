@@ -37,6 +37,8 @@ export interface DeliverDeps<P = unknown> {
   wording?: RecordWording;
   ledger: Ledger;
   breaker: CircuitBreaker;
+  /** The file of a batch (its record keeps it), for a parked record of a job that names none. */
+  batchFile(batchId: string): Promise<string>;
   logger: Logger;
   /** Pauses the whole queue, across all workers, for `ms` (BullMQ's rate limiter). */
   rateLimit(ms: number): Promise<void>;
@@ -197,7 +199,7 @@ async function park<P>(
   facts: ParkFacts,
   answered5xx = false,
 ): Promise<void> {
-  const record = parkedRecord(job, kind, facts, attempt.attempt);
+  const record = parkedRecord(job, job.file ?? (await deps.batchFile(job.batchId)), kind, facts, attempt.attempt);
   const settled = await deps.ledger.settle({
     orderKey: job.key,
     batchId: job.batchId,

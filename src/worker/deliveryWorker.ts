@@ -72,6 +72,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   await assertRedisReady(commands, options.endpoint.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
   const keys = keyspace(prefix);
   const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
+  const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
+  const batchFile = (batchId: string) => batches.file(batchId);
   const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
   const breaker = new CircuitBreaker(commands, keys, logger, {
     settings: delivery.breaker,
@@ -97,6 +99,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     wording,
     ledger,
     breaker,
+    batchFile,
     logger,
     // Several 429s may arrive together: a shorter Retry-After must not cut a longer pause short.
     rateLimit: async (ms) => {
@@ -126,12 +129,12 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   // Without a listener BullMQ prints every connection error raw to stderr.
   queue.on('error', logRedisError);
   worker.on('failed', (job, error) => {
-    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun);
+    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun, batchFile);
   });
   if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
 
   // An importer that died (SIGKILL, lost host) left reservations whose jobs it never added: queue them.
-  const reconciler = startReconciler({ ledger, batches: new BatchStore(commands, keys, kind.retentionMs(delivery)), queue, jobOptions: deliveryJobOptions(delivery), logger });
+  const reconciler = startReconciler({ ledger, batches, queue, jobOptions: deliveryJobOptions(delivery), logger });
   logger.info({ queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
   let closing: Promise<void> | undefined;
   return {
