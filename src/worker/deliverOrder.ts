@@ -37,7 +37,7 @@ export interface DeliverDeps<P = unknown> {
   wording?: RecordWording;
   ledger: Ledger;
   breaker: CircuitBreaker;
-  /** The file of a batch (its record keeps it), for a parked record of a job that names none. */
+  /** The file of a batch (its record keeps it), for a job that names none: its log lines and parked record. */
   batchFile(batchId: string): Promise<string>;
   logger: Logger;
   /** Pauses the whole queue, across all workers, for `ms` (BullMQ's rate limiter). */

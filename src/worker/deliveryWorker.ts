@@ -73,7 +73,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const keys = keyspace(prefix);
   const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
-  const batchFile = (batchId: string) => batches.file(batchId);
+  const batchFile = cachedBatchFiles(batches);
   const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
   const breaker = new CircuitBreaker(commands, keys, logger, {
     settings: delivery.breaker,
@@ -179,4 +179,22 @@ function watchJobEnds<P>(worker: Worker<DeliveryJobData<P>, DeliveryResult>, met
     metrics?.sink.order(metrics.api, 'dead_lettered');
     onJobEnded?.(job.data.batchId);
   });
+}
+
+/**
+ * The file of a batch, read from Redis once per batch and process (it never changes): an import's
+ * jobs name no file, and every job's log lines do.
+ */
+function cachedBatchFiles(batches: BatchStore): (batchId: string) => Promise<string> {
+  const files = new Map<string, Promise<string>>();
+  return (batchId) => {
+    let file = files.get(batchId);
+    if (file === undefined) {
+      if (files.size >= 1000) files.clear(); // a worker that runs for months sees many batches
+      file = batches.file(batchId);
+      files.set(batchId, file);
+      file.catch(() => files.delete(batchId)); // Redis unavailable: ask again next time
+    }
+    return file;
+  };
 }
