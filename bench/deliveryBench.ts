@@ -28,6 +28,9 @@ import { cpuSeconds, totalCpuSeconds } from './lib/cpuSeconds.js';
 import { benchEnv, keyBytes } from './importBench.js';
 import { loadConfig, redisPrefix } from '../src/config.js';
 import { clusterRun } from './clusterDelivery.js';
+import { monitorCommands, scriptNames, type ScriptNames } from './lib/commandMonitor.js';
+import { Ledger } from '../src/ledger/ledger.js';
+import * as breakerScripts from '../src/worker/breakerScripts.js';
 
 export const LATENCY_MS = 20;
 export const TOKEN_LIFETIME_S = 5;
@@ -71,12 +74,18 @@ export interface DeliveryRun {
   workerPeakRssBytes?: number;
   /** Every Redis command per delivered order (INFO commandstats delta / orders). */
   totalCommandsPerOrder?: number;
+  /** With a breakdown: calls per command (INFO commandstats), and per caller and key shape (MONITOR). */
+  calls?: Record<string, number>;
+  callers?: [string, number][];
   /** CPU seconds per 1,000 delivered orders: the worker processes, Redis, and both together (bare loop: its own). */
   cpuPer1000?: { workers: number; redis: number; total: number };
 }
 
-/** One product run: import (not timed), P paused workers, resume, time until settled. */
-async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string, concurrency: number, processes: number): Promise<DeliveryRun> {
+/**
+ * One product run: import (not timed), P paused workers, resume, time until settled. With
+ * `breakdown`, every command of the delivery is charged to its caller (bench/lib/commandMonitor.ts).
+ */
+export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string, concurrency: number, processes: number, breakdown = false): Promise<DeliveryRun> {
   await redis.reset();
   await sim.reset();
   const empty = await redis.usedMemory();
@@ -98,6 +107,7 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
     const batches = new BatchStore(redis.client, keyspace(prefix), 24 * 60 * 60 * 1000);
     const loadNow = load();
     await redis.client.config('RESETSTAT');
+    const monitor = breakdown ? await monitorCommands(redis.client, await knownScripts(redis.client, prefix), prefix) : undefined;
     const workerPids = workers.map((w) => w.child.pid ?? 0);
     const cpuBefore = { workers: await totalCpuSeconds(workerPids), redis: await cpuSeconds(redis.pid) };
     let notDelivered = 0;
@@ -119,6 +129,7 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
     const workerCpu = (await totalCpuSeconds(workerPids)) - cpuBefore.workers;
     const redisCpu = (await cpuSeconds(redis.pid)) - cpuBefore.redis;
     const calls = await redis.commandCalls();
+    const callers = await monitor?.stop();
     const counters = await sim.counters();
     for (const w of workers) w.child.kill('SIGTERM');
     const ended = await Promise.all(workers.map((w) => w.done));
@@ -140,6 +151,7 @@ async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string
       residueBytesPerOrder: ((await redis.usedMemory()) - empty) / queued,
       ledgerEntryBytes: await keyBytes(redis, `${prefix}:ledger:*`),
       workerPeakRssBytes: Math.max(...ended.map((e) => e.peakRssBytes)),
+      ...(callers === undefined ? {} : { calls, callers }),
     };
   } finally {
     for (const w of workers) w.child.kill('SIGKILL');
@@ -168,6 +180,21 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
     cpuPer1000: { workers: (loopCpu / orders) * 1000, redis: 0, total: (loopCpu / orders) * 1000 },
     ...(failed === 0 ? {} : { logs: `answers other than 201: ${JSON.stringify(statuses)}` }),
   };
+}
+
+/** The scripts a delivery runs, by SHA-1: BullMQ's (loaded by a Queue), the ledger's and the breaker's. */
+async function knownScripts(client: BenchRedis['client'], prefix: string): Promise<ScriptNames> {
+  const connection = client.duplicate();
+  const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
+  try {
+    await queue.waitUntilReady();
+    new Ledger(connection, keyspace(prefix), { queueName: ORDERS_QUEUE });
+    const breaker = Object.fromEntries(Object.entries(breakerScripts).map(([name, lua]) => [`breaker.${name}`, lua]));
+    return scriptNames([connection], breaker);
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
 }
 
 export interface DeliveryFigures {

@@ -18,7 +18,9 @@ export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
   return async (job: Job<DeliveryJobData<P>, DeliveryResult>, lockToken?: string): Promise<DeliveryResult> => {
     const data = job.data;
     // orderKey names the record's key for every kind, so one log query finds any record.
-    const logger = deps.logger.child({ batchId: data.batchId, orderKey: data.key, file: data.file, lines: data.lines });
+    // A job of an import names no file: it is its batch's (read once per batch and process: deps.batchFile).
+    const file = data.file ?? (await deps.batchFile(data.batchId));
+    const logger = deps.logger.child({ batchId: data.batchId, orderKey: data.key, file, lines: data.lines });
     return deliverOrder(
       data,
       {

@@ -7,7 +7,11 @@ import type { OrderPayload } from './ingest/types.js';
 export interface DeliveryJobData<P = OrderPayload> {
   key: string;
   batchId: string;
-  file: string;
+  /**
+   * The source file; absent when it is the batch's own (the batch record keeps it): an import
+   * leaves it out, jobs that resend parked records of other files keep theirs.
+   */
+  file?: string;
   lines: number[];
   orderRef?: string;
   payload: P;
@@ -50,13 +54,16 @@ export interface ParkedRecord<P = OrderPayload> {
 /** What a parked record says about why it is parked (the rest comes from its job). */
 export type ParkFacts = Pick<ParkedRecord, 'reason' | 'httpStatus' | 'code' | 'message' | 'body' | 'bodyTruncated'>;
 
-/** The parked record of a job's record: the one place its shape is filled in (the processor, and orphans of BullMQ's). */
-export function parkedRecord<P>(job: DeliveryJobData<P>, kind: 'dead' | 'held', facts: ParkFacts, attempts: number): ParkedRecord<P> {
+/**
+ * The parked record of a job's record: the one place its shape is filled in (the processor, and
+ * orphans of BullMQ's). `batchFile`: the file of the job's batch, for a job that names none.
+ */
+export function parkedRecord<P>(job: DeliveryJobData<P>, batchFile: string, kind: 'dead' | 'held', facts: ParkFacts, attempts: number): ParkedRecord<P> {
   return {
     kind,
     key: job.key,
     batchId: job.batchId,
-    file: job.file,
+    file: job.file ?? batchFile,
     lines: job.lines,
     ...(job.orderRef === undefined ? {} : { orderRef: job.orderRef }),
     payload: job.payload,

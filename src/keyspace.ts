@@ -41,6 +41,8 @@ export interface Keyspace {
   job(queueName: string, jobId: string): string;
   /** Order keys reserved with their job kept in the ledger, not yet known to be in BullMQ (scored by reservation time). */
   readonly unqueued: string;
+  /** Their kept jobs (a hash: order key -> {name, data} JSON), apart from the ledger entries so those stay small. */
+  readonly unqueuedJobs: string;
   /** Batches whose importer is reading their file (a set). */
   readonly importing: string;
   /** Present while a batch's importer is alive (renewed by its heartbeat, PX). */
@@ -69,6 +71,7 @@ export function keyspace(prefix: string): Keyspace {
     watchLock: (claimName) => `${prefix}:watch:lock:${claimName}`,
     job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,
     unqueued: `${prefix}:unqueued`,
+    unqueuedJobs: `${prefix}:unqueued-jobs`,
     importing: `${prefix}:importing`,
     batchOwner: (batchId) => `${prefix}:batch-owner:${batchId}`,
     statsMinute: (minute) => `${prefix}:stats:${minute}`,

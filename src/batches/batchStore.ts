@@ -122,6 +122,11 @@ export class BatchStore {
       .exec();
   }
 
+  /** The file a batch imported ('' when the batch record is gone): a delivery job of it names none. */
+  async file(batchId: string): Promise<string> {
+    return (await this.redis.hget(this.keys.batch(batchId), 'file')) ?? '';
+  }
+
   async get(batchId: string): Promise<Batch | undefined> {
     const raw = await this.redis.hgetall(this.keys.batch(batchId));
     return raw.id === undefined ? undefined : toBatch(raw);

@@ -85,7 +85,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     }
     const orders = chunk;
     chunk = [];
-    const jobs = orders.map((order) => ({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns, deps.kind), opts: { ...deps.jobOptions, jobId: order.key } }));
+    const jobs = orders.map((order) => ({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns, deps.kind, file), opts: { ...deps.jobOptions, jobId: order.key } }));
     const reserved = await deps.ledger.reserveJobs(
       orders.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), job: { name: jobs[i]!.name, data: jobs[i]!.data } })),
       batchId,
@@ -153,13 +153,16 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined, elsewhere, identicalLines };
 }
 
-/** The delivery job of one valid record (also what the ledger keeps until the job is queued). */
-export function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows'> = {}): DeliveryJobData<P> {
+/**
+ * The delivery job of one valid record (also what the ledger keeps until the job is queued).
+ * `batchFile`: the batch's file as its record keeps it; a record read from it leaves its file out.
+ */
+export function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows'> = {}, batchFile?: string): DeliveryJobData<P> {
   const cells = order.rows.map((row) => columns.map((column) => row[column] ?? ''));
   return {
     key: order.key,
     batchId,
-    file: order.file,
+    ...(order.file === batchFile ? {} : { file: order.file }),
     lines: order.lines,
     ...(order.orderRef === undefined ? {} : { orderRef: order.orderRef }),
     payload: order.payload,

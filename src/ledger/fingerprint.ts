@@ -1,10 +1,17 @@
 import { createHash } from 'node:crypto';
 
+/** Hex digits of each part's digest (entries written before kept 8: compared on the first 6). */
+const PART_HEX = 6;
+
 /** What the ledger keeps of a record's content: enough to tell "the same" from "other", no personal data. */
 export interface Fingerprint {
   /** sha256 (32 hex) of the canonical JSON of the whole payload. */
   hash: string;
-  /** `<top-level field>=<8 hex>` per field, `;`-separated: names what differs without keeping it. */
+  /**
+   * `<top-level field>=<6 hex>` per field, `;`-separated: names what differs without keeping it.
+   * 6 hex, not more, keeps an order's parts under 64 bytes, so Redis stores the whole ledger entry
+   * as a compact listpack (hash-max-listpack-value); whether the content differs is `hash`'s call.
+   */
   parts: string;
 }
 
@@ -19,7 +26,7 @@ export function fingerprintOf(payload: unknown): Fingerprint {
     payload !== null && typeof payload === 'object' && !Array.isArray(payload)
       ? Object.keys(payload)
           .sort()
-          .map((key) => `${key}=${sha256(canonicalJson((payload as Record<string, unknown>)[key])).slice(0, 8)}`)
+          .map((key) => `${key}=${sha256(canonicalJson((payload as Record<string, unknown>)[key])).slice(0, PART_HEX)}`)
           .join(';')
       : '';
   return { hash: sha256(canonicalJson(payload)).slice(0, 32), parts };
@@ -30,7 +37,7 @@ export function differingParts(earlier: string, now: string): string[] {
   const parse = (text: string) => new Map(text.split(';').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
   const a = parse(earlier);
   const b = parse(now);
-  return [...new Set([...a.keys(), ...b.keys()])].filter((key) => a.get(key) !== b.get(key)).sort();
+  return [...new Set([...a.keys(), ...b.keys()])].filter((key) => a.get(key)?.slice(0, PART_HEX) !== b.get(key)?.slice(0, PART_HEX)).sort();
 }
 
 /** JSON with object keys sorted and array elements sorted by their canonical text. */

@@ -2,7 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { decodeRemoteId, encodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
-import { CLAIM, CONFIRM, RESERVE, SETTLE } from './ledgerScripts.js';
+import { CLAIM, CONFIRM, DROP_STRANDED, NO_GATE, RESERVE, SETTLE } from './ledgerScripts.js';
 import type { Fingerprint } from './fingerprint.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
 
@@ -83,13 +83,36 @@ export interface StrandedEntry {
   jobExists: boolean;
 }
 
-/** What a worker learns when it claims an order before sending it. */
-export type ClaimResult =
+/**
+ * What a worker learns when it claims an order before sending it. `trial`: the gate, asked,
+ * let this attempt through as one of its few trials (the circuit breaker's half-open state).
+ */
+export type ClaimResult = (
   | { outcome: 'claimed'; attempt: number }
   | { outcome: 'delivered'; remoteId: RemoteId }
   | { outcome: 'held' }
   /** The order is already `sending` under another claim: that attempt may or may not have reached the API. */
-  | { outcome: 'stale'; staleToken: string };
+  | { outcome: 'stale'; staleToken: string }
+) & { trial?: true } | ClaimRefused;
+
+/** The gate, asked, refused the attempt (the circuit breaker is open): nothing was claimed. */
+export interface ClaimRefused {
+  outcome: 'wait';
+  /** When the gate expects to let attempts through again (ms since the epoch; 0: unknown). */
+  retryAt: number;
+}
+
+/**
+ * What a claim asks before it claims, when its caller passes one: the circuit breaker
+ * (src/worker/circuitBreaker.ts, `gate()`). Folded into the claim script, so a worker that must
+ * ask pays one round trip, not two. `lua` defines `admit(key)` returning a verdict (`go`, `trial`
+ * or `wait`) and, for `wait`, when to ask again (ms). `key` must share the ledger's hash tag.
+ * One gate per Redis client: its script is defined on the client at first use.
+ */
+export interface ClaimGate {
+  key: string;
+  lua: string;
+}
 
 export interface SettleInput {
   orderKey: string;
@@ -131,7 +154,9 @@ const DAY = 24 * 60 * 60 * 1000;
 interface LedgerCommands {
   bulkorderReserve(...args: (string | number)[]): Promise<string[]>;
   bulkorderConfirm(...args: (string | number)[]): Promise<number>;
-  bulkorderClaim(...args: (string | number)[]): Promise<[string, string]>;
+  bulkorderDropStranded(...args: (string | number)[]): Promise<number>;
+  bulkorderClaim(...args: (string | number)[]): Promise<[string, string, string]>;
+  bulkorderGatedClaim(...args: (string | number)[]): Promise<[string, string, string]>;
   bulkorderSettle(...args: (string | number)[]): Promise<string>;
   bulkorderRelease(...args: (string | number)[]): Promise<[string, string, string]>;
   bulkorderUnrelease(...args: (string | number)[]): Promise<number>;
@@ -175,6 +200,7 @@ export class Ledger {
         this.keys.ledger(item.orderKey),
         this.keys.job(this.options.queueName, item.orderKey),
         this.keys.unqueued,
+        this.keys.unqueuedJobs,
         batchId,
         now,
         this.retentionMs,
@@ -204,7 +230,7 @@ export class Ledger {
   async confirmQueued(orderKeys: readonly string[], batchId: string): Promise<number> {
     if (orderKeys.length === 0) return 0;
     const pipeline = this.redis.pipeline() as ChainableCommander & { bulkorderConfirm(...args: (string | number)[]): unknown };
-    for (const key of orderKeys) pipeline.bulkorderConfirm(this.keys.ledger(key), this.keys.batch(batchId), this.keys.unqueued, batchId, key);
+    for (const key of orderKeys) pipeline.bulkorderConfirm(this.keys.ledger(key), this.keys.batch(batchId), this.keys.unqueued, this.keys.unqueuedJobs, batchId, key);
     const replies = (await pipeline.exec()) ?? [];
     return replies.reduce((sum, [error, reply]) => {
       if (error) throw error;
@@ -218,38 +244,57 @@ export class Ledger {
     if (orderKeys.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const key of orderKeys) {
+      // `j`: a job kept in the entry itself (entries written before unqueuedJobs).
       pipeline.hmget(this.keys.ledger(key), 's', 'b', 'j');
+      pipeline.hget(this.keys.unqueuedJobs, key);
       pipeline.exists(this.keys.job(this.options.queueName, key));
     }
     const replies = (await pipeline.exec()) ?? [];
     return orderKeys.map((orderKey, i) => {
-      const [error, fields] = replies[2 * i]!;
-      const [jobError, exists] = replies[2 * i + 1]!;
-      if (error ?? jobError) throw error ?? jobError;
+      const [error, fields] = replies[3 * i]!;
+      const [keptError, kept] = replies[3 * i + 1]!;
+      const [jobError, exists] = replies[3 * i + 2]!;
+      if (error ?? keptError ?? jobError) throw error ?? keptError ?? jobError;
       const [s, b, j] = fields as (string | null)[];
-      return { orderKey, state: (s ?? undefined) as LedgerState | undefined, batchId: b ?? '', job: j ?? undefined, jobExists: Number(exists) === 1 };
+      const job = (kept as string | null) ?? j ?? undefined;
+      return { orderKey, state: (s ?? undefined) as LedgerState | undefined, batchId: b ?? '', job, jobExists: Number(exists) === 1 };
     });
   }
 
   /** Moves index members to the back of the `stranded` order (their importer is alive), or drops them (`score` undefined: nothing left to do). */
   async touchStranded(orderKeys: readonly string[], score: number | undefined): Promise<void> {
     if (orderKeys.length === 0) return;
-    if (score === undefined) await this.redis.zrem(this.keys.unqueued, ...orderKeys);
+    if (score === undefined) await this.redis.bulkorderDropStranded(2 + orderKeys.length, this.keys.unqueued, this.keys.unqueuedJobs, ...orderKeys.map((key) => this.keys.ledger(key)), ...orderKeys);
     else await this.redis.zadd(this.keys.unqueued, 'XX', ...orderKeys.flatMap((key) => [score, key]));
   }
 
-  /** Marks an order `sending` for this attempt, unless its state forbids sending it. */
-  async claim(orderKey: string, token: string): Promise<ClaimResult> {
-    const [outcome, value] = await this.redis.bulkorderClaim(this.keys.ledger(orderKey), token, Date.now(), this.retentionMs, this.ambiguousPolicy);
+  /**
+   * Marks an order `sending` for this attempt, unless its state forbids sending it. With a
+   * `gate`, the gate is asked first, in the same script: `wait` when it refuses.
+   */
+  async claim(orderKey: string, token: string, gate?: ClaimGate): Promise<ClaimResult> {
+    const entry = this.keys.ledger(orderKey);
+    const args = [token, Date.now(), this.retentionMs, this.ambiguousPolicy];
+    let reply: [string, string, string];
+    if (gate === undefined) reply = await this.redis.bulkorderClaim(entry, entry, ...args, '0');
+    else {
+      const client: RedisClient = this.redis;
+      if (!('bulkorderGatedClaim' in client)) client.defineCommand('bulkorderGatedClaim', { numberOfKeys: 2, lua: gate.lua + CLAIM });
+      reply = await this.redis.bulkorderGatedClaim(entry, gate.key, ...args, '1');
+    }
+    const [outcome, value, verdict] = reply;
+    const trial = verdict === 'trial' ? { trial: true as const } : {};
     switch (outcome) {
+      case 'wait':
+        return { outcome, retryAt: Number(value) };
       case 'claimed':
-        return { outcome, attempt: Number(value) };
+        return { outcome, attempt: Number(value), ...trial };
       case 'delivered':
-        return { outcome, remoteId: decodeRemoteId(value) };
+        return { outcome, remoteId: decodeRemoteId(value), ...trial };
       case 'held':
-        return { outcome };
+        return { outcome, ...trial };
       default:
-        return { outcome: 'stale', staleToken: value };
+        return { outcome: 'stale', staleToken: value, ...trial };
     }
   }
 
@@ -292,7 +337,8 @@ export class Ledger {
 
   /** The claim token of the attempt now sending this order, if any. */
   async currentToken(orderKey: string): Promise<string | undefined> {
-    return (await this.redis.hget(this.keys.ledger(orderKey), 't')) ?? undefined;
+    // A delivered entry keeps an emptied token (SETTLE): '' is none.
+    return (await this.redis.hget(this.keys.ledger(orderKey), 't')) || undefined;
   }
 
   async get(orderKey: string): Promise<LedgerEntry | undefined> {
@@ -308,7 +354,7 @@ export class Ledger {
   async release(orderKey: string, batchId: string, review: ReviewInput, job: Reservation['job']): Promise<ReleaseResult> {
     const k = this.keys;
     const [outcome, previousBatchId, record] = await this.redis.bulkorderRelease(
-      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'), k.unqueued,
+      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'), k.unqueued, k.unqueuedJobs,
       batchId, Date.now(), this.retentionMs, orderKey, review.by, review.note ?? '', JSON.stringify(job),
     );
     return outcome === 'released' ? { outcome, previousBatchId, record } : { outcome: 'not-held', state: outcome as LedgerState | 'missing' };
@@ -318,7 +364,7 @@ export class Ledger {
   async unrelease(orderKey: string, releasedBatchId: string, previousBatchId: string, record: string, parkedAt: number): Promise<boolean> {
     const k = this.keys;
     return (await this.redis.bulkorderUnrelease(
-      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'), k.unqueued,
+      k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'), k.unqueued, k.unqueuedJobs,
       releasedBatchId, previousBatchId, Date.now(), this.retentionMs, orderKey, record, parkedAt,
       // The record keeps its first expiry: a failed release does not extend the personal data's life.
       Math.max(1, parkedAt + this.parkedRetentionMs - Date.now()),
@@ -381,11 +427,13 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
 
 function defineLedgerCommands(redis: RedisClient): void {
   if ('bulkorderReserve' in redis) return;
-  redis.defineCommand('bulkorderReserve', { numberOfKeys: 3, lua: RESERVE });
-  redis.defineCommand('bulkorderConfirm', { numberOfKeys: 3, lua: CONFIRM });
-  redis.defineCommand('bulkorderClaim', { numberOfKeys: 1, lua: CLAIM });
+  redis.defineCommand('bulkorderReserve', { numberOfKeys: 4, lua: RESERVE });
+  redis.defineCommand('bulkorderConfirm', { numberOfKeys: 4, lua: CONFIRM });
+  // Its number of keys varies: the first argument gives it.
+  redis.defineCommand('bulkorderDropStranded', { lua: DROP_STRANDED });
+  redis.defineCommand('bulkorderClaim', { numberOfKeys: 2, lua: NO_GATE + CLAIM });
   redis.defineCommand('bulkorderSettle', { numberOfKeys: 6, lua: SETTLE });
-  redis.defineCommand('bulkorderRelease', { numberOfKeys: 4, lua: RELEASE });
-  redis.defineCommand('bulkorderUnrelease', { numberOfKeys: 4, lua: UNRELEASE });
+  redis.defineCommand('bulkorderRelease', { numberOfKeys: 5, lua: RELEASE });
+  redis.defineCommand('bulkorderUnrelease', { numberOfKeys: 5, lua: UNRELEASE });
   redis.defineCommand('bulkorderResolve', { numberOfKeys: 4, lua: RESOLVE });
 }

@@ -4,22 +4,37 @@
  *
  * Ledger entry (a hash, short field names to keep it small):
  *   s state: queued | sending | delivered | dead | held
- *   b batch that queued it, t claim token of the attempt now sending, a attempts,
+ *   b batch that queued it, t claim token of the attempt now sending ('' or absent: none), a attempts,
  *   u updated at (ms), r remote order id (encodeRemoteId: keeps its JSON type), h HTTP status,
  *   c error code, m message, d delivered at,
  *   x attempts answered 5xx after the request was sent (the server may have stored the order
  *     before failing: a later delivery is a possible duplicate).
  *   f fingerprint of the content (sha256 of the canonical payload, see fingerprint.ts),
  *   fp the fingerprints of its parts (`recipient=ab12cd34;products=...`), to say what differs,
- *   j the delivery job ({name, data} JSON) from reservation until the job is known to be in
- *     BullMQ; while it is there the order key is also in the `unqueued` index (scored by time),
- *     so a reconciler can add a job an importer reserved but never queued (it crashed),
- *   jc 1 when the batch counted the order as queued before (the breaker's burst requeue):
- *     confirming its job does not count it again.
+ *   (j the delivery job, in entries written before the kept job moved to `unqueuedJobs`.)
+ *   jc 1 while the kept job is of an order its batch counted as queued before (the breaker's
+ *     burst requeue): confirming it does not count it again.
+ *
+ * From reservation until its job is known to be in BullMQ, an order's job ({name, data} JSON) is
+ * kept in the `unqueuedJobs` hash under its order key, and the key is in the `unqueued` index
+ * (scored by time), so a reconciler can add a job an importer reserved but never queued (it
+ * crashed). Not in the entry itself: one value over 64 bytes turns a hash into Redis's large
+ * encoding for good (hash-max-listpack-value), and the entry outlives the job by months.
  */
 
 /**
- * KEYS: ledger, jobHash, unqueuedIndex.
+ * Counts in a batch record: HINCRBY alone, and a record it had to create (the batch expired) is
+ * dropped again at once. A batch record has many fields, so one with a single field is new. One
+ * command per count where EXISTS + HINCRBY were two.
+ */
+export const BATCH_INCR = `
+local function batchIncr(key, field, by)
+  if redis.call('HINCRBY', key, field, by) == by and redis.call('HLEN', key) == 1 then redis.call('DEL', key) end
+end
+`;
+
+/**
+ * KEYS: ledger, jobHash, unqueuedIndex, unqueuedJobs.
  * ARGV: batchId, now, retentionMs, force(0|1), staleMs, fingerprint, fingerprintParts, jobJson, orderKey,
  *   alreadyCounted(0|1).
  * Returns {outcome, batch, parts, at, state}: `reserved`; `delivered`, `held` or `queued` (same content,
@@ -50,11 +65,16 @@ if s == 'queued' then
   if tonumber(ARGV[2]) - u < tonumber(ARGV[5]) then return {'queued', b, '', ''} end
 end
 redis.call('HSET', KEYS[1], 's', 'queued', 'b', ARGV[1], 'u', ARGV[2])
-redis.call('HDEL', KEYS[1], 't')
+redis.call('HDEL', KEYS[1], 't', 'j', 'jc')
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'f', ARGV[6], 'fp', ARGV[7]) end
-redis.call('HSET', KEYS[1], 'j', ARGV[8])
-if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'jc', 1) else redis.call('HDEL', KEYS[1], 'jc') end
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[9])
+if ARGV[8] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[9], ARGV[8])
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[9])
+else
+  redis.call('HDEL', KEYS[4], ARGV[9])
+  redis.call('ZREM', KEYS[3], ARGV[9])
+end
+if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'jc', 1) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return {'reserved', b, '', ''}
 `;
@@ -62,30 +82,67 @@ return {'reserved', b, '', ''}
 /**
  * The job of a reservation is in BullMQ (added by its importer, or by a reconciler): the kept
  * job is dropped and the batch counts the order as queued, once.
- * KEYS: ledger, batch, unqueuedIndex. ARGV: batchId, orderKey.
+ * KEYS: ledger, batch, unqueuedIndex, unqueuedJobs. ARGV: batchId, orderKey.
  * Returns 1 when this call counted it, 0 when it was counted before or another batch owns the key now.
  */
-export const CONFIRM = `
+export const CONFIRM = BATCH_INCR + `
 if redis.call('HGET', KEYS[1], 'b') ~= ARGV[1] then return 0 end
 redis.call('ZREM', KEYS[3], ARGV[2])
-if redis.call('HEXISTS', KEYS[1], 'j') == 0 then return 0 end
-local counted = redis.call('HGET', KEYS[1], 'jc') == '1'
-redis.call('HDEL', KEYS[1], 'j', 'jc')
-if counted then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], 'enqueued', 1) end
+if redis.call('HDEL', KEYS[4], ARGV[2]) == 0 and redis.call('HDEL', KEYS[1], 'j') == 0 then return 0 end
+if redis.call('HDEL', KEYS[1], 'jc') == 1 then return 0 end
+batchIncr(KEYS[2], 'enqueued', 1)
 return 1
 `;
 
-/** KEYS: ledger. ARGV: token, now, retentionMs, ambiguousPolicy(hold|resend). */
+/**
+ * Drops index members a reconciler found nothing left to do for; the kept job of an entry that
+ * expired goes too (a live entry's kept job may belong to a reservation made since).
+ * KEYS: unqueuedIndex, unqueuedJobs, ledger entry of each order key. ARGV: the order keys.
+ */
+export const DROP_STRANDED = `
+for i, key in ipairs(ARGV) do
+  redis.call('ZREM', KEYS[1], key)
+  if redis.call('EXISTS', KEYS[i + 2]) == 0 then redis.call('HDEL', KEYS[2], key) end
+end
+return 1
+`;
+
+/**
+ * Without a gate (see ClaimGate in ledger.ts), the claim's `admit` always says go.
+ */
+export const NO_GATE = `
+local function admit(key) return 'go', '0' end
+`;
+
+/**
+ * Claims an order for one attempt; the script is the gate's Lua (defining `admit(key)`) + this.
+ * KEYS: ledger, gate (the gate's key; without a gate, the ledger entry again, never read).
+ * ARGV: token, now, retentionMs, ambiguousPolicy(hold|resend), askGate(0|1).
+ * Returns {outcome, value, verdict}: `wait` (the gate refused; value: when to ask again, ms),
+ * `claimed` (value: attempt), `delivered` (value: remote id), `held`, `stale` (value: the claim
+ * token found); verdict is the gate's (`go` when not asked).
+ * One read, one write: an entry queued within the last half retention keeps the expiry its last
+ * change gave it (every change to queued sets u and the expiry), so it outlives this claim by at
+ * least half the retention; any other entry gets the full retention again.
+ */
 export const CLAIM = `
-local s = redis.call('HGET', KEYS[1], 's')
-if s == 'delivered' then return {'delivered', redis.call('HGET', KEYS[1], 'r') or ''} end
-if s == 'held' then return {'held', ''} end
-if s == 'sending' and ARGV[4] ~= 'resend' then return {'stale', redis.call('HGET', KEYS[1], 't') or ''} end
-redis.call('HSET', KEYS[1], 's', 'sending', 't', ARGV[1], 'u', ARGV[2])
-local a = redis.call('HINCRBY', KEYS[1], 'a', 1)
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {'claimed', tostring(a)}
+local verdict = 'go'
+if ARGV[5] == '1' then
+  local at
+  verdict, at = admit(KEYS[2])
+  if verdict == 'wait' then return {'wait', tostring(at), verdict} end
+end
+local e = redis.call('HMGET', KEYS[1], 's', 'a', 'r', 't', 'u')
+local s = e[1]
+if s == 'delivered' then return {'delivered', e[3] or '', verdict} end
+if s == 'held' then return {'held', '', verdict} end
+if s == 'sending' and ARGV[4] ~= 'resend' then return {'stale', e[4] or '', verdict} end
+local a = (tonumber(e[2]) or 0) + 1
+redis.call('HSET', KEYS[1], 's', 'sending', 't', ARGV[1], 'u', ARGV[2], 'a', a)
+local now = tonumber(ARGV[2])
+local retention = tonumber(ARGV[3])
+if s ~= 'queued' or now - tonumber(e[5] or '0') > retention / 2 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return {'claimed', tostring(a), verdict}
 `;
 
 /**
@@ -93,33 +150,32 @@ return {'claimed', tostring(a)}
  * ARGV: token, newState(delivered|queued|dead|held), now, retentionMs, orderKey,
  *       remoteId, httpStatus, code, message, parkedRecordJson, parkedRetentionMs, answered5xx(0|1).
  * A parked record holds personal data, so it expires after parkedRetentionMs (PX); its index
- * member is pruned by the readers (src/deadLetter/pruneParked.ts).
+ * member is pruned by the readers (src/deadLetter/pruneParked.ts). A record never exists without
+ * its index member (both are written and removed together), so ZREM alone tells whether one is left.
  * Returns ok | lost (another attempt owns the order now) | already (delivered before).
  * A delivery after an attempt answered 5xx counts in the batch's `possibleDuplicates`.
  */
-export const SETTLE = `
-local s = redis.call('HGET', KEYS[1], 's')
-local t = redis.call('HGET', KEYS[1], 't')
+export const SETTLE = BATCH_INCR + `
+local e = redis.call('HMGET', KEYS[1], 's', 't', 'x', 'c')
+local s = e[1]
+local t = e[2]
 local target = ARGV[2]
-local function batchIncr(field, by)
-  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], field, by) end
-end
 if target == 'delivered' then
   -- The API's answer is the truth, even if another worker meanwhile held this order
   -- because our claim looked stale: undo that hold.
   if s == 'delivered' then return 'already' end
   if s == 'held' then
-    batchIncr('held', -1)
+    batchIncr(KEYS[2], 'held', -1)
     redis.call('DEL', KEYS[5])
     redis.call('ZREM', KEYS[6], ARGV[5])
   end
-  redis.call('HSET', KEYS[1], 's', 'delivered', 'u', ARGV[3], 'd', ARGV[3], 'r', ARGV[6], 'h', ARGV[7])
-  redis.call('HDEL', KEYS[1], 't', 'c', 'm')
+  -- The claim token is emptied, not deleted (readers take '' for none): one command less.
+  redis.call('HSET', KEYS[1], 's', 'delivered', 'u', ARGV[3], 'd', ARGV[3], 'r', ARGV[6], 'h', ARGV[7], 't', '')
+  if e[4] then redis.call('HDEL', KEYS[1], 'c', 'm') end
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
-  redis.call('DEL', KEYS[3])
-  redis.call('ZREM', KEYS[4], ARGV[5])
-  batchIncr('delivered', 1)
-  if tonumber(redis.call('HGET', KEYS[1], 'x') or '0') > 0 then batchIncr('possibleDuplicates', 1) end
+  if redis.call('ZREM', KEYS[4], ARGV[5]) == 1 then redis.call('DEL', KEYS[3]) end
+  batchIncr(KEYS[2], 'delivered', 1)
+  if tonumber(e[3] or '0') > 0 then batchIncr(KEYS[2], 'possibleDuplicates', 1) end
   return 'ok'
 end
 if s ~= 'sending' or t ~= ARGV[1] then return 'lost' end
@@ -133,11 +189,11 @@ redis.call('HDEL', KEYS[1], 't')
 if target == 'dead' then
   redis.call('SET', KEYS[3], ARGV[10], 'PX', ARGV[11])
   redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
-  batchIncr('dead', 1)
+  batchIncr(KEYS[2], 'dead', 1)
 elseif target == 'held' then
   redis.call('SET', KEYS[5], ARGV[10], 'PX', ARGV[11])
   redis.call('ZADD', KEYS[6], ARGV[3], ARGV[5])
-  batchIncr('held', 1)
+  batchIncr(KEYS[2], 'held', 1)
   -- A held order may exist on the service: the entry must outlive any retention until a
   -- person releases or resolves it (those set the retention again). It holds no personal data,
   -- so it stays after the held record expires, and still blocks a blind re-send.

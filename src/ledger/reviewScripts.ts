@@ -9,9 +9,9 @@
  */
 
 /**
- * held -> queued in a new batch, the held record removed; the job is kept in the entry (and the
- * key in the `unqueued` index) until it is confirmed queued, as an import's reservation is.
- * KEYS: ledger, heldRecord, heldIndex, unqueuedIndex. ARGV: newBatch, now, retentionMs, orderKey, who, note, jobJson.
+ * held -> queued in a new batch, the held record removed; the job is kept in `unqueuedJobs` (and
+ * the key in the `unqueued` index) until it is confirmed queued, as an import's reservation is.
+ * KEYS: ledger, heldRecord, heldIndex, unqueuedIndex, unqueuedJobs. ARGV: newBatch, now, retentionMs, orderKey, who, note, jobJson.
  * Returns {outcome, previousBatch, recordJson}: outcome `released`, or the state found (`missing`).
  */
 export const RELEASE = `
@@ -22,8 +22,8 @@ local b = redis.call('HGET', KEYS[1], 'b') or ''
 redis.call('HSET', KEYS[1], 's', 'queued', 'b', ARGV[1], 'u', ARGV[2], 'rv', 'released', 'rw', ARGV[5], 'rt', ARGV[2])
 redis.call('HDEL', KEYS[1], 't')
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'rn', ARGV[6]) else redis.call('HDEL', KEYS[1], 'rn') end
-redis.call('HSET', KEYS[1], 'j', ARGV[7])
-redis.call('HDEL', KEYS[1], 'jc')
+redis.call('HSET', KEYS[5], ARGV[4], ARGV[7])
+redis.call('HDEL', KEYS[1], 'j', 'jc')
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('DEL', KEYS[2])
@@ -34,7 +34,7 @@ return {'released', b, record or ''}
 /**
  * Undoes RELEASE when the job could not be added, so the order is not left queued without a job
  * and missing from the review list. Only while nothing has claimed it since.
- * KEYS: ledger, heldRecord, heldIndex, unqueuedIndex. ARGV: releasedBatch, previousBatch, now, retentionMs, orderKey, recordJson, score,
+ * KEYS: ledger, heldRecord, heldIndex, unqueuedIndex, unqueuedJobs. ARGV: releasedBatch, previousBatch, now, retentionMs, orderKey, recordJson, score,
  * recordTtlMs (what was left of the record's retention).
  */
 export const UNRELEASE = `
@@ -42,6 +42,7 @@ if redis.call('HGET', KEYS[1], 's') ~= 'queued' or redis.call('HGET', KEYS[1], '
 redis.call('HSET', KEYS[1], 's', 'held', 'b', ARGV[2], 'u', ARGV[3])
 redis.call('HDEL', KEYS[1], 'rv', 'rw', 'rt', 'rn', 'j', 'jc')
 redis.call('ZREM', KEYS[4], ARGV[5])
+redis.call('HDEL', KEYS[5], ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[8])
 redis.call('ZADD', KEYS[3], ARGV[7], ARGV[5])

@@ -86,21 +86,34 @@ return {'opened', 'open'}
 `;
 
 /**
- * Before a job is sent. KEYS: state. ARGV: none.
+ * Before a job is sent, as a Lua function `admit(stateKey)` -> verdict (go | trial | wait),
+ * nextProbeAt: the gate the ledger's claim asks (src/ledger/ledger.ts ClaimGate), so a worker
+ * that must ask claims and asks in one script. Only asked while a worker sees the breaker open or
+ * half-open: a closed breaker costs a job no Redis command.
+ */
+export const ADMIT_FUNCTION = `
+local function admit(stateKey)
+  local state = redis.call('HGET', stateKey, 'state') or 'closed'
+  if state == 'closed' then return 'go', '0' end
+  if state == 'halfOpen' then
+    local left = tonumber(redis.call('HGET', stateKey, 'trialsLeft') or '0')
+    if left > 0 then
+      redis.call('HINCRBY', stateKey, 'trialsLeft', -1)
+      return 'trial', '0'
+    end
+    return 'wait', '0'
+  end
+  return 'wait', redis.call('HGET', stateKey, 'nextProbeAt') or '0'
+end
+`;
+
+/**
+ * Before a job is sent, on its own (`CircuitBreaker.admit`). KEYS: state. ARGV: none.
  * Returns {go | trial | wait, nextProbeAt}.
  */
-export const ADMIT = `
-local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
-if state == 'closed' then return {'go', '0'} end
-if state == 'halfOpen' then
-  local left = tonumber(redis.call('HGET', KEYS[1], 'trialsLeft') or '0')
-  if left > 0 then
-    redis.call('HINCRBY', KEYS[1], 'trialsLeft', -1)
-    return {'trial', '0'}
-  end
-  return {'wait', '0'}
-end
-return {'wait', redis.call('HGET', KEYS[1], 'nextProbeAt') or '0'}
+export const ADMIT = ADMIT_FUNCTION + `
+local verdict, at = admit(KEYS[1])
+return {verdict, at}
 `;
 
 /**

@@ -4,7 +4,8 @@ import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import { breakerEvidence, type EvidenceClass } from './breakerEvidence.js';
-import { ADMIT, CLOSE, RECORD_FAILURE, RECORD_HEALTHY, TICK } from './breakerScripts.js';
+import { ADMIT, ADMIT_FUNCTION, CLOSE, RECORD_FAILURE, RECORD_HEALTHY, TICK } from './breakerScripts.js';
+import type { ClaimGate, ClaimResult } from '../ledger/ledger.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 
 export type BreakerState = 'closed' | 'open' | 'halfOpen';
@@ -88,6 +89,21 @@ export class CircuitBreaker {
     if (verdict === 'go') this.view = 'closed';
     if (verdict === 'go' || verdict === 'trial') return { go: true, trial: verdict === 'trial' };
     return { go: false, waitMs: Math.max(1000, Number(nextProbeAt) - this.now()) };
+  }
+
+  /**
+   * What the ledger's claim asks first (the same judgement as `admit`, in the claim's own script),
+   * or undefined while this process sees the breaker closed: a closed breaker costs a job nothing.
+   */
+  gate(): ClaimGate | undefined {
+    return this.view === 'closed' ? undefined : { key: this.keys.breaker, lua: ADMIT_FUNCTION };
+  }
+
+  /** The admission a claim made with `gate()` carries, read as `admit` reads its own verdict. */
+  admission(claim: ClaimResult): Admission {
+    if (claim.outcome === 'wait') return { go: false, waitMs: Math.max(1000, claim.retryAt - this.now()) };
+    if (claim.trial !== true) this.view = 'closed';
+    return { go: true, trial: claim.trial === true };
   }
 
   /** True while this process sees the breaker open or half-open: a failure then is the outage's, not the order's. */

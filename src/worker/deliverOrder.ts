@@ -37,6 +37,8 @@ export interface DeliverDeps<P = unknown> {
   wording?: RecordWording;
   ledger: Ledger;
   breaker: CircuitBreaker;
+  /** The file of a batch (its record keeps it), for a job that names none: its log lines and parked record. */
+  batchFile(batchId: string): Promise<string>;
   logger: Logger;
   /** Pauses the whole queue, across all workers, for `ms` (BullMQ's rate limiter). */
   rateLimit(ms: number): Promise<void>;
@@ -86,13 +88,14 @@ const CREDENTIALS_POSTPONE_MS = 5_000;
 export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<DeliveryResult> {
   const { ledger, logger } = deps;
   const noun = (deps.wording ?? ORDER_WORDING).noun;
-  // An open breaker (or a half-open one with its trials taken) keeps the job for later, attempt unspent.
-  const admission = await deps.breaker.admit();
+  // The breaker is asked inside the claim's script, and only while this worker sees it open or
+  // half-open. Open (or half-open with its trials taken), it keeps the job for later, attempt unspent.
+  const claim = await ledger.claim(job.key, attempt.token, deps.breaker.gate());
+  const admission = deps.breaker.admission(claim);
   if (!admission.go) {
     await deps.postpone(admission.waitMs + Math.round(Math.random() * 1000));
     throw new DelayedError();
   }
-  const claim = await ledger.claim(job.key, attempt.token);
   if (claim.outcome === 'delivered') {
     logger.info({ remoteId: claim.remoteId }, 'already delivered: not sent again');
     return { outcome: 'already-delivered', remoteId: claim.remoteId };
@@ -196,7 +199,7 @@ async function park<P>(
   facts: ParkFacts,
   answered5xx = false,
 ): Promise<void> {
-  const record = parkedRecord(job, kind, facts, attempt.attempt);
+  const record = parkedRecord(job, job.file ?? (await deps.batchFile(job.batchId)), kind, facts, attempt.attempt);
   const settled = await deps.ledger.settle({
     orderKey: job.key,
     batchId: job.batchId,

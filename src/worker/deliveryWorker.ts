@@ -72,6 +72,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   await assertRedisReady(commands, options.endpoint.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
   const keys = keyspace(prefix);
   const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
+  const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
+  const batchFile = cachedBatchFiles(batches);
   const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
   const breaker = new CircuitBreaker(commands, keys, logger, {
     settings: delivery.breaker,
@@ -97,6 +99,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     wording,
     ledger,
     breaker,
+    batchFile,
     logger,
     // Several 429s may arrive together: a shorter Retry-After must not cut a longer pause short.
     rateLimit: async (ms) => {
@@ -126,12 +129,12 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   // Without a listener BullMQ prints every connection error raw to stderr.
   queue.on('error', logRedisError);
   worker.on('failed', (job, error) => {
-    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun);
+    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun, batchFile);
   });
   if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
 
   // An importer that died (SIGKILL, lost host) left reservations whose jobs it never added: queue them.
-  const reconciler = startReconciler({ ledger, batches: new BatchStore(commands, keys, kind.retentionMs(delivery)), queue, jobOptions: deliveryJobOptions(delivery), logger });
+  const reconciler = startReconciler({ ledger, batches, queue, jobOptions: deliveryJobOptions(delivery), logger });
   logger.info({ queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
   let closing: Promise<void> | undefined;
   return {
@@ -176,4 +179,22 @@ function watchJobEnds<P>(worker: Worker<DeliveryJobData<P>, DeliveryResult>, met
     metrics?.sink.order(metrics.api, 'dead_lettered');
     onJobEnded?.(job.data.batchId);
   });
+}
+
+/**
+ * The file of a batch, read from Redis once per batch and process (it never changes): an import's
+ * jobs name no file, and every job's log lines do.
+ */
+function cachedBatchFiles(batches: BatchStore): (batchId: string) => Promise<string> {
+  const files = new Map<string, Promise<string>>();
+  return (batchId) => {
+    let file = files.get(batchId);
+    if (file === undefined) {
+      if (files.size >= 1000) files.clear(); // a worker that runs for months sees many batches
+      file = batches.file(batchId);
+      files.set(batchId, file);
+      file.catch(() => files.delete(batchId)); // Redis unavailable: ask again next time
+    }
+    return file;
+  };
 }

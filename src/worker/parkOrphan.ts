@@ -13,7 +13,7 @@ function stalledOut(job: Job): boolean {
 }
 
 /** Parks a job that failed for good without our processor having parked it. */
-export async function parkOrphan<P>(job: Job<DeliveryJobData<P>>, error: Error, ledger: Ledger, logger: Logger, noun: string): Promise<void> {
+export async function parkOrphan<P>(job: Job<DeliveryJobData<P>>, error: Error, ledger: Ledger, logger: Logger, noun: string, batchFile: (batchId: string) => Promise<string>): Promise<void> {
   const stalled = stalledOut(job);
   if (error.name === 'UnrecoverableError' && !stalled) return; // the processor parked it before throwing
   const finalAttempt = stalled || job.attemptsMade >= (job.opts.attempts ?? 1);
@@ -28,7 +28,7 @@ export async function parkOrphan<P>(job: Job<DeliveryJobData<P>>, error: Error, 
       kind === 'held'
         ? `The job failed while the ${noun} was being sent (${error.message}); it may or may not have reached the API.`
         : `The job failed before the ${noun} could be delivered: ${error.message}`;
-    const record = parkedRecord(data, kind, { reason, code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED', message: error.message }, job.attemptsMade);
+    const record = parkedRecord(data, data.file ?? (await batchFile(data.batchId)), kind, { reason, code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED', message: error.message }, job.attemptsMade);
     // A queued entry has no claim token; claim it first so the park is atomic.
     const parkToken = token ?? `orphan-${job.id}`;
     if (entry.state === 'queued') await ledger.claim(data.key, parkToken);

@@ -73,7 +73,8 @@ describe('reservation and queueing cannot come apart (real CLI processes, real R
     for await (const item of source.items()) if (item.kind === 'valid' && orders.length < 1000) orders.push(item);
     const deadBatch = newBatchId();
     await rig.services.batches.create({ id: deadBatch, file, sha256: '', env: rig.config.env, startedAt: Date.now(), columns: source.columns });
-    const jobs = orders.map((order) => ({ name: DELIVER_ORDER, data: toJobData(order, deadBatch, source.columns) }));
+    const jobs = orders.map((order) => ({ name: DELIVER_ORDER, data: toJobData(order, deadBatch, source.columns, {}, file) }));
+    expect(jobs[0]!.data.file).toBeUndefined(); // the batch record names the file
     const reserved = await rig.services.ledger.reserveJobs(orders.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), job: jobs[i]! })), deadBatch, false);
     expect(reserved.every((r) => r.outcome === 'reserved')).toBe(true);
     await rig.services.queue.addBulk(jobs.slice(0, 500).map((job) => ({ ...job, opts: { ...rig!.services.jobOptions, jobId: job.data.key } })));

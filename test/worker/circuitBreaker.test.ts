@@ -3,8 +3,10 @@ import { keyspace } from '../../src/keyspace.js';
 import { createLogger } from '../../src/logger.js';
 import type { Outcome } from '../../src/delivery/classifyOutcome.js';
 import { CircuitBreaker, type BreakerEvent } from '../../src/worker/circuitBreaker.js';
+import { Ledger } from '../../src/ledger/ledger.js';
 import type { BreakerSettings } from '../../src/deliverySettings.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
+import { reserveKeys } from '../helpers/ledgerReserve.js';
 
 const redis = testRedis();
 const SETTINGS: BreakerSettings = { windowMs: 60_000, minAttempts: 20, minOrders: 10, refusalRatio: 0.9, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 3, alertAfterMs: 1_800_000 };
@@ -108,5 +110,35 @@ describe('CircuitBreaker on a shared Redis window', () => {
     await b.tick();
     expect(events.filter((e) => e.type === 'stuck')).toHaveLength(1);
     expect((await b.status()).overdue).toBe(true);
+  });
+
+  it('the claim asks an open breaker in its own script: it refuses and claims nothing; half-open it grants the trials; closed it is not asked', async () => {
+    const b = breaker();
+    const ledger = new Ledger(redis, keyspace(prefix), { queueName: 'orders' });
+    await reserveKeys(ledger, ['k1', 'k2', 'k3', 'k4', 'k5'], 'b1', false);
+    expect(b.gate()).toBeUndefined(); // closed: a claim costs the breaker nothing
+    for (let i = 0; i < 20; i++) await b.record(refusal('USER_AGENT_REQUIRED'), `order-${i}`);
+    const gate = b.gate();
+    expect(gate?.key).toBe(keyspace(prefix).breaker);
+
+    const refused = await ledger.claim('k1', 't1', gate);
+    expect(refused).toEqual({ outcome: 'wait', retryAt: clock + 30_000 });
+    expect(b.admission(refused)).toEqual({ go: false, waitMs: 30_000 });
+    expect((await ledger.get('k1'))?.state).toBe('queued'); // nothing claimed
+
+    clock += 31_000;
+    await b.tick();
+    const claims = [];
+    for (const key of ['k1', 'k2', 'k3', 'k4']) claims.push(await ledger.claim(key, `t-${key}`, b.gate()));
+    expect(claims.map((c) => c.outcome)).toEqual(['claimed', 'claimed', 'claimed', 'wait']);
+    expect(claims.map((c) => b.admission(c))).toEqual([{ go: true, trial: true }, { go: true, trial: true }, { go: true, trial: true }, { go: false, waitMs: 1000 }]);
+    expect((await ledger.get('k4'))?.state).toBe('queued');
+
+    // Another worker closed it: the next claim that asks says go, and this worker stops asking.
+    await redis.hset(keyspace(prefix).breaker, 'state', 'closed');
+    const go = await ledger.claim('k5', 't-k5', b.gate());
+    expect(go).toEqual({ outcome: 'claimed', attempt: 1 });
+    expect(b.admission(go)).toEqual({ go: true, trial: false });
+    expect(b.gate()).toBeUndefined();
   });
 });

@@ -53,7 +53,8 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     const deadKeys = await rig.services.redis.zrange(rig.services.keys.parkedIndex('dead'), '0', '-1');
     expect(deadKeys).toHaveLength(1);
     const dead = JSON.parse((await rig.services.redis.get(rig.services.keys.parked('dead', deadKeys[0]!)))!) as ParkedRecord;
-    expect(dead).toMatchObject({ httpStatus: 422, code: 'PRODUCT_UNKNOWN', orderRef: 'GIFT-BAD', lines: [14] });
+    // Its job named no file (the batch record keeps it): the dead letter names the batch's.
+    expect(dead).toMatchObject({ httpStatus: 422, code: 'PRODUCT_UNKNOWN', orderRef: 'GIFT-BAD', lines: [14], file });
     expect(dead.body).toMatchObject({ code: 'PRODUCT_UNKNOWN' });
     // Its cells were left out of the job (the payload rebuilds them exactly) and come back from the payload.
     expect(dead.cells).toEqual([]);

@@ -118,4 +118,45 @@ describe('ledger', () => {
     await resend.claim('k1', 't1');
     expect(await resend.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
   });
+
+  it('a claim keeps the expiry of an entry queued within half the retention, and renews any other', async () => {
+    const short = new Ledger(redis, keyspace(prefix), { queueName: 'orders', retentionMs: 100_000 });
+    const entry = `${prefix}:ledger:k1`;
+    await reserveKeys(short, ['k1'], 'b1', false);
+    await redis.pexpire(entry, 80_000); // as if reserved 20 s ago
+    await short.claim('k1', 't1');
+    expect(await redis.pttl(entry)).toBeLessThanOrEqual(80_000);
+    await short.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued' });
+    await redis.hset(entry, 'u', Date.now() - 60_000); // queued 60 s ago: more than half the retention
+    await redis.pexpire(entry, 40_000);
+    await short.claim('k1', 't2');
+    expect(await redis.pttl(entry)).toBeGreaterThan(90_000);
+    await short.claim('k9', 't1'); // no entry at all (it expired): the claim gives it the retention
+    expect(await redis.pttl(`${prefix}:ledger:k9`)).toBeGreaterThan(90_000);
+  });
+
+  it('settles a delivery without recreating an expired batch record, and leaves no claim token behind', async () => {
+    await reserveKeys(ledger, ['k1', 'k2'], 'b1', false);
+    await ledger.claim('k1', 't1');
+    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'delivered', remoteId: 'SIM-1', httpStatus: 201 });
+    expect((await batches.get('b1'))?.delivered).toBe(1);
+    expect(await ledger.currentToken('k1')).toBeUndefined();
+    await redis.del(`${prefix}:batch:b1`); // the batch record expired
+    await ledger.claim('k2', 't2');
+    await ledger.settle({ orderKey: 'k2', batchId: 'b1', token: 't2', state: 'delivered', remoteId: 'SIM-2', httpStatus: 201 });
+    expect(await redis.exists(`${prefix}:batch:b1`)).toBe(0);
+    expect((await ledger.get('k2'))?.state).toBe('delivered');
+  });
+
+  it('a delivery after a failed attempt clears the earlier code and message', async () => {
+    await reserveKeys(ledger, ['k1'], 'b1', false);
+    await ledger.claim('k1', 't1');
+    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', httpStatus: 503, code: 'HTTP_503', message: 'busy' });
+    await ledger.claim('k1', 't2');
+    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't2', state: 'delivered', remoteId: 'SIM-1', httpStatus: 201 });
+    const entry = await ledger.get('k1');
+    expect(entry).toMatchObject({ state: 'delivered', attempts: 2, httpStatus: 201 });
+    expect(entry?.code).toBeUndefined();
+    expect(entry?.message).toBeUndefined();
+  });
 });

@@ -84,4 +84,35 @@ describe('the ledger remembers content', () => {
     expect(await batches.get('b1')).toMatchObject({ importState: 'interrupted', enqueued: 1 });
     expect(await reconcileImports(deps, later)).toEqual({ requeued: 0, confirmed: 0, closed: [] });
   });
+
+  it('keeps an entry compact: the kept job lives apart, so the entry stays a listpack however long it lives', async () => {
+    const bulky = { name: 'deliver-order', data: { key: 'k1', batchId: 'b1', payload: 'x'.repeat(500) } };
+    const realistic = { businessCustomerId: 1007, recipient: { lastName: 'de Vries', city: 'Utrecht' }, products: [{ productId: 5009, quantity: 3 }] };
+    await ledger.reserveJobs([{ orderKey: 'k1', fingerprint: fingerprintOf(realistic), job: bulky }], 'b1', false);
+    expect(JSON.parse((await redis.hget(keys.unqueuedJobs, 'k1'))!)).toEqual(bulky);
+    expect((await ledger.stranded(Date.now() + 1, 10))[0]).toMatchObject({ orderKey: 'k1', state: 'queued', job: JSON.stringify(bulky) });
+    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(1);
+    expect(await redis.hexists(keys.unqueuedJobs, 'k1')).toBe(0);
+    await deliver('k1', 'b1');
+    expect(await redis.object('ENCODING', keys.ledger('k1'))).toBe('listpack');
+  });
+
+  it('still finds, confirms and drops a job kept in the entry itself (entries written before), and compares 8-hex part digests', async () => {
+    await ledger.reserveJobs([{ orderKey: 'k1', fingerprint: fingerprintOf(order('A')), job: job('k1', 'b1') }], 'b1', false);
+    const kept = (await redis.hget(keys.unqueuedJobs, 'k1'))!;
+    await redis.multi().hdel(keys.unqueuedJobs, 'k1').hset(keys.ledger('k1'), 'j', kept).exec();
+    expect((await ledger.stranded(Date.now() + 1, 10))[0]?.job).toBe(kept);
+    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(1);
+    expect(await redis.hexists(keys.ledger('k1'), 'j')).toBe(0);
+    expect((await batches.get('b1'))?.enqueued).toBe(1);
+    expect(differingParts('products=d0d66857;recipient=f594a381', 'products=d0d668;recipient=aaaaaa')).toEqual(['recipient']);
+  });
+
+  it('a reconciler that drops index members drops the kept job of an expired entry, never that of a live reservation', async () => {
+    await ledger.reserveJobs(['k1', 'k2'].map((key) => ({ orderKey: key, fingerprint: fingerprintOf(order('A')), job: job(key, 'b1') })), 'b1', false);
+    await redis.del(keys.ledger('k1')); // expired before its job was confirmed
+    await ledger.touchStranded(['k1', 'k2'], undefined);
+    expect(await redis.zcard(keys.unqueued)).toBe(0);
+    expect(await redis.hkeys(keys.unqueuedJobs)).toEqual(['k2']);
+  });
 });

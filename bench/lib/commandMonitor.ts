@@ -1,0 +1,69 @@
+/**
+ * Who issues each Redis command (bench/commandBreakdown.ts): INFO commandstats counts commands by
+ * name only, with the commands run inside Lua scripts folded in. MONITOR shows every command, a
+ * script's own calls right after its EVAL/EVALSHA (source `lua`), so each one is charged to the
+ * script that ran it, named from the scripts the caller knows (BullMQ's, the ledger's, the breaker's).
+ * MONITOR slows Redis down: counts only, never rates.
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/** A script's name by the SHA-1 of its text (what EVALSHA sends; EVAL sends the text itself). */
+export type ScriptNames = Map<string, string>;
+
+/** Names every script defined on an ioredis client (BullMQ's and the ledger's), plus `extra` texts by name. */
+export function scriptNames(clients: readonly Redis[], extra: Record<string, string> = {}): ScriptNames {
+  const names: ScriptNames = new Map();
+  for (const client of clients) {
+    const set = (client as unknown as { scriptsSet: Record<string, { sha: string }> }).scriptsSet;
+    for (const [name, script] of Object.entries(set)) names.set(script.sha, name.replace(/:\d+\.\d+\.\d+$/, ''));
+  }
+  for (const [name, lua] of Object.entries(extra)) names.set(createHash('sha1').update(lua).digest('hex'), name);
+  return names;
+}
+
+export interface CommandMonitor {
+  /** Stops watching; calls per `caller > COMMAND key-shape`, largest first. */
+  stop(): Promise<[string, number][]>;
+}
+
+/**
+ * Starts MONITOR on a connection of its own (ioredis makes it from `client`). `prefix` is cut from key names and the rest of each
+ * key is reduced to its shape (`ledger:*`, `orders:wait`), so one row stands for one kind of work.
+ */
+export async function monitorCommands(client: Redis, names: ScriptNames, prefix: string): Promise<CommandMonitor> {
+  const monitor = await client.monitor();
+  const counts = new Map<string, number>();
+  let script = 'client';
+  const shape = (key: string | undefined): string => {
+    if (key === undefined) return '';
+    if (!key.startsWith(prefix)) return /^\d+$/.test(key) ? '' : key.length > 24 ? '(text)' : key;
+    return key
+      .slice(prefix.length)
+      .replace(/^:/, '')
+      .split(':')
+      .map((part, i) => (i === 0 || /^(wait|active|paused|meta|events|id|delayed|prioritized|completed|failed|stalled|stalled-check|limiter|marker|pc|lock|ledger|batch|breaker|state|n|workers|info|unqueued|dead|held|stats)$/.test(part) ? part : '*'))
+      .join(':');
+  };
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    const [raw, ...rest] = args;
+    const command = (raw ?? '').toUpperCase();
+    let caller: string;
+    if (source === 'lua') caller = script;
+    else if (command === 'EVALSHA' || command === 'EVAL') {
+      const body = rest[0] ?? '';
+      const name = names.get(command === 'EVAL' ? createHash('sha1').update(body).digest('hex') : body) ?? `script ${body.slice(0, 8)}`;
+      script = name;
+      caller = name;
+    } else caller = 'client';
+    const key = command === 'EVALSHA' || command === 'EVAL' ? '' : shape(rest[0]);
+    const row = `${caller} > ${command}${key === '' ? '' : ` ${key}`}`;
+    counts.set(row, (counts.get(row) ?? 0) + 1);
+  });
+  return {
+    async stop() {
+      monitor.disconnect();
+      return [...counts.entries()].sort((a, b) => b[1] - a[1]);
+    },
+  };
+}
