@@ -75,7 +75,7 @@ async function exportCsv(store: ParkedStore, services: Services<unknown>, filter
 async function retry(store: ParkedStore, services: Services<unknown>, filter: ParkedFilter, flags: DeadLetterFlags, ctx: Context): Promise<number> {
   requireSelection(filter, flags, 'dead-letters retry');
   const items = (await store.select(filter)).filter((item) => item.entry === undefined || item.entry.state === 'dead');
-  const made = await retryDeadLetters(items, services.ledger, services.pipeline(ctx.logger));
+  const made = await retryDeadLetters(items, services.pipeline(ctx.logger));
   const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
   const json = { kind: services.kind.name, action: 'dead-letters retry', matched: items.length, batches: report.batches };
   return printReport({ text: report.lines.join('\n') + '\n', json, exitCode: report.exitCode }, flags.json === true);

@@ -33,7 +33,7 @@ export async function runReview(kind: RecordKindName, action: ReviewAction, args
       case 'release': {
         requireSelection(filter, flags, 'review release');
         const items = await store.select(filter);
-        const made = await releaseHeld(items, services.ledger, review, services.pipeline(ctx.logger));
+        const made = await releaseHeld(items, review, services.pipeline(ctx.logger));
         const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
         const json = { kind: services.kind.name, action: 'review release', releasedBy: review.by, matched: items.length, batches: report.batches };
         return printReport({ text: [`released by ${review.by}`, ...report.lines].join('\n') + '\n', json, exitCode: report.exitCode }, flags.json === true);

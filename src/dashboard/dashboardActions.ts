@@ -31,7 +31,7 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
   switch (verb) {
     case 'retry': {
       const items = (await target.dead.select(filter)).filter((item) => item.entry === undefined || item.entry.state === 'dead');
-      return requeued('retried', await retryDeadLetters(items, ledger, target.requeue));
+      return requeued('retried', await retryDeadLetters(items, target.requeue));
     }
     case 'purge': {
       const items = await target.dead.select(filter);
@@ -40,7 +40,7 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
     }
     case 'release': {
       const items = await target.held.select(filter);
-      return requeued(`released by ${form.by}`, await releaseHeld(items, ledger, review(form), target.requeue));
+      return requeued(`released by ${form.by}`, await releaseHeld(items, review(form), target.requeue));
     }
     case 'resolve': {
       const items = await target.held.select(filter);

@@ -1,4 +1,3 @@
-import type { Ledger } from '../ledger/ledger.js';
 import type { ParkedItem } from './parkedStore.js';
 import { requeueParked, type RequeueBatch, type RequeueDeps, type RequeueOutcome } from './requeueParked.js';
 
@@ -8,7 +7,8 @@ import { requeueParked, type RequeueBatch, type RequeueDeps, type RequeueOutcome
  * its order is delivered (the worker's delivered settle removes it) or is replaced by the new one
  * if it fails again. Orders delivered, held or queued meanwhile are skipped, not sent.
  */
-export function retryDeadLetters(items: readonly ParkedItem[], ledger: Ledger, deps: RequeueDeps): Promise<RequeueBatch[]> {
+export function retryDeadLetters(items: readonly ParkedItem[], deps: RequeueDeps): Promise<RequeueBatch[]> {
+  const { ledger } = deps;
   return requeueParked(
     items,
     {

@@ -1,4 +1,4 @@
-import type { Ledger, ReviewInput } from '../ledger/ledger.js';
+import type { ReviewInput } from '../ledger/ledger.js';
 import type { ParkedItem } from '../deadLetter/parkedStore.js';
 import { requeueParked, type RequeueBatch, type RequeueDeps, type RequeueOutcome } from '../deadLetter/requeueParked.js';
 
@@ -8,7 +8,8 @@ import { requeueParked, type RequeueBatch, type RequeueDeps, type RequeueOutcome
  * record removed, and its job is added as in an import, in a new batch. If the job cannot be
  * added the order is put back on hold.
  */
-export function releaseHeld(items: readonly ParkedItem[], ledger: Ledger, review: ReviewInput, deps: RequeueDeps): Promise<RequeueBatch[]> {
+export function releaseHeld(items: readonly ParkedItem[], review: ReviewInput, deps: RequeueDeps): Promise<RequeueBatch[]> {
+  const { ledger } = deps;
   const released = new Map<string, { previousBatchId: string; record: string; parkedAt: number }>();
   return requeueParked(
     items,

@@ -146,7 +146,7 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
     const deps = rig.services.pipeline(rig.logger);
     const broken = await deadStore(rig).select({ code: 'UPSTREAM_BROKEN' });
     expect(broken).toHaveLength(1);
-    const [retried] = await retryDeadLetters(broken, rig.services.ledger, deps);
+    const [retried] = await retryDeadLetters(broken, deps);
     expect(retried!.counts).toMatchObject({ orders: 1, enqueued: 1 });
     expect(await settle(rig, retried!.batchId)).toMatchObject({ delivered: 1, dead: 0 });
     expect((await deadStore(rig).select()).map((d) => d.record.code)).toEqual(['PRODUCT_UNKNOWN']);

@@ -49,7 +49,7 @@ describe('a requeue that dies between the ledger and the queue loses nothing', (
     const store = new ParkedStore(rig.services.redis, rig.services.keys, rig.services.ledger, 'dead');
     const items = await store.select();
     expect(items).toHaveLength(6);
-    await expect(retryDeadLetters(items, rig.services.ledger, dyingBeforeQueueing(rig))).rejects.toThrow(/killed/);
+    await expect(retryDeadLetters(items, dyingBeforeQueueing(rig))).rejects.toThrow(/killed/);
     const retryBatch = (await rig.services.ledger.get(items[0]!.record.key))!.batchId;
 
     // No person runs anything: the worker's reconciler (every 5 s) finds the kept jobs and queues them.
@@ -78,12 +78,12 @@ describe('a requeue that dies between the ledger and the queue loses nothing', (
     rig.simulator.setFaults({ noAnswerRate: 0 });
     const store = new ParkedStore(rig.services.redis, rig.services.keys, rig.services.ledger, 'held');
     const items = await store.select();
-    await expect(releaseHeld(items, rig.services.ledger, { by: 'anna' }, dyingBeforeQueueing(rig))).rejects.toThrow(/killed/);
+    await expect(releaseHeld(items, { by: 'anna' }, dyingBeforeQueueing(rig))).rejects.toThrow(/killed/);
     expect(await store.count()).toBe(3);
     expect(await rig.services.ledger.stranded(Date.now() + 1, 10)).toEqual([]);
 
     // Released again, for real: each sent and delivered (the person judged they were not on the service).
-    const made = await releaseHeld(await store.select(), rig.services.ledger, { by: 'anna' }, rig.services.pipeline(rig.logger));
+    const made = await releaseHeld(await store.select(), { by: 'anna' }, rig.services.pipeline(rig.logger));
     expect(await settled(rig, made[0]!.batchId)).toMatchObject({ enqueued: 3, delivered: 3 });
     expect(await store.count()).toBe(0);
   }, 90_000);
