@@ -69,7 +69,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
   // One retry: in 1 of 5 full CI runs on 2 loaded cores (2026-11-23) the batch settled 919 ms after the test
   // began, under the 1 s Retry-After, with both 429s served; it passed alone 6 times out of 6. The cause is
   // not found yet (noted on issue 16); every other promise of this test held in that run.
-  it('429 with Retry-After as seconds and as an HTTP date pauses, then delivers everything once', { retry: 1 }, async () => {
+  it('429 with Retry-After as seconds and as an HTTP date pauses, then delivers everything once', { retry: 1, timeout: 60_000 }, async () => {
     const soon = new Date(Date.now() + 1500).toUTCString();
     const r = await runBatch('ratelimit', 10, {
       faults: {
@@ -85,7 +85,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(r.elapsedMs).toBeGreaterThanOrEqual(1000);
     recordRow('429 with Retry-After in seconds and as an HTTP date', 'whole queue paused for the longest Retry-After, no attempt spent', 10, r);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
-  }, 60_000);
+  });
 
   it('400 with JSON, HTML and empty bodies is dead-lettered at once with the body kept as it came', async () => {
     const r = await runBatch('bodies', 4, {
