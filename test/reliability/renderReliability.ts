@@ -4,14 +4,16 @@
  * those rows. The figures are the ones this run measured, never typed by hand.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
 import type { ReliabilityRow } from '../helpers/reliabilityLog.js';
 
-const out = join(mkdtempSync(join(tmpdir(), 'bulkorder-reliability-')), 'rows.jsonl');
+const dir = mkdtempSync(join(tmpdir(), 'bulkorder-reliability-'));
+const out = join(dir, 'rows.jsonl');
 writeFileSync(out, '');
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 const run = spawnSync(process.execPath, [join(projectRoot, 'node_modules/vitest/vitest.mjs'), 'run', 'test/reliability', 'test/worker', 'test/operations/watch.test.ts', 'test/delivery/transportOutcomes.test.ts'], {
   cwd: projectRoot,
   env: { ...process.env, RELIABILITY_OUT: out },
