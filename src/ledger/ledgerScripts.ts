@@ -86,10 +86,15 @@ return {'reserved', b, '', ''}
  * Returns 1 when this call counted it, 0 when it was counted before or another batch owns the key now.
  */
 export const CONFIRM = BATCH_INCR + `
-if redis.call('HGET', KEYS[1], 'b') ~= ARGV[1] then return 0 end
+local e = redis.call('HMGET', KEYS[1], 'b', 'jc')
+if e[1] ~= ARGV[1] then return 0 end
 redis.call('ZREM', KEYS[3], ARGV[2])
 if redis.call('HDEL', KEYS[4], ARGV[2]) == 0 and redis.call('HDEL', KEYS[1], 'j') == 0 then return 0 end
-if redis.call('HDEL', KEYS[1], 'jc') == 1 then return 0 end
+-- Read with the batch, so an import's confirm (no flag) costs no command for it.
+if e[2] then
+  redis.call('HDEL', KEYS[1], 'jc')
+  return 0
+end
 batchIncr(KEYS[2], 'enqueued', 1)
 return 1
 `;

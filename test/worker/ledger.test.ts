@@ -135,6 +135,29 @@ describe('ledger', () => {
     expect(await redis.pttl(`${prefix}:ledger:k9`)).toBeGreaterThan(90_000);
   });
 
+  it('confirms an order its batch counted before (the breaker\'s burst requeue) without counting it twice, and a later import counts again', async () => {
+    await reserveKeys(ledger, ['k1', 'k2'], 'b1', false);
+    expect(await ledger.confirmQueued(['k1', 'k2'], 'b1')).toBe(2);
+    await ledger.claim('k1', 't1');
+    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'dead', code: 'X', message: 'm', parkedRecord: { kind: 'dead', orderKey: 'k1' } });
+    // The burst goes back into its own batch, which counts it queued already.
+    const job = { name: 'test-job', data: { key: 'k1' } };
+    expect(await ledger.reserveJobs([{ orderKey: 'k1', job, alreadyCounted: true }], 'b1', false)).toEqual([{ outcome: 'reserved' }]);
+    // Confirmed by whoever comes first (the requeue, or a reconciler after a crash), never counted.
+    expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([expect.objectContaining({ orderKey: 'k1', job: JSON.stringify(job) })]);
+    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(0);
+    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(0);
+    expect((await batches.get('b1'))?.enqueued).toBe(2);
+    expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([]);
+    // The flag goes with its confirmation: the next reservation of the key counts as usual.
+    await ledger.claim('k1', 't2');
+    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't2', state: 'dead', code: 'X', message: 'm', parkedRecord: { kind: 'dead', orderKey: 'k1' } });
+    await batches.create({ id: 'b2', file: 'g.csv', sha256: 'y', env: 'acceptance', startedAt: Date.now(), columns: ['a'] });
+    await reserveKeys(ledger, ['k1'], 'b2', false);
+    expect(await ledger.confirmQueued(['k1'], 'b2')).toBe(1);
+    expect((await batches.get('b2'))?.enqueued).toBe(1);
+  });
+
   it('settles a delivery without recreating an expired batch record, and leaves no claim token behind', async () => {
     await reserveKeys(ledger, ['k1', 'k2'], 'b1', false);
     await ledger.claim('k1', 't1');
