@@ -7,37 +7,20 @@
  *
  *   node dist/bench/baselines/bareFile.js <simulatorUrl> <file.csv> <concurrency>   prints {"orders":..,"failed":..}
  */
-import { bareRows } from './bareRows.js';
+import { barePayload, bareRows } from './bareRows.js';
 import { postAll } from './barePost.js';
 
 const [url, file, concurrencyArg] = process.argv.slice(2);
 if (url === undefined || file === undefined) throw new Error('usage: bareFile <url> <file.csv> <concurrency>');
 
-interface BarePayload {
-  businessCustomerId: number;
-  recipient: unknown;
-  products: { productId: number; quantity: number }[];
-}
-const orders = new Map<string, BarePayload>();
+const orders = new Map<string, ReturnType<typeof barePayload>>();
 for await (const { checked } of bareRows(file)) {
   const v = checked.value;
   if (v === undefined) continue;
   const ref = `${v.businessCustomerId}/${checked.identity.orderRef ?? checked.line}`;
   const order = orders.get(ref);
-  if (order !== undefined) {
-    order.products.push({ productId: v.productId, quantity: v.quantity });
-    continue;
-  }
-  orders.set(ref, {
-    businessCustomerId: v.businessCustomerId,
-    recipient: {
-      address: { firstName: v.firstName, lastName: v.lastName, street: v.street, streetNumber: v.streetNumber, postalCode: v.postalCode, city: v.city, countryCode: v.countryCode },
-      languageCode: v.languageCode,
-      email: v.email,
-      telephoneNumber: v.telephoneNumber,
-    },
-    products: [{ productId: v.productId, quantity: v.quantity }],
-  });
+  if (order === undefined) orders.set(ref, barePayload(v));
+  else order.products.push({ productId: v.productId, quantity: v.quantity });
 }
 const figures = await postAll(url, [...orders.values()].map((order) => JSON.stringify(order)), Number(concurrencyArg ?? 100));
 process.stdout.write(JSON.stringify({ orders: figures.orders, failed: figures.failed, statuses: figures.statuses }) + '\n');

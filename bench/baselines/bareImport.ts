@@ -7,7 +7,7 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { bareRows } from './bareRows.js';
+import { barePayload, bareRows } from './bareRows.js';
 
 const [file, redisUrl, prefix] = process.argv.slice(2);
 if (file === undefined || redisUrl === undefined || prefix === undefined) throw new Error('usage: bareImport <file.csv> <redisUrl> <prefix>');
@@ -21,17 +21,7 @@ for await (const { checked, cells } of bareRows(file)) {
   rows++;
   const v = checked.value;
   if (v === undefined) continue;
-  const payload = {
-    businessCustomerId: v.businessCustomerId,
-    recipient: {
-      address: { firstName: v.firstName, lastName: v.lastName, street: v.street, streetNumber: v.streetNumber, postalCode: v.postalCode, city: v.city, countryCode: v.countryCode },
-      languageCode: v.languageCode,
-      email: v.email,
-      telephoneNumber: v.telephoneNumber,
-    },
-    products: [{ productId: v.productId, quantity: v.quantity }],
-  };
-  chunk.push({ name: 'deliver-order', data: { line: checked.line, payload, cells: [cells] }, opts: options });
+  chunk.push({ name: 'deliver-order', data: { line: checked.line, payload: barePayload(v), cells: [cells] }, opts: options });
   if (chunk.length >= 500) {
     await queue.addBulk(chunk);
     jobs += chunk.length;

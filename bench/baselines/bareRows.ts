@@ -7,6 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
 import { validateRow, type CheckedRow, type RowText } from '../../src/ingest/validateRow.js';
+import type { NormalizedRow } from '../../src/ingest/orderFields.js';
 
 export interface BareRow {
   checked: CheckedRow;
@@ -28,4 +29,18 @@ export async function* bareRows(file: string): AsyncGenerator<BareRow> {
     header.forEach((name, i) => ((text as Record<string, string | undefined>)[name] = record[i]));
     yield { checked: validateRow(line, text), cells: record };
   }
+}
+
+/** The order body a bare script posts for one checked row (one product line), built by hand. */
+export function barePayload(v: NormalizedRow): { businessCustomerId: number; recipient: unknown; products: { productId: number; quantity: number }[] } {
+  return {
+    businessCustomerId: v.businessCustomerId,
+    recipient: {
+      address: { firstName: v.firstName, lastName: v.lastName, street: v.street, streetNumber: v.streetNumber, postalCode: v.postalCode, city: v.city, countryCode: v.countryCode },
+      languageCode: v.languageCode,
+      email: v.email,
+      telephoneNumber: v.telephoneNumber,
+    },
+    products: [{ productId: v.productId, quantity: v.quantity }],
+  };
 }
