@@ -20,6 +20,7 @@ import type { DeliveryRun, SimulatorProcess } from './deliveryBench.js';
 import { benchEnv } from './importBench.js';
 import { loadConfig, redisPrefix } from '../src/config.js';
 import { totalCpuSeconds } from './lib/cpuSeconds.js';
+import { cpuPer1000, waitUntilSettled } from './lib/followDelivery.js';
 import { load } from './lib/benchStats.js';
 import { cliEntry, runNode, startNode, type StartedChild } from './lib/nodeChild.js';
 
@@ -62,16 +63,7 @@ export async function clusterRun(sim: SimulatorProcess, file: string, concurrenc
     const loadNow = load();
     const started = performance.now();
     await queue.resume();
-    let notDelivered = 0;
-    for (;;) {
-      const batch = await batches.get(batchId);
-      if (batch !== undefined && batch.delivered + batch.dead + batch.held >= queued) {
-        notDelivered = batch.dead + batch.held;
-        break;
-      }
-      if (workers.some((w) => w.child.exitCode !== null)) throw new Error(`a worker exited:\n${workers.map((w) => w.stderr()).join('\n').slice(-4000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const { notDelivered } = await waitUntilSettled(batches, batchId, queued, workers);
     const seconds = (performance.now() - started) / 1000;
     const workerCpu = (await totalCpuSeconds(workerPids)) - before.workers;
     const redisCpu = (await totalCpuSeconds(cluster.pids)) - before.redis;
@@ -88,7 +80,7 @@ export async function clusterRun(sim: SimulatorProcess, file: string, concurrenc
       tokenBudget: seconds / 5,
       notDelivered,
       totalCommandsPerOrder: calls / queued,
-      cpuPer1000: { workers: (workerCpu / queued) * 1000, redis: (redisCpu / queued) * 1000, total: ((workerCpu + redisCpu) / queued) * 1000 },
+      cpuPer1000: cpuPer1000(workerCpu, redisCpu, queued),
     };
   } finally {
     for (const w of workers) w.child.kill('SIGTERM');

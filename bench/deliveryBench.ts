@@ -25,6 +25,7 @@ import { orderFile } from './lib/benchData.js';
 import { perOrder, startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
 import { load, mib, rate } from './lib/benchStats.js';
 import { cpuSeconds, totalCpuSeconds } from './lib/cpuSeconds.js';
+import { cpuPer1000, waitUntilSettled } from './lib/followDelivery.js';
 import { benchEnv, keyBytes } from './importBench.js';
 import { loadConfig, redisPrefix } from '../src/config.js';
 import { clusterRun } from './clusterDelivery.js';
@@ -114,17 +115,9 @@ export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file:
     let logs = '';
     const started = performance.now();
     await queue.resume();
-    for (;;) {
-      const batch = await batches.get(batchId);
-      if (batch !== undefined && batch.delivered + batch.dead + batch.held >= queued) {
-        notDelivered = batch.dead + batch.held;
-        // Reported, not thrown: a long run keeps its other figures; the smoke test asserts zero.
-        if (notDelivered > 0) logs = workers.map((w) => w.stderr()).join('\n').slice(-3000);
-        break;
-      }
-      if (workers.some((w) => w.child.exitCode !== null)) throw new Error(`a worker exited:\n${workers.map((w) => w.stderr()).join('\n').slice(-4000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    ({ notDelivered } = await waitUntilSettled(batches, batchId, queued, workers));
+    // Reported, not thrown: a long run keeps its other figures; the smoke test asserts zero.
+    if (notDelivered > 0) logs = workers.map((w) => w.stderr()).join('\n').slice(-3000);
     const seconds = (performance.now() - started) / 1000;
     const workerCpu = (await totalCpuSeconds(workerPids)) - cpuBefore.workers;
     const redisCpu = (await cpuSeconds(redis.pid)) - cpuBefore.redis;
@@ -147,7 +140,7 @@ export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file:
       ...(logs === '' ? {} : { logs }),
       commandsPerOrder: perOrder(calls, queued),
       totalCommandsPerOrder: Object.values(calls).reduce((a, b) => a + b, 0) / queued,
-      cpuPer1000: { workers: (workerCpu / queued) * 1000, redis: (redisCpu / queued) * 1000, total: ((workerCpu + redisCpu) / queued) * 1000 },
+      cpuPer1000: cpuPer1000(workerCpu, redisCpu, queued),
       residueBytesPerOrder: ((await redis.usedMemory()) - empty) / queued,
       ledgerEntryBytes: await keyBytes(redis, `${prefix}:ledger:*`),
       workerPeakRssBytes: Math.max(...ended.map((e) => e.peakRssBytes)),
@@ -177,7 +170,7 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
     tokenRequests: counters.tokenRequests.business,
     tokenBudget: seconds / TOKEN_LIFETIME_S,
     notDelivered: failed,
-    cpuPer1000: { workers: (loopCpu / orders) * 1000, redis: 0, total: (loopCpu / orders) * 1000 },
+    cpuPer1000: cpuPer1000(loopCpu, 0, orders),
     ...(failed === 0 ? {} : { logs: `answers other than 201: ${JSON.stringify(statuses)}` }),
   };
 }
