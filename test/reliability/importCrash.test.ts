@@ -1,14 +1,13 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { BatchStore, isSettled, type Batch } from '../../src/batches/batchStore.js';
-import { keyspace } from '../../src/keyspace.js';
+import { isSettled, type Batch } from '../../src/batches/batchStore.js';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
 import { newBatchId, toJobData } from '../../src/importer/importFile.js';
 import { openOrderSource } from '../../src/ingest/openOrderSource.js';
 import type { ValidOrder } from '../../src/ingest/types.js';
 import { DELIVER_ORDER } from '../../src/queues.js';
+import { withFreshBatches } from '../helpers/redis.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
@@ -32,17 +31,9 @@ afterEach(async () => {
   redisServer = undefined;
 });
 
-/** Reads batches through a fresh connection (the rig's own fails fast while Redis is down). */
-async function batchesNow(url: string, prefix: string): Promise<Batch[]> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  redis.on('error', () => undefined);
-  try {
-    return await new BatchStore(redis, keyspace(prefix), 60_000).list(20);
-  } catch {
-    return [];
-  } finally {
-    redis.disconnect();
-  }
+/** The latest batches, or none while Redis does not answer. */
+function batchesNow(url: string, prefix: string): Promise<Batch[]> {
+  return withFreshBatches(url, prefix, (batches) => batches.list(20)).catch(() => []);
 }
 
 /** `bulkorder import <file> --wait` as a real process. */

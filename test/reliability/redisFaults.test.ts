@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { keyspace } from '../../src/keyspace.js';
-import { BatchStore, isSettled } from '../../src/batches/batchStore.js';
+import { isSettled } from '../../src/batches/batchStore.js';
+import { withFreshBatches } from '../helpers/redis.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
@@ -17,15 +17,8 @@ afterEach(async () => {
   redisServer = undefined;
 });
 
-/** Reads a batch through a fresh connection (the rig's own fails fast while Redis is down). */
-async function batchNow(url: string, prefix: string, batchId: string) {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  redis.on('error', () => undefined);
-  try {
-    return await new BatchStore(redis, keyspace(prefix), 60_000).get(batchId);
-  } finally {
-    redis.disconnect();
-  }
+function batchNow(url: string, prefix: string, batchId: string) {
+  return withFreshBatches(url, prefix, (batches) => batches.get(batchId));
 }
 
 async function countKeys(url: string, pattern: string): Promise<number> {
