@@ -1,38 +1,31 @@
 import { ExitCode } from '../errors.js';
 import { pauseQueue, queueStatus, resumeDelivery } from '../batches/queueStatus.js';
 import { KINDS } from '../kinds/kindByName.js';
-import { openServices } from '../services.js';
+import { openServices, type Services } from '../services.js';
 import type { CommandContext, RecordKindName, StatusFlags } from './options.js';
 
-/** `bulkorder [accounts] status`. */
-export async function runStatus(kind: RecordKindName, batchId: string | undefined, flags: StatusFlags, ctx: CommandContext): Promise<number> {
+/** Opens the kind's services, prints what `say` answers, closes them: status, pause and resume alike. */
+async function printWith(kind: RecordKindName, ctx: CommandContext, say: (services: Services<unknown>) => Promise<string>): Promise<number> {
   const services = await openServices(ctx.config, KINDS[kind]);
   try {
-    process.stdout.write(await queueStatus(services, { ...(batchId === undefined ? {} : { batchId }), limit: Number(flags.limit ?? 10), json: flags.json === true }));
+    process.stdout.write(await say(services));
     return ExitCode.ok;
   } finally {
     await services.close();
   }
+}
+
+/** `bulkorder [accounts] status`. */
+export function runStatus(kind: RecordKindName, batchId: string | undefined, flags: StatusFlags, ctx: CommandContext): Promise<number> {
+  return printWith(kind, ctx, (services) => queueStatus(services, { ...(batchId === undefined ? {} : { batchId }), limit: Number(flags.limit ?? 10), json: flags.json === true }));
 }
 
 /** `bulkorder [accounts] resume`: clears a manual pause and the kind's breaker (requeueing its burst) and resumes its queue. */
-export async function runResume(kind: RecordKindName, ctx: CommandContext): Promise<number> {
-  const services = await openServices(ctx.config, KINDS[kind]);
-  try {
-    process.stdout.write(await resumeDelivery(services, ctx.logger));
-    return ExitCode.ok;
-  } finally {
-    await services.close();
-  }
+export function runResume(kind: RecordKindName, ctx: CommandContext): Promise<number> {
+  return printWith(kind, ctx, (services) => resumeDelivery(services, ctx.logger));
 }
 
 /** `bulkorder [accounts] pause`: pauses the kind's queue for every worker until `resume`. */
-export async function runPause(kind: RecordKindName, ctx: CommandContext): Promise<number> {
-  const services = await openServices(ctx.config, KINDS[kind]);
-  try {
-    process.stdout.write(await pauseQueue(services));
-    return ExitCode.ok;
-  } finally {
-    await services.close();
-  }
+export function runPause(kind: RecordKindName, ctx: CommandContext): Promise<number> {
+  return printWith(kind, ctx, (services) => pauseQueue(services));
 }
