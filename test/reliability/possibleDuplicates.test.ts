@@ -26,6 +26,11 @@ afterEach(async () => {
   rig = undefined;
 });
 
+/** The RELIABILITY.md row of one run: its counts come from the batch and the simulator. */
+function recordRun(fault: string, behaviour: string, r: Awaited<ReturnType<typeof run>>): void {
+  recordReliability({ fault, behaviour, orders: ORDER_COUNT, lost: ORDER_COUNT - r.batch.delivered - r.batch.dead - r.batch.held, duplicates: r.counters.duplicateOrdersAccepted, held: r.batch.held });
+}
+
 async function run(name: string, simulator: SimulatorOptions, env: Record<string, string> = {}) {
   rig = await deliveryRig(name, { faults: FAULTS, ...simulator }, env);
   const rows = [HEADER];
@@ -60,14 +65,7 @@ describe('possible duplicates are visible; Idempotency-Key removes them where ho
     // Plain 5xx (not stored) also mark: the client cannot tell the two apart, hence "possible".
     expect(r.marked.size).toBeGreaterThanOrEqual(r.twice.length);
     expect(r.counters.idempotencyKeys).toBe(r.counters.apiRequests.business - r.counters.faults.serverError);
-    recordReliability({
-      fault: '"stored, then 500" on 10% and plain 5xx on 5% of requests, default policy, API ignores Idempotency-Key',
-      behaviour: `all delivered; the ${r.twice.length} orders the API kept twice are among the ${r.marked.size} marked "possible duplicate" in results and batch; every unmarked order kept once`,
-      orders: ORDER_COUNT,
-      lost: ORDER_COUNT - r.batch.delivered - r.batch.dead - r.batch.held,
-      duplicates: r.counters.duplicateOrdersAccepted,
-      held: r.batch.held,
-    });
+    recordRun('"stored, then 500" on 10% and plain 5xx on 5% of requests, default policy, API ignores Idempotency-Key', `all delivered; the ${r.twice.length} orders the API kept twice are among the ${r.marked.size} marked "possible duplicate" in results and batch; every unmarked order kept once`, r);
   }, 60_000);
 
   it('the same faults at an API that honours Idempotency-Key: the retry gets the first answer, no order is kept twice', async () => {
@@ -78,14 +76,7 @@ describe('possible duplicates are visible; Idempotency-Key removes them where ho
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
     expect(r.counters.idempotentReplays).toBeGreaterThanOrEqual(r.counters.faults.storedThenError);
     expect(r.copies.size).toBe(ORDER_COUNT);
-    recordReliability({
-      fault: '"stored, then 500" on 10% and plain 5xx on 5% of requests, API honours Idempotency-Key',
-      behaviour: `all delivered once: ${r.counters.idempotentReplays} retries answered from the first create; ${r.marked.size} still marked "possible duplicate" (the client cannot know)`,
-      orders: ORDER_COUNT,
-      lost: ORDER_COUNT - r.batch.delivered - r.batch.dead - r.batch.held,
-      duplicates: r.counters.duplicateOrdersAccepted,
-      held: r.batch.held,
-    });
+    recordRun('"stored, then 500" on 10% and plain 5xx on 5% of requests, API honours Idempotency-Key', `all delivered once: ${r.counters.idempotentReplays} retries answered from the first create; ${r.marked.size} still marked "possible duplicate" (the client cannot know)`, r);
   }, 60_000);
 
   it('BULKORDER_IDEMPOTENCY_HEADER=none sends no key', async () => {
