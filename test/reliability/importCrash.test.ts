@@ -124,6 +124,9 @@ describe('reservation and queueing cannot come apart (real CLI processes, real R
     const firstExit = await importer.exited;
     const run = await rerun(file);
     const counters = rig.simulator.counters();
+    // The dead importer's batch is closed by a reconciler once its heartbeat (10 s) lapses: the
+    // re-run may finish the file before that, so the batch is given that long to be closed.
+    await waitFor(async () => (await batchesNow(redisServer!.url, rig!.prefix)).every((b) => b.importState !== 'importing'), 'the dead import\'s batch closed', 30_000).catch(() => undefined);
     const batches = await batchesNow(redisServer.url, rig.prefix);
     const held = batches.reduce((sum, b) => sum + b.held, 0);
     expect([0, 5], importer.output()).toContain(firstExit);
