@@ -103,7 +103,9 @@ export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file:
     const batchId = /batch (b-\S+)/.exec(imported.stdout)?.[1];
     const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);
     if (batchId === undefined || queued === 0) throw new Error(`import queued nothing:\n${imported.stdout}`);
-    for (let i = 0; i < processes; i++) workers.push(await startNode(cliEntry, ['worker', '--processes', '1'], env));
+    // BENCH_PROFILE_DIR=<dir> writes a CPU profile of each worker process there (bench/profileSummary.ts reads it).
+    const profile = process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR];
+    for (let i = 0; i < processes; i++) workers.push(await startNode(cliEntry, ['worker', '--processes', '1'], env, profile));
     while ((await queue.getWorkersCount()) < processes) await new Promise((r) => setTimeout(r, 50));
     const batches = new BatchStore(redis.client, keyspace(prefix), 24 * 60 * 60 * 1000);
     const loadNow = load();
