@@ -18,6 +18,7 @@ import { throttledErrors } from './throttledErrors.js';
 import { startPresence } from './workerPresence.js';
 import { RetryableDeliveryError, type DeliveryResult } from './deliverOrder.js';
 import { parkOrphan } from './parkOrphan.js';
+import { extendQueuePause } from './queuePause.js';
 import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
 import { observeDelivery } from '../metrics/observeDelivery.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
@@ -91,8 +92,6 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   ticker.unref();
   const presence = startPresence(commands, keys, { queue: queueName, concurrency: delivery.concurrency });
 
-  // The processor needs the worker (for its rate limiter) and the worker needs the processor.
-  let worker: Worker<DeliveryJobData<P>, DeliveryResult> | undefined;
   const send = options.metrics === undefined ? options.send : observeDelivery(options.send, options.metrics.sink, options.metrics.api);
   const processor = createDeliveryProcessor<P>({
     send,
@@ -103,10 +102,10 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     logger,
     // Several 429s may arrive together: a shorter Retry-After must not cut a longer pause short.
     rateLimit: async (ms) => {
-      if (ms > (await queue.getRateLimitTtl(UNLIMITED_PER_SECOND))) await worker?.rateLimit(ms);
+      await extendQueuePause(commands, queue.toKey('limiter'), ms);
     },
   });
-  worker = new Worker<DeliveryJobData<P>, DeliveryResult>(queueName, processor, {
+  const worker = new Worker<DeliveryJobData<P>, DeliveryResult>(queueName, processor, {
     connection: blocking,
     prefix,
     // getWorkers() shows this name: which host and process, at what concurrency.
