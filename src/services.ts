@@ -49,6 +49,8 @@ export interface ServicesOptions {
  * ```
  */
 export async function openServices<P>(config: Config, kind: RecordKind<P>, options: ServicesOptions = {}): Promise<Services<P>> {
+  // The prefix first: it refuses missing credentials before a connection exists that would keep the process alive.
+  const prefix = kind.prefix(options.prefix ?? redisPrefix(config, kind.api));
   const redis = createRedis(config, options.role ?? 'producer');
   try {
     await assertRedisReady(redis, config.redisUrl, { requirePersistence: (options.delivery ?? config.delivery).requirePersistentRedis });
@@ -57,7 +59,6 @@ export async function openServices<P>(config: Config, kind: RecordKind<P>, optio
     throw error;
   }
   const delivery = options.delivery ?? config.delivery;
-  const prefix = kind.prefix(options.prefix ?? redisPrefix(config, kind.api));
   const retentionMs = kind.retentionMs(delivery);
   const keys = keyspace(prefix);
   const queue = new Queue<DeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
