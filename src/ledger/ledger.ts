@@ -67,7 +67,8 @@ export interface Reservation {
   job: { name: string; data: unknown };
   /**
    * The batch counted this order as queued before (the breaker's burst goes back into its own
-   * batch): confirming its job must not count it twice.
+   * batch): confirming its job must not count it twice, and a dead letter of that batch stops
+   * counting as dead in the same step.
    */
   alreadyCounted?: boolean;
 }
@@ -201,6 +202,7 @@ export class Ledger {
         this.keys.job(this.options.queueName, item.orderKey),
         this.keys.unqueued,
         this.keys.unqueuedJobs,
+        this.keys.batch(batchId),
         batchId,
         now,
         this.retentionMs,
@@ -427,7 +429,7 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
 
 function defineLedgerCommands(redis: RedisClient): void {
   if ('bulkorderReserve' in redis) return;
-  redis.defineCommand('bulkorderReserve', { numberOfKeys: 4, lua: RESERVE });
+  redis.defineCommand('bulkorderReserve', { numberOfKeys: 5, lua: RESERVE });
   redis.defineCommand('bulkorderConfirm', { numberOfKeys: 4, lua: CONFIRM });
   // Its number of keys varies: the first argument gives it.
   redis.defineCommand('bulkorderDropStranded', { lua: DROP_STRANDED });

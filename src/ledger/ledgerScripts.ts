@@ -34,15 +34,17 @@ end
 `;
 
 /**
- * KEYS: ledger, jobHash, unqueuedIndex, unqueuedJobs.
+ * KEYS: ledger, jobHash, unqueuedIndex, unqueuedJobs, batch (of batchId).
  * ARGV: batchId, now, retentionMs, force(0|1), staleMs, fingerprint, fingerprintParts, jobJson, orderKey,
  *   alreadyCounted(0|1).
  * Returns {outcome, batch, parts, at, state}: `reserved`; `delivered`, `held` or `queued` (same content,
  * or no fingerprint to compare); `conflict` (the key is delivered, held or in flight with other
  * content: `parts`, `at` and `state` are the earlier entry's). A dead-lettered key is reserved whatever its
  * content: that is how a fixed row is sent. Empty fingerprint: not compared, the kept one stays.
+ * alreadyCounted: a dead letter of this same batch goes back into it (the breaker's burst), so the batch
+ * counts it pending again in the same step (no moment where the batch looks settled without it).
  */
-export const RESERVE = `
+export const RESERVE = BATCH_INCR + `
 local s = redis.call('HGET', KEYS[1], 's')
 local b = redis.call('HGET', KEYS[1], 'b') or ''
 local f = redis.call('HGET', KEYS[1], 'f')
@@ -74,7 +76,10 @@ else
   redis.call('HDEL', KEYS[4], ARGV[9])
   redis.call('ZREM', KEYS[3], ARGV[9])
 end
-if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'jc', 1) end
+if ARGV[10] == '1' then
+  redis.call('HSET', KEYS[1], 'jc', 1)
+  if s == 'dead' and b == ARGV[1] then batchIncr(KEYS[5], 'dead', -1) end
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return {'reserved', b, '', ''}
 `;

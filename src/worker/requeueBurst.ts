@@ -18,8 +18,8 @@ export interface RequeueBurstDeps<P> {
  * Sends back to the queue, in their own batches, the orders that refusals of a breaker's burst
  * dead-lettered: the same reservation `dead-letters retry` makes (the ledger's RESERVE turns a
  * dead key queued, keeping its job until confirmed queued; delivered, held or queued keys are
- * left alone), but into the order's own batch, whose dead count goes down again, so `import
- * --wait` of that file follows them to the end; that batch counted them queued already, so the
+ * left alone), but into the order's own batch, whose dead count goes down again in the same
+ * script (`alreadyCounted`), so `import --wait` of that file follows them to the end; that batch counted them queued already, so the
  * confirmation does not count them again. A crash between reserving and adding is finished by a
  * reconciler. The dead letter stays listed until the order is delivered (the delivered settle
  * removes it) or is replaced if it is refused again. Returns how many went back.
@@ -44,8 +44,6 @@ export async function requeueBurst<P>(orderKeys: readonly string[], deps: Requeu
       .filter((_, i) => reserved[i]?.outcome === 'reserved')
       .map((job) => ({ ...job, opts: { ...deps.jobOptions, jobId: job.data.key } }));
     if (jobs.length === 0) continue;
-    // The batch counts them as pending again before the jobs exist, so it never looks settled in between.
-    await deps.redis.hincrby(deps.keys.batch(batchId), 'dead', -jobs.length);
     await deps.queue.addBulk(jobs as Parameters<Queue<DeliveryJobData<P>>['addBulk']>[0]);
     await deps.ledger.confirmQueued(jobs.map((job) => job.data.key), batchId);
     requeued += jobs.length;

@@ -140,9 +140,15 @@ describe('ledger', () => {
     expect(await ledger.confirmQueued(['k1', 'k2'], 'b1')).toBe(2);
     await ledger.claim('k1', 't1');
     await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'dead', code: 'X', message: 'm', parkedRecord: { kind: 'dead', orderKey: 'k1' } });
-    // The burst goes back into its own batch, which counts it queued already.
+    expect((await batches.get('b1'))?.dead).toBe(1);
+    // The burst goes back into its own batch, which counts it queued already, and stops counting it dead
+    // in the same step (a crash right after must not leave the batch looking settled).
     const job = { name: 'test-job', data: { key: 'k1' } };
     expect(await ledger.reserveJobs([{ orderKey: 'k1', job, alreadyCounted: true }], 'b1', false)).toEqual([{ outcome: 'reserved' }]);
+    expect((await batches.get('b1'))?.dead).toBe(0);
+    // Reserved again while queued: nothing to count down twice.
+    expect(await ledger.reserveJobs([{ orderKey: 'k1', job, alreadyCounted: true }], 'b1', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
+    expect((await batches.get('b1'))?.dead).toBe(0);
     // Confirmed by whoever comes first (the requeue, or a reconciler after a crash), never counted.
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([expect.objectContaining({ orderKey: 'k1', job: JSON.stringify(job) })]);
     expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(0);
