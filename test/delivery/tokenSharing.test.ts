@@ -21,23 +21,38 @@ afterEach(async () => {
   redis.disconnect();
 });
 
-function runChild(env: Record<string, string>): Promise<Record<string, number>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Record<string, number>) : reject(new Error(`child exited ${code}: ${err}`))));
+interface Child {
+  /** Resolves when the child has loaded and waits for its window. */
+  ready: Promise<void>;
+  /** Gives the child its window (epoch ms). */
+  go(startAt: number, endAt: number): void;
+  /** The child's tally of outcomes. */
+  tally: Promise<Record<string, number>>;
+}
+
+function startChild(env: Record<string, string>): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.startsWith('ready\n')) markReady();
   });
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const tally = new Promise<Record<string, number>>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.slice('ready\n'.length)) as Record<string, number>) : reject(new Error(`child exited ${code}: ${err}`))));
+  });
+  // A child that dies before it is ready fails the test through `tally`, not by a hang on `ready`.
+  void tally.catch(() => markReady());
+  return { ready, go: (startAt, endAt) => child.stdin.end(`${startAt} ${endAt}\n`), tally };
 }
 
 it('three processes share one token: one token request per lifetime', async () => {
   simulator = await startSimulator({ tokenLifetimeSeconds: 1, seed: 3 });
   const durationMs = 3500;
-  // A common start, after every child has loaded, so the window is the same for all.
-  const startAt = Date.now() + 4000;
   const env = {
     BULKORDER_BASE_URL: simulator.url,
     BULKORDER_USER_AGENT: USER_AGENT,
@@ -45,10 +60,13 @@ it('three processes share one token: one token request per lifetime', async () =
     BULKORDER_BUSINESS_CLIENT_SECRET: simulator.credentials.business.clientSecret,
     REDIS_URL: TEST_REDIS_URL,
     PREFIX: prefix,
-    START_AT: String(startAt),
-    END_AT: String(startAt + durationMs),
   };
-  const tallies = await Promise.all([runChild(env), runChild(env), runChild(env)]);
+  const children = [startChild(env), startChild(env), startChild(env)];
+  await Promise.all(children.map((c) => c.ready));
+  // A common window once every child has loaded, so it is the same for all.
+  const startAt = Date.now() + 200;
+  for (const c of children) c.go(startAt, startAt + durationMs);
+  const tallies = await Promise.all(children.map((c) => c.tally));
   for (const tally of tallies) {
     expect(Object.keys(tally)).toEqual(['delivered']);
     expect(tally.delivered).toBeGreaterThan(10);
@@ -57,4 +75,4 @@ it('three processes share one token: one token request per lifetime', async () =
   expect(counters.tokenRequests.business).toBeGreaterThanOrEqual(Math.floor(durationMs / 1000));
   expect(counters.tokenRequests.business).toBeLessThanOrEqual(Math.floor(durationMs / 1000) + 1);
   expect(counters.ordersAccepted).toBe(tallies.reduce((sum, t) => sum + (t.delivered ?? 0), 0));
-}, 30_000);
+}, 90_000);

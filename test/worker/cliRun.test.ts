@@ -106,5 +106,6 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     } finally {
       await evicting.stop();
     }
-  }, 30_000);
+    // Two CLI starts and a private redis-server: on 2 loaded cores that has taken over 30 s.
+  }, 90_000);
 });

@@ -1,8 +1,10 @@
 /**
- * A separate worker process for the token-sharing test: from START_AT to END_AT (epoch ms)
- * it posts orders through the real client, token shared through Redis under PREFIX, and
- * prints a JSON tally of outcomes on stdout. Run as `node --import tsx tokenLoopChild.ts`.
+ * A separate worker process for the token-sharing test: once loaded it prints `ready`, reads
+ * `<startAt> <endAt>` (epoch ms) from stdin, posts orders through the real client in that window,
+ * token shared through Redis under PREFIX, and prints a JSON tally of outcomes on stdout. Run as
+ * `node --import tsx tokenLoopChild.ts`.
  */
+import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { loadConfig, requireApi } from '../../../src/config.js';
 import { createApiTokenProvider } from '../../../src/delivery/apiTokenProvider.js';
@@ -11,8 +13,6 @@ import { createHttpTransport } from '../../../src/delivery/httpTransport.js';
 import { silentLogger } from '../../../src/logger.js';
 import { validOrder } from './apiRig.js';
 
-const startAt = Number(process.env.START_AT);
-const endAt = Number(process.env.END_AT);
 const config = loadConfig();
 const settings = requireApi(config, 'business');
 const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
@@ -21,6 +21,11 @@ const logger = silentLogger();
 const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: process.env.PREFIX });
 const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
 
+// The window is given once every child has loaded: on a loaded machine loading alone can take seconds.
+process.stdout.write('ready\n');
+const lines = createInterface({ input: process.stdin });
+const [startAt, endAt] = (await new Promise<string>((resolve) => lines.once('line', resolve))).split(' ').map(Number) as [number, number];
+lines.close();
 const tally: Record<string, number> = {};
 await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
 await Promise.all(
