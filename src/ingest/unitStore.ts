@@ -26,10 +26,30 @@ export interface UnitCodec<U> {
  */
 export interface UnitStore<U extends GroupedUnit> {
   add(unit: U): Promise<void>;
+  /** Units encoded elsewhere (a worker thread, encodeSpill), in the order they would have been added. */
+  addEncoded(units: EncodedUnits): Promise<void>;
   /** Buckets in turn; each bucket's units in the order they were added (a cut-down oversized group last). */
   buckets(): AsyncGenerator<U[]>;
   /** Removes temporary files; safe to call more than once, also after an error. */
   dispose(): Promise<void>;
+}
+
+/** Units as spill lines (with their newline) and the bucket of each; `rows` counts their rows. */
+export interface EncodedUnits {
+  buckets: number[];
+  lines: string[];
+  rows: number;
+}
+
+/** The spill lines of `units` for a store of `count` buckets (what `add` writes), made wherever the units are. */
+export function encodeSpill<U extends GroupedUnit>(units: readonly U[], codec: UnitCodec<U>, count: number): EncodedUnits {
+  const encoded: EncodedUnits = { buckets: [], lines: [], rows: 0 };
+  for (const unit of units) {
+    encoded.buckets.push(bucketOf(unit.group, count));
+    encoded.lines.push(spillLine(unit.group, unit.rows.length, codec.encode(unit)));
+    encoded.rows += unit.rows.length;
+  }
+  return encoded;
 }
 
 /** Options for createUnitStore. */
@@ -54,15 +74,18 @@ const READ_AHEAD_CHARS = 2 * 1024 * 1024;
 
 /** A store in memory (bucketCount 1) or spilling to temp files. */
 export async function createUnitStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): Promise<UnitStore<U>> {
-  if (options.bucketCount <= 1) return memoryStore<U>(options.limit);
+  if (options.bucketCount <= 1) return memoryStore<U>(options.codec, options.limit);
   return spillStore(options.codec, options.bucketCount, options.tmpDir ?? tmpdir(), options.flushBytes ?? 4 * 1024, options.limit);
 }
 
-function memoryStore<U extends GroupedUnit>(limit: GroupLimit<U> | undefined): UnitStore<U> {
+function memoryStore<U extends GroupedUnit>(codec: UnitCodec<U>, limit: GroupLimit<U> | undefined): UnitStore<U> {
   let units: U[] = [];
   return {
     add: async (unit) => {
       units.push(unit);
+    },
+    addEncoded: async (encoded) => {
+      for (const line of encoded.lines) units.push(codec.decode(line.slice(readPrefix(line).rest, -1)));
     },
     buckets: async function* () {
       const all = units;
@@ -109,7 +132,14 @@ async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: num
   return {
     add: async (unit) => {
       const line = spillLine(unit.group, unit.rows.length, codec.encode(unit));
-      await writer.append(bucketOf(unit.group, count), line);
+      const wait = writer.append(bucketOf(unit.group, count), line);
+      if (wait !== undefined) await wait;
+    },
+    addEncoded: async (encoded) => {
+      for (let i = 0; i < encoded.lines.length; i++) {
+        const wait = writer.append(encoded.buckets[i]!, encoded.lines[i]!);
+        if (wait !== undefined) await wait;
+      }
     },
     buckets: async function* () {
       await writer.finish();
