@@ -55,7 +55,7 @@ export interface IngestOptions {
   strictPhone?: boolean;
   /**
    * Worker threads that validate the rows of a CSV file big enough to spill, while the main
-   * thread parses (`--threads`); 0 validates in the main thread. Default: one per core beyond the first, at most 3.
+   * thread parses (`--threads`); 0 validates in the main thread. Default: defaultIngestThreads (1 from 4 cores, else 0).
    */
   threads?: number;
   /** Accept a file with no rows (`--allow-empty`); default: refused (FILE_EMPTY, exit 3), so an empty nightly export is not a quiet success. */

@@ -5,16 +5,25 @@ import type { ColumnPlan } from './resolveColumns.js';
 import type { EncodedUnits } from './unitStore.js';
 import type { RowRules } from './validateRow.js';
 
-/** Threads at most by default: past 3 the main thread's parsing is the bound, and each thread costs an isolate (~20 MB idle, ~40 MB busy). */
-const MAX_DEFAULT_THREADS = 3;
+/**
+ * Threads by default, at most: each costs ~35-40 MB at the peak (its own isolate with the phone
+ * metadata), and one keeps `validate` of 1,000,000 rows at 238 MB, under the 250 MB budget; two would not.
+ */
+const MAX_DEFAULT_THREADS = 1;
+/**
+ * Cores below which no thread is started by default. On the 2-core benchmark machine, shared with
+ * other work, a thread gave no faster run (200,000 rows, 3 pairs: 12.1-16.6 s with, 12.3-16.2 s
+ * without) for 12% more CPU and 20-37 MB more peak; it pays only with a core to spare.
+ */
+const MIN_CORES_FOR_THREADS = 4;
 /** Young generation of each thread, in MB (see createUnitPool). */
 const YOUNG_GENERATION_MB = 8;
 /** Records per task: large enough that messaging is a small share, small enough to keep every thread fed. */
 const BATCH_RECORDS = 512;
 
-/** Validation threads for a large CSV file by default: one per core beyond the first (the main thread parses), at most 3. */
+/** Validation threads for a large CSV file by default: none below 4 cores (the main thread parses), else 1 (memory). */
 export function defaultIngestThreads(cores = availableParallelism()): number {
-  return Math.max(1, Math.min(MAX_DEFAULT_THREADS, cores - 1));
+  return cores < MIN_CORES_FOR_THREADS ? 0 : Math.min(MAX_DEFAULT_THREADS, cores - 1);
 }
 
 /** Record kinds whose rows can be validated in a thread (unitThread.ts imports each). */

@@ -59,8 +59,8 @@ describe('validation threads', () => {
     expect(await readdir(spill)).toEqual([]);
   });
 
-  it('the thread count follows the cores, one left for parsing, at most 3; --threads overrides it', async () => {
-    expect([1, 2, 4, 64].map((cores) => defaultIngestThreads(cores))).toEqual([1, 1, 3, 3]);
+  it('the thread count follows the cores: none below 4, then 1 (memory); --threads overrides it', async () => {
+    expect([1, 2, 3, 4, 64].map((cores) => defaultIngestThreads(cores))).toEqual([0, 0, 0, 1, 1]);
     expect((await ingestOptionsFromFlags({ threads: '0' })).threads).toBe(0);
     await expect(ingestOptionsFromFlags({ threads: 'many' })).rejects.toMatchObject({ code: 'THREADS_INVALID' });
   });
