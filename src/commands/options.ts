@@ -161,7 +161,8 @@ export function withReadingOptions(command: Command, whose = 'the file', mapNote
     .option('--map <mapping.json>', `JSON object mapping your column names to ours, e.g. {"Huisnummer": "streetNumber"}${mapNote}`)
     .option('--strict-phone', 'refuse phone numbers that are possible for their country but not known to be in use (default: accept them with a PHONE_UNVERIFIED note)')
     .option('--allow-empty', 'accept a file with no rows (default: refused, exit 3, "the file has no orders")')
-    .option('--max-lines-per-order <n>', 'most product lines in one order; a larger order is refused whole, its lines named (default: 1000)');
+    .option('--max-lines-per-order <n>', 'most product lines in one order; a larger order is refused whole, its lines named (default: 1000)')
+    .option('--threads <n>', 'worker threads validating the rows of a large CSV file while it is read, ~40 MB each; 0: none (default: 1 on 4 or more cores, else 0)');
 }
 
 /** Flags of `import` and `accounts import`. */

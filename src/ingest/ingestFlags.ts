@@ -15,6 +15,7 @@ export interface IngestFlags {
   strictPhone?: boolean;
   allowEmpty?: boolean;
   maxLinesPerOrder?: string;
+  threads?: string;
 }
 
 const FORMATS: readonly IngestFormat[] = ['csv', 'json', 'ndjson'];
@@ -53,6 +54,12 @@ export async function ingestOptionsFromFlags(flags: IngestFlags, schema: ColumnS
       throw new UsageError('MAX_LINES_INVALID', `--max-lines-per-order must be a whole number from 1 to 100000 (got "${flags.maxLinesPerOrder}").`);
     }
     options.maxLinesPerOrder = max;
+  }
+  if (flags.threads !== undefined) {
+    if (!/^\d+$/.test(flags.threads) || Number(flags.threads) > 64) {
+      throw new UsageError('THREADS_INVALID', `--threads must be a whole number from 0 to 64 (got "${flags.threads}").`);
+    }
+    options.threads = Number(flags.threads);
   }
   return options;
 }

@@ -19,6 +19,7 @@ export const ORDER_SCHEMA: RecordSchema<OrderUnit, OrderPayload> = {
   jsonUnit,
   codec: { encode: encodeUnit, decode: decodeUnit },
   assemble: assembleOrders,
+  thread: 'orders',
   limit: orderGroupLimit,
 };
 

@@ -15,6 +15,7 @@ import { createUnitStore, type GroupedUnit, type UnitCodec } from './unitStore.j
 import type { GroupLimit } from './groupLimit.js';
 import { DEFAULT_MAX_LINES_PER_ORDER } from './orderGroupLimit.js';
 import type { RowRules } from './validateRow.js';
+import { createUnitPool, defaultIngestThreads, type ThreadedSchema, type UnitPool } from './unitPool.js';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -52,6 +53,11 @@ export interface IngestOptions {
   chunkBytes?: number;
   /** Refuse phone numbers that are possible but not known to be in use (`--strict-phone`); default: accept with a note. */
   strictPhone?: boolean;
+  /**
+   * Worker threads that validate the rows of a CSV file big enough to spill, while the main
+   * thread parses (`--threads`); 0 validates in the main thread. Default: defaultIngestThreads (1 from 4 cores, else 0).
+   */
+  threads?: number;
   /** Accept a file with no rows (`--allow-empty`); default: refused (FILE_EMPTY, exit 3), so an empty nightly export is not a quiet success. */
   allowEmpty?: boolean;
 }
@@ -96,6 +102,8 @@ export interface RecordSchema<U extends GroupedUnit & { rows: readonly unknown[]
   jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitContext): U;
   codec: UnitCodec<U>;
   assemble(units: readonly U[], context: AssembleContext): Iterable<ValidRecord<P> | RejectedRecord>;
+  /** The name unitThread.ts knows this schema by, to run csvUnit and codec in worker threads; absent: never in a thread. */
+  thread?: ThreadedSchema;
   /** A cap on the rows of one group, so an oversized one is never held whole (orders: product lines). */
   limit?(maxRows: number): GroupLimit<U>;
 }
@@ -193,10 +201,21 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
         ...(options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir }),
         ...(schema.limit === undefined ? {} : { limit: schema.limit(maxLinesPerOrder) }),
       });
+      let pool: UnitPool | undefined;
       try {
-        for await (const unit of units()) {
-          stats.rows += unit.rows.length;
-          await store.add(unit);
+        const threads = options.threads ?? defaultIngestThreads();
+        if (format === 'csv' && bucketCount > 1 && threads > 0 && schema.thread !== undefined) {
+          pool = createUnitPool({ threads, schema: schema.thread, plan, rules, bucketCount });
+          for await (const encoded of pool.encode(csvRecords(file, { delimiter, encoding, maxRecordBytes, ...chunk }, () => blankRows++))) {
+            stats.rows += encoded.rows;
+            await store.addEncoded(encoded);
+          }
+          await pool.close(); // the second pass runs in this thread: free the threads' memory now
+        } else {
+          for await (const unit of units()) {
+            stats.rows += unit.rows.length;
+            await store.add(unit);
+          }
         }
         if (stats.rows === 0 && options.allowEmpty !== true) {
           const blank = blankRows > 0 ? ` (only ${blankRows} blank row${blankRows === 1 ? '' : 's'})` : '';
@@ -212,6 +231,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
           }
         }
       } finally {
+        await pool?.close();
         await store.dispose();
       }
     },
@@ -226,17 +246,22 @@ async function* csvUnits<U extends GroupedUnit & { rows: readonly unknown[] }>(
   rules: RowRules,
   onBlank: () => void,
 ): AsyncGenerator<U> {
+  for await (const record of csvRecords(file, read, onBlank)) yield schema.csvUnit(record, plan, rules);
+}
+
+/** The data records of a CSV file: the header (already resolved by openRecordSource) and blank rows left out. */
+async function* csvRecords(file: string, read: Parameters<typeof readCsvRecords>[1], onBlank: () => void): AsyncGenerator<CsvRecord | CsvBadRecord> {
   let header = true;
   for await (const record of readCsvRecords(file, read)) {
     if (header) {
-      header = false; // already resolved by openOrderSource
+      header = false;
       continue;
     }
     if (record.kind === 'record' && record.values.every((value) => value.trim() === '')) {
       onBlank();
       continue;
     }
-    yield schema.csvUnit(record, plan, rules);
+    yield record;
   }
 }
 

@@ -1,9 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { appendFile, open, rm, type FileHandle } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GroupCutter, type GroupLimit } from './groupLimit.js';
 import { createSpillDir, removeSpillDir } from './spillDir.js';
+import { SpillWriter } from './spillWriter.js';
 
 /** What the store needs of a first-pass unit: its group key and rows. Units of one group are assembled together. */
 export interface GroupedUnit {
@@ -25,10 +26,30 @@ export interface UnitCodec<U> {
  */
 export interface UnitStore<U extends GroupedUnit> {
   add(unit: U): Promise<void>;
+  /** Units encoded elsewhere (a worker thread, encodeSpill), in the order they would have been added. */
+  addEncoded(units: EncodedUnits): Promise<void>;
   /** Buckets in turn; each bucket's units in the order they were added (a cut-down oversized group last). */
   buckets(): AsyncGenerator<U[]>;
   /** Removes temporary files; safe to call more than once, also after an error. */
   dispose(): Promise<void>;
+}
+
+/** Units as spill lines (with their newline) and the bucket of each; `rows` counts their rows. */
+export interface EncodedUnits {
+  buckets: number[];
+  lines: string[];
+  rows: number;
+}
+
+/** The spill lines of `units` for a store of `count` buckets (what `add` writes), made wherever the units are. */
+export function encodeSpill<U extends GroupedUnit>(units: readonly U[], codec: UnitCodec<U>, count: number): EncodedUnits {
+  const encoded: EncodedUnits = { buckets: [], lines: [], rows: 0 };
+  for (const unit of units) {
+    encoded.buckets.push(bucketOf(unit.group, count));
+    encoded.lines.push(spillLine(unit.group, unit.rows.length, codec.encode(unit)));
+    encoded.rows += unit.rows.length;
+  }
+  return encoded;
 }
 
 /** Options for createUnitStore. */
@@ -39,26 +60,32 @@ export interface UnitStoreOptions<U> {
   bucketCount: number;
   /** Parent of the private temp folder; default the OS temp folder. */
   tmpDir?: string;
-  /** Characters buffered per bucket before writing; default 4 Ki (up to 1,024 buckets buffer at once: 4 Mi characters). */
+  /** Characters buffered per bucket before a write starts; default 4 Ki (up to 1,024 buckets buffer at once: 4 Mi characters, plus 1 Mi handed to the disk and not yet written). */
   flushBytes?: number;
   /** Cap on the rows of one group (orders: BULKORDER_MAX_LINES_PER_ORDER). */
   limit?: GroupLimit<U>;
 }
 
-/** Spill files kept open at once at most (see spillStore). */
-const MAX_OPEN_HANDLES = 256;
+/**
+ * A bucket's spill file up to this many characters is read whole, ahead of its turn; a bigger one
+ * (an oversized group, held back by the GroupLimit) is streamed so its text is never held whole.
+ */
+const READ_AHEAD_CHARS = 2 * 1024 * 1024;
 
 /** A store in memory (bucketCount 1) or spilling to temp files. */
 export async function createUnitStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): Promise<UnitStore<U>> {
-  if (options.bucketCount <= 1) return memoryStore<U>(options.limit);
+  if (options.bucketCount <= 1) return memoryStore<U>(options.codec, options.limit);
   return spillStore(options.codec, options.bucketCount, options.tmpDir ?? tmpdir(), options.flushBytes ?? 4 * 1024, options.limit);
 }
 
-function memoryStore<U extends GroupedUnit>(limit: GroupLimit<U> | undefined): UnitStore<U> {
+function memoryStore<U extends GroupedUnit>(codec: UnitCodec<U>, limit: GroupLimit<U> | undefined): UnitStore<U> {
   let units: U[] = [];
   return {
     add: async (unit) => {
       units.push(unit);
+    },
+    addEncoded: async (encoded) => {
+      for (const line of encoded.lines) units.push(codec.decode(line.slice(readPrefix(line).rest, -1)));
     },
     buckets: async function* () {
       const all = units;
@@ -99,71 +126,76 @@ function readPrefix(line: string): { rows: number; group: string; rest: number }
 
 async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: number, parent: string, flushBytes: number, limit: GroupLimit<U> | undefined): Promise<UnitStore<U>> {
   const dir = createSpillDir(parent);
-  const handles: (FileHandle | undefined)[] = new Array(count).fill(undefined);
-  // Up to MAX_OPEN_HANDLES buckets keep their file open; with more, each write opens and closes it, so a
-  // 1,024-bucket file never needs 1,024 descriptors (a soft limit of 1,024 is common).
-  const keepOpen = count <= MAX_OPEN_HANDLES;
-  const pending: string[][] = Array.from({ length: count }, () => []);
-  const pendingBytes: number[] = new Array(count).fill(0);
-  const written: boolean[] = new Array(count).fill(false);
   const path = (bucket: number): string => join(dir, `bucket-${bucket}.ndjson`);
-
-  const flush = async (bucket: number): Promise<void> => {
-    const lines = pending[bucket]!;
-    if (lines.length === 0) return;
-    pending[bucket] = [];
-    pendingBytes[bucket] = 0;
-    written[bucket] = true;
-    if (!keepOpen) {
-      await appendFile(path(bucket), lines.join(''), { mode: 0o600 });
-      return;
-    }
-    const handle = (handles[bucket] ??= await open(path(bucket), 'a', 0o600));
-    await handle.write(lines.join(''));
-  };
-  const closeAll = async (): Promise<void> => {
-    await Promise.all(handles.map((handle) => handle?.close().catch(() => undefined)));
-    handles.fill(undefined);
-  };
+  const writer = new SpillWriter({ count, path, flushBytes });
 
   return {
     add: async (unit) => {
-      const bucket = bucketOf(unit.group, count);
       const line = spillLine(unit.group, unit.rows.length, codec.encode(unit));
-      pending[bucket]!.push(line);
-      pendingBytes[bucket]! += line.length;
-      if (pendingBytes[bucket]! >= flushBytes) await flush(bucket);
+      const wait = writer.append(bucketOf(unit.group, count), line);
+      if (wait !== undefined) await wait;
+    },
+    addEncoded: async (encoded) => {
+      for (let i = 0; i < encoded.lines.length; i++) {
+        const wait = writer.append(encoded.buckets[i]!, encoded.lines[i]!);
+        if (wait !== undefined) await wait;
+      }
     },
     buckets: async function* () {
-      for (let bucket = 0; bucket < count; bucket++) await flush(bucket);
-      await closeAll();
-      for (let bucket = 0; bucket < count; bucket++) {
-        if (!written[bucket]) continue;
+      await writer.finish();
+      const filled = writer.written.flatMap((chars, bucket) => (chars > 0 ? [bucket] : []));
+      // Read-ahead: the next bucket's file is read while this one is decoded and assembled.
+      // A bucket too big to hold as text (an oversized group) is streamed instead, as it comes.
+      const readAhead = (at: number): Promise<string> | undefined => {
+        const bucket = filled[at];
+        if (bucket === undefined || writer.written[bucket]! > READ_AHEAD_CHARS) return undefined;
+        const text = readFile(path(bucket), 'utf8');
+        text.catch(() => undefined); // awaited below; not unhandled if the caller stops early
+        return text;
+      };
+      let next = readAhead(0);
+      for (let at = 0; at < filled.length; at++) {
+        const bucket = filled[at]!;
+        const text = next === undefined ? undefined : await next;
+        next = readAhead(at + 1);
         let cutter: GroupCutter<U> | undefined;
         if (limit !== undefined) {
           // First read: rows per group, from the prefixes only.
           const counting = new GroupCutter(limit);
-          for await (const line of spillLines(path(bucket))) {
+          await eachLine(text, path(bucket), (line) => {
             const { rows, group } = readPrefix(line);
             counting.count(group, rows);
-          }
+          });
           if (counting.any) cutter = counting;
         }
         const units: U[] = [];
-        for await (const line of spillLines(path(bucket))) {
+        await eachLine(text, path(bucket), (line) => {
           const unit = codec.decode(line.slice(readPrefix(line).rest));
           if (cutter === undefined || cutter.take(unit) !== undefined) units.push(unit);
-        }
+        });
         if (cutter !== undefined) units.push(...cutter.finish());
         await rm(path(bucket), { force: true }); // free the disk as we go
         yield units;
       }
     },
     dispose: async () => {
-      await closeAll();
+      await writer.close();
       removeSpillDir(dir);
     },
   };
+}
+
+/** Calls `each` with every line of a bucket: from its text when read whole, else streamed from its file. */
+async function eachLine(text: string | undefined, file: string, each: (line: string) => void): Promise<void> {
+  if (text === undefined) {
+    for await (const line of spillLines(file)) each(line);
+    return;
+  }
+  let from = 0;
+  for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', from)) {
+    each(text.slice(from, end));
+    from = end + 1;
+  }
 }
 
 /** The lines of a spill file, read in pieces: the bucket's units are needed whole, its text is not. */

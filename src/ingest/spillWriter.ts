@@ -1,0 +1,129 @@
+import { appendFile, open, type FileHandle } from 'node:fs/promises';
+
+/** Options for SpillWriter. */
+export interface SpillWriterOptions {
+  /** Number of bucket files. */
+  count: number;
+  /** The path of one bucket's file. */
+  path(bucket: number): string;
+  /** Characters buffered per bucket before a write is started; default 4 Ki. */
+  flushBytes?: number;
+  /** Characters handed to the file system and not yet written, at most; default 1 Mi. */
+  maxInFlight?: number;
+}
+
+/**
+ * Writes under way at once at most: more would not go faster (libuv runs 4 file system calls at a
+ * time) and, for buckets not kept open, each one holds a descriptor.
+ */
+const MAX_WRITES = 8;
+
+/** Spill files kept open at once at most: a 1,024-bucket file never needs 1,024 descriptors (a soft limit of 1,024 is common). */
+const MAX_OPEN_HANDLES = 256;
+
+/**
+ * Appends lines to bucket files behind the caller's back (write-behind): `append` returns at
+ * once unless more than `maxInFlight` characters wait for the disk, so parsing and validating go
+ * on while earlier lines are written (bounded in characters and in writes under way). Writes to one bucket keep their order (one chain per
+ * bucket). The first write error (a full disk) is kept and thrown by the next `append` or by
+ * `finish`, the same error object a waited-for write would have thrown.
+ */
+export class SpillWriter {
+  readonly #path: (bucket: number) => string;
+  readonly #flushBytes: number;
+  readonly #maxInFlight: number;
+  /** Up to MAX_OPEN_HANDLES buckets keep their file open; with more, each write opens and closes it. */
+  readonly #keepOpen: boolean;
+  readonly #handles: (FileHandle | undefined)[];
+  readonly #pending: string[][];
+  readonly #pendingBytes: number[];
+  /** The last write of each bucket; never rejects (errors go to #failure). */
+  readonly #tails: Promise<void>[];
+  /** Characters written to each bucket's file so far (once finish() resolved). */
+  readonly written: number[];
+  #inFlight = 0;
+  readonly #writing = new Set<Promise<void>>();
+  #failure: { error: unknown } | undefined;
+
+  constructor(options: SpillWriterOptions) {
+    const count = options.count;
+    this.#path = options.path;
+    this.#flushBytes = options.flushBytes ?? 4 * 1024;
+    this.#maxInFlight = options.maxInFlight ?? 1024 * 1024;
+    this.#keepOpen = count <= MAX_OPEN_HANDLES;
+    this.#handles = new Array(count).fill(undefined);
+    this.#pending = Array.from({ length: count }, () => []);
+    this.#pendingBytes = new Array(count).fill(0);
+    this.#tails = new Array(count).fill(Promise.resolve());
+    this.written = new Array(count).fill(0);
+  }
+
+  /** Buffers one line (with its newline) for a bucket; waits only while too much is in flight. */
+  append(bucket: number, line: string): Promise<void> | undefined {
+    this.#pending[bucket]!.push(line);
+    this.#pendingBytes[bucket]! += line.length;
+    if (this.#pendingBytes[bucket]! >= this.#flushBytes) this.#flush(bucket);
+    if (this.#failure !== undefined) throw this.#failure.error;
+    if (this.#busy()) return this.#drain();
+    return undefined;
+  }
+
+  /** Writes what is buffered, waits for every write and closes the files; throws the first write error. */
+  async finish(): Promise<void> {
+    for (let bucket = 0; bucket < this.#pending.length; bucket++) {
+      this.#flush(bucket);
+      if (this.#busy()) await this.#drain();
+    }
+    await Promise.all(this.#tails);
+    await this.close();
+    if (this.#failure !== undefined) throw this.#failure.error;
+  }
+
+  /** Waits for writes under way and closes the files, ignoring errors (for dispose). */
+  async close(): Promise<void> {
+    await Promise.all(this.#tails);
+    await Promise.all(this.#handles.map((handle) => handle?.close().catch(() => undefined)));
+    this.#handles.fill(undefined);
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#busy() && this.#failure === undefined) await Promise.race(this.#writing);
+    if (this.#failure !== undefined) throw this.#failure.error;
+  }
+
+  #busy(): boolean {
+    return this.#inFlight > this.#maxInFlight || this.#writing.size > MAX_WRITES;
+  }
+
+  #flush(bucket: number): void {
+    const lines = this.#pending[bucket]!;
+    if (lines.length === 0) return;
+    const text = lines.join('');
+    this.#pending[bucket] = [];
+    this.#pendingBytes[bucket] = 0;
+    this.written[bucket]! += text.length;
+    this.#inFlight += text.length;
+    const write = this.#tails[bucket]!.then(() => this.#write(bucket, text)).then(
+      () => undefined,
+      (error: unknown) => {
+        this.#failure ??= { error };
+      },
+    );
+    const settled = write.then(() => {
+      this.#inFlight -= text.length;
+      this.#writing.delete(settled);
+    });
+    this.#writing.add(settled);
+    this.#tails[bucket] = settled;
+  }
+
+  async #write(bucket: number, text: string): Promise<void> {
+    if (this.#failure !== undefined) return; // the run is failing: write nothing more
+    if (!this.#keepOpen) {
+      await appendFile(this.#path(bucket), text, { mode: 0o600 });
+      return;
+    }
+    const handle = (this.#handles[bucket] ??= await open(this.#path(bucket), 'a', 0o600));
+    await handle.write(text);
+  }
+}

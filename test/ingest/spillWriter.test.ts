@@ -1,0 +1,69 @@
+import { mkdir, readdir, readFile, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SpillWriter } from '../../src/ingest/spillWriter.js';
+import { createUnitStore } from '../../src/ingest/unitStore.js';
+import { ORDER_SCHEMA } from '../../src/ingest/openOrderSource.js';
+import { resolveColumns } from '../../src/ingest/resolveColumns.js';
+import type { OrderUnit } from '../../src/ingest/orderUnit.js';
+import { HEADER, row, tempDir } from './ingestHelpers.js';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+beforeEach(async () => {
+  tmp = await tempDir();
+});
+afterEach(async () => {
+  await tmp.cleanup();
+});
+
+describe('spill writes behind the reader', () => {
+  it('keeps each bucket in the order appended, with many writes under way', async () => {
+    const path = (bucket: number): string => join(tmp.dir, `b${bucket}`);
+    const writer = new SpillWriter({ count: 3, path, flushBytes: 10, maxInFlight: 64 });
+    let waited = 0;
+    for (let i = 0; i < 3000; i++) {
+      const wait = writer.append(i % 3, `${i}\n`);
+      if (wait !== undefined) {
+        waited++;
+        await wait;
+      }
+    }
+    await writer.finish();
+    expect(waited).toBeGreaterThan(0); // the in-flight bound held the appender back
+    for (let bucket = 0; bucket < 3; bucket++) {
+      const numbers = (await readFile(path(bucket), 'utf8')).trim().split('\n').map(Number);
+      expect(numbers).toEqual(Array.from({ length: 1000 }, (_, k) => k * 3 + bucket));
+      expect(writer.written[bucket]).toBe(numbers.join('\n').length + 1);
+    }
+  });
+
+  it('a full disk surfaces as the write error itself, from a later append or from finish, never as an unhandled rejection', async () => {
+    const writer = new SpillWriter({ count: 2, path: () => '/dev/full', flushBytes: 8 });
+    let thrown: unknown;
+    try {
+      for (let i = 0; i < 10_000; i++) await writer.append(i % 2, 'a line of text\n');
+      await writer.finish();
+    } catch (error) {
+      thrown = error;
+    }
+    await writer.close();
+    expect((thrown as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    await expect(writer.finish()).rejects.toBe(thrown); // the same error again, not another one
+  });
+
+  it('a store whose spill files hit a full disk throws ENOSPC and still disposes cleanly', async () => {
+    const spill = join(tmp.dir, 'spill');
+    await mkdir(spill);
+    const store = await createUnitStore<OrderUnit>({ codec: ORDER_SCHEMA.codec, bucketCount: 4, tmpDir: spill });
+    const [dir] = await readdir(spill);
+    for (let bucket = 0; bucket < 4; bucket++) await symlink('/dev/full', join(spill, dir!, `bucket-${bucket}.ndjson`));
+    const plan = resolveColumns('full.csv', HEADER.split(','));
+    const failure = (async () => {
+      for (let line = 2; line < 2002; line++) await store.add(ORDER_SCHEMA.csvUnit({ kind: 'record', line, values: row({ orderRef: `F-${line}` }).split(',') }, plan, {}));
+      for await (const _bucket of store.buckets()) void _bucket;
+    })();
+    await expect(failure).rejects.toMatchObject({ code: 'ENOSPC', syscall: 'write' });
+    await store.dispose();
+    expect(await readdir(spill)).toEqual([]);
+  });
+});
