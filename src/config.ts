@@ -270,6 +270,7 @@ const schema = z.object({
     .default('Idempotency-Key')
     .transform((value) => (value === 'none' ? undefined : value)),
   BULKORDER_CONCURRENCY: count(20, 1, 1000),
+  BULKORDER_ORDERS_PER_JOB: count(10, 1, 100),
   BULKORDER_ATTEMPTS: count(21, 1, 100),
   BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
   BULKORDER_BACKOFF_MAX_MS: milliseconds(600 * SECOND),
@@ -426,6 +427,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
     },
     delivery: {
       concurrency: v.BULKORDER_CONCURRENCY,
+      ordersPerJob: v.BULKORDER_ORDERS_PER_JOB,
       attempts: v.BULKORDER_ATTEMPTS,
       backoff: { baseMs: v.BULKORDER_BACKOFF_BASE_MS, maxMs: v.BULKORDER_BACKOFF_MAX_MS },
       maxRequestsPerSecond: v.BULKORDER_MAX_RPS,
