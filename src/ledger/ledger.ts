@@ -2,7 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { decodeRemoteId, encodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
-import { CLAIM, CONFIRM, DROP_STRANDED, NO_GATE, RESERVE, SETTLE } from './ledgerScripts.js';
+import { CLAIM, CLAIM_MANY, CONFIRM, CONFIRM_CHUNK, DROP_STRANDED, NO_GATE, RESERVE, RESERVE_CHUNK, SETTLE, SETTLE_MANY } from './ledgerScripts.js';
 import type { Fingerprint } from './fingerprint.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
 
@@ -82,6 +82,8 @@ export interface StrandedEntry {
   /** The kept job ({name, data} JSON); undefined once confirmed. */
   job: string | undefined;
   jobExists: boolean;
+  /** A chunk job (`orderKey` is its job id): the keys of the records it holds. */
+  chunkKeys?: string[];
 }
 
 /**
@@ -94,7 +96,31 @@ export type ClaimResult = (
   | { outcome: 'held' }
   /** The order is already `sending` under another claim: that attempt may or may not have reached the API. */
   | { outcome: 'stale'; staleToken: string }
+  /** The order is queued in another job now (a dead letter sent again, a released held order): not this job's. */
+  | { outcome: 'moved' }
 ) & { trial?: true } | ClaimRefused;
+
+/**
+ * What one record of a chunk job is, as its job's claim finds it: as ClaimResult, plus `dead` (an
+ * earlier attempt of the chunk dead-lettered it) and `later` (not claimed: the gate let one trial
+ * through, and another record of the chunk is it).
+ */
+export type ChunkClaim =
+  | { outcome: 'claimed'; attempt: number }
+  | { outcome: 'delivered'; remoteId: RemoteId }
+  | { outcome: 'stale'; staleToken: string }
+  | { outcome: 'held' | 'dead' | 'moved' | 'later' };
+
+/** A chunk job's claim: refused by the gate, or each record's claim (`trial`: the gate's half-open verdict). */
+export type ChunkClaimResult = ClaimRefused | { outcome: 'claims'; trial: boolean; records: ChunkClaim[] };
+
+/** One record of a chunk to reserve: its key, content and its part of the chunk job's data. */
+export interface ChunkReservation {
+  orderKey: string;
+  fingerprint?: Fingerprint;
+  /** The record's entry in the chunk job's data (kept as JSON in the kept chunk job). */
+  record: unknown;
+}
 
 /** The gate, asked, refused the attempt (the circuit breaker is open): nothing was claimed. */
 export interface ClaimRefused {
@@ -159,6 +185,11 @@ interface LedgerCommands {
   bulkorderClaim(...args: (string | number)[]): Promise<[string, string, string]>;
   bulkorderGatedClaim(...args: (string | number)[]): Promise<[string, string, string]>;
   bulkorderSettle(...args: (string | number)[]): Promise<string>;
+  bulkorderReserveChunk(...args: (string | number)[]): Promise<string[]>;
+  bulkorderConfirmChunk(...args: (string | number)[]): Promise<number>;
+  bulkorderClaimMany(...args: (string | number)[]): Promise<string[]>;
+  bulkorderGatedClaimMany(...args: (string | number)[]): Promise<string[]>;
+  bulkorderSettleMany(...args: (string | number)[]): Promise<string[]>;
   bulkorderRelease(...args: (string | number)[]): Promise<[string, string, string]>;
   bulkorderUnrelease(...args: (string | number)[]): Promise<number>;
   bulkorderResolve(...args: (string | number)[]): Promise<string>;
@@ -176,6 +207,8 @@ export class Ledger {
   readonly staleQueuedMs: number;
   readonly ambiguousPolicy: 'hold' | 'resend';
   private readonly redis: RedisClient & LedgerCommands;
+  /** `<prefix>:<queue>:`: a job's hash is this and its id. */
+  private readonly jobPrefix: string;
 
   constructor(redis: RedisClient, private readonly keys: Keyspace, private readonly options: LedgerOptions) {
     this.retentionMs = options.retentionMs ?? 90 * DAY;
@@ -184,6 +217,7 @@ export class Ledger {
     this.ambiguousPolicy = options.ambiguousPolicy ?? 'hold';
     defineLedgerCommands(redis);
     this.redis = redis as RedisClient & LedgerCommands;
+    this.jobPrefix = keys.job(options.queueName, '');
   }
 
   /**
@@ -213,16 +247,67 @@ export class Ledger {
         JSON.stringify(item.job),
         item.orderKey,
         item.alreadyCounted === true ? '1' : '0',
+        this.jobPrefix,
       );
     }
     const replies = (await pipeline.exec()) ?? [];
     return replies.map(([error, reply]): ReserveResult => {
       if (error) throw error;
-      const [outcome, previousBatch, parts, at, state] = reply as [string, string, string, string, string];
-      if (outcome === 'reserved') return { outcome };
-      if (outcome === 'conflict') return { outcome, batchId: previousBatch, parts, at: Number(at), state: state as LedgerState };
-      return { outcome: outcome as 'delivered' | 'held' | 'queued', batchId: previousBatch };
+      return toReserveResult(reply as string[], 0);
     });
+  }
+
+  /**
+   * Reserves chunks of records for one batch, each chunk into one job (`chunkIds[i]` its job id,
+   * `jobName` its name), in one round trip: each record as reserveJobs does, and each chunk's job,
+   * holding the records reserved, kept until `confirmChunk`. Returns each record's result.
+   */
+  async reserveChunks(chunks: readonly (readonly ChunkReservation[])[], chunkIds: readonly string[], jobName: string, batchId: string, force: boolean): Promise<ReserveResult[][]> {
+    if (chunks.length === 0) return [];
+    const now = Date.now();
+    const pipeline = this.redis.pipeline() as ChainableCommander & { bulkorderReserveChunk(...args: (string | number)[]): unknown };
+    for (const [c, items] of chunks.entries()) {
+      const head = `{"name":${JSON.stringify(jobName)},"data":{"batchId":${JSON.stringify(batchId)},"records":[`;
+      pipeline.bulkorderReserveChunk(
+        3 + items.length,
+        this.keys.unqueued,
+        this.keys.unqueuedJobs,
+        this.keys.batch(batchId),
+        ...items.map((item) => this.keys.ledger(item.orderKey)),
+        batchId,
+        now,
+        this.retentionMs,
+        force ? '1' : '0',
+        this.staleQueuedMs,
+        this.jobPrefix,
+        chunkIds[c]!,
+        head,
+        ']}}',
+        ...items.flatMap((item) => [item.orderKey, item.fingerprint?.hash ?? '', item.fingerprint?.parts ?? '', JSON.stringify(item.record)]),
+      );
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([error, reply], c) => {
+      if (error) throw error;
+      return chunks[c]!.map((_, i) => toReserveResult(reply as string[], 5 * i));
+    });
+  }
+
+  /**
+   * The chunk jobs are in BullMQ: drops their kept jobs and counts, once, each record still
+   * reserved into its chunk by `batchId`. Returns how many this call counted.
+   */
+  async confirmChunks(chunks: readonly { chunkId: string; orderKeys: readonly string[] }[], batchId: string): Promise<number> {
+    if (chunks.length === 0) return 0;
+    const pipeline = this.redis.pipeline() as ChainableCommander & { bulkorderConfirmChunk(...args: (string | number)[]): unknown };
+    for (const chunk of chunks) {
+      pipeline.bulkorderConfirmChunk(3 + chunk.orderKeys.length, this.keys.batch(batchId), this.keys.unqueued, this.keys.unqueuedJobs, ...chunk.orderKeys.map((key) => this.keys.ledger(key)), batchId, chunk.chunkId);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.reduce((sum, [error, reply]) => {
+      if (error) throw error;
+      return sum + Number(reply);
+    }, 0);
   }
 
   /**
@@ -259,6 +344,9 @@ export class Ledger {
       if (error ?? keptError ?? jobError) throw error ?? keptError ?? jobError;
       const [s, b, j] = fields as (string | null)[];
       const job = (kept as string | null) ?? j ?? undefined;
+      const chunk = s === null && job !== undefined ? chunkOf(job) : undefined;
+      // A chunk's job id has no entry of its own: the chunk stands for its records, queued by its batch.
+      if (chunk !== undefined) return { orderKey, state: 'queued', batchId: chunk.batchId, job, jobExists: Number(exists) === 1, chunkKeys: chunk.keys };
       return { orderKey, state: (s ?? undefined) as LedgerState | undefined, batchId: b ?? '', job, jobExists: Number(exists) === 1 };
     });
   }
@@ -274,15 +362,15 @@ export class Ledger {
    * Marks an order `sending` for this attempt, unless its state forbids sending it. With a
    * `gate`, the gate is asked first, in the same script: `wait` when it refuses.
    */
-  async claim(orderKey: string, token: string, gate?: ClaimGate): Promise<ClaimResult> {
+  async claim(orderKey: string, token: string, gate?: ClaimGate, chunkId = ''): Promise<ClaimResult> {
     const entry = this.keys.ledger(orderKey);
     const args = [token, Date.now(), this.retentionMs, this.ambiguousPolicy];
     let reply: [string, string, string];
-    if (gate === undefined) reply = await this.redis.bulkorderClaim(entry, entry, ...args, '0');
+    if (gate === undefined) reply = await this.redis.bulkorderClaim(entry, entry, ...args, '0', chunkId);
     else {
       const client: RedisClient = this.redis;
       if (!('bulkorderGatedClaim' in client)) client.defineCommand('bulkorderGatedClaim', { numberOfKeys: 2, lua: gate.lua + CLAIM });
-      reply = await this.redis.bulkorderGatedClaim(entry, gate.key, ...args, '1');
+      reply = await this.redis.bulkorderGatedClaim(entry, gate.key, ...args, '1', chunkId);
     }
     const [outcome, value, verdict] = reply;
     const trial = verdict === 'trial' ? { trial: true as const } : {};
@@ -294,15 +382,44 @@ export class Ledger {
       case 'delivered':
         return { outcome, remoteId: decodeRemoteId(value), ...trial };
       case 'held':
+      case 'moved':
         return { outcome, ...trial };
       default:
         return { outcome: 'stale', staleToken: value, ...trial };
     }
   }
 
+  /**
+   * Claims the records of chunk job `chunkId` for one attempt of it, in one script: the gate (when
+   * given) asked once, each record as `claim` would, except that a record dead-lettered by an
+   * earlier attempt of the chunk is `dead`, and half-open only one record is claimed (a trial).
+   */
+  async claimMany(orderKeys: readonly string[], token: string, chunkId: string, gate?: ClaimGate): Promise<ChunkClaimResult> {
+    const entries = orderKeys.map((key) => this.keys.ledger(key));
+    const args = [token, Date.now(), this.retentionMs, this.ambiguousPolicy];
+    let reply: string[];
+    if (gate === undefined) reply = await this.redis.bulkorderClaimMany(1 + entries.length, entries[0] ?? this.keys.breaker, ...entries, ...args, '0', chunkId);
+    else {
+      const client: RedisClient = this.redis;
+      if (!('bulkorderGatedClaimMany' in client)) client.defineCommand('bulkorderGatedClaimMany', { lua: gate.lua + CLAIM_MANY });
+      reply = await this.redis.bulkorderGatedClaimMany(1 + entries.length, gate.key, ...entries, ...args, '1', chunkId);
+    }
+    if (reply[0] === 'wait') return { outcome: 'wait', retryAt: Number(reply[1]) };
+    const records = orderKeys.map((_, i): ChunkClaim => {
+      const outcome = reply[2 + 2 * i]!;
+      const value = reply[3 + 2 * i] ?? '';
+      if (outcome === 'claimed') return { outcome, attempt: Number(value) };
+      if (outcome === 'delivered') return { outcome, remoteId: decodeRemoteId(value) };
+      if (outcome === 'stale') return { outcome, staleToken: value };
+      return { outcome: outcome as 'held' | 'dead' | 'moved' | 'later' };
+    });
+    return { outcome: 'claims', trial: reply[0] === 'trial', records };
+  }
+
   /** Records how an attempt ended. `lost` means another attempt owns the order now. */
-  async settle(input: SettleInput): Promise<'ok' | 'lost' | 'already'> {
+  async settle(input: SettleInput): Promise<SettleOutcome> {
     const k = this.keys;
+    const [token, state, orderKey, remoteId, httpStatus, code, message, parked, answered5xx] = settleArgs(input);
     return (await this.redis.bulkorderSettle(
       k.ledger(input.orderKey),
       k.batch(input.batchId),
@@ -310,19 +427,24 @@ export class Ledger {
       k.parkedIndex('dead'),
       k.parked('held', input.orderKey),
       k.parkedIndex('held'),
-      input.token,
-      input.state,
+      token, state, Date.now(), this.retentionMs, orderKey, remoteId, httpStatus, code, message, parked, this.parkedRetentionMs, answered5xx,
+    )) as SettleOutcome;
+  }
+
+  /** Records how several attempts ended (a chunk job's records) in one script; each batch counter is added once. */
+  async settleMany(inputs: readonly SettleInput[]): Promise<SettleOutcome[]> {
+    if (inputs.length === 0) return [];
+    const k = this.keys;
+    return (await this.redis.bulkorderSettleMany(
+      2 + 4 * inputs.length,
+      k.parkedIndex('dead'),
+      k.parkedIndex('held'),
+      ...inputs.flatMap((input) => [k.ledger(input.orderKey), k.batch(input.batchId), k.parked('dead', input.orderKey), k.parked('held', input.orderKey)]),
       Date.now(),
       this.retentionMs,
-      input.orderKey,
-      input.remoteId === undefined ? '' : encodeRemoteId(input.remoteId),
-      input.httpStatus === undefined ? '' : String(input.httpStatus),
-      input.code ?? '',
-      input.message ?? '',
-      input.parkedRecord === undefined ? '' : JSON.stringify(input.parkedRecord),
       this.parkedRetentionMs,
-      input.answered5xx === true ? '1' : '0',
-    )) as 'ok' | 'lost' | 'already';
+      ...inputs.flatMap(settleArgs),
+    )) as SettleOutcome[];
   }
 
   /** Reads many entries in one round trip; `undefined` where the ledger has none. */
@@ -400,6 +522,38 @@ export class Ledger {
   }
 }
 
+/** How a settle ended: `lost` means another attempt owns the order now; `already`, it was delivered before. */
+export type SettleOutcome = 'ok' | 'lost' | 'already';
+
+/** One settle's per-record arguments, in the order SETTLE and SETTLE_MANY read them. */
+function settleArgs(input: SettleInput): [string, string, string, string, string, string, string, string, string] {
+  return [
+    input.token,
+    input.state,
+    input.orderKey,
+    input.remoteId === undefined ? '' : encodeRemoteId(input.remoteId),
+    input.httpStatus === undefined ? '' : String(input.httpStatus),
+    input.code ?? '',
+    input.message ?? '',
+    input.parkedRecord === undefined ? '' : JSON.stringify(input.parkedRecord),
+    input.answered5xx === true ? '1' : '0',
+  ];
+}
+
+/** A reserve reply (five values from `at`) as a ReserveResult. */
+function toReserveResult(reply: readonly string[], at: number): ReserveResult {
+  const [outcome, previousBatch = '', parts = '', when = '0', state = ''] = reply.slice(at, at + 5);
+  if (outcome === 'reserved') return { outcome };
+  if (outcome === 'conflict') return { outcome, batchId: previousBatch, parts, at: Number(when), state: state as LedgerState };
+  return { outcome: outcome as 'delivered' | 'held' | 'queued', batchId: previousBatch };
+}
+
+/** The batch and record keys of a kept chunk job ({name, data: {batchId, records}} JSON); undefined for a job of one record. */
+function chunkOf(job: string): { batchId: string; keys: string[] } | undefined {
+  const data = (JSON.parse(job) as { data?: { batchId?: string; records?: { key: string }[] } }).data;
+  return data?.records === undefined ? undefined : { batchId: data.batchId ?? '', keys: data.records.map((record) => record.key) };
+}
+
 /** The mark of a delivered order that an earlier attempt may have stored as well; undefined otherwise. */
 export function possibleDuplicate(entry: LedgerEntry | undefined): string | undefined {
   return entry?.state === 'delivered' && (entry.answered5xx ?? 0) > 0 ? POSSIBLE_DUPLICATE : undefined;
@@ -435,6 +589,11 @@ function defineLedgerCommands(redis: RedisClient): void {
   redis.defineCommand('bulkorderDropStranded', { lua: DROP_STRANDED });
   redis.defineCommand('bulkorderClaim', { numberOfKeys: 2, lua: NO_GATE + CLAIM });
   redis.defineCommand('bulkorderSettle', { numberOfKeys: 6, lua: SETTLE });
+  // Their number of keys varies with the chunk: the first argument gives it.
+  redis.defineCommand('bulkorderReserveChunk', { lua: RESERVE_CHUNK });
+  redis.defineCommand('bulkorderConfirmChunk', { lua: CONFIRM_CHUNK });
+  redis.defineCommand('bulkorderClaimMany', { lua: NO_GATE + CLAIM_MANY });
+  redis.defineCommand('bulkorderSettleMany', { lua: SETTLE_MANY });
   redis.defineCommand('bulkorderRelease', { numberOfKeys: 5, lua: RELEASE });
   redis.defineCommand('bulkorderUnrelease', { numberOfKeys: 5, lua: UNRELEASE });
   redis.defineCommand('bulkorderResolve', { numberOfKeys: 4, lua: RESOLVE });

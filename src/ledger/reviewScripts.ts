@@ -23,7 +23,8 @@ redis.call('HSET', KEYS[1], 's', 'queued', 'b', ARGV[1], 'u', ARGV[2], 'rv', 're
 redis.call('HDEL', KEYS[1], 't')
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'rn', ARGV[6]) else redis.call('HDEL', KEYS[1], 'rn') end
 redis.call('HSET', KEYS[5], ARGV[4], ARGV[7])
-redis.call('HDEL', KEYS[1], 'j', 'jc')
+-- Its job is a job of its own (the order key as id), not the chunk it may have come in.
+redis.call('HDEL', KEYS[1], 'j', 'jc', 'q')
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('DEL', KEYS[2])
