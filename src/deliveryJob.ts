@@ -25,6 +25,34 @@ export interface DeliveryJobData<P = OrderPayload> {
 /** The data of one order delivery job. */
 export type OrderJobData = DeliveryJobData<OrderPayload>;
 
+/** One record of a chunk job: a job of its own's data without what the chunk says once. */
+export type ChunkRecord<P = OrderPayload> = Omit<DeliveryJobData<P>, 'batchId' | 'file'>;
+
+/**
+ * The data of a chunk job: several records of one batch (an import's, BULKORDER_ORDERS_PER_JOB),
+ * delivered by one BullMQ job. BullMQ's work is per job; each record keeps its own ledger entry,
+ * claim, outcome and parked record. Its job id is `chunkJobId(batchId, n)`, and each record's
+ * ledger entry names it (`q`) while the record is queued in it.
+ */
+export interface ChunkJobData<P = OrderPayload> {
+  batchId: string;
+  /** As DeliveryJobData's: absent when the batch's own. */
+  file?: string;
+  records: ChunkRecord<P>[];
+}
+
+/** Either kind of delivery job's data. */
+export type AnyDeliveryJobData<P = OrderPayload> = DeliveryJobData<P> | ChunkJobData<P>;
+
+export function isChunk<P>(data: AnyDeliveryJobData<P>): data is ChunkJobData<P> {
+  return 'records' in data;
+}
+
+/** A record of a chunk as the data of a job of its own (what parking and logging take). */
+export function recordOfChunk<P>(chunk: ChunkJobData<P>, record: ChunkRecord<P>): DeliveryJobData<P> {
+  return { ...record, batchId: chunk.batchId, ...(chunk.file === undefined ? {} : { file: chunk.file }) };
+}
+
 /**
  * What is kept of a dead-lettered or held order (or account) until a person resolves or
  * purges it: the record, where it came from, and everything the API said.

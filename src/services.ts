@@ -2,7 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from './redis.js';
 import { BatchStore } from './batches/batchStore.js';
 import { redisPrefix, type Config } from './config.js';
-import type { DeliveryJobData } from './deliveryJob.js';
+import type { AnyDeliveryJobData } from './deliveryJob.js';
 import type { DeliverySettings } from './deliverySettings.js';
 import type { ImportDeps } from './importer/importFile.js';
 import { keyspace, type Keyspace } from './keyspace.js';
@@ -19,7 +19,7 @@ export interface Services<P> {
   readonly redis: RedisClient;
   /** The kind's keyspace (its prefix under the environment's). */
   readonly keys: Keyspace;
-  readonly queue: Queue<DeliveryJobData<P>>;
+  readonly queue: Queue<AnyDeliveryJobData<P>>;
   readonly ledger: Ledger;
   readonly batches: BatchStore;
   readonly jobOptions: JobsOptions;
@@ -61,7 +61,7 @@ export async function openServices<P>(config: Config, kind: RecordKind<P>, optio
   const delivery = options.delivery ?? config.delivery;
   const retentionMs = kind.retentionMs(delivery);
   const keys = keyspace(prefix);
-  const queue = new Queue<DeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
+  const queue = new Queue<AnyDeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
   queue.on('error', () => undefined); // surfaced by the command that awaits the failing call
   const ledger = new Ledger(redis, keys, { queueName: kind.queueName, retentionMs, parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const batches = new BatchStore(redis, keys, retentionMs);
@@ -76,7 +76,7 @@ export async function openServices<P>(config: Config, kind: RecordKind<P>, optio
     batches,
     jobOptions,
     delivery: { ...delivery, ledgerRetentionMs: retentionMs },
-    pipeline: (logger) => ({ queue, ledger, batches, env: config.env, logger, jobOptions, kind }),
+    pipeline: (logger) => ({ queue, ledger, batches, env: config.env, logger, jobOptions, ordersPerJob: delivery.ordersPerJob, kind }),
     async close() {
       await queue.close().catch(() => undefined);
       redis.disconnect();

@@ -5,10 +5,11 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
 import { startImportHeartbeat } from '../batches/importHeartbeat.js';
 import { InfrastructureError } from '../errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger, ReserveResult } from '../ledger/ledger.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryJobData } from '../deliveryJob.js';
+import type { AnyDeliveryJobData, ChunkJobData, ChunkRecord, DeliveryJobData } from '../deliveryJob.js';
+import { chunkJobId } from '../queues.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { ValidRecord } from '../ingest/types.js';
 import type { RecordKind } from '../kinds/recordKind.js';
@@ -30,15 +31,17 @@ export interface ImportOptions extends IngestOptions {
  * release) and scheduled imports need. Built by `services.pipeline(logger)` (src/services.ts).
  */
 export interface ImportDeps<P> {
-  queue: Queue<DeliveryJobData<P>>;
+  queue: Queue<AnyDeliveryJobData<P>>;
   ledger: Ledger;
   batches: BatchStore;
   env: string;
   logger: Logger;
   /** BullMQ options of every delivery job (attempts, backoff, retention). */
   jobOptions: JobsOptions;
-  /** The record kind: its reader, job name and noun. */
-  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'openSource' | 'rebuildRows'>;
+  /** Records per BullMQ job (BULKORDER_ORDERS_PER_JOB); default 1: a job of its own for each. */
+  ordersPerJob?: number;
+  /** The record kind: its reader, job names and noun. */
+  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'chunkJobName' | 'openSource' | 'rebuildRows'>;
 }
 
 export interface ImportResult {
@@ -79,24 +82,58 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   const chunkSize = options.chunkSize ?? 500;
   let chunk: ValidRecord<P>[] = [];
 
+  const perJob = deps.ordersPerJob ?? 1;
+  let chunksQueued = 0;
+
+  // Each record in a job of its own, the order key as job id.
+  const queueSingly = async (orders: ValidRecord<P>[]): Promise<{ results: ReserveResult[]; enqueued: number }> => {
+    const jobs = orders.map((order) => ({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns, deps.kind, file), opts: { ...deps.jobOptions, jobId: order.key } }));
+    const results = await deps.ledger.reserveJobs(
+      orders.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), job: { name: jobs[i]!.name, data: jobs[i]!.data } })),
+      batchId,
+      options.force === true,
+    );
+    const toAdd = jobs.filter((_, i) => results[i]!.outcome === 'reserved');
+    if (toAdd.length > 0) await deps.queue.addBulk(toAdd);
+    return { results, enqueued: await deps.ledger.confirmQueued(toAdd.map((job) => job.data.key), batchId) };
+  };
+
+  // `perJob` records to a job (chunkJobId as its id): each chunk job holds the records its reservation took.
+  const queueChunks = async (orders: ValidRecord<P>[]): Promise<{ results: ReserveResult[]; enqueued: number }> => {
+    const groups: ValidRecord<P>[][] = [];
+    for (let i = 0; i < orders.length; i += perJob) groups.push(orders.slice(i, i + perJob));
+    const ids = groups.map(() => chunkJobId(batchId, ++chunksQueued));
+    const records = groups.map((group) => group.map((order) => toChunkRecord(order, source.columns, deps.kind)));
+    const reserved = await deps.ledger.reserveChunks(
+      groups.map((group, c) => group.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), record: records[c]![i] }))),
+      ids,
+      deps.kind.chunkJobName,
+      batchId,
+      options.force === true,
+    );
+    const toAdd: { name: string; data: ChunkJobData<P>; opts: JobsOptions }[] = [];
+    for (const [c, group] of records.entries()) {
+      const taken = group.filter((_, i) => reserved[c]![i]!.outcome === 'reserved');
+      // The same data as the job the ledger keeps (RESERVE_CHUNK): batchId, then the records taken.
+      if (taken.length > 0) toAdd.push({ name: deps.kind.chunkJobName, data: { batchId, records: taken }, opts: { ...deps.jobOptions, jobId: ids[c]! } });
+    }
+    if (toAdd.length > 0) await deps.queue.addBulk(toAdd);
+    const enqueued = await deps.ledger.confirmChunks(toAdd.map((job) => ({ chunkId: job.opts.jobId!, orderKeys: job.data.records.map((record) => record.key) })), batchId);
+    return { results: reserved.flat(), enqueued };
+  };
+
   const flush = async (): Promise<void> => {
     if (heartbeat.lost) {
       throw new InfrastructureError('IMPORT_INTERRUPTED', `Redis did not hear from this import for a while, so batch ${batchId} was closed as interrupted and its reserved orders queued; run the same command again to finish the file (nothing is sent twice).`);
     }
     const orders = chunk;
     chunk = [];
-    const jobs = orders.map((order) => ({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns, deps.kind, file), opts: { ...deps.jobOptions, jobId: order.key } }));
-    const reserved = await deps.ledger.reserveJobs(
-      orders.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), job: { name: jobs[i]!.name, data: jobs[i]!.data } })),
-      batchId,
-      options.force === true,
-    );
-    const toAdd: typeof jobs = [];
+    const { results, enqueued } = perJob > 1 ? await queueChunks(orders) : await queueSingly(orders);
+    counts.enqueued += enqueued;
     const delta = { skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0 };
-    for (const [i, result] of reserved.entries()) {
+    for (const [i, result] of results.entries()) {
       const order = orders[i]!;
-      if (result.outcome === 'reserved') toAdd.push(jobs[i]!);
-      else if (result.outcome === 'delivered') {
+      if (result.outcome === 'delivered') {
         delta.skippedDelivered++;
         if (order.orderRef === undefined) {
           delta.skippedIdentical++;
@@ -111,8 +148,6 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
         await rejects.write(conflictRejection(order, result, fingerprintOf(order.payload)));
       }
     }
-    if (toAdd.length > 0) await deps.queue.addBulk(toAdd);
-    counts.enqueued += await deps.ledger.confirmQueued(toAdd.map((job) => job.data.key), batchId);
     await deps.batches.addImportCounts(batchId, delta);
     for (const [field, by] of Object.entries(delta)) counts[field as keyof typeof delta] += by;
   };
@@ -151,6 +186,13 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   await deps.batches.finishImport(batchId, 'imported', totalsOf(source));
   log.info({ counts }, 'file imported');
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined, elsewhere, identicalLines };
+}
+
+/** A valid record as one record of a chunk job (its batch and file are the chunk's). */
+export function toChunkRecord<P>(order: ValidRecord<P>, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows'> = {}): ChunkRecord<P> {
+  // Read from the batch's own file, so toJobData leaves the file out.
+  const { batchId: _batchId, file: _file, ...record } = toJobData(order, '', columns, kind, order.file);
+  return record;
 }
 
 /**

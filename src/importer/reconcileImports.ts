@@ -14,7 +14,7 @@ export interface ReconcileDeps {
 }
 
 export interface ReconcileReport {
-  /** Orders whose job was added from the ledger (their importer died before queueing them). */
+  /** Orders whose job was added from the ledger (their importer died before queueing them); a chunk job counts its orders. */
   requeued: number;
   /** Orders found queued after all (their importer died before recording it). */
   confirmed: number;
@@ -29,8 +29,8 @@ const PAGE = 500;
 /**
  * Finishes what dead importers started. A reservation keeps its job in the ledger until the job
  * is known to be in BullMQ; here, every such reservation whose importer no longer beats gets its
- * job (added again by order key: BullMQ ignores an id it has, and a job that finds its order
- * delivered sends nothing) and is counted by its batch; then the batches of dead importers are
+ * job (added again by its id, the order key or the chunk's: BullMQ ignores an id it has, and a job
+ * that finds its order delivered, or queued in another job, sends nothing) and is counted by its batch; then the batches of dead importers are
  * closed as `interrupted`, so they settle on everything they reserved. Workers run this every few
  * seconds and `import` at start; any number may run at once.
  */
@@ -51,8 +51,12 @@ export async function reconcileImports(deps: ReconcileDeps, now = Date.now()): P
     const toAdd = orphaned.filter((entry) => entry.state === 'queued' && entry.job !== undefined && !entry.jobExists);
     if (toAdd.length > 0) await deps.queue.addBulk(toAdd.map((entry) => jobOf(entry, deps.jobOptions)));
     for (const [batchId, entries] of groupByBatch(orphaned.filter((entry) => entry.state !== undefined && entry.job !== undefined))) {
-      const counted = await deps.ledger.confirmQueued(entries.map((entry) => entry.orderKey), batchId);
-      const added = entries.filter((entry) => toAdd.includes(entry)).length;
+      const singles = entries.filter((entry) => entry.chunkKeys === undefined);
+      const chunks = entries.filter((entry) => entry.chunkKeys !== undefined);
+      const counted =
+        (await deps.ledger.confirmQueued(singles.map((entry) => entry.orderKey), batchId)) +
+        (await deps.ledger.confirmChunks(chunks.map((entry) => ({ chunkId: entry.orderKey, orderKeys: entry.chunkKeys! })), batchId));
+      const added = entries.filter((entry) => toAdd.includes(entry)).reduce((sum, entry) => sum + (entry.chunkKeys?.length ?? 1), 0);
       report.requeued += added;
       report.confirmed += Math.max(0, counted - added);
     }

@@ -3,7 +3,7 @@ import { ACCOUNT_COLUMNS } from '../accounts/accountColumns.js';
 import { ACCOUNT_RESULTS } from '../accounts/accountResults.js';
 import { ACCOUNT_WORDING } from '../accounts/accountWording.js';
 import { openAccountSource } from '../accounts/openAccountSource.js';
-import { ACCOUNTS_QUEUE, REGISTER_ACCOUNT } from '../queues.js';
+import { ACCOUNTS_QUEUE, REGISTER_ACCOUNT, REGISTER_ACCOUNTS } from '../queues.js';
 import { subPrefix } from '../keyspace.js';
 import type { RecordKind } from './recordKind.js';
 
@@ -22,6 +22,7 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   api: 'cafetariaplan',
   queueName: ACCOUNTS_QUEUE,
   jobName: REGISTER_ACCOUNT,
+  chunkJobName: REGISTER_ACCOUNTS,
   // Inside the environment's hash tag on a Redis Cluster: accounts get a slot of their own.
   prefix: (environmentPrefix) => subPrefix(environmentPrefix, 'accounts'),
   // The ledger entry holds the customerId that login needs long after registration.

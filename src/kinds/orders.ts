@@ -4,7 +4,7 @@ import { ORDER_COLUMNS } from '../ingest/orderColumns.js';
 import { ORDER_FIELDS } from '../ingest/orderFields.js';
 import { openOrderSource } from '../ingest/openOrderSource.js';
 import type { OrderPayload } from '../ingest/types.js';
-import { DELIVER_ORDER, ORDERS_QUEUE } from '../queues.js';
+import { DELIVER_ORDER, DELIVER_ORDERS, ORDERS_QUEUE } from '../queues.js';
 import { ORDER_WORDING } from '../worker/deliverOrder.js';
 import type { RecordKind } from './recordKind.js';
 
@@ -17,6 +17,7 @@ export const ORDERS: RecordKind<OrderPayload> = {
   api: 'business',
   queueName: ORDERS_QUEUE,
   jobName: DELIVER_ORDER,
+  chunkJobName: DELIVER_ORDERS,
   // Orders own the target's prefix itself (the keyspace came first).
   prefix: (environmentPrefix) => environmentPrefix,
   retentionMs: (delivery) => delivery.ledgerRetentionMs,

@@ -26,6 +26,8 @@ export interface RecordKind<P> {
   /** BullMQ queue and job name (src/queues.ts). */
   readonly queueName: string;
   readonly jobName: string;
+  /** Name of a job of several records of one batch (src/queues.ts). */
+  readonly chunkJobName: string;
   /**
    * The kind's keyspace under its target's prefix (`bulkorder:<env>:<id>`): its ledger, batches,
    * dead letters, breaker and queue all live there, so two kinds never mix.

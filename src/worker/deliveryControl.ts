@@ -4,7 +4,7 @@ import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryJobData } from '../deliveryJob.js';
+import type { AnyDeliveryJobData } from '../deliveryJob.js';
 import { CircuitBreaker, readBreakerStatus, type BreakerStatus } from './circuitBreaker.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 import { requeueBurst } from './requeueBurst.js';
@@ -14,7 +14,7 @@ import { liveWorkers, type WorkerFacts } from './workerPresence.js';
 export interface ControlDeps<P = unknown> {
   redis: RedisClient;
   keys: Keyspace;
-  queue: Queue<DeliveryJobData<P>>;
+  queue: Queue<AnyDeliveryJobData<P>>;
   ledger: Ledger;
   jobOptions: JobsOptions;
 }

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { keyspace } from '../keyspace.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryJobData } from '../deliveryJob.js';
+import type { DeliveryJobData, AnyDeliveryJobData } from '../deliveryJob.js';
 import { assertRedisReady, createRedis, type RedisClient, type RedisEndpoint } from '../redis.js';
 import { BACKOFF_TYPE, deliveryJobOptions } from '../queues.js';
 import { BatchStore } from '../batches/batchStore.js';
@@ -75,7 +75,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
   const batchFile = cachedBatchFiles(batches);
-  const queue = new Queue<DeliveryJobData<P>>(queueName, { connection: commands, prefix });
+  const queue = new Queue<AnyDeliveryJobData<P>>(queueName, { connection: commands, prefix });
   const breaker = new CircuitBreaker(commands, keys, logger, {
     settings: delivery.breaker,
     pauseQueue: () => queue.pause(),

@@ -2,13 +2,13 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { requeuedJobData, type DeliveryJobData, type ParkedRecord } from '../deliveryJob.js';
+import { requeuedJobData, type ParkedRecord, type AnyDeliveryJobData } from '../deliveryJob.js';
 
 export interface RequeueBurstDeps<P> {
   redis: RedisClient;
   keys: Keyspace;
   ledger: Ledger;
-  queue: Queue<DeliveryJobData<P>>;
+  queue: Queue<AnyDeliveryJobData<P>>;
   /** The job name and options an import gives (services.jobOptions). */
   jobName: string;
   jobOptions: JobsOptions;
@@ -44,7 +44,7 @@ export async function requeueBurst<P>(orderKeys: readonly string[], deps: Requeu
       .filter((_, i) => reserved[i]?.outcome === 'reserved')
       .map((job) => ({ ...job, opts: { ...deps.jobOptions, jobId: job.data.key } }));
     if (jobs.length === 0) continue;
-    await deps.queue.addBulk(jobs as Parameters<Queue<DeliveryJobData<P>>['addBulk']>[0]);
+    await deps.queue.addBulk(jobs as Parameters<Queue<AnyDeliveryJobData<P>>['addBulk']>[0]);
     await deps.ledger.confirmQueued(jobs.map((job) => job.data.key), batchId);
     requeued += jobs.length;
   }
