@@ -30,6 +30,8 @@ export interface LedgerEntry {
   review?: ReviewMark;
   /** The content it was reserved with (absent on entries written before fingerprints were kept). */
   fingerprint?: Fingerprint;
+  /** The chunk job it is queued in (`q`); absent: a job of its own, the key as its id. */
+  chunkId?: string;
 }
 
 /** A person's decision on a held order, kept in its ledger entry. */
@@ -577,6 +579,7 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
   if (raw.d) entry.deliveredAt = Number(raw.d);
   if (raw.f) entry.fingerprint = { hash: raw.f, parts: raw.fp ?? '' };
   if (raw.x) entry.answered5xx = Number(raw.x);
+  if (raw.q) entry.chunkId = raw.q;
   if (raw.rv === 'released' || raw.rv === 'resolved') entry.review = { action: raw.rv, by: raw.rw ?? '', at: Number(raw.rt ?? 0), ...(raw.rn ? { note: raw.rn } : {}) };
   return entry;
 }

@@ -6,6 +6,7 @@ import { parkedRecord, type DeliveryJobData, type ParkFacts } from '../deliveryJ
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { RemoteId } from '../delivery/remoteId.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
+import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 
 /** Words for one record kind in the reasons a person reads (dead letters, held records, logs). */
 export interface RecordWording {
@@ -59,7 +60,9 @@ export type DeliveryResult =
   | { outcome: 'delivered'; remoteId?: RemoteId; status: number }
   | { outcome: 'already-delivered'; remoteId: RemoteId }
   | { outcome: 'held'; reason: string }
-  | { outcome: 'superseded' };
+  | { outcome: 'superseded' }
+  /** A chunk job (src/worker/deliverChunk.ts): how many of its records ended how in its last attempt. */
+  | { outcome: 'chunk'; counts: Partial<Record<OrderOutcome, number>> };
 
 /** A failure worth another attempt; carries the API's Retry-After for the backoff strategy. */
 export class RetryableDeliveryError extends Error {
@@ -77,7 +80,7 @@ export class RetryableDeliveryError extends Error {
  * How long a job waits, without spending an attempt, after a 401 that survived a fresh token:
  * not the order's fault. Short, so the breaker sees the repeats and opens (credentialsMinAttempts).
  */
-const CREDENTIALS_POSTPONE_MS = 5_000;
+export const CREDENTIALS_POSTPONE_MS = 5_000;
 
 /**
  * One delivery attempt of one record (an order, an employee account): claim it in the ledger,
@@ -186,7 +189,7 @@ async function release<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: D
  * A 5xx status line proves the request reached the server ("stored, then 500" looks the same as
  * "failed, then 500"); a retry without a status never left (connect refused, token endpoint down).
  */
-function answeredAfterSending(status: number | undefined): boolean {
+export function answeredAfterSending(status: number | undefined): boolean {
   return status !== undefined && status >= 500;
 }
 

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { keyspace } from '../keyspace.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryJobData, AnyDeliveryJobData } from '../deliveryJob.js';
+import { isChunk, type AnyDeliveryJobData } from '../deliveryJob.js';
 import { assertRedisReady, createRedis, type RedisClient, type RedisEndpoint } from '../redis.js';
 import { BACKOFF_TYPE, deliveryJobOptions } from '../queues.js';
 import { BatchStore } from '../batches/batchStore.js';
@@ -18,8 +18,9 @@ import { throttledErrors } from './throttledErrors.js';
 import { startPresence } from './workerPresence.js';
 import { RetryableDeliveryError, type DeliveryResult } from './deliverOrder.js';
 import { parkOrphan } from './parkOrphan.js';
+import { RequestSlots } from './requestSlots.js';
 import { extendQueuePause } from './queuePause.js';
-import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
+import type { DeliveryMetricsSink, MetricsApi, OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import { observeDelivery } from '../metrics/observeDelivery.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createDeliveryProcessor } from '../../jobs/deliveryProcessor.js';
@@ -51,7 +52,7 @@ export interface DeliveryWorkerOptions<P> {
 }
 
 export interface DeliveryWorker<P> {
-  readonly worker: Worker<DeliveryJobData<P>, DeliveryResult>;
+  readonly worker: Worker<AnyDeliveryJobData<P>, DeliveryResult>;
   /** Takes no new jobs, lets requests in flight finish within the grace period, then closes. */
   close(): Promise<void>;
 }
@@ -93,8 +94,12 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const presence = startPresence(commands, keys, { queue: queueName, concurrency: delivery.concurrency });
 
   const send = options.metrics === undefined ? options.send : observeDelivery(options.send, options.metrics.sink, options.metrics.api);
+  // Requests in flight in this process, shared by jobs of one record and chunk jobs alike.
+  const slots = new RequestSlots(delivery.concurrency);
   const processor = createDeliveryProcessor<P>({
     send,
+    slots,
+    ...(options.metrics === undefined ? {} : { onRecordEnded: (outcome: OrderOutcome) => options.metrics!.sink.order(options.metrics!.api, outcome) }),
     wording,
     ledger,
     breaker,
@@ -105,7 +110,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
       await extendQueuePause(commands, queue.toKey('limiter'), ms);
     },
   });
-  const worker = new Worker<DeliveryJobData<P>, DeliveryResult>(queueName, processor, {
+  const worker = new Worker<AnyDeliveryJobData<P>, DeliveryResult>(queueName, processor, {
     connection: blocking,
     prefix,
     // getWorkers() shows this name: which host and process, at what concurrency.
@@ -165,9 +170,10 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
 }
 
 /** Counts how jobs ended and tells `onJobEnded`; BullMQ's events, so the delivery logic stays as it is. */
-function watchJobEnds<P>(worker: Worker<DeliveryJobData<P>, DeliveryResult>, metrics: DeliveryWorkerOptions<P>['metrics'], onJobEnded: ((batchId: string) => void) | undefined): void {
+function watchJobEnds<P>(worker: Worker<AnyDeliveryJobData<P>, DeliveryResult>, metrics: DeliveryWorkerOptions<P>['metrics'], onJobEnded: ((batchId: string) => void) | undefined): void {
   worker.on('completed', (job, result) => {
-    metrics?.sink.order(metrics.api, result.outcome === 'already-delivered' ? 'already_delivered' : result.outcome);
+    // A chunk job's records are counted as each ends (onRecordEnded), retried attempts included.
+    if (result.outcome !== 'chunk') metrics?.sink.order(metrics.api, result.outcome === 'already-delivered' ? 'already_delivered' : result.outcome);
     onJobEnded?.(job.data.batchId);
   });
   worker.on('failed', (job, error) => {
@@ -175,7 +181,7 @@ function watchJobEnds<P>(worker: Worker<DeliveryJobData<P>, DeliveryResult>, met
     // UnrecoverableError: the processor dead-lettered it; other failures end the job only on its last attempt.
     const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
     if (!final) return;
-    metrics?.sink.order(metrics.api, 'dead_lettered');
+    if (!isChunk(job.data)) metrics?.sink.order(metrics.api, 'dead_lettered');
     onJobEnded?.(job.data.batchId);
   });
 }

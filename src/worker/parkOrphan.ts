@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { parkedRecord, type DeliveryJobData } from '../deliveryJob.js';
+import { isChunk, parkedRecord, recordOfChunk, type AnyDeliveryJobData, type DeliveryJobData } from '../deliveryJob.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 
@@ -12,18 +12,29 @@ function stalledOut(job: Job): boolean {
   return typeof job.deferredFailure === 'string' && job.deferredFailure.length > 0;
 }
 
-/** Parks a job that failed for good without our processor having parked it. */
-export async function parkOrphan<P>(job: Job<DeliveryJobData<P>>, error: Error, ledger: Ledger, logger: Logger, noun: string, batchFile: (batchId: string) => Promise<string>): Promise<void> {
+/**
+ * Parks a job that failed for good without our processor having parked it: its record, or each
+ * record of a chunk job still queued in it or being sent by it.
+ */
+export async function parkOrphan<P>(job: Job<AnyDeliveryJobData<P>>, error: Error, ledger: Ledger, logger: Logger, noun: string, batchFile: (batchId: string) => Promise<string>): Promise<void> {
   const stalled = stalledOut(job);
   if (error.name === 'UnrecoverableError' && !stalled) return; // the processor parked it before throwing
   const finalAttempt = stalled || job.attemptsMade >= (job.opts.attempts ?? 1);
   if (!finalAttempt) return;
   const data = job.data;
+  const records = isChunk(data) ? data.records.map((record) => recordOfChunk(data, record)) : [data];
+  const chunkId = isChunk(data) ? (job.id ?? '') : '';
+  for (const record of records) await parkRecord(record, chunkId, job, error, ledger, logger, noun, batchFile);
+}
+
+async function parkRecord<P>(data: DeliveryJobData<P>, chunkId: string, job: Job, error: Error, ledger: Ledger, logger: Logger, noun: string, batchFile: (batchId: string) => Promise<string>): Promise<void> {
   try {
     const entry = await ledger.get(data.key);
-    const token = entry === undefined ? undefined : await ledger.currentToken(data.key);
-    const kind: 'dead' | 'held' = entry?.state === 'sending' ? 'held' : 'dead';
     if (entry === undefined || (entry.state !== 'sending' && entry.state !== 'queued')) return;
+    // Queued in another job since (a dead letter sent again): not this job's to park.
+    if ((entry.chunkId ?? '') !== chunkId) return;
+    const token = await ledger.currentToken(data.key);
+    const kind: 'dead' | 'held' = entry.state === 'sending' ? 'held' : 'dead';
     const reason =
       kind === 'held'
         ? `The job failed while the ${noun} was being sent (${error.message}); it may or may not have reached the API.`
@@ -31,7 +42,7 @@ export async function parkOrphan<P>(job: Job<DeliveryJobData<P>>, error: Error, 
     const record = parkedRecord(data, data.file ?? (await batchFile(data.batchId)), kind, { reason, code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED', message: error.message }, job.attemptsMade);
     // A queued entry has no claim token; claim it first so the park is atomic.
     const parkToken = token ?? `orphan-${job.id}`;
-    if (entry.state === 'queued') await ledger.claim(data.key, parkToken);
+    if (entry.state === 'queued') await ledger.claim(data.key, parkToken, undefined, chunkId);
     await ledger.settle({ orderKey: data.key, batchId: data.batchId, token: parkToken, state: kind, parkedRecord: record, code: record.code!, message: error.message });
     logger.warn({ batchId: data.batchId, orderKey: data.key, kind, err: error }, 'job failed outside the delivery logic; parked');
   } catch (parkError) {
