@@ -350,7 +350,7 @@ export const SETTLE_MANY = BATCH_INCR + SETTLE_ONE + `
 local counts = {}
 local order = {}
 local function gather(key, field, by)
-  local id = key .. '\n' .. field
+  local id = key .. '|' .. field
   if counts[id] == nil then
     counts[id] = 0
     order[#order + 1] = {key, field, id}
