@@ -15,7 +15,8 @@ import { answeredAfterSending, ORDER_WORDING, type AttemptInfo, type RecordWordi
  */
 export type Verdict =
   | { next: 'delivered'; status: number; remoteId?: RemoteId }
-  | { next: 'dead' | 'held'; facts: ParkFacts; answered5xx: boolean }
+  /** `log`: the log line's message (the same words as deliverOrder's). */
+  | { next: 'dead' | 'held'; facts: ParkFacts; answered5xx: boolean; log: string }
   | { next: 'retry'; answered5xx: boolean; code: string; message: string; retryAfterMs?: number; status?: number }
   | { next: 'rateLimited'; retryAfterMs: number }
   | { next: 'credentials'; status: number; code: string; body?: unknown };
@@ -28,7 +29,7 @@ export function verdictOf(outcome: ApiOutcome, attempt: Pick<AttemptInfo, 'attem
     case 'ambiguous': {
       if (policy === 'resend') return { next: 'retry', answered5xx: answeredAfterSending(outcome.status), code: outcome.code, message: outcome.message };
       const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The ${noun} may or may not exist on the service.`;
-      return { next: 'held', answered5xx: false, facts: { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) } };
+      return { next: 'held', answered5xx: false, log: 'held for review: sent without an answer', facts: { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) } };
     }
     case 'rateLimited':
       return { next: 'rateLimited', retryAfterMs: outcome.retryAfterMs };
@@ -36,7 +37,7 @@ export function verdictOf(outcome: ApiOutcome, attempt: Pick<AttemptInfo, 'attem
       const answered5xx = answeredAfterSending(outcome.status);
       if (attempt.attempt >= attempt.maxAttempts) {
         const reason = `Gave up after ${attempt.attempt} attempts; the last failure was ${outcome.code}: ${outcome.message}.`;
-        return { next: 'dead', answered5xx, facts: { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) } };
+        return { next: 'dead', answered5xx, log: 'dead-lettered: retries exhausted', facts: { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) } };
       }
       return {
         next: 'retry',
@@ -54,6 +55,7 @@ export function verdictOf(outcome: ApiOutcome, attempt: Pick<AttemptInfo, 'attem
       return {
         next: 'dead',
         answered5xx: false,
+        log: 'dead-lettered: refused by the API',
         facts: { reason, httpStatus: outcome.status, code: outcome.code, message: reasonWithDetails(outcome.message, outcome.body), body: outcome.body, bodyTruncated: outcome.bodyTruncated },
       };
     }

@@ -96,9 +96,11 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const send = options.metrics === undefined ? options.send : observeDelivery(options.send, options.metrics.sink, options.metrics.api);
   // Requests in flight in this process, shared by jobs of one record and chunk jobs alike.
   const slots = new RequestSlots(delivery.concurrency);
+  let stopping = false;
   const processor = createDeliveryProcessor<P>({
     send,
     slots,
+    isClosing: () => stopping,
     ...(options.metrics === undefined ? {} : { onRecordEnded: (outcome: OrderOutcome) => options.metrics!.sink.order(options.metrics!.api, outcome) }),
     wording,
     ledger,
@@ -145,6 +147,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     worker,
     close() {
       closing ??= (async () => {
+        stopping = true;
         reconciler.stop();
         clearInterval(ticker);
         // Everything below may hang on a Redis that is down: the grace period bounds the whole of it.
