@@ -16,7 +16,7 @@ import { keyspace } from '../src/keyspace.js';
 import { ORDERS_QUEUE } from '../src/queues.js';
 import { createRedis, deleteKeysUnder } from '../src/redis.js';
 import { startTestCluster } from '../test/helpers/redisCluster.js';
-import type { DeliveryRun, SimulatorProcess } from './deliveryBench.js';
+import type { DeliveryRun, ProductRunOptions, SimulatorProcess } from './deliveryBench.js';
 import { benchEnv } from './importBench.js';
 import { loadConfig, redisPrefix } from '../src/config.js';
 import { totalCpuSeconds } from './lib/cpuSeconds.js';
@@ -36,12 +36,14 @@ async function clusterCalls(client: Cluster): Promise<number> {
   return total;
 }
 
-export async function clusterRun(sim: SimulatorProcess, file: string, concurrency: number, processes: number): Promise<DeliveryRun> {
+export async function clusterRun(sim: SimulatorProcess, file: string, options: Omit<ProductRunOptions, 'breakdown'>): Promise<DeliveryRun> {
+  const { concurrency, processes, ordersPerJob } = options;
   const cluster = await startTestCluster();
   const endpoint = { redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: cluster.nodes.split(',').map((n) => ({ host: n.split(':')[0]!, port: Number(n.split(':')[1]) })) };
   const client = createRedis(endpoint, 'worker');
   if (!(client instanceof Cluster)) throw new Error('expected a cluster client');
-  const base = benchEnv('redis://127.0.0.1:6379', { BULKORDER_REDIS_CLUSTER_NODES: cluster.nodes, BULKORDER_BASE_URL: sim.url });
+  // The import decides the chunking, the workers must agree: both get BULKORDER_ORDERS_PER_JOB.
+  const base = benchEnv('redis://127.0.0.1:6379', { BULKORDER_REDIS_CLUSTER_NODES: cluster.nodes, BULKORDER_BASE_URL: sim.url, BULKORDER_ORDERS_PER_JOB: String(ordersPerJob) });
   const prefix = redisPrefix(loadConfig({ env: {}, overrides: base }));
   const queue = new Queue(ORDERS_QUEUE, { connection: client, prefix });
   const rejects = join(tmpdir(), `bench-cluster-${process.pid}.rejects.csv`);
@@ -72,6 +74,7 @@ export async function clusterRun(sim: SimulatorProcess, file: string, concurrenc
     return {
       concurrency,
       processes,
+      ordersPerJob,
       orders: queued,
       seconds,
       ordersPerSecond: queued / seconds,

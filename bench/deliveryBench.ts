@@ -4,8 +4,11 @@
  * 5 s token lifetime), timed from the moment the queue is resumed until the batch record counts
  * every order settled in the ledger. Side by side in the same run: a bare undici loop posting
  * the same bodies to the same simulator at the same concurrency (bench/baselines/bareDelivery.ts).
+ * At each concurrency the product runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 10:
+ * one BullMQ job per order as before issue 16's chunk jobs, and the default), each beside the same
+ * bare run; the scaling and cluster runs use the last value.
  *
- *   node dist/bench/deliveryBench.js [orders=20000] [concurrency=50,200] [processes=1,2,4]
+ *   node dist/bench/deliveryBench.js [orders=20000] [concurrency=50,200] [processes=1,2,4] [ordersPerJob=1,10]
  *
  * Bound by: at concurrency 50, the simulator's latency (50 / 20 ms = 2,500/s at most); above
  * that, the CPU of the worker process(es) and Redis, which share 2 cores with the simulator.
@@ -23,14 +26,15 @@ import type { SimulatorCounters } from '../src/simulator/index.js';
 import { benchScript, cliEntry, runNode, startNode, waitForOutput, type StartedChild } from './lib/nodeChild.js';
 import { orderFile } from './lib/benchData.js';
 import { perOrder, startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
-import { load, mib, rate } from './lib/benchStats.js';
+import { load, mib, oursLabel, rate } from './lib/benchStats.js';
 import { cpuSeconds, totalCpuSeconds } from './lib/cpuSeconds.js';
 import { cpuPer1000, waitUntilSettled } from './lib/followDelivery.js';
-import { benchEnv, keyBytes } from './importBench.js';
-import { loadConfig, redisPrefix } from '../src/config.js';
+import { benchEnv, benchPrefix, ORDERS_PER_JOB } from './importBench.js';
+import { keyspaceBytes } from './lib/keyspaceBytes.js';
 import { clusterRun } from './clusterDelivery.js';
 import { monitorCommands, scriptNames, type ScriptNames } from './lib/commandMonitor.js';
 import { Ledger } from '../src/ledger/ledger.js';
+import { CLAIM, CLAIM_MANY, CONFIRM, CONFIRM_CHUNK, NO_GATE, RESERVE, RESERVE_CHUNK, SETTLE, SETTLE_MANY } from '../src/ledger/ledgerScripts.js';
 import * as breakerScripts from '../src/worker/breakerScripts.js';
 
 export const LATENCY_MS = 20;
@@ -57,6 +61,8 @@ export async function startSimulatorProcess(): Promise<SimulatorProcess> {
 export interface DeliveryRun {
   concurrency: number;
   processes: number;
+  /** The product's BULKORDER_ORDERS_PER_JOB (given to the import and the workers); absent for the bare loop. */
+  ordersPerJob?: number;
   orders: number;
   seconds: number;
   ordersPerSecond: number;
@@ -71,6 +77,7 @@ export interface DeliveryRun {
   commandsPerOrder?: string;
   /** Redis memory left per order once delivered (ledger entry, batch share, BullMQ's event stream). */
   residueBytesPerOrder?: number;
+  /** Every ledger entry's MEMORY USAGE summed, per delivered order (one entry per order). */
   ledgerEntryBytes?: number;
   workerPeakRssBytes?: number;
   /** Every Redis command per delivered order (INFO commandstats delta / orders). */
@@ -82,17 +89,25 @@ export interface DeliveryRun {
   cpuPer1000?: { workers: number; redis: number; total: number };
 }
 
-/**
- * One product run: import (not timed), P paused workers, resume, time until settled. With
- * `breakdown`, every command of the delivery is charged to its caller (bench/lib/commandMonitor.ts).
- */
-export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string, concurrency: number, processes: number, breakdown = false): Promise<DeliveryRun> {
+export interface ProductRunOptions {
+  concurrency: number;
+  /** `bulkorder worker --processes 1` processes. */
+  processes: number;
+  /** BULKORDER_ORDERS_PER_JOB of the import (it makes the jobs) and the workers. */
+  ordersPerJob: number;
+  /** Charge every command of the delivery to its caller (bench/lib/commandMonitor.ts); default false. */
+  breakdown?: boolean;
+}
+
+/** One product run: import (not timed), P paused workers, resume, time until settled. */
+export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string, options: ProductRunOptions): Promise<DeliveryRun> {
+  const { concurrency, processes, ordersPerJob, breakdown = false } = options;
   await redis.reset();
   await sim.reset();
   const empty = await redis.usedMemory();
-  // The import and the workers must name the same target (API URL and client id): the same env.
-  const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency) });
-  const prefix = redisPrefix(loadConfig({ env: {}, overrides: env }));
+  // The import and the workers must name the same target (API URL and client id) and chunking: the same env.
+  const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency), BULKORDER_ORDERS_PER_JOB: String(ordersPerJob) });
+  const prefix = benchPrefix(env);
   const connection = redis.client.duplicate();
   const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
   const rejects = join(tmpdir(), `bench-delivery-${process.pid}.rejects.csv`);
@@ -129,9 +144,12 @@ export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file:
     for (const w of workers) w.child.kill('SIGTERM');
     const ended = await Promise.all(workers.map((w) => w.done));
     workers.length = 0;
+    const residueBytesPerOrder = ((await redis.usedMemory()) - empty) / queued;
+    const keys = await keyspaceBytes(redis.client, prefix, ORDERS_QUEUE);
     return {
       concurrency,
       processes,
+      ordersPerJob,
       orders: queued,
       seconds,
       ordersPerSecond: queued / seconds,
@@ -143,8 +161,8 @@ export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file:
       commandsPerOrder: perOrder(calls, queued),
       totalCommandsPerOrder: Object.values(calls).reduce((a, b) => a + b, 0) / queued,
       cpuPer1000: cpuPer1000(workerCpu, redisCpu, queued),
-      residueBytesPerOrder: ((await redis.usedMemory()) - empty) / queued,
-      ledgerEntryBytes: await keyBytes(redis, `${prefix}:ledger:*`),
+      residueBytesPerOrder,
+      ledgerEntryBytes: keys.ledgerEntries.bytes / queued,
       workerPeakRssBytes: Math.max(...ended.map((e) => e.peakRssBytes)),
       ...(callers === undefined ? {} : { calls, callers }),
     };
@@ -177,6 +195,25 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
   };
 }
 
+/**
+ * The ledger's scripts by their text, for those no client defines up front: a claim with the breaker's
+ * gate is defined when the breaker first leaves `closed`. The ledger's own command names win where
+ * both know a script (commandMonitor.ts).
+ */
+export const LEDGER_SCRIPTS: Record<string, string> = {
+  'ledger.RESERVE': RESERVE,
+  'ledger.RESERVE_CHUNK': RESERVE_CHUNK,
+  'ledger.CONFIRM': CONFIRM,
+  'ledger.CONFIRM_CHUNK': CONFIRM_CHUNK,
+  'ledger.CLAIM': NO_GATE + CLAIM,
+  'ledger.CLAIM (breaker gate)': breakerScripts.ADMIT_FUNCTION + CLAIM,
+  'ledger.CLAIM_MANY': CLAIM_MANY,
+  'ledger.CLAIM_MANY (no gate)': NO_GATE + CLAIM_MANY,
+  'ledger.CLAIM_MANY (breaker gate)': breakerScripts.ADMIT_FUNCTION + CLAIM_MANY,
+  'ledger.SETTLE': SETTLE,
+  'ledger.SETTLE_MANY': SETTLE_MANY,
+};
+
 /** The scripts a delivery runs, by SHA-1: BullMQ's (loaded by a Queue), the ledger's and the breaker's. */
 async function knownScripts(client: BenchRedis['client'], prefix: string): Promise<ScriptNames> {
   const connection = client.duplicate();
@@ -185,7 +222,7 @@ async function knownScripts(client: BenchRedis['client'], prefix: string): Promi
     await queue.waitUntilReady();
     new Ledger(connection, keyspace(prefix), { queueName: ORDERS_QUEUE });
     const breaker = Object.fromEntries(Object.entries(breakerScripts).map(([name, lua]) => [`breaker.${name}`, lua]));
-    return scriptNames([connection], breaker);
+    return scriptNames([connection], { ...LEDGER_SCRIPTS, ...breaker });
   } finally {
     await queue.close();
     connection.disconnect();
@@ -193,9 +230,12 @@ async function knownScripts(client: BenchRedis['client'], prefix: string): Promi
 }
 
 export interface DeliveryFigures {
-  /** #4 and #6: per concurrency, ours (one worker process) and bare, measured back to back. */
+  /**
+   * #4 and #6: per concurrency, then per orders-per-job value, ours (one worker process) and bare,
+   * measured back to back; the pairs of one concurrency share one bare run.
+   */
   pairs: { ours: DeliveryRun; bare: DeliveryRun; ratio: number }[];
-  /** #5: the product with 1, 2, 4... processes at `scalingConcurrency` each. */
+  /** #5: the product with 1, 2, 4... processes at `scalingConcurrency` each, at the last orders-per-job value. */
   scaling: DeliveryRun[];
   /** The same delivery with one worker process on a local three-node Redis Cluster (bench/clusterDelivery.ts). */
   cluster?: DeliveryRun;
@@ -205,6 +245,8 @@ export interface DeliveryBenchOptions {
   orders: number;
   concurrencies: number[];
   processes: number[];
+  /** BULKORDER_ORDERS_PER_JOB values, each run at every concurrency; default 1 and 10 (ORDERS_PER_JOB). */
+  ordersPerJob?: readonly number[];
   /** Concurrency per process in the scaling runs; default the first of `concurrencies`. */
   scalingConcurrency?: number;
   redis?: BenchRedis;
@@ -217,20 +259,25 @@ export async function deliveryBench(options: DeliveryBenchOptions): Promise<Deli
   const file = await orderFile(Math.round(options.orders * 1.4));
   const redis = options.redis ?? (await startBenchRedis());
   const sim = await startSimulatorProcess();
+  const ordersPerJob = options.ordersPerJob ?? ORDERS_PER_JOB;
+  if (ordersPerJob.length === 0) throw new Error('deliveryBench: no orders-per-job value to measure');
+  const chosen = ordersPerJob[ordersPerJob.length - 1]!;
   try {
     const pairs: DeliveryFigures['pairs'] = [];
     for (const concurrency of options.concurrencies) {
-      const ours = await productRun(redis, sim, file, concurrency, 1);
+      // The bare run after the first of ours, so a before/after pair brackets it in time.
+      const ours = [await productRun(redis, sim, file, { concurrency, processes: 1, ordersPerJob: ordersPerJob[0]! })];
       const bare = await bareRun(sim, file, concurrency);
-      pairs.push({ ours, bare, ratio: ours.ordersPerSecond / bare.ordersPerSecond });
+      for (const n of ordersPerJob.slice(1)) ours.push(await productRun(redis, sim, file, { concurrency, processes: 1, ordersPerJob: n }));
+      for (const run of ours) pairs.push({ ours: run, bare, ratio: run.ordersPerSecond / bare.ordersPerSecond });
     }
     const scaling: DeliveryRun[] = [];
     const perProcess = options.scalingConcurrency ?? options.concurrencies[0] ?? 50;
     for (const processes of options.processes) {
-      const known = pairs.find((p) => p.ours.concurrency === perProcess && processes === 1);
-      scaling.push(known?.ours ?? (await productRun(redis, sim, file, perProcess, processes)));
+      const known = pairs.find((p) => p.ours.concurrency === perProcess && p.ours.ordersPerJob === chosen && processes === 1);
+      scaling.push(known?.ours ?? (await productRun(redis, sim, file, { concurrency: perProcess, processes, ordersPerJob: chosen })));
     }
-    const cluster = options.cluster === false ? undefined : await clusterRun(sim, file, perProcess, 1);
+    const cluster = options.cluster === false ? undefined : await clusterRun(sim, file, { concurrency: perProcess, processes: 1, ordersPerJob: chosen });
     return { pairs, scaling, ...(cluster === undefined ? {} : { cluster }) };
   } finally {
     sim.process.child.kill('SIGTERM');
@@ -242,13 +289,16 @@ export async function deliveryBench(options: DeliveryBenchOptions): Promise<Deli
 
 export function describeDelivery(f: DeliveryFigures): string {
   const run = (r: DeliveryRun): string =>
-    `${rate(r.orders)} orders, c=${r.concurrency} x ${r.processes}: ${rate(r.ordersPerSecond)}/s (${r.seconds.toFixed(1)} s, load ${r.load}), tokens ${r.tokenRequests} (budget ${r.tokenBudget.toFixed(1)})` +
+    `${rate(r.orders)} orders, c=${r.concurrency} x ${r.processes}${r.ordersPerJob === undefined ? '' : ` (${oursLabel(r.ordersPerJob)})`}: ${rate(r.ordersPerSecond)}/s (${r.seconds.toFixed(1)} s, load ${r.load}), tokens ${r.tokenRequests} (budget ${r.tokenBudget.toFixed(1)})` +
     (r.cpuPer1000 === undefined ? '' : `, CPU ${r.cpuPer1000.total.toFixed(2)} s/1k orders (workers ${r.cpuPer1000.workers.toFixed(2)}, Redis ${r.cpuPer1000.redis.toFixed(2)})`) +
     (r.totalCommandsPerOrder === undefined ? '' : `, ${r.totalCommandsPerOrder.toFixed(1)} Redis commands/order`) +
     (r.notDelivered === 0 ? '' : `, NOT DELIVERED ${r.notDelivered}: ${r.logs ?? ''}`) +
     (r.commandsPerOrder === undefined ? '' : `, worker peak ${mib(r.workerPeakRssBytes ?? 0)}, ledger entry ${rate(r.ledgerEntryBytes ?? 0)} B, residue ${rate(r.residueBytesPerOrder ?? 0)} B/order, commands/order: ${r.commandsPerOrder}`);
   return [
-    ...f.pairs.map((p) => `delivery ours  ${run(p.ours)}\ndelivery bare  ${run(p.bare)}\n  ratio ${p.ratio.toFixed(2)}x`),
+    ...[...new Set(f.pairs.map((p) => p.ours.concurrency))].flatMap((c) => {
+      const same = f.pairs.filter((p) => p.ours.concurrency === c);
+      return [...same.map((p) => `delivery ours  ${run(p.ours)}\n  ratio ${p.ratio.toFixed(2)}x`), `delivery bare  ${run(same[0]!.bare)}`];
+    }),
     ...f.scaling.map((r) => `scaling ${run(r)}`),
     ...(f.cluster === undefined ? [] : [`cluster ${run(f.cluster)}`]),
   ].join('\n');
@@ -256,6 +306,11 @@ export function describeDelivery(f: DeliveryFigures): string {
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const list = (text: string | undefined, fallback: number[]): number[] => (text === undefined ? fallback : text.split(',').map(Number));
-  const figures = await deliveryBench({ orders: Number(process.argv[2] ?? 20_000), concurrencies: list(process.argv[3], [50, 200]), processes: list(process.argv[4], [1, 2, 4]) });
+  const figures = await deliveryBench({
+    orders: Number(process.argv[2] ?? 20_000),
+    concurrencies: list(process.argv[3], [50, 200]),
+    processes: list(process.argv[4], [1, 2, 4]),
+    ordersPerJob: list(process.argv[5], ORDERS_PER_JOB),
+  });
   process.stdout.write(describeDelivery(figures) + '\n');
 }

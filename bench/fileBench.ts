@@ -5,8 +5,10 @@
  * in the same run: the script a user would write instead (bench/baselines/bareFile.ts: csv-parse,
  * the row schema, group by orderRef, an undici Pool at the same concurrency), timed the same way,
  * against the same simulator (its own process, 20 ms latency). Every order must be accepted once.
+ * Ours runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 10: one BullMQ job per order as
+ * before issue 16's chunk jobs, and the default), given to the worker and the import alike.
  *
- *   node dist/bench/fileBench.js [rows=7000] [concurrency=100]
+ *   node dist/bench/fileBench.js [rows=7000] [concurrency=100] [ordersPerJob=1,10]
  *
  * Bound by: the bare script by the API's latency (concurrency / 20 ms); ours by the CPU the worker,
  * the importer and Redis take per order on the cores they share with the simulator.
@@ -17,30 +19,40 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { loadConfig, redisPrefix } from '../src/config.js';
 import { ORDERS_QUEUE } from '../src/queues.js';
 import { benchScript, cliEntry, runNode, startNode, type StartedChild } from './lib/nodeChild.js';
 import { orderFile } from './lib/benchData.js';
 import { startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
-import { load, rate } from './lib/benchStats.js';
-import { benchEnv } from './importBench.js';
+import { load, oursLabel, rate } from './lib/benchStats.js';
+import { benchEnv, benchPrefix, ORDERS_PER_JOB } from './importBench.js';
 import { startSimulatorProcess, type SimulatorProcess } from './deliveryBench.js';
 
 export interface FileFigures {
   rows: number;
   concurrency: number;
   load: number;
-  ours: { orders: number; seconds: number; ordersPerSecond: number };
+  /** The last of `variants` (the product's default unless told otherwise). */
+  ours: FileOurs;
+  /** One run of ours per orders-per-job value, each beside the same bare run; ratio = its orders/s / bare's. */
+  variants: { ours: FileOurs; ratio: number }[];
   bare: { orders: number; seconds: number; ordersPerSecond: number };
   /** ours / bare, orders per second (the same orders). */
   ratio: number;
 }
 
-async function oursRun(redis: BenchRedis, sim: SimulatorProcess, file: string, concurrency: number): Promise<FileFigures['ours']> {
+export interface FileOurs {
+  ordersPerJob: number;
+  orders: number;
+  seconds: number;
+  ordersPerSecond: number;
+}
+
+async function oursRun(redis: BenchRedis, sim: SimulatorProcess, file: string, concurrency: number, ordersPerJob: number): Promise<FileOurs> {
   await redis.reset();
   await sim.reset();
-  const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency) });
-  const prefix = redisPrefix(loadConfig({ env: {}, overrides: env }));
+  // The import decides the chunking, the worker must agree: one env for both.
+  const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency), BULKORDER_ORDERS_PER_JOB: String(ordersPerJob) });
+  const prefix = benchPrefix(env);
   const connection = redis.client.duplicate();
   const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
   const results = join(tmpdir(), `bench-file-${process.pid}.results.csv`);
@@ -60,7 +72,7 @@ async function oursRun(redis: BenchRedis, sim: SimulatorProcess, file: string, c
       throw new Error(`import --wait exited ${imported.code}, ${counters.duplicateOrdersAccepted} duplicates:\n${imported.stdout.slice(-2000)}\n${imported.stderr.slice(-2000)}`);
     }
     const seconds = imported.wallMs / 1000;
-    return { orders, seconds, ordersPerSecond: orders / seconds };
+    return { ordersPerJob, orders, seconds, ordersPerSecond: orders / seconds };
   } finally {
     worker?.child.kill('SIGTERM');
     await worker?.done;
@@ -80,17 +92,23 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
   return { orders: figures.orders, seconds, ordersPerSecond: figures.orders / seconds };
 }
 
-export async function fileBench(rows: number, concurrency = 100, redisGiven?: BenchRedis): Promise<FileFigures> {
+export async function fileBench(rows: number, concurrency = 100, redisGiven?: BenchRedis, ordersPerJob: readonly number[] = ORDERS_PER_JOB): Promise<FileFigures> {
+  if (ordersPerJob.length === 0) throw new Error('fileBench: no orders-per-job value to measure');
   const file = await orderFile(rows);
   const redis = redisGiven ?? (await startBenchRedis());
   const sim = await startSimulatorProcess();
   try {
     const loadNow = load();
-    // Alternated in one run, so both meet the same machine.
+    // Alternated in one run, so both meet the same machine: bare, then ours once per value.
     const bare = await bareRun(sim, file, concurrency);
-    const ours = await oursRun(redis, sim, file, concurrency);
-    if (ours.orders !== bare.orders) throw new Error(`ours delivered ${ours.orders} orders, the bare script ${bare.orders}: not the same file`);
-    return { rows, concurrency, load: loadNow, ours, bare, ratio: ours.ordersPerSecond / bare.ordersPerSecond };
+    const variants: FileFigures['variants'] = [];
+    for (const n of ordersPerJob) {
+      const ours = await oursRun(redis, sim, file, concurrency, n);
+      if (ours.orders !== bare.orders) throw new Error(`ours (${oursLabel(n)}) delivered ${ours.orders} orders, the bare script ${bare.orders}: not the same file`);
+      variants.push({ ours, ratio: ours.ordersPerSecond / bare.ordersPerSecond });
+    }
+    const last = variants[variants.length - 1]!;
+    return { rows, concurrency, load: loadNow, ours: last.ours, variants, bare, ratio: last.ratio };
   } finally {
     sim.process.child.kill('SIGTERM');
     await sim.process.done;
@@ -99,13 +117,14 @@ export async function fileBench(rows: number, concurrency = 100, redisGiven?: Be
 }
 
 export function describeFile(f: FileFigures): string {
-  return (
-    `a whole file end to end, ${rate(f.ours.orders)} orders (${rate(f.rows)} rows), concurrency ${f.concurrency} (load ${f.load}): ` +
-    `ours (worker + import --wait) ${f.ours.seconds.toFixed(1)} s, ${rate(f.ours.ordersPerSecond)} orders/s; ` +
-    `bare script ${f.bare.seconds.toFixed(1)} s, ${rate(f.bare.ordersPerSecond)} orders/s; ratio ${f.ratio.toFixed(2)}x`
-  );
+  return [
+    `a whole file end to end, ${rate(f.ours.orders)} orders (${rate(f.rows)} rows), concurrency ${f.concurrency} (load ${f.load}):`,
+    ...f.variants.map(({ ours, ratio }) => `  ${oursLabel(ours.ordersPerJob)} (worker + import --wait) ${ours.seconds.toFixed(1)} s, ${rate(ours.ordersPerSecond)} orders/s; ratio ${ratio.toFixed(2)}x`),
+    `  bare script ${f.bare.seconds.toFixed(1)} s, ${rate(f.bare.ordersPerSecond)} orders/s`,
+  ].join('\n');
 }
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.stdout.write(describeFile(await fileBench(Number(process.argv[2] ?? 7_000), Number(process.argv[3] ?? 100))) + '\n');
+  const ordersPerJob = process.argv[4]?.split(',').map(Number) ?? ORDERS_PER_JOB;
+  process.stdout.write(describeFile(await fileBench(Number(process.argv[2] ?? 7_000), Number(process.argv[3] ?? 100), undefined, ordersPerJob)) + '\n');
 }

@@ -11,15 +11,46 @@ import type { Redis } from 'ioredis';
 /** A script's name by the SHA-1 of its text (what EVALSHA sends; EVAL sends the text itself). */
 export type ScriptNames = Map<string, string>;
 
-/** Names every script defined on an ioredis client (BullMQ's and the ledger's), plus `extra` texts by name. */
+/**
+ * Names every script defined on an ioredis client (BullMQ's and the ledger's, by command name), plus
+ * `extra` texts by name for scripts no client has defined yet; a client's name wins for the same text.
+ */
 export function scriptNames(clients: readonly Redis[], extra: Record<string, string> = {}): ScriptNames {
   const names: ScriptNames = new Map();
   for (const client of clients) {
     const set = (client as unknown as { scriptsSet: Record<string, { sha: string }> }).scriptsSet;
     for (const [name, script] of Object.entries(set)) names.set(script.sha, name.replace(/:\d+\.\d+\.\d+$/, ''));
   }
-  for (const [name, lua] of Object.entries(extra)) names.set(createHash('sha1').update(lua).digest('hex'), name);
+  for (const [name, lua] of Object.entries(extra)) {
+    const sha = createHash('sha1').update(lua).digest('hex');
+    if (!names.has(sha)) names.set(sha, name);
+  }
   return names;
+}
+
+/** The escapes MONITOR writes (Redis's sdscatrepr) besides \", which ioredis undoes itself. */
+const ESCAPES: Record<string, number> = { n: 10, r: 13, t: 9, a: 7, b: 8, '\\': 92, '"': 34 };
+
+/**
+ * An argument as it was sent: MONITOR quotes each one (`\n`, `\xHH` for every byte not printable),
+ * so a script sent by EVAL (ioredis does on NOSCRIPT, BullMQ on first use) must be unquoted before
+ * its SHA-1 names it.
+ */
+export function unquoteMonitorArg(arg: string): Buffer {
+  const bytes: number[] = [];
+  for (let i = 0; i < arg.length; i++) {
+    const code = arg.charCodeAt(i);
+    const next = arg[i + 1];
+    if (code !== 92 || next === undefined) bytes.push(code);
+    else if (next === 'x') {
+      bytes.push(parseInt(arg.slice(i + 2, i + 4), 16));
+      i += 3;
+    } else {
+      bytes.push(ESCAPES[next] ?? next.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes);
 }
 
 export interface CommandMonitor {
@@ -52,7 +83,7 @@ export async function monitorCommands(client: Redis, names: ScriptNames, prefix:
     if (source === 'lua') caller = script;
     else if (command === 'EVALSHA' || command === 'EVAL') {
       const body = rest[0] ?? '';
-      const name = names.get(command === 'EVAL' ? createHash('sha1').update(body).digest('hex') : body) ?? `script ${body.slice(0, 8)}`;
+      const name = names.get(command === 'EVAL' ? createHash('sha1').update(unquoteMonitorArg(body)).digest('hex') : body) ?? `script ${body.slice(0, 8)}`;
       script = name;
       caller = name;
     } else caller = 'client';
