@@ -1,0 +1,224 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { followBatch } from '../../src/batches/followBatch.js';
+import type { Batch } from '../../src/batches/batchStore.js';
+import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
+import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
+import type { ParkedRecord } from '../../src/deliveryJob.js';
+import { newBatchId, toChunkRecord } from '../../src/importer/importFile.js';
+import { reconcileImports } from '../../src/importer/reconcileImports.js';
+import { openOrderSource } from '../../src/ingest/openOrderSource.js';
+import type { ValidOrder } from '../../src/ingest/types.js';
+import { ORDERS } from '../../src/kinds/orders.js';
+import type { LedgerEntry } from '../../src/ledger/ledger.js';
+import { fingerprintOf } from '../../src/ledger/fingerprint.js';
+import { chunkJobId, DELIVER_ORDERS } from '../../src/queues.js';
+import { waitFor } from '../helpers/cliProcess.js';
+import { deliveryRig, HEADER, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
+
+/**
+ * Chunk jobs end to end (BULKORDER_ORDERS_PER_JOB set explicitly): the importer, a real worker,
+ * BullMQ and the simulator; every count asserted is the simulator's or the ledger's.
+ */
+
+let rig: DeliveryRig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
+
+async function settle(r: DeliveryRig, batchId: string, timeoutMs = 25_000): Promise<Batch> {
+  const { batch, settled } = await followBatch(r.services.batches, batchId, { pollMs: 50, timeoutMs, out: quiet });
+  expect(settled, JSON.stringify(batch)).toBe(true);
+  return batch;
+}
+
+/** Every ledger entry of the rig, by order key. */
+async function ledgerEntries(r: DeliveryRig): Promise<Map<string, LedgerEntry>> {
+  const redisKeys = await r.services.redis.keys(r.services.keys.ledger('*'));
+  const orderKeys = redisKeys.map((key) => key.slice(r.services.keys.ledger('').length));
+  const entries = await r.services.ledger.getMany(orderKeys);
+  return new Map(orderKeys.map((key, i) => [key, entries[i]!]));
+}
+
+const deadStore = (r: DeliveryRig) => new ParkedStore(r.services.redis, r.services.keys, r.services.ledger, 'dead');
+
+describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
+  it('23 orders in 3 jobs: 503s retried in their chunk, a 422 dead-lettered after one request and never sent again, the rest delivered once', async () => {
+    rig = await deliveryRig(
+      'chunks',
+      {
+        faults: {
+          // The first three requests: of the first chunk's first wave (a chunk holds its slots for its whole attempt).
+          script: Array.from({ length: 3 }, () => ({ path: 'orders' as const, status: 503, headers: { 'retry-after': '0' }, body: { code: 'MAINTENANCE', message: 'back soon' } })),
+        },
+      },
+      { BULKORDER_ORDERS_PER_JOB: '10' },
+    );
+    const rows = [HEADER];
+    for (let i = 1; i <= 22; i++) rows.push(orderRow(`CH-${i}`));
+    // Unknown product (422): the first chunk's tenth record, in its second wave of 5, after the 503s.
+    rows.splice(10, 0, orderRow('CH-BAD', 5999));
+    const file = await rig.writeFile('chunks.csv', rows.join('\n') + '\n');
+
+    const imported = await rig.importFile(file);
+    expect(imported.counts).toMatchObject({ orders: 23, valid: 23, enqueued: 23 });
+    // Before any worker: three jobs for 23 orders, with the chunk ids.
+    const queue = rig.services.queue;
+    expect(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).toEqual({ waiting: 3, active: 0, delayed: 0, prioritized: 0 });
+    const jobs = await queue.getJobs(['waiting']);
+    const ids = [1, 2, 3].map((n) => chunkJobId(imported.batchId, n));
+    expect(jobs.map((job) => job.id).sort()).toEqual(ids);
+    expect(jobs.map((job) => job.name)).toEqual([DELIVER_ORDERS, DELIVER_ORDERS, DELIVER_ORDERS]);
+    expect(jobs.map((job) => (job.data as { records: unknown[] }).records.length).sort()).toEqual([10, 10, 3]);
+    expect(await rig.services.redis.zcard(rig.services.keys.unqueued)).toBe(0); // every chunk confirmed
+
+    await rig.startWorker({ concurrency: 5 });
+    const batch = await settle(rig, imported.batchId);
+    expect(batch).toMatchObject({ enqueued: 23, delivered: 22, dead: 1, held: 0, possibleDuplicates: 3 });
+
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(22);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect(counters.statuses['503']).toBe(3);
+    // One request for the refused order: its chunk's retry for the 503s did not send it again.
+    expect(counters.statuses['422']).toBe(1);
+    // Every POST is a delivery, a 503 or the one refusal: nothing was sent twice.
+    expect(counters.apiRequests.business).toBe(22 + 3 + 1);
+
+    const entries = await ledgerEntries(rig);
+    expect(entries.size).toBe(23);
+    const all = [...entries.values()];
+    // Each record names its chunk: 10, 10 and 3.
+    expect(ids.map((id) => all.filter((e) => e.chunkId === id).length)).toEqual([10, 10, 3]);
+    const retried = all.filter((e) => e.attempts === 2);
+    expect(retried).toHaveLength(3);
+    // In the refused order's chunk: the retry that sent them skipped it.
+    for (const entry of retried) expect(entry).toMatchObject({ state: 'delivered', answered5xx: 1, batchId: imported.batchId, chunkId: ids[0] });
+    expect(all.filter((e) => e.state === 'delivered' && e.attempts === 1)).toHaveLength(19);
+
+    const deadKeys = await rig.services.redis.zrange(rig.services.keys.parkedIndex('dead'), '0', '-1');
+    expect(deadKeys).toHaveLength(1);
+    expect(entries.get(deadKeys[0]!)).toMatchObject({ state: 'dead', attempts: 1, httpStatus: 422, code: 'PRODUCT_UNKNOWN', chunkId: ids[0] });
+    const dead = JSON.parse((await rig.services.redis.get(rig.services.keys.parked('dead', deadKeys[0]!)))!) as ParkedRecord;
+    expect(dead).toMatchObject({ orderRef: 'CH-BAD', batchId: imported.batchId, file, lines: [11], httpStatus: 422, code: 'PRODUCT_UNKNOWN', attempts: 1 });
+    expect(dead.body).toMatchObject({ code: 'PRODUCT_UNKNOWN' });
+    // Every job ended and was removed: nothing waits or retries.
+    expect(await queue.getJobCounts('waiting', 'active', 'delayed', 'failed')).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 });
+  });
+
+  it('a dead letter retried while its chunk job still holds it is sent once, by its own job; the chunk, run first, finds it moved', async () => {
+    rig = await deliveryRig(
+      'chunk-dl',
+      {
+        faults: {
+          // One worker slot: the chunk's records go one at a time, so the first is refused and the second answered 503.
+          script: [
+            { path: 'orders', status: 422, body: { code: 'PRODUCT_UNKNOWN', message: 'product 5001 is not in the catalogue' } },
+            { path: 'orders', status: 503, headers: { 'retry-after': '0' }, body: { code: 'MAINTENANCE', message: 'back soon' } },
+          ],
+        },
+      },
+      { BULKORDER_ORDERS_PER_JOB: '5' },
+    );
+    const file = await rig.writeFile('dl.csv', ordersCsv('DL', 5));
+    const imported = await rig.importFile(file);
+    expect(imported.counts).toMatchObject({ valid: 5, enqueued: 5 });
+    const chunkId = chunkJobId(imported.batchId, 1);
+    const queue = rig.services.queue;
+    // The chunk waits 15 to 30 s after its first attempt (it is promoted by hand below).
+    const worker = await rig.startWorker({ concurrency: 1, backoff: { baseMs: 30_000, maxMs: 30_000 } });
+    const started: string[] = [];
+    worker.worker.on('active', (job) => started.push(job.id ?? ''));
+
+    await waitFor(async () => (await deadStore(rig!).count()) === 1, 'the refused order dead-lettered');
+    await waitFor(async () => (await queue.getJobState(chunkId)) === 'delayed', 'the chunk waiting for its second attempt');
+    const [deadItem] = await deadStore(rig).select();
+    const deadKey = deadItem!.record.key;
+    expect(deadItem!.record).toMatchObject({ batchId: imported.batchId, httpStatus: 422, attempts: 1 });
+    expect(deadItem!.entry).toMatchObject({ state: 'dead', chunkId });
+    expect(rig.simulator.counters().ordersAccepted).toBe(3);
+
+    // The chunk's next attempt goes first: it is in the queue before the retry's job, which one slot takes in order.
+    await worker.worker.pause();
+    await (await queue.getJob(chunkId))!.promote();
+    const [retried] = await retryDeadLetters([deadItem!], rig.services.pipeline(rig.logger));
+    expect(retried!.counts).toMatchObject({ orders: 1, enqueued: 1 });
+    expect((await queue.getJob(chunkId))?.data).toMatchObject({ records: expect.arrayContaining([expect.objectContaining({ key: deadKey })]) });
+    const requeued = await rig.services.ledger.get(deadKey);
+    expect(requeued).toMatchObject({ state: 'queued', batchId: retried!.batchId });
+    expect(requeued?.chunkId).toBeUndefined();
+    expect((await queue.getJobs(['waiting'])).map((job) => job.id).sort()).toEqual([chunkId, deadKey].sort());
+    started.length = 0;
+    worker.worker.resume();
+
+    const again = await settle(rig, retried!.batchId, 15_000);
+    expect(again).toMatchObject({ enqueued: 1, delivered: 1, dead: 0, held: 0 });
+    const original = await settle(rig, imported.batchId, 15_000);
+    // The chunk's second attempt sent only the 503 record; the retried one was its own job's.
+    expect(original).toMatchObject({ enqueued: 5, delivered: 4, dead: 1, held: 0, possibleDuplicates: 1 });
+    expect(started).toEqual([chunkId, deadKey]);
+
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(5);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect(counters.apiRequests.business).toBe(5 + 2); // five deliveries, the 422 and the 503
+    expect(await rig.services.ledger.get(deadKey)).toMatchObject({ state: 'delivered', batchId: retried!.batchId, attempts: 2 });
+    expect(await deadStore(rig).count()).toBe(0);
+    await waitFor(async () => (await queue.getJobState(chunkId)) === 'unknown', 'the chunk job completed and removed');
+  }, 60_000);
+
+  it('a dead importer\'s reserved chunks: the reconciler adds the missing jobs and confirms the added one, closes the batch, and a worker delivers each order once', async () => {
+    rig = await deliveryRig('chunk-rec', {}, { BULKORDER_ORDERS_PER_JOB: '10' });
+    const file = await rig.writeFile('night.csv', ordersCsv('REC', 25));
+    // The dead importer, step by step: batch created, 25 orders reserved in 3 chunks with their
+    // jobs kept, only the first chunk's job added, none confirmed; then its heartbeat stops.
+    const source = await openOrderSource(file, {});
+    const orders: ValidOrder[] = [];
+    for await (const item of source.items()) if (item.kind === 'valid') orders.push(item);
+    expect(orders).toHaveLength(25);
+    const deadBatch = newBatchId();
+    const { batches, ledger, queue, keys } = rig.services;
+    await batches.create({ id: deadBatch, file, sha256: '', env: rig.config.env, startedAt: Date.now(), columns: source.columns });
+    const groups = [orders.slice(0, 10), orders.slice(10, 20), orders.slice(20)];
+    const ids = groups.map((_, c) => chunkJobId(deadBatch, c + 1));
+    const records = groups.map((group) => group.map((order) => toChunkRecord(order, source.columns, ORDERS)));
+    const reserved = await ledger.reserveChunks(
+      groups.map((group, c) => group.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), record: records[c]![i] }))),
+      ids,
+      DELIVER_ORDERS,
+      deadBatch,
+      false,
+    );
+    expect(reserved.flat().every((r) => r.outcome === 'reserved')).toBe(true);
+    await queue.add(DELIVER_ORDERS, { batchId: deadBatch, records: records[0]! }, { ...rig.services.jobOptions, jobId: ids[0]! });
+    await rig.services.redis.del(keys.batchOwner(deadBatch)); // its heartbeat lapsed
+    expect(await batches.get(deadBatch)).toMatchObject({ importState: 'importing', enqueued: 0 });
+
+    const deps = { ledger, batches, queue, jobOptions: rig.services.jobOptions, logger: rig.logger };
+    const later = Date.now() + 5_000; // past the reconciler's grace for young reservations
+    expect(await reconcileImports(deps, later)).toEqual({ requeued: 15, confirmed: 10, closed: [deadBatch] });
+    expect(await batches.get(deadBatch)).toMatchObject({ importState: 'interrupted', enqueued: 25 });
+    const jobs = await queue.getJobs(['waiting']);
+    expect(jobs.map((job) => job.id).sort()).toEqual([...ids].sort());
+    expect(await rig.services.redis.hlen(keys.unqueuedJobs)).toBe(0);
+    expect(await rig.services.redis.zcard(keys.unqueued)).toBe(0);
+    // Run again (another worker's reconciler): nothing more to add or count.
+    expect(await reconcileImports(deps, later)).toEqual({ requeued: 0, confirmed: 0, closed: [] });
+
+    await rig.startWorker({ concurrency: 8 });
+    const batch = await settle(rig, deadBatch);
+    expect(batch).toMatchObject({ importState: 'interrupted', enqueued: 25, delivered: 25, dead: 0, held: 0 });
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(25);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect(counters.apiRequests.business).toBe(25);
+    const entries = await ledger.getMany(orders.map((order) => order.key));
+    expect(entries.every((entry) => entry?.state === 'delivered' && entry.attempts === 1 && entry.batchId === deadBatch)).toBe(true);
+
+    // A re-run of the file finds everything delivered.
+    const rerun = await rig.importFile(file);
+    expect(rerun.counts).toMatchObject({ valid: 25, enqueued: 0, skippedDelivered: 25 });
+  });
+});
