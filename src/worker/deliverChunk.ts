@@ -83,8 +83,10 @@ export async function deliverChunk<P>(chunk: ChunkJobData<P>, attempt: ChunkAtte
     throw new DelayedError();
   }
   if (ends.unsent) {
-    // The breaker is open or half-open (its trial went), or the worker is stopping: the rest waits, attempts unspent.
-    await deps.postpone((ends.waitMs ?? 1000) + Math.round(Math.random() * 1000));
+    // The breaker is open or half-open (its trial went), or the worker is stopping: the rest waits,
+    // attempts unspent. Briefly, not for the breaker's whole wait: an open breaker has paused the
+    // queue, so the job rests there and goes on when it heals or a person resumes.
+    await deps.postpone(Math.min(ends.waitMs ?? 1000, 2000) + Math.round(Math.random() * 1000));
     throw new DelayedError();
   }
   logger.debug({ counts }, 'chunk done');
