@@ -37,7 +37,8 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
     return JSON.stringify(report, null, 2) + '\n';
   }
   const lines = [
-    `environment ${env}; ${words.queue}: ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed${paused ? ' (PAUSED)' : ''}`,
+    // Jobs, not records: an import's job holds up to BULKORDER_ORDERS_PER_JOB of them; the batches below count records.
+    `environment ${env}; ${words.queue}: jobs ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed (up to ${services.delivery.ordersPerJob} ${kind.noun}s a job)${paused ? ' (PAUSED)' : ''}`,
     `${words.thing}dead letters: ${dead}; held for review: ${held}`,
   ];
   lines.push(`circuit breaker ${health.breaker.state}`, ...describeHealth(health, { resume: `${kind.cli} resume`, worker: 'bulkorder worker' }, { showWorkers: true }));

@@ -24,7 +24,7 @@ export async function overviewPage(state: DashboardState, ctx: PageContext): Pro
   const body = h`
 ${breakerNotice(health)}
 <div class="cards">
- <div class="card">waiting<b data-test="waiting">${queue?.waiting ?? '?'}</b></div>
+ <div class="card">jobs waiting<b data-test="waiting">${queue?.waiting ?? '?'}</b></div>
  <div class="card">active<b>${queue?.active ?? '?'}</b></div>
  <div class="card">delayed<b>${queue?.delayed ?? '?'}</b></div>
  <div class="card">queue<b class="${queue?.paused === true ? 'bad' : 'ok'}">${queue === undefined ? '?' : queue.paused ? 'paused' : 'running'}</b></div>
