@@ -30,7 +30,7 @@ export interface LedgerEntry {
   review?: ReviewMark;
   /** The content it was reserved with (absent on entries written before fingerprints were kept). */
   fingerprint?: Fingerprint;
-  /** The chunk job it is queued in (`q`); absent: a job of its own, the key as its id. */
+  /** The chunk job it is queued in (`<b>.<q>`); absent: a job of its own, the key as its id. */
   chunkId?: string;
 }
 
@@ -285,6 +285,7 @@ export class Ledger {
         chunkIds[c]!,
         head,
         ']}}',
+        chunkNumber(chunkIds[c]!, batchId),
         ...items.flatMap((item) => [item.orderKey, item.fingerprint?.hash ?? '', item.fingerprint?.parts ?? '', JSON.stringify(item.record)]),
       );
     }
@@ -303,7 +304,7 @@ export class Ledger {
     if (chunks.length === 0) return 0;
     const pipeline = this.redis.pipeline() as ChainableCommander & { bulkorderConfirmChunk(...args: (string | number)[]): unknown };
     for (const chunk of chunks) {
-      pipeline.bulkorderConfirmChunk(3 + chunk.orderKeys.length, this.keys.batch(batchId), this.keys.unqueued, this.keys.unqueuedJobs, ...chunk.orderKeys.map((key) => this.keys.ledger(key)), batchId, chunk.chunkId);
+      pipeline.bulkorderConfirmChunk(3 + chunk.orderKeys.length, this.keys.batch(batchId), this.keys.unqueued, this.keys.unqueuedJobs, ...chunk.orderKeys.map((key) => this.keys.ledger(key)), batchId, chunk.chunkId, chunkNumber(chunk.chunkId, batchId));
     }
     const replies = (await pipeline.exec()) ?? [];
     return replies.reduce((sum, [error, reply]) => {
@@ -542,6 +543,13 @@ function settleArgs(input: SettleInput): [string, string, string, string, string
   ];
 }
 
+/** The number of a chunk job of `batchId` (its id is `<batchId>.<number>`, src/queues.ts chunkJobId): what its records' entries keep. */
+function chunkNumber(chunkId: string, batchId: string): string {
+  const number = chunkId.startsWith(`${batchId}.`) ? chunkId.slice(batchId.length + 1) : '';
+  if (number === '' || number.includes('.')) throw new Error(`chunk job id ${chunkId} is not <batch id>.<number> of batch ${batchId}`);
+  return number;
+}
+
 /** A reserve reply (five values from `at`) as a ReserveResult. */
 function toReserveResult(reply: readonly string[], at: number): ReserveResult {
   const [outcome, previousBatch = '', parts = '', when = '0', state = ''] = reply.slice(at, at + 5);
@@ -579,7 +587,7 @@ function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
   if (raw.d) entry.deliveredAt = Number(raw.d);
   if (raw.f) entry.fingerprint = { hash: raw.f, parts: raw.fp ?? '' };
   if (raw.x) entry.answered5xx = Number(raw.x);
-  if (raw.q) entry.chunkId = raw.q;
+  if (raw.q) entry.chunkId = `${raw.b ?? ''}.${raw.q}`;
   if (raw.rv === 'released' || raw.rv === 'resolved') entry.review = { action: raw.rv, by: raw.rw ?? '', at: Number(raw.rt ?? 0), ...(raw.rn ? { note: raw.rn } : {}) };
   return entry;
 }

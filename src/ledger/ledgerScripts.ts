@@ -41,8 +41,10 @@ end
  * delivered, held or in flight with other content: `parts`, `at` and `state` are the earlier entry's).
  * A dead-lettered key is reserved whatever its content: that is how a fixed row is sent. Empty
  * fingerprint: not compared, the kept one stays. A queued entry is alive while its job exists: the
- * job `q` names (a chunk), else the one with the order key as id (`jobPrefix` .. id is its hash).
- * `q`: the chunk job it is reserved into ('' for a job of its own: the field goes).
+ * job `q` names (chunk `q` of its batch `b`: job id `<b>.<q>`), else the one with the order key as
+ * id (`jobPrefix` .. id is its hash). `q`: the number of the chunk job of `batchId` it is reserved
+ * into ('' for a job of its own: the field goes). A number, not the job id: the entry keeps it for
+ * the retention, and the batch id is in it already.
  * alreadyCounted: a dead letter of this same batch goes back into it (the breaker's burst), so the batch
  * counts it pending again in the same step (no moment where the batch looks settled without it).
  */
@@ -60,8 +62,8 @@ local function reserveOne(ledgerKey, jobPrefix, orderKey, batchId, now, retentio
   if s == 'held' then return {'held', b, '', ''}, b end
   if s == 'sending' then return {'queued', b, '', ''}, b end
   if s == 'queued' then
-    local jobId = e[4]
-    if not jobId or jobId == '' then jobId = orderKey end
+    local jobId = orderKey
+    if e[4] and e[4] ~= '' then jobId = b .. '.' .. e[4] end
     if redis.call('EXISTS', jobPrefix .. jobId) == 1 then return {'queued', b, '', ''}, b end
     -- No job behind it and no job kept to rebuild it: an import died between reserving and adding
     -- (before jobs were kept, or a failed job could not be parked). Take it over once it is old
@@ -112,16 +114,17 @@ return {'reserved', b, '', ''}
  * only, is kept in `unqueuedJobs` under the chunk id (indexed in `unqueued`) until CONFIRM_CHUNK.
  * The kept job's JSON is `jobHead` .. the reserved records' fragments joined by ',' .. `jobTail`.
  * KEYS: unqueuedIndex, unqueuedJobs, batch, then the ledger entry of each record.
- * ARGV: batchId, now, retentionMs, force(0|1), staleMs, jobPrefix, chunkId, jobHead, jobTail, then
- *   per record: orderKey, fingerprint, fingerprintParts, its job fragment (JSON).
+ * ARGV: batchId, now, retentionMs, force(0|1), staleMs, jobPrefix, chunkId, jobHead, jobTail, the chunk's
+ *   number (chunkId is `<batchId>.<number>`), then per record: orderKey, fingerprint, fingerprintParts,
+ *   its job fragment (JSON).
  * Returns five values per record: `reserved` and the previous batch, or reserveOne's reply.
  */
 export const RESERVE_CHUNK = RESERVE_ONE + `
 local replies = {}
 local kept = {}
 for i = 4, #KEYS do
-  local a = 9 + (i - 4) * 4
-  local reply, b = reserveOne(KEYS[i], ARGV[6], ARGV[a + 1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[a + 2], ARGV[a + 3], '0', KEYS[3], ARGV[7])
+  local a = 10 + (i - 4) * 4
+  local reply, b = reserveOne(KEYS[i], ARGV[6], ARGV[a + 1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[a + 2], ARGV[a + 3], '0', KEYS[3], ARGV[10])
   if not reply then
     reply = {'reserved', b, '', ''}
     kept[#kept + 1] = ARGV[a + 4]
@@ -158,8 +161,8 @@ return 1
 /**
  * A chunk job is in BullMQ: its kept job is dropped and the batch counts, once, each of its records
  * still reserved by this batch into this chunk.
- * KEYS: batch, unqueuedIndex, unqueuedJobs, then the ledger entry of each record. ARGV: batchId, chunkId.
- * Returns how many this call counted (0 when the chunk was confirmed before).
+ * KEYS: batch, unqueuedIndex, unqueuedJobs, then the ledger entry of each record. ARGV: batchId, chunkId,
+ * the chunk's number. Returns how many this call counted (0 when the chunk was confirmed before).
  */
 export const CONFIRM_CHUNK = BATCH_INCR + `
 redis.call('ZREM', KEYS[2], ARGV[2])
@@ -167,7 +170,7 @@ if redis.call('HDEL', KEYS[3], ARGV[2]) == 0 then return 0 end
 local n = 0
 for i = 4, #KEYS do
   local e = redis.call('HMGET', KEYS[i], 'b', 'q')
-  if e[1] == ARGV[1] and e[2] == ARGV[2] then n = n + 1 end
+  if e[1] == ARGV[1] and e[2] == ARGV[3] then n = n + 1 end
 end
 if n > 0 then batchIncr(KEYS[1], 'enqueued', n) end
 return n
@@ -206,9 +209,11 @@ local function admit(key) return 'go', '0' end
  */
 const CLAIM_ONE = `
 local function claimOne(ledgerKey, token, now, retention, policy, jobId, skipDead, mayClaim)
-  local e = redis.call('HMGET', ledgerKey, 's', 'a', 'r', 't', 'u', 'q')
+  local e = redis.call('HMGET', ledgerKey, 's', 'a', 'r', 't', 'u', 'q', 'b')
   local s = e[1]
-  if (e[6] or '') ~= jobId then return 'moved', '' end
+  local mine = ''
+  if e[6] and e[6] ~= '' then mine = (e[7] or '') .. '.' .. e[6] end
+  if mine ~= jobId then return 'moved', '' end
   if s == 'delivered' then return 'delivered', e[3] or '' end
   if s == 'held' then return 'held', '' end
   if s == 'dead' and skipDead then return 'dead', '' end
