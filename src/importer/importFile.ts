@@ -60,8 +60,10 @@ export interface ImportResult {
  * accounts' deps). Each chunk of valid records is first reserved in the ledger with its
  * fingerprint and its job (skipping orders already delivered, held, or queued by another batch
  * with the same content; a key known with other content is a conflict, ORDER_REF_REUSED, written
- * to the rejects file), then added with `addBulk`, the order key as job id, then confirmed (the
- * ledger drops the kept job and the batch counts the order). A crash anywhere in between strands
+ * to the rejects file), then added with `addBulk`, then confirmed (the ledger drops the kept job and
+ * the batch counts the order). With `ordersPerJob` above 1, every that many records of a chunk go in
+ * one job (`chunkJobId(batchId, n)` its id), reserved and confirmed together; with 1, each record is
+ * a job of its own with its key as job id. A crash anywhere in between strands
  * nothing: a reconciler (src/importer/reconcileImports.ts) adds the kept jobs of an importer that
  * stopped beating. The next chunk is read only when one is done, so memory stays flat and Redis
  * sets the pace. Rejected rows go to the rejects file exactly as `validate` writes them.
