@@ -29,6 +29,20 @@ export type OrderJobData = DeliveryJobData<OrderPayload>;
 export type ChunkRecord<P = OrderPayload> = Omit<DeliveryJobData<P>, 'batchId' | 'file'>;
 
 /**
+ * A chunk record as a chunk job's data holds it: its payload either as it is or, where the kind can
+ * (RecordKind.payloadCodec), `packed` without field names.
+ */
+export type StoredChunkRecord<P = OrderPayload> = Omit<ChunkRecord<P>, 'payload'> & ({ payload: P; packed?: never } | { packed: unknown; payload?: never });
+
+/** A chunk record with its payload, unpacked where it was packed. */
+export function unpackedRecord<P>(record: StoredChunkRecord<P>, unpack: ((packed: unknown) => P) | undefined): ChunkRecord<P> {
+  if (record.packed === undefined) return record as ChunkRecord<P>;
+  if (unpack === undefined) throw new Error(`record ${record.key} has a packed payload and its kind no codec`);
+  const { packed, ...rest } = record;
+  return { ...rest, payload: unpack(packed) };
+}
+
+/**
  * The data of a chunk job: several records of one batch (an import's, BULKORDER_ORDERS_PER_JOB),
  * delivered by one BullMQ job. BullMQ's work is per job; each record keeps its own ledger entry,
  * claim, outcome and parked record. Its job id is `chunkJobId(batchId, n)`, and each record's
@@ -38,7 +52,7 @@ export interface ChunkJobData<P = OrderPayload> {
   batchId: string;
   /** As DeliveryJobData's: absent when the batch's own. */
   file?: string;
-  records: ChunkRecord<P>[];
+  records: StoredChunkRecord<P>[];
 }
 
 /** Either kind of delivery job's data. */
@@ -49,7 +63,7 @@ export function isChunk<P>(data: AnyDeliveryJobData<P>): data is ChunkJobData<P>
 }
 
 /** A record of a chunk as the data of a job of its own (what parking and logging take). */
-export function recordOfChunk<P>(chunk: ChunkJobData<P>, record: ChunkRecord<P>): DeliveryJobData<P> {
+export function recordOfChunk<P>(chunk: Pick<ChunkJobData<P>, 'batchId' | 'file'>, record: ChunkRecord<P>): DeliveryJobData<P> {
   return { ...record, batchId: chunk.batchId, ...(chunk.file === undefined ? {} : { file: chunk.file }) };
 }
 

@@ -8,7 +8,7 @@ import { InfrastructureError } from '../errors.js';
 import type { Ledger, ReserveResult } from '../ledger/ledger.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { Logger } from '../logger.js';
-import type { AnyDeliveryJobData, ChunkJobData, ChunkRecord, DeliveryJobData } from '../deliveryJob.js';
+import type { AnyDeliveryJobData, ChunkJobData, DeliveryJobData, StoredChunkRecord } from '../deliveryJob.js';
 import { chunkJobId } from '../queues.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { ValidRecord } from '../ingest/types.js';
@@ -41,7 +41,7 @@ export interface ImportDeps<P> {
   /** Records per BullMQ job (BULKORDER_ORDERS_PER_JOB); default 1: a job of its own for each. */
   ordersPerJob?: number;
   /** The record kind: its reader, job names and noun. */
-  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'chunkJobName' | 'openSource' | 'rebuildRows'>;
+  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'chunkJobName' | 'openSource' | 'rebuildRows' | 'payloadCodec'>;
 }
 
 export interface ImportResult {
@@ -190,11 +190,19 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined, elsewhere, identicalLines };
 }
 
-/** A valid record as one record of a chunk job (its batch and file are the chunk's). */
-export function toChunkRecord<P>(order: ValidRecord<P>, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows'> = {}): ChunkRecord<P> {
+/**
+ * A valid record as one record of a chunk job (its batch and file are the chunk's), its payload
+ * packed where the kind can and the packed form gives back exactly the same payload.
+ */
+export function toChunkRecord<P>(order: ValidRecord<P>, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows' | 'payloadCodec'> = {}): StoredChunkRecord<P> {
   // Read from the batch's own file, so toJobData leaves the file out.
-  const { batchId: _batchId, file: _file, ...record } = toJobData(order, '', columns, kind, order.file);
-  return record;
+  const { batchId: _batchId, file: _file, payload, ...record } = toJobData(order, '', columns, kind, order.file);
+  const codec = kind.payloadCodec;
+  if (codec !== undefined) {
+    const packed = codec.pack(payload);
+    if (JSON.stringify(codec.unpack(packed)) === JSON.stringify(payload)) return { ...record, packed };
+  }
+  return { ...record, payload };
 }
 
 /**

@@ -47,6 +47,11 @@ export interface RecordKind<P> {
    * dead-letter show, export and retry rebuild them. Kinds without it keep the cells in every job.
    */
   readonly rebuildRows?: { readonly columns: readonly string[]; rows(payload: P, orderRef: string | undefined): string[][] };
+  /**
+   * Its payload without field names, for chunk jobs (orders: src/ingest/orderShape.ts packPayload). An
+   * import packs a payload only when `unpack` gives back exactly the same one; kinds without it keep theirs.
+   */
+  readonly payloadCodec?: { pack(payload: P): unknown; unpack(packed: unknown): P };
   /** Lines about outcomes only this kind has in an import report (accounts: how many already existed). */
   reportResults?(results: ResultsCounts): string[];
 }

@@ -1,5 +1,5 @@
 import { DelayedError, RateLimitError } from 'bullmq';
-import { parkedRecord, recordOfChunk, type ChunkJobData, type ChunkRecord } from '../deliveryJob.js';
+import { parkedRecord, recordOfChunk, unpackedRecord, type ChunkJobData, type ChunkRecord } from '../deliveryJob.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import { verdictOf, type Verdict } from './attemptVerdict.js';
@@ -14,6 +14,8 @@ export interface ChunkDeps<P> extends DeliverDeps<P> {
   onRecordEnded?(outcome: OrderOutcome): void;
   /** True once the worker is stopping: a chunk sends no further wave. */
   isClosing?(): boolean;
+  /** The kind's payload codec's unpack (RecordKind.payloadCodec): a chunk's records may be packed. */
+  unpack?(packed: unknown): P;
 }
 
 /** One attempt of a chunk job: `jobId` is the chunk's id, which its records' ledger entries name. */
@@ -42,8 +44,9 @@ export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
  * the queue and the job waits without spending an attempt, as does a refused token. Each record's
  * attempts are its chunk's: every record still queued at attempt k failed attempts 1..k-1.
  */
-export async function deliverChunk<P>(chunk: ChunkJobData<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
+export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
   const { logger, slots } = deps;
+  const chunk: UnpackedChunk<P> = { ...stored, records: stored.records.map((record) => unpackedRecord(record, deps.unpack)) };
   const counts: ChunkCounts = {};
   const ended = (outcome: OrderOutcome): void => {
     counts[outcome] = (counts[outcome] ?? 0) + 1;
@@ -93,6 +96,9 @@ export async function deliverChunk<P>(chunk: ChunkJobData<P>, attempt: ChunkAtte
   return { outcome: 'chunk', counts };
 }
 
+/** A chunk job's data with every payload unpacked. */
+type UnpackedChunk<P> = Omit<ChunkJobData<P>, 'records'> & { records: ChunkRecord<P>[] };
+
 /** What the waves of one attempt found that decides how the job ends. */
 interface WaveEnds {
   retry: Extract<Verdict, { next: 'retry' }> | undefined;
@@ -107,7 +113,7 @@ interface WaveEnds {
 
 /** One wave: claimed in one script, sent in parallel (the caller holds a slot per record), settled in one script. */
 async function sendWave<P>(
-  chunk: ChunkJobData<P>,
+  chunk: UnpackedChunk<P>,
   records: ChunkRecord<P>[],
   attempt: ChunkAttempt,
   deps: ChunkDeps<P>,

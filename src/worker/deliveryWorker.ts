@@ -101,6 +101,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     send,
     slots,
     isClosing: () => stopping,
+    ...(kind.payloadCodec === undefined ? {} : { unpack: kind.payloadCodec.unpack }),
     ...(options.metrics === undefined ? {} : { onRecordEnded: (outcome: OrderOutcome) => options.metrics!.sink.order(options.metrics!.api, outcome) }),
     wording,
     ledger,
@@ -135,7 +136,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   // Without a listener BullMQ prints every connection error raw to stderr.
   queue.on('error', logRedisError);
   worker.on('failed', (job, error) => {
-    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun, batchFile);
+    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun, batchFile, kind.payloadCodec?.unpack);
   });
   if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
 

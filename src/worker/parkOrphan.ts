@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { isChunk, parkedRecord, recordOfChunk, type AnyDeliveryJobData, type DeliveryJobData } from '../deliveryJob.js';
+import { isChunk, parkedRecord, recordOfChunk, unpackedRecord, type AnyDeliveryJobData, type DeliveryJobData } from '../deliveryJob.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 
@@ -16,13 +16,21 @@ function stalledOut(job: Job): boolean {
  * Parks a job that failed for good without our processor having parked it: its record, or each
  * record of a chunk job still queued in it or being sent by it.
  */
-export async function parkOrphan<P>(job: Job<AnyDeliveryJobData<P>>, error: Error, ledger: Ledger, logger: Logger, noun: string, batchFile: (batchId: string) => Promise<string>): Promise<void> {
+export async function parkOrphan<P>(
+  job: Job<AnyDeliveryJobData<P>>,
+  error: Error,
+  ledger: Ledger,
+  logger: Logger,
+  noun: string,
+  batchFile: (batchId: string) => Promise<string>,
+  unpack?: (packed: unknown) => P,
+): Promise<void> {
   const stalled = stalledOut(job);
   if (error.name === 'UnrecoverableError' && !stalled) return; // the processor parked it before throwing
   const finalAttempt = stalled || job.attemptsMade >= (job.opts.attempts ?? 1);
   if (!finalAttempt) return;
   const data = job.data;
-  const records = isChunk(data) ? data.records.map((record) => recordOfChunk(data, record)) : [data];
+  const records = isChunk(data) ? data.records.map((record) => recordOfChunk(data, unpackedRecord(record, unpack))) : [data];
   const chunkId = isChunk(data) ? (job.id ?? '') : '';
   for (const record of records) await parkRecord(record, chunkId, job, error, ledger, logger, noun, batchFile);
 }
