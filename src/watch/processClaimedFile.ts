@@ -72,7 +72,9 @@ export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>)
     try {
       const result = await importFile(path, { ...deps.ingest, rejectsPath: workingSidecar(folder, claim, 'rejects') }, services.pipeline(log));
       batchIds = [...batchIds, result.batchId];
-      elsewhere = result.elsewhere.filter((e) => !batchIds.includes(e.batchId)).map((e) => e.orderKey);
+      // Every one, those of this file's earlier (dead) import too: what it reserved but never queued
+      // counts in its batch only once a reconciler queues it, so following its batch alone can end first.
+      elsewhere = result.elsewhere.map((e) => e.orderKey);
       await services.redis.multi().hset(claimKey, { batches: JSON.stringify(batchIds), watcher: deps.watcherId }).pexpire(claimKey, services.delivery.ledgerRetentionMs).exec();
       log.info({ batchId: result.batchId, counts: result.counts }, 'drop-folder file imported');
     } catch (error) {
