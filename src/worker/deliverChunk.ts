@@ -31,7 +31,8 @@ export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
  * each with its own ledger entry, outcome and parked record, as deliverOrder treats a job of one.
  *
  * The records go in waves of at most the process's request slots (taken first, so no record is
- * marked `sending` while it waits for a slot; one wave when the chunk fits, as it does by default).
+ * marked `sending` while it waits for a slot; one wave when the chunk fits, as it does by default;
+ * each slot goes back as soon as its record's answer is in).
  * Each wave is claimed in one script (the circuit breaker asked once; half-open, one record is the
  * trial), sent in parallel, and settled together in one script once its answers are in. Before
  * each further wave the breaker is asked again, and a worker that is stopping sends no further
@@ -53,19 +54,26 @@ export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAtt
     deps.onRecordEnded?.(outcome);
   };
   const wave = Math.min(chunk.records.length, slots.capacity);
-  await slots.acquire(wave);
   const ends: WaveEnds = { retry: undefined, retryAfterMs: undefined, rateLimitMs: undefined, credentials: false, unsent: false, waitMs: undefined };
-  try {
-    const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
-    for (let start = 0; start < chunk.records.length && !ends.unsent; start += wave) {
+  const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
+  for (let start = 0; start < chunk.records.length && !ends.unsent; start += wave) {
+    const records = chunk.records.slice(start, start + wave);
+    await slots.acquire(records.length);
+    // Each slot goes back as soon as its record needs it no more: the next job sends while this one settles.
+    const held = { n: records.length };
+    try {
       if (deps.isClosing?.() === true) {
         ends.unsent = true;
         break;
       }
-      await sendWave(chunk, chunk.records.slice(start, start + wave), attempt, deps, batchFile, ends, ended);
+      await sendWave(chunk, records, attempt, deps, batchFile, ends, ended, (n) => {
+        const given = Math.min(n, held.n);
+        held.n -= given;
+        slots.release(given);
+      });
+    } finally {
+      slots.release(held.n);
     }
-  } finally {
-    slots.release(wave);
   }
 
   // The job ends as its records require, the most pressing first.
@@ -111,7 +119,11 @@ interface WaveEnds {
   waitMs: number | undefined;
 }
 
-/** One wave: claimed in one script, sent in parallel (the caller holds a slot per record), settled in one script. */
+/**
+ * One wave: claimed in one script, sent in parallel (the caller holds a slot per record), settled in
+ * one script. `release(n)` gives back n of the caller's slots: those of records not sent at once
+ * after the claim, and each sent record's once its answer is in.
+ */
 async function sendWave<P>(
   chunk: UnpackedChunk<P>,
   records: ChunkRecord<P>[],
@@ -120,6 +132,7 @@ async function sendWave<P>(
   batchFile: string,
   ends: WaveEnds,
   ended: (outcome: OrderOutcome) => void,
+  release: (n: number) => void,
 ): Promise<void> {
   const { ledger, logger } = deps;
   const wording = deps.wording ?? ORDER_WORDING;
@@ -183,14 +196,20 @@ async function sendWave<P>(
     }
   }
 
+  release(records.length - toSend.length);
   const answers = await Promise.all(
     toSend.map(async (record) => {
-      const started = performance.now();
-      const outcome = await deps.send(record.payload, { key: record.key });
-      const durationMs = Math.round(performance.now() - started);
-      // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
-      await deps.breaker.record(outcome, record.key);
-      return { outcome, durationMs };
+      try {
+        const started = performance.now();
+        const outcome = await deps.send(record.payload, { key: record.key });
+        const durationMs = Math.round(performance.now() - started);
+        // Recorded before the outcome's own effects, and before its slot lets another job send: a
+        // refusal that opens the breaker pauses the queue at once.
+        await deps.breaker.record(outcome, record.key);
+        return { outcome, durationMs };
+      } finally {
+        release(1);
+      }
     }),
   );
 
