@@ -5,9 +5,20 @@
 
 /** Returns `value` with every occurrence of each secret (raw, URL- or form-encoded) replaced by `[redacted]`. */
 export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
-  const needles = [...new Set(secrets.filter((s) => s.length >= 4).flatMap((s) => [s, encodeURIComponent(s), new URLSearchParams({ s }).toString().slice(2)]))];
+  const needles = needlesOf(secrets);
   if (needles.length === 0) return value;
   return walk(value, needles, 0) as T;
+}
+
+/** The forms of the last secrets asked for: every response asks with the same token and secret, until the token changes. */
+let last: { key: string; needles: readonly string[] } | undefined;
+
+function needlesOf(secrets: readonly string[]): readonly string[] {
+  const key = secrets.join('\u0000');
+  if (last?.key === key) return last.needles;
+  const needles = [...new Set(secrets.filter((s) => s.length >= 4).flatMap((s) => [s, encodeURIComponent(s), new URLSearchParams({ s }).toString().slice(2)]))];
+  last = { key, needles };
+  return needles;
 }
 
 function walk(value: unknown, needles: readonly string[], depth: number): unknown {
