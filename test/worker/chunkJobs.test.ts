@@ -45,12 +45,44 @@ async function ledgerEntries(r: DeliveryRig): Promise<Map<string, LedgerEntry>> 
 const deadStore = (r: DeliveryRig) => new ParkedStore(r.services.redis, r.services.keys, r.services.ledger, 'dead');
 
 describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
+  it('never has more orders sending than --concurrency, however many chunk jobs the worker holds', async () => {
+    rig = await deliveryRig('slots', { faults: { latencyMs: 40 } }, { BULKORDER_ORDERS_PER_JOB: '10' });
+    const file = await rig.writeFile('slots.csv', ordersCsv('SL', 60));
+    const imported = await rig.importFile(file);
+    expect(await rig.services.queue.getJobCounts('waiting')).toEqual({ waiting: 6 });
+    const keys = [...(await ledgerEntries(rig)).keys()];
+    // Four slots for six jobs of ten: each chunk goes in waves of four, and the jobs take turns. An
+    // order is `sending` only while its request is out (undici's pool alone would cap the requests,
+    // not the orders claimed and waiting for a connection).
+    await rig.startWorker({ concurrency: 4 });
+    let peakSending = 0;
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const sending = (await rig!.services.ledger.getMany(keys)).filter((entry) => entry?.state === 'sending').length;
+        peakSending = Math.max(peakSending, sending);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    const batch = await settle(rig, imported.batchId);
+    watching = false;
+    await watch;
+    expect(batch).toMatchObject({ delivered: 60, dead: 0, held: 0 });
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(60);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect(peakSending).toBeGreaterThanOrEqual(2);
+    expect(peakSending).toBeLessThanOrEqual(4);
+    expect(counters.peakConcurrency).toBeLessThanOrEqual(4);
+  });
+
+
   it('23 orders in 3 jobs: 503s retried in their chunk, a 422 dead-lettered after one request and never sent again, the rest delivered once', async () => {
     rig = await deliveryRig(
       'chunks',
       {
         faults: {
-          // The first three requests: of the first chunk's first wave (a chunk holds its slots for its whole attempt).
+          // The first three requests: of the first chunk's first wave (the first chunk takes the request slots first).
           script: Array.from({ length: 3 }, () => ({ path: 'orders' as const, status: 503, headers: { 'retry-after': '0' }, body: { code: 'MAINTENANCE', message: 'back soon' } })),
         },
       },
