@@ -262,7 +262,7 @@ export class Ledger {
   /**
    * Reserves chunks of records for one batch, each chunk into one job (`chunkIds[i]` its job id,
    * `jobName` its name), in one round trip: each record as reserveJobs does, and each chunk's job,
-   * holding the records reserved, kept until `confirmChunk`. Returns each record's result.
+   * holding the records reserved, kept until `confirmChunks`. Returns each record's result.
    */
   async reserveChunks(chunks: readonly (readonly ChunkReservation[])[], chunkIds: readonly string[], jobName: string, batchId: string, force: boolean): Promise<ReserveResult[][]> {
     if (chunks.length === 0) return [];
