@@ -30,9 +30,10 @@ const PAGE = 500;
  * Finishes what dead importers started. A reservation keeps its job in the ledger until the job
  * is known to be in BullMQ; here, every such reservation whose importer no longer beats gets its
  * job (added again by its id, the order key or the chunk's: BullMQ ignores an id it has, and a job
- * that finds its order delivered, or queued in another job, sends nothing) and is counted by its batch; then the batches of dead importers are
- * closed as `interrupted`, so they settle on everything they reserved. Workers run this every few
- * seconds and `import` at start; any number may run at once.
+ * that finds its order delivered, or queued in another job, sends nothing) and is counted by its
+ * batch; then the batches of dead importers are closed as `interrupted`, so they settle on
+ * everything they reserved. Workers run this every few seconds and `import` at start; any number
+ * may run at once.
  */
 export async function reconcileImports(deps: ReconcileDeps, now = Date.now()): Promise<ReconcileReport> {
   const report: ReconcileReport = { requeued: 0, confirmed: 0, closed: [] };
