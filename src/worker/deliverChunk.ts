@@ -2,8 +2,7 @@ import { DelayedError, RateLimitError } from 'bullmq';
 import { parkedRecord, recordOfChunk, unpackedRecord, type ChunkJobData, type ChunkRecord } from '../deliveryJob.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
-import { verdictOf, type Verdict } from './attemptVerdict.js';
-import { CREDENTIALS_POSTPONE_MS, ORDER_WORDING, RetryableDeliveryError, type AttemptInfo, type DeliverDeps, type DeliveryResult } from './deliverOrder.js';
+import { CREDENTIALS_POSTPONE_MS, ORDER_WORDING, RetryableDeliveryError, staleFacts, verdictOf, type AttemptInfo, type DeliverDeps, type DeliveryResult, type Verdict } from './deliverOrder.js';
 import type { RequestSlots } from './requestSlots.js';
 
 /** What a chunk job needs beyond a job of one record's effects. */
@@ -175,10 +174,7 @@ async function sendWave<P>(
         // Its entry names this chunk (or the claim would find it moved), so this chunk delivered it, and counted it then.
         break;
       case 'stale': {
-        const reason =
-          `An earlier attempt was sending this ${wording.noun} when its worker stopped (crash, kill or lost lock): it may or may not ` +
-          `have reached the API. ${wording.heldHint}`;
-        park(record, found.staleToken, { next: 'held', answered5xx: false, log: '', facts: { reason, code: 'OUTCOME_UNKNOWN' } });
+        park(record, found.staleToken, { next: 'held', answered5xx: false, log: '', facts: staleFacts(wording) });
         logger.warn({ orderKey: record.key, lines: record.lines, outcome: 'held', code: 'OUTCOME_UNKNOWN' }, 'held for review: a previous attempt may have sent it');
         ended('held');
         break;

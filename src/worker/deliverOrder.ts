@@ -90,7 +90,6 @@ export const CREDENTIALS_POSTPONE_MS = 5_000;
  */
 export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<DeliveryResult> {
   const { ledger, logger } = deps;
-  const noun = (deps.wording ?? ORDER_WORDING).noun;
   // The breaker is asked inside the claim's script, and only while this worker sees it open or
   // half-open. Open (or half-open with its trials taken), it keeps the job for later, attempt unspent.
   const claim = await ledger.claim(job.key, attempt.token, deps.breaker.gate());
@@ -104,13 +103,16 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
     return { outcome: 'already-delivered', remoteId: claim.remoteId };
   }
   if (claim.outcome === 'held') return { outcome: 'held', reason: 'already held for review' };
+  // Queued in a chunk job since (an import of the fixed row): that job sends it, not this one.
+  if (claim.outcome === 'moved') {
+    logger.info('queued in another job: not sent by this one');
+    return { outcome: 'superseded' };
+  }
   if (claim.outcome === 'stale') {
-    const reason =
-      `An earlier attempt was sending this ${noun} when its worker stopped (crash, kill or lost lock): it may or may not ` +
-      `have reached the API. ${(deps.wording ?? ORDER_WORDING).heldHint}`;
-    await park(job, attempt, deps, claim.staleToken, 'held', { reason, code: 'OUTCOME_UNKNOWN' });
+    const facts = staleFacts(deps.wording);
+    await park(job, attempt, deps, claim.staleToken, 'held', facts);
     logger.warn({ outcome: 'held', code: 'OUTCOME_UNKNOWN' }, 'held for review: a previous attempt may have sent it');
-    return { outcome: 'held', reason };
+    return { outcome: 'held', reason: facts.reason };
   }
 
   const started = performance.now();
@@ -121,63 +123,116 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
   // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
   await deps.breaker.record(outcome, job.key);
 
-  switch (outcome.kind) {
+  const verdict = verdictOf(outcome, attempt, ledger.ambiguousPolicy, deps.wording);
+  switch (verdict.next) {
     case 'delivered': {
-      await ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'delivered', remoteId: outcome.remoteId ?? '', httpStatus: outcome.status });
-      logger.info({ ...facts, status: outcome.status, remoteId: outcome.remoteId }, 'delivered');
-      return { outcome: 'delivered', status: outcome.status, ...(outcome.remoteId === undefined ? {} : { remoteId: outcome.remoteId }) };
+      await ledger.settle({ orderKey: job.key, batchId: job.batchId, token: attempt.token, state: 'delivered', remoteId: verdict.remoteId ?? '', httpStatus: verdict.status });
+      logger.info({ ...facts, status: verdict.status, remoteId: verdict.remoteId }, 'delivered');
+      return { outcome: 'delivered', status: verdict.status, ...(verdict.remoteId === undefined ? {} : { remoteId: verdict.remoteId }) };
     }
-    case 'ambiguous': {
-      if (ledger.ambiguousPolicy === 'resend') {
-        await release(job, attempt, deps, answeredAfterSending(outcome.status));
-        logger.warn({ ...facts, code: outcome.code }, 'no answer; sending again (policy: at-least-once)');
-        throw new RetryableDeliveryError(outcome.code, outcome.message);
-      }
-      const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The ${noun} may or may not exist on the service.`;
-      await park(job, attempt, deps, attempt.token, 'held', { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) });
-      logger.warn({ ...facts, outcome: 'held', code: outcome.code }, 'held for review: sent without an answer');
-      return { outcome: 'held', reason };
+    case 'held': {
+      await park(job, attempt, deps, attempt.token, 'held', verdict.facts);
+      logger.warn({ ...facts, outcome: 'held', code: verdict.facts.code }, verdict.log);
+      return { outcome: 'held', reason: verdict.facts.reason };
     }
-    case 'rateLimited': {
-      await release(job, attempt, deps);
-      logger.warn({ ...facts, status: 429, retryAfterMs: outcome.retryAfterMs }, 'rate limited: pausing the queue');
-      await deps.rateLimit(outcome.retryAfterMs);
-      throw new RateLimitError();
+    case 'dead': {
+      // A refusal is about the order unless the breaker's evidence says otherwise; if it opens,
+      // the orders its burst dead-lettered go back to the queue when it closes.
+      await park(job, attempt, deps, attempt.token, 'dead', verdict.facts, verdict.answered5xx);
+      logger.warn({ ...facts, status: verdict.facts.httpStatus, code: verdict.facts.code, body: verdict.facts.body }, verdict.log);
+      throw new UnrecoverableError(verdict.facts.reason);
     }
     case 'retry': {
-      if (attempt.attempt >= attempt.maxAttempts) {
-        const reason = `Gave up after ${attempt.attempt} attempts; the last failure was ${outcome.code}: ${outcome.message}.`;
-        await park(job, attempt, deps, attempt.token, 'dead', { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) }, answeredAfterSending(outcome.status));
-        logger.warn({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: retries exhausted');
-        throw new UnrecoverableError(reason);
+      await release(job, attempt, deps, verdict.answered5xx);
+      if (verdict.unanswered) {
+        logger.warn({ ...facts, code: verdict.code }, 'no answer; sending again (policy: at-least-once)');
+        throw new RetryableDeliveryError(verdict.code, verdict.message);
       }
-      await release(job, attempt, deps, answeredAfterSending(outcome.status));
       if (deps.breaker.holdsBack()) {
         // The breaker is open: the outage is the API's, so the order keeps its attempts for later.
-        logger.warn({ ...facts, status: outcome.status, code: outcome.code }, 'temporary failure while the circuit breaker is open: waits without spending an attempt');
+        logger.warn({ ...facts, status: verdict.status, code: verdict.code }, 'temporary failure while the circuit breaker is open: waits without spending an attempt');
         await deps.postpone(1000 + Math.round(Math.random() * 1000));
         throw new DelayedError();
       }
-      logger.warn({ ...facts, status: outcome.status, code: outcome.code, retryAfterMs: outcome.retryAfterMs }, 'temporary failure: will retry');
-      throw new RetryableDeliveryError(outcome.code, outcome.message, outcome.retryAfterMs);
+      logger.warn({ ...facts, status: verdict.status, code: verdict.code, retryAfterMs: verdict.retryAfterMs }, 'temporary failure: will retry');
+      throw new RetryableDeliveryError(verdict.code, verdict.message, verdict.retryAfterMs);
     }
-    case 'unauthorized': {
+    case 'rateLimited': {
+      await release(job, attempt, deps);
+      logger.warn({ ...facts, status: 429, retryAfterMs: verdict.retryAfterMs }, 'rate limited: pausing the queue');
+      await deps.rateLimit(verdict.retryAfterMs);
+      throw new RateLimitError();
+    }
+    case 'credentials': {
       // Not about the order: it waits, attempt unspent; the breaker opens when 401s repeat.
       await release(job, attempt, deps);
-      logger.error({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'our credentials were refused even with a fresh token: not dead-lettered');
+      logger.error({ ...facts, status: verdict.status, code: verdict.code, body: verdict.body }, 'our credentials were refused even with a fresh token: not dead-lettered');
       await deps.postpone(CREDENTIALS_POSTPONE_MS);
       throw new DelayedError();
     }
+  }
+}
+
+/**
+ * What one attempt's answer means for its record, decided once for a job of one record
+ * (deliverOrder) and for each record of a chunk job (src/worker/deliverChunk.ts):
+ * - `delivered`: settle as delivered.
+ * - `dead` / `held`: park with these facts (`answered5xx`: the server answered 5xx after it was sent).
+ * - `retry`: back to queued, another attempt after the backoff (spends an attempt); `unanswered`: sent
+ *   without an answer and sent again by choice (BULKORDER_AMBIGUOUS=resend).
+ * - `rateLimited`: back to queued, the queue paused for `retryAfterMs` (spends no attempt).
+ * - `credentials`: back to queued, a 401 with a fresh token: not the record's fault (spends no attempt).
+ */
+export type Verdict =
+  | { next: 'delivered'; status: number; remoteId?: RemoteId }
+  /** `log`: the log line's message. */
+  | { next: 'dead' | 'held'; facts: ParkFacts; answered5xx: boolean; log: string }
+  | { next: 'retry'; answered5xx: boolean; code: string; message: string; retryAfterMs?: number; status?: number; unanswered?: true }
+  | { next: 'rateLimited'; retryAfterMs: number }
+  | { next: 'credentials'; status: number; code: string; body?: unknown };
+
+export function verdictOf(outcome: ApiOutcome, attempt: Pick<AttemptInfo, 'attempt' | 'maxAttempts'>, policy: 'hold' | 'resend', wording: RecordWording = ORDER_WORDING): Verdict {
+  const noun = wording.noun;
+  switch (outcome.kind) {
+    case 'delivered':
+      return { next: 'delivered', status: outcome.status, ...(outcome.remoteId === undefined ? {} : { remoteId: outcome.remoteId }) };
+    case 'ambiguous': {
+      if (policy === 'resend') return { next: 'retry', unanswered: true, answered5xx: answeredAfterSending(outcome.status), code: outcome.code, message: outcome.message };
+      const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The ${noun} may or may not exist on the service.`;
+      return { next: 'held', answered5xx: false, log: 'held for review: sent without an answer', facts: { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) } };
+    }
+    case 'rateLimited':
+      return { next: 'rateLimited', retryAfterMs: outcome.retryAfterMs };
+    case 'retry': {
+      const answered5xx = answeredAfterSending(outcome.status);
+      const status = outcome.status === undefined ? {} : { status: outcome.status };
+      if (attempt.attempt >= attempt.maxAttempts) {
+        const reason = `Gave up after ${attempt.attempt} attempts; the last failure was ${outcome.code}: ${outcome.message}.`;
+        return { next: 'dead', answered5xx, log: 'dead-lettered: retries exhausted', facts: { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) } };
+      }
+      return { next: 'retry', answered5xx, code: outcome.code, message: outcome.message, ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }), ...status };
+    }
+    case 'unauthorized':
+      return { next: 'credentials', status: outcome.status, code: outcome.code, body: outcome.body };
     case 'permanent': {
-      // A refusal is about the order unless the breaker's evidence says otherwise; if it opens,
-      // the orders its burst dead-lettered go back to the queue when it closes.
-      const reason = deps.wording?.refusal?.(outcome) ?? `The API refused the ${noun}: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
+      const reason = wording.refusal?.(outcome) ?? `The API refused the ${noun}: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
       // The API's details (which field, which product) travel into the ledger, so the results file shows them.
-      await park(job, attempt, deps, attempt.token, 'dead', { reason, httpStatus: outcome.status, code: outcome.code, message: reasonWithDetails(outcome.message, outcome.body), body: outcome.body, bodyTruncated: outcome.bodyTruncated });
-      logger.warn({ ...facts, status: outcome.status, code: outcome.code, body: outcome.body }, 'dead-lettered: refused by the API');
-      throw new UnrecoverableError(reason);
+      return {
+        next: 'dead',
+        answered5xx: false,
+        log: 'dead-lettered: refused by the API',
+        facts: { reason, httpStatus: outcome.status, code: outcome.code, message: reasonWithDetails(outcome.message, outcome.body), body: outcome.body, bodyTruncated: outcome.bodyTruncated },
+      };
     }
   }
+}
+
+/** Why a record found `sending` under an earlier claim is held: that attempt may or may not have reached the API. */
+export function staleFacts(wording: RecordWording = ORDER_WORDING): ParkFacts & { reason: string } {
+  const reason =
+    `An earlier attempt was sending this ${wording.noun} when its worker stopped (crash, kill or lost lock): it may or may not ` +
+    `have reached the API. ${wording.heldHint}`;
+  return { reason, code: 'OUTCOME_UNKNOWN' };
 }
 
 /** `answered5xx`: the server answered 5xx to this attempt, so it may have stored the record before failing. */
