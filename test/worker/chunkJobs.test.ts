@@ -3,7 +3,7 @@ import { followBatch } from '../../src/batches/followBatch.js';
 import type { Batch } from '../../src/batches/batchStore.js';
 import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
 import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
-import type { ParkedRecord } from '../../src/deliveryJob.js';
+import { unpackedRecord, type ParkedRecord, type StoredChunkRecord } from '../../src/deliveryJob.js';
 import { newBatchId, toChunkRecord } from '../../src/importer/importFile.js';
 import { reconcileImports } from '../../src/importer/reconcileImports.js';
 import { openOrderSource } from '../../src/ingest/openOrderSource.js';
@@ -11,7 +11,8 @@ import type { ValidOrder } from '../../src/ingest/types.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import type { LedgerEntry } from '../../src/ledger/ledger.js';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
-import { chunkJobId, DELIVER_ORDERS } from '../../src/queues.js';
+import { chunkJobId, DELIVER_ORDER, DELIVER_ORDERS } from '../../src/queues.js';
+import { parkOrphan } from '../../src/worker/parkOrphan.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { deliveryRig, HEADER, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 
@@ -252,5 +253,54 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     // A re-run of the file finds everything delivered.
     const rerun = await rig.importFile(file);
     expect(rerun.counts).toMatchObject({ valid: 25, enqueued: 0, skippedDelivered: 25 });
+  });
+
+  it('a job of one order that finds its order queued in a chunk job since sends nothing', async () => {
+    rig = await deliveryRig('moved', {}, { BULKORDER_ORDERS_PER_JOB: '10' });
+    const file = await rig.writeFile('moved.csv', ordersCsv('MV', 1));
+    const imported = await rig.importFile(file);
+    const chunkId = chunkJobId(imported.batchId, 1);
+    const chunk = (await rig.services.queue.getJob(chunkId))!;
+    const record = unpackedRecord((chunk.data as { records: StoredChunkRecord[] }).records[0]!, ORDERS.payloadCodec!.unpack);
+    // A job of its own for the same order (one left from before, say), and the chunk job gone: only it runs.
+    await chunk.remove();
+    await rig.services.queue.add(DELIVER_ORDER, { ...record, batchId: imported.batchId }, { ...rig.services.jobOptions, jobId: record.key });
+    await rig.startWorker({ concurrency: 2 });
+    await waitFor(async () => Object.values(await rig!.services.queue.getJobCounts('waiting', 'active', 'delayed')).every((n) => n === 0), 'the job of one order to end');
+    expect(rig.simulator.counters().ordersAccepted).toBe(0);
+    expect(await rig.services.ledger.get(record.key)).toMatchObject({ state: 'queued', chunkId });
+  });
+
+  it('a chunk job BullMQ failed for good: parkOrphan holds the record it was sending, dead-letters the one still queued, and leaves alone the delivered one and the one queued in another job', async () => {
+    rig = await deliveryRig('orphan', {}, { BULKORDER_ORDERS_PER_JOB: '10' });
+    const file = await rig.writeFile('orphan.csv', ordersCsv('OR', 4));
+    const imported = await rig.importFile(file);
+    const chunkId = chunkJobId(imported.batchId, 1);
+    const job = (await rig.services.queue.getJob(chunkId))!;
+    const [sending, delivered, moved, queued] = (job.data as { records: StoredChunkRecord[] }).records.map((r) => r.key) as [string, string, string, string];
+    const { ledger } = rig.services;
+    const settleAs = async (key: string, state: 'delivered' | 'dead') => {
+      await ledger.claimMany([key], `t-${key}`, chunkId);
+      await ledger.settleMany([{ orderKey: key, batchId: imported.batchId, token: `t-${key}`, state, ...(state === 'delivered' ? { remoteId: 'r-1', httpStatus: 201 } : { code: 'PRODUCT_UNKNOWN', parkedRecord: {} }) }]);
+    };
+    await ledger.claimMany([sending], 't-sending', chunkId);
+    await settleAs(delivered, 'delivered');
+    await settleAs(moved, 'dead');
+    // Sent again from the dead letters: a job of its own, in another batch.
+    expect(await ledger.reserveJobs([{ orderKey: moved, job: { name: DELIVER_ORDER, data: {} } }], 'b-other', false)).toEqual([{ outcome: 'reserved' }]);
+
+    job.attemptsMade = job.opts.attempts ?? 1; // its last attempt failed outside the delivery logic
+    await parkOrphan(job, new Error('job stalled more than allowable limit'), ledger, rig.logger, 'order', async () => file, ORDERS.payloadCodec!.unpack);
+
+    const entries = await ledger.getMany([sending, delivered, moved, queued]);
+    expect(entries.map((e) => e?.state)).toEqual(['held', 'delivered', 'queued', 'dead']);
+    expect(entries[0]).toMatchObject({ code: 'OUTCOME_UNKNOWN' });
+    expect(entries[2]).toMatchObject({ batchId: 'b-other' });
+    expect(entries[3]).toMatchObject({ code: 'JOB_FAILED' });
+    // The dead letter holds the order as it was imported: its payload unpacked, its file and line.
+    const dead = JSON.parse((await rig.services.redis.get(rig.services.keys.parked('dead', queued)))!) as ParkedRecord;
+    expect(dead).toMatchObject({ key: queued, batchId: imported.batchId, file, lines: [5], code: 'JOB_FAILED' });
+    expect(dead.payload.products).toEqual([{ productId: 5001, quantity: 1 }]);
+    expect(await rig.services.redis.exists(rig.services.keys.parked('held', sending))).toBe(1);
   });
 });
