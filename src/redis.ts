@@ -1,4 +1,4 @@
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions as IoRedisOptions } from 'ioredis';
 import type { RedisNode } from './config.js';
 import { ConfigError, InfrastructureError } from './errors.js';
 
@@ -13,6 +13,12 @@ export type RedisRole = 'worker' | 'producer';
 
 /** One Redis or a Redis Cluster: what every store, queue and worker of bulkorder works with. */
 export type RedisClient = Redis | Cluster;
+
+/**
+ * ioredis options without `replyMapping`: bulkorder's clients keep the default ('legacy') replies, and
+ * under exactOptionalPropertyTypes ioredis's own `replyMapping?: Mode | undefined` does not fit its constructors.
+ */
+type RedisOptions = Omit<IoRedisOptions, 'replyMapping'>;
 
 /** Where Redis is (src/config.ts): a URL, or cluster seed nodes (the URL then gives only credentials and TLS). */
 export interface RedisEndpoint {
@@ -40,7 +46,7 @@ export function createRedis(endpoint: RedisEndpoint | string, role: RedisRole, e
 function createCluster(nodes: readonly RedisNode[], url: string, options: RedisOptions): Cluster {
   const { lazyConnect, enableOfflineQueue, enableReadyCheck, ...perNode } = options;
   const credentials = urlCredentials(url);
-  const clusterOptions: ClusterOptions = {
+  const clusterOptions: NonNullable<ConstructorParameters<typeof Cluster>[1]> = {
     redisOptions: { ...perNode, ...credentials },
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),

@@ -87,7 +87,7 @@ export async function* readCsvRecords(file: string, options: CsvReadOptions): As
       headerLength ??= values.length;
       queue.push({ kind: 'record', line, values });
       return null;
-    }) as unknown as CsvParseOptions['on_record'],
+    }) as unknown as NonNullable<CsvParseOptions['on_record']>,
   });
   parser.on('skip', (error: CsvError & { record?: string[]; lines?: number }) => {
     const code = RECORD_LEVEL[error.code];

@@ -18,7 +18,7 @@ import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deli
 
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 const ORDER_COUNT = 40;
-const FAULTS: SimulatorOptions['faults'] = { storedThenErrorRate: 0.1, serverErrorRate: 0.05 };
+const FAULTS: NonNullable<SimulatorOptions['faults']> = { storedThenErrorRate: 0.1, serverErrorRate: 0.05 };
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
