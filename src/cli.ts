@@ -18,7 +18,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     exitCode = code;
   });
   try {
-    await program.parseAsync(argv as string[], { from: 'node' });
+    await program.parseAsync(argv, { from: 'node' });
   } catch (error) {
     return exitCodeFor(error);
   }

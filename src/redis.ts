@@ -158,8 +158,8 @@ export interface RedisPersistence {
  */
 export async function redisPersistence(redis: RedisClient): Promise<RedisPersistence> {
   try {
-    const [, appendonly] = (await redis.config('GET', 'appendonly')) as string[];
-    const [, save] = (await redis.config('GET', 'save')) as string[];
+    const [, appendonly] = await redis.config('GET', 'appendonly');
+    const [, save] = await redis.config('GET', 'save');
     if (appendonly !== undefined && save !== undefined) {
       const evidence = `appendonly ${appendonly}, save '${save}'`;
       return { persistent: appendonly === 'yes' || save.trim() !== '', evidence };
@@ -180,7 +180,7 @@ export async function redisPersistence(redis: RedisClient): Promise<RedisPersist
 
 async function maxmemoryPolicy(redis: RedisClient): Promise<string | undefined> {
   try {
-    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const reply = await redis.config('GET', 'maxmemory-policy');
     if (reply[1] !== undefined) return reply[1];
   } catch {
     // Managed Redis services often disable CONFIG; INFO still tells.

@@ -40,7 +40,7 @@ export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logge
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
   let observers: WorkerObservers | undefined;
-  let stopAt = Date.now();
+  let stopAt: number;
   // Listening from the start: a signal while starting (Redis down, waiting) must end the process too.
   const signalled = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

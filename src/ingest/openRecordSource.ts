@@ -1,5 +1,5 @@
 import { parse as parseCsvSync } from 'csv-parse/sync';
-import { FileRefusedError, UsageError } from '../errors.js';
+import { FileRefusedError } from '../errors.js';
 import type { ColumnSchema } from './columnSchema.js';
 import { sniffFile } from './decodeFile.js';
 import { checkJsonStart, fileSize, formatFromExtension, readHead } from './fileChecks.js';
@@ -161,7 +161,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
       throw new FileRefusedError('HEADER_INVALID', file, `no header line within the first ${maxRecordBytes} characters; is this a CSV file with a header row?`);
     }
     delimiter = options.delimiter ?? detectDelimiter(line);
-    const [headers] = parseCsvSync(line, { delimiter, bom: true, relax_quotes: true, relax_column_count: true }) as string[][];
+    const [headers] = parseCsvSync(line, { delimiter, bom: true, relax_quotes: true, relax_column_count: true });
     plan = resolveColumns(file, headers ?? [], mapping, schema.columns);
   } else {
     checkJsonStart(file, format, head.text, schema.columns.noun);

@@ -33,7 +33,7 @@ export function createMinuteStats(targets: Partial<Record<MetricsApi, StatsTarge
   const add = (api: MetricsApi, field: string): void => {
     const id = `${api}|${Math.floor(Date.now() / MINUTE)}`;
     let fields = pending.get(id);
-    if (fields === undefined) pending.set(id, (fields = new Map()));
+    if (fields === undefined) pending.set(id, (fields = new Map<string, number>()));
     fields.set(field, (fields.get(field) ?? 0) + 1);
   };
   const flush = async (): Promise<void> => {
