@@ -602,7 +602,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Why a URL is refused, or undefined. http:// only to loopback: credentials must not cross a network in clear. */
-export function urlProblem(value: string): string | undefined {
+function urlProblem(value: string): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(value);

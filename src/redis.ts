@@ -69,7 +69,7 @@ function urlCredentials(url: string): RedisOptions {
 }
 
 /** How to get a Redis, printed whenever none answers. */
-export const HOW_TO_START_REDIS =
+const HOW_TO_START_REDIS =
   'Start one with `docker compose up -d redis` (docker-compose.yml in this project), or install redis-server ' +
   'and run `redis-server --appendonly yes --maxmemory-policy noeviction`, then point REDIS_URL at it ' +
   '(default redis://127.0.0.1:6379).';
@@ -190,7 +190,7 @@ async function maxmemoryPolicy(redis: RedisClient): Promise<string | undefined> 
 }
 
 /** A Redis URL with any password replaced, fit for messages and logs. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';

@@ -9,7 +9,7 @@ import type { Keyspace, ParkedKind } from '../keyspace.js';
  * KEYS: index. ARGV: cutoff (ms, inclusive), recordKeyPrefix (`<prefix>:<kind>:`).
  * Returns how many members it removed.
  */
-export const PRUNE_PARKED = `
+const PRUNE_PARKED = `
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1000)
 for _, member in ipairs(members) do
   redis.call('DEL', ARGV[2] .. member)
@@ -23,7 +23,7 @@ return #members
  * checking each record in the script, so a member parked anew meanwhile stays.
  * KEYS: index. ARGV: recordKeyPrefix, member... Returns how many it removed.
  */
-export const DROP_GHOSTS = `
+const DROP_GHOSTS = `
 local removed = 0
 for i = 2, #ARGV do
   if redis.call('EXISTS', ARGV[1] .. ARGV[i]) == 0 then removed = removed + redis.call('ZREM', KEYS[1], ARGV[i]) end

@@ -236,7 +236,7 @@ export function newBatchId(now = new Date()): string {
   return `b-${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-export async function sha256File(file: string): Promise<string> {
+async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');

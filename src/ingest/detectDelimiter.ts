@@ -1,5 +1,5 @@
 /** Delimiters we detect; any other single character can still be given with --delimiter. */
-export const DETECTED_DELIMITERS = [',', ';', '\t'] as const;
+const DETECTED_DELIMITERS = [',', ';', '\t'] as const;
 
 /**
  * The first physical record of a CSV text (the header), without its line ending. Quoted

@@ -9,8 +9,6 @@ import { readCsvRecords, type CsvBadRecord, type CsvRecord } from './readCsvReco
 import { readJsonArray, readNdjson, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
 import { resolveColumns, resolveMapping, type ColumnPlan, type ResolvedMapping } from './resolveColumns.js';
 import type { IngestEncoding, IngestFormat, RejectedRecord, ValidRecord } from './types.js';
-
-export { formatFromExtension } from './fileChecks.js';
 import { createUnitStore, type GroupedUnit, type UnitCodec } from './unitStore.js';
 import type { GroupLimit } from './groupLimit.js';
 import { DEFAULT_MAX_LINES_PER_ORDER } from './orderGroupLimit.js';

@@ -24,7 +24,7 @@ const emailSchema = z.email();
 const FORMULA = /^(=|[+\-@]\s*([A-Za-z_][\w.]*\s*\(|[A-Za-z]{1,3}\$?\d+\b|\d[\d.]*\s*[-+*/^&<>=]|[A-Za-z]\w*\||=))/;
 
 /** True when `raw` looks like a spreadsheet formula (see FORMULA). */
-export function looksLikeFormula(raw: string): boolean {
+function looksLikeFormula(raw: string): boolean {
   return FORMULA.test(raw);
 }
 

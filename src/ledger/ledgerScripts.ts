@@ -27,7 +27,7 @@
  * dropped again at once. A batch record has many fields, so one with a single field is new. One
  * command per count where EXISTS + HINCRBY were two.
  */
-export const BATCH_INCR = `
+const BATCH_INCR = `
 local function batchIncr(key, field, by)
   if redis.call('HINCRBY', key, field, by) == by and redis.call('HLEN', key) == 1 then redis.call('DEL', key) end
 end

@@ -4,7 +4,7 @@ import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { DeliveryMetricsSink, MetricsApi, OrderOutcome } from './bulkorderMetrics.js';
 
 /** Upper bounds (ms) of the latency buckets kept per minute; the last one catches the rest. */
-export const LATENCY_BUCKETS_MS = [25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, Infinity];
+const LATENCY_BUCKETS_MS = [25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, Infinity];
 
 const MINUTE = 60_000;
 const KEEP_MS = 25 * 3600_000;

@@ -129,7 +129,7 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
 }
 
 /** The ledger keeps the new account's customerId as its remote id: that entry is the customerId mapping. */
-export function asDeliveryOutcome(outcome: AccountOutcome): Outcome {
+function asDeliveryOutcome(outcome: AccountOutcome): Outcome {
   if (outcome.kind !== 'delivered') return outcome;
   return { kind: 'delivered', status: outcome.status, body: outcome.body, remoteId: outcome.customerId };
 }
@@ -144,7 +144,7 @@ export interface ScheduledImportWorker {
  * The BullMQ worker of the `schedules` queue: runs in every `bulkorder worker` process beside the
  * delivery worker, one import at a time per process. BullMQ hands each firing to one of them.
  */
-export async function startScheduledImportWorker(config: Config, logger: Logger, options: StartOptions = {}): Promise<ScheduledImportWorker> {
+async function startScheduledImportWorker(config: Config, logger: Logger, options: StartOptions = {}): Promise<ScheduledImportWorker> {
   const prefix = options.prefix ?? redisPrefix(config);
   const services = await openServices(config, ORDERS, { prefix, role: 'worker', ...(options.delivery === undefined ? {} : { delivery: options.delivery }) });
   const blocking = createRedis(config, 'worker');

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
@@ -68,10 +68,6 @@ export function errorList(items: readonly IngestItem[]): string[] {
   return rejected(items)
     .flatMap((item) => item.errors.map((e) => `${e.line}:${e.code}:${e.column ?? ''}`))
     .sort();
-}
-
-export async function entries(dir: string): Promise<string[]> {
-  return readdir(dir);
 }
 
 /** Runs the real CLI through tsx; resolves with exit code, stdout and stderr. */
