@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/'] },
+  { ignores: ['dist/', 'coverage/', 'bench/data/', 'demo-output/'] },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {
