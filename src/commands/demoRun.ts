@@ -8,7 +8,7 @@ import { samplesDir } from '../paths.js';
 import { openServices } from '../services.js';
 import { deleteKeysUnder } from '../redis.js';
 import { startSimulator } from '../simulator/index.js';
-import { startAccountDelivery, startBusinessDelivery } from '../worker/startWorkers.js';
+import { startAccountDelivery, startBusinessDelivery } from '../assembly/startWorkers.js';
 import { openLoginPortal } from '../accounts/openLoginPortal.js';
 import { importAndFollow } from '../importer/importAndFollow.js';
 import { ACCOUNTS } from '../kinds/accounts.js';

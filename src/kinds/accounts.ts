@@ -1,8 +1,8 @@
-import type { AccountPayload } from '../accounts/accountColumns.js';
-import { ACCOUNT_COLUMNS } from '../accounts/accountColumns.js';
-import { ACCOUNT_RESULTS } from '../accounts/accountResults.js';
-import { ACCOUNT_WORDING } from '../accounts/accountWording.js';
-import { openAccountSource } from '../accounts/openAccountSource.js';
+import type { AccountPayload } from '../ingest/accountColumns.js';
+import { ACCOUNT_COLUMNS } from '../ingest/accountColumns.js';
+import { ACCOUNT_RESULTS } from './accountResults.js';
+import { ACCOUNT_WORDING } from './accountWording.js';
+import { openAccountSource } from '../ingest/openAccountSource.js';
 import { ACCOUNTS_QUEUE, REGISTER_ACCOUNT, REGISTER_ACCOUNTS } from '../queues.js';
 import { subPrefix } from '../keyspace.js';
 import type { RecordKind } from './recordKind.js';

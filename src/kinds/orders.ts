@@ -1,12 +1,12 @@
-import { ORDER_RESULTS } from '../batches/writeResults.js';
-import { canonicalRows } from '../deadLetter/originalRows.js';
+import { ORDER_RESULTS } from './resultsLayout.js';
+import { canonicalRows } from './originalRows.js';
 import { ORDER_COLUMNS } from '../ingest/orderColumns.js';
 import { ORDER_FIELDS } from '../ingest/orderFields.js';
 import { openOrderSource } from '../ingest/openOrderSource.js';
 import { packPayload, unpackPayload } from '../ingest/orderShape.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { DELIVER_ORDER, DELIVER_ORDERS, ORDERS_QUEUE } from '../queues.js';
-import { ORDER_WORDING } from '../worker/deliverOrder.js';
+import { ORDER_WORDING } from './recordWording.js';
 import type { RecordKind } from './recordKind.js';
 
 /** Orders to the Business API: `bulkorder import|status|dead-letters|review ...`. */

@@ -1,9 +1,9 @@
 import type { ApiName } from '../config.js';
-import type { ResultsCounts, ResultsLayout } from '../batches/writeResults.js';
+import type { ResultsCounts, ResultsLayout } from './resultsLayout.js';
 import type { DeliverySettings } from '../deliverySettings.js';
 import type { ColumnSchema } from '../ingest/columnSchema.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
-import type { RecordWording } from '../worker/deliverOrder.js';
+import type { RecordWording } from './recordWording.js';
 
 /** The kinds bulkorder delivers; each has one RecordKind (src/kinds/orders.ts, accounts.ts). */
 export type RecordKindName = 'orders' | 'accounts';
@@ -42,7 +42,7 @@ export interface RecordKind<P> {
   /** The CLI words in front of a generic command: `bulkorder` or `bulkorder accounts`. */
   readonly cli: string;
   /**
-   * The rows a record's payload rebuilds to, under `columns` (orders: src/deadLetter/originalRows.ts).
+   * The rows a record's payload rebuilds to, under `columns` (orders: src/kinds/originalRows.ts).
    * A job whose source cells equal these is queued without them (they are most of its bytes);
    * dead-letter show, export and retry rebuild them. Kinds without it keep the cells in every job.
    */

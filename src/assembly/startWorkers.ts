@@ -6,7 +6,7 @@ import { createBusinessApiClient } from '../delivery/businessApiClient.js';
 import { createCafetariaplanClient, type AccountOutcome } from '../delivery/cafetariaplanClient.js';
 import { createHttpTransport } from '../delivery/httpTransport.js';
 import type { DeliverySettings } from '../deliverySettings.js';
-import type { AccountPayload } from '../accounts/accountColumns.js';
+import type { AccountPayload } from '../ingest/accountColumns.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
@@ -18,8 +18,8 @@ import type { ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { openServices } from '../services.js';
 import { startDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from './deliveryWorker.js';
-import { throttledErrors } from './throttledErrors.js';
-import type { BreakerEvent } from './circuitBreaker.js';
+import { throttledErrors } from '../worker/throttledErrors.js';
+import type { BreakerEvent } from '../worker/circuitBreaker.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 
