@@ -7,6 +7,7 @@ import { packPayload, unpackPayload } from '../ingest/orderShape.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { DELIVER_ORDER, DELIVER_ORDERS, ORDERS_QUEUE } from '../queues.js';
 import { ORDER_WORDING } from './recordWording.js';
+import { createBusinessApiClient } from '../delivery/businessApiClient.js';
 import type { RecordKind } from './recordKind.js';
 
 /** Orders to the Business API: `bulkorder import|status|dead-letters|review ...`. */
@@ -27,4 +28,8 @@ export const ORDERS: RecordKind<OrderPayload> = {
   cli: 'bulkorder',
   rebuildRows: { columns: ORDER_FIELDS, rows: canonicalRows },
   payloadCodec: { pack: packPayload, unpack: unpackPayload },
+  connect(settings, deps) {
+    const client = createBusinessApiClient(settings, deps);
+    return { send: (payload, order) => client.createOrder(payload, { idempotencyKey: order.key }) };
+  },
 };
