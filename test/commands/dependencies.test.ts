@@ -13,7 +13,7 @@ const RANKS: readonly (readonly string[])[] = [
   ['paths', 'errors', 'redisErrors', 'reference'],
   ['logger', 'deliverySettings', 'target'],
   ['config', 'keyspace', 'queues'],
-  ['configReport', 'redis'],
+  ['configReport', 'redis', 'localRedis'],
   ['ingest', 'simulator'],
   ['delivery', 'deliveryJob'],
   ['ledger'],
