@@ -190,7 +190,7 @@ async function maxmemoryPolicy(redis: RedisClient): Promise<string | undefined> 
 }
 
 /** A Redis URL with any password replaced, fit for messages and logs. */
-function redactUrl(url: string): string {
+export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';

@@ -1,4 +1,4 @@
-import type { RecordWording } from '../worker/deliverOrder.js';
+import type { RecordWording } from './recordWording.js';
 
 /** The API's answer to a second account for one employee (the simulator's, and the likely one). */
 export const ACCOUNT_EXISTS_STATUS = 409;
