@@ -23,7 +23,9 @@ export interface DashboardOptions {
 
 type Env = { Variables: { caller: Caller } };
 
-const OPEN_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+// Probes only: they say whether the process and Redis are fit, nothing about orders. /metrics names
+// batches' states and error codes, so it needs the token like every page (README: Dashboard).
+const OPEN_PATHS = new Set(['/healthz', '/readyz']);
 
 /**
  * The dashboard: server-rendered pages over the same stores and actions as the CLI. With
@@ -35,7 +37,6 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
   const auth = new DashboardAuth(state.config.dashboard.token);
   const app = new Hono<Env>();
   const metrics = createMetrics({ snapshot: () => dashboardSnapshot(state) });
-  app.route('/', opsRoutes({ redis: state.targets.orders.services.redis, redisUrl: state.config.redisUrl, metrics, shuttingDown: options.shuttingDown }));
 
   app.use('*', async (c, next) => {
     if (OPEN_PATHS.has(c.req.path)) return next();
@@ -57,6 +58,9 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
     }
     return next();
   });
+
+  // After the token check: /metrics needs it, the probes pass through it (OPEN_PATHS).
+  app.route('/', opsRoutes({ redis: state.targets.orders.services.redis, redisUrl: state.config.redisUrl, metrics, shuttingDown: options.shuttingDown }));
 
   const context = (c: Context<Env>, kind: TargetKind): PageContext => {
     const caller = c.get('caller');
