@@ -167,8 +167,8 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
       return c.redirect(`${back}?${new URLSearchParams({ ...(target.kind === 'accounts' ? { kind: 'accounts' } : {}), flash: message }).toString()}`, 303);
     });
   }
-  app.onError((error, c) => {
-    const since = redis.downSince();
+  app.onError(async (error, c) => {
+    const since = await redis.confirmDown();
     if (since !== undefined) return redisDown(c, since);
     state.logger.error({ err: error, path: c.req.path }, 'dashboard request failed');
     const message = isBulkorderError(error) ? `${error.code}: ${error.message}` : 'Internal error (see the dashboard log).';

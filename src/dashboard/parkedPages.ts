@@ -24,7 +24,9 @@ export interface FilterFields {
  */
 export async function parkedListPage(target: DashboardTarget, ctx: PageContext, which: 'dead' | 'held', filter: ParkedFilter, fields: FilterFields, after: string | undefined): Promise<string> {
   const store = which === 'dead' ? target.dead : target.held;
-  const [causes, all, { items, next }] = await Promise.all([store.causes(filter), store.count(), store.page(filter, { ...(after === undefined ? {} : { after }), limit: PAGE_SIZE })]);
+  // Groups and counts read every matching record: the first page shows them, later pages cost only their own.
+  const first = after === undefined;
+  const [causes, all, { items, next }] = await Promise.all([first ? store.causes(filter) : [], first ? store.count() : 0, store.page(filter, { ...(first ? {} : { after }), limit: PAGE_SIZE })]);
   const matched = causes.reduce((sum, c) => sum + c.count, 0);
   const path = which === 'dead' ? '/dead-letters' : '/held';
   const kindField = ctx.kind === 'accounts' ? { kind: 'accounts' } : {};
@@ -40,9 +42,9 @@ code <input name="code" value="${fields.code ?? ''}" size="18"> older than <inpu
     : which === 'dead'
       ? h`<form method="post" id="bulk" action="/dead-letters/action">${csrfField(ctx)}${hidden}
 <button name="action" value="retry-selected" data-test="retry-selected">Retry selected</button>
-<button name="action" value="retry-matching" data-test="retry-matching">Retry all ${matched} matching</button>
+<button name="action" value="retry-matching" data-test="retry-matching">Retry all ${first ? `${matched} ` : ''}matching</button>
 <span style="margin-left:24px"><button name="action" value="purge-selected" data-test="purge-selected">Purge selected…</button>
-<button name="action" value="purge-matching" data-test="purge-matching">Purge all ${matched} matching…</button></span></form>`
+<button name="action" value="purge-matching" data-test="purge-matching">Purge all ${first ? `${matched} ` : ''}matching…</button></span></form>`
       : h`<form method="post" id="bulk" action="/held/action">${csrfField(ctx)}${hidden}<fieldset><legend>Decide (checked on the service)</legend>
 note <input name="note" size="30" placeholder="why (recorded)"> by <input name="by" value="${ctx.caller.user}" size="12">
 <button name="action" value="release-selected" data-test="release-selected">Not there: release selected (send again)</button>
@@ -50,7 +52,7 @@ remote id <input name="remoteId" size="14">
 <button name="action" value="resolve-selected" data-test="resolve-selected">There: resolve selected as delivered</button></fieldset></form>`;
   const exportLink = which === 'dead' ? h` · <a href="/dead-letters/export.csv?${query.toString()}" data-test="export">export CSV (original columns + errors, to fix and re-import)</a>` : '';
   const body = h`${filterForm}
-<p data-test="matched">${matched} match (${all} in all)${fields.cause === undefined ? '' : h` · one cause: <a href="${path}?${new URLSearchParams(Object.entries({ ...fields, cause: undefined, ...kindField }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '')).toString()}">all causes</a>`}${exportLink}</p>
+<p data-test="matched">${first ? `${matched} match (${all} in all)` : h`continued: <a href="${path}?${query.toString()}">first page</a> has the counts and groups`}${fields.cause === undefined ? '' : h` · one cause: <a href="${path}?${new URLSearchParams(Object.entries({ ...fields, cause: undefined, ...kindField }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '')).toString()}">all causes</a>`}${exportLink}</p>
 ${causes.length === 0 ? '' : h`<h2>By cause (${causes.length})</h2>${causeTable(causes, ctx, path, { ...fields, cause: undefined })}`}
 <h2>${which === 'dead' ? 'Dead letters' : 'Held orders'}${after === undefined ? '' : ' (continued)'}</h2>
 ${actions}

@@ -86,8 +86,10 @@ export class ParkedStore {
     const index = this.keys.parkedIndex(this.kind);
     const items: ParkedItem[] = [];
     let start = await this.startAfter(options.after);
+    // A page's worth (and one to tell whether more follow) first; a narrow filter widens the reads.
+    let slice = options.limit + 1;
     for (;;) {
-      const orderKeys = await this.redis.zrange(index, String(start), String(start + PAGE - 1));
+      const orderKeys = await this.redis.zrange(index, String(start), String(start + slice - 1));
       const records = orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
       const wanted: ParkedRecord[] = [];
       for (const json of records) {
@@ -100,11 +102,12 @@ export class ParkedStore {
       if (items.length >= options.limit) {
         const last = items[items.length - 1]!.record;
         // A next page only when something is left to read: the rest of this slice or more index.
-        const more = wanted.length > taken.length || orderKeys.indexOf(last.key) < orderKeys.length - 1 || orderKeys.length === PAGE;
+        const more = wanted.length > taken.length || orderKeys.indexOf(last.key) < orderKeys.length - 1 || orderKeys.length === slice;
         return { items, next: more ? `${last.parkedAt}.${last.key}` : undefined };
       }
-      if (orderKeys.length < PAGE) return { items, next: undefined };
-      start += PAGE;
+      if (orderKeys.length < slice) return { items, next: undefined };
+      start += slice;
+      slice = Math.min(PAGE, slice * 4);
     }
   }
 

@@ -1,10 +1,14 @@
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { dashboardApp } from '../../src/dashboard/dashboardApp.js';
 import { openDashboardState, type DashboardState } from '../../src/dashboard/dashboardState.js';
 import { importAndFollow } from '../../src/importer/importAndFollow.js';
+import { exportDeadLetters } from '../../src/deadLetter/exportDeadLetters.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { startPrivateRedis } from '../helpers/privateRedis.js';
+import { waitFor } from '../helpers/cliProcess.js';
 
 const TOKEN = 'routes-test-token-0123456789';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -126,4 +130,82 @@ describe('dashboard routes in process (hono app.request)', () => {
     expect(done.status).toBe(303);
     expect(await state.targets.orders.dead.count()).toBe(2);
   });
+});
+
+describe('dead letters at scale and Redis away', () => {
+  it("export keeps a fresh batch's dead letters under the input's columns (not 'columns unknown')", async () => {
+    const items = await state.targets.orders.dead.select({ batchId: ids.dead });
+    const files = await exportDeadLetters(items, rig.services.batches, { outPath: join(rig.dir, 'dl.csv'), rebuild: rig.services.kind.rebuildRows });
+    expect(files.map((f) => [f.deadLetters, f.canonical])).toEqual([[items.length, false]]);
+  });
+
+  it('groups and pages 10,000 dead letters, 50 a page, every one exactly once', async () => {
+    const other = await deliveryRig('routes-10k', {}, { BULKORDER_DASHBOARD_TOKEN: TOKEN });
+    const otherState = await openDashboardState(other.config, other.logger);
+    try {
+      const { redis, keys } = otherState.targets.orders.services;
+      const now = Date.now();
+      // Written as the settle script writes them (record + index member); ten causes, 1,000 each.
+      for (let start = 0; start < 10_000; start += 1000) {
+        const pipeline = redis.pipeline();
+        for (let i = start; i < start + 1000; i++) {
+          const key = `ref.1001.S${String(i).padStart(5, '0')}`;
+          const record = { kind: 'dead', key, batchId: 'b-scale', file: 'scale.csv', lines: [i + 2], orderRef: `S${i}`, payload: {}, cells: [['x']], reason: 'refused', httpStatus: 422, code: `CODE_${i % 10}`, message: 'refused', attempts: 1, parkedAt: now - 10_000 + (i >> 2) };
+          pipeline.set(keys.parked('dead', key), JSON.stringify(record), 'PX', 3_600_000).zadd(keys.parkedIndex('dead'), record.parkedAt, key);
+        }
+        await pipeline.exec();
+      }
+      const otherApp = dashboardApp(otherState, { readOnly: false, shuttingDown: () => false });
+      const read = async (path: string) => (await otherApp.request(path, { headers: AUTH })).text();
+      let started = performance.now();
+      const first = await read('/dead-letters');
+      const firstMs = performance.now() - started;
+      expect([...first.matchAll(/data-test="cause-count">(\d+)</g)].map((m) => Number(m[1]))).toEqual(Array(10).fill(1000));
+      expect(first).toContain('10000 match (10000 in all)');
+      // Later pages cost their own records: no groups, no count.
+      expect(first).toContain('data-test="causes"');
+      const seen = new Set<string>();
+      let path: string | undefined = '/dead-letters';
+      let pages = 0;
+      started = performance.now();
+      while (path !== undefined) {
+        const page = await read(path);
+        const onPage = [...page.matchAll(/<tr data-key="([^"]+)"/g)].map((m) => m[1]!);
+        expect(onPage.length).toBeLessThanOrEqual(50);
+        for (const key of onPage) seen.add(key);
+        pages++;
+        path = /href="([^"]+)" data-test="next-page"/.exec(page)?.[1]?.replace(/&amp;/g, '&');
+      }
+      // Informational figures for the report (never asserted: the machine is shared).
+      process.stderr.write(`dead letters 10,000: first page with groups ${Math.round(firstMs)} ms; ${pages} pages in ${Math.round(performance.now() - started)} ms\n`);
+      expect(seen.size).toBe(10_000);
+      expect(pages).toBe(200);
+    } finally {
+      await otherState.close();
+      await other.close();
+    }
+  }, 120_000);
+
+  it('names Redis when it is unreachable (503), and serves pages again once it is back', async () => {
+    const server = await startPrivateRedis();
+    // A password in the URL (this server ignores it) must never reach the page.
+    const other = await deliveryRig('routes-down', {}, { BULKORDER_DASHBOARD_TOKEN: TOKEN, REDIS_URL: server.url.replace('redis://', 'redis://:pw-secret@') });
+    const otherState = await openDashboardState(other.config, other.logger);
+    try {
+      const otherApp = dashboardApp(otherState, { readOnly: false, shuttingDown: () => false });
+      expect((await otherApp.request('/dead-letters', { headers: AUTH })).status).toBe(200);
+      await server.kill();
+      const down = await otherApp.request('/dead-letters', { headers: AUTH });
+      expect(down.status).toBe(503);
+      const text = await down.text();
+      expect(decode(text)).toMatch(new RegExp(`Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${new URL(server.url).port}/? unreachable since \\d{4}-`));
+      expect(text).not.toContain('pw-secret');
+      await server.restart();
+      await waitFor(async () => (await otherApp.request('/dead-letters', { headers: AUTH })).status === 200, 'the dashboard to serve pages again');
+    } finally {
+      await otherState.close();
+      await other.close().catch(() => undefined);
+      await server.stop();
+    }
+  }, 60_000);
 });
