@@ -25,7 +25,7 @@ header a{color:#cfd8ff;text-decoration:none}header a:hover{text-decoration:under
 .env{padding:3px 10px;border-radius:3px;font-weight:700;background:#2f7d32}.env.production{background:#c62828}
 main{padding:16px;max-width:1320px;box-sizing:border-box}
 table{border-collapse:collapse;width:100%;background:#fff;margin:8px 0 16px}
-th,td{border-bottom:1px solid #e3e6eb;padding:5px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#eef0f4;font-weight:600}
+th,td{border-bottom:1px solid #e3e6eb;padding:5px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#eef0f4;font-weight:600;overflow-wrap:normal}
 tr.attention td:first-child{box-shadow:inset 4px 0 #c62828}.attention-mark{color:#fff;background:#c62828;border-radius:3px;padding:0 5px;font-size:12px;white-space:nowrap}
 .cards{display:flex;gap:12px;flex-wrap:wrap}.card{background:#fff;border:1px solid #e3e6eb;border-radius:4px;padding:10px 14px;min-width:120px}
 .card b{display:block;font-size:22px}.bad{color:#c62828}.ok{color:#2f7d32}.warn{color:#b26a00}
