@@ -1,5 +1,5 @@
 import type { BreakerStatus } from '../worker/circuitBreaker.js';
-import type { PauseRecord } from '../worker/deliveryControl.js';
+import type { PauseRecord } from '../services/deliveryControl.js';
 import { h, type Safe } from './html.js';
 import { time } from './layout.js';
 

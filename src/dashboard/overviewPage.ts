@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
-import { readDeliveryHealth } from '../worker/deliveryControl.js';
+import { readDeliveryHealth } from '../services/deliveryControl.js';
 import { bannerView, breakerBanner } from './breakerBanner.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget } from './dashboardState.js';
 import { h, type Safe } from './html.js';

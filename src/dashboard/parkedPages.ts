@@ -5,7 +5,7 @@ import type { DashboardTarget } from './dashboardState.js';
 import { h } from './html.js';
 import { csrfField, kindQuery, page, pager, PAGE_SIZE, time, type PageContext } from './layout.js';
 import { causeTable } from './causeTable.js';
-import { originalRows } from '../deadLetter/originalRows.js';
+import { originalRows } from '../kinds/originalRows.js';
 import { parkedTable } from './batchPages.js';
 
 /** The filter fields as the list pages and bulk actions take them (the CLI's flags, and a group's cause). */

@@ -9,7 +9,7 @@ import { projectRoot } from '../../src/paths.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { startWorkerObservers, type WorkerObservers } from '../../src/health/workerObservers.js';
-import { startBusinessDelivery } from '../../src/worker/startWorkers.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'dashboard-test-token-0123456789';
@@ -91,7 +91,7 @@ describe('the dashboard in a real browser', () => {
     expect(await page.textContent('[data-test=parked]')).toContain('A*** d***, a***@e***.nl');
     expect(await page.textContent('body')).not.toContain('anna.d1@example.nl');
     // Tables fit a 1366 px laptop screen: nothing scrolls sideways.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1366);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1366);
     await shot('dashboard-batch');
   }, 60_000);
 
@@ -102,7 +102,7 @@ describe('the dashboard in a real browser', () => {
     expect(await page.textContent('[data-test=error-body]')).toContain('at most 100 of product 5001');
     await page.goto(`${dashboard.url}/dead-letters`);
     expect(await page.textContent('[data-test=causes]')).toMatch(/1\s*422\s*QUANTITY_LIMIT/);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1366);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1366);
     await shot('dashboard-dead-letters');
     // A purge asks on a page of its own; cancelling keeps the dead letter.
     await page.check('input[name=keys][value="ref.1001.D1"]');

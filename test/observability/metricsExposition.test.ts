@@ -5,7 +5,7 @@ import { followBatch } from '../../src/batches/followBatch.js';
 import { dashboardApp } from '../../src/dashboard/dashboardApp.js';
 import { openDashboardState } from '../../src/dashboard/dashboardState.js';
 import { startWorkerObservers } from '../../src/health/workerObservers.js';
-import { startBusinessDelivery } from '../../src/worker/startWorkers.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 import { deliveryRig, HEADER, orderRow } from '../helpers/deliveryRig.js';
 
 const PROMTOOL = '/usr/bin/promtool';
