@@ -29,6 +29,7 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   retentionMs: (delivery) => delivery.accountRetentionMs,
   results: ACCOUNT_RESULTS,
   wording: ACCOUNT_WORDING,
+  customerOf: (payload) => payload.companyId,
   cli: 'bulkorder accounts',
   reportResults(results) {
     const exists = results.byOutcome['account-exists'] ?? 0;

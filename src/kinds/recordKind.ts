@@ -52,6 +52,11 @@ export interface RecordKind<P> {
    * import packs a payload only when `unpack` gives back exactly the same one; kinds without it keep theirs.
    */
   readonly payloadCodec?: { pack(payload: P): unknown; unpack(packed: unknown): P };
+  /**
+   * Whom a record is for (orders: businessCustomerId; accounts: companyId): the circuit breaker
+   * counts a refusal as systemic only across several of them.
+   */
+  customerOf(payload: P): string;
   /** Lines about outcomes only this kind has in an import report (accounts: how many already existed). */
   reportResults?(results: ResultsCounts): string[];
 }

@@ -201,7 +201,7 @@ async function sendWave<P>(
         const durationMs = Math.round(performance.now() - started);
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
-        await deps.breaker.record(outcome, record.key);
+        await deps.breaker.record(outcome, record.key, deps.customerOf?.(record.payload));
         return { outcome, durationMs };
       } finally {
         release(1);

@@ -34,6 +34,8 @@ export interface DeliverDeps<P = unknown> {
    * throws for HTTP failures. `key` is the record's stable key (the Idempotency-Key header).
    */
   send(payload: P, record: { key: string }): Promise<ApiOutcome>;
+  /** Whom a record is for (RecordKind.customerOf): the breaker weighs refusals by customers. */
+  customerOf?(payload: P): string;
   /** Default ORDER_WORDING. */
   wording?: RecordWording;
   ledger: Ledger;
@@ -121,7 +123,7 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
   // Bound per line rather than with logger.child(): a child per attempt costs ~4% of a worker's CPU.
   const facts = { attempt: attempt.attempt, durationMs, ...(admission.trial ? { trial: true } : {}) };
   // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
-  await deps.breaker.record(outcome, job.key);
+  await deps.breaker.record(outcome, job.key, deps.customerOf?.(job.payload));
 
   const verdict = verdictOf(outcome, attempt, ledger.ambiguousPolicy, deps.wording);
   switch (verdict.next) {

@@ -104,6 +104,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     ...(kind.payloadCodec === undefined ? {} : { unpack: kind.payloadCodec.unpack }),
     ...(options.metrics === undefined ? {} : { onRecordEnded: (outcome: OrderOutcome) => options.metrics!.sink.order(options.metrics!.api, outcome) }),
     wording,
+    customerOf: (payload: P) => kind.customerOf(payload),
     ledger,
     breaker,
     batchFile,
