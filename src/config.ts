@@ -276,7 +276,7 @@ const schema = z.object({
   BULKORDER_BACKOFF_MAX_MS: milliseconds(600 * SECOND),
   BULKORDER_MAX_RPS: count(0, 0, 100_000),
   BULKORDER_RATE_FLOOR: count(1, 1, 100_000),
-  BULKORDER_RATE_DECREASE_PERCENT: count(20, 1, 90),
+  BULKORDER_RATE_DECREASE_PERCENT: count(10, 1, 90),
   BULKORDER_RATE_INCREASE: count(2, 1, 100_000),
   BULKORDER_AMBIGUOUS: z.enum(['hold', 'resend'], { error: 'must be hold or resend' }).default('hold'),
   BULKORDER_LEDGER_RETENTION_DAYS: count(90, 1, 3650),

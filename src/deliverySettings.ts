@@ -69,7 +69,7 @@ export interface DeliverySettings {
 export interface RateSettings {
   /** The rate is never cut below this many requests per second (BULKORDER_RATE_FLOOR); default 1. */
   floorPerSecond: number;
-  /** Share cut from the rate on a 429 (BULKORDER_RATE_DECREASE_PERCENT / 100); default 0.2. */
+  /** Share cut from the rate on a 429 (BULKORDER_RATE_DECREASE_PERCENT / 100); default 0.1. */
   decrease: number;
   /** Requests per second added to the rate per second of sending at it (BULKORDER_RATE_INCREASE); default 2. */
   increasePerSecond: number;

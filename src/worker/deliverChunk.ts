@@ -1,9 +1,10 @@
-import { DelayedError, RateLimitError } from 'bullmq';
+import { DelayedError } from 'bullmq';
 import { parkedRecord, recordOfChunk, unpackedRecord, type ChunkJobData, type ChunkRecord } from '../deliveryJob.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
-import { CREDENTIALS_POSTPONE_MS, ORDER_WORDING, RetryableDeliveryError, staleFacts, verdictOf, type AttemptInfo, type DeliverDeps, type DeliveryResult, type Verdict } from './deliverOrder.js';
+import { CREDENTIALS_POSTPONE_MS, ORDER_WORDING, RetryableDeliveryError, slowDown, staleFacts, verdictOf, type AttemptInfo, type DeliverDeps, type DeliveryResult, type Verdict } from './deliverOrder.js';
 import type { RequestSlots } from './requestSlots.js';
+import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
 
 /** What a chunk job needs beyond a job of one record's effects. */
 export interface ChunkDeps<P> extends DeliverDeps<P> {
@@ -40,8 +41,9 @@ export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
  *
  * Then the job ends as its records require: records that should be tried again (5xx, no
  * connection) keep the job for another attempt after the backoff, and that attempt sends only them
- * (the others are delivered, dead-lettered or held by then, and the claim skips them); a 429 pauses
- * the queue and the job waits without spending an attempt, as does a refused token. Each record's
+ * (the others are delivered, dead-lettered or held by then, and the claim skips them); a 429 slows
+ * every worker down (the shared rate) and the job waits its Retry-After without spending an attempt,
+ * as it waits after a refused token. Each record's
  * attempts are its chunk's: every record still queued at attempt k failed attempts 1..k-1.
  */
 export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
@@ -65,7 +67,9 @@ export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAtt
         ends.unsent = true;
         break;
       }
-      await sendWave(chunk, records, attempt, deps, batchFile, ends, ended, (n) => {
+      // Paced before the claim: a worker stopped while the wave waits its turn has marked nothing `sending`.
+      const grant = (await deps.rate?.pace(records.length)) ?? { at: Date.now(), spacingMs: 0, paced: false };
+      await sendWave(chunk, records, { ...attempt, grant }, deps, batchFile, ends, ended, (n) => {
         const given = Math.min(n, held.n);
         held.n -= given;
         slots.release(given);
@@ -76,18 +80,21 @@ export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAtt
   }
 
   // The job ends as its records require, the most pressing first.
-  if (ends.rateLimitMs !== undefined) await deps.rateLimit(ends.rateLimitMs);
   if (ends.retry !== undefined) {
     if (deps.breaker.holdsBack()) {
       // The breaker is open: the outage is the API's, so the records keep their attempts for later.
       await deps.postpone(1000 + Math.round(Math.random() * 1000));
       throw new DelayedError();
     }
-    // A 429 answered beside it: the backoff is at least its Retry-After (the queue is paused that long anyway).
+    // A 429 answered beside it: the backoff is at least its Retry-After.
     const wait = Math.max(ends.retryAfterMs ?? 0, ends.rateLimitMs ?? 0);
     throw new RetryableDeliveryError(ends.retry.code, ends.retry.message, wait > 0 ? wait : undefined);
   }
-  if (ends.rateLimitMs !== undefined) throw new RateLimitError();
+  if (ends.rateLimitMs !== undefined) {
+    // Every worker slowed down (the shared rate); the records answered 429 wait their Retry-After, attempts unspent.
+    await deps.postpone(ends.rateLimitMs);
+    throw new DelayedError();
+  }
   if (ends.credentials) {
     await deps.postpone(CREDENTIALS_POSTPONE_MS);
     throw new DelayedError();
@@ -126,7 +133,7 @@ interface WaveEnds {
 async function sendWave<P>(
   chunk: UnpackedChunk<P>,
   records: ChunkRecord<P>[],
-  attempt: ChunkAttempt,
+  attempt: ChunkAttempt & { grant: RateGrant },
   deps: ChunkDeps<P>,
   batchFile: string,
   ends: WaveEnds,
@@ -194,8 +201,10 @@ async function sendWave<P>(
 
   release(records.length - toSend.length);
   const answers = await Promise.all(
-    toSend.map(async (record) => {
+    toSend.map(async (record, i) => {
       try {
+        // Each at its own slot of the shared rate (none: all at once).
+        await sleepUntil(slotOf(attempt.grant, i).at);
         const started = performance.now();
         const outcome = await deps.send(record.payload, { key: record.key });
         const durationMs = Math.round(performance.now() - started);
@@ -236,8 +245,10 @@ async function sendWave<P>(
         break;
       case 'rateLimited':
         requeue();
+        // The wave shares one grant: its first 429 cuts the shared rate, the others say nothing new.
+        await slowDown(deps, slotOf(attempt.grant, i), verdict.retryAfterMs);
         ends.rateLimitMs = Math.max(ends.rateLimitMs ?? 0, verdict.retryAfterMs);
-        logger.warn({ ...facts, status: 429, retryAfterMs: verdict.retryAfterMs }, 'rate limited: pausing the queue');
+        logger.warn({ ...facts, status: 429, retryAfterMs: verdict.retryAfterMs }, 'rate limited: every worker slows down; waits its Retry-After');
         break;
       case 'credentials':
         requeue();

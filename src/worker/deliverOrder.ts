@@ -1,4 +1,4 @@
-import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
+import { DelayedError, UnrecoverableError } from 'bullmq';
 import { reasonWithDetails } from '../deadLetter/errorDetails.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
@@ -6,6 +6,7 @@ import { parkedRecord, type DeliveryJobData, type ParkFacts } from '../deliveryJ
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { RemoteId } from '../delivery/remoteId.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
+import type { RateGrant, RequestPacer } from './sharedRate.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 
 /** Words for one record kind in the reasons a person reads (dead letters, held records, logs). */
@@ -43,8 +44,8 @@ export interface DeliverDeps<P = unknown> {
   /** The file of a batch (its record keeps it), for a job that names none: its log lines and parked record. */
   batchFile(batchId: string): Promise<string>;
   logger: Logger;
-  /** Pauses the whole queue, across all workers, for `ms` (BullMQ's rate limiter). */
-  rateLimit(ms: number): Promise<void>;
+  /** The request rate all workers share (src/worker/sharedRate.ts); none: requests go at once. */
+  rate?: RequestPacer;
   /** Moves this job to delayed without spending an attempt (a failure that is not the order's). */
   postpone(ms: number): Promise<void>;
 }
@@ -92,6 +93,8 @@ export const CREDENTIALS_POSTPONE_MS = 5_000;
  */
 export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<DeliveryResult> {
   const { ledger, logger } = deps;
+  // Paced before the claim: a worker stopped while it waits its turn has marked nothing `sending`.
+  const grant = (await deps.rate?.pace(1)) ?? { at: Date.now(), spacingMs: 0, paced: false };
   // The breaker is asked inside the claim's script, and only while this worker sees it open or
   // half-open. Open (or half-open with its trials taken), it keeps the job for later, attempt unspent.
   const claim = await ledger.claim(job.key, attempt.token, deps.breaker.gate());
@@ -161,9 +164,11 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
     }
     case 'rateLimited': {
       await release(job, attempt, deps);
-      logger.warn({ ...facts, status: 429, retryAfterMs: verdict.retryAfterMs }, 'rate limited: pausing the queue');
-      await deps.rateLimit(verdict.retryAfterMs);
-      throw new RateLimitError();
+      await slowDown(deps, grant, verdict.retryAfterMs);
+      // Every worker slows down together (the shared rate); this order waits its Retry-After, attempt unspent.
+      logger.warn({ ...facts, status: 429, retryAfterMs: verdict.retryAfterMs }, 'rate limited: every worker slows down; waits its Retry-After');
+      await deps.postpone(verdict.retryAfterMs);
+      throw new DelayedError();
     }
     case 'credentials': {
       // Not about the order: it waits, attempt unspent; the breaker opens when 401s repeat.
@@ -182,7 +187,7 @@ export async function deliverOrder<P>(job: DeliveryJobData<P>, attempt: AttemptI
  * - `dead` / `held`: park with these facts (`answered5xx`: the server answered 5xx after it was sent).
  * - `retry`: back to queued, another attempt after the backoff (spends an attempt); `unanswered`: sent
  *   without an answer and sent again by choice (BULKORDER_AMBIGUOUS=resend).
- * - `rateLimited`: back to queued, the queue paused for `retryAfterMs` (spends no attempt).
+ * - `rateLimited`: back to queued, every worker slows down, the job waits `retryAfterMs` (spends no attempt).
  * - `credentials`: back to queued, a 401 with a fresh token: not the record's fault (spends no attempt).
  */
 export type Verdict =
@@ -235,6 +240,11 @@ export function staleFacts(wording: RecordWording = ORDER_WORDING): ParkFacts & 
     `An earlier attempt was sending this ${wording.noun} when its worker stopped (crash, kill or lost lock): it may or may not ` +
     `have reached the API. ${wording.heldHint}`;
   return { reason, code: 'OUTCOME_UNKNOWN' };
+}
+
+/** Tells the shared rate of a 429; a Redis error here must not lose the order's own outcome. */
+export async function slowDown<P>(deps: DeliverDeps<P>, grant: RateGrant, retryAfterMs: number): Promise<void> {
+  await deps.rate?.slowDown(grant, retryAfterMs).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not slow the shared rate down'));
 }
 
 /** `answered5xx`: the server answered 5xx to this attempt, so it may have stored the record before failing. */

@@ -66,9 +66,8 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     recordRow('"stored, then 500" with BULKORDER_AMBIGUOUS_STATUSES=500,504', 'held for review, not re-posted', 3, held);
   }, 60_000);
 
-  // Both 429s are answered together (concurrency 4). This test once settled in 919 ms: the pause was read,
-  // then written, so the second 429's shorter Retry-After (an HTTP date has whole seconds) could land last and
-  // cut the 1 s pause short. The pause is now extended in one script (src/worker/queuePause.ts).
+  // Both 429s are answered together (concurrency 4). The first starts the shared rate with no request before
+  // its Retry-After (src/worker/sharedRate.ts); each refused order waits its own Retry-After, attempt unspent.
   it('429 with Retry-After as seconds and as an HTTP date pauses, then delivers everything once', { timeout: 60_000 }, async () => {
     const soon = new Date(Date.now() + 1500).toUTCString();
     const r = await runBatch('ratelimit', 10, {
@@ -81,9 +80,9 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     });
     expect(r.batch).toMatchObject({ delivered: 10, dead: 0, held: 0 });
     expect(r.counters.statuses['429']).toBe(2);
-    // The whole queue waited out both Retry-After values (1 s, then until the date) before going on.
+    // Every worker waited out the first Retry-After before going on.
     expect(r.elapsedMs).toBeGreaterThanOrEqual(1000);
-    recordRow('429 with Retry-After in seconds and as an HTTP date', 'whole queue paused for the longest Retry-After, no attempt spent', 10, r);
+    recordRow('429 with Retry-After in seconds and as an HTTP date', 'every worker waits the first Retry-After, then all go at a shared rate; no attempt spent', 10, r);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   });
 
