@@ -38,13 +38,15 @@ function recordRow(fault: string, behaviour: string, orders: number, r: Awaited<
 
 describe('API faults: what the product does, and that nothing is lost or sent twice', () => {
   it('a 5xx storm (every request for a while) is ridden out: all delivered once', async () => {
-    const r = await runBatch('storm', 20, { faults: { serverErrorRate: 1 } }, {}, async (rg) => {
+    // A storm of every request opens the breaker as "server failing"; its first trial comes after 2 s here.
+    const r = await runBatch('storm', 20, { faults: { serverErrorRate: 1 } }, { BULKORDER_BREAKER_OPEN_MS: '2000' }, async (rg) => {
       await new Promise((res) => setTimeout(res, 1500));
       rg.simulator.setFaults({ serverErrorRate: 0 });
     });
     expect(r.settled).toBe(true);
     expect(r.batch).toMatchObject({ delivered: 20, dead: 0, held: 0 });
-    expect(r.counters.faults.serverError).toBeGreaterThan(20);
+    // The storm was met (how many 5xx fit in 1.5 s depends on the machine: issue 23 asks for no such bound).
+    expect(r.counters.faults.serverError).toBeGreaterThan(0);
     recordRow('5xx storm: every request fails for 1.5 s', 'retried with backoff, then delivered', 20, r);
     expect(r.counters.ordersAccepted).toBe(20);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
@@ -173,7 +175,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(batch.held).toBeLessThanOrEqual(3 + 2);
     expect(batch.delivered + batch.dead).toBe(0);
     const trip = await readBreakerStatus(rig.services.redis, rig.services.keys, 60_000);
-    expect(trip.reason).toMatch(/sent without an answer/);
+    expect(trip.reason).toMatch(/^server failing: no answer x\d+ of \d+ attempts/);
 
     // The API answers again; after `resume` the queued orders go, and the held ones are not re-sent.
     rig.simulator.setFaults({ noAnswerRate: 0 });
