@@ -2,7 +2,8 @@ import { DelayedError } from 'bullmq';
 import { parkedRecord, recordOfChunk, unpackedRecord, type ChunkJobData, type ChunkRecord } from '../deliveryJob.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
-import { CREDENTIALS_POSTPONE_MS, ORDER_WORDING, RetryableDeliveryError, slowDown, staleFacts, verdictOf, type AttemptInfo, type DeliverDeps, type DeliveryResult, type Verdict } from './deliverOrder.js';
+import { ORDER_WORDING } from '../kinds/recordWording.js';
+import { CREDENTIALS_POSTPONE_MS, RetryableDeliveryError, slowDown, staleFacts, verdictOf, type AttemptInfo, type DeliverDeps, type DeliveryResult, type Verdict } from './deliverOrder.js';
 import type { RequestSlots } from './requestSlots.js';
 import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
 
