@@ -16,7 +16,7 @@ import { CircuitBreaker, type BreakerEvent } from '../worker/circuitBreaker.js';
 import { requeueBurst } from '../worker/requeueBurst.js';
 import { throttledErrors } from '../worker/throttledErrors.js';
 import { startPresence } from '../worker/workerPresence.js';
-import { RetryableDeliveryError, type DeliveryResult } from '../worker/deliverOrder.js';
+import { RetryableDeliveryError, type DeliveryResult } from '../worker/deliverRecord.js';
 import { parkOrphan } from '../worker/parkOrphan.js';
 import { RequestSlots } from '../worker/requestSlots.js';
 import { SharedRate } from '../worker/sharedRate.js';

@@ -3,7 +3,7 @@ import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
-import { breakerEvidence } from './breakerEvidence.js';
+import { breakerEvidence, type Evidence } from './breakerEvidence.js';
 import { breakerReason, readBreakerStatus, type BreakerState, type BreakerStatus } from './breakerView.js';
 import { ADMIT, ADMIT_FUNCTION, CLOSE, RECORD_FAILURE, RECORD_HEALTHY, TICK } from './breakerScripts.js';
 import type { ClaimGate, ClaimResult } from '../ledger/ledger.js';
@@ -147,11 +147,16 @@ export class CircuitBreaker {
       who,
       evidence.class === 'refusal' ? s.minCustomers : 1,
     )) as [string, BreakerState, ...(string | number)[]];
-    const [transition, state] = reply;
-    this.view = state;
+    this.view = reply[1];
+    await this.afterFailure(reply, evidence);
+  }
+
+  /** Says why it opened (what was seen), pauses and announces an opening; closes on `closeNow`. */
+  private async afterFailure(reply: [string, BreakerState, ...(string | number)[]], evidence: Extract<Evidence, { kind: 'failure' }>): Promise<void> {
+    const transition = reply[0];
     if (transition === 'opened') {
       const [failures, total, orders, customers, counts] = reply.slice(2) as [number, number, number, number, string];
-      const reason = breakerReason(evidence, { failures, total, orders, customers, counts: JSON.parse(counts) as Record<string, number>, windowMs: s.windowMs });
+      const reason = breakerReason(evidence, { failures, total, orders, customers, counts: JSON.parse(counts) as Record<string, number>, windowMs: this.settings.windowMs });
       await this.redis.hset(this.keys.breaker, 'reason', reason, 'counts', counts);
     }
     if (transition === 'opened' || transition === 'reopened') {
