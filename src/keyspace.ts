@@ -49,6 +49,12 @@ export interface Keyspace {
   batchOwner(batchId: string): string;
   /** Outcome counts and latency buckets of one minute (epoch minute), for the dashboard's chart; kept 25 h. */
   statsMinute(minute: number): string;
+  /** When notifications start counting (ms, SET NX; kept alive by running notifiers): older events are never sent. */
+  readonly notifyFrom: string;
+  /** One notification's claim (SET NX): whoever sets it sends that event, once across every worker. */
+  notifySent(eventId: string): string;
+  /** The breaker episode announced as opened (its `since`), until its breaker-closed is sent. */
+  readonly notifyBreakerEpisode: string;
 }
 
 export function keyspace(prefix: string): Keyspace {
@@ -75,6 +81,9 @@ export function keyspace(prefix: string): Keyspace {
     importing: `${prefix}:importing`,
     batchOwner: (batchId) => `${prefix}:batch-owner:${batchId}`,
     statsMinute: (minute) => `${prefix}:stats:${minute}`,
+    notifyFrom: `${prefix}:notify:from`,
+    notifySent: (eventId) => `${prefix}:notify:sent:${eventId}`,
+    notifyBreakerEpisode: `${prefix}:notify:breaker-episode`,
   };
 }
 

@@ -2,6 +2,7 @@ import { UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue } from '../worker/deliveryControl.js';
+import { describeBreakerView, readBreakerView } from '../worker/breakerView.js';
 import { progressLine } from './followBatch.js';
 import { isSettled, type Batch } from './batchStore.js';
 
@@ -25,15 +26,16 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
     if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no ${words.thing}batch ${options.batchId} in ${env} (${kind.cli} status lists recent ones)`);
     batches = [batch];
   }
-  const [queue, health, dead, held] = await Promise.all([
+  const [queue, health, view, dead, held] = await Promise.all([
     services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
     readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
+    readBreakerView(services, services.delivery.breaker),
     services.redis.zcard(services.keys.parkedIndex('dead')),
     services.redis.zcard(services.keys.parkedIndex('held')),
   ]);
   const paused = health.paused;
   if (options.json === true) {
-    const report = { env, queue: { ...queue, paused, pausedBy: health.pausedBy ?? null }, breaker: health.breaker, workers: health.workers, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
+    const report = { env, queue: { ...queue, paused, pausedBy: health.pausedBy ?? null }, breaker: { ...health.breaker, waiting: view.waiting, ...(view.degraded === undefined ? {} : { degraded: view.degraded }) }, workers: health.workers, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
     return JSON.stringify(report, null, 2) + '\n';
   }
   const lines = [
@@ -41,7 +43,10 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
     `environment ${env}; ${words.queue}: jobs ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed (up to ${services.delivery.ordersPerJob} ${kind.noun}s a job)${paused ? ' (PAUSED)' : ''}`,
     `${words.thing}dead letters: ${dead}; held for review: ${held}`,
   ];
-  lines.push(`circuit breaker ${health.breaker.state}`, ...describeHealth(health, { resume: `${kind.cli} resume`, worker: 'bulkorder worker' }, { showWorkers: true }));
+  const breakerLines = describeHealth(health, { resume: `${kind.cli} resume`, worker: 'bulkorder worker' }, { showWorkers: true });
+  // What the breaker sees goes right under its own line (open: what waits; closed: failing anyway).
+  breakerLines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerView(view));
+  lines.push(`circuit breaker ${health.breaker.state}`, ...breakerLines);
   for (const b of batches) {
     lines.push(
       '',

@@ -2,9 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
 import type { JobsOptions, Queue } from 'bullmq';
-import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
+import type { BatchStore, ImportCounts, ImportFailure } from '../batches/batchStore.js';
 import { startImportHeartbeat } from '../batches/importHeartbeat.js';
-import { InfrastructureError } from '../errors.js';
+import { ExitCode, InfrastructureError, isBulkorderError } from '../errors.js';
 import type { Ledger, ReserveResult } from '../ledger/ledger.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { Logger } from '../logger.js';
@@ -179,7 +179,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     await inFlight.catch(() => undefined);
     heartbeat.stop();
     await rejects.abort().catch(() => undefined);
-    await deps.batches.finishImport(batchId, 'failed', totalsOf(source)).catch(() => undefined);
+    await deps.batches.finishImport(batchId, 'failed', totalsOf(source), importFailure(error)).catch(() => undefined);
     log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
     throw error;
   }
@@ -246,4 +246,10 @@ export async function sha256File(file: string): Promise<string> {
 function totalsOf(source: RecordSource<unknown>): Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'> {
   const { rows, records, valid, rejected } = source.stats();
   return { rows, orders: records, valid, rejected };
+}
+
+/** Why an import stopped, as its batch keeps it: a refused file is exit 3 with its code, anything else its own. */
+function importFailure(error: unknown): ImportFailure {
+  if (isBulkorderError(error)) return { code: error.code, reason: error.message, exitCode: error.exitCode };
+  return { code: 'INTERNAL', reason: error instanceof Error ? error.message : String(error), exitCode: ExitCode.internal };
 }
