@@ -156,7 +156,7 @@ describe('the notification lifecycle', () => {
     const logger = createLogger({ level: 'info', destination: new Writable({ write(chunk: Buffer, _e, done) { logText += chunk.toString(); done(); } }) });
     const metrics = createMetrics({ processMetrics: false });
     const notifier = createNotifier(
-      { urls: [json.url, `slack:${slack.url}`, `teams:${teams.url}`, failing.url.replace('/hook/', '/broken/')].map((u) => new Secret(u)), timeoutMs: 2000 },
+      { urls: [json.url, `slack:${slack.url}`, `teams:${teams.url}`, failing.url.replace('/hook/', '/broken/')].map((u) => new Secret(u)), timeoutMs: 2000, smtp: undefined },
       logger,
       { onFailure: (destination) => metrics.notificationFailed(destination) },
     );
