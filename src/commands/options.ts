@@ -11,6 +11,23 @@ import type { IngestFlags } from '../ingest/ingestFlags.js';
 import type { RecordKindName } from '../kinds/recordKind.js';
 import type { Logger } from '../logger.js';
 
+/** Default ports of the two servers a person starts by hand: different, so both run side by side on one machine. */
+export const DEFAULT_PORTS = { dashboard: 8080, simulator: 8081 } as const;
+
+/**
+ * Flags people reach for that we name otherwise: commander suggests only near spellings, and
+ * `--config` is too far from `--config-file` for it.
+ */
+const FLAG_HINTS: Readonly<Record<string, string>> = { '--config': '--config-file', '--conf': '--config-file', '--env': '--config-file', '--dotenv': '--config-file' };
+
+/** Commander's error text with our hint added ("did you mean --config-file?") where it has none. */
+export function withFlagHint(message: string): string {
+  const flag = /unknown option '([^'=]+)/.exec(message)?.[1];
+  const hint = flag === undefined ? undefined : FLAG_HINTS[flag];
+  if (hint === undefined || /did you mean/i.test(message)) return message;
+  return message.replace(/\n?$/, ` (Did you mean ${hint}?)\n`);
+}
+
 /** Help reads at 80 columns whatever the terminal: src/cli.ts sets it for every command, and the text after the options is wrapped to it here. */
 export const HELP_WIDTH = 80;
 

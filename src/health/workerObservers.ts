@@ -12,7 +12,7 @@ import type { BreakerEvent } from '../worker/circuitBreaker.js';
 import { createNotifier } from '../notify/notifier.js';
 import { openServices } from '../services.js';
 import { opsRoutes } from './opsRoutes.js';
-import { SOURCE_EMPTY, type ScheduledImportResult } from '../schedule/runScheduledImport.js';
+import { foundNoFile, type ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { Notifier } from '../notify/notifier.js';
 import { startHttpServer, type OpsServer } from './startOpsServer.js';
 
@@ -110,8 +110,7 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
 
 /** A schedule that fired and found no file is worth telling: the export upstream may have failed. */
 async function announceNoFile(result: ScheduledImportResult, config: Config, notifier: Notifier): Promise<void> {
-  // No file at all, or (without --allow-empty) the one SOURCE_EMPTY refusal that says so.
-  if (!result.files.every((f) => 'code' in f && f.code === SOURCE_EMPTY)) return;
+  if (!foundNoFile(result)) return;
   // One firing is one job, run by one worker: its time names it.
   const id = `no-file:${result.schedule}:${Date.now()}`;
   const link = config.dashboard.publicUrl === undefined ? undefined : `${config.dashboard.publicUrl}/schedules`;
