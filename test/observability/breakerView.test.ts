@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
-import { queueStatus } from '../../src/batches/queueStatus.js';
+import { queueStatus } from '../../src/services/queueStatus.js';
 import { importAndFollow } from '../../src/importer/importAndFollow.js';
-import { startBusinessDelivery } from '../../src/worker/startWorkers.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
