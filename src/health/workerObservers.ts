@@ -97,7 +97,7 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
     ...(watches.length === 0 ? {} : { onJobEnded: (batchId: string) => watches.forEach((w) => w.jobEnded(batchId)) }),
     ...(!notifier.enabled ? {} : { onScheduledImport: (result: ScheduledImportResult) => void announceNoFile(result, config, notifier) }),
     // A transition this process made is looked at now rather than at the next poll; the watch decides what to send.
-    ...(breakerWatches.length === 0 ? {} : { onBreakerEvent: async (_event: BreakerEvent) => void (await Promise.all(breakerWatches.map((w) => w.check()))) }),
+    ...(breakerWatches.length === 0 ? {} : { onBreakerEvent: async () => void (await Promise.all(breakerWatches.map((w) => w.check()))) }),
     url: server?.url,
     shuttingDown() {
       stopping = true;
