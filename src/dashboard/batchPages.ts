@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { Batch } from '../batches/batchStore.js';
+import { isSettled, type Batch } from '../batches/batchStore.js';
 import type { ParkedItem } from '../deadLetter/parkedStore.js';
 import type { DashboardTarget } from './dashboardState.js';
 import { h, type Safe } from './html.js';
@@ -45,7 +45,8 @@ ${files.results === undefined ? '' : h`<a href="${base}/results.csv${kindQuery(c
 <p>Show: <a href="${base}?outcome=all${k}">dead-lettered and held</a> · <a href="${base}?outcome=dead${k}">dead-lettered</a> · <a href="${base}?outcome=held${k}">held for review</a>
  · delivered orders are listed in the results file.</p>
 ${parkedTable(items, ctx)}`;
-  return page(ctx, `Batch ${batch.id}`, body);
+  // Followed live while it is being delivered (the upload page's Import opens it).
+  return page(ctx, `Batch ${batch.id}`, body, isSettled(batch) ? {} : { refreshSeconds: 3 });
 }
 
 /** Dead letters and held orders, personal data masked; the order page shows the rest. */

@@ -13,12 +13,16 @@ import { h } from './html.js';
 import { overviewPage } from './overviewPage.js';
 import { orderPage, parkedListPage, type FilterFields } from './parkedPages.js';
 import { schedulesPage, searchPage } from './searchPages.js';
+import { uploadRoutes } from './uploadRoutes.js';
+import { UploadSpool } from './uploadSpool.js';
 
 export interface DashboardOptions {
   /** Hide and refuse every action. */
   readOnly: boolean;
   /** Marks the process as shutting down, for /readyz. */
   shuttingDown(): boolean;
+  /** Where uploads wait for their preview and Import; default a spool of its own (close it to remove its files). */
+  spool?: UploadSpool;
 }
 
 type Env = { Variables: { caller: Caller } };
@@ -45,15 +49,16 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
     }
     c.set('caller', caller);
     c.header('x-frame-options', 'DENY');
-    c.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+    c.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'");
     c.header('referrer-policy', 'same-origin');
     c.header('cache-control', 'no-store');
     if (c.req.method === 'POST') {
       if (options.readOnly) return c.text('Refused: the dashboard runs with --read-only.', 403);
       if (!auth.configured || !caller.authenticated) return c.text('Refused: actions need BULKORDER_DASHBOARD_TOKEN.', 401);
       if (!sameOrigin(c.req.header('origin'), c.req.header('host'))) return c.text('Refused: cross-origin request.', 403);
-      const form = await c.req.parseBody({ all: true });
-      if (!auth.checkFormToken(caller, one(form._csrf))) return c.text('Refused: missing or stale form token; reload the page and try again.', 403);
+      // An upload's body is the file itself, streamed to the spool: its form token comes in a header.
+      const given = c.req.path === '/upload/file' ? c.req.header('x-bulkorder-form-token') : one((await c.req.parseBody({ all: true }))._csrf);
+      if (!auth.checkFormToken(caller, given)) return c.text('Refused: missing or stale form token; reload the page and try again.', 403);
     }
     return next();
   });
@@ -79,6 +84,7 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
   const notFound = (c: Context<Env>, what: string) => c.html(page(context(c, kindOf(c)), 'Not found', h`<p>${what}</p>`), 404);
   const filterFields = (c: Context<Env>): FilterFields => pick(c.req.query(), ['batch', 'status', 'code', 'olderThan', 'newerThan']);
 
+  uploadRoutes(app, { state, spool: options.spool ?? new UploadSpool(state.config.dashboard.uploadMaxBytes), context });
   app.get('/', async (c) => c.html(await overviewPage(state, context(c, state.targets[kindOf(c)] === undefined ? 'orders' : kindOf(c)))));
   app.get('/batches', async (c) => {
     const target = targetOf(c.req.query('kind'));

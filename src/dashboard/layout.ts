@@ -45,7 +45,7 @@ ${options.refreshSeconds === undefined ? '' : raw(`<meta http-equiv="refresh" co
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>${STYLE}</style></head><body>
 <header><strong>bulkorder</strong><span class="env ${ctx.env === 'production' ? 'production' : ''}" data-test="env">${ctx.env.toUpperCase()}</span>
 <span>API: ${ctx.apiUrl ?? 'not configured'}</span>
-<a href="/">Overview</a><a href="/batches${k}">Batches</a><a href="/dead-letters${k}">Dead letters</a><a href="/held${k}">Held for review</a><a href="/schedules">Schedules</a>
+<a href="/">Overview</a>${ctx.canAct ? h`<a href="/upload${k}" data-test="nav-upload">Import a file</a>` : ''}<a href="/batches${k}">Batches</a><a href="/dead-letters${k}">Dead letters</a><a href="/held${k}">Held for review</a><a href="/schedules">Schedules</a>
 ${ctx.hasAccounts ? h`<a href="/batches?kind=${ctx.kind === 'orders' ? 'accounts' : 'orders'}">${ctx.kind === 'orders' ? 'Employee accounts' : 'Orders'}</a>` : ''}
 <form action="/search" method="get" class="inline"><input name="q" placeholder="order key or orderRef" size="26" aria-label="search"> <button>Search</button></form></header>
 <main>
