@@ -1,4 +1,4 @@
-import type { BreakerView } from '../worker/breakerView.js';
+import type { BreakerReport } from '../services/breakerReport.js';
 import type { NotifyEvent } from './notifyEvent.js';
 
 type BreakerEventKind = 'breaker-opened' | 'breaker-closed' | 'breaker-still-open';
@@ -11,7 +11,7 @@ type BreakerEventKind = 'breaker-opened' | 'breaker-closed' | 'breaker-still-ope
  */
 export function breakerNotice(
   event: BreakerEventKind,
-  view: BreakerView,
+  view: BreakerReport,
   facts: { env: string; kind: string; since: number; closedBy?: string; dashboardUrl?: string; now?: number },
 ): NotifyEvent {
   const link = facts.dashboardUrl === undefined ? undefined : `${facts.dashboardUrl}/`;

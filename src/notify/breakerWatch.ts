@@ -3,7 +3,7 @@ import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
 import type { Queue } from 'bullmq';
 import type { BreakerSettings } from '../deliverySettings.js';
-import { readBreakerView } from '../worker/breakerView.js';
+import { readBreakerReport } from '../services/breakerReport.js';
 import { claimEvent, notifyWatermark } from './eventClaims.js';
 import { breakerNotice } from './breakerNotice.js';
 import type { Notifier } from './notifier.js';
@@ -11,7 +11,7 @@ import type { Notifier } from './notifier.js';
 export interface BreakerWatchOptions {
   /** One record kind's breaker: its Redis, keys and queue (a Services object fits). */
   services: { redis: RedisClient; keys: Keyspace; queue: Pick<Queue, 'getJobCounts'>; env: string; kind: { name: string } };
-  settings: Pick<BreakerSettings, 'windowMs' | 'alertAfterMs'>;
+  settings: Pick<BreakerSettings, 'windowMs' | 'serverFailingRatio' | 'alertAfterMs'>;
   notifier: Notifier;
   logger: Logger;
   dashboardUrl?: string;
@@ -35,7 +35,7 @@ export function startBreakerWatch(options: BreakerWatchOptions): { check(): Prom
   let running: Promise<void> | undefined;
   const checkOnce = async (): Promise<void> => {
     const from = await notifyWatermark(redis, keys);
-    const view = await readBreakerView(options.services, options.settings);
+    const view = await readBreakerReport(options.services, options.settings);
     const episode = await redis.get(keys.notifyBreakerEpisode);
     if (episode !== null && (view.state === 'closed' || String(view.since) !== episode)) {
       if (await claimEvent(redis, keys, `breaker-closed:${kind}:${episode}`)) {

@@ -2,7 +2,7 @@ import { UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue, type DeliveryHealth, type PauseRecord } from './deliveryControl.js';
-import { describeBreakerView, readBreakerView, type BreakerView } from '../worker/breakerView.js';
+import { describeBreakerReport, readBreakerReport, type BreakerReport } from './breakerReport.js';
 import { progressLine } from '../batches/followBatch.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
 
@@ -18,7 +18,7 @@ export interface StatusReport {
   /** Jobs by state (waiting, active, delayed, prioritized, waiting-children): a job holds up to BULKORDER_ORDERS_PER_JOB records. */
   queue: { jobs: Record<string, number>; paused: boolean; pausedBy: PauseRecord | null };
   /** The breaker's state and reason, with what waits and (closed but failing) the API's failing share. */
-  breaker: DeliveryHealth['breaker'] & Pick<BreakerView, 'waiting' | 'degraded'>;
+  breaker: DeliveryHealth['breaker'] & Pick<BreakerReport, 'waiting' | 'degraded'>;
   workers: DeliveryHealth['workers'];
   deadLetters: number;
   heldForReview: number;
@@ -26,7 +26,7 @@ export interface StatusReport {
 }
 
 /** Reads a kind's status: its recent batches (or the one named), queue counts, breaker, workers and parked records. */
-export async function readQueueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number } = {}): Promise<{ report: StatusReport; health: DeliveryHealth; view: BreakerView }> {
+export async function readQueueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number } = {}): Promise<{ report: StatusReport; health: DeliveryHealth; view: BreakerReport }> {
   const { kind, env } = services;
   let batches: Batch[];
   if (options.batchId === undefined) batches = await services.batches.list(options.limit ?? 10);
@@ -38,7 +38,7 @@ export async function readQueueStatus<P>(services: Services<P>, options: { batch
   const [queue, health, view, dead, held] = await Promise.all([
     services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
     readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
-    readBreakerView(services, services.delivery.breaker),
+    readBreakerReport(services, services.delivery.breaker),
     services.redis.zcard(services.keys.parkedIndex('dead')),
     services.redis.zcard(services.keys.parkedIndex('held')),
   ]);
@@ -78,7 +78,7 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
   ];
   const breakerLines = describeHealth(health, { resume: `${kind.cli} resume`, worker: 'bulkorder worker' }, { showWorkers: true });
   // What the breaker sees goes right under its own line (open: what waits; closed: failing anyway).
-  breakerLines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerView(view));
+  breakerLines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerReport(view));
   lines.push(`circuit breaker ${health.breaker.state}`, ...breakerLines);
   for (const b of batches) {
     lines.push(

@@ -1,108 +1,135 @@
-import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { BreakerSettings } from '../deliverySettings.js';
-import { readBreakerStatus, type BreakerState } from './circuitBreaker.js';
+import { SERVER_FAILING, type EvidenceClass } from './breakerEvidence.js';
+import { WINDOW } from './breakerScripts.js';
+
+export type BreakerState = 'closed' | 'open' | 'halfOpen';
+
+/** What `status`, `import --wait` and the event hook know about the breaker. */
+export interface BreakerStatus {
+  state: BreakerState;
+  /** What was seen, e.g. `server failing: 500 x61, 502 x60, 503 x59 of 190 attempts in 60 s (120 orders)`. */
+  reason?: string;
+  /** `HTTP 400 USER_AGENT_REQUIRED`, `SERVER_FAILING`, `NO_CONNECTION`, `CREDENTIALS_REFUSED`. */
+  signature?: string;
+  class?: EvidenceClass;
+  /** The failures that opened it, by status (`"502"`) or `no answer` / a transport code. */
+  counts?: Record<string, number>;
+  /** Refusals: the customers refused (at most 100). */
+  customers?: string[];
+  status?: number;
+  code?: string;
+  message?: string;
+  /** When this episode first opened (reopenings keep it). */
+  since?: number;
+  nextProbeAt?: number;
+  /** Openings in this episode: the wait doubles with each. */
+  openCount?: number;
+  /** Open longer than the alert limit. */
+  overdue: boolean;
+}
+
+/** The breaker's state as stored, for `status` and `import --wait` (no breaker instance needed). */
+export async function readBreakerStatus(redis: RedisClient, keys: Keyspace, alertAfterMs: number, now = Date.now()): Promise<BreakerStatus> {
+  const raw = await redis.hgetall(keys.breaker);
+  const state = (raw.state ?? 'closed') as BreakerState;
+  if (state === 'closed') return { state, overdue: false };
+  const num = (value: string | undefined) => (value === undefined || value === '' ? undefined : Number(value));
+  const since = num(raw.since);
+  const fields = {
+    reason: raw.reason,
+    signature: raw.signature,
+    class: raw.class as EvidenceClass | undefined,
+    counts: raw.counts === undefined ? undefined : (JSON.parse(raw.counts) as Record<string, number>),
+    customers: raw.customers === undefined || raw.customers === '' ? undefined : raw.customers.split('\n'),
+    status: num(raw.status),
+    code: raw.code,
+    message: raw.message,
+    since,
+    nextProbeAt: state === 'open' ? num(raw.nextProbeAt) : undefined,
+    openCount: num(raw.openCount),
+  };
+  const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<BreakerStatus>;
+  return { ...defined, state, overdue: since !== undefined && now - since >= alertAfterMs };
+}
 
 /**
- * What the circuit breaker sees, for the places people look (`status`, `import --wait`, the
- * notifications). The one adapter over the breaker's stored state: when the breaker exposes its
- * own view (issue 26), this function reads that instead and its callers stay as they are.
+ * What status, the dashboard and notifications show of the breaker (issue 23): its state and why,
+ * the failures by status, when the next trial goes, and, while closed, whether the API is failing
+ * under the threshold (`degraded`: "API failing: 35% 5xx in the last minute").
  */
 export interface BreakerView {
   state: BreakerState;
-  /** What was seen, e.g. `61 of 70 attempts in 60 s (12 orders) refused with HTTP 503 ...`. */
   reason?: string;
-  /** Status and code of the trip (`HTTP 503 SERVICE_UNAVAILABLE`), without the API's message. */
-  signature?: string;
-  /** When this episode first opened. */
-  since?: number;
+  /** Open: the failures that opened it; closed: the server failures of the window. By status or `no answer`. */
+  counts: Record<string, number>;
+  /** Open: when the next trial calls go (ms since the epoch). */
   nextTrialAt?: number;
-  /** Open longer than the alert limit. */
-  overdue: boolean;
-  /** What waits: jobs in the queue (waiting or delayed) and dead letters sent back on close. */
-  waiting: { jobs: number; burst: number };
-  /** Closed but failing: the window's share of 5xx and unanswered attempts, when high enough to say. */
-  degraded?: { share: number; failures: number; attempts: number; what: string; seen: string; windowMs: number };
+  /** Jobs waiting for delivery (waiting, paused and delayed), when a queue was given. */
+  waiting?: number;
+  /** Closed, with at least a quarter of the window's attempts failing by the server (half the opening share by default). */
+  degraded?: { share: number; windowMs: number; text: string };
+  /** Everything stored (`readBreakerStatus`). */
+  status: BreakerStatus;
 }
 
-/** A share of failing attempts worth saying while the breaker stays closed, and the fewest failures that count. */
-export const DEGRADED_SHARE = 0.2;
-const DEGRADED_MIN_FAILURES = 5;
-
-/** Reads the breaker's view; `degraded` only while closed (open, the reason says it all). */
-export async function readBreakerView(deps: { redis: RedisClient; keys: Keyspace; queue: Pick<Queue, 'getJobCounts'> }, settings: Pick<BreakerSettings, 'windowMs' | 'alertAfterMs'>, now = Date.now()): Promise<BreakerView> {
-  const [status, burst, counts] = await Promise.all([
-    readBreakerStatus(deps.redis, deps.keys, settings.alertAfterMs, now),
-    deps.redis.scard(deps.keys.breakerBurst),
-    deps.queue.getJobCounts('waiting', 'delayed', 'prioritized'),
+/** Reads the breaker's view; `queue` (a BullMQ queue) adds the jobs waiting. */
+export async function readBreakerView(
+  redis: RedisClient,
+  keys: Keyspace,
+  settings: Pick<BreakerSettings, 'windowMs' | 'serverFailingRatio' | 'alertAfterMs'>,
+  options: { queue?: { getJobCounts(...types: string[]): Promise<Record<string, number>> }; now?: number } = {},
+): Promise<BreakerView> {
+  const now = options.now ?? Date.now();
+  const [status, window, jobs] = await Promise.all([
+    readBreakerStatus(redis, keys, settings.alertAfterMs, now),
+    redis.eval(WINDOW, 1, keys.breakerFailures + SERVER_FAILING, now, settings.windowMs, keys.breakerBuckets) as Promise<[number, number, string]>,
+    options.queue?.getJobCounts('waiting', 'paused', 'delayed', 'prioritized'),
   ]);
-  const view: BreakerView = {
-    state: status.state,
-    overdue: status.overdue,
-    waiting: { jobs: (counts.waiting ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0), burst },
-    ...(status.reason === undefined ? {} : { reason: status.reason }),
-    ...(status.signature === undefined ? {} : { signature: status.signature }),
-    ...(status.since === undefined ? {} : { since: status.since }),
-    ...(status.nextProbeAt === undefined ? {} : { nextTrialAt: status.nextProbeAt }),
-  };
-  if (status.state !== 'closed') return view;
-  const degraded = await readDegraded(deps.redis, deps.keys, settings.windowMs, now);
-  return degraded === undefined ? view : { ...view, degraded };
+  const waiting = jobs === undefined ? {} : { waiting: Object.values(jobs).reduce((sum, n) => sum + n, 0) };
+  if (status.state !== 'closed') {
+    return { state: status.state, counts: status.counts ?? {}, status, ...waiting, ...(status.reason === undefined ? {} : { reason: status.reason }), ...(status.nextProbeAt === undefined ? {} : { nextTrialAt: status.nextProbeAt }) };
+  }
+  const [total, failing, counts] = window;
+  const share = total === 0 ? 0 : failing / total;
+  const degraded = failing >= 5 && share >= settings.serverFailingRatio / 2;
+  const text = `API failing: ${Math.round(share * 100)}% 5xx or no answer in the last ${spanOf(settings.windowMs)}`;
+  return { state: 'closed', counts: JSON.parse(counts) as Record<string, number>, status, ...waiting, ...(degraded ? { degraded: { share, windowMs: settings.windowMs, text } } : {}) };
+}
+
+/** The numbers a breaker's opening is judged on. */
+export interface TripFacts {
+  failures: number;
+  total: number;
+  orders: number;
+  customers: number;
+  counts: Record<string, number>;
+  windowMs: number;
 }
 
 /**
- * The closed breaker's window: attempts per second (buckets) and each failure signature's
- * attempts (a sorted set per signature, found by SCAN: a handful of keys at most).
+ * Why it opened, naming what was seen: `server failing: 500 x61, 502 x60, 503 x59 of 190 attempts
+ * in 60 s (120 orders)`, `refused with HTTP 403 X: 25 of 26 attempts in 60 s (20 orders, 3 customers)`.
  */
-async function readDegraded(redis: RedisClient, keys: Keyspace, windowMs: number, now: number): Promise<BreakerView['degraded']> {
-  const signatures: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${escapeGlob(keys.breakerFailures)}*`, 'COUNT', 1000);
-    cursor = next;
-    signatures.push(...found.map((key) => key.slice(keys.breakerFailures.length)));
-  } while (cursor !== '0');
-  const failing = signatures.filter((s) => /^HTTP 5\d\d\b/.test(s) || s === 'NO_ANSWER' || s === 'NO_CONNECTION');
-  if (failing.length === 0) return undefined;
-  const pipeline = redis.pipeline();
-  for (const s of failing) pipeline.zcount(keys.breakerFailures + s, now - windowMs, '+inf');
-  const last = Math.floor(now / 1000);
-  const buckets = Array.from({ length: Math.ceil(windowMs / 1000) }, (_, i) => `${keys.breakerBuckets}${last - i}`);
-  pipeline.mget(...buckets);
-  const replies = (await pipeline.exec()) ?? [];
-  const perSignature = failing.map((s, i) => ({ s, n: Number(replies[i]?.[1] ?? 0) })).filter((x) => x.n > 0);
-  const failures = perSignature.reduce((sum, x) => sum + x.n, 0);
-  const attempts = Math.max(failures, ((replies[failing.length]?.[1] ?? []) as (string | null)[]).reduce((sum, v) => sum + Number(v ?? 0), 0));
-  if (failures < DEGRADED_MIN_FAILURES || failures < DEGRADED_SHARE * attempts) return undefined;
-  // `500 x61, 502 x60`: statuses the way a person reads them; the code of each stays in the log.
-  const seen = perSignature.map((x) => ({ label: x.s.replace(/^HTTP (\d+).*$/, '$1'), n: x.n }));
-  const http = perSignature.filter((x) => x.s.startsWith('HTTP')).length;
-  const what = http === perSignature.length ? '5xx' : http === 0 ? 'without an answer' : '5xx or without an answer';
-  return { share: failures / attempts, failures, attempts, what, seen: mergeCounts(seen), windowMs };
-}
-
-/** Lines for `status` and `import --wait` beside describeHealth's: what waits on an open breaker, or a closed one failing. */
-export function describeBreakerView(view: BreakerView): string[] {
-  if (view.state !== 'closed') {
-    return [`  waiting: ${view.waiting.jobs} jobs in the queue${view.waiting.burst > 0 ? `, ${view.waiting.burst} dead letters of the burst sent again on close` : ''}`];
+export function breakerReason(evidence: { class: EvidenceClass; signature: string; code: string }, facts: TripFacts): string {
+  const counts = Object.entries(facts.counts)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([label, n]) => `${label} x${n}`)
+    .join(', ');
+  const span = `of ${facts.total} attempts in ${spanOf(facts.windowMs)}`;
+  switch (evidence.class) {
+    case 'serverFailing':
+      return `server failing: ${counts} ${span} (${facts.orders} orders)`;
+    case 'unreachable':
+      return `not connected: ${counts} ${span} (${facts.orders} orders)`;
+    case 'credentials':
+      return `refused our credentials (401 with a fresh token): ${facts.failures} ${span}: ${evidence.code}`;
+    case 'refusal':
+      return `refused with ${evidence.signature}: ${facts.failures} ${span} (${facts.orders} orders, ${facts.customers} customers)`;
   }
-  return view.degraded === undefined ? [] : [degradedLine(view.degraded)];
 }
 
-/** `API failing: 35% 5xx in the last minute (500 x61, 502 x60)`: the breaker is closed, but not for long perhaps. */
-export function degradedLine(d: NonNullable<BreakerView['degraded']>): string {
-  const window = d.windowMs === 60_000 ? 'minute' : `${Math.round(d.windowMs / 1000)} s`;
-  return `API failing: ${Math.round(d.share * 100)}% ${d.what} in the last ${window} (${d.seen}; ${d.failures} of ${d.attempts} attempts)`;
-}
-
-/** Two codes of one status count as one entry: `503 x12`, largest first. */
-function mergeCounts(seen: readonly { label: string; n: number }[]): string {
-  const totals = new Map<string, number>();
-  for (const { label, n } of seen) totals.set(label, (totals.get(label) ?? 0) + n);
-  return [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([label, n]) => `${label} x${n}`).join(', ');
-}
-
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&');
+function spanOf(ms: number): string {
+  return `${Math.round(ms / 1000)} s`;
 }

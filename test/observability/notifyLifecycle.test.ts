@@ -107,7 +107,7 @@ describe('the notification lifecycle', () => {
 
   it('a breaker opened is closed by resume, and the batch it dead-lettered is announced recovered', async () => {
     const hook = await receiver();
-    const rig = await deliveryRig('notify-resume', {}, { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1', BULKORDER_BREAKER_REFUSAL_PERCENT: '10', BULKORDER_BREAKER_OPEN_MS: '600000' });
+    const rig = await deliveryRig('notify-resume', {}, { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1', BULKORDER_BREAKER_MIN_CUSTOMERS: '1', BULKORDER_BREAKER_REFUSAL_PERCENT: '10', BULKORDER_BREAKER_OPEN_MS: '600000' });
     cleanups.push(() => rig.close());
     const observers = await observe(rig);
     await startWorker(rig, observers);
