@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { BatchStore } from '../../src/batches/batchStore.js';
-import { parkedRecord, type AnyDeliveryJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
+import { parkedRecord, unpackedRecord, type AnyDeliveryJobData, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
 import { importFile, toChunkRecord } from '../../src/importer/importFile.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
 import { keyspace } from '../../src/keyspace.js';
@@ -62,7 +62,8 @@ async function main(): Promise<void> {
     dumps['chunk-job'] = {
       about: 'a chunk job (deliver-orders) as BullMQ keeps it: packed payloads, no cells',
       keys: [await dumpKey(redis, keys.job(ORDERS_QUEUE, firstChunk))],
-      expect: { jobId: firstChunk, data: chunkJob!.data },
+      // What the worker must read from it: each record with its payload as today's code unpacks it.
+      expect: { jobId: firstChunk, batchId: chunked.batchId, records: (chunkJob!.data as ChunkJobData<OrderPayload>).records.map((record) => unpackedRecord(record, ORDERS.payloadCodec!.unpack)) },
     };
     const singleIds = (await queue.getJobs(['wait'], 0, 100)).filter((job) => job.name === ORDERS.jobName).map((job) => job.id!).sort();
     const oneId = singleIds[0]!;
