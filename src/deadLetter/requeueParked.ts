@@ -2,7 +2,8 @@ import { startImportHeartbeat } from '../batches/importHeartbeat.js';
 import type { JobsOptions } from 'bullmq';
 import type { ImportCounts } from '../batches/batchStore.js';
 import { newBatchId, type ImportDeps } from '../importer/importFile.js';
-import { requeuedJobData, type DeliveryJobData, type ParkedRecord } from '../deliveryJob.js';
+import type { DeliveryJobData, ParkedRecord } from '../deliveryJob.js';
+import { requeuedJobData } from '../jobData.js';
 import type { ParkedItem } from './parkedStore.js';
 import { originalRows } from './originalRows.js';
 

@@ -1,5 +1,6 @@
 import type { ApiName } from '../config.js';
 import type { ResultsCounts, ResultsLayout } from '../batches/writeResults.js';
+import type { PayloadCodec } from '../deliveryJob.js';
 import type { DeliverySettings } from '../deliverySettings.js';
 import type { ColumnSchema } from '../ingest/columnSchema.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
@@ -51,7 +52,7 @@ export interface RecordKind<P> {
    * Its payload without field names, for chunk jobs (orders: src/ingest/orderShape.ts packPayload). An
    * import packs a payload only when `unpack` gives back exactly the same one; kinds without it keep theirs.
    */
-  readonly payloadCodec?: { pack(payload: P): unknown; unpack(packed: unknown): P };
+  readonly payloadCodec?: PayloadCodec<P>;
   /** Lines about outcomes only this kind has in an import report (accounts: how many already existed). */
   reportResults?(results: ResultsCounts): string[];
 }

@@ -1,5 +1,6 @@
 import { DelayedError, RateLimitError } from 'bullmq';
-import { parkedRecord, recordOfChunk, unpackedRecord, type ChunkJobData, type ChunkRecord } from '../deliveryJob.js';
+import { parkedRecord, recordOfChunk, type ChunkRecord } from '../deliveryJob.js';
+import type { UnpackedChunk } from '../jobData.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import { CREDENTIALS_POSTPONE_MS, ORDER_WORDING, RetryableDeliveryError, staleFacts, verdictOf, type AttemptInfo, type DeliverDeps, type DeliveryResult, type Verdict } from './deliverOrder.js';
@@ -13,8 +14,6 @@ export interface ChunkDeps<P> extends DeliverDeps<P> {
   onRecordEnded?(outcome: OrderOutcome): void;
   /** True once the worker is stopping: a chunk sends no further wave. */
   isClosing?(): boolean;
-  /** The kind's payload codec's unpack (RecordKind.payloadCodec): a chunk's records may be packed. */
-  unpack?(packed: unknown): P;
 }
 
 /** One attempt of a chunk job: `jobId` is the chunk's id, which its records' ledger entries name. */
@@ -44,9 +43,8 @@ export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
  * the queue and the job waits without spending an attempt, as does a refused token. Each record's
  * attempts are its chunk's: every record still queued at attempt k failed attempts 1..k-1.
  */
-export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
+export async function deliverChunk<P>(chunk: UnpackedChunk<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
   const { logger, slots } = deps;
-  const chunk: UnpackedChunk<P> = { ...stored, records: stored.records.map((record) => unpackedRecord(record, deps.unpack)) };
   const counts: ChunkCounts = {};
   const ended = (outcome: OrderOutcome): void => {
     counts[outcome] = (counts[outcome] ?? 0) + 1;
@@ -103,8 +101,6 @@ export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAtt
   return { outcome: 'chunk', counts };
 }
 
-/** A chunk job's data with every payload unpacked. */
-type UnpackedChunk<P> = Omit<ChunkJobData<P>, 'records'> & { records: ChunkRecord<P>[] };
 
 /** What the waves of one attempt found that decides how the job ends. */
 interface WaveEnds {

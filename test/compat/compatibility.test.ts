@@ -5,7 +5,8 @@ import { Queue } from 'bullmq';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
-import { isChunk, unpackedRecord, type AnyDeliveryJobData, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
+import { isChunk, recordOfChunk, type AnyDeliveryJobData, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
+import { checkJobVersion, readChunk } from '../../src/jobData.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
 import { keyspace } from '../../src/keyspace.js';
 import { ORDERS } from '../../src/kinds/orders.js';
@@ -71,10 +72,11 @@ function ledgerOf(prefix: string): Ledger {
   return new Ledger(redis, keyspace(prefix), { queueName: ORDERS_QUEUE, retentionMs: CENTURY, parkedRetentionMs: CENTURY });
 }
 
-/** The records of a chunk job as the worker reads them. */
-function chunkRecords(data: AnyDeliveryJobData<OrderPayload>): DeliveryJobData<OrderPayload>[] {
+/** The records of a chunk job as the worker reads them (jobs/deliveryProcessor.ts). */
+function chunkRecords(data: AnyDeliveryJobData<OrderPayload>, jobId: string): DeliveryJobData<OrderPayload>[] {
   if (!isChunk(data)) throw new Error('not a chunk job');
-  return data.records.map((record) => ({ ...unpackedRecord(record, ORDERS.payloadCodec!.unpack), batchId: data.batchId }));
+  const chunk = readChunk(data, jobId, ORDERS.payloadCodec);
+  return chunk.records.map((record) => recordOfChunk(chunk, record));
 }
 
 describe.each(VERSIONS)('data written by %s', (version) => {
@@ -82,7 +84,7 @@ describe.each(VERSIONS)('data written by %s', (version) => {
     const { prefix, expect: want } = await load<{ jobId: string; batchId: string; records: DeliveryJobData<OrderPayload>[] }>(version, 'chunk-job');
     const job = await ordersQueue(prefix).getJob(want.jobId);
     expect(job?.name).toBe(ORDERS.chunkJobName);
-    const records = chunkRecords(job!.data);
+    const records = chunkRecords(job!.data, want.jobId);
     expect(records).toHaveLength(6);
     expect(records).toEqual(want.records.map((record) => ({ ...record, batchId: want.batchId })));
     // One literal check that does not lean on the fixture's own expectation.
@@ -109,7 +111,7 @@ describe.each(VERSIONS)('data written by %s', (version) => {
     expect(stranded[0]).toMatchObject({ orderKey: want.chunkId, state: 'queued', chunkKeys: want.keys, jobExists: false });
     const job = JSON.parse(stranded[0]!.job!) as { name: string; data: ChunkJobData<OrderPayload> };
     expect(job.name).toBe(ORDERS.chunkJobName);
-    const records = chunkRecords(job.data);
+    const records = chunkRecords(job.data, want.chunkId);
     expect(records.map((record) => record.key)).toEqual(want.keys);
     expect(records.map((record) => record.payload)).toEqual(want.payloads);
   });
@@ -120,6 +122,7 @@ describe.each(VERSIONS)('data written by %s', (version) => {
     expect(job?.name).toBe(ORDERS.jobName);
     expect(isChunk(job!.data)).toBe(false);
     const data = job!.data as DeliveryJobData<OrderPayload>;
+    checkJobVersion(data, want.jobId);
     expect(data).toMatchObject({ key: want.jobId, batchId: want.data.batchId, lines: want.data.lines, payload: want.data.payload });
     expect(data.payload.businessCustomerId).toBe(1001);
   });

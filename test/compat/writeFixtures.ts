@@ -13,8 +13,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { BatchStore } from '../../src/batches/batchStore.js';
-import { parkedRecord, unpackedRecord, type AnyDeliveryJobData, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
-import { importFile, toChunkRecord } from '../../src/importer/importFile.js';
+import { parkedRecord, type AnyDeliveryJobData, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
+import { importFile } from '../../src/importer/importFile.js';
+import { readChunk, toChunkRecord } from '../../src/jobData.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
 import { keyspace } from '../../src/keyspace.js';
 import { ORDERS } from '../../src/kinds/orders.js';
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
       about: 'a chunk job (deliver-orders) as BullMQ keeps it: packed payloads, no cells',
       keys: [await dumpKey(redis, keys.job(ORDERS_QUEUE, firstChunk))],
       // What the worker must read from it: each record with its payload as today's code unpacks it.
-      expect: { jobId: firstChunk, batchId: chunked.batchId, records: (chunkJob!.data as ChunkJobData<OrderPayload>).records.map((record) => unpackedRecord(record, ORDERS.payloadCodec!.unpack)) },
+      expect: { jobId: firstChunk, batchId: chunked.batchId, records: readChunk(chunkJob!.data as ChunkJobData<OrderPayload>, firstChunk, ORDERS.payloadCodec).records },
     };
     const singleIds = (await queue.getJobs(['wait'], 0, 100)).filter((job) => job.name === ORDERS.jobName).map((job) => job.id!).sort();
     const oneId = singleIds[0]!;
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
     for await (const item of source.items()) if (item.kind === 'valid' && kept.length < 3) kept.push({ ...item, key: `kept-${item.key}` });
     const keptChunk = chunkJobId(keptBatch, 1);
     const keptRecords = kept.map((order) => toChunkRecord(order, source.columns, ORDERS));
-    await ledger.reserveChunks([kept.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), record: keptRecords[i] }))], [keptChunk], ORDERS.chunkJobName, keptBatch, false);
+    await ledger.reserveChunks([kept.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), record: keptRecords[i] }))], [keptChunk], { name: ORDERS.chunkJobName, layout: ORDERS.payloadCodec!.version }, keptBatch, false);
     dumps['kept-chunk-job'] = {
       about: 'a chunk job the ledger keeps between reservation and confirm (unqueued-jobs hash, built by string concatenation in Lua)',
       keys: [await dumpKey(redis, keys.unqueuedJobs), await dumpKey(redis, keys.unqueued), ...(await Promise.all(kept.map((order) => dumpKey(redis, keys.ledger(order.key)))))],

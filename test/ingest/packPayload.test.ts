@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { packPayload, unpackPayload } from '../../src/ingest/orderShape.js';
-import { toChunkRecord } from '../../src/importer/importFile.js';
+import { toChunkRecord } from '../../src/jobData.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
 
 /** Every valid order of a sample file, as an import reads it. */
