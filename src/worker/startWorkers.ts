@@ -78,6 +78,11 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
     logger,
     redis,
     ...observers(options, 'business'),
+  }).catch(async (error: unknown) => {
+    // Refused (Redis unfit, a newer bulkorder's data): nothing of ours may keep the process alive.
+    await transport.close();
+    redis.disconnect();
+    throw error;
   });
   // Every worker process also runs scheduled imports (bulkorder schedule); BullMQ gives each firing to one.
   const scheduled = await startScheduledImportWorker(config, logger, { prefix, delivery, ...(options.onScheduledImport === undefined ? {} : { onScheduledImport: options.onScheduledImport }) });
@@ -117,6 +122,11 @@ export async function startAccountDelivery(config: Config, logger: Logger, optio
     logger: logger.child({ api: 'cafetariaplan' }),
     redis,
     ...observers(options, 'cafetariaplan'),
+  }).catch(async (error: unknown) => {
+    // Refused (Redis unfit, a newer bulkorder's data): nothing of ours may keep the process alive.
+    await transport.close();
+    redis.disconnect();
+    throw error;
   });
   return {
     worker: worker.worker,

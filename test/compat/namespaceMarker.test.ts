@@ -5,7 +5,9 @@ import { DataVersionError, ExitCode } from '../../src/errors.js';
 import { keyspace } from '../../src/keyspace.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { DATA_VERSION, ensureNamespaceMarker, readNamespaceMarker } from '../../src/ledger/namespaceMarker.js';
+import { createLogger } from '../../src/logger.js';
 import { openServices } from '../../src/services.js';
+import { startBusinessDelivery } from '../../src/worker/startWorkers.js';
 import { deletePrefix, testPrefix, testRedis, TEST_REDIS_URL } from '../helpers/redis.js';
 
 /** The data version of a Redis namespace (`<prefix>:meta`), against real Redis, a fresh prefix per test. */
@@ -71,10 +73,10 @@ describe('a process opening its services', () => {
   const config = (prefix: string) =>
     loadConfig({
       env: {},
-      overrides: { BULKORDER_BASE_URL: 'http://127.0.0.1:9', BULKORDER_BUSINESS_CLIENT_ID: 'c', BULKORDER_BUSINESS_CLIENT_SECRET: 's', BULKORDER_REDIS_PREFIX: prefix, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' },
+      overrides: { BULKORDER_BASE_URL: 'http://127.0.0.1:9', BULKORDER_BUSINESS_CLIENT_ID: 'c', BULKORDER_BUSINESS_CLIENT_SECRET: 's', BULKORDER_USER_AGENT: 'Test-BulkorderTests', BULKORDER_REDIS_PREFIX: prefix, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' },
     });
 
-  it('marks a new namespace, and refuses to start on one of a newer bulkorder before touching anything else', async () => {
+  it('marks a new namespace; services and workers refuse to start on one of a newer bulkorder, touching nothing', async () => {
     // BULKORDER_REDIS_PREFIX takes no ':'; the services' namespace is under it (bulkorder:<env>:<target>).
     const prefix = `bulkorder-test-services-${randomBytes(4).toString('hex')}`;
     prefixes.push(prefix);
@@ -88,6 +90,8 @@ describe('a process opening its services', () => {
     }
     const keysBefore = (await redis.keys(`${prefix}*`)).sort();
     await expect(openServices(config(prefix), ORDERS)).rejects.toMatchObject({ code: 'DATA_VERSION_NEWER', exitCode: ExitCode.infrastructure });
+    // A worker too: it takes no job of the newer bulkorder's queue.
+    await expect(startBusinessDelivery(config(prefix), createLogger({ level: 'silent' }))).rejects.toMatchObject({ code: 'DATA_VERSION_NEWER' });
     expect((await redis.keys(`${prefix}*`)).sort()).toEqual(keysBefore);
   });
 });
