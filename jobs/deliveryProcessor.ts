@@ -3,7 +3,7 @@ import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../src/logger.js';
 import { isChunk, type AnyDeliveryJobData, type PayloadCodec } from '../src/deliveryJob.js';
 import { JobDataError } from '../src/errors.js';
-import { checkJobVersion, readChunk } from '../src/jobData.js';
+import { checkJobVersion, readChunk } from '../src/ledger/jobData.js';
 import { deliverOrder, type DeliveryResult } from '../src/worker/deliverOrder.js';
 import { deliverChunk, type ChunkDeps } from '../src/worker/deliverChunk.js';
 
@@ -19,7 +19,7 @@ export interface DeliveryProcessorDeps<P> extends Omit<ChunkDeps<P>, 'postpone' 
 /**
  * BullMQ processor for delivery jobs of every record kind (`deliver-order`, `register-account`,
  * and their chunk jobs `deliver-orders`, `register-accounts`; src/queues.ts): a thin adapter that
- * reads the job's data (src/jobData.ts), binds a child logger and the job's own lock token, then
+ * reads the job's data (src/ledger/jobData.ts), binds a child logger and the job's own lock token, then
  * hands over to src/worker/deliverOrder.ts (one record, in one request slot) or
  * src/worker/deliverChunk.ts (several).
  */

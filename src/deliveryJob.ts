@@ -70,7 +70,7 @@ export interface ChunkJobData<P = OrderPayload> {
   file?: string;
   /** The layout (PayloadCodec.version) of its records' `packed` payloads; absent: 1. */
   pk?: number;
-  /** Last, so the ledger can keep the job as a head, the records, a tail (src/jobData.ts keptChunkFrame). */
+  /** Last, so the ledger can keep the job as a head, the records, a tail (src/ledger/jobData.ts keptChunkFrame). */
   records: StoredChunkRecord<P>[];
 }
 

@@ -4,7 +4,7 @@ import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { decodeRemoteId, encodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
 import { CLAIM, CLAIM_MANY, CONFIRM, CONFIRM_CHUNK, DROP_STRANDED, NO_GATE, RESERVE, RESERVE_CHUNK, SETTLE, SETTLE_MANY } from './ledgerScripts.js';
 import type { Fingerprint } from './fingerprint.js';
-import { keptChunkFrame } from '../jobData.js';
+import { keptChunkFrame } from './jobData.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
 
 /** State of an order key in the delivery ledger. */

@@ -6,7 +6,7 @@ import type { RedisClient } from '../redis.js';
  * The version of the data bulkorder writes into a namespace (one record kind's keyspace): raised
  * when a stored shape changes so that older code would misread it, with a migration below.
  * 1: before the marker (jobs without `v`, chunk jobs packed in layout 1). 2: every job says its
- * version and every chunk job its packed layout (src/jobData.ts); nothing stored before changes.
+ * version and every chunk job its packed layout (src/ledger/jobData.ts); nothing stored before changes.
  */
 export const DATA_VERSION = 2;
 
@@ -20,7 +20,7 @@ const MIGRATIONS: Readonly<Record<number, (redis: RedisClient, keys: Keyspace) =
 
 /**
  * 1 -> 2: nothing to rewrite. Jobs without `v` read as version 1 and chunk jobs without `pk` as
- * packed layout 1 (src/jobData.ts, src/ingest/packedLayouts.ts); test/compat/fixtures/v1 proves it.
+ * packed layout 1 (src/ledger/jobData.ts, src/ingest/packedLayouts.ts); test/compat/fixtures/v1 proves it.
  */
 async function migrateFrom1(): Promise<void> {}
 

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { isChunk, parkedRecord, recordOfChunk, type AnyDeliveryJobData, type DeliveryJobData, type PayloadCodec } from '../deliveryJob.js';
 import { JobDataError } from '../errors.js';
-import { readChunk } from '../jobData.js';
+import { readChunk } from '../ledger/jobData.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 

@@ -3,7 +3,7 @@ import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ParkedRecord, AnyDeliveryJobData } from '../deliveryJob.js';
-import { requeuedJobData } from '../jobData.js';
+import { requeuedJobData } from '../ledger/jobData.js';
 
 export interface RequeueBurstDeps<P> {
   redis: RedisClient;

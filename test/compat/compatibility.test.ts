@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
 import { isChunk, recordOfChunk, type AnyDeliveryJobData, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
-import { checkJobVersion, readChunk } from '../../src/jobData.js';
+import { checkJobVersion, readChunk } from '../../src/ledger/jobData.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
 import { keyspace } from '../../src/keyspace.js';
 import { ORDERS } from '../../src/kinds/orders.js';

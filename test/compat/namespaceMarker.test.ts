@@ -7,7 +7,7 @@ import { ORDERS } from '../../src/kinds/orders.js';
 import { DATA_VERSION, ensureNamespaceMarker, readNamespaceMarker } from '../../src/ledger/namespaceMarker.js';
 import { createLogger } from '../../src/logger.js';
 import { openServices } from '../../src/services.js';
-import { startBusinessDelivery } from '../../src/worker/startWorkers.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 import { deletePrefix, testPrefix, testRedis, TEST_REDIS_URL } from '../helpers/redis.js';
 
 /** The data version of a Redis namespace (`<prefix>:meta`), against real Redis, a fresh prefix per test. */

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { JOB_DATA_VERSION, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
 import { NEWEST_PACKED_LAYOUT } from '../../src/ingest/packedLayouts.js';
-import { readChunk } from '../../src/jobData.js';
+import { readChunk } from '../../src/ledger/jobData.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { chunkJobId, DELIVER_ORDER } from '../../src/queues.js';
 import { waitFor } from '../helpers/cliProcess.js';

@@ -15,7 +15,7 @@ import { Queue } from 'bullmq';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { parkedRecord, type AnyDeliveryJobData, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
 import { importFile } from '../../src/importer/importFile.js';
-import { readChunk, toChunkRecord } from '../../src/jobData.js';
+import { readChunk, toChunkRecord } from '../../src/ledger/jobData.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
 import { keyspace } from '../../src/keyspace.js';
 import { ORDERS } from '../../src/kinds/orders.js';

@@ -4,8 +4,7 @@ import { JobDataError } from '../../src/errors.js';
 import { PACKED_LAYOUT, PACKED_LAYOUT_VERSION, packPayload, unpackPayload } from '../../src/ingest/orderShape.js';
 import { NEWEST_PACKED_LAYOUT, PACKED_LAYOUTS } from '../../src/ingest/packedLayouts.js';
 import { JOB_DATA_VERSION, type ChunkJobData } from '../../src/deliveryJob.js';
-import { chunkJob, readChunk } from '../../src/jobData.js';
-import { toChunkRecord } from '../../src/jobData.js';
+import { chunkJob, readChunk, toChunkRecord } from '../../src/ledger/jobData.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
 
 /** Every valid order of a sample file, as an import reads it. */

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isSettled, type Batch } from '../../src/batches/batchStore.js';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
 import { newBatchId } from '../../src/importer/importFile.js';
-import { toJobData } from '../../src/jobData.js';
+import { toJobData } from '../../src/ledger/jobData.js';
 import { openOrderSource } from '../../src/ingest/openOrderSource.js';
 import type { ValidOrder } from '../../src/ingest/types.js';
 import { DELIVER_ORDER } from '../../src/queues.js';

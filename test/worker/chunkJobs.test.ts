@@ -5,7 +5,7 @@ import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
 import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
 import type { ChunkJobData, ParkedRecord, StoredChunkRecord } from '../../src/deliveryJob.js';
 import { newBatchId } from '../../src/importer/importFile.js';
-import { chunkJob, readChunk, toChunkRecord } from '../../src/jobData.js';
+import { chunkJob, readChunk, toChunkRecord } from '../../src/ledger/jobData.js';
 import { reconcileImports } from '../../src/importer/reconcileImports.js';
 import { openOrderSource } from '../../src/ingest/openOrderSource.js';
 import type { ValidOrder } from '../../src/ingest/types.js';

@@ -4,7 +4,7 @@ import { Ledger, type ChunkReservation } from '../../src/ledger/ledger.js';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { JOB_DATA_VERSION, type StoredChunkRecord } from '../../src/deliveryJob.js';
-import { chunkJob } from '../../src/jobData.js';
+import { chunkJob } from '../../src/ledger/jobData.js';
 import { ADMIT_FUNCTION } from '../../src/worker/breakerScripts.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
 
@@ -70,7 +70,7 @@ describe('chunk jobs in the ledger', () => {
     expect(await redis.hkeys(keys.unqueuedJobs)).toEqual(['b1.1']);
     expect(await redis.zrange(keys.unqueued, '0', '-1')).toEqual(['b1.1']);
     const kept = JSON.parse((await redis.hget(keys.unqueuedJobs, 'b1.1'))!) as { name: string; data: { batchId: string; records: { key: string }[] } };
-    // The same data an import adds to BullMQ: chunkJob's (src/jobData.ts), version and all.
+    // The same data an import adds to BullMQ: chunkJob's (src/ledger/jobData.ts), version and all.
     expect(kept).toEqual({ name: 'deliver-orders', data: chunkJob('b1', [chunk[0]!.record, chunk[3]!.record] as StoredChunkRecord[], undefined) });
     expect(kept.data).toMatchObject({ v: JOB_DATA_VERSION });
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([

@@ -1,6 +1,6 @@
-import { JOB_DATA_VERSION, type ChunkJobData, type ChunkRecord, type DeliveryJobData, type ParkedRecord, type PayloadCodec, type StoredChunkRecord } from './deliveryJob.js';
-import { JobDataError } from './errors.js';
-import type { ValidRecord } from './ingest/types.js';
+import { JOB_DATA_VERSION, type ChunkJobData, type ChunkRecord, type DeliveryJobData, type ParkedRecord, type PayloadCodec, type StoredChunkRecord } from '../deliveryJob.js';
+import { JobDataError } from '../errors.js';
+import type { ValidRecord } from '../ingest/types.js';
 
 /**
  * The one place delivery job data is written and read. Every job says its version (`v`), a chunk
