@@ -4,7 +4,7 @@ import type { Logger } from '../src/logger.js';
 import { isChunk, type AnyDeliveryJobData, type PayloadCodec } from '../src/deliveryJob.js';
 import { JobDataError } from '../src/errors.js';
 import { checkJobVersion, readChunk } from '../src/ledger/jobData.js';
-import { deliverOrder, type DeliveryResult } from '../src/worker/deliverOrder.js';
+import { deliverRecord, type DeliveryResult } from '../src/worker/deliverRecord.js';
 import { deliverChunk, type ChunkDeps } from '../src/worker/deliverChunk.js';
 
 /** How long a job this process cannot read waits before it is offered again (to a newer worker, after a deploy). */
@@ -19,8 +19,8 @@ export interface DeliveryProcessorDeps<P> extends Omit<ChunkDeps<P>, 'postpone' 
 /**
  * BullMQ processor for delivery jobs of every record kind (`deliver-order`, `register-account`,
  * and their chunk jobs `deliver-orders`, `register-accounts`; src/queues.ts): a thin adapter that
- * reads the job's data (src/ledger/jobData.ts), binds a child logger and the job's own lock token, then
- * hands over to src/worker/deliverOrder.ts (one record, in one request slot) or
+ * reads the job's data (src/ledger/jobData.ts), binds a child logger and the job's own lock token,
+ * then hands over to src/worker/deliverRecord.ts (one record, in one request slot) or
  * src/worker/deliverChunk.ts (several).
  */
 export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
@@ -49,7 +49,7 @@ export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
     const logger = deps.logger.child({ batchId: read.batchId, orderKey: read.key, file, lines: read.lines });
     await deps.slots.acquire(1);
     try {
-      return await deliverOrder(read, attempt, { ...deps, logger, postpone });
+      return await deliverRecord(read, attempt, { ...deps, logger, postpone });
     } finally {
       deps.slots.release(1);
     }

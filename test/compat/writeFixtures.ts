@@ -144,7 +144,7 @@ async function main(): Promise<void> {
     await scheduleQueue.close();
 
     // The breaker opened by refusals of many orders (the state hash the workers share).
-    const settings = { windowMs: 60_000, minAttempts: 20, minOrders: 10, refusalRatio: 0.9, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 3, alertAfterMs: 1_800_000 };
+    const settings = { windowMs: 60_000, minAttempts: 20, minOrders: 10, minCustomers: 3, refusalRatio: 0.9, serverFailingRatio: 0.5, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 3, alertAfterMs: 1_800_000 };
     const breaker = new CircuitBreaker(redis, keys, logger, { settings, pauseQueue: async () => undefined, resumeQueue: async () => undefined });
     for (let i = 0; i < 25; i++) await breaker.record({ kind: 'permanent', status: 403, code: 'UNKNOWN_CUSTOMER', message: 'UNKNOWN_CUSTOMER', body: { code: 'UNKNOWN_CUSTOMER' }, bodyTruncated: false }, `order-${i % 12}`);
     const status = await breaker.status();
