@@ -19,7 +19,7 @@ import type { Logger } from '../logger.js';
 import type { DemoFlags } from './options.js';
 
 /** The sample files the demo imports, in order; mistakes.csv shows rejects, gift-orders.csv dead letters. */
-const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-orders.json', 'gift-orders.ndjson', 'mistakes.csv'];
+export const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-orders.json', 'gift-orders.ndjson', 'mistakes.csv'];
 
 
 /** `bulkorder demo`: returns the exit code. */

@@ -4,6 +4,7 @@ import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { decodeRemoteId, encodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
 import { CLAIM, CLAIM_MANY, CONFIRM, CONFIRM_CHUNK, DROP_STRANDED, NO_GATE, RESERVE, RESERVE_CHUNK, SETTLE, SETTLE_MANY } from './ledgerScripts.js';
 import type { Fingerprint } from './fingerprint.js';
+import { keptChunkFrame } from './jobData.js';
 import { RELEASE, RESOLVE, UNRELEASE } from './reviewScripts.js';
 
 /** State of an order key in the delivery ledger. */
@@ -261,15 +262,17 @@ export class Ledger {
 
   /**
    * Reserves chunks of records for one batch, each chunk into one job (`chunkIds[i]` its job id,
-   * `jobName` its name), in one round trip: each record as reserveJobs does, and each chunk's job,
-   * holding the records reserved, kept until `confirmChunks`. Returns each record's result.
+   * `job.name` its name, `job.layout` its packed payloads' layout), in one round trip: each record as
+   * reserveJobs does, and each chunk's job, holding the records reserved, kept until `confirmChunks`.
+   * Returns each record's result.
    */
-  async reserveChunks(chunks: readonly (readonly ChunkReservation[])[], chunkIds: readonly string[], jobName: string, batchId: string, force: boolean): Promise<ReserveResult[][]> {
+  async reserveChunks(chunks: readonly (readonly ChunkReservation[])[], chunkIds: readonly string[], job: { name: string; layout: number | undefined }, batchId: string, force: boolean): Promise<ReserveResult[][]> {
     if (chunks.length === 0) return [];
     const now = Date.now();
     const pipeline = this.redis.pipeline() as ChainableCommander & { bulkorderReserveChunk(...args: (string | number)[]): unknown };
+    // The kept job is chunkJob's JSON with the reserved records spliced in by the script.
+    const { head, tail } = keptChunkFrame(job.name, batchId, job.layout);
     for (const [c, items] of chunks.entries()) {
-      const head = `{"name":${JSON.stringify(jobName)},"data":{"batchId":${JSON.stringify(batchId)},"records":[`;
       pipeline.bulkorderReserveChunk(
         3 + items.length,
         this.keys.unqueued,
@@ -284,7 +287,7 @@ export class Ledger {
         this.jobPrefix,
         chunkIds[c]!,
         head,
-        ']}}',
+        tail,
         chunkNumber(chunkIds[c]!, batchId),
         ...items.flatMap((item) => [item.orderKey, item.fingerprint?.hash ?? '', item.fingerprint?.parts ?? '', JSON.stringify(item.record)]),
       );

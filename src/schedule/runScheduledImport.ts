@@ -5,12 +5,17 @@ import type { ScheduledImportData } from './scheduledImportJob.js';
 import { resolveSource } from './resolveSource.js';
 
 /** Code of a firing whose source named no file (the export did not come). */
-export const SOURCE_EMPTY = 'SOURCE_EMPTY';
+const SOURCE_EMPTY = 'SOURCE_EMPTY';
 
 /** What one firing of a schedule did, per file (the job's return value, kept by BullMQ for a while). */
 export interface ScheduledImportResult {
   schedule: string;
   files: ({ file: string; batchId: string; enqueued: number; skippedDelivered: number; skippedQueued: number; skippedHeld: number; rejected: number } | { file: string; /** The refusal's stable code (SOURCE_EMPTY: the source named no file). */ code: string; refused: string })[];
+}
+
+/** A firing that found no file: none at all (--allow-empty), or the one SOURCE_EMPTY refusal that says so. */
+export function foundNoFile(result: ScheduledImportResult): boolean {
+  return result.files.every((f) => 'code' in f && f.code === SOURCE_EMPTY);
 }
 
 /**
