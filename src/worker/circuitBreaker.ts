@@ -4,10 +4,17 @@ import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import { breakerEvidence, type EvidenceClass } from './breakerEvidence.js';
-import { ADMIT, ADMIT_FUNCTION, CLOSE, RECORD_FAILURE, RECORD_HEALTHY, TICK } from './breakerScripts.js';
+import { argv } from '../lua/scriptArgv.js';
+import { defineScripts } from '../lua/defineScripts.js';
 import type { ClaimGate, ClaimResult } from '../ledger/ledger.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 
+/**
+ * The breaker's state, shared by every worker through one Redis hash (the scripts recordFailure-4,
+ * admit-1, closeBreaker-2 and tickBreaker-2 in src/lua/scripts/). Its fields: state, signature,
+ * class, reason, status, code, message, since (first opening of this episode), openedAt,
+ * nextProbeAt, openCount, trialsLeft, halfOpenAt, alerted (1 once the long-open alert fired), closedAt.
+ */
 export type BreakerState = 'closed' | 'open' | 'halfOpen';
 
 /** What `status`, `import --wait` and the event hook know about the breaker. */
@@ -80,12 +87,13 @@ export class CircuitBreaker {
   ) {
     this.settings = options.settings;
     this.now = options.now ?? Date.now;
+    defineScripts(redis);
   }
 
   /** Asks before a job is sent: closed says go (no Redis call), half-open grants a few trials, open says wait. */
   async admit(): Promise<Admission> {
     if (this.view === 'closed') return { go: true, trial: false };
-    const [verdict, nextProbeAt] = (await this.redis.eval(ADMIT, 1, this.keys.breaker)) as [string, string];
+    const [verdict, nextProbeAt] = await this.redis.bulkorderAdmit(this.keys.breaker);
     if (verdict === 'go') this.view = 'closed';
     if (verdict === 'go' || verdict === 'trial') return { go: true, trial: verdict === 'trial' };
     return { go: false, waitMs: Math.max(1000, Number(nextProbeAt) - this.now()) };
@@ -96,7 +104,7 @@ export class CircuitBreaker {
    * or undefined while this process sees the breaker closed: a closed breaker costs a job nothing.
    */
   gate(): ClaimGate | undefined {
-    return this.view === 'closed' ? undefined : { key: this.keys.breaker, lua: ADMIT_FUNCTION };
+    return this.view === 'closed' ? undefined : { key: this.keys.breaker };
   }
 
   /** The admission a claim made with `gate()` carries, read as `admit` reads its own verdict. */
@@ -132,31 +140,31 @@ export class CircuitBreaker {
     // tick, a fast run's burst of refusals would be weighed against a window without its successes.
     const healthy = this.healthy;
     this.healthy = 0;
-    const [transition, state] = (await this.redis.eval(
-      RECORD_FAILURE,
-      4,
+    const [transition, state] = await this.redis.bulkorderRecordFailure(
       this.keys.breaker,
       this.keys.breakerFailures + signature,
       this.keys.breakerOrders + signature,
       this.keys.breakerBurst,
-      now,
-      s.windowMs,
-      this.keys.breakerBuckets,
-      `${now}:${randomBytes(6).toString('hex')}`,
-      orderKey,
-      signature,
-      credentials ? s.credentialsMinAttempts : s.minAttempts,
-      credentials ? 1 : s.minOrders,
-      ratio,
-      s.openMs,
-      s.maxOpenMs,
-      reason,
-      evidence.class,
-      evidence.status ?? '',
-      evidence.code.slice(0, 200),
-      evidence.message.slice(0, 500),
-      healthy,
-    )) as [string, BreakerState];
+      ...argv('recordFailure', {
+        now,
+        windowMs: s.windowMs,
+        bucketPrefix: this.keys.breakerBuckets,
+        attemptId: `${now}:${randomBytes(6).toString('hex')}`,
+        orderKey,
+        signature,
+        minAttempts: credentials ? s.credentialsMinAttempts : s.minAttempts,
+        minOrders: credentials ? 1 : s.minOrders,
+        ratio,
+        openMs: s.openMs,
+        maxOpenMs: s.maxOpenMs,
+        reason,
+        class: evidence.class,
+        status: evidence.status ?? '',
+        code: evidence.code.slice(0, 200),
+        message: evidence.message.slice(0, 500),
+        healthy,
+      }),
+    );
     this.view = state;
     if (transition === 'opened' || transition === 'reopened') {
       await this.options.pauseQueue();
@@ -177,9 +185,13 @@ export class CircuitBreaker {
     if (this.healthy > 0) {
       const count = this.healthy;
       this.healthy = 0;
-      await this.redis.eval(RECORD_HEALTHY, 0, this.keys.breakerBuckets, now, this.settings.windowMs, count);
+      await this.redis.bulkorderRecordHealthy(this.keys.breaker, this.keys.breakerBuckets, now, this.settings.windowMs, count);
     }
-    const [transition, state] = (await this.redis.eval(TICK, 2, this.keys.breaker, this.keys.pausedBy, now, this.settings.trialCalls, this.options.trialTimeoutMs ?? 120_000, this.settings.alertAfterMs)) as [string, BreakerState];
+    const [transition, state] = await this.redis.bulkorderTickBreaker(
+      this.keys.breaker,
+      this.keys.pausedBy,
+      ...argv('tickBreaker', { now, trialCalls: this.settings.trialCalls, trialTimeoutMs: this.options.trialTimeoutMs ?? 120_000, alertAfterMs: this.settings.alertAfterMs }),
+    );
     this.view = state;
     if (transition === 'halfOpen') {
       await this.options.resumeQueue();
@@ -214,7 +226,7 @@ export class CircuitBreaker {
 
   private async close(onlyHalfOpen: boolean): Promise<number> {
     const before = await this.status();
-    const [verdict, ...burst] = (await this.redis.eval(CLOSE, 2, this.keys.breaker, this.keys.breakerBurst, this.now(), onlyHalfOpen ? '1' : '0', this.keys.breakerFailures, this.keys.breakerOrders)) as string[];
+    const [verdict, ...burst] = await this.redis.bulkorderCloseBreaker(this.keys.breaker, this.keys.breakerBurst, this.now(), onlyHalfOpen ? '1' : '0', this.keys.breakerFailures, this.keys.breakerOrders);
     if (verdict !== 'closed') return 0;
     this.view = 'closed';
     let requeued = 0;

@@ -3,7 +3,6 @@ import { keyspace, type Keyspace } from '../../src/keyspace.js';
 import { Ledger, type ChunkReservation } from '../../src/ledger/ledger.js';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
-import { ADMIT_FUNCTION } from '../../src/worker/breakerScripts.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
 
 /**
@@ -123,7 +122,7 @@ describe('chunk jobs in the ledger', () => {
   });
 
   it('half-open, a chunk claim claims one record as the trial and leaves the others `later`; open, it claims nothing', async () => {
-    const gate = { key: keys.breaker, lua: ADMIT_FUNCTION };
+    const gate = { key: keys.breaker };
     await queuedChunk('b1.1', ['k0', 'k1', 'k2', 'k3']);
     await ledger.claimMany(['k0'], 't0', 'b1.1');
     await ledger.settleMany([{ orderKey: 'k0', batchId: 'b1', token: 't0', state: 'delivered', remoteId: 'SIM-0', httpStatus: 201 }]);
