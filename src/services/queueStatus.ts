@@ -1,9 +1,9 @@
 import { UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
-import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue } from '../worker/deliveryControl.js';
-import { progressLine } from './followBatch.js';
-import { isSettled, type Batch } from './batchStore.js';
+import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue } from './deliveryControl.js';
+import { progressLine } from '../batches/followBatch.js';
+import { isSettled, type Batch } from '../batches/batchStore.js';
 
 /** Words that set one kind's status apart: `queue` / `accounts queue`, `dead letters` / `account dead letters`. */
 function own<P>(services: Services<P>): { queue: string; thing: string } {
