@@ -99,7 +99,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     const toAdd: { name: string; data: ChunkJobData<P>; opts: JobsOptions }[] = [];
     for (const [c, group] of records.entries()) {
       const taken = group.filter((_, i) => reserved[c]![i]!.outcome === 'reserved');
-      // The same data as the job the ledger keeps (RESERVE_CHUNK): batchId, then the records taken.
+      // The same data as the job the ledger keeps (reserveChunk.lua): batchId, then the records taken.
       if (taken.length > 0) toAdd.push({ name: deps.kind.chunkJobName, data: { batchId, records: taken }, opts: { ...deps.jobOptions, jobId: ids[c]! } });
     }
     if (toAdd.length > 0) await deps.queue.addBulk(toAdd);

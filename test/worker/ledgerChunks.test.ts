@@ -6,8 +6,8 @@ import { BatchStore } from '../../src/batches/batchStore.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
 
 /**
- * Chunk jobs at the ledger (BULKORDER_ORDERS_PER_JOB): RESERVE_CHUNK, CONFIRM_CHUNK, CLAIM_MANY and
- * SETTLE_MANY against real Redis, a fresh prefix per test.
+ * Chunk jobs at the ledger (BULKORDER_ORDERS_PER_JOB): reserveChunk, confirmChunk, claimMany and
+ * settleMany (src/lua/scripts/) against real Redis, a fresh prefix per test.
  */
 
 const redis = testRedis();
