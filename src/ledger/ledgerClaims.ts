@@ -63,7 +63,7 @@ export async function claimMany(scope: LedgerScope, orderKeys: readonly string[]
 export async function settle(scope: LedgerScope, input: SettleInput): Promise<SettleOutcome> {
   const k = scope.keys;
   const [token, newState, orderKey, remoteId, httpStatus, code, message, parkedRecord, answered5xx] = settleArgs(input);
-  return (await scope.redis.bulkorderSettle(
+  return scope.redis.bulkorderSettle(
     k.ledger(input.orderKey),
     k.batch(input.batchId),
     k.parked('dead', input.orderKey),
@@ -71,14 +71,14 @@ export async function settle(scope: LedgerScope, input: SettleInput): Promise<Se
     k.parked('held', input.orderKey),
     k.parkedIndex('held'),
     ...argv('settle', { token, newState, now: Date.now(), retentionMs: scope.retentionMs, orderKey, remoteId, httpStatus, code, message, parkedRecord, parkedRetentionMs: scope.parkedRetentionMs, answered5xx }),
-  )) as SettleOutcome;
+  );
 }
 
 /** Ledger.settleMany: several attempts' ends in one script; each batch counter added once. */
 export async function settleMany(scope: LedgerScope, inputs: readonly SettleInput[]): Promise<SettleOutcome[]> {
   if (inputs.length === 0) return [];
   const k = scope.keys;
-  return (await scope.redis.bulkorderSettleMany(
+  return scope.redis.bulkorderSettleMany(
     2 + 4 * inputs.length,
     k.parkedIndex('dead'),
     k.parkedIndex('held'),
@@ -87,7 +87,7 @@ export async function settleMany(scope: LedgerScope, inputs: readonly SettleInpu
     scope.retentionMs,
     scope.parkedRetentionMs,
     ...inputs.flatMap(settleArgs),
-  )) as SettleOutcome[];
+  );
 }
 
 /** One settle's per-record arguments, in the order of settleMany.lua's `per record` line. */

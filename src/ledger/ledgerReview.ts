@@ -17,7 +17,7 @@ export async function release(scope: LedgerScope, orderKey: string, batchId: str
     k.unqueuedJobs,
     ...argv('release', { newBatch: batchId, now: Date.now(), retentionMs: scope.retentionMs, orderKey, who: review.by, note: review.note ?? '', jobJson: JSON.stringify(job) }),
   );
-  return outcome === 'released' ? { outcome, previousBatchId, record } : { outcome: 'not-held', state: outcome as LedgerState | 'missing' };
+  return outcome === 'released' ? { outcome, previousBatchId, record } : { outcome: 'not-held', state: outcome };
 }
 
 /** Ledger.unrelease: back on hold (its job could not be added); false if it moved on meanwhile. */
@@ -58,7 +58,7 @@ export async function resolveDelivered(scope: LedgerScope, orderKey: string, rev
       ...argv('resolve', { expectedBatch: batchId, now: Date.now(), retentionMs: scope.retentionMs, orderKey, remoteId: review.remoteId ?? '', who: review.by, note: review.note ?? '' }),
     );
     // `moved`: the entry changed batch between the read and the script: read again.
-    if (outcome !== 'moved') return outcome as 'resolved' | LedgerState | 'missing';
+    if (outcome !== 'moved') return outcome;
   }
 }
 

@@ -4,6 +4,10 @@ import type { NamedArgv } from './scriptArgv.js';
 type Arg = string | number;
 /** The circuit breaker's states as its scripts return them (src/worker/circuitBreaker.ts BreakerState). */
 type BreakerState = 'closed' | 'open' | 'halfOpen';
+/** A ledger entry's state (src/ledger/ledgerTypes.ts LedgerState), or none. */
+type EntryState = 'queued' | 'sending' | 'delivered' | 'dead' | 'held' | 'missing';
+/** How a settle ended (src/lua/includes/settleOne.lua; the ledger's SettleOutcome). */
+type Settled = 'ok' | 'lost' | 'already';
 /** A command whose number of keys varies: the number first, then the keys, then ARGV. */
 type Varying<T, Context extends ClientContext> = (numberOfKeys: number, ...keysAndArgv: Arg[]) => Result<T, Context>;
 
@@ -22,11 +26,11 @@ declare module 'ioredis' {
     bulkorderDropStranded: Varying<number, Context>;
     bulkorderClaim(ledger: string, gate: string, ...argv: NamedArgv<'claim'>): Result<[outcome: string, value: string, verdict: string], Context>;
     bulkorderClaimMany: Varying<string[], Context>;
-    bulkorderSettle(ledger: string, batch: string, deadRecord: string, deadIndex: string, heldRecord: string, heldIndex: string, ...argv: NamedArgv<'settle'>): Result<string, Context>;
-    bulkorderSettleMany: Varying<string[], Context>;
-    bulkorderRelease(ledger: string, heldRecord: string, heldIndex: string, unqueuedIndex: string, unqueuedJobs: string, ...argv: NamedArgv<'release'>): Result<[outcome: string, previousBatch: string, record: string], Context>;
+    bulkorderSettle(ledger: string, batch: string, deadRecord: string, deadIndex: string, heldRecord: string, heldIndex: string, ...argv: NamedArgv<'settle'>): Result<Settled, Context>;
+    bulkorderSettleMany: Varying<Settled[], Context>;
+    bulkorderRelease(ledger: string, heldRecord: string, heldIndex: string, unqueuedIndex: string, unqueuedJobs: string, ...argv: NamedArgv<'release'>): Result<[outcome: 'released' | EntryState, previousBatch: string, record: string], Context>;
     bulkorderUnrelease(ledger: string, heldRecord: string, heldIndex: string, unqueuedIndex: string, unqueuedJobs: string, ...argv: NamedArgv<'unrelease'>): Result<number, Context>;
-    bulkorderResolve(ledger: string, batch: string, heldRecord: string, heldIndex: string, ...argv: NamedArgv<'resolve'>): Result<string, Context>;
+    bulkorderResolve(ledger: string, batch: string, heldRecord: string, heldIndex: string, ...argv: NamedArgv<'resolve'>): Result<'resolved' | 'moved' | EntryState, Context>;
     // The circuit breaker (src/worker/circuitBreaker.ts).
     bulkorderRecordHealthy(state: string, bucketPrefix: string, now: number, windowMs: number, count: number): Result<number, Context>;
     bulkorderRecordFailure(state: string, failures: string, orders: string, burst: string, ...argv: NamedArgv<'recordFailure'>): Result<[transition: string, state: BreakerState], Context>;
