@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { projectRoot } from '../paths.js';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
- * Where the Lua lives, resolved from the project root so that it is right both from src/ (tsx,
- * vitest) and from dist/src/ (built: tsc copies no .lua, and dist/ is run from the checkout).
+ * Where the Lua lives: beside this module, so src/lua/ run from source (tsx, vitest) and
+ * dist/src/lua/ built. tsc copies no .lua: every build script of package.json runs `build:lua`
+ * after it (the image's and the package's `build:dist` too).
  */
-export const luaDir = join(projectRoot, 'src', 'lua');
+export const luaDir: string = dirname(fileURLToPath(import.meta.url));
 
 /** One script as Redis runs it: its includes resolved. */
 export interface LoadedScript {
