@@ -26,6 +26,14 @@ export interface Keyspace {
   /** Prefixes of one failure signature's attempts and distinct orders in the window (sorted sets). */
   readonly breakerFailures: string;
   readonly breakerOrders: string;
+  /** Prefix of one failure signature's distinct customers in the window (a sorted set). */
+  readonly breakerCustomers: string;
+  /** `<signature>|<customer>` pairs a healthy trial of another customer proved about those customers (a set, 1 h). */
+  readonly breakerExempt: string;
+  /** The shared adaptive request rate of every worker (a hash; src/worker/sharedRate.ts). */
+  readonly rate: string;
+  /** Prefix of the shared rate's per-second request counters. */
+  readonly rateBuckets: string;
   /** Orders whose refusals opened the breaker: requeued when it closes. */
   readonly breakerBurst: string;
   /** Who paused the queue with `bulkorder pause` (JSON); the breaker never resumes while it exists. */
@@ -63,6 +71,10 @@ export function keyspace(prefix: string): Keyspace {
     breakerBuckets: `${prefix}:breaker:n:`,
     breakerFailures: `${prefix}:breaker:fail:`,
     breakerOrders: `${prefix}:breaker:orders:`,
+    breakerCustomers: `${prefix}:breaker:customers:`,
+    breakerExempt: `${prefix}:breaker:exempt`,
+    rate: `${prefix}:rate`,
+    rateBuckets: `${prefix}:rate:n:`,
     breakerBurst: `${prefix}:breaker:burst`,
     pausedBy: `${prefix}:paused-by`,
     workers: `${prefix}:workers`,

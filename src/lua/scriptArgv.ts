@@ -12,9 +12,11 @@ export const SCRIPT_ARGV = {
   resolve: ['expectedBatch', 'now', 'retentionMs', 'orderKey', 'remoteId', 'who', 'note'],
   recordFailure: [
     'now', 'windowMs', 'bucketPrefix', 'attemptId', 'orderKey', 'signature', 'minAttempts', 'minOrders', 'ratio',
-    'openMs', 'maxOpenMs', 'reason', 'class', 'status', 'code', 'message', 'healthy',
+    'openMs', 'maxOpenMs', 'class', 'status', 'code', 'message', 'healthy', 'customer', 'minCustomers',
   ],
+  closeBreaker: ['now', 'onlyHalfOpen', 'failuresPrefix', 'ordersPrefix', 'customersPrefix', 'trialCustomer', 'exemptMs'],
   tickBreaker: ['now', 'trialCalls', 'trialTimeoutMs', 'alertAfterMs'],
+  cutRate: ['now', 'retryAfterMs', 'floor', 'decrease', 'grantedAt', 'localRate', 'staleMs', 'expireMs', 'paced'],
 } as const satisfies Record<string, readonly string[]>;
 
 /** A script whose ARGV is given by name. */

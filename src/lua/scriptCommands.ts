@@ -33,17 +33,21 @@ declare module 'ioredis' {
     bulkorderResolve(ledger: string, batch: string, heldRecord: string, heldIndex: string, ...argv: NamedArgv<'resolve'>): Result<'resolved' | 'moved' | EntryState, Context>;
     // The circuit breaker (src/worker/circuitBreaker.ts).
     bulkorderRecordHealthy(state: string, bucketPrefix: string, now: number, windowMs: number, count: number): Result<number, Context>;
-    bulkorderRecordFailure(state: string, failures: string, orders: string, burst: string, ...argv: NamedArgv<'recordFailure'>): Result<[transition: string, state: BreakerState], Context>;
+    bulkorderRecordFailure(state: string, failures: string, orders: string, burst: string, customers: string, exempt: string, ...argv: NamedArgv<'recordFailure'>): Result<[transition: string, state: BreakerState, ...opened: (string | number)[]], Context>;
     bulkorderAdmit(state: string): Result<[verdict: string, nextProbeAt: string], Context>;
-    bulkorderCloseBreaker(state: string, burst: string, now: number, onlyHalfOpen: '0' | '1', failuresPrefix: string, ordersPrefix: string): Result<string[], Context>;
+    bulkorderCloseBreaker(state: string, burst: string, exempt: string, ...argv: NamedArgv<'closeBreaker'>): Result<string[], Context>;
+    bulkorderReadWindow(failures: string, now: number, windowMs: number, bucketPrefix: string): Result<[total: number, serverFailing: number, counts: string], Context>;
     bulkorderTickBreaker(state: string, pausedBy: string, ...argv: NamedArgv<'tickBreaker'>): Result<[transition: string, state: BreakerState], Context>;
-    // Parked records, locks, the shared token, the queue's pause, imports.
+    // The shared request rate (src/worker/sharedRate.ts).
+    bulkorderTakeRate(rate: string, now: number, n: number, ceiling: number, increase: number): Result<[at: string, spacing: string, active: string], Context>;
+    bulkorderCutRate(rate: string, workers: string, ...argv: NamedArgv<'cutRate'>): Result<string, Context>;
+    // Parked records, locks, the shared token, imports.
+    bulkorderParkedCauses(index: string, recordKeyPrefix: string, start: number, stop: number): Result<string[], Context>;
     bulkorderPruneParked(index: string, cutoff: number, recordKeyPrefix: string): Result<number, Context>;
     bulkorderDropGhosts(index: string, recordKeyPrefix: string, ...members: string[]): Result<number, Context>;
     bulkorderExtendIfOwner(lock: string, owner: string, ttlMs: number): Result<number, Context>;
     bulkorderDeleteIfOwner(lock: string, owner: string): Result<number, Context>;
     bulkorderInvalidateToken(token: string, tokenId: string): Result<number, Context>;
-    bulkorderExtendPause(limiter: string, ms: number, value: string): Result<number, Context>;
     bulkorderHeartbeat(batch: string, owner: string, ttlMs: number): Result<number, Context>;
     bulkorderCloseOrphaned(batch: string, owner: string, importingSet: string, batchId: string, now: number): Result<string, Context>;
   }
@@ -54,6 +58,6 @@ export const SCRIPT_COMMANDS = [
   'bulkorderReserve', 'bulkorderReserveChunk', 'bulkorderConfirm', 'bulkorderConfirmChunk', 'bulkorderDropStranded',
   'bulkorderClaim', 'bulkorderClaimMany', 'bulkorderSettle', 'bulkorderSettleMany', 'bulkorderRelease', 'bulkorderUnrelease',
   'bulkorderResolve', 'bulkorderRecordHealthy', 'bulkorderRecordFailure', 'bulkorderAdmit', 'bulkorderCloseBreaker',
-  'bulkorderTickBreaker', 'bulkorderPruneParked', 'bulkorderDropGhosts', 'bulkorderExtendIfOwner', 'bulkorderDeleteIfOwner',
-  'bulkorderInvalidateToken', 'bulkorderExtendPause', 'bulkorderHeartbeat', 'bulkorderCloseOrphaned',
+  'bulkorderTickBreaker', 'bulkorderReadWindow', 'bulkorderTakeRate', 'bulkorderCutRate', 'bulkorderParkedCauses', 'bulkorderPruneParked', 'bulkorderDropGhosts', 'bulkorderExtendIfOwner', 'bulkorderDeleteIfOwner',
+  'bulkorderInvalidateToken', 'bulkorderHeartbeat', 'bulkorderCloseOrphaned',
 ] as const;

@@ -35,10 +35,12 @@ const settleKeys = (k: (name: string) => string) => [k('ledger:o1'), k('batch:B1
 const unreleaseKeys = (k: (name: string) => string) => [k('ledger:o1'), k('held:o1'), k('held-index'), k('unqueued'), k('unqueued-jobs')] as const;
 const failureArgv = (k: (name: string) => string, minAttempts: number) =>
   argv('recordFailure', {
-    now: NOW, windowMs: 10_000, bucketPrefix: k('buckets:'), attemptId: 'a1', orderKey: 'o1', signature: 'S', minAttempts, minOrders: 1, ratio: 0.5,
-    openMs: 1000, maxOpenMs: 8000, reason: '%d of %d (%d orders)', class: 'refusal', status: 400, code: 'E', message: 'bad', healthy: 0,
+    now: NOW, windowMs: 10_000, bucketPrefix: k('buckets:'), attemptId: 'HTTP 400|a1', orderKey: 'o1', signature: 'S', minAttempts, minOrders: 1, ratio: 0.5,
+    openMs: 1000, maxOpenMs: 8000, class: 'refusal', status: 400, code: 'E', message: 'bad', healthy: 0, customer: 'c1', minCustomers: 1,
   });
-const failureKeys = (k: (name: string) => string) => [k('breaker'), k('failures:S'), k('orders:S'), k('burst')] as const;
+const failureKeys = (k: (name: string) => string) => [k('breaker'), k('failures:S'), k('orders:S'), k('burst'), k('customers:S'), k('exempt')] as const;
+const closeArgv = (k: (name: string) => string, trialCustomer: string) =>
+  argv('closeBreaker', { now: NOW, onlyHalfOpen: '1', failuresPrefix: k('failures:'), ordersPrefix: k('orders:'), customersPrefix: k('customers:'), trialCustomer, exemptMs: 60_000 });
 const tickArgv = argv('tickBreaker', { now: NOW, trialCalls: 2, trialTimeoutMs: 120_000, alertAfterMs: 600_000 });
 
 const rows: Row[] = [
@@ -241,15 +243,16 @@ const rows: Row[] = [
     name: 'recordFailure: enough evidence opens the breaker and the burst holds the orders',
     command: 'bulkorderRecordFailure',
     run: (r, k) => r.bulkorderRecordFailure(...failureKeys(k), ...failureArgv(k, 1)),
-    returns: ['opened', 'open'],
+    returns: ['opened', 'open', 1, 1, 1, 1, '{"HTTP 400":1}'],
     then: {
       'buckets:1000': '1',
-      'failures:S': { zset: { a1: NOW } },
+      'failures:S': { zset: { 'HTTP 400|a1': NOW } },
       'orders:S': { zset: { o1: NOW } },
+      'customers:S': { zset: { c1: NOW } },
       burst: { set: ['o1'] },
       breaker: {
         hash: {
-          state: 'open', signature: 'S', class: 'refusal', reason: '1 of 1 (1 orders)', status: '400', code: 'E', message: 'bad',
+          state: 'open', signature: 'S', class: 'refusal', customers: 'c1', status: '400', code: 'E', message: 'bad',
           since: T, openedAt: T, nextProbeAt: String(NOW + 1000), openCount: '1', trialsLeft: '0', alerted: '0',
         },
       },
@@ -260,7 +263,15 @@ const rows: Row[] = [
     command: 'bulkorderRecordFailure',
     run: (r, k) => r.bulkorderRecordFailure(...failureKeys(k), ...failureArgv(k, 2)),
     returns: ['none', 'closed'],
-    then: { 'buckets:1000': '1', 'failures:S': { zset: { a1: NOW } }, 'orders:S': { zset: { o1: NOW } } },
+    then: { 'buckets:1000': '1', 'failures:S': { zset: { 'HTTP 400|a1': NOW } }, 'orders:S': { zset: { o1: NOW } }, 'customers:S': { zset: { c1: NOW } } },
+  },
+  {
+    name: "recordFailure: a refusal a healthy trial proved to be about its customer is no evidence",
+    command: 'bulkorderRecordFailure',
+    given: { exempt: { set: ['S|c1'] } },
+    run: (r, k) => r.bulkorderRecordFailure(...failureKeys(k), ...failureArgv(k, 1)),
+    returns: ['none', 'closed'],
+    then: { 'buckets:1000': '1', exempt: { set: ['S|c1'] } },
   },
   {
     name: 'recordFailure: a failed trial reopens with twice the wait',
@@ -292,9 +303,25 @@ const rows: Row[] = [
     name: "closeBreaker: a half-open breaker closes, the trip's evidence goes, the burst is returned",
     command: 'bulkorderCloseBreaker',
     given: { breaker: { hash: { state: 'halfOpen', signature: 'S' } }, burst: { set: ['o1'] }, 'failures:S': { zset: { a: 1 } }, 'orders:S': { zset: { o1: 1 } } },
-    run: (r, k) => r.bulkorderCloseBreaker(k('breaker'), k('burst'), NOW, '1', k('failures:'), k('orders:')),
-    returns: ['closed', 'o1'],
+    run: (r, k) => r.bulkorderCloseBreaker(k('breaker'), k('burst'), k('exempt'), ...closeArgv(k, '')),
+    returns: ['closed', 'api', 'o1'],
     then: { breaker: { hash: { state: 'closed', closedAt: T } } },
+  },
+  {
+    name: "closeBreaker: a trial of a customer the refusals never named: about those customers, exempt, no burst",
+    command: 'bulkorderCloseBreaker',
+    given: { breaker: { hash: { state: 'halfOpen', signature: 'S', class: 'refusal', customers: 'c1\nc2' } }, burst: { set: ['o1'] }, 'customers:S': { zset: { c1: 1 } } },
+    run: (r, k) => r.bulkorderCloseBreaker(k('breaker'), k('burst'), k('exempt'), ...closeArgv(k, 'c9')),
+    returns: ['closed', 'customers'],
+    then: { breaker: { hash: { state: 'closed', closedAt: T } }, exempt: { set: ['S|c1', 'S|c2'] } },
+    expires: { exempt: true },
+  },
+  {
+    name: 'readWindow: the attempts of the window and the server failures by label',
+    command: 'bulkorderReadWindow',
+    given: { 'failures:F': { zset: { 'HTTP 503|a': NOW - 100, 'HTTP 503|b': NOW - 50, 'no answer|c': NOW, 'HTTP 500|old': NOW - 20_000 } }, 'buckets:1000': '6', 'buckets:999': '4' },
+    run: (r, k) => r.bulkorderReadWindow(k('failures:F'), NOW, 10_000, k('buckets:')),
+    returns: [10, 3, expect.stringMatching(/^\{.*\}$/)],
   },
   {
     name: 'tickBreaker: an open breaker whose wait is over turns half-open with its trials',
@@ -310,6 +337,38 @@ const rows: Row[] = [
     given: { breaker: { hash: { state: 'open', since: String(NOW - 1000), nextProbeAt: String(NOW - 1) } }, 'paused-by': 'ann' },
     run: (r, k) => r.bulkorderTickBreaker(k('breaker'), k('paused-by'), ...tickArgv),
     returns: ['none', 'open'],
+  },
+  {
+    name: 'takeRate: slots spaced 1000/rate ms apart from the next free one',
+    command: 'bulkorderTakeRate',
+    given: { rate: { hash: { rate: '10', nextAt: '0' } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0),
+    returns: [T, '100', '1'],
+    then: { rate: { hash: { rate: '10', nextAt: String(NOW + 200) } } },
+  },
+  {
+    name: 'takeRate: no rate in force: no slots',
+    command: 'bulkorderTakeRate',
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0),
+    returns: ['0', '0', '0'],
+    then: {},
+  },
+  {
+    name: "cutRate: a first 429 starts half of what the live workers sent, no slot before Retry-After",
+    command: 'bulkorderCutRate',
+    given: { workers: { zset: { w1: NOW, w2: NOW } } },
+    run: (r, k) =>
+      r.bulkorderCutRate(k('rate'), k('workers'), ...argv('cutRate', { now: NOW, retryAfterMs: 2000, floor: 1, decrease: 0.5, grantedAt: NOW, localRate: 10, staleMs: 5000, expireMs: 60_000, paced: '0' })),
+    returns: '10',
+    then: { workers: { zset: { w1: NOW, w2: NOW } }, rate: { hash: { rate: '10', lastCut: T, nextAt: String(NOW + 2000), cuts: '1' } } },
+    expires: { rate: true },
+  },
+  {
+    name: 'parkedCauses: the cause fields of each record of the slice; a gone record by key only',
+    command: 'bulkorderParkedCauses',
+    given: { 'dead-index': { zset: { o1: 1, o2: 2 } }, 'dead:o1': '{"batchId":"B1","httpStatus":422,"code":"E","message":"bad","parkedAt":5,"payload":{"big":1}}' },
+    run: (r, k) => r.bulkorderParkedCauses(k('dead-index'), k('dead:'), 0, 999),
+    returns: ['o1', 'B1', '422', 'E', 'bad', '5', 'o2', '', '', '', '', ''],
   },
   {
     name: 'pruneParked: records at or before the cutoff go with their index members',
@@ -372,15 +431,6 @@ const rows: Row[] = [
     given: { token: { hash: { id: 't2', value: 'v' } } },
     run: (r, k) => r.bulkorderInvalidateToken(k('token'), 't1'),
     returns: 0,
-  },
-  {
-    name: "extendPause: the limiter's own count is replaced by the manual limit",
-    command: 'bulkorderExtendPause',
-    given: { limiter: '7' },
-    run: (r, k) => r.bulkorderExtendPause(k('limiter'), 2000, 'MANUAL'),
-    returns: 2000,
-    then: { limiter: 'MANUAL' },
-    expires: { limiter: true },
   },
   {
     name: 'heartbeat: an importing batch renews its owner key',

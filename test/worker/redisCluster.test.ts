@@ -102,7 +102,7 @@ describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the
   it("runs the breaker's scripts on the node of the breaker's slot (the successes' bucket too)", async () => {
     const redis = createRedis({ redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: nodesOf(cluster!.nodes) }, 'worker');
     const prefix = `{${testPrefix('cluster-breaker')}}`;
-    const settings = { windowMs: 60_000, minAttempts: 3, minOrders: 3, refusalRatio: 0.1, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 1, alertAfterMs: 1_800_000 };
+    const settings = { windowMs: 60_000, minAttempts: 3, minOrders: 3, minCustomers: 1, refusalRatio: 0.1, serverFailingRatio: 0.5, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 1, alertAfterMs: 1_800_000 };
     const breaker = new CircuitBreaker(redis, keyspace(prefix), createLogger({ level: 'silent' }), { settings, pauseQueue: async () => undefined, resumeQueue: async () => undefined });
     try {
       // Each tick adds the successes counted since the last one: a call sent to another node than the
