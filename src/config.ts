@@ -303,7 +303,8 @@ const schema = z.object({
   BULKORDER_NOTIFY_URLS: z.string().transform((value, ctx) => {
     const urls = value.split(',').map((u) => u.trim()).filter((u) => u !== '');
     for (const [i, u] of urls.entries()) {
-      const problem = urlProblem(u);
+      // A `slack:`, `teams:` or `json:` before the URL picks the payload (src/notify/webhookPayload.ts); Teams workflow URLs carry their signature in the query.
+      const problem = urlProblem(u.replace(/^(slack|teams|json):(?=https?:\/\/)/i, ''), { allowQuery: true });
       // The URL itself is not echoed: webhook URLs carry their secret in the path.
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `URL ${i + 1} ${problem}` });
     }
@@ -613,7 +614,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Why a URL is refused, or undefined. http:// only to loopback: credentials must not cross a network in clear. */
-export function urlProblem(value: string): string | undefined {
+export function urlProblem(value: string, options: { allowQuery?: boolean } = {}): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(value);
@@ -622,7 +623,7 @@ export function urlProblem(value: string): string | undefined {
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must start with https://';
   if (parsed.username !== '' || parsed.password !== '') return 'must not contain credentials';
-  if (parsed.search !== '' || parsed.hash !== '') return 'must not have a query or fragment';
+  if ((parsed.search !== '' && options.allowQuery !== true) || parsed.hash !== '') return 'must not have a query or fragment';
   if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) return 'http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost); use https://';
   return undefined;
 }

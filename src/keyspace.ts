@@ -9,6 +9,8 @@ export type ParkedKind = 'dead' | 'held';
 
 export interface Keyspace {
   readonly prefix: string;
+  /** The namespace's marker (a hash: dataVersion, createdAt, createdBy; src/ledger/namespaceMarker.ts). */
+  readonly meta: string;
   /** Delivery ledger entry of one order key (a hash; outlives job retention). */
   ledger(orderKey: string): string;
   /** A batch record (a hash of facts and counters). */
@@ -57,11 +59,18 @@ export interface Keyspace {
   batchOwner(batchId: string): string;
   /** Outcome counts and latency buckets of one minute (epoch minute), for the dashboard's chart; kept 25 h. */
   statsMinute(minute: number): string;
+  /** When notifications start counting (ms, SET NX; kept alive by running notifiers): older events are never sent. */
+  readonly notifyFrom: string;
+  /** One notification's claim (SET NX): whoever sets it sends that event, once across every worker. */
+  notifySent(eventId: string): string;
+  /** The breaker episode announced as opened (its `since`), until its breaker-closed is sent. */
+  readonly notifyBreakerEpisode: string;
 }
 
 export function keyspace(prefix: string): Keyspace {
   return {
     prefix,
+    meta: `${prefix}:meta`,
     ledger: (orderKey) => `${prefix}:ledger:${orderKey}`,
     batch: (batchId) => `${prefix}:batch:${batchId}`,
     batchIndex: `${prefix}:batches`,
@@ -87,6 +96,9 @@ export function keyspace(prefix: string): Keyspace {
     importing: `${prefix}:importing`,
     batchOwner: (batchId) => `${prefix}:batch-owner:${batchId}`,
     statsMinute: (minute) => `${prefix}:stats:${minute}`,
+    notifyFrom: `${prefix}:notify:from`,
+    notifySent: (eventId) => `${prefix}:notify:sent:${eventId}`,
+    notifyBreakerEpisode: `${prefix}:notify:breaker-episode`,
   };
 }
 

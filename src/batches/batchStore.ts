@@ -47,6 +47,15 @@ export interface Batch extends ImportCounts, DeliveryCounts {
   /** Absolute paths of the rejects and results files, as the import chose them (the dashboard links them). */
   rejectsFile?: string;
   resultsFile?: string;
+  /** Why a `failed` import stopped: the error's stable code, its message and the exit code the import gave. */
+  failure?: ImportFailure;
+}
+
+/** A failed import's cause, kept on its batch for the `file-refused` notification. */
+export interface ImportFailure {
+  code: string;
+  reason: string;
+  exitCode: number;
 }
 
 const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'conflicts', 'skippedIdentical', 'enqueued', 'delivered', 'dead', 'held', 'possibleDuplicates'] as const;
@@ -105,10 +114,11 @@ export class BatchStore {
     await multi.exec();
   }
 
-  async finishImport(batchId: string, state: 'imported' | 'failed', totals: Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'>): Promise<void> {
+  async finishImport(batchId: string, state: 'imported' | 'failed', totals: Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'>, failure?: ImportFailure): Promise<void> {
+    const why = failure === undefined ? {} : { failCode: failure.code, failReason: failure.reason.slice(0, 1000), failExitCode: failure.exitCode };
     await this.redis
       .multi()
-      .hset(this.keys.batch(batchId), { importState: state, ...totals })
+      .hset(this.keys.batch(batchId), { importState: state, ...totals, ...why })
       .del(this.keys.batchOwner(batchId))
       .srem(this.keys.importing, batchId)
       .exec();
@@ -176,5 +186,6 @@ function toBatch(raw: Record<string, string>): Batch {
     importState: (raw.importState ?? 'importing') as Batch['importState'],
     ...(raw.rejectsFile === undefined ? {} : { rejectsFile: raw.rejectsFile }),
     ...(raw.resultsFile === undefined ? {} : { resultsFile: raw.resultsFile }),
+    ...(raw.failCode === undefined ? {} : { failure: { code: raw.failCode, reason: raw.failReason ?? '', exitCode: Number(raw.failExitCode ?? 1) } }),
   };
 }

@@ -73,11 +73,18 @@ export class Ledger {
 
   /**
    * Reserves chunks of records for one batch, each chunk into one job (`chunkIds[i]` its job id,
-   * `jobName` its name), in one round trip: each record as reserveJobs does, and each chunk's job,
-   * holding the records reserved, kept until `confirmChunks`. Returns each record's result.
+   * `job.name` its name, `job.layout` its packed payloads' layout), in one round trip: each record as
+   * reserveJobs does, and each chunk's job, holding the records reserved, kept until `confirmChunks`.
+   * Returns each record's result.
    */
-  reserveChunks(chunks: readonly (readonly ChunkReservation[])[], chunkIds: readonly string[], jobName: string, batchId: string, force: boolean): Promise<ReserveResult[][]> {
-    return reserveChunks(this.scope, chunks, chunkIds, jobName, batchId, force);
+  reserveChunks(
+    chunks: readonly (readonly ChunkReservation[])[],
+    chunkIds: readonly string[],
+    job: { name: string; layout: number | undefined },
+    batchId: string,
+    force: boolean,
+  ): Promise<ReserveResult[][]> {
+    return reserveChunks(this.scope, chunks, chunkIds, job, batchId, force);
   }
 
   /**

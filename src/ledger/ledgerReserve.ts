@@ -4,6 +4,7 @@
  * crashed importer left reserved. The Ledger class's methods of the same names call these.
  */
 import { argv } from '../lua/scriptArgv.js';
+import { keptChunkFrame } from './jobData.js';
 import type { ChunkReservation, LedgerScope, LedgerState, Reservation, ReserveResult, StrandedEntry } from './ledgerTypes.js';
 
 /** Ledger.reserveJobs: each record into a job of its own, its job kept until confirmed; one round trip. */
@@ -41,12 +42,12 @@ export async function reserveJobs(scope: LedgerScope, items: readonly Reservatio
   });
 }
 
-/** Ledger.reserveChunks: each chunk's records into one job (`chunkIds[i]`), kept until confirmed; one round trip. */
+/** Ledger.reserveChunks: each chunk's records into one job (`chunkIds[i]`, `job.name`, `job.layout`), kept until confirmed; one round trip. */
 export async function reserveChunks(
   scope: LedgerScope,
   chunks: readonly (readonly ChunkReservation[])[],
   chunkIds: readonly string[],
-  jobName: string,
+  job: { name: string; layout: number | undefined },
   batchId: string,
   force: boolean,
 ): Promise<ReserveResult[][]> {
@@ -54,8 +55,9 @@ export async function reserveChunks(
   const { keys } = scope;
   const now = Date.now();
   const pipeline = scope.redis.pipeline();
+  // The kept job is chunkJob's JSON with the reserved records spliced in by the script.
+  const { head, tail } = keptChunkFrame(job.name, batchId, job.layout);
   for (const [c, items] of chunks.entries()) {
-    const head = `{"name":${JSON.stringify(jobName)},"data":{"batchId":${JSON.stringify(batchId)},"records":[`;
     pipeline.bulkorderReserveChunk(
       3 + items.length,
       keys.unqueued,
@@ -70,7 +72,7 @@ export async function reserveChunks(
       scope.jobPrefix,
       chunkIds[c]!,
       head,
-      ']}}',
+      tail,
       chunkNumber(chunkIds[c]!, batchId),
       ...items.flatMap((item) => [item.orderKey, item.fingerprint?.hash ?? '', item.fingerprint?.parts ?? '', JSON.stringify(item.record)]),
     );

@@ -2,7 +2,8 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { requeuedJobData, type ParkedRecord, type AnyDeliveryJobData } from '../deliveryJob.js';
+import type { ParkedRecord, AnyDeliveryJobData } from '../deliveryJob.js';
+import { requeuedJobData } from '../ledger/jobData.js';
 
 export interface RequeueBurstDeps<P> {
   redis: RedisClient;
