@@ -102,7 +102,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     const toAdd: { name: string; data: ChunkJobData<P>; opts: JobsOptions }[] = [];
     for (const [c, group] of records.entries()) {
       const taken = group.filter((_, i) => reserved[c]![i]!.outcome === 'reserved');
-      // The same data as the job the ledger keeps (RESERVE_CHUNK, through keptChunkFrame): the records taken.
+      // The same data as the job the ledger keeps (reserveChunk.lua, through keptChunkFrame): the records taken.
       if (taken.length > 0) toAdd.push({ name: deps.kind.chunkJobName, data: chunkJob(batchId, taken, deps.kind.payloadCodec?.version), opts: { ...deps.jobOptions, jobId: ids[c]! } });
     }
     if (toAdd.length > 0) await deps.queue.addBulk(toAdd);

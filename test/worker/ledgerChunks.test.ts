@@ -5,12 +5,11 @@ import { fingerprintOf } from '../../src/ledger/fingerprint.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { JOB_DATA_VERSION, type StoredChunkRecord } from '../../src/deliveryJob.js';
 import { chunkJob } from '../../src/ledger/jobData.js';
-import { ADMIT_FUNCTION } from '../../src/worker/breakerScripts.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
 
 /**
- * Chunk jobs at the ledger (BULKORDER_ORDERS_PER_JOB): RESERVE_CHUNK, CONFIRM_CHUNK, CLAIM_MANY and
- * SETTLE_MANY against real Redis, a fresh prefix per test.
+ * Chunk jobs at the ledger (BULKORDER_ORDERS_PER_JOB): reserveChunk, confirmChunk, claimMany and
+ * settleMany (src/lua/scripts/) against real Redis, a fresh prefix per test.
  */
 
 const redis = testRedis();
@@ -127,7 +126,7 @@ describe('chunk jobs in the ledger', () => {
   });
 
   it('half-open, a chunk claim claims one record as the trial and leaves the others `later`; open, it claims nothing', async () => {
-    const gate = { key: keys.breaker, lua: ADMIT_FUNCTION };
+    const gate = { key: keys.breaker };
     await queuedChunk('b1.1', ['k0', 'k1', 'k2', 'k3']);
     await ledger.claimMany(['k0'], 't0', 'b1.1');
     await ledger.settleMany([{ orderKey: 'k0', batchId: 'b1', token: 't0', state: 'delivered', remoteId: 'SIM-0', httpStatus: 201 }]);
