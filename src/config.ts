@@ -555,6 +555,15 @@ export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix' | 'bas
   return (config.redisClusterNodes?.length ?? 0) > 0 ? `{${prefix}}` : prefix;
 }
 
+/** Which API one kind's records go to (environment, base URL, client id): what src/target.ts `targetId` hashes. */
+export function apiTarget(config: Pick<Config, 'env' | 'baseUrl' | 'credentials'>, api: ApiName = 'business'): { env: string; apiBaseUrl: string; clientId: string } {
+  const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
+  if (config.baseUrl === undefined) throw new ConfigError('BULKORDER_BASE_URL', 'is required: the records go to the API it names');
+  const credentials = config.credentials[api];
+  if (credentials === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)`);
+  return { env: config.env, apiBaseUrl: apiBaseUrl(config.baseUrl, api), clientId: credentials.clientId };
+}
+
 function apiBaseUrl(baseUrl: string, api: ApiName): string {
   return `${baseUrl}/${api === 'business' ? 'business-api' : 'cafetariaplan-api'}`;
 }
