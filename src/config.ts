@@ -47,6 +47,39 @@ export class Secret {
   }
 }
 
+/**
+ * A URL whose password is a secret (REDIS_URL): printed, logged or serialised it shows the URL
+ * with the password replaced (`redis://user:***@host:6379`), so the host stays visible to whoever
+ * reads `bulkorder config` or an error; `reveal()` is for the one place a connection is made.
+ */
+export class SecretUrl extends Secret {
+  readonly #shown: string;
+  constructor(value: string) {
+    super(value);
+    this.#shown = maskPassword(value);
+  }
+  override toString(): string {
+    return this.#shown;
+  }
+  override toJSON(): string {
+    return this.#shown;
+  }
+  override [inspect.custom](): string {
+    return this.#shown;
+  }
+}
+
+/** A URL with any password replaced, fit for messages and logs. */
+export function maskPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
 /** HTTP limits for every remote call; undici's own defaults (5 minutes) are far too long for a batch. */
 export interface HttpSettings {
   /** TCP + TLS connect; default 10 s. */
@@ -89,7 +122,8 @@ export interface Config {
   readonly authUrl: string | undefined;
   readonly userAgent: string | undefined;
   readonly credentials: { readonly business?: ApiCredentials; readonly cafetariaplan?: ApiCredentials };
-  readonly redisUrl: string;
+  /** REDIS_URL: masked wherever it is printed; `reveal()` where a connection is made (src/redis.ts). */
+  readonly redisUrl: SecretUrl;
   /**
    * Seed nodes of a Redis Cluster (BULKORDER_REDIS_CLUSTER_NODES, `host:port,...`); empty for one Redis
    * at redisUrl. With a cluster every key prefix carries a hash tag (`redisPrefix`), so each
@@ -240,7 +274,11 @@ const schema = z.object({
   BULKORDER_ALLOW_VOLATILE_REDIS: z.enum(['yes', 'no'], { error: 'must be yes or no' }).default('no'),
   BULKORDER_PARKED_RETENTION_DAYS: count(30, 1, 3650),
   BULKORDER_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -').default('bulkorder'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379')
+    .transform((url) => new SecretUrl(url)),
   BULKORDER_REDIS_CLUSTER_NODES: z
     .string()
     .regex(/^$|^[A-Za-z0-9_.-]+:\d{1,5}(,[A-Za-z0-9_.-]+:\d{1,5})*$/, 'must be a comma-separated list of host:port, e.g. 10.0.0.1:7000,10.0.0.2:7000')
@@ -367,7 +405,7 @@ function effectiveValues(parsed: Parsed): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of CONFIG_VARIABLES) {
     const value: unknown = parsed[name as keyof Parsed];
-    out[name] = value === undefined ? '' : value instanceof Secret ? '********' : Array.isArray(value) ? (value.length === 0 ? 'none' : value.join(',')) : String(value);
+    out[name] = value === undefined ? '' : value instanceof SecretUrl ? value.toString() : value instanceof Secret ? '********' : Array.isArray(value) ? (value.length === 0 ? 'none' : value.join(',')) : String(value);
   }
   return out;
 }
