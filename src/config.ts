@@ -170,8 +170,10 @@ export interface Config {
 export interface DashboardSettings {
   /** Bearer token, or basic-auth password, that actions need (BULKORDER_DASHBOARD_TOKEN); without it the dashboard is read-only. */
   readonly token: Secret | undefined;
-  /** Where people reach the dashboard (BULKORDER_DASHBOARD_URL), for links in notifications. */
+  /** Where people reach the dashboard (BULKORDER_DASHBOARD_URL), for links in notifications; its host is answered. */
   readonly publicUrl: string | undefined;
+  /** Host names the dashboard answers to besides loopback and publicUrl's (BULKORDER_DASHBOARD_HOSTS; `*` any). */
+  readonly hosts: readonly string[];
 }
 
 export interface SmtpSettings {
@@ -330,6 +332,11 @@ const schema = z.object({
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
   BULKORDER_DASHBOARD_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)').max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value)).optional(),
   BULKORDER_DASHBOARD_URL: z.string().url('must be a URL, e.g. https://bulkorder.example.com').transform((value) => value.replace(/\/+$/, '')).optional(),
+  BULKORDER_DASHBOARD_HOSTS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== ''))
+    .pipe(z.array(z.string().regex(/^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/, 'must be host names (dash.example.com), *.domain, [IPv6] or *, comma-separated'))),
   BULKORDER_NOTIFY_URLS: z.string().transform((value, ctx) => {
     const urls = value.split(',').map((u) => u.trim()).filter((u) => u !== '');
     for (const [i, u] of urls.entries()) {
@@ -489,7 +496,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
     },
-    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL },
+    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL, hosts: v.BULKORDER_DASHBOARD_HOSTS },
     notify: { urls: v.BULKORDER_NOTIFY_URLS ?? [], timeoutMs: v.BULKORDER_NOTIFY_TIMEOUT_MS, smtp: smtpSettings(v) },
   };
 }

@@ -5,6 +5,7 @@ import { parkedFilterFromFlags } from '../deadLetter/parkedFilter.js';
 import { createMetrics } from '../metrics/bulkorderMetrics.js';
 import { opsRoutes } from '../health/opsRoutes.js';
 import { DashboardAuth, sameOrigin, type Caller } from './dashboardAuth.js';
+import type { HostCheck } from './hostCheck.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget, type TargetKind } from './dashboardState.js';
 import { exportCsv, runAction, type ActionForm } from './dashboardActions.js';
 import { batchFiles, batchPage, batchesPage } from './batchPages.js';
@@ -17,6 +18,8 @@ import { schedulesPage, searchPage } from './searchPages.js';
 export interface DashboardOptions {
   /** Hide and refuse every action. */
   readOnly: boolean;
+  /** The Host names answered (DNS rebinding); the probes' paths answer any. */
+  hosts: HostCheck;
   /** Marks the process as shutting down, for /readyz. */
   shuttingDown(): boolean;
 }
@@ -39,6 +42,9 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
 
   app.use('*', async (c, next) => {
     if (OPEN_PATHS.has(c.req.path)) return next();
+    if (!options.hosts.allows(c.req.header('host'))) {
+      return c.text('Misdirected request: this dashboard does not serve that host name (add it to BULKORDER_DASHBOARD_HOSTS if it is yours).', 421);
+    }
     const caller = auth.caller(c.req.header('authorization'));
     if (auth.configured && !caller.authenticated) {
       return c.text('Authentication required: the dashboard token (BULKORDER_DASHBOARD_TOKEN) as bearer token or basic-auth password.', 401, { 'www-authenticate': 'Basic realm="bulkorder", charset="UTF-8"' });

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startHttpServer } from '../health/startOpsServer.js';
 import { dashboardApp } from './dashboardApp.js';
+import { HostCheck } from './hostCheck.js';
 import { openDashboardState } from './dashboardState.js';
 
 export interface DashboardServerOptions {
@@ -34,7 +35,7 @@ export async function startDashboard(config: Config, logger: Logger, options: Da
   const state = await openDashboardState(config, logger);
   let stopping = false;
   try {
-    const server = await startHttpServer(dashboardApp(state, { readOnly: options.readOnly === true, shuttingDown: () => stopping }), { host, port: options.port ?? 8080 });
+    const server = await startHttpServer(dashboardApp(state, { readOnly: options.readOnly === true, hosts: new HostCheck({ listenHost: host, publicUrl: config.dashboard.publicUrl, hosts: config.dashboard.hosts }), shuttingDown: () => stopping }), { host, port: options.port ?? 8080 });
     logger.info({ url: server.url, readOnly: options.readOnly === true, actions: config.dashboard.token !== undefined && options.readOnly !== true }, 'dashboard listening');
     return {
       url: server.url,
