@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import type { Logger } from '../src/logger.js';
 import { isChunk, type AnyDeliveryJobData } from '../src/deliveryJob.js';
-import { deliverOrder, type DeliveryResult } from '../src/worker/deliverOrder.js';
+import { deliverRecord, type DeliveryResult } from '../src/worker/deliverRecord.js';
 import { deliverChunk, type ChunkDeps } from '../src/worker/deliverChunk.js';
 
 export interface DeliveryProcessorDeps<P> extends Omit<ChunkDeps<P>, 'postpone' | 'logger'> {
@@ -12,7 +12,7 @@ export interface DeliveryProcessorDeps<P> extends Omit<ChunkDeps<P>, 'postpone' 
 /**
  * BullMQ processor for delivery jobs of every record kind (`deliver-order`, `register-account`,
  * and their chunk jobs `deliver-orders`, `register-accounts`; src/queues.ts): a thin adapter that
- * binds a child logger and the job's own lock token, then hands over to src/worker/deliverOrder.ts
+ * binds a child logger and the job's own lock token, then hands over to src/worker/deliverRecord.ts
  * (one record, in one request slot) or src/worker/deliverChunk.ts (several).
  */
 export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
@@ -30,7 +30,7 @@ export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
     const logger = deps.logger.child({ batchId: data.batchId, orderKey: data.key, file, lines: data.lines });
     await deps.slots.acquire(1);
     try {
-      return await deliverOrder(data, attempt, { ...deps, logger, postpone });
+      return await deliverRecord(data, attempt, { ...deps, logger, postpone });
     } finally {
       deps.slots.release(1);
     }

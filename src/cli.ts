@@ -9,7 +9,7 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
 import { registerCommands, type SetExitCode } from './commands/index.js';
-import { HELP_WIDTH, withExamples } from './commands/options.js';
+import { HELP_WIDTH, withExamples, withFlagHint } from './commands/options.js';
 import { isRedisConnectionError } from './redisErrors.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -41,7 +41,7 @@ export function buildProgram(version: string, setExitCode: SetExitCode): Command
     .configureHelp({ helpWidth: HELP_WIDTH, minWidthToWrap: 24 })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+    .configureOutput({ writeErr: (text) => process.stderr.write(text), outputError: (text, write) => write(withFlagHint(text)) });
   withExamples(
     program,
     ['bulkorder validate orders.csv', 'bulkorder worker --config-file .env &', 'bulkorder import orders.csv --wait --config-file .env', 'bulkorder status'],

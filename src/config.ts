@@ -170,6 +170,8 @@ export interface Config {
 export interface DashboardSettings {
   /** Bearer token, or basic-auth password, that actions need (BULKORDER_DASHBOARD_TOKEN); without it the dashboard is read-only. */
   readonly token: Secret | undefined;
+  /** The largest file the dashboard's upload page takes (BULKORDER_UPLOAD_MAX_BYTES); default 200 MB. */
+  readonly uploadMaxBytes: number;
   /** Where people reach the dashboard (BULKORDER_DASHBOARD_URL), for links in notifications; its host is answered. */
   readonly publicUrl: string | undefined;
   /** Host names the dashboard answers to besides loopback and publicUrl's (BULKORDER_DASHBOARD_HOSTS; `*` any). */
@@ -315,13 +317,18 @@ const schema = z.object({
   BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
   BULKORDER_BACKOFF_MAX_MS: milliseconds(600 * SECOND),
   BULKORDER_MAX_RPS: count(0, 0, 100_000),
+  BULKORDER_RATE_FLOOR: count(1, 1, 100_000),
+  BULKORDER_RATE_DECREASE_PERCENT: count(10, 1, 90),
+  BULKORDER_RATE_INCREASE: count(2, 1, 100_000),
   BULKORDER_AMBIGUOUS: z.enum(['hold', 'resend'], { error: 'must be hold or resend' }).default('hold'),
   BULKORDER_LEDGER_RETENTION_DAYS: count(90, 1, 3650),
   BULKORDER_ACCOUNT_RETENTION_DAYS: count(3650, 1, 36500),
   BULKORDER_BREAKER_WINDOW_MS: milliseconds(60 * SECOND),
   BULKORDER_BREAKER_MIN_ATTEMPTS: count(20, 1, 1_000_000),
   BULKORDER_BREAKER_MIN_ORDERS: count(10, 1, 1_000_000),
+  BULKORDER_BREAKER_MIN_CUSTOMERS: count(3, 1, 1_000_000),
   BULKORDER_BREAKER_REFUSAL_PERCENT: count(90, 1, 100),
+  BULKORDER_BREAKER_SERVER_FAILING_PERCENT: count(50, 1, 100),
   BULKORDER_BREAKER_UNREACHABLE_PERCENT: count(50, 1, 100),
   BULKORDER_BREAKER_CREDENTIALS_MIN_ATTEMPTS: count(3, 1, 1_000_000),
   BULKORDER_BREAKER_OPEN_MS: milliseconds(30 * SECOND),
@@ -331,6 +338,7 @@ const schema = z.object({
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
   BULKORDER_DASHBOARD_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)').max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value)).optional(),
+  BULKORDER_UPLOAD_MAX_BYTES: count(200 * 1024 * 1024, 1, 64 * 1024 * 1024 * 1024),
   BULKORDER_DASHBOARD_URL: z.string().url('must be a URL, e.g. https://bulkorder.example.com').transform((value) => value.replace(/\/+$/, '')).optional(),
   BULKORDER_DASHBOARD_HOSTS: z
     .string()
@@ -340,7 +348,8 @@ const schema = z.object({
   BULKORDER_NOTIFY_URLS: z.string().transform((value, ctx) => {
     const urls = value.split(',').map((u) => u.trim()).filter((u) => u !== '');
     for (const [i, u] of urls.entries()) {
-      const problem = urlProblem(u);
+      // A `slack:`, `teams:` or `json:` before the URL picks the payload (src/notify/webhookPayload.ts); Teams workflow URLs carry their signature in the query.
+      const problem = urlProblem(u.replace(/^(slack|teams|json):(?=https?:\/\/)/i, ''), { allowQuery: true });
       // The URL itself is not echoed: webhook URLs carry their secret in the path.
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `URL ${i + 1} ${problem}` });
     }
@@ -476,6 +485,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       attempts: v.BULKORDER_ATTEMPTS,
       backoff: { baseMs: v.BULKORDER_BACKOFF_BASE_MS, maxMs: v.BULKORDER_BACKOFF_MAX_MS },
       maxRequestsPerSecond: v.BULKORDER_MAX_RPS,
+      rate: { floorPerSecond: v.BULKORDER_RATE_FLOOR, decrease: v.BULKORDER_RATE_DECREASE_PERCENT / 100, increasePerSecond: v.BULKORDER_RATE_INCREASE },
       ambiguousPolicy: v.BULKORDER_AMBIGUOUS,
       ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,
       accountRetentionMs: v.BULKORDER_ACCOUNT_RETENTION_DAYS * 24 * 3600 * SECOND,
@@ -485,7 +495,9 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
         windowMs: v.BULKORDER_BREAKER_WINDOW_MS,
         minAttempts: v.BULKORDER_BREAKER_MIN_ATTEMPTS,
         minOrders: v.BULKORDER_BREAKER_MIN_ORDERS,
+        minCustomers: v.BULKORDER_BREAKER_MIN_CUSTOMERS,
         refusalRatio: v.BULKORDER_BREAKER_REFUSAL_PERCENT / 100,
+        serverFailingRatio: v.BULKORDER_BREAKER_SERVER_FAILING_PERCENT / 100,
         unreachableRatio: v.BULKORDER_BREAKER_UNREACHABLE_PERCENT / 100,
         credentialsMinAttempts: v.BULKORDER_BREAKER_CREDENTIALS_MIN_ATTEMPTS,
         openMs: v.BULKORDER_BREAKER_OPEN_MS,
@@ -496,7 +508,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
     },
-    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL, hosts: v.BULKORDER_DASHBOARD_HOSTS },
+    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL, uploadMaxBytes: v.BULKORDER_UPLOAD_MAX_BYTES, hosts: v.BULKORDER_DASHBOARD_HOSTS },
     notify: { urls: v.BULKORDER_NOTIFY_URLS ?? [], timeoutMs: v.BULKORDER_NOTIFY_TIMEOUT_MS, smtp: smtpSettings(v) },
   };
 }
@@ -656,7 +668,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Why a URL is refused, or undefined. http:// only to loopback: credentials must not cross a network in clear. */
-export function urlProblem(value: string): string | undefined {
+export function urlProblem(value: string, options: { allowQuery?: boolean } = {}): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(value);
@@ -665,7 +677,7 @@ export function urlProblem(value: string): string | undefined {
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must start with https://';
   if (parsed.username !== '' || parsed.password !== '') return 'must not contain credentials';
-  if (parsed.search !== '' || parsed.hash !== '') return 'must not have a query or fragment';
+  if ((parsed.search !== '' && options.allowQuery !== true) || parsed.hash !== '') return 'must not have a query or fragment';
   if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) return 'http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost); use https://';
   return undefined;
 }

@@ -59,7 +59,7 @@ export async function showParked(store: ParkedStore, services: Services<unknown>
     return ExitCode.ok;
   }
   const columns = (await services.batches.get(item.record.batchId))?.columns;
-  process.stdout.write(parkedDetails(item, columns).join('\n') + '\n');
+  process.stdout.write(parkedDetails(item, columns, services.kind.rebuildRows).join('\n') + '\n');
   return ExitCode.ok;
 }
 

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { outputPath } from '../ingest/outputPath.js';
 import { followBatch } from '../batches/followBatch.js';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
@@ -5,6 +6,7 @@ import { POSSIBLE_DUPLICATE_CODE, writeResults } from '../batches/writeResults.j
 import type { ResultsCounts } from '../kinds/resultsLayout.js';
 import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
 import { describeHealth, readDeliveryHealth } from '../services/deliveryControl.js';
+import { describeBreakerReport, readBreakerReport } from '../services/breakerReport.js';
 import { WORKER_STALE_MS } from '../worker/workerPresence.js';
 
 /** A worker may take a moment to register: "no worker is running" only after this. */
@@ -71,9 +73,12 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
   const followStart = Date.now();
   let reasons: string[] = [];
   const watch = async () => {
-    const health = await readDeliveryHealth(services, services.delivery.breaker.alertAfterMs);
+    const [health, view] = await Promise.all([readDeliveryHealth(services, services.delivery.breaker.alertAfterMs), readBreakerReport(services, services.delivery.breaker)]);
     const early = Date.now() - followStart < Math.min(NO_WORKER_GRACE_MS, WORKER_STALE_MS);
-    reasons = describeHealth(health, commands).filter((line) => !(early && line.startsWith('no worker')));
+    const lines = describeHealth(health, commands);
+    // The breaker's view under its line: what waits when open, and a failing API before it opens.
+    lines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerReport(view).map((line) => line.trim()));
+    reasons = lines.filter((line) => !(early && line.startsWith('no worker')));
     // An open breaker with a burst may send dead letters of this batch back: not settled yet.
     return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
   };
@@ -83,6 +88,7 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
   const settled = batchSettled;
   const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
   const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind);
+  if (follow.resultsPath !== undefined) await services.batches.setResultsFile(result.batchId, resolve(resultsPath));
   lines.push(
     ...(settled ? [] : [`  gave up waiting after ${Math.round((follow.timeoutMs ?? 0) / 1000)} s (--max-wait): ${reasons.length === 0 ? `${kind.noun}s are still being delivered` : reasons.join('; ')}`]),
     `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { JobsOptions, Queue } from 'bullmq';
-import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
+import type { BatchStore, ImportCounts, ImportFailure } from '../batches/batchStore.js';
 import { startImportHeartbeat } from '../batches/importHeartbeat.js';
-import { InfrastructureError } from '../errors.js';
+import { ExitCode, InfrastructureError, isBulkorderError } from '../errors.js';
 import type { Ledger, ReserveResult } from '../ledger/ledger.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { Logger } from '../logger.js';
@@ -15,6 +15,7 @@ import type { RecordKind } from '../kinds/recordKind.js';
 import type { ImportDeps } from '../services.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
 import { refuseNul, scanFile } from '../ingest/scanFile.js';
+import { outputPath } from '../ingest/outputPath.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
 import { conflictRejection } from '../ledger/orderRefReused.js';
 
@@ -58,14 +59,17 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   const sha256 = scan.sha256;
   const batchId = newBatchId();
   const log = deps.logger.child({ batchId, file: basename(file) });
-  await deps.batches.create({ id: batchId, file, sha256, env: deps.env, startedAt: Date.now(), columns: source.columns });
+  const rejectsPath = options.rejectsPath ?? RejectsWriter.defaultPath(file);
+  // Absolute, so a dashboard started in another folder finds them (results: the default of import --wait).
+  const outputs = { rejectsFile: resolve(rejectsPath), resultsFile: resolve(outputPath(file, 'results')) };
+  await deps.batches.create({ id: batchId, file, sha256, env: deps.env, startedAt: Date.now(), columns: source.columns, ...outputs });
   const heartbeat = startImportHeartbeat(deps.batches, batchId);
 
   const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0, enqueued: 0 };
   const elsewhere: ImportResult['elsewhere'] = [];
   const identicalLines: number[] = [];
   const summary = new ValidationSummary(10, deps.kind.noun);
-  const rejects = new RejectsWriter(options.rejectsPath ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
+  const rejects = new RejectsWriter(rejectsPath, source.columns, { delimiter: source.delimiter });
   const chunkSize = options.chunkSize ?? 500;
   let chunk: ValidRecord<P>[] = [];
 
@@ -164,7 +168,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     await inFlight.catch(() => undefined);
     heartbeat.stop();
     await rejects.abort().catch(() => undefined);
-    await deps.batches.finishImport(batchId, 'failed', totalsOf(source)).catch(() => undefined);
+    await deps.batches.finishImport(batchId, 'failed', totalsOf(source), importFailure(error)).catch(() => undefined);
     log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
     throw error;
   }
@@ -225,4 +229,10 @@ export function newBatchId(now = new Date()): string {
 function totalsOf(source: RecordSource<unknown>): Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'> {
   const { rows, records, valid, rejected } = source.stats();
   return { rows, orders: records, valid, rejected };
+}
+
+/** Why an import stopped, as its batch keeps it: a refused file is exit 3 with its code, anything else its own. */
+function importFailure(error: unknown): ImportFailure {
+  if (isBulkorderError(error)) return { code: error.code, reason: error.message, exitCode: error.exitCode };
+  return { code: 'INTERNAL', reason: error instanceof Error ? error.message : String(error), exitCode: ExitCode.internal };
 }

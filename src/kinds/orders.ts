@@ -25,6 +25,7 @@ export const ORDERS: RecordKind<OrderPayload> = {
   retentionMs: (delivery) => delivery.ledgerRetentionMs,
   results: ORDER_RESULTS,
   wording: ORDER_WORDING,
+  customerOf: (payload) => String(payload.businessCustomerId),
   cli: 'bulkorder',
   rebuildRows: { columns: ORDER_FIELDS, rows: canonicalRows },
   payloadCodec: { pack: packPayload, unpack: unpackPayload },

@@ -66,6 +66,11 @@ export interface RecordKind<P> {
    * `settings` are `requireApi(config, kind.api)`.
    */
   connect(settings: ApiSettings, deps: ApiClientDeps): RecordSender<P>;
+  /**
+   * Whom a record is for (orders: businessCustomerId; accounts: companyId): the circuit breaker
+   * counts a refusal as systemic only across several of them.
+   */
+  customerOf(payload: P): string;
   /** Lines about outcomes only this kind has in an import report (accounts: how many already existed). */
   reportResults?(results: ResultsCounts): string[];
 }

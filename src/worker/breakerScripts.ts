@@ -3,7 +3,8 @@
  * workers on any hosts share one window and one state. Key names derived inside a script (the
  * per-second buckets, a signature's sets) assume a single Redis node, like the rest of bulkorder.
  *
- * State hash fields: state (closed | open | halfOpen), signature, class, reason, status, code,
+ * State hash fields: state (closed | open | halfOpen), signature, class, reason, counts (JSON:
+ * failures by status or `no answer`), customers (refused, newline-separated), status, code,
  * message, since (first opening of this episode), openedAt, nextProbeAt, openCount, trialsLeft,
  * halfOpenAt, alerted (1 once the long-open alert fired), closedAt.
  */
@@ -34,27 +35,33 @@ return 1
 `;
 
 /**
- * One failed attempt. Closed: adds it to the window and opens when the evidence is enough.
- * Open/half-open: a refusal of the trip's signature joins the burst (requeued at close); a
- * failed trial reopens with a longer wait; a half-open breaker whose trial got an answer of
- * another kind closes (`closeNow`: the API answers again, that refusal is about the order).
- * KEYS: state, failures(signature), orders(signature), burst.
- * ARGV: now, windowMs, bucketPrefix, attemptId, orderKey, signature, minAttempts, minOrders,
- *       ratio, openMs, maxOpenMs, reason, class, status, code, message, healthy (this process's
- *       successes not yet counted: they join the window first, so the ratio is judged on every
- *       attempt this process made, not only those its last tick flushed).
- * Returns {transition, state}: transition none | opened | reopened | closeNow.
+ * One failed attempt. Closed: adds it to the window and opens when the evidence is enough: enough
+ * failed attempts of one signature, over enough distinct orders and (refusals) distinct customers,
+ * at the class's share of the window. A refusal a healthy trial of another customer proved to be
+ * about its customer (the exempt set) is no evidence. Open/half-open: a refusal of the trip's
+ * signature joins the burst (requeued at close); a failed trial reopens with a longer wait; a
+ * half-open breaker whose trial got an answer of another kind closes (`closeNow`: the API answers
+ * again, that refusal is about the order).
+ * KEYS: state, failures(signature), orders(signature), burst, customers(signature), exempt.
+ * ARGV: now, windowMs, bucketPrefix, attemptId (`<label>|<unique>`: the reason counts labels),
+ *       orderKey, signature, minAttempts, minOrders, ratio, openMs, maxOpenMs, class, status,
+ *       code, message, healthy (this process's successes not yet counted: they join the window
+ *       first, so the ratio is judged on every attempt this process made, not only those its
+ *       last tick flushed), customer, minCustomers.
+ * Returns {transition, state, failures, total, orders, customers, counts (JSON label -> n)}:
+ * transition none | opened | reopened | closeNow; the numbers only when opened.
  */
 export const RECORD_FAILURE = COMMON + `
 local now = tonumber(ARGV[1])
 local windowMs = tonumber(ARGV[2])
 local bucket = ARGV[3] .. math.floor(now / 1000)
-redis.call('INCRBY', bucket, 1 + tonumber(ARGV[17] or '0'))
+redis.call('INCRBY', bucket, 1 + tonumber(ARGV[16] or '0'))
 redis.call('PEXPIRE', bucket, windowMs + 2000)
 local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if redis.call('SISMEMBER', KEYS[6], ARGV[6] .. '|' .. ARGV[17]) == 1 then return {'none', state} end
 if state ~= 'closed' then
   local tripSignature = redis.call('HGET', KEYS[1], 'signature')
-  local sameKind = ARGV[6] == tripSignature or ARGV[13] ~= 'refusal'
+  local sameKind = ARGV[6] == tripSignature or ARGV[12] ~= 'refusal'
   if ARGV[6] == tripSignature then redis.call('SADD', KEYS[4], ARGV[5]) end
   if state == 'halfOpen' then
     if not sameKind then return {'closeNow', state} end
@@ -65,24 +72,32 @@ if state ~= 'closed' then
   end
   return {'none', state}
 end
-redis.call('ZADD', KEYS[2], now, ARGV[4])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - windowMs)
-redis.call('PEXPIRE', KEYS[2], windowMs)
-redis.call('ZADD', KEYS[3], now, ARGV[5])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - windowMs)
-redis.call('PEXPIRE', KEYS[3], windowMs)
+local windowKeys = {KEYS[2], KEYS[3], KEYS[5]}
+for i, member in ipairs({ARGV[4], ARGV[5], ARGV[17]}) do
+  local key = windowKeys[i]
+  redis.call('ZADD', key, now, member)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - windowMs)
+  redis.call('PEXPIRE', key, windowMs)
+end
 local failures = redis.call('ZCARD', KEYS[2])
 local orders = redis.call('ZCARD', KEYS[3])
+local customers = redis.call('ZCARD', KEYS[5])
 local total = math.max(windowTotal(ARGV[3], now, windowMs), failures)
-if failures < tonumber(ARGV[7]) or orders < tonumber(ARGV[8]) or failures < tonumber(ARGV[9]) * total then return {'none', 'closed'} end
+if failures < tonumber(ARGV[7]) or orders < tonumber(ARGV[8]) or customers < tonumber(ARGV[18]) or failures < tonumber(ARGV[9]) * total then return {'none', 'closed'} end
 redis.call('DEL', KEYS[4])
-if ARGV[13] == 'refusal' then
+if ARGV[12] == 'refusal' then
   for _, key in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do redis.call('SADD', KEYS[4], key) end
 end
-redis.call('HSET', KEYS[1], 'state', 'open', 'signature', ARGV[6], 'class', ARGV[13],
-  'reason', string.format(ARGV[12], failures, total, orders), 'status', ARGV[14], 'code', ARGV[15], 'message', ARGV[16],
+local counts = {}
+for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  local label = string.match(member, '^(.-)|') or '?'
+  counts[label] = (counts[label] or 0) + 1
+end
+local refused = redis.call('ZRANGE', KEYS[5], 0, 99)
+redis.call('HSET', KEYS[1], 'state', 'open', 'signature', ARGV[6], 'class', ARGV[12],
+  'status', ARGV[13], 'code', ARGV[14], 'message', ARGV[15], 'customers', table.concat(refused, '\\n'),
   'since', now, 'openedAt', now, 'nextProbeAt', now + tonumber(ARGV[10]), 'openCount', 1, 'trialsLeft', 0, 'alerted', 0)
-return {'opened', 'open'}
+return {'opened', 'open', failures, total, orders, customers, cjson.encode(counts)}
 `;
 
 /**
@@ -118,21 +133,54 @@ return {verdict, at}
 
 /**
  * Closes the breaker: a healthy trial (onlyHalfOpen = 1) or a person's `resume` (0). Clears the
- * trip's evidence and returns the burst (orders its refusals dead-lettered) to requeue.
- * KEYS: state, burst. ARGV: now, onlyHalfOpen, failuresPrefix, ordersPrefix.
- * Returns {closed | none, orderKey...}.
+ * trip's evidence. A refusal's trip closed by a trial of a customer it never refused was about its
+ * customers: their orders stay dead-lettered and those refusals are no evidence for `exemptMs`
+ * (`customers`); otherwise the burst (orders its refusals dead-lettered) is returned to requeue (`api`).
+ * KEYS: state, burst, exempt. ARGV: now, onlyHalfOpen, failuresPrefix, ordersPrefix, customersPrefix,
+ * trialCustomer ('' when unknown or a person's resume), exemptMs.
+ * Returns {closed | none, api | customers, orderKey...}.
  */
 export const CLOSE = `
 local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
 if state == 'closed' or (ARGV[2] == '1' and state ~= 'halfOpen') then return {'none'} end
 local signature = redis.call('HGET', KEYS[1], 'signature') or ''
-redis.call('DEL', ARGV[3] .. signature, ARGV[4] .. signature)
-local burst = redis.call('SMEMBERS', KEYS[2])
+local refused = redis.call('HGET', KEYS[1], 'customers') or ''
+redis.call('DEL', ARGV[3] .. signature, ARGV[4] .. signature, ARGV[5] .. signature)
+local about = 'api'
+if ARGV[6] ~= '' and refused ~= '' and redis.call('HGET', KEYS[1], 'class') == 'refusal' then
+  local seen = false
+  for customer in string.gmatch(refused, '[^\\n]+') do
+    if customer == ARGV[6] then seen = true end
+  end
+  if not seen then
+    about = 'customers'
+    for customer in string.gmatch(refused, '[^\\n]+') do redis.call('SADD', KEYS[3], signature .. '|' .. customer) end
+    redis.call('PEXPIRE', KEYS[3], ARGV[7])
+  end
+end
+local burst = about == 'api' and redis.call('SMEMBERS', KEYS[2]) or {}
 redis.call('DEL', KEYS[2], KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'closed', 'closedAt', ARGV[1])
-local result = {'closed'}
+local result = {'closed', about}
 for _, key in ipairs(burst) do result[#result + 1] = key end
 return result
+`;
+
+/**
+ * What the window holds now, for the breaker's view (read only).
+ * KEYS: failures(SERVER_FAILING). ARGV: now, windowMs, bucketPrefix.
+ * Returns {total attempts, server-failing attempts, counts (JSON label -> n)}.
+ */
+export const WINDOW = COMMON + `
+local now = tonumber(ARGV[1])
+local members = redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[2]), '+inf')
+local counts = {}
+for _, member in ipairs(members) do
+  local label = string.match(member, '^(.-)|') or '?'
+  counts[label] = (counts[label] or 0) + 1
+end
+local total = math.max(windowTotal(ARGV[3], now, tonumber(ARGV[2])), #members)
+return {total, #members, cjson.encode(counts)}
 `;
 
 /**

@@ -38,13 +38,15 @@ function recordRow(fault: string, behaviour: string, orders: number, r: Awaited<
 
 describe('API faults: what the product does, and that nothing is lost or sent twice', () => {
   it('a 5xx storm (every request for a while) is ridden out: all delivered once', async () => {
-    const r = await runBatch('storm', 20, { faults: { serverErrorRate: 1 } }, {}, async (rg) => {
+    // A storm of every request opens the breaker as "server failing"; its first trial comes after 2 s here.
+    const r = await runBatch('storm', 20, { faults: { serverErrorRate: 1 } }, { BULKORDER_BREAKER_OPEN_MS: '2000' }, async (rg) => {
       await new Promise((res) => setTimeout(res, 1500));
       rg.simulator.setFaults({ serverErrorRate: 0 });
     });
     expect(r.settled).toBe(true);
     expect(r.batch).toMatchObject({ delivered: 20, dead: 0, held: 0 });
-    expect(r.counters.faults.serverError).toBeGreaterThan(20);
+    // The storm was met (how many 5xx fit in 1.5 s depends on the machine: issue 23 asks for no such bound).
+    expect(r.counters.faults.serverError).toBeGreaterThan(0);
     recordRow('5xx storm: every request fails for 1.5 s', 'retried with backoff, then delivered', 20, r);
     expect(r.counters.ordersAccepted).toBe(20);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
@@ -66,9 +68,8 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     recordRow('"stored, then 500" with BULKORDER_AMBIGUOUS_STATUSES=500,504', 'held for review, not re-posted', 3, held);
   }, 60_000);
 
-  // Both 429s are answered together (concurrency 4). This test once settled in 919 ms: the pause was read,
-  // then written, so the second 429's shorter Retry-After (an HTTP date has whole seconds) could land last and
-  // cut the 1 s pause short. The pause is now extended in one script (src/worker/queuePause.ts).
+  // Both 429s are answered together (concurrency 4). The first starts the shared rate with no request before
+  // its Retry-After (src/worker/sharedRate.ts); each refused order waits its own Retry-After, attempt unspent.
   it('429 with Retry-After as seconds and as an HTTP date pauses, then delivers everything once', { timeout: 60_000 }, async () => {
     const soon = new Date(Date.now() + 1500).toUTCString();
     const r = await runBatch('ratelimit', 10, {
@@ -81,9 +82,9 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     });
     expect(r.batch).toMatchObject({ delivered: 10, dead: 0, held: 0 });
     expect(r.counters.statuses['429']).toBe(2);
-    // The whole queue waited out both Retry-After values (1 s, then until the date) before going on.
+    // Every worker waited out the first Retry-After before going on.
     expect(r.elapsedMs).toBeGreaterThanOrEqual(1000);
-    recordRow('429 with Retry-After in seconds and as an HTTP date', 'whole queue paused for the longest Retry-After, no attempt spent', 10, r);
+    recordRow('429 with Retry-After in seconds and as an HTTP date', 'every worker waits the first Retry-After, then all go at a shared rate; no attempt spent', 10, r);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   });
 
@@ -174,7 +175,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(batch.held).toBeLessThanOrEqual(3 + 2);
     expect(batch.delivered + batch.dead).toBe(0);
     const trip = await readBreakerStatus(rig.services.redis, rig.services.keys, 60_000);
-    expect(trip.reason).toMatch(/sent without an answer/);
+    expect(trip.reason).toMatch(/^server failing: no answer x\d+ of \d+ attempts/);
 
     // The API answers again; after `resume` the queued orders go, and the held ones are not re-sent.
     rig.simulator.setFaults({ noAnswerRate: 0 });
