@@ -51,7 +51,8 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
 
   app.use('*', async (c, next) => {
     if (OPEN_PATHS.has(c.req.path)) return next();
-    if (!hosts.allows(c.req.header('host'))) {
+    // Without a Host header (in-process requests), the URL's host: a browser, the rebinding attacker's tool, always sends one.
+    if (!hosts.allows(c.req.header('host') ?? new URL(c.req.url).host)) {
       return c.text('Misdirected request: this dashboard does not serve that host name (add it to BULKORDER_DASHBOARD_HOSTS if it is yours).', 421);
     }
     const caller = auth.caller(c.req.header('authorization'));
