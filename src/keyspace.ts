@@ -9,6 +9,8 @@ export type ParkedKind = 'dead' | 'held';
 
 export interface Keyspace {
   readonly prefix: string;
+  /** The namespace's marker (a hash: dataVersion, createdAt, createdBy; src/ledger/namespaceMarker.ts). */
+  readonly meta: string;
   /** Delivery ledger entry of one order key (a hash; outlives job retention). */
   ledger(orderKey: string): string;
   /** A batch record (a hash of facts and counters). */
@@ -66,6 +68,7 @@ export interface Keyspace {
 export function keyspace(prefix: string): Keyspace {
   return {
     prefix,
+    meta: `${prefix}:meta`,
     ledger: (orderKey) => `${prefix}:ledger:${orderKey}`,
     batch: (batchId) => `${prefix}:batch:${batchId}`,
     batchIndex: `${prefix}:batches`,

@@ -2,6 +2,8 @@ import { Queue, Worker } from 'bullmq';
 import { hostname } from 'node:os';
 import { keyspace } from '../keyspace.js';
 import { Ledger } from '../ledger/ledger.js';
+import { ensureNamespaceMarker } from '../ledger/namespaceMarker.js';
+import { bulkorderVersion } from '../paths.js';
 import type { Logger } from '../logger.js';
 import { isChunk, type AnyDeliveryJobData } from '../deliveryJob.js';
 import { assertRedisReady, createRedis, type RedisClient, type RedisEndpoint } from '../redis.js';
@@ -71,8 +73,16 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const wording = kind.wording;
   const commands = options.redis ?? createRedis(options.endpoint, 'worker');
   const blocking = createRedis(options.endpoint, 'worker');
-  await assertRedisReady(commands, options.endpoint.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
   const keys = keyspace(prefix);
+  try {
+    await assertRedisReady(commands, options.endpoint.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
+    // A worker of an older bulkorder must not take jobs of a newer one's namespace (README "Deployment").
+    await ensureNamespaceMarker(commands, keys, { processVersion: bulkorderVersion() });
+  } catch (error) {
+    blocking.disconnect();
+    if (options.redis === undefined) commands.disconnect();
+    throw error;
+  }
   const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
   const batchFile = cachedBatchFiles(batches);
@@ -104,7 +114,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     send,
     slots,
     isClosing: () => stopping,
-    ...(kind.payloadCodec === undefined ? {} : { unpack: kind.payloadCodec.unpack }),
+    ...(kind.payloadCodec === undefined ? {} : { codec: kind.payloadCodec }),
     ...(options.metrics === undefined ? {} : { onRecordEnded: (outcome: OrderOutcome) => options.metrics!.sink.order(options.metrics!.api, outcome) }),
     wording,
     customerOf: (payload: P) => kind.customerOf(payload),
@@ -137,7 +147,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   // Without a listener BullMQ prints every connection error raw to stderr.
   queue.on('error', logRedisError);
   worker.on('failed', (job, error) => {
-    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun, batchFile, kind.payloadCodec?.unpack);
+    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun, batchFile, kind.payloadCodec);
   });
   if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
 

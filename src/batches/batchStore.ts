@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
-import { CLOSE_ORPHANED, HEARTBEAT } from './batchScripts.js';
+import { defineScripts } from '../lua/defineScripts.js';
 
 /** Counts an import knows when it has read the whole file. */
 export interface ImportCounts {
@@ -63,21 +63,10 @@ const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered',
 /** How long an importer may go without a heartbeat before its batch counts as interrupted. */
 export const IMPORT_OWNER_TTL_MS = 10_000;
 
-interface BatchCommands {
-  bulkorderHeartbeat(...args: (string | number)[]): Promise<number>;
-  bulkorderCloseOrphaned(...args: (string | number)[]): Promise<string>;
-}
-
 /** Batch records: one Redis hash each, indexed by start time, kept as long as the ledger. */
 export class BatchStore {
-  private readonly commands: RedisClient & BatchCommands;
-
   constructor(private readonly redis: RedisClient, private readonly keys: Keyspace, private readonly retentionMs: number) {
-    if (!('bulkorderHeartbeat' in redis)) {
-      redis.defineCommand('bulkorderHeartbeat', { numberOfKeys: 2, lua: HEARTBEAT });
-      redis.defineCommand('bulkorderCloseOrphaned', { numberOfKeys: 3, lua: CLOSE_ORPHANED });
-    }
-    this.commands = redis as RedisClient & BatchCommands;
+    defineScripts(redis);
   }
 
   /** Creates an importing batch owned by the caller, who keeps it alive with `heartbeat`. */
@@ -95,7 +84,7 @@ export class BatchStore {
 
   /** Renews the importer's ownership; false when the batch was closed as interrupted meanwhile. */
   async heartbeat(batchId: string): Promise<boolean> {
-    return (await this.commands.bulkorderHeartbeat(this.keys.batch(batchId), this.keys.batchOwner(batchId), IMPORT_OWNER_TTL_MS)) === 1;
+    return (await this.redis.bulkorderHeartbeat(this.keys.batch(batchId), this.keys.batchOwner(batchId), IMPORT_OWNER_TTL_MS)) === 1;
   }
 
   /** Whether the importer of each batch is alive (its owner key is present). */
@@ -112,7 +101,7 @@ export class BatchStore {
   async closeOrphaned(): Promise<string[]> {
     const closed: string[] = [];
     for (const id of await this.redis.smembers(this.keys.importing)) {
-      const outcome = await this.commands.bulkorderCloseOrphaned(this.keys.batch(id), this.keys.batchOwner(id), this.keys.importing, id, Date.now());
+      const outcome = await this.redis.bulkorderCloseOrphaned(this.keys.batch(id), this.keys.batchOwner(id), this.keys.importing, id, Date.now());
       if (outcome === 'closed') closed.push(id);
     }
     return closed;

@@ -3,6 +3,7 @@ import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
 import type { Queue } from 'bullmq';
 import type { BreakerSettings } from '../deliverySettings.js';
+import { defineScripts } from '../lua/defineScripts.js';
 import { readBreakerReport } from '../services/breakerReport.js';
 import { claimEvent, notifyWatermark } from './eventClaims.js';
 import { breakerNotice } from './breakerNotice.js';
@@ -18,9 +19,6 @@ export interface BreakerWatchOptions {
   /** How often the breaker is looked at; default 5 s. */
   pollMs?: number;
 }
-
-/** Deletes the announced episode only if it is still the one closed (a new one may have opened meanwhile). */
-const FORGET_EPISODE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * Announces the breaker from its stored state, so every `breaker-opened` gets its `breaker-closed`
@@ -40,7 +38,8 @@ export function startBreakerWatch(options: BreakerWatchOptions): { check(): Prom
     if (episode !== null && (view.state === 'closed' || String(view.since) !== episode)) {
       if (await claimEvent(redis, keys, `breaker-closed:${kind}:${episode}`)) {
         const closedBy = view.state === 'closed' ? await redis.hget(keys.breaker, 'closedBy') : null;
-        await redis.eval(FORGET_EPISODE, 1, keys.notifyBreakerEpisode, episode);
+        // Only if it is still the one closed (deleteIfOwner-1.lua): a new one may have opened meanwhile.
+        await defineScripts(redis).bulkorderDeleteIfOwner(keys.notifyBreakerEpisode, episode);
         await options.notifier.notify(breakerNotice('breaker-closed', view, { ...notice, since: Number(episode), closedBy: closedBy ?? 'a successful trial call' }));
       }
     }

@@ -2,7 +2,7 @@ import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 import { SERVER_FAILING, type EvidenceClass } from './breakerEvidence.js';
-import { WINDOW } from './breakerScripts.js';
+import { defineScripts } from '../lua/defineScripts.js';
 
 export type BreakerState = 'closed' | 'open' | 'halfOpen';
 
@@ -84,7 +84,7 @@ export async function readBreakerView(
   const now = options.now ?? Date.now();
   const [status, window, jobs] = await Promise.all([
     readBreakerStatus(redis, keys, settings.alertAfterMs, now),
-    redis.eval(WINDOW, 1, keys.breakerFailures + SERVER_FAILING, now, settings.windowMs, keys.breakerBuckets) as Promise<[number, number, string]>,
+    defineScripts(redis).bulkorderReadWindow(keys.breakerFailures + SERVER_FAILING, now, settings.windowMs, keys.breakerBuckets),
     options.queue?.getJobCounts('waiting', 'paused', 'delayed', 'prioritized'),
   ]);
   const waiting = jobs === undefined ? {} : { waiting: Object.values(jobs).reduce((sum, n) => sum + n, 0) };

@@ -5,7 +5,8 @@ import type { Logger } from '../logger.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import { breakerEvidence, type Evidence } from './breakerEvidence.js';
 import { breakerReason, readBreakerStatus, type BreakerState, type BreakerStatus } from './breakerView.js';
-import { ADMIT, ADMIT_FUNCTION, CLOSE, RECORD_FAILURE, RECORD_HEALTHY, TICK } from './breakerScripts.js';
+import { argv } from '../lua/scriptArgv.js';
+import { defineScripts } from '../lua/defineScripts.js';
 import type { ClaimGate, ClaimResult } from '../ledger/ledger.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 
@@ -65,12 +66,13 @@ export class CircuitBreaker {
   ) {
     this.settings = options.settings;
     this.now = options.now ?? Date.now;
+    defineScripts(redis);
   }
 
   /** Asks before a job is sent: closed says go (no Redis call), half-open grants a few trials, open says wait. */
   async admit(): Promise<Admission> {
     if (this.view === 'closed') return { go: true, trial: false };
-    const [verdict, nextProbeAt] = (await this.redis.eval(ADMIT, 1, this.keys.breaker)) as [string, string];
+    const [verdict, nextProbeAt] = await this.redis.bulkorderAdmit(this.keys.breaker);
     if (verdict === 'go') this.view = 'closed';
     if (verdict === 'go' || verdict === 'trial') return { go: true, trial: verdict === 'trial' };
     return { go: false, waitMs: Math.max(1000, Number(nextProbeAt) - this.now()) };
@@ -81,7 +83,7 @@ export class CircuitBreaker {
    * or undefined while this process sees the breaker closed: a closed breaker costs a job nothing.
    */
   gate(): ClaimGate | undefined {
-    return this.view === 'closed' ? undefined : { key: this.keys.breaker, lua: ADMIT_FUNCTION };
+    return this.view === 'closed' ? undefined : { key: this.keys.breaker };
   }
 
   /** The admission a claim made with `gate()` carries, read as `admit` reads its own verdict. */
@@ -119,34 +121,34 @@ export class CircuitBreaker {
     const healthy = this.healthy;
     this.healthy = 0;
     const signature = evidence.signature.slice(0, 200);
-    const reply = (await this.redis.eval(
-      RECORD_FAILURE,
-      6,
+    const reply = await this.redis.bulkorderRecordFailure(
       this.keys.breaker,
       this.keys.breakerFailures + signature,
       this.keys.breakerOrders + signature,
       this.keys.breakerBurst,
       this.keys.breakerCustomers + signature,
       this.keys.breakerExempt,
-      now,
-      s.windowMs,
-      this.keys.breakerBuckets,
-      `${evidence.label.slice(0, 40)}|${now}:${randomBytes(6).toString('hex')}`,
-      orderKey,
-      signature,
-      credentials ? s.credentialsMinAttempts : s.minAttempts,
-      credentials ? 1 : s.minOrders,
-      { refusal: s.refusalRatio, serverFailing: s.serverFailingRatio, unreachable: s.unreachableRatio, credentials: s.refusalRatio }[evidence.class],
-      s.openMs,
-      s.maxOpenMs,
-      evidence.class,
-      evidence.status ?? '',
-      evidence.code.slice(0, 200),
-      evidence.message.slice(0, 500),
-      healthy,
-      who,
-      evidence.class === 'refusal' ? s.minCustomers : 1,
-    )) as [string, BreakerState, ...(string | number)[]];
+      ...argv('recordFailure', {
+        now,
+        windowMs: s.windowMs,
+        bucketPrefix: this.keys.breakerBuckets,
+        attemptId: `${evidence.label.slice(0, 40)}|${now}:${randomBytes(6).toString('hex')}`,
+        orderKey,
+        signature,
+        minAttempts: credentials ? s.credentialsMinAttempts : s.minAttempts,
+        minOrders: credentials ? 1 : s.minOrders,
+        ratio: { refusal: s.refusalRatio, serverFailing: s.serverFailingRatio, unreachable: s.unreachableRatio, credentials: s.refusalRatio }[evidence.class],
+        openMs: s.openMs,
+        maxOpenMs: s.maxOpenMs,
+        class: evidence.class,
+        status: evidence.status ?? '',
+        code: evidence.code.slice(0, 200),
+        message: evidence.message.slice(0, 500),
+        healthy,
+        customer: who,
+        minCustomers: evidence.class === 'refusal' ? s.minCustomers : 1,
+      }),
+    );
     this.view = reply[1];
     await this.afterFailure(reply, evidence);
   }
@@ -178,9 +180,13 @@ export class CircuitBreaker {
     if (this.healthy > 0) {
       const count = this.healthy;
       this.healthy = 0;
-      await this.redis.eval(RECORD_HEALTHY, 0, this.keys.breakerBuckets, now, this.settings.windowMs, count);
+      await this.redis.bulkorderRecordHealthy(this.keys.breaker, this.keys.breakerBuckets, now, this.settings.windowMs, count);
     }
-    const [transition, state] = (await this.redis.eval(TICK, 2, this.keys.breaker, this.keys.pausedBy, now, this.settings.trialCalls, this.options.trialTimeoutMs ?? 120_000, this.settings.alertAfterMs)) as [string, BreakerState];
+    const [transition, state] = await this.redis.bulkorderTickBreaker(
+      this.keys.breaker,
+      this.keys.pausedBy,
+      ...argv('tickBreaker', { now, trialCalls: this.settings.trialCalls, trialTimeoutMs: this.options.trialTimeoutMs ?? 120_000, alertAfterMs: this.settings.alertAfterMs }),
+    );
     this.view = state;
     if (transition === 'halfOpen') {
       await this.options.resumeQueue();
@@ -216,7 +222,12 @@ export class CircuitBreaker {
   private async close(onlyHalfOpen: boolean, trialCustomer: string): Promise<number> {
     const before = await this.status();
     const keys = this.keys;
-    const [verdict, about, ...burst] = (await this.redis.eval(CLOSE, 3, keys.breaker, keys.breakerBurst, keys.breakerExempt, this.now(), onlyHalfOpen ? '1' : '0', keys.breakerFailures, keys.breakerOrders, keys.breakerCustomers, trialCustomer, EXEMPT_MS)) as string[];
+    const [verdict, about, ...burst] = await this.redis.bulkorderCloseBreaker(
+      keys.breaker,
+      keys.breakerBurst,
+      keys.breakerExempt,
+      ...argv('closeBreaker', { now: this.now(), onlyHalfOpen: onlyHalfOpen ? '1' : '0', failuresPrefix: keys.breakerFailures, ordersPrefix: keys.breakerOrders, customersPrefix: keys.breakerCustomers, trialCustomer, exemptMs: EXEMPT_MS }),
+    );
     if (verdict !== 'closed') return 0;
     this.view = 'closed';
     if (about === 'customers') {

@@ -1,5 +1,6 @@
 import { DelayedError } from 'bullmq';
-import { recordOfChunk, unpackedRecord, type ChunkJobData, type ChunkRecord } from '../deliveryJob.js';
+import { recordOfChunk, type ChunkRecord } from '../deliveryJob.js';
+import type { UnpackedChunk } from '../ledger/jobData.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import { CREDENTIALS_POSTPONE_MS, RetryableDeliveryError, slowDown, type AttemptInfo, type DeliverDeps, type DeliveryResult } from './deliverRecord.js';
@@ -16,8 +17,6 @@ export interface ChunkDeps<P> extends DeliverDeps<P> {
   onRecordEnded?(outcome: OrderOutcome): void;
   /** True once the worker is stopping: a chunk sends no further wave. */
   isClosing?(): boolean;
-  /** The kind's payload codec's unpack (RecordKind.payloadCodec): a chunk's records may be packed. */
-  unpack?(packed: unknown): P;
 }
 
 /** One attempt of a chunk job: `jobId` is the chunk's id, which its records' ledger entries name. */
@@ -48,9 +47,8 @@ export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
  * as it waits after a refused token. Each record's
  * attempts are its chunk's: every record still queued at attempt k failed attempts 1..k-1.
  */
-export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
+export async function deliverChunk<P>(chunk: UnpackedChunk<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
   const { slots } = deps;
-  const chunk: UnpackedChunk<P> = { ...stored, records: stored.records.map((record) => unpackedRecord(record, deps.unpack)) };
   const counts: ChunkCounts = {};
   const ended = (outcome: OrderOutcome): void => {
     counts[outcome] = (counts[outcome] ?? 0) + 1;
@@ -116,8 +114,6 @@ async function endChunk<P>(ends: WaveEnds, deps: ChunkDeps<P>): Promise<void> {
   }
 }
 
-/** A chunk job's data with every payload unpacked. */
-type UnpackedChunk<P> = Omit<ChunkJobData<P>, 'records'> & { records: ChunkRecord<P>[] };
 
 /** What the waves of one attempt found that decides how the job ends. */
 interface WaveEnds {

@@ -2,7 +2,8 @@ import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { RateSettings } from '../deliverySettings.js';
 import { WORKER_STALE_MS } from './workerPresence.js';
-import { CUT, TAKE } from './rateScripts.js';
+import { argv } from '../lua/scriptArgv.js';
+import { defineScripts } from '../lua/defineScripts.js';
 
 /** When requests were let go, and whether a shared rate was in force then (a 429's cut depends on it). */
 export interface RateGrant {
@@ -54,6 +55,7 @@ export class SharedRate implements RequestPacer {
     private readonly options: SharedRateOptions,
   ) {
     this.now = options.now ?? Date.now;
+    defineScripts(redis);
   }
 
   /** Looks for a rate in force every 250 ms until `stop()`. */
@@ -85,7 +87,21 @@ export class SharedRate implements RequestPacer {
   async slowDown(grant: RateGrant, retryAfterMs: number): Promise<void> {
     const s = this.options.settings;
     const now = this.now();
-    await this.redis.eval(CUT, 2, this.keys.rate, this.keys.workers, now, Math.ceil(retryAfterMs), s.floorPerSecond, s.decrease, grant.at, this.localRate(now), WORKER_STALE_MS, this.options.forgetAfterMs ?? 600_000, grant.paced ? '1' : '0');
+    await this.redis.bulkorderCutRate(
+      this.keys.rate,
+      this.keys.workers,
+      ...argv('cutRate', {
+        now,
+        retryAfterMs: Math.ceil(retryAfterMs),
+        floor: s.floorPerSecond,
+        decrease: s.decrease,
+        grantedAt: grant.at,
+        localRate: this.localRate(now),
+        staleMs: WORKER_STALE_MS,
+        expireMs: this.options.forgetAfterMs ?? 600_000,
+        paced: grant.paced ? '1' : '0',
+      }),
+    );
     this.active = true;
   }
 
@@ -95,7 +111,7 @@ export class SharedRate implements RequestPacer {
     const total = waiters.reduce((sum, w) => sum + w.n, 0);
     try {
       const now = this.now();
-      const [at, spacing, active] = ((await this.redis.eval(TAKE, 1, this.keys.rate, now, total, this.options.ceilingPerSecond, this.options.settings.increasePerSecond)) as string[]).map(Number) as [number, number, number];
+      const [at, spacing, active] = (await this.redis.bulkorderTakeRate(this.keys.rate, now, total, this.options.ceilingPerSecond, this.options.settings.increasePerSecond)).map(Number) as [number, number, number];
       this.active = active === 1;
       let slot = 0;
       for (const waiter of waiters) {

@@ -14,7 +14,7 @@ const RANKS: readonly (readonly string[])[] = [
   ['logger', 'deliverySettings', 'target'],
   ['config', 'keyspace', 'queues'],
   ['configReport', 'redis', 'localRedis'],
-  ['ingest', 'simulator'],
+  ['ingest', 'simulator', 'lua'],
   ['delivery', 'deliveryJob'],
   ['ledger'],
   ['kinds'],
