@@ -27,7 +27,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
   const say = (line: string) => process.stdout.write(line + '\n');
   const out = resolve(flags.out ?? 'demo-output');
   await mkdir(out, { recursive: true });
-  const redis = await demoRedis(loadConfig().redisUrl, say);
+  const redis = await demoRedis(loadConfig().redisUrl.reveal(), say);
   try {
     return await runDemoOn(redis?.url, out, say);
   } finally {

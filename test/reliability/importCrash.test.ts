@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSettled, type Batch } from '../../src/batches/batchStore.js';
@@ -46,7 +46,7 @@ async function rerun(file: string): Promise<{ exit: number | string; output: str
 
 /** Starts `bulkorder import <file>` and SIGKILLs it once its batch has queued `atLeast` orders. */
 async function killImportAt(file: string, atLeast: number): Promise<Batch> {
-  const url = rig!.config.redisUrl;
+  const url = rig!.config.redisUrl.reveal();
   const importer = startCli(['import', file], { ...rig!.env, LOG_LEVEL: 'warn' });
   await waitFor(async () => ((await batchesNow(url, rig!.prefix))[0]?.enqueued ?? 0) >= atLeast, `${atLeast} orders queued`, 60_000);
   importer.child.kill('SIGKILL');
@@ -146,12 +146,11 @@ describe('reservation and queueing cannot come apart (real CLI processes, real R
     await writeFile(join(drop, 'inbox', 'night.csv'), ordersCsv('WK', 3000));
     await rig.startWorker({ concurrency: 50 });
     const watcher = startCli(['watch', drop, '--stable', '0.2', '--poll', '0.05'], { ...rig.env, LOG_LEVEL: 'warn' });
-    await waitFor(async () => ((await batchesNow(rig!.config.redisUrl, rig!.prefix))[0]?.enqueued ?? 0) >= 1000, '1000 orders queued', 60_000);
+    await waitFor(async () => ((await batchesNow(rig!.config.redisUrl.reveal(), rig!.prefix))[0]?.enqueued ?? 0) >= 1000, '1000 orders queued', 60_000);
     watcher.child.kill('SIGKILL');
     await watcher.exited;
-    // Its claim lock lapses after 30 s; drop it now instead of waiting (the same state, sooner).
-    const locks = await rig.services.redis.keys(`${rig.prefix}:watch:lock:*`);
-    if (locks.length > 0) await rig.services.redis.del(...locks);
+    // Its heartbeat lapses after 30 s; drop it now instead of waiting (the same state, sooner).
+    for (const dir of await readdir(join(drop, 'processing'))) await rm(join(drop, 'processing', dir, '.alive'), { force: true });
     const next = startCli(['watch', drop, '--once', '--stable', '0.2', '--poll', '0.05'], { ...rig.env, LOG_LEVEL: 'warn' });
     const exit = await next.exited;
     const counters = rig.simulator.counters();
