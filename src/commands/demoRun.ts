@@ -15,18 +15,20 @@ import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import type { DemoFlags } from './options.js';
+import type { TextSink } from '../textSink.js';
+import type { CommandIo, DemoFlags } from './options.js';
 
 /** The sample files the demo imports, in order; mistakes.csv shows rejects, gift-orders.csv dead letters. */
 export const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-orders.json', 'gift-orders.ndjson', 'mistakes.csv'];
 
 
 /** `bulkorder demo`: returns the exit code. */
-export async function runDemo(flags: DemoFlags): Promise<number> {
+export async function runDemo(flags: DemoFlags, io: CommandIo): Promise<number> {
   const out = resolve(flags.out ?? 'demo-output');
   await mkdir(out, { recursive: true });
   const simulator = await startSimulator({ seed: 7, faults: { latencyMs: 20, jitterMs: 10, serverErrorRate: 0.05 } });
   const config = loadConfig({
+    env: io.env,
     overrides: {
       BULKORDER_ENV: 'acceptance',
       BULKORDER_BASE_URL: simulator.url,
@@ -45,7 +47,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
   const logPath = join(out, 'demo.log');
   const logger = createLogger({ level: config.logLevel, destination: pino.destination({ dest: logPath, sync: false }) });
   const prefix = redisPrefix(config);
-  const say = (line: string) => process.stdout.write(line + '\n');
+  const say = (line: string) => io.stdout.write(line + '\n');
   say(`simulator (the stand-in for the Business and Cafetariaplan APIs) at ${simulator.url}: 20 ms latency, 5% server errors`);
 
   let services;
@@ -71,12 +73,12 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
         { rejectsPath: join(out, `${base}.rejects.csv`) },
         services,
         logger,
-        { wait: true, resultsPath: join(out, `${base}.results.csv`), timeoutMs: 120_000 },
+        { wait: true, resultsPath: join(out, `${base}.results.csv`), timeoutMs: 120_000, out: io.stderr },
       );
       settledAll &&= outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
       say(outcome.report);
     }
-    settledAll &&= await demoAccounts(config, logger, out, say);
+    settledAll &&= await demoAccounts(config, logger, out, say, io.stderr);
     const counters = simulator.counters();
     say(
       `simulator saw: ${counters.ordersAccepted} orders accepted, ${counters.duplicateOrdersAccepted} duplicates, ` +
@@ -94,7 +96,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
 }
 
 /** The Cafetariaplan journey: register the sample employees, then hand one of them a one-time login URL. */
-async function demoAccounts(config: Config, logger: Logger, out: string, say: (line: string) => void): Promise<boolean> {
+async function demoAccounts(config: Config, logger: Logger, out: string, say: (line: string) => void, progress: TextSink): Promise<boolean> {
   const file = join(samplesDir, 'employees.csv');
   const services = await openServices(config, ACCOUNTS);
   let settled: boolean;
@@ -104,7 +106,7 @@ async function demoAccounts(config: Config, logger: Logger, out: string, say: (l
       { rejectsPath: join(out, 'employees-csv.rejects.csv') },
       services,
       logger,
-      { wait: true, resultsPath: join(out, 'employees-csv.results.csv'), timeoutMs: 120_000 },
+      { wait: true, resultsPath: join(out, 'employees-csv.results.csv'), timeoutMs: 120_000, out: progress },
     );
     say(outcome.report);
     settled = outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;

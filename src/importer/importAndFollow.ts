@@ -1,4 +1,5 @@
 import { outputPath } from '../ingest/outputPath.js';
+import type { TextSink } from '../textSink.js';
 import { followBatch } from '../batches/followBatch.js';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
 import { POSSIBLE_DUPLICATE_CODE, writeResults, type ResultsCounts } from '../batches/writeResults.js';
@@ -23,7 +24,7 @@ export interface FollowSettings {
   /** --max-wait; then exit 5 with the reason. */
   timeoutMs?: number;
   /** Where progress and stall reasons go; default stderr. */
-  out?: NodeJS.WriteStream;
+  out?: TextSink;
 }
 
 export interface ImportOutcome {
