@@ -74,8 +74,10 @@ export async function entries(dir: string): Promise<string[]> {
   return readdir(dir);
 }
 
-/** Runs the real CLI through tsx; resolves with exit code, stdout and stderr. */
-export function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export { runCli } from '../helpers/runCli.js';
+
+/** Runs the real CLI through tsx as its own process (for the few tests whose point is the real binary). */
+export function spawnCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src/cli.ts'), ...args], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

@@ -11,6 +11,7 @@ import { withFreshBatches } from '../helpers/redis.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 
 /**
@@ -39,8 +40,8 @@ function batchesNow(url: string, prefix: string): Promise<Batch[]> {
 /** `bulkorder import <file> --wait` as a real process. */
 async function rerun(file: string): Promise<{ exit: number | string; output: string }> {
   // --timeout: a run that cannot finish says so (exit 4 with its report) instead of hanging the test.
-  const cli = startCli(['import', file, '--wait', '--timeout', '200'], { ...rig!.env, LOG_LEVEL: 'warn' });
-  return { exit: await cli.exited, output: cli.output() };
+  const cli = await runCli(['import', file, '--wait', '--timeout', '200'], { ...rig!.env, LOG_LEVEL: 'warn' });
+  return { exit: cli.code, output: cli.output };
 }
 
 /** Starts `bulkorder import <file>` and SIGKILLs it once its batch has queued `atLeast` orders. */
