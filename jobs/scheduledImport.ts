@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { ImportDeps } from '../src/importer/importFile.js';
+import type { ImportDeps } from '../src/services.js';
 import { runScheduledImport, type ScheduledImportResult } from '../src/schedule/runScheduledImport.js';
 import type { ScheduledImportData } from '../src/schedule/scheduledImportJob.js';
 

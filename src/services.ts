@@ -4,13 +4,30 @@ import { BatchStore } from './batches/batchStore.js';
 import { redisPrefix, type Config } from './config.js';
 import type { AnyDeliveryJobData } from './deliveryJob.js';
 import type { DeliverySettings } from './deliverySettings.js';
-import type { ImportDeps } from './importer/importFile.js';
 import { keyspace, type Keyspace } from './keyspace.js';
 import type { RecordKind } from './kinds/recordKind.js';
 import { Ledger } from './ledger/ledger.js';
 import type { Logger } from './logger.js';
 import { deliveryJobOptions } from './queues.js';
 import { assertRedisReady, createRedis, type RedisRole } from './redis.js';
+
+/**
+ * The import pipeline of one record kind: what importFile, requeues (dead-letters retry, review
+ * release) and scheduled imports need. Built by `services.pipeline(logger)`.
+ */
+export interface ImportDeps<P> {
+  queue: Queue<AnyDeliveryJobData<P>>;
+  ledger: Ledger;
+  batches: BatchStore;
+  env: string;
+  logger: Logger;
+  /** BullMQ options of every delivery job (attempts, backoff, retention). */
+  jobOptions: JobsOptions;
+  /** Records per BullMQ job (BULKORDER_ORDERS_PER_JOB); default 1: a job of its own for each. */
+  ordersPerJob?: number;
+  /** The record kind: its reader, job names and noun. */
+  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'chunkJobName' | 'openSource' | 'rebuildRows' | 'payloadCodec'>;
+}
 
 /** What every Redis-backed command works with, for one record kind; `close()` ends every connection it made. */
 export interface Services<P> {

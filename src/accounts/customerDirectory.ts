@@ -1,6 +1,6 @@
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
 import type { RemoteId } from '../delivery/remoteId.js';
-import { accountKey } from './accountKey.js';
+import { accountKey } from '../ingest/accountKey.js';
 
 /** What the directory knows of one employee. */
 export type CustomerLookup =

@@ -8,7 +8,7 @@ import { createCafetariaplanClient, type LoginOutcome } from '../delivery/cafeta
 import { createHttpTransport } from '../delivery/httpTransport.js';
 import { decodeRemoteId, type RemoteId } from '../delivery/remoteId.js';
 import type { CustomerDirectory } from './customerDirectory.js';
-import { normalizeCompanyId } from './validateAccountRow.js';
+import { normalizeCompanyId } from '../ingest/validateAccountRow.js';
 
 /**
  * Whom to log in: a customerId exactly as account creation returned it (a JSON string or

@@ -1,14 +1,15 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadConfig, redisPrefix } from '../config.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode, InfrastructureError } from '../errors.js';
+import { onPath, redisAnswers, redisInstallHint, startLocalRedis, type LocalRedis } from '../localRedis.js';
 import { pino } from 'pino';
 import { createLogger } from '../logger.js';
 import { samplesDir } from '../paths.js';
 import { openServices } from '../services.js';
-import { deleteKeysUnder } from '../redis.js';
+import { deleteKeysUnder, redactUrl } from '../redis.js';
 import { startSimulator } from '../simulator/index.js';
-import { startAccountDelivery, startBusinessDelivery } from '../worker/startWorkers.js';
+import { startAccountDelivery, startBusinessDelivery } from '../assembly/startWorkers.js';
 import { openLoginPortal } from '../accounts/openLoginPortal.js';
 import { importAndFollow } from '../importer/importAndFollow.js';
 import { ACCOUNTS } from '../kinds/accounts.js';
@@ -24,12 +25,43 @@ export const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-ord
 
 /** `bulkorder demo`: returns the exit code. */
 export async function runDemo(flags: DemoFlags, io: CommandIo): Promise<number> {
+  const say = (line: string) => io.stdout.write(line + '\n');
   const out = resolve(flags.out ?? 'demo-output');
   await mkdir(out, { recursive: true });
+  const redis = await demoRedis(loadConfig({ env: io.env }).redisUrl, say);
+  try {
+    return await runDemoOn(redis?.url, out, say, io);
+  } finally {
+    await redis?.stop();
+  }
+}
+
+/**
+ * The Redis the demo runs on: the configured one when it answers, else a private redis-server
+ * started for this run (undefined: the configured one). With neither, names the one command that
+ * gets a Redis on this system and ends with exit 5.
+ */
+async function demoRedis(configuredUrl: string, say: (line: string) => void): Promise<LocalRedis | undefined> {
+  if (await redisAnswers(configuredUrl)) return undefined;
+  const server = onPath('redis-server');
+  if (server === undefined) {
+    throw new InfrastructureError(
+      'REDIS_UNAVAILABLE',
+      `no Redis answers at ${redactUrl(configuredUrl)} and redis-server is not installed. Get one with \`${redisInstallHint()}\` ` +
+        '(or set REDIS_URL to a Redis you have), then run the demo again.',
+    );
+  }
+  const local = await startLocalRedis(server);
+  say(`no Redis answers at ${redactUrl(configuredUrl)}: started a private one for this demo at ${local.url} (stopped at the end)`);
+  return local;
+}
+
+async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: string) => void, io: CommandIo): Promise<number> {
   const simulator = await startSimulator({ seed: 7, faults: { latencyMs: 20, jitterMs: 10, serverErrorRate: 0.05 } });
   const config = loadConfig({
     env: io.env,
     overrides: {
+      ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }),
       BULKORDER_ENV: 'acceptance',
       BULKORDER_BASE_URL: simulator.url,
       BULKORDER_USER_AGENT: 'Demo-BulkorderDemo',
@@ -47,7 +79,6 @@ export async function runDemo(flags: DemoFlags, io: CommandIo): Promise<number> 
   const logPath = join(out, 'demo.log');
   const logger = createLogger({ level: config.logLevel, destination: pino.destination({ dest: logPath, sync: false }) });
   const prefix = redisPrefix(config);
-  const say = (line: string) => io.stdout.write(line + '\n');
   say(`simulator (the stand-in for the Business and Cafetariaplan APIs) at ${simulator.url}: 20 ms latency, 5% server errors`);
 
   let services;

@@ -1,5 +1,5 @@
 import { ExitCode } from '../errors.js';
-import { pauseQueue, queueStatus, resumeDelivery } from '../batches/queueStatus.js';
+import { pauseQueue, queueStatus, resumeDelivery } from '../services/queueStatus.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { openServices, type Services } from '../services.js';
 import type { CommandContext, RecordKindName, StatusFlags } from './options.js';

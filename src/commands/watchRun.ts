@@ -21,7 +21,7 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandConte
   let delivery: { close(): Promise<void> } | undefined;
   try {
     if (flags.deliver === true) {
-      const { startBusinessDelivery } = await import('../worker/startWorkers.js');
+      const { startBusinessDelivery } = await import('../assembly/startWorkers.js');
       delivery = await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
     }
   } catch (error) {

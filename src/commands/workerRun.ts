@@ -3,8 +3,8 @@ import { shutdownBudget } from '../deliverySettings.js';
 import { redisPrefix, requireApi } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { startAccountDelivery, startBusinessDelivery } from '../worker/startWorkers.js';
-import { runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../worker/workerProcesses.js';
+import { startAccountDelivery, startBusinessDelivery } from '../assembly/startWorkers.js';
+import { runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../assembly/workerProcesses.js';
 import type { CommandContext, WorkerFlags } from './options.js';
 import { startWorkerObservers, type WorkerObservers } from '../health/workerObservers.js';
 

@@ -3,7 +3,7 @@ import { redisPrefix, type Config } from '../config.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { Logger } from '../logger.js';
-import { readState, type StateTarget } from '../metrics/readState.js';
+import { readState, type StateTarget } from '../health/readState.js';
 import { ScheduleStore } from '../schedule/scheduleStore.js';
 import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { SCHEDULES_QUEUE } from '../queues.js';

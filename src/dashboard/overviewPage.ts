@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { isSettled, type Batch } from '../batches/batchStore.js';
-import { readDeliveryHealth, type DeliveryHealth } from '../worker/deliveryControl.js';
+import { readDeliveryHealth, type DeliveryHealth } from '../services/deliveryControl.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget } from './dashboardState.js';
 import { h, type Safe } from './html.js';
 import { activityChart } from './activityChart.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { reasonWithDetails } from './errorDetails.js';
+import { reasonWithDetails } from '../delivery/errorDetails.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
@@ -9,7 +9,7 @@ import { neutralizeCell } from '../ingest/csvCells.js';
 import { ERROR_COLUMNS } from '../ingest/orderFields.js';
 import { fieldForName } from '../ingest/resolveColumns.js';
 import type { ParkedItem } from './parkedStore.js';
-import { originalRows } from './originalRows.js';
+import { originalRows } from '../kinds/originalRows.js';
 
 /**
  * The error columns of an export: the rejects file's own (REJECT_COLUMNS, which mark the file as a

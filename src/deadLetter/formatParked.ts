@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { originalRows } from './originalRows.js';
+import { originalRows } from '../kinds/originalRows.js';
 import type { ParkedItem } from './parkedStore.js';
 
 /** `45s`, `12m`, `3h`, `2d`: how long ago, for a person. */

@@ -1,10 +1,11 @@
 import { startImportHeartbeat } from '../batches/importHeartbeat.js';
 import type { JobsOptions } from 'bullmq';
 import type { ImportCounts } from '../batches/batchStore.js';
-import { newBatchId, type ImportDeps } from '../importer/importFile.js';
+import { newBatchId } from '../importer/importFile.js';
+import type { ImportDeps } from '../services.js';
 import { requeuedJobData, type DeliveryJobData, type ParkedRecord } from '../deliveryJob.js';
 import type { ParkedItem } from './parkedStore.js';
-import { originalRows } from './originalRows.js';
+import { originalRows } from '../kinds/originalRows.js';
 
 /** What requeueing needs: the same ledger, queue, options and kind as an import (`services.pipeline(logger)`). */
 export interface RequeueDeps extends Pick<ImportDeps<unknown>, 'batches' | 'env' | 'logger' | 'jobOptions' | 'kind' | 'ledger'> {

@@ -5,7 +5,7 @@ import { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { Logger } from '../logger.js';
 import { createMetrics, type DeliveryMetricsSink } from '../metrics/bulkorderMetrics.js';
 import { createMinuteStats } from '../metrics/minuteStats.js';
-import { readState, type StateTarget } from '../metrics/readState.js';
+import { readState, type StateTarget } from './readState.js';
 import { startBatchWatch } from '../notify/batchWatch.js';
 import { breakerAnnouncer } from '../notify/breakerNotice.js';
 import type { BreakerEvent } from '../worker/circuitBreaker.js';

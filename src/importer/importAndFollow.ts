@@ -2,9 +2,10 @@ import { outputPath } from '../ingest/outputPath.js';
 import type { TextSink } from '../textSink.js';
 import { followBatch } from '../batches/followBatch.js';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
-import { POSSIBLE_DUPLICATE_CODE, writeResults, type ResultsCounts } from '../batches/writeResults.js';
+import { POSSIBLE_DUPLICATE_CODE, writeResults } from '../batches/writeResults.js';
+import type { ResultsCounts } from '../kinds/resultsLayout.js';
 import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
-import { describeHealth, readDeliveryHealth } from '../worker/deliveryControl.js';
+import { describeHealth, readDeliveryHealth } from '../services/deliveryControl.js';
 import { WORKER_STALE_MS } from '../worker/workerPresence.js';
 
 /** A worker may take a moment to register: "no worker is running" only after this. */

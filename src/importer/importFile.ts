@@ -13,9 +13,10 @@ import { chunkJobId } from '../queues.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { ValidRecord } from '../ingest/types.js';
 import type { RecordKind } from '../kinds/recordKind.js';
+import type { ImportDeps } from '../services.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
-import { conflictRejection } from './orderRefReused.js';
+import { conflictRejection } from '../ledger/orderRefReused.js';
 
 export interface ImportOptions extends IngestOptions {
   /** Send orders again even when the ledger knows them as delivered. */
@@ -24,24 +25,6 @@ export interface ImportOptions extends IngestOptions {
   rejectsPath?: string;
   /** Orders per reserve + addBulk round; default 500. */
   chunkSize?: number;
-}
-
-/**
- * The import pipeline of one record kind: what importFile, requeues (dead-letters retry, review
- * release) and scheduled imports need. Built by `services.pipeline(logger)` (src/services.ts).
- */
-export interface ImportDeps<P> {
-  queue: Queue<AnyDeliveryJobData<P>>;
-  ledger: Ledger;
-  batches: BatchStore;
-  env: string;
-  logger: Logger;
-  /** BullMQ options of every delivery job (attempts, backoff, retention). */
-  jobOptions: JobsOptions;
-  /** Records per BullMQ job (BULKORDER_ORDERS_PER_JOB); default 1: a job of its own for each. */
-  ordersPerJob?: number;
-  /** The record kind: its reader, job names and noun. */
-  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'chunkJobName' | 'openSource' | 'rebuildRows' | 'payloadCodec'>;
 }
 
 export interface ImportResult {

@@ -1,4 +1,4 @@
-import type { ResultsCounts } from '../batches/writeResults.js';
+import type { ResultsCounts } from '../kinds/resultsLayout.js';
 import type { ImportResult } from './importFile.js';
 
 /**

@@ -2,7 +2,7 @@
  * What the column machinery (resolveColumns, --map files, flat JSON rows) needs to know about
  * one kind of record: its field names, which are required, the other names it accepts, and
  * the lookalike names it may suggest. Orders (orderColumns.ts) and employee accounts
- * (src/accounts/accountColumns.ts) each have one.
+ * (src/ingest/accountColumns.ts) each have one.
  */
 export interface ColumnSchema {
   /** What one record is called in messages: `order`, `account`. */

@@ -28,7 +28,7 @@ export interface RowError {
  */
 export interface ValidRecord<P> {
   kind: 'valid';
-  /** Stable key (see orderKey.ts, src/accounts/accountKey.ts): a BullMQ-safe job id, the same on every import. */
+  /** Stable key (see orderKey.ts, accountKey.ts): a BullMQ-safe job id, the same on every import. */
   key: string;
   file: string;
   /** Start lines of the record's rows, ascending. */

@@ -1,10 +1,12 @@
-import type { AccountPayload } from '../accounts/accountColumns.js';
-import { ACCOUNT_COLUMNS } from '../accounts/accountColumns.js';
-import { ACCOUNT_RESULTS } from '../accounts/accountResults.js';
-import { ACCOUNT_WORDING } from '../accounts/accountWording.js';
-import { openAccountSource } from '../accounts/openAccountSource.js';
+import type { AccountPayload } from '../ingest/accountColumns.js';
+import { ACCOUNT_COLUMNS } from '../ingest/accountColumns.js';
+import { ACCOUNT_RESULTS } from './accountResults.js';
+import { ACCOUNT_WORDING } from './accountWording.js';
+import { openAccountSource } from '../ingest/openAccountSource.js';
 import { ACCOUNTS_QUEUE, REGISTER_ACCOUNT, REGISTER_ACCOUNTS } from '../queues.js';
 import { subPrefix } from '../keyspace.js';
+import type { Outcome } from '../delivery/classifyOutcome.js';
+import { createCafetariaplanClient, type AccountOutcome } from '../delivery/cafetariaplanClient.js';
 import type { RecordKind } from './recordKind.js';
 
 /**
@@ -30,8 +32,18 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   results: ACCOUNT_RESULTS,
   wording: ACCOUNT_WORDING,
   cli: 'bulkorder accounts',
+  connect(settings, deps) {
+    const client = createCafetariaplanClient(settings, deps);
+    return { send: async (account, record) => asDeliveryOutcome(await client.createAccount(account, { idempotencyKey: record.key })) };
+  },
   reportResults(results) {
     const exists = results.byOutcome['account-exists'] ?? 0;
     return exists === 0 ? [] : [`  ${exists} account${exists === 1 ? '' : 's'} already existed on the service (account-exists): not registered again, customerId unknown here`];
   },
 };
+
+/** The ledger keeps the new account's customerId as its remote id: that entry is the customerId mapping. */
+export function asDeliveryOutcome(outcome: AccountOutcome): Outcome {
+  if (outcome.kind !== 'delivered') return outcome;
+  return { kind: 'delivered', status: outcome.status, body: outcome.body, remoteId: outcome.customerId };
+}

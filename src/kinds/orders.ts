@@ -1,12 +1,13 @@
-import { ORDER_RESULTS } from '../batches/writeResults.js';
-import { canonicalRows } from '../deadLetter/originalRows.js';
+import { ORDER_RESULTS } from './resultsLayout.js';
+import { canonicalRows } from './originalRows.js';
 import { ORDER_COLUMNS } from '../ingest/orderColumns.js';
 import { ORDER_FIELDS } from '../ingest/orderFields.js';
 import { openOrderSource } from '../ingest/openOrderSource.js';
 import { packPayload, unpackPayload } from '../ingest/orderShape.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { DELIVER_ORDER, DELIVER_ORDERS, ORDERS_QUEUE } from '../queues.js';
-import { ORDER_WORDING } from '../worker/deliverOrder.js';
+import { ORDER_WORDING } from './recordWording.js';
+import { createBusinessApiClient } from '../delivery/businessApiClient.js';
 import type { RecordKind } from './recordKind.js';
 
 /** Orders to the Business API: `bulkorder import|status|dead-letters|review ...`. */
@@ -27,4 +28,8 @@ export const ORDERS: RecordKind<OrderPayload> = {
   cli: 'bulkorder',
   rebuildRows: { columns: ORDER_FIELDS, rows: canonicalRows },
   payloadCodec: { pack: packPayload, unpack: unpackPayload },
+  connect(settings, deps) {
+    const client = createBusinessApiClient(settings, deps);
+    return { send: (payload, order) => client.createOrder(payload, { idempotencyKey: order.key }) };
+  },
 };

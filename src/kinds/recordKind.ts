@@ -1,12 +1,20 @@
-import type { ApiName } from '../config.js';
-import type { ResultsCounts, ResultsLayout } from '../batches/writeResults.js';
+import type { ApiName, ApiSettings } from '../config.js';
+import type { ApiClientDeps } from '../delivery/authorizedPost.js';
+import type { Outcome } from '../delivery/classifyOutcome.js';
+import type { ResultsCounts, ResultsLayout } from './resultsLayout.js';
 import type { DeliverySettings } from '../deliverySettings.js';
 import type { ColumnSchema } from '../ingest/columnSchema.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
-import type { RecordWording } from '../worker/deliverOrder.js';
+import type { RecordWording } from './recordWording.js';
 
 /** The kinds bulkorder delivers; each has one RecordKind (src/kinds/orders.ts, accounts.ts). */
 export type RecordKindName = 'orders' | 'accounts';
+
+/** A kind's API client (RecordKind.connect). */
+export interface RecordSender<P> {
+  /** Sends one record, once; resolves with the classified answer. */
+  send(payload: P, record: { key: string }): Promise<Outcome>;
+}
 
 /**
  * Everything that differs between two kinds of record (orders, employee accounts), in one object.
@@ -42,7 +50,7 @@ export interface RecordKind<P> {
   /** The CLI words in front of a generic command: `bulkorder` or `bulkorder accounts`. */
   readonly cli: string;
   /**
-   * The rows a record's payload rebuilds to, under `columns` (orders: src/deadLetter/originalRows.ts).
+   * The rows a record's payload rebuilds to, under `columns` (orders: src/kinds/originalRows.ts).
    * A job whose source cells equal these is queued without them (they are most of its bytes);
    * dead-letter show, export and retry rebuild them. Kinds without it keep the cells in every job.
    */
@@ -52,6 +60,12 @@ export interface RecordKind<P> {
    * import packs a payload only when `unpack` gives back exactly the same one; kinds without it keep theirs.
    */
   readonly payloadCodec?: { pack(payload: P): unknown; unpack(packed: unknown): P };
+  /**
+   * Its API client: the one call that creates a record (POST /orders, POST /accounts), classified,
+   * never throwing for an HTTP failure; `key` is the record's stable key (the Idempotency-Key header).
+   * `settings` are `requireApi(config, kind.api)`.
+   */
+  connect(settings: ApiSettings, deps: ApiClientDeps): RecordSender<P>;
   /** Lines about outcomes only this kind has in an import report (accounts: how many already existed). */
   reportResults?(results: ResultsCounts): string[];
 }

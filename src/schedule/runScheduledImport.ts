@@ -1,5 +1,6 @@
 import { isBulkorderError } from '../errors.js';
-import { importFile, type ImportDeps } from '../importer/importFile.js';
+import { importFile } from '../importer/importFile.js';
+import type { ImportDeps } from '../services.js';
 import type { ScheduledImportData } from './scheduledImportJob.js';
 import { resolveSource } from './resolveSource.js';
 

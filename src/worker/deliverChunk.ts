@@ -2,7 +2,8 @@ import { DelayedError, RateLimitError } from 'bullmq';
 import { parkedRecord, recordOfChunk, unpackedRecord, type ChunkJobData, type ChunkRecord } from '../deliveryJob.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
-import { CREDENTIALS_POSTPONE_MS, ORDER_WORDING, RetryableDeliveryError, staleFacts, verdictOf, type AttemptInfo, type DeliverDeps, type DeliveryResult, type Verdict } from './deliverOrder.js';
+import { ORDER_WORDING } from '../kinds/recordWording.js';
+import { CREDENTIALS_POSTPONE_MS, RetryableDeliveryError, staleFacts, verdictOf, type AttemptInfo, type DeliverDeps, type DeliveryResult, type Verdict } from './deliverOrder.js';
 import type { RequestSlots } from './requestSlots.js';
 
 /** What a chunk job needs beyond a job of one record's effects. */

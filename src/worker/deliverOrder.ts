@@ -1,5 +1,5 @@
 import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
-import { reasonWithDetails } from '../deadLetter/errorDetails.js';
+import { reasonWithDetails } from '../delivery/errorDetails.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import { parkedRecord, type DeliveryJobData, type ParkFacts } from '../deliveryJob.js';
@@ -7,25 +7,7 @@ import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { RemoteId } from '../delivery/remoteId.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
-
-/** Words for one record kind in the reasons a person reads (dead letters, held records, logs). */
-export interface RecordWording {
-  /** `order` or `account`. */
-  noun: string;
-  /**
-   * The reason for a refusal this kind explains better than the generic "the API refused the
-   * order" (accounts: 409 means the account exists); undefined for the generic text.
-   */
-  refusal?(outcome: { status: number; code: string; message: string }): string | undefined;
-  /** What a person does with a record held because an earlier attempt may have sent it. */
-  heldHint: string;
-}
-
-/** Orders: the default wording. */
-export const ORDER_WORDING: RecordWording = {
-  noun: 'order',
-  heldHint: 'Check for the order on the service, then `bulkorder review release` or `review resolve --delivered`.',
-};
+import { ORDER_WORDING, type RecordWording } from '../kinds/recordWording.js';
 
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
 export interface DeliverDeps<P = unknown> {

@@ -25,7 +25,7 @@ interface PauseCommands {
 
 /**
  * Pauses every worker of a queue for `ms` (BullMQ honours it in workers that have a limiter;
- * src/worker/deliveryWorker.ts always sets one). A shorter pause never shortens a longer one.
+ * src/assembly/deliveryWorker.ts always sets one). A shorter pause never shortens a longer one.
  * `limiterKey` is the queue's `keys.limiter`. Returns the pause now left, in ms.
  */
 export async function extendQueuePause(redis: RedisClient, limiterKey: string, ms: number): Promise<number> {

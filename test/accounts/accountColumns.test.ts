@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ACCOUNT_COLUMNS, ACCOUNT_FIELD_TABLE, ACCOUNT_FIELDS } from '../../src/accounts/accountColumns.js';
-import { validateAccountRow } from '../../src/accounts/validateAccountRow.js';
+import { ACCOUNT_COLUMNS, ACCOUNT_FIELD_TABLE, ACCOUNT_FIELDS } from '../../src/ingest/accountColumns.js';
+import { validateAccountRow } from '../../src/ingest/validateAccountRow.js';
 import { fieldForName, normalizeHeader } from '../../src/ingest/resolveColumns.js';
 
 /** Walks ACCOUNT_FIELD_TABLE: every field matches its name and aliases, has synonyms, and is required. */

@@ -6,14 +6,14 @@ import { followBatch } from '../../src/batches/followBatch.js';
 import { writeResults } from '../../src/batches/writeResults.js';
 import { ACCOUNTS } from '../../src/kinds/accounts.js';
 import { openLoginPortal, type LoginPortal } from '../../src/accounts/openLoginPortal.js';
-import type { AccountPayload } from '../../src/accounts/accountColumns.js';
+import type { AccountPayload } from '../../src/ingest/accountColumns.js';
 import { importFile } from '../../src/importer/importFile.js';
 import type { ParkedRecord } from '../../src/deliveryJob.js';
 import { redisPrefix } from '../../src/config.js';
 import { openServices, type Services } from '../../src/services.js';
 import { samplesDir } from '../../src/paths.js';
-import { startAccountDelivery } from '../../src/worker/startWorkers.js';
-import type { DeliveryWorker } from '../../src/worker/deliveryWorker.js';
+import { startAccountDelivery } from '../../src/assembly/startWorkers.js';
+import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
 import { COMPANY, CAFETARIAPLAN, deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

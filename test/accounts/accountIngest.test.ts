@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMPANY } from '../helpers/deliveryRig.js';
-import { openAccountSource } from '../../src/accounts/openAccountSource.js';
-import type { AccountPayload } from '../../src/accounts/accountColumns.js';
-import { accountKey } from '../../src/accounts/accountKey.js';
+import { openAccountSource } from '../../src/ingest/openAccountSource.js';
+import type { AccountPayload } from '../../src/ingest/accountColumns.js';
+import { accountKey } from '../../src/ingest/accountKey.js';
 import type { IngestOptions } from '../../src/ingest/openRecordSource.js';
 import type { RecordItem, RejectedRecord, ValidRecord } from '../../src/ingest/types.js';
 import { FileRefusedError, UsageError } from '../../src/errors.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalRows } from '../../src/deadLetter/originalRows.js';
+import { canonicalRows } from '../../src/kinds/originalRows.js';
 import { jsonUnit } from '../../src/ingest/jsonUnit.js';
 import { maskValue } from '../../src/ingest/maskValue.js';
 import { ORDER_COLUMNS } from '../../src/ingest/orderColumns.js';

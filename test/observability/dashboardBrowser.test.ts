@@ -9,7 +9,7 @@ import { projectRoot } from '../../src/paths.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { startWorkerObservers, type WorkerObservers } from '../../src/health/workerObservers.js';
-import { startBusinessDelivery } from '../../src/worker/startWorkers.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'dashboard-test-token-0123456789';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorDetails, reasonWithDetails } from '../../src/deadLetter/errorDetails.js';
+import { errorDetails, reasonWithDetails } from '../../src/delivery/errorDetails.js';
 
 describe("the API's error details in exports", () => {
   it('turns details into one line a person can act on', () => {

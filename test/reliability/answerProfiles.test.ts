@@ -15,15 +15,15 @@ import { ACCOUNTS } from '../../src/kinds/accounts.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { loginUrlByCustomerId } from '../../src/accounts/loginUrlFor.js';
 import { openLoginPortal, type LoginPortal } from '../../src/accounts/openLoginPortal.js';
-import type { AccountPayload } from '../../src/accounts/accountColumns.js';
+import type { AccountPayload } from '../../src/ingest/accountColumns.js';
 import { decodeRemoteId } from '../../src/delivery/remoteId.js';
 import { importFile } from '../../src/importer/importFile.js';
 import type { ParkedRecord } from '../../src/deliveryJob.js';
 import { openServices, type Services } from '../../src/services.js';
 import { samplesDir } from '../../src/paths.js';
 import { ANSWER_PROFILES } from '../../src/simulator/index.js';
-import { startAccountDelivery } from '../../src/worker/startWorkers.js';
-import type { DeliveryWorker } from '../../src/worker/deliveryWorker.js';
+import { startAccountDelivery } from '../../src/assembly/startWorkers.js';
+import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { CAFETARIAPLAN, COMPANY, deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 

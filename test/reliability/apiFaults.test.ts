@@ -4,7 +4,7 @@ import type { ParkedRecord } from '../../src/deliveryJob.js';
 import type { SimulatorOptions } from '../../src/simulator/index.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
-import { resumeDelivery } from '../../src/worker/deliveryControl.js';
+import { resumeDelivery } from '../../src/services/deliveryControl.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { waitFor } from '../helpers/cliProcess.js';
 

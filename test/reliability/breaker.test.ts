@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ParkedRecord } from '../../src/deliveryJob.js';
 import { importAndFollow, type FollowSettings } from '../../src/importer/importAndFollow.js';
 import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
-import { pauseDelivery } from '../../src/worker/deliveryControl.js';
+import { pauseDelivery } from '../../src/services/deliveryControl.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { startTcpGate, type TcpGate } from '../helpers/tcpGate.js';

@@ -7,7 +7,7 @@ import type { OrderPayload } from '../../src/ingest/types.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { ORDERS } from '../../src/kinds/orders.js';
-import { originalRows } from '../../src/deadLetter/originalRows.js';
+import { originalRows } from '../../src/kinds/originalRows.js';
 import { ORDER_FIELDS } from '../../src/ingest/orderFields.js';
 
 let rig: DeliveryRig | undefined;

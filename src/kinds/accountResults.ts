@@ -1,6 +1,6 @@
-import type { ResultsLayout } from '../batches/writeResults.js';
+import type { ResultsLayout } from './resultsLayout.js';
 import { encodeRemoteId } from '../delivery/remoteId.js';
-import { ACCOUNT_FIELDS, type AccountPayload } from './accountColumns.js';
+import { ACCOUNT_FIELDS, type AccountPayload } from '../ingest/accountColumns.js';
 import { ACCOUNT_EXISTS_STATUS } from './accountWording.js';
 
 /** Columns of `<name>.results.csv` for an employee file. */

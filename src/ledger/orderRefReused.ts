@@ -1,4 +1,4 @@
-import { differingParts, type Fingerprint } from '../ledger/fingerprint.js';
+import { differingParts, type Fingerprint } from './fingerprint.js';
 import type { RejectedRecord, ValidRecord } from '../ingest/types.js';
 
 /** Row error code of a key the ledger knows with other content. */

@@ -1,4 +1,4 @@
-import { openRecordSource, type IngestOptions, type RecordSchema, type RecordSource } from '../ingest/openRecordSource.js';
+import { openRecordSource, type IngestOptions, type RecordSchema, type RecordSource } from './openRecordSource.js';
 import { ACCOUNT_COLUMNS, type AccountPayload } from './accountColumns.js';
 import { accountCsvUnit, accountJsonUnit, type AccountUnit } from './accountUnit.js';
 import { assembleAccounts } from './assembleAccounts.js';

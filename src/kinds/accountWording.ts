@@ -1,6 +1,6 @@
 import type { DeliveryJobData } from '../deliveryJob.js';
-import type { RecordWording } from '../worker/deliverOrder.js';
-import type { AccountPayload } from './accountColumns.js';
+import type { RecordWording } from './recordWording.js';
+import type { AccountPayload } from '../ingest/accountColumns.js';
 
 /** The data of one registration job: the same shape as an order job, with an account payload. */
 export type AccountJobData = DeliveryJobData<AccountPayload>;

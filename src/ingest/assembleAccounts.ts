@@ -1,5 +1,5 @@
-import type { AssembleContext } from '../ingest/openRecordSource.js';
-import type { RecordItem, RowError } from '../ingest/types.js';
+import type { AssembleContext } from './openRecordSource.js';
+import type { RecordItem, RowError } from './types.js';
 import type { AccountPayload } from './accountColumns.js';
 import type { AccountUnit } from './accountUnit.js';
 

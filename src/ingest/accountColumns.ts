@@ -1,4 +1,4 @@
-import type { ColumnSchema } from '../ingest/columnSchema.js';
+import type { ColumnSchema } from './columnSchema.js';
 
 /**
  * THE description of an employee file's fields: exactly the Cafetariaplan API's account (spec,

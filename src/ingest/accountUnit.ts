@@ -1,10 +1,10 @@
-import { fitCells } from '../ingest/csvCells.js';
-import type { ColumnPlan } from '../ingest/resolveColumns.js';
-import { fieldForName, normalizeHeader } from '../ingest/resolveColumns.js';
-import type { CsvBadRecord, CsvRecord } from '../ingest/readCsvRecords.js';
-import type { JsonOversize, JsonRecord } from '../ingest/readJsonRecords.js';
-import type { JsonUnitContext } from '../ingest/openRecordSource.js';
-import type { RowError } from '../ingest/types.js';
+import { fitCells } from './csvCells.js';
+import type { ColumnPlan } from './resolveColumns.js';
+import { fieldForName, normalizeHeader } from './resolveColumns.js';
+import type { CsvBadRecord, CsvRecord } from './readCsvRecords.js';
+import type { JsonOversize, JsonRecord } from './readJsonRecords.js';
+import type { JsonUnitContext } from './openRecordSource.js';
+import type { RowError } from './types.js';
 import { ACCOUNT_COLUMNS, ACCOUNT_FIELDS, type AccountPayload } from './accountColumns.js';
 import { accountKey } from './accountKey.js';
 import { validateAccountRow, type AccountText } from './validateAccountRow.js';

@@ -1,14 +1,54 @@
 import { UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
-import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue } from '../worker/deliveryControl.js';
-import { progressLine } from './followBatch.js';
-import { isSettled, type Batch } from './batchStore.js';
+import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue, type DeliveryHealth, type PauseRecord } from './deliveryControl.js';
+import { progressLine } from '../batches/followBatch.js';
+import { isSettled, type Batch } from '../batches/batchStore.js';
 
 /** Words that set one kind's status apart: `queue` / `accounts queue`, `dead letters` / `account dead letters`. */
 function own<P>(services: Services<P>): { queue: string; thing: string } {
   const orders = services.kind.name === 'orders';
   return { queue: orders ? 'queue' : `${services.kind.name} queue`, thing: orders ? '' : `${services.kind.noun} ` };
+}
+
+/** What `status --json` prints and the library's `status()` returns: one kind's queue, breaker, workers, parked records and batches. */
+export interface StatusReport {
+  env: string;
+  /** Jobs by state (waiting, active, delayed, prioritized, waiting-children): a job holds up to BULKORDER_ORDERS_PER_JOB records. */
+  queue: { jobs: Record<string, number>; paused: boolean; pausedBy: PauseRecord | null };
+  breaker: DeliveryHealth['breaker'];
+  workers: DeliveryHealth['workers'];
+  deadLetters: number;
+  heldForReview: number;
+  batches: (Batch & { settled: boolean })[];
+}
+
+/** Reads a kind's status: its recent batches (or the one named), queue counts, breaker, workers and parked records. */
+export async function readQueueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number } = {}): Promise<{ report: StatusReport; health: DeliveryHealth }> {
+  const { kind, env } = services;
+  let batches: Batch[];
+  if (options.batchId === undefined) batches = await services.batches.list(options.limit ?? 10);
+  else {
+    const batch = await services.batches.get(options.batchId);
+    if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no ${own(services).thing}batch ${options.batchId} in ${env} (${kind.cli} status lists recent ones)`);
+    batches = [batch];
+  }
+  const [queue, health, dead, held] = await Promise.all([
+    services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
+    readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
+    services.redis.zcard(services.keys.parkedIndex('dead')),
+    services.redis.zcard(services.keys.parkedIndex('held')),
+  ]);
+  const report: StatusReport = {
+    env,
+    queue: { jobs: queue, paused: health.paused, pausedBy: health.pausedBy ?? null },
+    breaker: health.breaker,
+    workers: health.workers,
+    deadLetters: dead,
+    heldForReview: held,
+    batches: batches.map((b) => ({ ...b, settled: isSettled(b) })),
+  };
+  return { report, health };
 }
 
 /**
@@ -18,24 +58,16 @@ function own<P>(services: Services<P>): { queue: string; thing: string } {
 export async function queueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number; json?: boolean }): Promise<string> {
   const { kind, env } = services;
   const words = own(services);
-  let batches: Batch[];
-  if (options.batchId === undefined) batches = await services.batches.list(options.limit ?? 10);
-  else {
-    const batch = await services.batches.get(options.batchId);
-    if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no ${words.thing}batch ${options.batchId} in ${env} (${kind.cli} status lists recent ones)`);
-    batches = [batch];
-  }
-  const [queue, health, dead, held] = await Promise.all([
-    services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
-    readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
-    services.redis.zcard(services.keys.parkedIndex('dead')),
-    services.redis.zcard(services.keys.parkedIndex('held')),
-  ]);
-  const paused = health.paused;
+  const { report, health } = await readQueueStatus(services, options);
   if (options.json === true) {
-    const report = { env, queue: { ...queue, paused, pausedBy: health.pausedBy ?? null }, breaker: health.breaker, workers: health.workers, deadLetters: dead, heldForReview: held, batches: batches.map((b) => ({ ...b, settled: isSettled(b) })) };
-    return JSON.stringify(report, null, 2) + '\n';
+    const { jobs, ...rest } = report.queue;
+    return JSON.stringify({ ...report, queue: { ...jobs, ...rest } }, null, 2) + '\n'; // the flat shape `status --json` has always printed
   }
+  const { batches } = report;
+  const queue = report.queue.jobs;
+  const dead = report.deadLetters;
+  const held = report.heldForReview;
+  const paused = health.paused;
   const lines = [
     // Jobs, not records: an import's job holds up to BULKORDER_ORDERS_PER_JOB of them; the batches below count records.
     `environment ${env}; ${words.queue}: jobs ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed (up to ${services.delivery.ordersPerJob} ${kind.noun}s a job)${paused ? ' (PAUSED)' : ''}`,

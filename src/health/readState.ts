@@ -1,7 +1,7 @@
 import { isSettled } from '../batches/batchStore.js';
 import type { Queue } from 'bullmq';
 import type { Services } from '../services.js';
-import type { MetricsApi, StateSnapshot } from './bulkorderMetrics.js';
+import type { MetricsApi, StateSnapshot } from '../metrics/bulkorderMetrics.js';
 
 /** One delivery target whose shared state is read: orders, or employee accounts. */
 export interface StateTarget {

@@ -5,10 +5,10 @@ import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import type { AnyDeliveryJobData } from '../deliveryJob.js';
-import { CircuitBreaker, readBreakerStatus, type BreakerStatus } from './circuitBreaker.js';
+import { CircuitBreaker, readBreakerStatus, type BreakerStatus } from '../worker/circuitBreaker.js';
 import type { BreakerSettings } from '../deliverySettings.js';
-import { requeueBurst } from './requeueBurst.js';
-import { liveWorkers, type WorkerFacts } from './workerPresence.js';
+import { requeueBurst } from '../worker/requeueBurst.js';
+import { liveWorkers, type WorkerFacts } from '../worker/workerPresence.js';
 
 /** What pause, resume and the health report work with (a Services object fits). */
 export interface ControlDeps<P = unknown> {

@@ -1,15 +1,13 @@
 import { Worker } from 'bullmq';
 import { requireApi, redisPrefix, type Config } from '../config.js';
-import type { Outcome } from '../delivery/classifyOutcome.js';
 import { createApiTokenProvider } from '../delivery/apiTokenProvider.js';
-import { createBusinessApiClient } from '../delivery/businessApiClient.js';
-import { createCafetariaplanClient, type AccountOutcome } from '../delivery/cafetariaplanClient.js';
 import { createHttpTransport } from '../delivery/httpTransport.js';
 import type { DeliverySettings } from '../deliverySettings.js';
-import type { AccountPayload } from '../accounts/accountColumns.js';
+import type { AccountPayload } from '../ingest/accountColumns.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
+import type { RecordKind } from '../kinds/recordKind.js';
 import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
 import type { Logger } from '../logger.js';
 import { SCHEDULES_QUEUE } from '../queues.js';
@@ -18,8 +16,8 @@ import type { ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { openServices } from '../services.js';
 import { startDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from './deliveryWorker.js';
-import { throttledErrors } from './throttledErrors.js';
-import type { BreakerEvent } from './circuitBreaker.js';
+import { throttledErrors } from '../worker/throttledErrors.js';
+import type { BreakerEvent } from '../worker/circuitBreaker.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 
@@ -56,38 +54,53 @@ function tokenObserver(options: StartOptions, api: MetricsApi): { onTokenRequest
 }
 
 /**
- * Everything a Business API delivery worker needs, built from the configuration: the shared
- * token (Redis), the HTTP client and the BullMQ worker, plus the scheduled-import worker. Used by
- * `bulkorder worker`, `watch --deliver` and the demo.
+ * Everything a delivery worker of one record kind needs, built from the configuration: the shared
+ * token (Redis, under the kind's target prefix: one per token URL, client id and secret), the
+ * kind's API client (RecordKind.connect) and the BullMQ worker.
  */
-export async function startBusinessDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<OrderPayload>> {
-  const prefix = options.prefix ?? redisPrefix(config);
+async function startKindDelivery<P>(config: Config, kind: RecordKind<P>, logger: Logger, options: StartOptions): Promise<DeliveryWorker<P>> {
+  const prefix = options.prefix ?? redisPrefix(config, kind.api);
   const delivery = options.delivery ?? config.delivery;
-  const settings = requireApi(config, 'business');
+  const settings = requireApi(config, kind.api);
   const redis = createRedis(config, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
-  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix, ...tokenObserver(options, 'business') });
-  const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
-  const worker = await startDeliveryWorker<OrderPayload>({
+  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix, ...tokenObserver(options, kind.api) });
+  const client = kind.connect(settings, { transport, tokenProvider, logger });
+  const worker = await startDeliveryWorker<P>({
     endpoint: config,
-    kind: ORDERS,
+    kind,
     prefix,
     delivery,
-    send: (payload, order) => client.createOrder(payload, { idempotencyKey: order.key }),
+    send: (payload, record) => client.send(payload, record),
     requestDeadlineMs: settings.http.deadlineMs,
-    logger,
+    logger: kind.api === 'business' ? logger : logger.child({ api: kind.api }),
     redis,
-    ...observers(options, 'business'),
+    ...observers(options, kind.api),
   });
-  // Every worker process also runs scheduled imports (bulkorder schedule); BullMQ gives each firing to one.
-  const scheduled = await startScheduledImportWorker(config, logger, { prefix, delivery, ...(options.onScheduledImport === undefined ? {} : { onScheduledImport: options.onScheduledImport }) });
   return {
     worker: worker.worker,
     async close() {
-      await scheduled.close();
       await worker.close();
       await transport.close();
       redis.disconnect();
+    },
+  };
+}
+
+/**
+ * The Business API's order delivery worker, plus the scheduled-import worker (every worker
+ * process runs scheduled imports; BullMQ gives each firing to one). Used by `bulkorder worker`,
+ * `watch --deliver` and the demo.
+ */
+export async function startBusinessDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<OrderPayload>> {
+  const delivery = await startKindDelivery(config, ORDERS, logger, options);
+  const prefix = options.prefix ?? redisPrefix(config);
+  const scheduled = await startScheduledImportWorker(config, logger, { prefix, ...(options.delivery === undefined ? {} : { delivery: options.delivery }), ...(options.onScheduledImport === undefined ? {} : { onScheduledImport: options.onScheduledImport }) });
+  return {
+    worker: delivery.worker,
+    async close() {
+      await scheduled.close();
+      await delivery.close();
     },
   };
 }
@@ -98,40 +111,8 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
  * keyspace, calling the Cafetariaplan API with its own credentials and shared token.
  * Started by `bulkorder worker` when Cafetariaplan credentials are configured.
  */
-export async function startAccountDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<AccountPayload>> {
-  const prefix = options.prefix ?? redisPrefix(config, 'cafetariaplan');
-  const delivery = options.delivery ?? config.delivery;
-  const settings = requireApi(config, 'cafetariaplan');
-  const redis = createRedis(config, 'worker');
-  const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
-  // The token lives under the Cafetariaplan API's target prefix (one per token URL, client id and secret).
-  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix, ...tokenObserver(options, 'cafetariaplan') });
-  const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
-  const worker = await startDeliveryWorker<AccountPayload>({
-    endpoint: config,
-    kind: ACCOUNTS,
-    prefix,
-    delivery,
-    send: async (account, record) => asDeliveryOutcome(await client.createAccount(account, { idempotencyKey: record.key })),
-    requestDeadlineMs: settings.http.deadlineMs,
-    logger: logger.child({ api: 'cafetariaplan' }),
-    redis,
-    ...observers(options, 'cafetariaplan'),
-  });
-  return {
-    worker: worker.worker,
-    async close() {
-      await worker.close();
-      await transport.close();
-      redis.disconnect();
-    },
-  };
-}
-
-/** The ledger keeps the new account's customerId as its remote id: that entry is the customerId mapping. */
-export function asDeliveryOutcome(outcome: AccountOutcome): Outcome {
-  if (outcome.kind !== 'delivered') return outcome;
-  return { kind: 'delivered', status: outcome.status, body: outcome.body, remoteId: outcome.customerId };
+export function startAccountDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<AccountPayload>> {
+  return startKindDelivery(config, ACCOUNTS, logger, options);
 }
 
 export interface ScheduledImportWorker {

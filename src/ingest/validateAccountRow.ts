@@ -1,8 +1,8 @@
-import { isNeutralizedCell } from '../ingest/csvCells.js';
-import { maskValue } from '../ingest/maskValue.js';
-import type { RowErrorCode } from '../ingest/rowErrorCodes.js';
-import { emailProblem, languageCode, textProblem } from '../ingest/textChecks.js';
-import type { RowError } from '../ingest/types.js';
+import { isNeutralizedCell } from './csvCells.js';
+import { maskValue } from './maskValue.js';
+import type { RowErrorCode } from './rowErrorCodes.js';
+import { emailProblem, languageCode, textProblem } from './textChecks.js';
+import type { RowError } from './types.js';
 import type { AccountField, AccountPayload } from './accountColumns.js';
 
 /** A row's account fields as text (after column mapping); `undefined`: no such column or key. */

@@ -1,0 +1,30 @@
+# bulkorder as people deploy workers: one image, `bulkorder` as its entry point.
+#   docker build -t bulkorder .
+#   docker run --rm --env-file .env bulkorder worker --http-port 9464
+# docker-compose.yml runs Redis, a worker and the dashboard from it. test/packaging/dockerfile.test.ts
+# runs these steps as a script (no Docker engine where the tests run) and starts the entry point.
+
+# --- build: every dependency, the TypeScript compiled to dist/, then only production dependencies kept
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would compile before the sources are copied; bullmq runs without
+# msgpackr-extract's native build.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY jobs ./jobs
+RUN npx tsc -p tsconfig.build.json
+RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+
+# --- run: node:20-slim, a non-root user, production dependencies and dist/ only
+FROM node:20-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY samples ./samples
+USER node
+ENTRYPOINT ["node", "/app/dist/src/cli.js"]
+CMD ["--help"]
