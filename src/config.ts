@@ -136,6 +136,8 @@ export interface Config {
 export interface DashboardSettings {
   /** Bearer token, or basic-auth password, that actions need (BULKORDER_DASHBOARD_TOKEN); without it the dashboard is read-only. */
   readonly token: Secret | undefined;
+  /** The largest file the dashboard's upload page takes (BULKORDER_UPLOAD_MAX_BYTES); default 200 MB. */
+  readonly uploadMaxBytes: number;
   /** Where people reach the dashboard (BULKORDER_DASHBOARD_URL), for links in notifications. */
   readonly publicUrl: string | undefined;
 }
@@ -291,6 +293,7 @@ const schema = z.object({
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
   BULKORDER_DASHBOARD_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)').max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value)).optional(),
+  BULKORDER_UPLOAD_MAX_BYTES: count(200 * 1024 * 1024, 1, 64 * 1024 * 1024 * 1024),
   BULKORDER_DASHBOARD_URL: z.string().url('must be a URL, e.g. https://bulkorder.example.com').transform((value) => value.replace(/\/+$/, '')).optional(),
   BULKORDER_NOTIFY_URLS: z.string().transform((value, ctx) => {
     const urls = value.split(',').map((u) => u.trim()).filter((u) => u !== '');
@@ -451,7 +454,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
     },
-    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL },
+    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL, uploadMaxBytes: v.BULKORDER_UPLOAD_MAX_BYTES },
     notify: { urls: v.BULKORDER_NOTIFY_URLS ?? [], timeoutMs: v.BULKORDER_NOTIFY_TIMEOUT_MS, smtp: smtpSettings(v) },
   };
 }

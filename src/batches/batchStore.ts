@@ -44,6 +44,9 @@ export interface Batch extends ImportCounts, DeliveryCounts {
    * queued by a reconciler and counted here.
    */
   importState: 'importing' | 'imported' | 'failed' | 'interrupted';
+  /** Absolute paths of the rejects and results files, as the import chose them (the dashboard links them). */
+  rejectsFile?: string;
+  resultsFile?: string;
 }
 
 const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'conflicts', 'skippedIdentical', 'enqueued', 'delivered', 'dead', 'held', 'possibleDuplicates'] as const;
@@ -69,7 +72,7 @@ export class BatchStore {
   }
 
   /** Creates an importing batch owned by the caller, who keeps it alive with `heartbeat`. */
-  async create(batch: Pick<Batch, 'id' | 'file' | 'sha256' | 'env' | 'startedAt' | 'columns'>): Promise<void> {
+  async create(batch: Pick<Batch, 'id' | 'file' | 'sha256' | 'env' | 'startedAt' | 'columns' | 'rejectsFile' | 'resultsFile'>): Promise<void> {
     const key = this.keys.batch(batch.id);
     await this.redis
       .multi()
@@ -122,6 +125,11 @@ export class BatchStore {
       .exec();
   }
 
+  /** Records where the results file was written (absolute), when `import --wait` chose another path than the default. */
+  async setResultsFile(batchId: string, path: string): Promise<void> {
+    await this.redis.hset(this.keys.batch(batchId), 'resultsFile', path);
+  }
+
   /** The file a batch imported ('' when the batch record is gone): a delivery job of it names none. */
   async file(batchId: string): Promise<string> {
     return (await this.redis.hget(this.keys.batch(batchId), 'file')) ?? '';
@@ -130,6 +138,19 @@ export class BatchStore {
   async get(batchId: string): Promise<Batch | undefined> {
     const raw = await this.redis.hgetall(this.keys.batch(batchId));
     return raw.id === undefined ? undefined : toBatch(raw);
+  }
+
+  /**
+   * Up to `limit` batches, most recent first, after the cursor `after` (the last id of the page
+   * before): a page costs its own batches however many are kept.
+   */
+  async page(options: { after?: string; limit: number }): Promise<{ batches: Batch[]; next: string | undefined }> {
+    const rank = options.after === undefined ? null : await this.redis.zrevrank(this.keys.batchIndex, options.after);
+    // A cursor batch gone meanwhile (expired): start over rather than guess.
+    const start = rank === null ? 0 : rank + 1;
+    const ids = await this.redis.zrevrange(this.keys.batchIndex, start, start + options.limit);
+    const batches = (await Promise.all(ids.slice(0, options.limit).map((id) => this.get(id)))).filter((b): b is Batch => b !== undefined);
+    return { batches, next: ids.length > options.limit ? ids[options.limit - 1] : undefined };
   }
 
   /** Most recent first. */
@@ -164,5 +185,7 @@ function toBatch(raw: Record<string, string>): Batch {
     startedAt: Number(raw.startedAt ?? 0),
     columns: JSON.parse(raw.columns ?? '[]') as string[],
     importState: (raw.importState ?? 'importing') as Batch['importState'],
+    ...(raw.rejectsFile === undefined ? {} : { rejectsFile: raw.rejectsFile }),
+    ...(raw.resultsFile === undefined ? {} : { resultsFile: raw.resultsFile }),
   };
 }

@@ -55,7 +55,7 @@ async function exportCsv(store: ParkedStore, services: Services<unknown>, filter
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
   const outPath = resolve(flags.out ?? `dead-letters-${ctx.config.env}-${stamp}.csv`);
   const delimiter = flags.delimiter === undefined ? ',' : parseDelimiter(flags.delimiter);
-  const files = await exportDeadLetters(items, services.batches, { outPath, delimiter });
+  const files = await exportDeadLetters(items, services.batches, { outPath, delimiter, rebuild: services.kind.rebuildRows });
   const lines = files.map(
     (f) => `${f.path}: ${f.deadLetters} dead letter${f.deadLetters === 1 ? '' : 's'}, ${f.rows} row${f.rows === 1 ? '' : 's'} (batch${f.batches.length === 1 ? '' : 'es'} ${f.batches.join(', ')})${f.canonical ? '; input columns unknown (batch expired): written in our column names' : ''}`,
   );

@@ -9,6 +9,8 @@ import { resolveHeld } from '../review/resolveHeld.js';
 import type { RequeueBatch } from '../deadLetter/requeueParked.js';
 import type { DashboardTarget } from './dashboardState.js';
 import type { FilterFields } from './parkedPages.js';
+import { h, raw } from './html.js';
+import { csrfField, page, type PageContext } from './layout.js';
 
 /** A form post: which records (checked keys, or everything the filter matches) and what to do. */
 export interface ActionForm extends FilterFields {
@@ -60,12 +62,35 @@ export async function exportCsv(target: DashboardTarget, filter: ParkedFilter, p
   if (items.length === 0) return undefined;
   const dir = await mkdtemp(join(tmpdir(), 'bulkorder-export-'));
   try {
-    const files = await exportDeadLetters(items, target.services.batches, { outPath: join(dir, 'dead-letters.csv') });
+    const files = await exportDeadLetters(items, target.services.batches, { outPath: join(dir, 'dead-letters.csv'), rebuild: target.services.kind.rebuildRows });
     const file = files[Math.min(Math.max(part, 1), files.length) - 1]!;
     return { csv: await readFile(file.path), parts: files.length };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The step before a purge: how many dead letters the form would purge and a button that posts it
+ * again with `confirm=yes` (the CSRF token and filter carried along), or back to the list.
+ */
+export async function purgeConfirmPage(target: DashboardTarget, ctx: PageContext, form: ActionForm): Promise<string> {
+  const selected = form.action === 'purge-selected';
+  const fields = Object.entries(pickFilter(form)).filter((e): e is [string, string] => e[1] !== undefined);
+  const count = selected ? form.keys.length : (await target.dead.causes(parkedFilterFromFlags(pickFilter(form)))).reduce((sum, c) => sum + c.count, 0);
+  const back = `/dead-letters?${new URLSearchParams([...fields, ...(ctx.kind === 'accounts' ? [['kind', 'accounts'] as [string, string]] : [])]).toString()}`;
+  const body = h`<div class="breaker" data-test="purge-confirm"><p><strong>Purge ${count} dead letter${count === 1 ? '' : 's'}?</strong>
+They are not sent, and their records (the payload and source rows) are gone for good; importing the orders again sends them.</p>
+${fields.length === 0 ? '' : h`<p>Filter: ${fields.map(([name, value]) => `${name}=${value}`).join(', ')}</p>`}
+<form method="post" action="/dead-letters/action">${csrfField(ctx)}<input type="hidden" name="confirm" value="yes"><input type="hidden" name="action" value="${form.action}">
+${fields.map(([name, value]) => h`<input type="hidden" name="${name}" value="${value}">`)}${form.keys.map((key) => h`<input type="hidden" name="keys" value="${key}">`)}
+<button data-test="purge-confirmed" ${count === 0 ? raw('disabled') : ''}>Purge ${count}</button> <a href="${back}" data-test="purge-cancel">Cancel</a></form></div>`;
+  return page(ctx, 'Purge dead letters?', body);
+}
+
+function pickFilter(form: ActionForm): FilterFields {
+  const { batch, status, code, olderThan, newerThan, cause } = form;
+  return Object.fromEntries(Object.entries({ batch, status, code, olderThan, newerThan, cause }).filter(([, v]) => v !== undefined)) as FilterFields;
 }
 
 function review(form: ActionForm): { by: string; note?: string } {

@@ -6,24 +6,33 @@ import { createMetrics } from '../metrics/bulkorderMetrics.js';
 import { opsRoutes } from '../health/opsRoutes.js';
 import { DashboardAuth, sameOrigin, type Caller } from './dashboardAuth.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget, type TargetKind } from './dashboardState.js';
-import { exportCsv, runAction, type ActionForm } from './dashboardActions.js';
+import { exportCsv, purgeConfirmPage, runAction, type ActionForm } from './dashboardActions.js';
 import { batchFiles, batchPage, batchesPage } from './batchPages.js';
-import { kindQuery, page, type PageContext } from './layout.js';
+import { kindQuery, page, time, type PageContext } from './layout.js';
+import { watchRedis } from './redisWatch.js';
+import { redactUrl } from '../redis.js';
+import { formatAge } from '../deadLetter/formatParked.js';
 import { h } from './html.js';
 import { overviewPage } from './overviewPage.js';
 import { orderPage, parkedListPage, type FilterFields } from './parkedPages.js';
 import { schedulesPage, searchPage } from './searchPages.js';
+import { uploadRoutes } from './uploadRoutes.js';
+import { UploadSpool } from './uploadSpool.js';
 
 export interface DashboardOptions {
   /** Hide and refuse every action. */
   readOnly: boolean;
   /** Marks the process as shutting down, for /readyz. */
   shuttingDown(): boolean;
+  /** Where uploads wait for their preview and Import; default a spool of its own (close it to remove its files). */
+  spool?: UploadSpool;
 }
 
 type Env = { Variables: { caller: Caller } };
 
-const OPEN_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+// Probes only: they say whether the process and Redis are fit, nothing about orders. /metrics names
+// batches' states and error codes, so it needs the token like every page (README: Dashboard).
+const OPEN_PATHS = new Set(['/healthz', '/readyz']);
 
 /**
  * The dashboard: server-rendered pages over the same stores and actions as the CLI. With
@@ -34,8 +43,8 @@ const OPEN_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 export function dashboardApp(state: DashboardState, options: DashboardOptions): Hono<Env> {
   const auth = new DashboardAuth(state.config.dashboard.token);
   const app = new Hono<Env>();
+  const redis = watchRedis(Object.values(state.targets).map((target) => target.services.redis));
   const metrics = createMetrics({ snapshot: () => dashboardSnapshot(state) });
-  app.route('/', opsRoutes({ redis: state.targets.orders.services.redis, redisUrl: state.config.redisUrl, metrics, shuttingDown: options.shuttingDown }));
 
   app.use('*', async (c, next) => {
     if (OPEN_PATHS.has(c.req.path)) return next();
@@ -45,18 +54,22 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
     }
     c.set('caller', caller);
     c.header('x-frame-options', 'DENY');
-    c.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+    c.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'");
     c.header('referrer-policy', 'same-origin');
     c.header('cache-control', 'no-store');
     if (c.req.method === 'POST') {
       if (options.readOnly) return c.text('Refused: the dashboard runs with --read-only.', 403);
       if (!auth.configured || !caller.authenticated) return c.text('Refused: actions need BULKORDER_DASHBOARD_TOKEN.', 401);
       if (!sameOrigin(c.req.header('origin'), c.req.header('host'))) return c.text('Refused: cross-origin request.', 403);
-      const form = await c.req.parseBody({ all: true });
-      if (!auth.checkFormToken(caller, one(form._csrf))) return c.text('Refused: missing or stale form token; reload the page and try again.', 403);
+      // An upload's body is the file itself, streamed to the spool: its form token comes in a header.
+      const given = c.req.path === '/upload/file' ? c.req.header('x-bulkorder-form-token') : one((await c.req.parseBody({ all: true }))._csrf);
+      if (!auth.checkFormToken(caller, given)) return c.text('Refused: missing or stale form token; reload the page and try again.', 403);
     }
     return next();
   });
+
+  // After the token check: /metrics needs it, the probes pass through it (OPEN_PATHS).
+  app.route('/', opsRoutes({ redis: state.targets.orders.services.redis, redisUrl: state.config.redisUrl, metrics, shuttingDown: options.shuttingDown }));
 
   const context = (c: Context<Env>, kind: TargetKind): PageContext => {
     const caller = c.get('caller');
@@ -74,21 +87,30 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
       ...(flash === undefined ? {} : { flash }),
     };
   };
+  // While Redis is away every page would fail: say so, and let the browser ask again until it is back.
+  const redisDown = (c: Context<Env>, since: number) =>
+    c.html(page(context(c, kindOf(c)), 'Redis unreachable', h`<div class="breaker" data-test="redis-down"><strong>Redis at ${redactUrl(state.config.redisUrl)} unreachable since ${time(since)}</strong>
+(${formatAge(Date.now() - since)}). The dashboard reconnects on its own; this page reloads every 5 s. Workers wait for Redis too: nothing is lost meanwhile.</div>`, { refreshSeconds: 5 }), 503, { 'retry-after': '5' });
+  app.use('*', async (c, next) => {
+    const since = OPEN_PATHS.has(c.req.path) || c.req.path === '/metrics' ? undefined : redis.downSince();
+    return since === undefined ? next() : redisDown(c, since);
+  });
   const targetOf = (kind: string | undefined): DashboardTarget | undefined => (kind === 'accounts' ? state.targets.accounts : state.targets.orders);
   const kindOf = (c: Context<Env>): TargetKind => (c.req.query('kind') === 'accounts' ? 'accounts' : 'orders');
   const notFound = (c: Context<Env>, what: string) => c.html(page(context(c, kindOf(c)), 'Not found', h`<p>${what}</p>`), 404);
-  const filterFields = (c: Context<Env>): FilterFields => pick(c.req.query(), ['batch', 'status', 'code', 'olderThan', 'newerThan']);
+  const filterFields = (c: Context<Env>): FilterFields => pick(c.req.query(), ['batch', 'status', 'code', 'olderThan', 'newerThan', 'cause']);
 
+  uploadRoutes(app, { state, spool: options.spool ?? new UploadSpool(state.config.dashboard.uploadMaxBytes), context });
   app.get('/', async (c) => c.html(await overviewPage(state, context(c, state.targets[kindOf(c)] === undefined ? 'orders' : kindOf(c)))));
   app.get('/batches', async (c) => {
     const target = targetOf(c.req.query('kind'));
-    return target === undefined ? notFound(c, 'Employee accounts are not configured.') : c.html(await batchesPage(target, context(c, target.kind)));
+    return target === undefined ? notFound(c, 'Employee accounts are not configured.') : c.html(await batchesPage(target, context(c, target.kind), c.req.query('after')));
   });
   app.get('/batches/:id', async (c) => {
     const target = targetOf(c.req.query('kind'));
     const batch = await target?.services.batches.get(c.req.param('id'));
     if (target === undefined || batch === undefined) return notFound(c, `No batch ${c.req.param('id')}.`);
-    return c.html(await batchPage(target, context(c, target.kind), batch, c.req.query('outcome')));
+    return c.html(await batchPage(target, context(c, target.kind), batch));
   });
   app.get('/batches/:id/:file{(results|rejects)\\.csv}', async (c) => {
     const batch = await targetOf(c.req.query('kind'))?.services.batches.get(c.req.param('id'));
@@ -110,7 +132,7 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
       if (target === undefined) return notFound(c, 'Employee accounts are not configured.');
       const fields = filterFields(c);
       try {
-        return c.html(await parkedListPage(target, context(c, target.kind), which, parkedFilterFromFlags(fields), fields));
+        return c.html(await parkedListPage(target, context(c, target.kind), which, parkedFilterFromFlags(fields), fields, c.req.query('after')));
       } catch (error) {
         if (!isBulkorderError(error)) throw error;
         return c.html(page({ ...context(c, target.kind), flash: error.message }, 'Filter refused', h`<p><a href="${path}${kindQuery(target.kind)}">back</a></p>`), 400);
@@ -130,11 +152,15 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
       const target = targetOf(one(body.kind));
       if (target === undefined) return notFound(c, 'Employee accounts are not configured.');
       const form: ActionForm = {
-        ...pick(Object.fromEntries(Object.entries(body).map(([k, v]) => [k, one(v)])), ['batch', 'status', 'code', 'olderThan', 'newerThan', 'note', 'remoteId']),
+        ...pick(Object.fromEntries(Object.entries(body).map(([k, v]) => [k, one(v)])), ['batch', 'status', 'code', 'olderThan', 'newerThan', 'cause', 'note', 'remoteId']),
         action: one(body.action) ?? '',
         keys: all(body.keys),
         by: one(body.by)?.trim() || c.get('caller').user,
       };
+      if (form.action.startsWith('purge-') && one(body.confirm) !== 'yes') {
+        // Purging cannot be undone: a page of its own says what goes and asks again.
+        return c.html(await purgeConfirmPage(target, context(c, target.kind), form));
+      }
       let message: string;
       try {
         message = await runAction(target, form);
@@ -147,7 +173,9 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
       return c.redirect(`${back}?${new URLSearchParams({ ...(target.kind === 'accounts' ? { kind: 'accounts' } : {}), flash: message }).toString()}`, 303);
     });
   }
-  app.onError((error, c) => {
+  app.onError(async (error, c) => {
+    const since = await redis.confirmDown();
+    if (since !== undefined) return redisDown(c, since);
     state.logger.error({ err: error, path: c.req.path }, 'dashboard request failed');
     const message = isBulkorderError(error) ? `${error.code}: ${error.message}` : 'Internal error (see the dashboard log).';
     return c.text(message, isBulkorderError(error) && error.exitCode === 5 ? 503 : 500);

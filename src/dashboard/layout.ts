@@ -23,13 +23,15 @@ body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2433;background:#f6f7
 header{background:#1d2433;color:#fff;padding:8px 16px;display:flex;gap:16px;align-items:center;flex-wrap:wrap}
 header a{color:#cfd8ff;text-decoration:none}header a:hover{text-decoration:underline}
 .env{padding:3px 10px;border-radius:3px;font-weight:700;background:#2f7d32}.env.production{background:#c62828}
-main{padding:16px;max-width:1200px}
+main{padding:16px;max-width:1320px;box-sizing:border-box}
 table{border-collapse:collapse;width:100%;background:#fff;margin:8px 0 16px}
-th,td{border-bottom:1px solid #e3e6eb;padding:5px 8px;text-align:left;vertical-align:top}th{background:#eef0f4;font-weight:600}
+th,td{border-bottom:1px solid #e3e6eb;padding:5px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#eef0f4;font-weight:600;overflow-wrap:normal}
+tr.attention td:first-child{box-shadow:inset 4px 0 #c62828}.attention-mark{color:#fff;background:#c62828;border-radius:3px;padding:0 5px;font-size:12px;white-space:nowrap}
 .cards{display:flex;gap:12px;flex-wrap:wrap}.card{background:#fff;border:1px solid #e3e6eb;border-radius:4px;padding:10px 14px;min-width:120px}
 .card b{display:block;font-size:22px}.bad{color:#c62828}.ok{color:#2f7d32}.warn{color:#b26a00}
 .bar{display:inline-block;width:160px;height:10px;background:#e3e6eb;border-radius:5px;overflow:hidden;vertical-align:middle}
-.bar span{display:block;height:100%;background:#2f7d32}
+.bar{display:inline-flex}.bar span{display:block;height:100%}.bar .delivered{background:#2f7d32}.bar .dead{background:#c62828}.bar .held{background:#e0a030}.bar .rejected{background:#7b5ea7}
+.legend span{white-space:nowrap}.pager{margin:8px 0}
 .flash{background:#e8f0fe;border:1px solid #9bb7f0;padding:8px 12px;margin-bottom:12px}
 .readonly{background:#fff4e5;border:1px solid #f0c27b;padding:6px 12px;margin-bottom:12px}
 .breaker{background:#fdecea;border:1px solid #f5a3a0;padding:8px 12px;margin:8px 0}
@@ -45,7 +47,7 @@ ${options.refreshSeconds === undefined ? '' : raw(`<meta http-equiv="refresh" co
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>${STYLE}</style></head><body>
 <header><strong>bulkorder</strong><span class="env ${ctx.env === 'production' ? 'production' : ''}" data-test="env">${ctx.env.toUpperCase()}</span>
 <span>API: ${ctx.apiUrl ?? 'not configured'}</span>
-<a href="/">Overview</a><a href="/batches${k}">Batches</a><a href="/dead-letters${k}">Dead letters</a><a href="/held${k}">Held for review</a><a href="/schedules">Schedules</a>
+<a href="/">Overview</a>${ctx.canAct ? h`<a href="/upload${k}" data-test="nav-upload">Import a file</a>` : ''}<a href="/batches${k}">Batches</a><a href="/dead-letters${k}">Dead letters</a><a href="/held${k}">Held for review</a><a href="/schedules">Schedules</a>
 ${ctx.hasAccounts ? h`<a href="/batches?kind=${ctx.kind === 'orders' ? 'accounts' : 'orders'}">${ctx.kind === 'orders' ? 'Employee accounts' : 'Orders'}</a>` : ''}
 <form action="/search" method="get" class="inline"><input name="q" placeholder="order key or orderRef" size="26" aria-label="search"> <button>Search</button></form></header>
 <main>
@@ -70,11 +72,41 @@ export function time(ms: number | undefined): string {
   return ms === undefined || !Number.isFinite(ms) || ms <= 0 ? '-' : new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 }
 
-/** A progress bar (no script: a styled span). */
-export function bar(done: number, total: number): Safe {
-  const pct = total === 0 ? 100 : Math.min(100, Math.round((done / total) * 100));
-  return h`<span class="bar" title="${pct}%"><span style="width:${pct}%"></span></span> ${done}/${total}`;
+/** A batch's counts as the outcome bar reads them. */
+export interface BarCounts {
+  enqueued: number;
+  delivered: number;
+  dead: number;
+  held: number;
+  rejected: number;
+  importState: string;
 }
+
+const SEGMENTS = ['delivered', 'dead', 'held', 'rejected'] as const;
+
+/**
+ * A batch's progress split by outcome (no script: styled spans): delivered green, dead-lettered
+ * red, held amber, rejected rows purple, the rest (still queued) the empty track. A failed import
+ * says so instead of a bar, however much it queued.
+ */
+export function outcomeBar(b: BarCounts): Safe {
+  const total = b.enqueued + b.rejected;
+  const done = b.delivered + b.dead + b.held;
+  if (b.importState === 'failed') return h`<span class="bad" data-test="bar">import failed</span> ${done}/${b.enqueued} queued ended`;
+  const width = (n: number) => (total === 0 ? 0 : Math.round((n / total) * 1000) / 10);
+  const title = SEGMENTS.map((s) => `${b[s]} ${s}`).join(', ');
+  return h`<span class="bar" data-test="bar" title="${title}">${SEGMENTS.map((s) => (b[s] === 0 ? '' : h`<span class="${s}" style="width:${width(b[s])}%"></span>`))}</span> ${done}/${b.enqueued}`;
+}
+
+/** A "next page" link for cursor paging, keeping the page's other query parameters. */
+export function pager(path: string, query: Record<string, string | undefined>, next: string | undefined, first: boolean): Safe {
+  const keep = Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '' && e[0] !== 'after');
+  const link = (extra: [string, string][]) => `${path}?${new URLSearchParams([...keep, ...extra]).toString()}`;
+  return h`<p class="pager" data-test="pager">${first ? '' : h`<a href="${link([])}">first page</a> `}${next === undefined ? (first ? '' : '· last page') : h`<a href="${link([['after', next]])}" data-test="next-page">next ${PAGE_SIZE} →</a>`}</p>`;
+}
+
+/** Rows on a page of every list. */
+export const PAGE_SIZE = 50;
 
 /** The recipient of an order (or the employee of an account) masked as the CLI masks it: lists never show personal data. */
 export function maskedWho(payload: unknown): string {

@@ -1,11 +1,12 @@
 import { basename } from 'node:path';
-import { isSettled, type Batch } from '../batches/batchStore.js';
-import { readDeliveryHealth, type DeliveryHealth } from '../services/deliveryControl.js';
+import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
+import { readDeliveryHealth } from '../services/deliveryControl.js';
+import { bannerView, breakerBanner } from './breakerBanner.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget } from './dashboardState.js';
 import { h, type Safe } from './html.js';
 import { activityChart } from './activityChart.js';
 import { readMinuteStats } from '../metrics/minuteStats.js';
-import { bar, kindQuery, page, time, type PageContext } from './layout.js';
+import { kindQuery, outcomeBar, page, time, type PageContext } from './layout.js';
 
 /** `/`: environment, API, breaker, queue depth, live workers, parked counts and recent batches. */
 export async function overviewPage(state: DashboardState, ctx: PageContext): Promise<string> {
@@ -22,7 +23,7 @@ export async function overviewPage(state: DashboardState, ctx: PageContext): Pro
   const [dead, held] = await Promise.all([target.dead.count(), target.held.count()]);
   const k = kindQuery(ctx.kind);
   const body = h`
-${breakerNotice(health)}
+${breakerBanner(bannerView(health.breaker, { waiting: queue === undefined ? undefined : queue.waiting + queue.delayed, burst: health.burst, pausedBy: health.pausedBy }))}
 <div class="cards">
  <div class="card">jobs waiting<b data-test="waiting">${queue?.waiting ?? '?'}</b></div>
  <div class="card">active<b>${queue?.active ?? '?'}</b></div>
@@ -44,10 +45,10 @@ ${batchTable(batches, ctx)}`;
 export function batchTable(batches: readonly Batch[], ctx: PageContext): Safe {
   if (batches.length === 0) return h`<p>No batches yet: <code>bulkorder import &lt;file&gt;</code>.</p>`;
   const k = kindQuery(ctx.kind);
-  return h`<table data-test="batches"><tr><th>batch</th><th>file</th><th>sha256</th><th>started</th><th>state</th><th>progress</th><th>delivered</th><th>dead</th><th>held</th><th>rejected</th><th>skipped</th></tr>
+  return h`<table data-test="batches"><tr><th>batch</th><th>file</th><th>sha256</th><th>started</th><th>state</th><th>progress <small class="legend"><span class="ok">■ delivered</span> <span class="bad">■ dead</span> <span class="warn">■ held</span> <span style="color:#7b5ea7">■ rejected</span></small></th><th>delivered</th><th>dead</th><th>held</th><th>rejected</th><th>skipped</th></tr>
 ${batches.map(
-  (b) => h`<tr><td><a href="/batches/${encodeURIComponent(b.id)}${k}">${b.id}</a></td><td title="${b.file}">${basename(b.file)}</td><td title="${b.sha256}">${b.sha256.slice(0, 12)}</td><td>${time(b.startedAt)}</td>
-<td>${stateOf(b)}</td><td>${bar(b.delivered + b.dead + b.held, b.enqueued)}</td><td class="ok">${b.delivered}</td><td class="${b.dead > 0 ? 'bad' : ''}">${b.dead}</td><td class="${b.held > 0 ? 'warn' : ''}">${b.held}</td><td>${b.rejected}</td><td>${b.skippedDelivered + b.skippedHeld + b.skippedQueued}</td></tr>`,
+  (b) => h`<tr class="${attention(b) ? 'attention' : ''}" data-batch="${b.id}"><td>${attention(b) ? h`<span class="attention-mark" data-test="attention">needs attention</span><br>` : ''}<a href="/batches/${encodeURIComponent(b.id)}${k}">${b.id}</a></td><td title="${b.file}">${basename(b.file)}</td><td title="${b.sha256}">${b.sha256.slice(0, 12)}</td><td>${time(b.startedAt)}</td>
+<td>${stateOf(b)}</td><td>${outcomeBar(b)}</td><td class="ok">${b.delivered}</td><td class="${b.dead > 0 ? 'bad' : ''}">${b.dead}</td><td class="${b.held > 0 ? 'warn' : ''}">${b.held}</td><td>${b.rejected}</td><td>${b.skippedDelivered + b.skippedHeld + b.skippedQueued}</td></tr>`,
 )}</table>`;
 }
 
@@ -58,12 +59,7 @@ export function stateOf(batch: Batch): string {
   return isSettled(batch) ? (batch.dead + batch.held + batch.rejected > 0 ? 'settled, needs attention' : 'settled') : 'delivering';
 }
 
-/** The breaker's state and reason, the next trial, and a person's pause, as `status` words them. */
-function breakerNotice(health: DeliveryHealth): Safe {
-  const pause = health.pausedBy === undefined ? h`` : h`<div class="breaker" data-test="paused">Delivery paused by ${health.pausedBy.by} since ${time(health.pausedBy.at)}: <code>bulkorder resume</code> resumes it.</div>`;
-  const b = health.breaker;
-  if (b.state === 'closed') return h`${pause}<p class="ok" data-test="breaker">Circuit breaker closed: delivering.</p>`;
-  const next = b.nextProbeAt === undefined ? h`` : h` Next trial calls at ${time(b.nextProbeAt)}.`;
-  const since = b.since === undefined ? h`` : h` since ${time(b.since)}`;
-  return h`${pause}<div class="breaker" data-test="breaker"><strong>Circuit breaker ${b.state === 'open' ? 'OPEN' : 'HALF-OPEN (trial calls)'}${since}</strong>: ${b.reason ?? b.signature ?? ''}.${next}${b.overdue ? h` <strong>Open past its alert limit: check the API.</strong>` : h``}</div>`;
+/** A batch a person must look at: its import failed, or it dead-lettered, held or rejected something. */
+export function attention(batch: Batch): boolean {
+  return batch.importState === 'failed' || needsAttention({ ...batch, conflicts: batch.conflicts });
 }

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startHttpServer } from '../health/startOpsServer.js';
 import { dashboardApp } from './dashboardApp.js';
+import { UploadSpool } from './uploadSpool.js';
 import { openDashboardState } from './dashboardState.js';
 
 export interface DashboardServerOptions {
@@ -32,9 +33,10 @@ export async function startDashboard(config: Config, logger: Logger, options: Da
     throw new UsageError('DASHBOARD_TOKEN_REQUIRED', `--host ${host} would let the network read the dashboard: set BULKORDER_DASHBOARD_TOKEN first (or keep the default 127.0.0.1).`);
   }
   const state = await openDashboardState(config, logger);
+  const spool = new UploadSpool(config.dashboard.uploadMaxBytes);
   let stopping = false;
   try {
-    const server = await startHttpServer(dashboardApp(state, { readOnly: options.readOnly === true, shuttingDown: () => stopping }), { host, port: options.port ?? 8080 });
+    const server = await startHttpServer(dashboardApp(state, { readOnly: options.readOnly === true, shuttingDown: () => stopping, spool }), { host, port: options.port ?? 8080 });
     logger.info({ url: server.url, readOnly: options.readOnly === true, actions: config.dashboard.token !== undefined && options.readOnly !== true }, 'dashboard listening');
     return {
       url: server.url,
@@ -43,10 +45,12 @@ export async function startDashboard(config: Config, logger: Logger, options: Da
       },
       async close() {
         await server.close();
+        await spool.close();
         await state.close();
       },
     };
   } catch (error) {
+    await spool.close();
     await state.close();
     throw error;
   }

@@ -9,7 +9,7 @@ import { neutralizeCell } from '../ingest/csvCells.js';
 import { ERROR_COLUMNS } from '../ingest/orderFields.js';
 import { fieldForName } from '../ingest/resolveColumns.js';
 import type { ParkedItem } from './parkedStore.js';
-import { originalRows } from '../kinds/originalRows.js';
+import { originalRows, type RowRebuilder } from '../kinds/originalRows.js';
 
 /**
  * The error columns of an export: the rejects file's own (REJECT_COLUMNS, which mark the file as a
@@ -41,6 +41,8 @@ export interface ExportOptions {
   outPath: string;
   /** Cell delimiter; default `,` (import detects `,` `;` and tab). */
   delimiter?: string;
+  /** The kind's rows from a payload (RecordKind.rebuildRows): a record whose job left its cells out needs it. */
+  rebuild: RowRebuilder | undefined;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function exportDeadLetters(items: readonly ParkedItem[], batches: B
   for (const item of items) {
     const batchId = item.record.batchId;
     if (!columnsOf.has(batchId)) columnsOf.set(batchId, (await batches.get(batchId))?.columns);
-    const original = originalRows(item.record, columnsOf.get(batchId));
+    const original = originalRows(item.record, columnsOf.get(batchId), options.rebuild);
     const keep = original.columns.flatMap((column, i) => (RESERVED.has(column) ? [] : [i]));
     const columns = keep.map((i) => original.columns[i]!);
     const id = JSON.stringify(columns);

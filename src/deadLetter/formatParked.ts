@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { originalRows } from '../kinds/originalRows.js';
+import { originalRows, type RowRebuilder } from '../kinds/originalRows.js';
 import type { ParkedItem } from './parkedStore.js';
 
 /** `45s`, `12m`, `3h`, `2d`: how long ago, for a person. */
@@ -42,7 +42,7 @@ export function parkedJson(item: ParkedItem, now = Date.now()): Record<string, u
 }
 
 /** Everything kept about one parked order, for `show`. */
-export function parkedDetails(item: ParkedItem, columns: readonly string[] | undefined): string[] {
+export function parkedDetails(item: ParkedItem, columns: readonly string[] | undefined, rebuild: RowRebuilder | undefined): string[] {
   const r = item.record;
   const lines = [
     `${r.kind === 'dead' ? 'dead letter' : 'held for review'}: ${r.key}`,
@@ -63,7 +63,7 @@ export function parkedDetails(item: ParkedItem, columns: readonly string[] | und
   }
   lines.push('  source rows:');
   // Cells left out of the job (the payload rebuilds them exactly, RecordKind.rebuildRows) come back here.
-  const source: { columns: readonly string[] | undefined; rows: string[][] } = r.cells.length > 0 ? { columns, rows: r.cells } : originalRows(r, columns);
+  const source: { columns: readonly string[] | undefined; rows: string[][] } = r.cells.length > 0 ? { columns, rows: r.cells } : originalRows(r, columns, rebuild);
   for (const [i, row] of source.rows.entries()) {
     const names = source.columns;
     const cells = names !== undefined && names.length === row.length ? row.map((v, c) => `${names[c]}=${v}`) : row;

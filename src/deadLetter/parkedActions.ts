@@ -52,5 +52,5 @@ export async function showParked(store: ParkedStore, services: Services<unknown>
   }
   if (options.json) return JSON.stringify(parkedJson(item), null, 2) + '\n';
   const columns = (await services.batches.get(item.record.batchId))?.columns;
-  return parkedDetails(item, columns).join('\n') + '\n';
+  return parkedDetails(item, columns, services.kind.rebuildRows).join('\n') + '\n';
 }

@@ -15,6 +15,8 @@ export interface ParkedFilter {
   olderThanMs?: number;
   /** Parked at most this long ago (ms). */
   newerThanMs?: number;
+  /** Only this cause: HTTP status, code and message together ({@link causeId}; the dashboard's groups). */
+  cause?: string;
 }
 
 /** The filter flags `dead-letters` and `review` share, as commander hands them over. */
@@ -24,6 +26,8 @@ export interface ParkedFilterFlags {
   code?: string;
   olderThan?: string;
   newerThan?: string;
+  /** A {@link causeId} (the dashboard's groups; no CLI flag). */
+  cause?: string;
 }
 
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
@@ -50,6 +54,7 @@ export function parkedFilterFromFlags(flags: ParkedFilterFlags, keys: readonly s
   if (flags.code !== undefined) filter.code = flags.code;
   if (flags.olderThan !== undefined) filter.olderThanMs = parseAge(flags.olderThan, '--older-than');
   if (flags.newerThan !== undefined) filter.newerThanMs = parseAge(flags.newerThan, '--newer-than');
+  if (flags.cause !== undefined) filter.cause = flags.cause;
   return filter;
 }
 
@@ -59,7 +64,8 @@ export function isEmptyFilter(filter: ParkedFilter): boolean {
 }
 
 /** Does one record pass the filter? (Age is applied on the index scores, before records are read.) */
-export function matchesFilter(record: ParkedRecord, filter: ParkedFilter): boolean {
+export function matchesFilter(record: Pick<ParkedRecord, 'key' | 'batchId' | 'httpStatus' | 'code' | 'message'>, filter: ParkedFilter): boolean {
+  if (filter.cause !== undefined && causeId(record) !== filter.cause) return false;
   if (filter.keys !== undefined && !filter.keys.includes(record.key)) return false;
   if (filter.batchId !== undefined && record.batchId !== filter.batchId) return false;
   if (filter.httpStatus !== undefined) {
@@ -67,4 +73,9 @@ export function matchesFilter(record: ParkedRecord, filter: ParkedFilter): boole
   }
   if (filter.code !== undefined && (record.code ?? '').toLowerCase() !== filter.code.toLowerCase()) return false;
   return true;
+}
+
+/** One string per cause: the API's HTTP status, error code and message together. */
+export function causeId(cause: Pick<ParkedRecord, 'httpStatus' | 'code' | 'message'>): string {
+  return JSON.stringify([cause.httpStatus ?? null, cause.code ?? null, cause.message ?? null]);
 }

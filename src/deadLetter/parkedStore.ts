@@ -4,6 +4,7 @@ import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
 import type { ParkedRecord } from '../deliveryJob.js';
 import { matchesFilter, type ParkedFilter } from './parkedFilter.js';
 import { dropGhosts, pruneParked } from './pruneParked.js';
+import { parkedCauses, type ParkedCause } from './parkedCauses.js';
 
 /** A parked record with what the ledger says about its order now. */
 export interface ParkedItem {
@@ -74,6 +75,61 @@ export class ParkedStore {
       for (const [i, record] of wanted.entries()) yield { record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs };
       if (filter.keys !== undefined || orderKeys.length < PAGE) return;
     }
+  }
+
+  /**
+   * Up to `limit` records that pass the filter, oldest first, after the cursor `after` (the `next`
+   * of the page before): a page costs its own records, however long the list. The cursor is the
+   * last key shown; when that record is gone meanwhile, its parked-at (`<ms>.<key>`) finds the place.
+   */
+  async page(filter: ParkedFilter, options: { after?: string; limit: number }, now = Date.now()): Promise<{ items: ParkedItem[]; next: string | undefined }> {
+    const index = this.keys.parkedIndex(this.kind);
+    const items: ParkedItem[] = [];
+    let start = await this.startAfter(options.after);
+    // A page's worth (and one to tell whether more follow) first; a narrow filter widens the reads.
+    let slice = options.limit + 1;
+    for (;;) {
+      const orderKeys = await this.redis.zrange(index, String(start), String(start + slice - 1));
+      const records = orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
+      const wanted: ParkedRecord[] = [];
+      for (const json of records) {
+        const record = json === null ? undefined : (JSON.parse(json) as ParkedRecord);
+        if (record !== undefined && matchesFilter(record, filter) && inAgeRange(record, filter, now)) wanted.push(record);
+      }
+      const taken = wanted.slice(0, options.limit - items.length);
+      const entries = await this.ledger.getMany(taken.map((record) => record.key));
+      taken.forEach((record, i) => items.push({ record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs }));
+      if (items.length >= options.limit) {
+        const last = items[items.length - 1]!.record;
+        // A next page only when something is left to read: the rest of this slice or more index.
+        const more = wanted.length > taken.length || orderKeys.indexOf(last.key) < orderKeys.length - 1 || orderKeys.length === slice;
+        return { items, next: more ? `${last.parkedAt}.${last.key}` : undefined };
+      }
+      if (orderKeys.length < slice) return { items, next: undefined };
+      start += slice;
+      slice = Math.min(PAGE, slice * 4);
+    }
+  }
+
+  /** The index position after a page cursor (0 without one). */
+  private async startAfter(after: string | undefined): Promise<number> {
+    if (after === undefined) return 0;
+    const dot = after.indexOf('.');
+    const key = after.slice(dot + 1);
+    const index = this.keys.parkedIndex(this.kind);
+    const rank = await this.redis.zrank(index, key);
+    if (rank !== null) return rank + 1;
+    // Gone (retried, purged): members parked at the same time sort by key, so count those up to it.
+    const score = Number(after.slice(0, dot));
+    const before = await this.redis.zcount(index, '-inf', `(${score}`);
+    const same = await this.redis.zrangebyscore(index, score, score);
+    return before + same.filter((member) => member < key).length;
+  }
+
+  /** The records that pass the filter counted by cause (HTTP status, code, message), largest group first. */
+  async causes(filter: ParkedFilter = {}, now = Date.now()): Promise<ParkedCause[]> {
+    await this.prune(now);
+    return parkedCauses(this.redis, this.keys, this.kind, filter, now);
   }
 
   /** All of `scan` at once (for commands that act on the selection). */

@@ -57,7 +57,7 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
   const groups = new Map<string, { columns: readonly string[]; jobs: { record: ParkedRecord; cells: string[][] }[] }>();
   for (const { record } of items) {
     if (!columnsOf.has(record.batchId)) columnsOf.set(record.batchId, (await deps.batches.get(record.batchId))?.columns);
-    const original = originalRows(record, columnsOf.get(record.batchId));
+    const original = originalRows(record, columnsOf.get(record.batchId), deps.kind.rebuildRows);
     const id = JSON.stringify(original.columns);
     let group = groups.get(id);
     if (group === undefined) groups.set(id, (group = { columns: original.columns, jobs: [] }));

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { outputPath } from '../ingest/outputPath.js';
 import type { TextSink } from '../textSink.js';
 import { followBatch } from '../batches/followBatch.js';
@@ -84,6 +85,7 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
   const settled = batchSettled;
   const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
   const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind);
+  if (follow.resultsPath !== undefined) await services.batches.setResultsFile(result.batchId, resolve(resultsPath));
   lines.push(
     ...(settled ? [] : [`  gave up waiting after ${Math.round((follow.timeoutMs ?? 0) / 1000)} s (--max-wait): ${reasons.length === 0 ? `${kind.noun}s are still being delivered` : reasons.join('; ')}`]),
     `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,

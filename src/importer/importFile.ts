@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
 import { startImportHeartbeat } from '../batches/importHeartbeat.js';
@@ -15,6 +15,7 @@ import type { ValidRecord } from '../ingest/types.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import type { ImportDeps } from '../services.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
+import { outputPath } from '../ingest/outputPath.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
 import { conflictRejection } from '../ledger/orderRefReused.js';
 
@@ -56,14 +57,17 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   const sha256 = await sha256File(file);
   const batchId = newBatchId();
   const log = deps.logger.child({ batchId, file: basename(file) });
-  await deps.batches.create({ id: batchId, file, sha256, env: deps.env, startedAt: Date.now(), columns: source.columns });
+  const rejectsPath = options.rejectsPath ?? RejectsWriter.defaultPath(file);
+  // Absolute, so a dashboard started in another folder finds them (results: the default of import --wait).
+  const outputs = { rejectsFile: resolve(rejectsPath), resultsFile: resolve(outputPath(file, 'results')) };
+  await deps.batches.create({ id: batchId, file, sha256, env: deps.env, startedAt: Date.now(), columns: source.columns, ...outputs });
   const heartbeat = startImportHeartbeat(deps.batches, batchId);
 
   const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0, enqueued: 0 };
   const elsewhere: ImportResult['elsewhere'] = [];
   const identicalLines: number[] = [];
   const summary = new ValidationSummary(10, deps.kind.noun);
-  const rejects = new RejectsWriter(options.rejectsPath ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
+  const rejects = new RejectsWriter(rejectsPath, source.columns, { delimiter: source.delimiter });
   const chunkSize = options.chunkSize ?? 500;
   let chunk: ValidRecord<P>[] = [];
 

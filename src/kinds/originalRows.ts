@@ -11,16 +11,25 @@ export interface OriginalRows {
   canonical: boolean;
 }
 
+/** A kind's way from a payload back to its rows (RecordKind.rebuildRows), whatever its payload type. */
+export interface RowRebuilder {
+  readonly columns: readonly string[];
+  rows(payload: never, orderRef: string | undefined): string[][];
+}
+
 /**
- * The order's rows as its input had them: the record's cells under its batch's columns. When the
- * batch record is gone (it expires with the ledger; a parked record does not) or its columns do not
- * fit the cells, the rows are rebuilt from the payload in our own column names, which import reads
- * without a mapping. Either way the same order key comes out of a re-import of unchanged rows.
+ * The record's rows as its input had them: its cells under its batch's columns. A job leaves its
+ * cells out only when the input had exactly the kind's columns and the payload rebuilds them
+ * exactly (importFile), so empty cells are rebuilt through the kind, as the input had them. When
+ * the batch record is gone (it expires with the ledger; a parked record does not) or its columns
+ * do not fit the cells, the rows are rebuilt in the kind's column names, which import reads without
+ * a mapping (`canonical`). Either way the same key comes out of a re-import of unchanged rows.
  */
-export function originalRows(record: ParkedRecord, batchColumns: readonly string[] | undefined): OriginalRows {
+export function originalRows(record: ParkedRecord<unknown>, batchColumns: readonly string[] | undefined, rebuild: RowRebuilder | undefined): OriginalRows {
   const fits = batchColumns !== undefined && batchColumns.length > 0 && record.cells.length > 0 && record.cells.every((row) => row.length === batchColumns.length);
   if (fits) return { columns: batchColumns, rows: record.cells.map((row) => [...row]), canonical: false };
-  return { columns: ORDER_FIELDS, rows: canonicalRows(record.payload, record.orderRef), canonical: true };
+  if (rebuild === undefined) return { columns: batchColumns ?? [], rows: record.cells.map((row) => [...row]), canonical: true };
+  return { columns: rebuild.columns, rows: rebuild.rows(record.payload as never, record.orderRef), canonical: record.cells.length > 0 };
 }
 
 /** One row per product line, in ORDER_FIELDS order (read back along the field table's paths). */

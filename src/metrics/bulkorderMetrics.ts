@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
+import { TRANSPORT_ERRORS, type Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 
 /** Which API a delivery worker talks to (a label value). */
 export type MetricsApi = 'business' | 'cafetariaplan';
@@ -41,6 +41,15 @@ export interface BulkorderMetrics extends DeliveryMetricsSink {
 // a misbehaving server cannot blow up the label space.
 const CODE_LABEL = /^[A-Za-z0-9_.-]{1,48}$/;
 
+/** Our codes for a request that got no (complete) answer: timeouts, resets, refused connections. */
+const NO_ANSWER_CODES = new Set(['NETWORK_ERROR', ...Object.values(TRANSPORT_ERRORS).map((e) => e.code)]);
+
+/**
+ * prom-client's default gauges that end in `_total` (sums of the per-type gauges it also exports):
+ * Prometheus reserves `_total` for counters, and `promtool check metrics` refuses them.
+ */
+const DEFAULT_GAUGES_NAMED_TOTAL = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 /** Request durations in seconds: our HTTP deadline is 60 s by default. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -51,10 +60,15 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
  */
 export function createMetrics(options: { snapshot?: () => Promise<StateSnapshot | undefined>; processMetrics?: boolean } = {}): BulkorderMetrics {
   const registry = new Registry();
-  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'bulkorder_process_' });
+  if (options.processMetrics !== false) {
+    // prom-client names its own metrics process_* and nodejs_*: the prefix is ours alone.
+    collectDefaultMetrics({ register: registry, prefix: 'bulkorder_' });
+    for (const name of DEFAULT_GAUGES_NAMED_TOTAL) registry.removeSingleMetric(`bulkorder_${name}`);
+  }
   const orders = new Counter({ name: 'bulkorder_orders_total', help: 'Delivery jobs ended, by API and outcome (accounts count under api="cafetariaplan").', labelNames: ['api', 'outcome'], registers: [registry] });
   const requests = new Histogram({ name: 'bulkorder_api_request_duration_seconds', help: 'API requests (POST) by API and classified outcome kind.', labelNames: ['api', 'kind'], buckets: DURATION_BUCKETS, registers: [registry] });
-  const refusals = new Counter({ name: 'bulkorder_api_refusals_total', help: 'API answers that were not a success, by HTTP status ("none" without an answer) and error code.', labelNames: ['api', 'status', 'code'], registers: [registry] });
+  const refusals = new Counter({ name: 'bulkorder_api_refusals_total', help: 'API answers that were not a success, by HTTP status and error code.', labelNames: ['api', 'status', 'code'], registers: [registry] });
+  const noAnswers = new Counter({ name: 'bulkorder_api_no_answer_total', help: 'API requests that got no (complete) answer: timeouts, resets, refused connections, by our code.', labelNames: ['api', 'code'], registers: [registry] });
   const tokens = new Counter({ name: 'bulkorder_token_requests_total', help: 'Requests to the token endpoint by this process, by result.', labelNames: ['api', 'result'], registers: [registry] });
   let lastSnapshot: Promise<StateSnapshot | undefined> | undefined;
   const snapshot = (): Promise<StateSnapshot | undefined> => {
@@ -91,8 +105,9 @@ export function createMetrics(options: { snapshot?: () => Promise<StateSnapshot 
     request(api, outcome, durationSeconds) {
       requests.observe({ api, kind: outcome.kind }, durationSeconds);
       if (outcome.kind === 'delivered') return;
-      const status = outcome.status === undefined ? 'none' : String(outcome.status);
-      refusals.inc({ api, status, code: CODE_LABEL.test(outcome.code) ? outcome.code : 'OTHER' });
+      // A timeout is not the API refusing: no answer came (or not all of it, even after a status line).
+      if (outcome.status === undefined || NO_ANSWER_CODES.has(outcome.code)) noAnswers.inc({ api, code: NO_ANSWER_CODES.has(outcome.code) ? outcome.code : 'OTHER' });
+      else refusals.inc({ api, status: String(outcome.status), code: CODE_LABEL.test(outcome.code) ? outcome.code : 'OTHER' });
     },
     order(api, outcome) {
       orders.inc({ api, outcome });

@@ -27,7 +27,7 @@ const RANKS: readonly (readonly string[])[] = [
   ['notify'],
   ['health'],
   ['dashboard', 'jobs'],
-  ['assembly'],
+  ['assembly', 'library'],
   ['commands'],
   ['cli'],
 ];

@@ -36,7 +36,7 @@ async function importAndSettle(name: string, rows: string[]): Promise<string> {
 async function shot(name: string): Promise<void> {
   if (!SHOTS) return;
   await mkdir(join(projectRoot, 'docs'), { recursive: true });
-  await page.screenshot({ path: join(projectRoot, 'docs', `${name}.png`) });
+  await page.screenshot({ path: join(projectRoot, 'docs', `${name}.png`), fullPage: true });
 }
 
 beforeAll(async () => {
@@ -56,7 +56,7 @@ beforeAll(async () => {
   dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
   readOnly = await startDashboard(rig.config, rig.logger, { port: 0, readOnly: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
-  const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1180, height: 640 } });
+  const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1366, height: 720 } });
   page = await context.newPage();
 }, 90_000);
 
@@ -90,6 +90,8 @@ describe('the dashboard in a real browser', () => {
     // Lists mask personal data; the order's own page shows it.
     expect(await page.textContent('[data-test=parked]')).toContain('A*** d***, a***@e***.nl');
     expect(await page.textContent('body')).not.toContain('anna.d1@example.nl');
+    // Tables fit a 1366 px laptop screen: nothing scrolls sideways.
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1366);
     await shot('dashboard-batch');
   }, 60_000);
 
@@ -99,7 +101,15 @@ describe('the dashboard in a real browser', () => {
     expect(await page.textContent('body')).toContain('anna.d1@example.nl');
     expect(await page.textContent('[data-test=error-body]')).toContain('at most 100 of product 5001');
     await page.goto(`${dashboard.url}/dead-letters`);
+    expect(await page.textContent('[data-test=causes]')).toMatch(/1\s*422\s*QUANTITY_LIMIT/);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1366);
     await shot('dashboard-dead-letters');
+    // A purge asks on a page of its own; cancelling keeps the dead letter.
+    await page.check('input[name=keys][value="ref.1001.D1"]');
+    await page.click('[data-test=purge-selected]');
+    expect(await page.textContent('[data-test=purge-confirm]')).toContain('Purge 1 dead letter?');
+    await page.click('[data-test=purge-cancel]');
+    expect(await page.textContent('[data-test=matched]')).toContain('1 match');
     await page.check('input[name=keys][value="ref.1001.D1"]');
     await page.click('[data-test=retry-selected]');
     expect(await page.textContent('.flash')).toMatch(/retried: 1 queued again as batch/);

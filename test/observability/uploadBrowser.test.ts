@@ -1,0 +1,143 @@
+/**
+ * Import from the browser (issue 24), in real Chromium: a file picked on /upload is previewed with
+ * its rejected rows' reasons, one click on Import delivers its valid orders exactly once, a refused
+ * file says what the CLI says, headers that do not match get a mapping step that can be saved, and
+ * a replayed form sends nothing again.
+ */
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { followBatch } from '../../src/batches/followBatch.js';
+import { startDashboard, type RunningDashboard } from '../../src/dashboard/startDashboard.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
+import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { waitFor } from '../helpers/cliProcess.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const TOKEN = 'upload-test-token-0123456789abcd';
+const MAX_BYTES = 4000;
+
+let rig: DeliveryRig;
+let dashboard: RunningDashboard;
+let readOnly: RunningDashboard;
+let browser: Browser;
+let page: Page;
+let worker: { close(): Promise<void> };
+const spools = async () => (await readdir(tmpdir())).filter((name) => name.startsWith('bulkorder-upload-'));
+let spoolsBefore: string[];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`The upload browser test needs Debian's chromium at ${CHROMIUM} (apt-get install -y chromium; .ci/run does this).`);
+  spoolsBefore = await spools();
+  rig = await deliveryRig('upload', {}, { BULKORDER_DASHBOARD_TOKEN: TOKEN, BULKORDER_UPLOAD_MAX_BYTES: String(MAX_BYTES) });
+  worker = await startBusinessDelivery(rig.config, rig.logger, { prefix: rig.prefix });
+  dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
+  readOnly = await startDashboard(rig.config, rig.logger, { port: 0, readOnly: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
+  const context = await browser.newContext({ httpCredentials: { username: 'desk', password: TOKEN }, viewport: { width: 1180, height: 900 }, acceptDownloads: true });
+  page = await context.newPage();
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await readOnly?.close();
+  await dashboard?.close();
+  await worker?.close();
+  await rig?.close();
+  // Every upload's folder and the spool itself are gone with the dashboard.
+  expect(await spools()).toEqual(spoolsBefore);
+});
+
+/** Picks `file` on the upload page and waits for the page the upload leads to. */
+async function upload(file: string): Promise<void> {
+  await page.goto(`${dashboard.url}/`);
+  await page.click('[data-test=nav-upload]');
+  await page.setInputFiles('[data-test=file]', file);
+  await page.click('[data-test=upload]');
+}
+
+describe('import from the browser', () => {
+  it('previews a file with its rejected rows and reasons, and one click delivers its valid orders exactly once', async () => {
+    const badPhone = orderRow('U3').replace(/,\+31[0-9]+,/, ',12345,');
+    const file = await rig.writeFile('gift-desk.csv', [HEADER, orderRow('U1'), orderRow('U2'), badPhone].join('\n') + '\n');
+    await upload(file);
+    await page.waitForURL(/\/upload\/[\w-]+/);
+    expect(await page.textContent('[data-test=valid]')).toBe('2');
+    expect(await page.textContent('[data-test=rejected]')).toBe('1');
+    expect(await page.textContent('[data-test=error-kinds]')).toContain('telephoneNumber');
+    const firstErrors = await page.textContent('[data-test=first-errors]');
+    expect(firstErrors).toMatch(/4\s*telephoneNumber/); // line 4 (the header is line 1), the field, then the reason
+    const download = await Promise.all([page.waitForEvent('download'), page.click('[data-test=rejects-link]')]).then(([d]) => d);
+    expect(download.suggestedFilename()).toBe('gift-desk.rejects.csv');
+    const previewUrl = page.url();
+    const csrf = await page.inputValue('form[action$="/import"] input[name=_csrf]');
+
+    await page.click('[data-test=import]');
+    await page.waitForURL(/\/batches\//);
+    const batchId = decodeURIComponent(/\/batches\/([^?]+)/.exec(page.url())![1]!);
+    const { settled, batch } = await followBatch(rig.services.batches, batchId, { timeoutMs: 30_000 });
+    expect([settled, batch.delivered, batch.rejected]).toEqual([true, 2, 1]);
+    expect(rig.simulator.counters().ordersAccepted).toBe(2);
+
+    // The batch page follows delivery live, then shows the end state.
+    await waitFor(async () => {
+      await page.goto(`${dashboard.url}/batches/${encodeURIComponent(batchId)}`);
+      return (await page.textContent('[data-test=batch-state]'))?.includes('settled') === true || batch.delivered === 2;
+    }, 'the batch page to show the settled batch');
+
+    // A replayed Import (back button, resubmitted form, a script) finds nothing to import: nothing is sent again.
+    const replay = await page.request.post(`${previewUrl.replace(/\?.*$/, '')}/import`, { form: { _csrf: csrf, kind: 'orders' }, headers: { origin: dashboard.url }, maxRedirects: 0 });
+    expect(replay.status()).toBe(404);
+    const forged = await page.request.post(`${previewUrl.replace(/\?.*$/, '')}/import`, { form: { kind: 'orders' }, headers: { origin: dashboard.url }, maxRedirects: 0 });
+    expect(forged.status()).toBe(403);
+    await page.goto(previewUrl);
+    expect(await page.textContent('body')).toContain('was imported, discarded or has expired');
+    expect(rig.simulator.counters().ordersAccepted).toBe(2);
+  }, 90_000);
+
+  it('a binary, an empty and an oversized file are refused with the code and exit-code meaning of the CLI', async () => {
+    const binary = await rig.writeFile('photo.csv', '\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01');
+    await upload(binary);
+    await page.waitForURL(/\/upload\/[\w-]+/);
+    expect(await page.textContent('[data-test=refusal]')).toMatch(/FILE_BINARY|NOT_TEXT|BINARY/);
+    expect(await page.textContent('body')).toContain('exit 3 (file refused');
+
+    await upload(await rig.writeFile('empty.csv', ''));
+    await waitFor(async () => ((await page.textContent('[data-test=upload-status]')) ?? '').includes('FILE_EMPTY'), 'the empty file refused');
+
+    await upload(await rig.writeFile('huge.csv', [HEADER, ...Array.from({ length: 40 }, (_, i) => orderRow(`B${i}`))].join('\n')));
+    await waitFor(async () => ((await page.textContent('[data-test=upload-status]')) ?? '').includes('FILE_TOO_LARGE'), 'the oversized file refused');
+    expect(await page.textContent('[data-test=upload-status]')).toContain('4 KB');
+  }, 60_000);
+
+  it('offers the file headers for a missing field with the near miss pre-selected, and saves the mapping for the next file', async () => {
+    const header = HEADER.replace('firstName', 'Voornaam');
+    const file = await rig.writeFile('dutch.csv', [header, orderRow('M1')].join('\n') + '\n');
+    await upload(file);
+    await page.waitForURL(/\/upload\/[\w-]+/);
+    expect(await page.textContent('[data-test=refusal]')).toContain('firstName');
+    expect(await page.inputValue('[data-test=map-firstName]')).toBe('Voornaam');
+    await page.check('[data-test=save-mapping]');
+    await page.click('[data-test=apply-mapping]');
+    await page.waitForSelector('[data-test=valid]');
+    expect(await page.textContent('[data-test=valid]')).toBe('1');
+
+    // The next file with the same headers goes straight to its preview.
+    await upload(await rig.writeFile('dutch-2.csv', [header, orderRow('M2')].join('\n') + '\n'));
+    await page.waitForSelector('[data-test=valid]');
+    expect(await page.textContent('[data-test=valid]')).toBe('1');
+  }, 60_000);
+
+  it('is an action: absent in read-only mode and refused without the token', async () => {
+    const ro = await browser.newPage({ httpCredentials: { username: 'desk', password: TOKEN } });
+    await ro.goto(`${readOnly.url}/`);
+    expect(await ro.locator('[data-test=nav-upload]').count()).toBe(0);
+    expect((await ro.goto(`${readOnly.url}/upload`))?.status()).toBe(403);
+    await ro.close();
+    expect((await fetch(`${dashboard.url}/upload/file?name=x.csv`, { method: 'POST', body: 'a,b\n1,2\n' })).status).toBe(401);
+    const noFormToken = await fetch(`${dashboard.url}/upload/file?name=x.csv`, { method: 'POST', body: 'a,b\n1,2\n', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(noFormToken.status).toBe(403);
+  });
+});
