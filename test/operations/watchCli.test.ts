@@ -47,5 +47,5 @@ describe('bulkorder watch (the real CLI)', () => {
     expect(await next.exited).toBe(0);
     expect((await rig.services.batches.list(10)).length).toBe(1); // followed, not imported again
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
-  });
+  }, 120_000); // two real processes started one after the other: under load the default 30 s ran out
 });
