@@ -14,7 +14,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY jobs ./jobs
-RUN npx tsc -p tsconfig.build.json
+# The compiled code, and beside it the Lua scripts it loads (src/lua/, which tsc does not copy).
+RUN npm run build:dist
 RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
 # --- run: node:20-slim, a non-root user, production dependencies and dist/ only

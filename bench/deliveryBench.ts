@@ -33,9 +33,7 @@ import { benchEnv, benchPrefix, ORDERS_PER_JOB } from './importBench.js';
 import { keyspaceBytes } from './lib/keyspaceBytes.js';
 import { clusterRun } from './clusterDelivery.js';
 import { monitorCommands, scriptNames, type ScriptNames } from './lib/commandMonitor.js';
-import { Ledger } from '../src/ledger/ledger.js';
-import { CLAIM, CLAIM_MANY, CONFIRM, CONFIRM_CHUNK, NO_GATE, RESERVE, RESERVE_CHUNK, SETTLE, SETTLE_MANY } from '../src/ledger/ledgerScripts.js';
-import * as breakerScripts from '../src/worker/breakerScripts.js';
+import { defineScripts } from '../src/lua/defineScripts.js';
 
 export const LATENCY_MS = 20;
 export const TOKEN_LIFETIME_S = 5;
@@ -195,34 +193,15 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
   };
 }
 
-/**
- * The ledger's scripts by their text, for those no client defines up front: a claim with the breaker's
- * gate is defined when the breaker first leaves `closed`. The ledger's own command names win where
- * both know a script (commandMonitor.ts).
- */
-export const LEDGER_SCRIPTS: Record<string, string> = {
-  'ledger.RESERVE': RESERVE,
-  'ledger.RESERVE_CHUNK': RESERVE_CHUNK,
-  'ledger.CONFIRM': CONFIRM,
-  'ledger.CONFIRM_CHUNK': CONFIRM_CHUNK,
-  'ledger.CLAIM': NO_GATE + CLAIM,
-  'ledger.CLAIM (breaker gate)': breakerScripts.ADMIT_FUNCTION + CLAIM,
-  'ledger.CLAIM_MANY': CLAIM_MANY,
-  'ledger.CLAIM_MANY (no gate)': NO_GATE + CLAIM_MANY,
-  'ledger.CLAIM_MANY (breaker gate)': breakerScripts.ADMIT_FUNCTION + CLAIM_MANY,
-  'ledger.SETTLE': SETTLE,
-  'ledger.SETTLE_MANY': SETTLE_MANY,
-};
 
-/** The scripts a delivery runs, by SHA-1: BullMQ's (loaded by a Queue), the ledger's and the breaker's. */
+/** The scripts a delivery runs, by SHA-1: BullMQ's (loaded by a Queue) and ours (src/lua/, every one defined up front). */
 async function knownScripts(client: BenchRedis['client'], prefix: string): Promise<ScriptNames> {
   const connection = client.duplicate();
   const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
   try {
     await queue.waitUntilReady();
-    new Ledger(connection, keyspace(prefix), { queueName: ORDERS_QUEUE });
-    const breaker = Object.fromEntries(Object.entries(breakerScripts).map(([name, lua]) => [`breaker.${name}`, lua]));
-    return scriptNames([connection], { ...LEDGER_SCRIPTS, ...breaker });
+    defineScripts(connection);
+    return scriptNames([connection]);
   } finally {
     await queue.close();
     connection.disconnect();

@@ -9,7 +9,7 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
 import { registerCommands } from './commands/index.js';
-import { HELP_WIDTH, withExamples, type CommandIo } from './commands/options.js';
+import { HELP_WIDTH, withExamples, withFlagHint, type CommandIo } from './commands/options.js';
 import { isRedisConnectionError } from './redisErrors.js';
 import type { TextSink } from './textSink.js';
 
@@ -56,7 +56,7 @@ export function buildProgram(version: string, io: CommandIo): Command {
     .configureHelp({ helpWidth: HELP_WIDTH, minWidthToWrap: 24 })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) });
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text), outputError: (text, write) => write(withFlagHint(text)) });
   withExamples(
     program,
     ['bulkorder validate orders.csv', 'bulkorder worker --config-file .env &', 'bulkorder import orders.csv --wait --config-file .env', 'bulkorder status'],

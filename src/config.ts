@@ -277,13 +277,18 @@ const schema = z.object({
   BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
   BULKORDER_BACKOFF_MAX_MS: milliseconds(600 * SECOND),
   BULKORDER_MAX_RPS: count(0, 0, 100_000),
+  BULKORDER_RATE_FLOOR: count(1, 1, 100_000),
+  BULKORDER_RATE_DECREASE_PERCENT: count(10, 1, 90),
+  BULKORDER_RATE_INCREASE: count(2, 1, 100_000),
   BULKORDER_AMBIGUOUS: z.enum(['hold', 'resend'], { error: 'must be hold or resend' }).default('hold'),
   BULKORDER_LEDGER_RETENTION_DAYS: count(90, 1, 3650),
   BULKORDER_ACCOUNT_RETENTION_DAYS: count(3650, 1, 36500),
   BULKORDER_BREAKER_WINDOW_MS: milliseconds(60 * SECOND),
   BULKORDER_BREAKER_MIN_ATTEMPTS: count(20, 1, 1_000_000),
   BULKORDER_BREAKER_MIN_ORDERS: count(10, 1, 1_000_000),
+  BULKORDER_BREAKER_MIN_CUSTOMERS: count(3, 1, 1_000_000),
   BULKORDER_BREAKER_REFUSAL_PERCENT: count(90, 1, 100),
+  BULKORDER_BREAKER_SERVER_FAILING_PERCENT: count(50, 1, 100),
   BULKORDER_BREAKER_UNREACHABLE_PERCENT: count(50, 1, 100),
   BULKORDER_BREAKER_CREDENTIALS_MIN_ATTEMPTS: count(3, 1, 1_000_000),
   BULKORDER_BREAKER_OPEN_MS: milliseconds(30 * SECOND),
@@ -298,7 +303,8 @@ const schema = z.object({
   BULKORDER_NOTIFY_URLS: z.string().transform((value, ctx) => {
     const urls = value.split(',').map((u) => u.trim()).filter((u) => u !== '');
     for (const [i, u] of urls.entries()) {
-      const problem = urlProblem(u);
+      // A `slack:`, `teams:` or `json:` before the URL picks the payload (src/notify/webhookPayload.ts); Teams workflow URLs carry their signature in the query.
+      const problem = urlProblem(u.replace(/^(slack|teams|json):(?=https?:\/\/)/i, ''), { allowQuery: true });
       // The URL itself is not echoed: webhook URLs carry their secret in the path.
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `URL ${i + 1} ${problem}` });
     }
@@ -434,6 +440,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       attempts: v.BULKORDER_ATTEMPTS,
       backoff: { baseMs: v.BULKORDER_BACKOFF_BASE_MS, maxMs: v.BULKORDER_BACKOFF_MAX_MS },
       maxRequestsPerSecond: v.BULKORDER_MAX_RPS,
+      rate: { floorPerSecond: v.BULKORDER_RATE_FLOOR, decrease: v.BULKORDER_RATE_DECREASE_PERCENT / 100, increasePerSecond: v.BULKORDER_RATE_INCREASE },
       ambiguousPolicy: v.BULKORDER_AMBIGUOUS,
       ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,
       accountRetentionMs: v.BULKORDER_ACCOUNT_RETENTION_DAYS * 24 * 3600 * SECOND,
@@ -443,7 +450,9 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
         windowMs: v.BULKORDER_BREAKER_WINDOW_MS,
         minAttempts: v.BULKORDER_BREAKER_MIN_ATTEMPTS,
         minOrders: v.BULKORDER_BREAKER_MIN_ORDERS,
+        minCustomers: v.BULKORDER_BREAKER_MIN_CUSTOMERS,
         refusalRatio: v.BULKORDER_BREAKER_REFUSAL_PERCENT / 100,
+        serverFailingRatio: v.BULKORDER_BREAKER_SERVER_FAILING_PERCENT / 100,
         unreachableRatio: v.BULKORDER_BREAKER_UNREACHABLE_PERCENT / 100,
         credentialsMinAttempts: v.BULKORDER_BREAKER_CREDENTIALS_MIN_ATTEMPTS,
         openMs: v.BULKORDER_BREAKER_OPEN_MS,
@@ -605,7 +614,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Why a URL is refused, or undefined. http:// only to loopback: credentials must not cross a network in clear. */
-export function urlProblem(value: string): string | undefined {
+export function urlProblem(value: string, options: { allowQuery?: boolean } = {}): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(value);
@@ -614,7 +623,7 @@ export function urlProblem(value: string): string | undefined {
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must start with https://';
   if (parsed.username !== '' || parsed.password !== '') return 'must not contain credentials';
-  if (parsed.search !== '' || parsed.hash !== '') return 'must not have a query or fragment';
+  if ((parsed.search !== '' && options.allowQuery !== true) || parsed.hash !== '') return 'must not have a query or fragment';
   if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) return 'http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost); use https://';
   return undefined;
 }

@@ -1,10 +1,32 @@
 import type { OrderPayload } from './ingest/types.js';
 
 /**
+ * The version of the job data this code writes (`v` in every job; absent: 1, jobs queued before
+ * it). 2: jobs say their version, and chunk jobs the layout of their packed payloads (`pk`). A
+ * worker refuses a job of a higher version (JOB_DATA_NEWER) and reads every lower one.
+ */
+export const JOB_DATA_VERSION = 2;
+
+/**
+ * A kind's payload without field names, for chunk jobs (orders: src/ingest/orderShape.ts). The
+ * layout it packs in has a version that each chunk job carries, so a job packed by an earlier
+ * release is read in its own layout.
+ */
+export interface PayloadCodec<P> {
+  /** The layout `pack` writes; undefined: this code's layout has no version, so nothing is packed. */
+  readonly version: number | undefined;
+  pack(payload: P): unknown;
+  /** The payload packed in layout `version`; throws JobDataError for an unknown layout or values that do not fit it. */
+  unpack(packed: unknown, version: number): P;
+}
+
+/**
  * The data of one delivery job of any record kind (orders; employee accounts: src/kinds/). The job id is the record's key, so BullMQ itself refuses a
  * second job for a record that is still queued; the ledger covers the time after.
  */
 export interface DeliveryJobData<P = OrderPayload> {
+  /** JOB_DATA_VERSION of the code that wrote it; absent: 1. */
+  v?: number;
   key: string;
   batchId: string;
   /**
@@ -26,21 +48,13 @@ export interface DeliveryJobData<P = OrderPayload> {
 export type OrderJobData = DeliveryJobData<OrderPayload>;
 
 /** One record of a chunk job: a job of its own's data without what the chunk says once. */
-export type ChunkRecord<P = OrderPayload> = Omit<DeliveryJobData<P>, 'batchId' | 'file'>;
+export type ChunkRecord<P = OrderPayload> = Omit<DeliveryJobData<P>, 'batchId' | 'file' | 'v'>;
 
 /**
  * A chunk record as a chunk job's data holds it: its payload either as it is or, where the kind can
  * (RecordKind.payloadCodec), `packed` without field names.
  */
 export type StoredChunkRecord<P = OrderPayload> = Omit<ChunkRecord<P>, 'payload'> & ({ payload: P; packed?: never } | { packed: unknown; payload?: never });
-
-/** A chunk record with its payload, unpacked where it was packed. */
-export function unpackedRecord<P>(record: StoredChunkRecord<P>, unpack: ((packed: unknown) => P) | undefined): ChunkRecord<P> {
-  if (record.packed === undefined) return record as ChunkRecord<P>;
-  if (unpack === undefined) throw new Error(`record ${record.key} has a packed payload and its kind no codec`);
-  const { packed, ...rest } = record;
-  return { ...rest, payload: unpack(packed) };
-}
 
 /**
  * The data of a chunk job: several records of one batch (an import's, BULKORDER_ORDERS_PER_JOB),
@@ -49,9 +63,14 @@ export function unpackedRecord<P>(record: StoredChunkRecord<P>, unpack: ((packed
  * ledger entry names it (`q`) while the record is queued in it.
  */
 export interface ChunkJobData<P = OrderPayload> {
+  /** JOB_DATA_VERSION of the code that wrote it; absent: 1. */
+  v?: number;
   batchId: string;
   /** As DeliveryJobData's: absent when the batch's own. */
   file?: string;
+  /** The layout (PayloadCodec.version) of its records' `packed` payloads; absent: 1. */
+  pk?: number;
+  /** Last, so the ledger can keep the job as a head, the records, a tail (src/ledger/jobData.ts keptChunkFrame). */
   records: StoredChunkRecord<P>[];
 }
 
@@ -113,18 +132,5 @@ export function parkedRecord<P>(job: DeliveryJobData<P>, batchFile: string, kind
     ...facts,
     attempts,
     parkedAt: Date.now(),
-  };
-}
-
-/** The job that sends a parked record again, into `batchId` (the inverse of parkedRecord): dead-letters retry, review release, the breaker's burst. */
-export function requeuedJobData<P>(record: ParkedRecord<P>, batchId: string, cells: string[][] = record.cells): DeliveryJobData<P> {
-  return {
-    key: record.key,
-    batchId,
-    file: record.file,
-    lines: record.lines,
-    ...(record.orderRef === undefined ? {} : { orderRef: record.orderRef }),
-    payload: record.payload,
-    cells,
   };
 }

@@ -26,6 +26,8 @@ export interface DeliverySettings {
   backoff: BackoffSettings;
   /** Global cap on requests per second across all workers (BULKORDER_MAX_RPS); 0 = none. */
   maxRequestsPerSecond: number;
+  /** How every worker slows together after a 429 (BULKORDER_RATE_*): see RateSettings below. */
+  rate: RateSettings;
   /** What to do with an order sent without an answer (BULKORDER_AMBIGUOUS): hold (default) or resend (at-least-once). */
   ambiguousPolicy: 'hold' | 'resend';
   /** Ledger and batch retention (BULKORDER_LEDGER_RETENTION_DAYS); default 90 days. */
@@ -60,6 +62,20 @@ export interface DeliverySettings {
 }
 
 /**
+ * The request rate all workers share once the API has answered 429 (src/worker/sharedRate.ts):
+ * additive increase, multiplicative decrease, as TCP does. Before the first 429 there is no rate
+ * (only BULKORDER_MAX_RPS, when set, caps it).
+ */
+export interface RateSettings {
+  /** The rate is never cut below this many requests per second (BULKORDER_RATE_FLOOR); default 1. */
+  floorPerSecond: number;
+  /** Share cut from the rate on a 429 (BULKORDER_RATE_DECREASE_PERCENT / 100); default 0.1. */
+  decrease: number;
+  /** Requests per second added to the rate per second of sending at it (BULKORDER_RATE_INCREASE); default 2. */
+  increasePerSecond: number;
+}
+
+/**
  * When the circuit breaker opens and how it heals. Read from BULKORDER_BREAKER_* by src/config.ts,
  * which holds the defaults; README "Circuit breaker" gives the reasons for each.
  */
@@ -70,9 +86,19 @@ export interface BreakerSettings {
   minAttempts: number;
   /** Distinct orders that must share the failure; default 10, so a few bad rows never open it. */
   minOrders: number;
+  /**
+   * Distinct customers a refusal must span to count as systemic (BULKORDER_BREAKER_MIN_CUSTOMERS);
+   * default 3: one customer the API refuses is that customer's problem, not the API's.
+   */
+  minCustomers: number;
   /** Share of the window's attempts with the same refusal (status + code) that opens it; default 0.9. */
   refusalRatio: number;
-  /** Share with no connection, or with no answer, that opens it; default 0.5. */
+  /**
+   * Share of the window's attempts answered 5xx (any mix) or not answered after sending that opens
+   * it (BULKORDER_BREAKER_SERVER_FAILING_PERCENT); default 0.5.
+   */
+  serverFailingRatio: number;
+  /** Share with no connection that opens it; default 0.5. */
   unreachableRatio: number;
   /** 401 after a fresh token cannot be about one order: attempts that open it; default 3. */
   credentialsMinAttempts: number;

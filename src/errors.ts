@@ -79,3 +79,27 @@ export class InfrastructureError extends BulkorderError {
 export function isBulkorderError(error: unknown): error is BulkorderError {
   return error instanceof BulkorderError;
 }
+
+/**
+ * The Redis namespace holds data of a newer bulkorder than this process (its marker's
+ * dataVersion is above DATA_VERSION): reading it could misread or damage it (exit 5).
+ */
+export class DataVersionError extends InfrastructureError {
+  constructor(message: string, details: { namespace: string; stored: number; known: number; writtenBy?: string }) {
+    super('DATA_VERSION_NEWER', message, { details });
+  }
+}
+
+/**
+ * A job's data this process cannot read: written by a newer bulkorder (`JOB_DATA_NEWER`: its
+ * version or packed layout is unknown here) or not of the shape its version says
+ * (`JOB_DATA_MALFORMED`). The worker leaves such a job in the queue; it never guesses fields.
+ */
+export class JobDataError extends BulkorderError {
+  declare readonly code: JobDataCode;
+  constructor(code: JobDataCode, message: string, details: Record<string, unknown> = {}) {
+    super(code, message, { details });
+  }
+}
+
+export type JobDataCode = 'JOB_DATA_NEWER' | 'JOB_DATA_MALFORMED';

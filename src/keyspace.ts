@@ -9,6 +9,8 @@ export type ParkedKind = 'dead' | 'held';
 
 export interface Keyspace {
   readonly prefix: string;
+  /** The namespace's marker (a hash: dataVersion, createdAt, createdBy; src/ledger/namespaceMarker.ts). */
+  readonly meta: string;
   /** Delivery ledger entry of one order key (a hash; outlives job retention). */
   ledger(orderKey: string): string;
   /** A batch record (a hash of facts and counters). */
@@ -26,6 +28,14 @@ export interface Keyspace {
   /** Prefixes of one failure signature's attempts and distinct orders in the window (sorted sets). */
   readonly breakerFailures: string;
   readonly breakerOrders: string;
+  /** Prefix of one failure signature's distinct customers in the window (a sorted set). */
+  readonly breakerCustomers: string;
+  /** `<signature>|<customer>` pairs a healthy trial of another customer proved about those customers (a set, 1 h). */
+  readonly breakerExempt: string;
+  /** The shared adaptive request rate of every worker (a hash; src/worker/sharedRate.ts). */
+  readonly rate: string;
+  /** Prefix of the shared rate's per-second request counters. */
+  readonly rateBuckets: string;
   /** Orders whose refusals opened the breaker: requeued when it closes. */
   readonly breakerBurst: string;
   /** Who paused the queue with `bulkorder pause` (JSON); the breaker never resumes while it exists. */
@@ -49,11 +59,18 @@ export interface Keyspace {
   batchOwner(batchId: string): string;
   /** Outcome counts and latency buckets of one minute (epoch minute), for the dashboard's chart; kept 25 h. */
   statsMinute(minute: number): string;
+  /** When notifications start counting (ms, SET NX; kept alive by running notifiers): older events are never sent. */
+  readonly notifyFrom: string;
+  /** One notification's claim (SET NX): whoever sets it sends that event, once across every worker. */
+  notifySent(eventId: string): string;
+  /** The breaker episode announced as opened (its `since`), until its breaker-closed is sent. */
+  readonly notifyBreakerEpisode: string;
 }
 
 export function keyspace(prefix: string): Keyspace {
   return {
     prefix,
+    meta: `${prefix}:meta`,
     ledger: (orderKey) => `${prefix}:ledger:${orderKey}`,
     batch: (batchId) => `${prefix}:batch:${batchId}`,
     batchIndex: `${prefix}:batches`,
@@ -63,6 +80,10 @@ export function keyspace(prefix: string): Keyspace {
     breakerBuckets: `${prefix}:breaker:n:`,
     breakerFailures: `${prefix}:breaker:fail:`,
     breakerOrders: `${prefix}:breaker:orders:`,
+    breakerCustomers: `${prefix}:breaker:customers:`,
+    breakerExempt: `${prefix}:breaker:exempt`,
+    rate: `${prefix}:rate`,
+    rateBuckets: `${prefix}:rate:n:`,
     breakerBurst: `${prefix}:breaker:burst`,
     pausedBy: `${prefix}:paused-by`,
     workers: `${prefix}:workers`,
@@ -75,6 +96,9 @@ export function keyspace(prefix: string): Keyspace {
     importing: `${prefix}:importing`,
     batchOwner: (batchId) => `${prefix}:batch-owner:${batchId}`,
     statsMinute: (minute) => `${prefix}:stats:${minute}`,
+    notifyFrom: `${prefix}:notify:from`,
+    notifySent: (eventId) => `${prefix}:notify:sent:${eventId}`,
+    notifyBreakerEpisode: `${prefix}:notify:breaker-episode`,
   };
 }
 

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,3 +18,11 @@ export const projectRoot: string = (() => {
 
 /** The bundled sample files (README examples, demo, tests). */
 export const samplesDir = join(projectRoot, 'samples');
+
+let version: string | undefined;
+
+/** This bulkorder's version (package.json), read once. */
+export function bulkorderVersion(): string {
+  version ??= (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+  return version;
+}

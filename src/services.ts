@@ -7,6 +7,8 @@ import type { DeliverySettings } from './deliverySettings.js';
 import { keyspace, type Keyspace } from './keyspace.js';
 import type { RecordKind } from './kinds/recordKind.js';
 import { Ledger } from './ledger/ledger.js';
+import { ensureNamespaceMarker, type EnsuredMarker } from './ledger/namespaceMarker.js';
+import { bulkorderVersion } from './paths.js';
 import type { Logger } from './logger.js';
 import { deliveryJobOptions } from './queues.js';
 import { assertRedisReady, createRedis, type RedisRole } from './redis.js';
@@ -36,6 +38,8 @@ export interface Services<P> {
   readonly redis: RedisClient;
   /** The kind's keyspace (its prefix under the environment's). */
   readonly keys: Keyspace;
+  /** Its marker as opening found it (`created`: the namespace was empty; src/ledger/namespaceMarker.ts). */
+  readonly namespace: EnsuredMarker;
   readonly queue: Queue<AnyDeliveryJobData<P>>;
   readonly ledger: Ledger;
   readonly batches: BatchStore;
@@ -57,8 +61,10 @@ export interface ServicesOptions {
 }
 
 /**
- * Connects to Redis, refuses one that may evict (src/redis.ts), and builds the kind's queue,
- * ledger and batch store over one connection, in the kind's keyspace with its retention.
+ * Connects to Redis, refuses one that may evict (src/redis.ts) or whose keyspace holds data of a
+ * newer bulkorder (DATA_VERSION_NEWER; older data is migrated: src/ledger/namespaceMarker.ts),
+ * and builds the kind's queue, ledger and batch store over one connection, in the kind's keyspace
+ * with its retention.
  *
  * ```ts
  * const services = await openServices(config, ORDERS);
@@ -69,15 +75,17 @@ export async function openServices<P>(config: Config, kind: RecordKind<P>, optio
   // The prefix first: it refuses missing credentials before a connection exists that would keep the process alive.
   const prefix = kind.prefix(options.prefix ?? redisPrefix(config, kind.api));
   const redis = createRedis(config, options.role ?? 'producer');
+  const keys = keyspace(prefix);
+  let namespace: EnsuredMarker;
   try {
     await assertRedisReady(redis, config.redisUrl, { requirePersistence: (options.delivery ?? config.delivery).requirePersistentRedis });
+    namespace = await ensureNamespaceMarker(redis, keys, { processVersion: bulkorderVersion() });
   } catch (error) {
     redis.disconnect();
     throw error;
   }
   const delivery = options.delivery ?? config.delivery;
   const retentionMs = kind.retentionMs(delivery);
-  const keys = keyspace(prefix);
   const queue = new Queue<AnyDeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
   queue.on('error', () => undefined); // surfaced by the command that awaits the failing call
   const ledger = new Ledger(redis, keys, { queueName: kind.queueName, retentionMs, parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
@@ -88,6 +96,7 @@ export async function openServices<P>(config: Config, kind: RecordKind<P>, optio
     env: config.env,
     redis,
     keys,
+    namespace,
     queue,
     ledger,
     batches,

@@ -1,6 +1,8 @@
 import { redisPrefix, requireApi, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { Ledger } from '../ledger/ledger.js';
+import { ensureNamespaceMarker } from '../ledger/namespaceMarker.js';
+import { bulkorderVersion } from '../paths.js';
 import { keyspace } from '../keyspace.js';
 import { assertRedisReady, createRedis } from '../redis.js';
 import { createApiTokenProvider } from '../delivery/apiTokenProvider.js';
@@ -30,8 +32,11 @@ export async function openLoginPortal(config: Config, logger: Logger, options: {
   const settings = requireApi(config, 'cafetariaplan');
   const prefix = options.prefix ?? redisPrefix(config, 'cafetariaplan');
   const redis = createRedis(config, 'producer');
+  const keys = keyspace(ACCOUNTS.prefix(prefix));
   try {
     await assertRedisReady(redis, config.redisUrl, { requirePersistence: config.delivery.requirePersistentRedis });
+    // It reads the accounts' ledger: not one a newer bulkorder wrote (README "Deployment").
+    await ensureNamespaceMarker(redis, keys, { processVersion: bulkorderVersion() });
   } catch (error) {
     redis.disconnect();
     throw error;
@@ -40,7 +45,7 @@ export async function openLoginPortal(config: Config, logger: Logger, options: {
   const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
   const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
   // The accounts kind names the keyspace, queue and retention its workers use (src/kinds/accounts.ts).
-  const ledger = new Ledger(redis, keyspace(ACCOUNTS.prefix(prefix)), { queueName: ACCOUNTS.queueName, retentionMs: ACCOUNTS.retentionMs(config.delivery) });
+  const ledger = new Ledger(redis, keys, { queueName: ACCOUNTS.queueName, retentionMs: ACCOUNTS.retentionMs(config.delivery) });
   const directory = new CustomerDirectory(ledger);
   return {
     loginUrlFor: (target) => loginUrlFor(target, { login: (customerId) => client.login(customerId), directory }),

@@ -2,6 +2,8 @@ import { Queue, Worker } from 'bullmq';
 import { hostname } from 'node:os';
 import { keyspace } from '../keyspace.js';
 import { Ledger } from '../ledger/ledger.js';
+import { ensureNamespaceMarker } from '../ledger/namespaceMarker.js';
+import { bulkorderVersion } from '../paths.js';
 import type { Logger } from '../logger.js';
 import { isChunk, type AnyDeliveryJobData } from '../deliveryJob.js';
 import { assertRedisReady, createRedis, type RedisClient, type RedisEndpoint } from '../redis.js';
@@ -16,10 +18,10 @@ import { CircuitBreaker, type BreakerEvent } from '../worker/circuitBreaker.js';
 import { requeueBurst } from '../worker/requeueBurst.js';
 import { throttledErrors } from '../worker/throttledErrors.js';
 import { startPresence } from '../worker/workerPresence.js';
-import { RetryableDeliveryError, type DeliveryResult } from '../worker/deliverOrder.js';
+import { RetryableDeliveryError, type DeliveryResult } from '../worker/deliverRecord.js';
 import { parkOrphan } from '../worker/parkOrphan.js';
 import { RequestSlots } from '../worker/requestSlots.js';
-import { extendQueuePause } from '../worker/queuePause.js';
+import { SharedRate } from '../worker/sharedRate.js';
 import type { DeliveryMetricsSink, MetricsApi, OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import { observeDelivery } from '../metrics/observeDelivery.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
@@ -71,8 +73,16 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const wording = kind.wording;
   const commands = options.redis ?? createRedis(options.endpoint, 'worker');
   const blocking = createRedis(options.endpoint, 'worker');
-  await assertRedisReady(commands, options.endpoint.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
   const keys = keyspace(prefix);
+  try {
+    await assertRedisReady(commands, options.endpoint.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
+    // A worker of an older bulkorder must not take jobs of a newer one's namespace (README "Deployment").
+    await ensureNamespaceMarker(commands, keys, { processVersion: bulkorderVersion() });
+  } catch (error) {
+    blocking.disconnect();
+    if (options.redis === undefined) commands.disconnect();
+    throw error;
+  }
   const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
   const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
   const batchFile = cachedBatchFiles(batches);
@@ -96,22 +106,23 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const send = options.metrics === undefined ? options.send : observeDelivery(options.send, options.metrics.sink, options.metrics.api);
   // Requests in flight in this process, shared by jobs of one record and chunk jobs alike.
   const slots = new RequestSlots(delivery.concurrency);
+  // After a 429 every worker process paces its requests from one rate in Redis.
+  const rate = new SharedRate(commands, keys, { settings: delivery.rate, ceilingPerSecond: delivery.maxRequestsPerSecond });
+  rate.start();
   let stopping = false;
   const processor = createDeliveryProcessor<P>({
     send,
     slots,
     isClosing: () => stopping,
-    ...(kind.payloadCodec === undefined ? {} : { unpack: kind.payloadCodec.unpack }),
+    ...(kind.payloadCodec === undefined ? {} : { codec: kind.payloadCodec }),
     ...(options.metrics === undefined ? {} : { onRecordEnded: (outcome: OrderOutcome) => options.metrics!.sink.order(options.metrics!.api, outcome) }),
     wording,
+    customerOf: (payload: P) => kind.customerOf(payload),
     ledger,
     breaker,
     batchFile,
     logger,
-    // Several 429s may arrive together: a shorter Retry-After must not cut a longer pause short.
-    rateLimit: async (ms) => {
-      await extendQueuePause(commands, queue.toKey('limiter'), ms);
-    },
+    rate,
   });
   const worker = new Worker<AnyDeliveryJobData<P>, DeliveryResult>(queueName, processor, {
     connection: blocking,
@@ -124,8 +135,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     lockDuration: options.requestDeadlineMs + 5_000,
     stalledInterval: delivery.stalledIntervalMs,
     maxStalledCount: 2,
-    // Always a limiter: BullMQ honours a manual rateLimit() (our answer to a 429) only for
-    // workers that have one, so "no limit" is a limit too high to reach.
+    // Always a limiter: BullMQ honours a manual rateLimit() only for workers that have one, so
+    // "no limit" is a limit too high to reach.
     limiter: { max: delivery.maxRequestsPerSecond > 0 ? delivery.maxRequestsPerSecond : UNLIMITED_PER_SECOND, duration: 1000 },
     settings: {
       backoffStrategy: (attemptsMade, type, error) =>
@@ -136,7 +147,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   // Without a listener BullMQ prints every connection error raw to stderr.
   queue.on('error', logRedisError);
   worker.on('failed', (job, error) => {
-    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun, batchFile, kind.payloadCodec?.unpack);
+    if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun, batchFile, kind.payloadCodec);
   });
   if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
 
@@ -151,6 +162,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
         stopping = true;
         reconciler.stop();
         clearInterval(ticker);
+        rate.stop();
         // Everything below may hang on a Redis that is down: the grace period bounds the whole of it.
         const stopped = (async () => {
           await presence.stop();

@@ -76,6 +76,11 @@ async function startKindDelivery<P>(config: Config, kind: RecordKind<P>, logger:
     logger: kind.api === 'business' ? logger : logger.child({ api: kind.api }),
     redis,
     ...observers(options, kind.api),
+  }).catch(async (error: unknown) => {
+    // Refused (Redis unfit, a newer bulkorder's data): nothing of ours may keep the process alive.
+    await transport.close();
+    redis.disconnect();
+    throw error;
   });
   return {
     worker: worker.worker,

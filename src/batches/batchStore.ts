@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
-import { CLOSE_ORPHANED, HEARTBEAT } from './batchScripts.js';
+import { defineScripts } from '../lua/defineScripts.js';
 
 /** Counts an import knows when it has read the whole file. */
 export interface ImportCounts {
@@ -47,6 +47,15 @@ export interface Batch extends ImportCounts, DeliveryCounts {
   /** Absolute paths of the rejects and results files, as the import chose them (the dashboard links them). */
   rejectsFile?: string;
   resultsFile?: string;
+  /** Why a `failed` import stopped: the error's stable code, its message and the exit code the import gave. */
+  failure?: ImportFailure;
+}
+
+/** A failed import's cause, kept on its batch for the `file-refused` notification. */
+export interface ImportFailure {
+  code: string;
+  reason: string;
+  exitCode: number;
 }
 
 const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'conflicts', 'skippedIdentical', 'enqueued', 'delivered', 'dead', 'held', 'possibleDuplicates'] as const;
@@ -54,21 +63,10 @@ const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered',
 /** How long an importer may go without a heartbeat before its batch counts as interrupted. */
 export const IMPORT_OWNER_TTL_MS = 10_000;
 
-interface BatchCommands {
-  bulkorderHeartbeat(...args: (string | number)[]): Promise<number>;
-  bulkorderCloseOrphaned(...args: (string | number)[]): Promise<string>;
-}
-
 /** Batch records: one Redis hash each, indexed by start time, kept as long as the ledger. */
 export class BatchStore {
-  private readonly commands: RedisClient & BatchCommands;
-
   constructor(private readonly redis: RedisClient, private readonly keys: Keyspace, private readonly retentionMs: number) {
-    if (!('bulkorderHeartbeat' in redis)) {
-      redis.defineCommand('bulkorderHeartbeat', { numberOfKeys: 2, lua: HEARTBEAT });
-      redis.defineCommand('bulkorderCloseOrphaned', { numberOfKeys: 3, lua: CLOSE_ORPHANED });
-    }
-    this.commands = redis as RedisClient & BatchCommands;
+    defineScripts(redis);
   }
 
   /** Creates an importing batch owned by the caller, who keeps it alive with `heartbeat`. */
@@ -86,7 +84,7 @@ export class BatchStore {
 
   /** Renews the importer's ownership; false when the batch was closed as interrupted meanwhile. */
   async heartbeat(batchId: string): Promise<boolean> {
-    return (await this.commands.bulkorderHeartbeat(this.keys.batch(batchId), this.keys.batchOwner(batchId), IMPORT_OWNER_TTL_MS)) === 1;
+    return (await this.redis.bulkorderHeartbeat(this.keys.batch(batchId), this.keys.batchOwner(batchId), IMPORT_OWNER_TTL_MS)) === 1;
   }
 
   /** Whether the importer of each batch is alive (its owner key is present). */
@@ -103,7 +101,7 @@ export class BatchStore {
   async closeOrphaned(): Promise<string[]> {
     const closed: string[] = [];
     for (const id of await this.redis.smembers(this.keys.importing)) {
-      const outcome = await this.commands.bulkorderCloseOrphaned(this.keys.batch(id), this.keys.batchOwner(id), this.keys.importing, id, Date.now());
+      const outcome = await this.redis.bulkorderCloseOrphaned(this.keys.batch(id), this.keys.batchOwner(id), this.keys.importing, id, Date.now());
       if (outcome === 'closed') closed.push(id);
     }
     return closed;
@@ -116,10 +114,11 @@ export class BatchStore {
     await multi.exec();
   }
 
-  async finishImport(batchId: string, state: 'imported' | 'failed', totals: Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'>): Promise<void> {
+  async finishImport(batchId: string, state: 'imported' | 'failed', totals: Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'>, failure?: ImportFailure): Promise<void> {
+    const why = failure === undefined ? {} : { failCode: failure.code, failReason: failure.reason.slice(0, 1000), failExitCode: failure.exitCode };
     await this.redis
       .multi()
-      .hset(this.keys.batch(batchId), { importState: state, ...totals })
+      .hset(this.keys.batch(batchId), { importState: state, ...totals, ...why })
       .del(this.keys.batchOwner(batchId))
       .srem(this.keys.importing, batchId)
       .exec();
@@ -187,5 +186,6 @@ function toBatch(raw: Record<string, string>): Batch {
     importState: (raw.importState ?? 'importing') as Batch['importState'],
     ...(raw.rejectsFile === undefined ? {} : { rejectsFile: raw.rejectsFile }),
     ...(raw.resultsFile === undefined ? {} : { resultsFile: raw.resultsFile }),
+    ...(raw.failCode === undefined ? {} : { failure: { code: raw.failCode, reason: raw.failReason ?? '', exitCode: Number(raw.failExitCode ?? 1) } }),
   };
 }

@@ -19,7 +19,7 @@ export function register(program: Command, io: CommandIo): Command {
     .command('validate')
     .summary('check an employee file without sending anything (no Redis, no network)')
     .argument('<file>', 'employee file: .csv, .json or .ndjson');
-  withReadingOptions(validate)
+  withReadingOptions(validate, 'the file', '', 'accounts')
     .option('--out <path>', 'where rejected rows go (default <name>.rejects.csv beside the file)')
     .option('--json', 'print the summary as JSON on stdout');
   withExamples(

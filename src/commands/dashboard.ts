@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadCommandContext, withConfigFlags, withExamples, type DashboardFlags, type CommandIo } from './options.js';
+import { DEFAULT_PORTS, loadCommandContext, withConfigFlags, withExamples, type DashboardFlags, type CommandIo } from './options.js';
 
 export function register(program: Command, io: CommandIo): void {
   const command = program
@@ -11,7 +11,7 @@ export function register(program: Command, io: CommandIo): void {
         'basic-auth password; without it, or with --read-only, the dashboard only shows.',
     )
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option('--port <n>', 'port to listen on', '8080')
+    .option('--port <n>', 'port to listen on', String(DEFAULT_PORTS.dashboard))
     .option('--read-only', 'hide and refuse every action');
   withExamples(command, ['bulkorder dashboard --config-file .env', 'bulkorder dashboard --host 0.0.0.0 --port 8080 --read-only --config-file .env']);
   withConfigFlags(command).action(async (flags: DashboardFlags) => {

@@ -13,6 +13,23 @@ import type { Logger } from '../logger.js';
 import type { DestinationStream } from 'pino';
 import type { TextSink } from '../textSink.js';
 
+/** Default ports of the two servers a person starts by hand: different, so both run side by side on one machine. */
+export const DEFAULT_PORTS = { dashboard: 8080, simulator: 8081 } as const;
+
+/**
+ * Flags people reach for that we name otherwise: commander suggests only near spellings, and
+ * `--config` is too far from `--config-file` for it.
+ */
+const FLAG_HINTS: Readonly<Record<string, string>> = { '--config': '--config-file', '--conf': '--config-file', '--env': '--config-file', '--dotenv': '--config-file' };
+
+/** Commander's error text with our hint added ("did you mean --config-file?") where it has none. */
+export function withFlagHint(message: string): string {
+  const flag = /unknown option '([^'=]+)/.exec(message)?.[1];
+  const hint = flag === undefined ? undefined : FLAG_HINTS[flag];
+  if (hint === undefined || /did you mean/i.test(message)) return message;
+  return message.replace(/\n?$/, ` (Did you mean ${hint}?)\n`);
+}
+
 /** Help reads at 80 columns whatever the terminal: src/cli.ts sets it for every command, and the text after the options is wrapped to it here. */
 export const HELP_WIDTH = 80;
 
@@ -174,16 +191,24 @@ export async function loadCommandContext(flags: ConfigFlags, io: CommandIo, opti
  * same for every command that reads one (validate, import, accounts, watch, schedule). The values
  * are checked in one place too, src/ingest/ingestFlags.ts, which also takes aliases (cp1252, utf8).
  */
-export function withReadingOptions(command: Command, whose = 'the file', mapNote = ''): Command {
-  return command
+export function withReadingOptions(command: Command, whose = 'the file', mapNote = '', kind: 'orders' | 'accounts' = 'orders'): Command {
+  const orders = kind === 'orders';
+  // Each kind's own example: an employee file has no house number.
+  const example = orders ? '{"Huisnummer": "streetNumber"}' : '{"Voornaam": "firstName"}';
+  command
     .option('--format <format>', `csv | json | ndjson (default: from the extension of ${whose})`)
-    .option('--delimiter <char>', 'CSV delimiter: "," ";" "tab" or one other character (default: detected from the header)')
+    .option('--delimiter <char>', 'CSV delimiter: "," ";" "tab" "|" or one other character (default: Excel\'s sep= line, else detected from the header)')
     .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1, for Excel "ANSI" exports')
-    .option('--map <mapping.json>', `JSON object mapping your column names to ours, e.g. {"Huisnummer": "streetNumber"}${mapNote}`)
-    .option('--strict-phone', 'refuse phone numbers that are possible for their country but not known to be in use (default: accept them with a PHONE_UNVERIFIED note)')
-    .option('--allow-empty', 'accept a file with no rows (default: refused, exit 3, "the file has no orders")')
-    .option('--max-lines-per-order <n>', 'most product lines in one order; a larger order is refused whole, its lines named (default: 1000)')
-    .option('--threads <n>', 'worker threads validating the rows of a large CSV file while it is read, ~40 MB each; 0: none (default: 1 on 4 or more cores, else 0)');
+    .option('--map <mapping.json>', `JSON object mapping your column names to ours, e.g. ${example}${mapNote}`);
+  // Phone numbers and product lines are the orders' alone.
+  if (orders) {
+    command
+      .option('--strict-phone', 'refuse phone numbers that are possible for their country but not known to be in use (default: accept them with a PHONE_UNVERIFIED note)')
+      .option('--strict-products', 'refuse an order that lists one product on two lines (default: merge them into one line with the summed quantity, noted PRODUCTS_MERGED)');
+  }
+  command.option('--allow-empty', `accept a file with no rows (default: refused, exit 3, "the file has no ${orders ? 'orders' : 'accounts'}")`);
+  if (orders) command.option('--max-lines-per-order <n>', 'most product lines in one order; a larger order is refused whole, its lines named (default: 1000)');
+  return command.option('--threads <n>', 'worker threads validating the rows of a large CSV file while it is read, ~40 MB each; 0: none (default: 1 on 4 or more cores, else 0)');
 }
 
 /** Flags of `import` and `accounts import`. */
@@ -199,7 +224,7 @@ export interface ImportFlags extends ConfigFlags, IngestFlags {
 
 /** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
 export function withImportOptions(command: Command, noun: string): Command {
-  return withJsonOption(withReadingOptions(command), 'the summary (counts, batch id, rejects and results files; with --wait what was delivered)')
+  return withJsonOption(withReadingOptions(command, 'the file', '', noun === 'order' ? 'orders' : 'accounts'), 'the summary (counts, batch id, rejects and results files; with --wait what was delivered)')
     .option('--wait', `follow the batch until every ${noun} is delivered, dead-lettered or held; then write <name>.results.csv`)
     .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
     .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')

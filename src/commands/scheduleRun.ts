@@ -10,6 +10,7 @@ import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
 import { ScheduleStore, type ScheduleInfo } from '../schedule/scheduleStore.js';
 import { checkScheduleSource } from '../schedule/resolveSource.js';
 import { nextRunText } from '../schedule/nextRunText.js';
+import { foundNoFile } from '../schedule/runScheduledImport.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { jsonText, printReport, type CommandContext, type ScheduleAction, type ScheduleFlags } from './options.js';
 
@@ -31,13 +32,13 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
           source: resolve(flags.source!),
           ingest: await ingestOptionsFromFlags(flags),
         });
-        const text = `schedule ${info.name} set: ${describe(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`;
+        const text = `schedule ${info.name} set: ${describeSchedule(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`;
         return printReport(ctx.stdout, { text, json: { ...info }, exitCode: ExitCode.ok }, flags.json === true);
       }
       case 'list': {
         const schedules = await store.list();
         if (flags.json === true) ctx.stdout.write(jsonText(schedules));
-        else ctx.stdout.write(schedules.length === 0 ? 'no schedules\n' : schedules.map((s) => `${s.name}: ${describe(s)}`).join('\n') + '\n');
+        else ctx.stdout.write(schedules.length === 0 ? 'no schedules\n' : schedules.map((s) => `${s.name}: ${describeSchedule(s)}`).join('\n') + '\n');
         return ExitCode.ok;
       }
       case 'remove': {
@@ -52,13 +53,16 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
   }
 }
 
-function describe(s: ScheduleInfo): string {
+/** One schedule as `schedule list` prints it: cron, source, next run and what the last firing did. */
+export function describeSchedule(s: ScheduleInfo): string {
   const next = nextRunText(s.next, s.tz);
   const line = `cron "${s.cron}"${s.tz === undefined ? '' : ` (${s.tz})`}, source ${s.source}, next run ${next}`;
   const last = s.lastRun;
   if (last === undefined) return line;
   const at = new Date(last.finishedAt).toISOString();
   if (last.state === 'failed') return `${line}\n  last run ${at} FAILED: ${last.failedReason ?? ''}`;
+  // A source that named nothing is not "1 file, 1 refused": the export upstream did not come.
+  if (last.result !== undefined && foundNoFile(last.result)) return `${line}\n  last run ${at}: no file (the source named none; nothing imported)`;
   const files = last.result?.files ?? [];
   const queued = files.reduce((n, f) => n + ('enqueued' in f ? f.enqueued : 0), 0);
   const refused = files.filter((f) => 'refused' in f).length;

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ExitCode, UsageError } from '../errors.js';
-import { withExamples, type CommandIo } from './options.js';
+import { DEFAULT_PORTS, withExamples, type CommandIo } from './options.js';
 
 interface SimulatorFlags {
   port: number;
@@ -38,7 +38,7 @@ export function register(program: Command, io: CommandIo): void {
     .description(
       'Run a local stand-in for the token endpoint, Business API and Cafetariaplan API (with optional faults) until Ctrl+C',
     )
-    .option('--port <port>', 'TCP port (0 = any free port)', integer('--port', 0), 8080)
+    .option('--port <port>', 'TCP port (0 = any free port)', integer('--port', 0), DEFAULT_PORTS.simulator)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--latency <ms>', 'delay added to every API request', number('--latency'))
     .option('--jitter <ms>', 'extra random delay in [0, ms) per API request', number('--jitter'))
@@ -66,7 +66,7 @@ export function register(program: Command, io: CommandIo): void {
     });
   withExamples(
     command,
-    ['bulkorder simulator --port 8080', 'bulkorder simulator --latency 20 --error-rate 0.05 --seed 7', 'bulkorder simulator --profile problem-json --json'],
+    [`bulkorder simulator --port ${DEFAULT_PORTS.simulator}`, 'bulkorder simulator --latency 20 --error-rate 0.05 --seed 7', 'bulkorder simulator --profile problem-json --json'],
     'Admin endpoints (no auth, loopback tool): GET /__admin/counters, GET /__admin/orders, GET|POST /__admin/faults, ' +
       'POST /__admin/revoke-tokens, POST /__admin/reset.',
   );

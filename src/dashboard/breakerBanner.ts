@@ -1,12 +1,11 @@
-import type { BreakerStatus } from '../worker/circuitBreaker.js';
+import type { BreakerView } from '../worker/breakerView.js';
 import type { PauseRecord } from '../services/deliveryControl.js';
 import { h, type Safe } from './html.js';
 import { time } from './layout.js';
 
 /**
- * What the banner shows of the breaker. Today it is read from BreakerStatus (readDeliveryHealth);
- * the breaker's own view (its reason like "500 x61, 502 x60 in 60 s", next trial, degraded share)
- * maps onto it here and nowhere else.
+ * What the banner shows of the breaker: the breaker's own view (its reason like "500 x61, 502 x60
+ * in 60 s", next trial, degraded share) maps onto it here and nowhere else.
  */
 export interface BreakerBannerView {
   state: 'closed' | 'degraded' | 'open' | 'halfOpen';
@@ -23,9 +22,13 @@ export interface BreakerBannerView {
   pausedBy: PauseRecord | undefined;
 }
 
-/** Today's breaker status as the banner's view. */
-export function bannerView(breaker: BreakerStatus, extra: Pick<BreakerBannerView, 'waiting' | 'burst' | 'pausedBy'>): BreakerBannerView {
-  return { state: breaker.state, reason: breaker.reason ?? breaker.signature, since: breaker.since, nextTrialAt: breaker.nextProbeAt, overdue: breaker.overdue, ...extra };
+/** The breaker's view (readBreakerView) as the banner's: closed but failing under the threshold is `degraded`. */
+export function bannerView(view: BreakerView, extra: Pick<BreakerBannerView, 'waiting' | 'burst' | 'pausedBy'>): BreakerBannerView {
+  const breaker = view.status;
+  if (view.state === 'closed' && view.degraded !== undefined) {
+    return { state: 'degraded', reason: view.degraded.text, degradedShare: view.degraded.share, since: undefined, nextTrialAt: undefined, overdue: false, ...extra };
+  }
+  return { state: breaker.state, reason: breaker.reason ?? breaker.signature, since: breaker.since, nextTrialAt: view.nextTrialAt, overdue: breaker.overdue, ...extra };
 }
 
 /** The breaker's state, what it saw, its next trial and what waits; a person's pause above it. */
@@ -35,8 +38,8 @@ export function breakerBanner(view: BreakerBannerView): Safe {
   const what = waits.length === 0 ? h`` : h` Waiting: ${waits.join('; ')}.`;
   if (view.state === 'closed') return h`${pause}<p class="ok" data-test="breaker">Circuit breaker closed: delivering.</p>`;
   if (view.state === 'degraded') {
-    const share = view.degradedShare === undefined ? '' : `${Math.round(view.degradedShare * 100)}% failing`;
-    return h`${pause}<div class="breaker" data-test="breaker"><strong>API failing${share === '' ? '' : `: ${share}`}</strong> (breaker still closed)${view.reason === undefined ? '' : h`: ${view.reason}`}.${what}</div>`;
+    const share = view.degradedShare === undefined ? '' : `: ${Math.round(view.degradedShare * 100)}% failing`;
+    return h`${pause}<div class="breaker" data-test="breaker"><strong>${view.reason ?? `API failing${share}`}</strong> (the breaker is still closed).${what}</div>`;
   }
   const next = view.nextTrialAt === undefined ? h`` : h` Next trial calls at ${time(view.nextTrialAt)}.`;
   const since = view.since === undefined ? h`` : h` since ${time(view.since)}`;

@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
 import { readDeliveryHealth } from '../services/deliveryControl.js';
 import { bannerView, breakerBanner } from './breakerBanner.js';
+import { readBreakerView } from '../worker/breakerView.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget } from './dashboardState.js';
 import { h, type Safe } from './html.js';
 import { activityChart } from './activityChart.js';
@@ -12,10 +13,11 @@ import { kindQuery, outcomeBar, page, time, type PageContext } from './layout.js
 export async function overviewPage(state: DashboardState, ctx: PageContext): Promise<string> {
   const target = state.targets[ctx.kind] ?? state.targets.orders;
   const services = target.services;
-  const [snapshot, health, batches, activity] = await Promise.all([
+  const [snapshot, health, breaker, batches, activity] = await Promise.all([
     dashboardSnapshot(state),
     // The same reading as `status` and `import --wait`: breaker, who paused, live workers (heartbeats).
     readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
+    readBreakerView(services.redis, services.keys, services.delivery.breaker),
     target.services.batches.list(10),
     readMinuteStats(target.services),
   ]);
@@ -23,7 +25,7 @@ export async function overviewPage(state: DashboardState, ctx: PageContext): Pro
   const [dead, held] = await Promise.all([target.dead.count(), target.held.count()]);
   const k = kindQuery(ctx.kind);
   const body = h`
-${breakerBanner(bannerView(health.breaker, { waiting: queue === undefined ? undefined : queue.waiting + queue.delayed, burst: health.burst, pausedBy: health.pausedBy }))}
+${breakerBanner(bannerView(breaker, { waiting: queue === undefined ? undefined : queue.waiting + queue.delayed, burst: health.burst, pausedBy: health.pausedBy }))}
 <div class="cards">
  <div class="card">jobs waiting<b data-test="waiting">${queue?.waiting ?? '?'}</b></div>
  <div class="card">active<b>${queue?.active ?? '?'}</b></div>

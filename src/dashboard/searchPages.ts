@@ -1,6 +1,7 @@
 import type { DashboardState, DashboardTarget } from './dashboardState.js';
 import { h } from './html.js';
 import { page, time, type PageContext } from './layout.js';
+import { foundNoFile } from '../schedule/runScheduledImport.js';
 
 /** One search hit: a key the ledger or a parked store knows. */
 interface Hit {
@@ -69,7 +70,7 @@ export async function schedulesPage(state: DashboardState, ctx: PageContext): Pr
       ? h`<p>No schedules. <code>bulkorder schedule set nightly --cron "0 2 * * *" --source /srv/exports</code></p>`
       : h`<table data-test="schedules"><tr><th>name</th><th>cron</th><th>time zone</th><th>source</th><th>next</th><th>last firing</th></tr>
 ${schedules.map((s) => h`<tr><td>${s.name}</td><td>${s.cron}</td><td>${s.tz ?? 'local'}</td><td>${s.source}</td><td>${time(s.next)}</td>
-<td>${s.lastRun === undefined ? 'never (or no longer kept)' : h`${time(s.lastRun.finishedAt)}: ${s.lastRun.state}${s.lastRun.failedReason === undefined ? '' : ` (${s.lastRun.failedReason})`}
-${s.lastRun.result === undefined ? '' : s.lastRun.result.files.length === 0 ? h`<br><span class="warn">found no file</span>` : s.lastRun.result.files.map((f) => h`<br>${f.file}: ${'refused' in f ? `refused: ${f.refused}` : h`<a href="/batches/${encodeURIComponent(f.batchId)}">${f.batchId}</a>, ${f.enqueued} queued`}`)}`}</td></tr>`)}</table>`;
+<td>${s.lastRun === undefined ? 'never (or no longer kept)' : s.lastRun.result !== undefined && foundNoFile(s.lastRun.result) ? h`${time(s.lastRun.finishedAt)}: <span class="warn">no file</span> (the source named none; nothing imported)` : h`${time(s.lastRun.finishedAt)}: ${s.lastRun.state}${s.lastRun.failedReason === undefined ? '' : ` (${s.lastRun.failedReason})`}
+${s.lastRun.result === undefined ? '' : s.lastRun.result.files.map((f) => h`<br>${f.file}: ${'refused' in f ? `refused: ${f.refused}` : h`<a href="/batches/${encodeURIComponent(f.batchId)}">${f.batchId}</a>, ${f.enqueued} queued`}`)}`}</td></tr>`)}</table>`;
   return page(ctx, 'Schedules', body);
 }

@@ -49,7 +49,10 @@ export function uploadRoutes(app: Hono<Env>, deps: UploadRouteDeps): void {
     try {
       const mapping = upload.mapping;
       const result = await validateFile(upload.path, { ...(mapping === undefined ? {} : { mapping }), out: rejectsPath }, target.services.kind);
-      return { state: 'preview', summary: result.summary.toJSON(), rejectsPath: result.rejectsPath };
+      const summary = result.summary.toJSON();
+      // The page has a line column: the spool's path in front of each reason means nothing to the reader.
+      summary.firstErrors = summary.firstErrors.map((e) => ({ ...e, message: e.message.replace(`${upload.path}:${e.line}: `, '').replaceAll(upload.path, upload.name) }));
+      return { state: 'preview', summary, rejectsPath: result.rejectsPath };
     } catch (error) {
       if (!(error instanceof FileRefusedError)) throw error;
       const message = error.message.replaceAll(upload.path, upload.name);

@@ -3,7 +3,8 @@ import type { JobsOptions } from 'bullmq';
 import type { ImportCounts } from '../batches/batchStore.js';
 import { newBatchId } from '../importer/importFile.js';
 import type { ImportDeps } from '../services.js';
-import { requeuedJobData, type DeliveryJobData, type ParkedRecord } from '../deliveryJob.js';
+import type { DeliveryJobData, ParkedRecord } from '../deliveryJob.js';
+import { requeuedJobData } from '../ledger/jobData.js';
 import type { ParkedItem } from './parkedStore.js';
 import { originalRows } from '../kinds/originalRows.js';
 

@@ -5,13 +5,8 @@
  */
 import type { RedisClient } from '../redis.js';
 import { InfrastructureError } from '../errors.js';
+import { defineScripts } from '../lua/defineScripts.js';
 import type { AccessToken } from './tokenEndpoint.js';
-
-// Compare-and-delete / compare-and-expire: only the owner releases or extends its lock.
-const UNLOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-const EXTEND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-// Drop the shared token only if it is the one that failed; a newer one stays.
-const INVALIDATE = `if redis.call('HGET', KEYS[1], 'id') == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 export interface TokenStore {
   read(): Promise<AccessToken | undefined>;
@@ -41,6 +36,7 @@ export interface RefreshFailure {
 export function createRedisTokenStore(redis: RedisClient, key: string): TokenStore {
   const lockKey = `${key}:lock`;
   const failureKey = `${key}:failure`;
+  defineScripts(redis);
   return {
     read: () =>
       guard(async () => {
@@ -60,13 +56,15 @@ export function createRedisTokenStore(redis: RedisClient, key: string): TokenSto
           .exec();
       }),
     tryLock: (owner, ttlMs) => guard(async () => (await redis.set(lockKey, owner, 'PX', ttlMs, 'NX')) === 'OK'),
-    extendLock: (owner, ttlMs) => guard(async () => (await redis.eval(EXTEND, 1, lockKey, owner, String(ttlMs))) === 1),
+    // Compare-and-expire, compare-and-delete: only the owner extends or releases its lock.
+    extendLock: (owner, ttlMs) => guard(async () => (await redis.bulkorderExtendIfOwner(lockKey, owner, ttlMs)) === 1),
     unlock: (owner) =>
       guard(async () => {
-        await redis.eval(UNLOCK, 1, lockKey, owner);
+        await redis.bulkorderDeleteIfOwner(lockKey, owner);
       }),
     lockOwner: () => guard(async () => (await redis.get(lockKey)) ?? undefined),
-    invalidate: (tokenId) => guard(async () => (await redis.eval(INVALIDATE, 1, key, tokenId)) === 1),
+    // Only the token that failed: a newer one stays.
+    invalidate: (tokenId) => guard(async () => (await redis.bulkorderInvalidateToken(key, tokenId)) === 1),
     noteFailure: (failure, ttlMs) =>
       guard(async () => {
         await redis.set(failureKey, JSON.stringify(failure), 'PX', ttlMs);

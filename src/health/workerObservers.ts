@@ -7,12 +7,12 @@ import { createMetrics, type DeliveryMetricsSink } from '../metrics/bulkorderMet
 import { createMinuteStats } from '../metrics/minuteStats.js';
 import { readState, type StateTarget } from './readState.js';
 import { startBatchWatch } from '../notify/batchWatch.js';
-import { breakerAnnouncer } from '../notify/breakerNotice.js';
+import { startBreakerWatch } from '../notify/breakerWatch.js';
 import type { BreakerEvent } from '../worker/circuitBreaker.js';
 import { createNotifier } from '../notify/notifier.js';
 import { openServices } from '../services.js';
 import { opsRoutes } from './opsRoutes.js';
-import { SOURCE_EMPTY, type ScheduledImportResult } from '../schedule/runScheduledImport.js';
+import { foundNoFile, type ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { Notifier } from '../notify/notifier.js';
 import { startHttpServer, type OpsServer } from './startOpsServer.js';
 
@@ -37,7 +37,9 @@ export interface WorkerObservers {
  * batches and (through onBreakerEvent) of the circuit breaker; always, the per-minute outcome counts of the dashboard's chart.
  */
 export async function startWorkerObservers(config: Config, logger: Logger, options: { httpPort?: number; host?: string; /** Tests: how often notifications look at batches and the breaker. */ pollMs?: number }): Promise<WorkerObservers> {
-  const notifier = createNotifier(config.notify, logger);
+  // Built before the metrics, so its failures are counted once there are any.
+  let countFailure: ((destination: string) => void) | undefined;
+  const notifier = createNotifier(config.notify, logger, { onFailure: (destination) => countFailure?.(destination) });
   // Each kind's keyspace belongs to its API's target: open the kinds whose credentials are set (as the worker does).
   const { business, cafetariaplan } = config.credentials;
   const orders = business !== undefined || cafetariaplan === undefined ? await openServices(config, ORDERS) : undefined;
@@ -54,6 +56,7 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
 
   let stopping = false;
   const metrics = options.httpPort === undefined ? undefined : createMetrics({ snapshot: () => readState(targets) });
+  countFailure = metrics === undefined ? undefined : (destination) => metrics.notificationFailed(destination);
   const sink: DeliveryMetricsSink = {
     request(api, outcome, seconds) {
       metrics?.request(api, outcome, seconds);
@@ -76,23 +79,25 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
   }
 
   const watches: { jobEnded(batchId: string): void; close(): void }[] = [];
+  const breakerWatches: { check(): Promise<void>; close(): void }[] = [];
   if (notifier.enabled) {
     const dashboardUrl = config.dashboard.publicUrl;
+    const link = dashboardUrl === undefined ? {} : { dashboardUrl };
     for (const services of [orders, accounts]) {
       if (services === undefined) continue;
       const parked = (['dead', 'held'] as const).map((kind) => new ParkedStore(services.redis, services.keys, services.ledger, kind));
-      watches.push(startBatchWatch({ redis: services.redis, keys: services.keys, batches: services.batches, parked, notifier, logger, ...(dashboardUrl === undefined ? {} : { dashboardUrl }), ...(options.pollMs === undefined ? {} : { sweepMs: options.pollMs }) }));
+      watches.push(startBatchWatch({ redis: services.redis, keys: services.keys, batches: services.batches, parked, notifier, logger, ...link, ...(options.pollMs === undefined ? {} : { sweepMs: options.pollMs }) }));
+      breakerWatches.push(startBreakerWatch({ services, settings: services.delivery.breaker, notifier, logger, ...link, ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }) }));
     }
-    for (const watch of watches) closers.unshift(() => watch.close());
+    for (const watch of [...watches, ...breakerWatches]) closers.unshift(() => watch.close());
   }
   return {
     metrics: sink,
     // Batch ids are unique across kinds, so each watch just finds nothing for the other kind's batches.
     ...(watches.length === 0 ? {} : { onJobEnded: (batchId: string) => watches.forEach((w) => w.jobEnded(batchId)) }),
     ...(!notifier.enabled ? {} : { onScheduledImport: (result: ScheduledImportResult) => void announceNoFile(result, config, notifier) }),
-    ...(!notifier.enabled
-      ? {}
-      : { onBreakerEvent: breakerAnnouncer({ notifier, env: config.env, ...(config.dashboard.publicUrl === undefined ? {} : { dashboardUrl: config.dashboard.publicUrl }) }) }),
+    // A transition this process made is looked at now rather than at the next poll; the watch decides what to send.
+    ...(breakerWatches.length === 0 ? {} : { onBreakerEvent: async () => void (await Promise.all(breakerWatches.map((w) => w.check()))) }),
     url: server?.url,
     shuttingDown() {
       stopping = true;
@@ -105,10 +110,12 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
 
 /** A schedule that fired and found no file is worth telling: the export upstream may have failed. */
 async function announceNoFile(result: ScheduledImportResult, config: Config, notifier: Notifier): Promise<void> {
-  // No file at all, or (without --allow-empty) the one SOURCE_EMPTY refusal that says so.
-  if (!result.files.every((f) => 'code' in f && f.code === SOURCE_EMPTY)) return;
+  if (!foundNoFile(result)) return;
+  // One firing is one job, run by one worker: its time names it.
+  const id = `no-file:${result.schedule}:${Date.now()}`;
   const link = config.dashboard.publicUrl === undefined ? undefined : `${config.dashboard.publicUrl}/schedules`;
   await notifier.notify({
+    id,
     event: 'no-file',
     env: config.env,
     text: `Schedule ${result.schedule} fired and found no file: nothing was imported.${link === undefined ? '' : `\n${link}`}`,

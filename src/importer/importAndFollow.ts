@@ -7,6 +7,7 @@ import { POSSIBLE_DUPLICATE_CODE, writeResults } from '../batches/writeResults.j
 import type { ResultsCounts } from '../kinds/resultsLayout.js';
 import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
 import { describeHealth, readDeliveryHealth } from '../services/deliveryControl.js';
+import { describeBreakerReport, readBreakerReport } from '../services/breakerReport.js';
 import { WORKER_STALE_MS } from '../worker/workerPresence.js';
 
 /** A worker may take a moment to register: "no worker is running" only after this. */
@@ -73,9 +74,12 @@ export async function importAndFollow<P>(file: string, options: ImportOptions, s
   const followStart = Date.now();
   let reasons: string[] = [];
   const watch = async () => {
-    const health = await readDeliveryHealth(services, services.delivery.breaker.alertAfterMs);
+    const [health, view] = await Promise.all([readDeliveryHealth(services, services.delivery.breaker.alertAfterMs), readBreakerReport(services, services.delivery.breaker)]);
     const early = Date.now() - followStart < Math.min(NO_WORKER_GRACE_MS, WORKER_STALE_MS);
-    reasons = describeHealth(health, commands).filter((line) => !(early && line.startsWith('no worker')));
+    const lines = describeHealth(health, commands);
+    // The breaker's view under its line: what waits when open, and a failing API before it opens.
+    lines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerReport(view).map((line) => line.trim()));
+    reasons = lines.filter((line) => !(early && line.startsWith('no worker')));
     // An open breaker with a burst may send dead letters of this batch back: not settled yet.
     return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
   };

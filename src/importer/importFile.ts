@@ -2,13 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { JobsOptions, Queue } from 'bullmq';
-import type { BatchStore, ImportCounts } from '../batches/batchStore.js';
+import type { BatchStore, ImportCounts, ImportFailure } from '../batches/batchStore.js';
 import { startImportHeartbeat } from '../batches/importHeartbeat.js';
-import { InfrastructureError } from '../errors.js';
+import { ExitCode, InfrastructureError, isBulkorderError } from '../errors.js';
 import type { Ledger, ReserveResult } from '../ledger/ledger.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { Logger } from '../logger.js';
-import type { AnyDeliveryJobData, ChunkJobData, DeliveryJobData, StoredChunkRecord } from '../deliveryJob.js';
+import type { AnyDeliveryJobData, ChunkJobData } from '../deliveryJob.js';
+import { chunkJob, toChunkRecord, toJobData } from '../ledger/jobData.js';
 import { chunkJobId } from '../queues.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { ValidRecord } from '../ingest/types.js';
@@ -96,15 +97,15 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     const reserved = await deps.ledger.reserveChunks(
       groups.map((group, c) => group.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), record: records[c]![i] }))),
       ids,
-      deps.kind.chunkJobName,
+      { name: deps.kind.chunkJobName, layout: deps.kind.payloadCodec?.version },
       batchId,
       options.force === true,
     );
     const toAdd: { name: string; data: ChunkJobData<P>; opts: JobsOptions }[] = [];
     for (const [c, group] of records.entries()) {
       const taken = group.filter((_, i) => reserved[c]![i]!.outcome === 'reserved');
-      // The same data as the job the ledger keeps (RESERVE_CHUNK): batchId, then the records taken.
-      if (taken.length > 0) toAdd.push({ name: deps.kind.chunkJobName, data: { batchId, records: taken }, opts: { ...deps.jobOptions, jobId: ids[c]! } });
+      // The same data as the job the ledger keeps (reserveChunk.lua, through keptChunkFrame): the records taken.
+      if (taken.length > 0) toAdd.push({ name: deps.kind.chunkJobName, data: chunkJob(batchId, taken, deps.kind.payloadCodec?.version), opts: { ...deps.jobOptions, jobId: ids[c]! } });
     }
     if (toAdd.length > 0) await deps.queue.addBulk(toAdd);
     const enqueued = await deps.ledger.confirmChunks(toAdd.map((job) => ({ chunkId: job.opts.jobId!, orderKeys: job.data.records.map((record) => record.key) })), batchId);
@@ -166,7 +167,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     await inFlight.catch(() => undefined);
     heartbeat.stop();
     await rejects.abort().catch(() => undefined);
-    await deps.batches.finishImport(batchId, 'failed', totalsOf(source)).catch(() => undefined);
+    await deps.batches.finishImport(batchId, 'failed', totalsOf(source), importFailure(error)).catch(() => undefined);
     log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
     throw error;
   }
@@ -175,46 +176,6 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   await deps.batches.finishImport(batchId, 'imported', totalsOf(source));
   log.info({ counts }, 'file imported');
   return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined, elsewhere, identicalLines };
-}
-
-/**
- * A valid record as one record of a chunk job (its batch and file are the chunk's), its payload
- * packed where the kind can and the packed form gives back exactly the same payload.
- */
-export function toChunkRecord<P>(order: ValidRecord<P>, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows' | 'payloadCodec'> = {}): StoredChunkRecord<P> {
-  // Read from the batch's own file, so toJobData leaves the file out.
-  const { batchId: _batchId, file: _file, payload, ...record } = toJobData(order, '', columns, kind, order.file);
-  const codec = kind.payloadCodec;
-  if (codec !== undefined) {
-    const packed = codec.pack(payload);
-    if (JSON.stringify(codec.unpack(packed)) === JSON.stringify(payload)) return { ...record, packed };
-  }
-  return { ...record, payload };
-}
-
-/**
- * The delivery job of one valid record (also what the ledger keeps until the job is queued).
- * `batchFile`: the batch's file as its record keeps it; a record read from it leaves its file out.
- */
-export function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[], kind: Pick<RecordKind<P>, 'rebuildRows'> = {}, batchFile?: string): DeliveryJobData<P> {
-  const cells = order.rows.map((row) => columns.map((column) => row[column] ?? ''));
-  return {
-    key: order.key,
-    batchId,
-    ...(order.file === batchFile ? {} : { file: order.file }),
-    lines: order.lines,
-    ...(order.orderRef === undefined ? {} : { orderRef: order.orderRef }),
-    payload: order.payload,
-    // Most of a job's bytes in Redis: kept only when the payload does not give them back exactly.
-    ...(rebuildsExactly(kind, columns, cells, order.payload, order.orderRef) ? {} : { cells }),
-  };
-}
-
-function rebuildsExactly<P>(kind: Pick<RecordKind<P>, 'rebuildRows'>, columns: readonly string[], cells: string[][], payload: P, orderRef: string | undefined): boolean {
-  const rebuild = kind.rebuildRows;
-  if (rebuild === undefined || columns.length !== rebuild.columns.length || columns.some((c, i) => c !== rebuild.columns[i])) return false;
-  const rows = rebuild.rows(payload, orderRef);
-  return rows.length === cells.length && rows.every((row, r) => row.length === cells[r]!.length && row.every((value, c) => value === cells[r]![c]));
 }
 
 /** Sortable and unique: `b-20261122T021500-1a2b3c`. */
@@ -233,4 +194,10 @@ export async function sha256File(file: string): Promise<string> {
 function totalsOf(source: RecordSource<unknown>): Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'> {
   const { rows, records, valid, rejected } = source.stats();
   return { rows, orders: records, valid, rejected };
+}
+
+/** Why an import stopped, as its batch keeps it: a refused file is exit 3 with its code, anything else its own. */
+function importFailure(error: unknown): ImportFailure {
+  if (isBulkorderError(error)) return { code: error.code, reason: error.message, exitCode: error.exitCode };
+  return { code: 'INTERNAL', reason: error instanceof Error ? error.message : String(error), exitCode: ExitCode.internal };
 }

@@ -4,6 +4,7 @@ import { PERSONAL_FIELDS, RECIPIENT_FIELDS } from './orderFields.js';
 import { buildPayload } from './orderShape.js';
 import type { OrderUnit, UnitRow } from './orderUnit.js';
 import { payloadKey } from './orderKey.js';
+import { rowNote } from './rowNotes.js';
 import type { IngestItem, RejectedRecord, RowError, ValidOrder } from './types.js';
 
 
@@ -57,10 +58,13 @@ function refOrder(units: readonly OrderUnit[], context: AssembleContext): Ingest
   if (rows.length > context.maxLinesPerOrder && !errors.some((e) => e.code === 'ORDER_TOO_MANY_LINES')) {
     errors.push({ line: rows[0]!.line, column: 'orderRef', value: orderRef, code: 'ORDER_TOO_MANY_LINES', message: `orderRef '${orderRef}' has ${rows.length} product lines; at most ${context.maxLinesPerOrder} are accepted.` });
   }
-  errors.push(...recipientMismatches(rows, orderRef), ...repeatedProducts(rows, orderRef));
+  const strict = context.strictProducts === true;
+  errors.push(...recipientMismatches(rows, orderRef), ...(strict ? repeatedProducts(rows, orderRef) : []));
   for (const row of rows) errors.push(...row.errors);
 
-  if (errors.length === 0 && rows.every((row) => row.value !== undefined)) return valid(rows, first.key!, orderRef, context);
+  if (errors.length === 0 && rows.every((row) => row.value !== undefined)) {
+    return strict ? valid(rows, first.key!, orderRef, context) : valid(rows, first.key!, orderRef, context, mergeRepeatedProducts(rows));
+  }
   return rejected(rows, errors, first.key, orderRef, context);
 }
 
@@ -92,7 +96,30 @@ function describe(field: string, value: string, reference: string): string {
   return `'${maskValue(field, value)}' differs from '${maskValue(field, reference)}' on`;
 }
 
-/** The same product twice in one order is nearly always a pasted row; refuse to guess the total. */
+/**
+ * The spec does not forbid one product on two lines of an order (a person adding to it later):
+ * one line with the summed quantity is what the API gets, and each merged line is noted.
+ */
+function mergeRepeatedProducts(rows: readonly UnitRow[]): { values: NonNullable<UnitRow['value']>[]; notes: string[] } {
+  const first = new Map<number, { index: number; line: number }>();
+  const values: NonNullable<UnitRow['value']>[] = [];
+  const notes: string[] = [];
+  for (const row of rows) {
+    const value = row.value!;
+    const earlier = first.get(value.productId);
+    if (earlier === undefined) {
+      first.set(value.productId, { index: values.length, line: row.line });
+      values.push(value);
+      continue;
+    }
+    const merged = { ...values[earlier.index]!, quantity: values[earlier.index]!.quantity + value.quantity };
+    values[earlier.index] = merged;
+    notes.push(rowNote(row.line, 'productId', 'PRODUCTS_MERGED', `productId ${value.productId} is also on line ${earlier.line}: one line sent, quantity ${merged.quantity} (--strict-products refuses this)`));
+  }
+  return { values, notes };
+}
+
+/** Under --strict-products: the same product twice in one order is refused rather than summed. */
 function repeatedProducts(rows: readonly UnitRow[], orderRef: string): RowError[] {
   const seen = new Map<number, number>();
   const errors: RowError[] = [];
@@ -114,17 +141,17 @@ function repeatedProducts(rows: readonly UnitRow[], orderRef: string): RowError[
   return errors;
 }
 
-function valid(rows: readonly UnitRow[], key: string, orderRef: string | undefined, context: AssembleContext): ValidOrder {
+function valid(rows: readonly UnitRow[], key: string, orderRef: string | undefined, context: AssembleContext, merged?: { values: NonNullable<UnitRow['value']>[]; notes: string[] }): ValidOrder {
   return {
     kind: 'valid',
     key,
     file: context.file,
     lines: uniqueLines(rows),
     ...(orderRef === undefined ? {} : { orderRef }),
-    payload: buildPayload(rows.map((row) => row.value!)),
+    payload: buildPayload(merged?.values ?? rows.map((row) => row.value!)),
     rows: rows.map((row) => record(context.columns, row.cells)),
     rowLines: rows.map((row) => row.line),
-    notes: [...new Set(rows.flatMap((row) => row.notes))], // product lines of a JSON order share one line
+    notes: [...new Set([...rows.flatMap((row) => row.notes), ...(merged?.notes ?? [])])], // product lines of a JSON order share one line
   };
 }
 

@@ -13,6 +13,7 @@ export interface IngestFlags {
   encoding?: string;
   map?: string;
   strictPhone?: boolean;
+  strictProducts?: boolean;
   allowEmpty?: boolean;
   maxLinesPerOrder?: string;
   threads?: string;
@@ -47,6 +48,7 @@ export async function ingestOptionsFromFlags(flags: IngestFlags, schema: ColumnS
   }
   if (flags.map !== undefined) options.mapping = await loadMapping(flags.map, schema);
   if (flags.strictPhone === true) options.strictPhone = true;
+  if (flags.strictProducts === true) options.strictProducts = true;
   if (flags.allowEmpty === true) options.allowEmpty = true;
   if (flags.maxLinesPerOrder !== undefined) {
     const max = Number(flags.maxLinesPerOrder);

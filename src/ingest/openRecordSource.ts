@@ -3,7 +3,7 @@ import { FileRefusedError, UsageError } from '../errors.js';
 import type { ColumnSchema } from './columnSchema.js';
 import { sniffFile } from './decodeFile.js';
 import { checkJsonStart, fileSize, formatFromExtension, readHead } from './fileChecks.js';
-import { detectDelimiter, headerLine } from './detectDelimiter.js';
+import { detectDelimiter, headerLine, otherDelimiter, sepLine } from './detectDelimiter.js';
 import { checkDelimiter } from './parseDelimiter.js';
 import { readCsvRecords, type CsvBadRecord, type CsvRecord } from './readCsvRecords.js';
 import { readJsonArray, readNdjson, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
@@ -53,6 +53,8 @@ export interface IngestOptions {
   chunkBytes?: number;
   /** Refuse phone numbers that are possible but not known to be in use (`--strict-phone`); default: accept with a note. */
   strictPhone?: boolean;
+  /** Refuse an order listing one product on two lines (DUPLICATE_PRODUCT) instead of merging them. */
+  strictProducts?: boolean;
   /**
    * Worker threads that validate the rows of a CSV file big enough to spill, while the main
    * thread parses (`--threads`); 0 validates in the main thread. Default: defaultIngestThreads (1 from 4 cores, else 0).
@@ -88,6 +90,8 @@ export interface AssembleContext {
   columns: readonly string[];
   /** Most product lines one order may have; more rejects the order. */
   maxLinesPerOrder: number;
+  /** --strict-products: one product on two lines of an order is refused, not merged. */
+  strictProducts?: boolean;
 }
 
 /**
@@ -155,13 +159,20 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
 
   let plan: ColumnPlan;
   let delimiter = ',';
+  // Excel's `sep=;` line names the delimiter; the header is the line after it.
+  const sep = format === 'csv' ? sepLine(head.text) : undefined;
   if (format === 'csv') {
-    const line = headerLine(head.text.replace(/^[\r\n]+/, ''), head.whole);
+    const line = headerLine((sep === undefined ? head.text : head.text.slice(sep.length)).replace(/^[\r\n]+/, ''), head.whole);
     if (line === undefined) {
       throw new FileRefusedError('HEADER_INVALID', file, `no header line within the first ${maxRecordBytes} characters; is this a CSV file with a header row?`);
     }
-    delimiter = options.delimiter ?? detectDelimiter(line);
+    delimiter = options.delimiter ?? sep?.delimiter ?? detectDelimiter(line);
     const [headers] = parseCsvSync(line, { delimiter, bom: true, relax_quotes: true, relax_column_count: true }) as string[][];
+    const guess = (headers ?? []).length === 1 && options.delimiter === undefined ? otherDelimiter(line) : undefined;
+    if (guess !== undefined) {
+      // A --map hint would be meaningless: the columns were never split.
+      throw new FileRefusedError('DELIMITER_UNKNOWN', file, `line 1: the header reads as one column; its delimiter is not one of , ; tab | (it looks like ${JSON.stringify(guess)}). Give it with --delimiter '${guess}'.`, { details: { line: 1, guess } });
+    }
     plan = resolveColumns(file, headers ?? [], mapping, schema.columns);
   } else {
     checkJsonStart(file, format, head.text, schema.columns.noun);
@@ -177,9 +188,10 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
 
   const chunk = options.chunkBytes ? { chunkBytes: options.chunkBytes } : {};
   const rules: RowRules = { strictPhone: options.strictPhone === true };
+  const fromLine = sep === undefined ? {} : { fromLine: 2 };
   const units = (): AsyncGenerator<U> =>
     format === 'csv'
-      ? csvUnits(file, plan, { delimiter, encoding, maxRecordBytes, ...chunk }, schema, rules, () => blankRows++)
+      ? csvUnits(file, plan, { delimiter, encoding, maxRecordBytes, ...chunk, ...fromLine }, schema, rules, () => blankRows++)
       : jsonUnits(file, format, { encoding, maxRecordBytes, ...chunk }, schema, { mapping, ignored, maxLinesPerOrder, rules });
 
   return {
@@ -206,7 +218,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
         const threads = options.threads ?? defaultIngestThreads();
         if (format === 'csv' && bucketCount > 1 && threads > 0 && schema.thread !== undefined) {
           pool = createUnitPool({ threads, schema: schema.thread, plan, rules, bucketCount });
-          for await (const encoded of pool.encode(csvRecords(file, { delimiter, encoding, maxRecordBytes, ...chunk }, () => blankRows++))) {
+          for await (const encoded of pool.encode(csvRecords(file, { delimiter, encoding, maxRecordBytes, ...chunk, ...fromLine }, () => blankRows++))) {
             stats.rows += encoded.rows;
             await store.addEncoded(encoded);
           }
@@ -221,7 +233,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
           const blank = blankRows > 0 ? ` (only ${blankRows} blank row${blankRows === 1 ? '' : 's'})` : '';
           throw new FileRefusedError('FILE_EMPTY', file, `the file has no ${schema.columns.noun}s${blank}. An export that came out empty is not a success; check the export, or pass --allow-empty if an empty file is expected.`);
         }
-        const context = { file, columns: plan.columns, maxLinesPerOrder };
+        const context: AssembleContext = { file, columns: plan.columns, maxLinesPerOrder, ...(options.strictProducts === true ? { strictProducts: true } : {}) };
         for await (const bucket of store.buckets()) {
           for (const item of schema.assemble(bucket, context)) {
             stats.records++;

@@ -1,4 +1,6 @@
+import { JobDataError } from '../errors.js';
 import { ORDER_FIELD_TABLE, PRODUCTS, type NormalizedRow, type OrderField, type OrderPayload } from './orderFields.js';
+import { NEWEST_PACKED_LAYOUT, PACKED_LAYOUTS, packedLayoutVersion, type PackedLayout } from './packedLayouts.js';
 
 /**
  * The API's nested order shape, walked with the paths of ORDER_FIELD_TABLE: building a payload
@@ -39,9 +41,20 @@ export function buildPayload(rows: readonly NormalizedRow[]): OrderPayload {
 /**
  * A payload without its field names, for job data (a chunk job holds ten of them): the order's
  * values in table order, then each product line's, `null` where a value is absent. About half
- * the bytes of its JSON. `unpackPayload` gives back the same payload, keys in table order.
+ * the bytes of its JSON. Positions mean something only with the layout they were packed in
+ * (packedLayouts.ts): a chunk job names it, and `unpackPayload` places each value by that
+ * layout's path, keys in the layout's order.
  */
 export type PackedPayload = [head: (string | number | null)[], lines: (string | number | null)[][]];
+
+/** The layout packPayload writes: the table's paths. */
+export const PACKED_LAYOUT: PackedLayout = { head: HEAD.map((spec) => spec.path), line: LINE.map((spec) => spec.path) };
+
+/**
+ * Its version in PACKED_LAYOUTS; undefined when the table changed and no row was added there, and
+ * then nothing is packed (test/ingest/packPayload.test.ts fails until the row is added).
+ */
+export const PACKED_LAYOUT_VERSION: number | undefined = packedLayoutVersion(PACKED_LAYOUT);
 
 export function packPayload(payload: OrderPayload): PackedPayload {
   const leaf = (object: unknown, path: string): string | number | null => {
@@ -51,17 +64,36 @@ export function packPayload(payload: OrderPayload): PackedPayload {
   return [HEAD.map((spec) => leaf(payload, spec.path)), payload[PRODUCTS].map((product) => LINE.map((spec) => leaf(product, spec.path)))];
 }
 
-export function unpackPayload(packed: unknown): OrderPayload {
-  const [head, lines] = packed as PackedPayload;
+/**
+ * The payload packed in layout `version` (1: a job from before layouts had versions). Refuses,
+ * rather than guess, a layout this code does not know (JOB_DATA_NEWER) and values that do not
+ * fit their layout's lengths and types (JOB_DATA_MALFORMED).
+ */
+export function unpackPayload(packed: unknown, version = 1): OrderPayload {
+  const layout = PACKED_LAYOUTS[version];
+  if (layout === undefined) {
+    throw new JobDataError('JOB_DATA_NEWER', `a payload packed in layout ${version}; this bulkorder knows layouts 1 to ${NEWEST_PACKED_LAYOUT}`, { layout: version, known: NEWEST_PACKED_LAYOUT });
+  }
+  if (!fitsLayout(packed, layout)) {
+    throw new JobDataError('JOB_DATA_MALFORMED', `a packed payload does not fit layout ${version} (${layout.head.length} order values, ${layout.line.length} per product line)`, { layout: version });
+  }
+  const [head, lines] = packed;
   const payload: JsonObject = {};
-  HEAD.forEach((spec, i) => placeAt(payload, spec.path, head[i] ?? undefined));
+  layout.head.forEach((path, i) => placeAt(payload, path, head[i] ?? undefined));
   payload[PRODUCTS] = lines.map((values) => {
     const line: JsonObject = {};
-    LINE.forEach((spec, i) => placeAt(line, spec.path, values[i] ?? undefined));
+    layout.line.forEach((path, i) => placeAt(line, path, values[i] ?? undefined));
     return line;
   });
-  // The paths walked are the ones OrderPayload is derived from (orderFields.ts), as in buildPayload.
+  // The paths walked are the ones OrderPayload is derived from (orderFields.ts), as in buildPayload;
+  // an older layout's paths are a subset of them or the API's since.
   return payload as OrderPayload;
+}
+
+function fitsLayout(packed: unknown, layout: PackedLayout): packed is PackedPayload {
+  const leaves = (values: unknown, length: number): boolean =>
+    Array.isArray(values) && values.length === length && values.every((v) => v === null || typeof v === 'string' || typeof v === 'number');
+  return Array.isArray(packed) && packed.length === 2 && leaves(packed[0], layout.head.length) && Array.isArray(packed[1]) && packed[1].every((line) => leaves(line, layout.line.length));
 }
 
 /** The flat fields of each product line of a payload (orderRef is not in a payload: `orderRef` gives it). */

@@ -12,6 +12,8 @@ export interface CsvReadOptions {
   chunkBytes?: number;
   /** Longest record, in characters, before the file is refused; default 64 KiB. */
   maxRecordBytes?: number;
+  /** The header's physical line: 2 after Excel's `sep=;` line; default 1. */
+  fromLine?: number;
 }
 
 /** One record: `line` is the physical line it starts on (1-based; the header is line 1). */
@@ -80,6 +82,7 @@ export async function* readCsvRecords(file: string, options: CsvReadOptions): As
     skip_empty_lines: true,
     skip_records_with_error: true,
     max_record_size: maxRecordBytes,
+    ...(options.fromLine === undefined ? {} : { from_line: options.fromLine }),
     // csv-parse's types only allow on_record to return the record type; it returns anything.
     on_record: ((values: string[], context: { lines: number }) => {
       const line = lineOf(values, context.lines);

@@ -54,6 +54,12 @@ export function validateRow(line: number, text: RowText, rules: RowRules = {}): 
       value = value.slice(1);
       notes.push(`line ${line}: ${field}: removed the leading apostrophe that protects spreadsheet cells`);
     }
+    // Excel's way to keep a leading + or 0: the formula ="+31612345678" (inner quotes doubled).
+    const formula = /^="((?:[^"]|"")*)"$/s.exec(value);
+    if (formula !== null) {
+      value = formula[1]!.replaceAll('""', '"').trim();
+      notes.push(rowNote(line, field, 'EXCEL_TEXT_UNWRAPPED', `="..." read as the text inside`));
+    }
     return value;
   };
 

@@ -31,6 +31,7 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   retentionMs: (delivery) => delivery.accountRetentionMs,
   results: ACCOUNT_RESULTS,
   wording: ACCOUNT_WORDING,
+  customerOf: (payload) => payload.companyId,
   cli: 'bulkorder accounts',
   connect(settings, deps) {
     const client = createCafetariaplanClient(settings, deps);

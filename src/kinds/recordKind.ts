@@ -2,6 +2,7 @@ import type { ApiName, ApiSettings } from '../config.js';
 import type { ApiClientDeps } from '../delivery/authorizedPost.js';
 import type { Outcome } from '../delivery/classifyOutcome.js';
 import type { ResultsCounts, ResultsLayout } from './resultsLayout.js';
+import type { PayloadCodec } from '../deliveryJob.js';
 import type { DeliverySettings } from '../deliverySettings.js';
 import type { ColumnSchema } from '../ingest/columnSchema.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
@@ -59,13 +60,18 @@ export interface RecordKind<P> {
    * Its payload without field names, for chunk jobs (orders: src/ingest/orderShape.ts packPayload). An
    * import packs a payload only when `unpack` gives back exactly the same one; kinds without it keep theirs.
    */
-  readonly payloadCodec?: { pack(payload: P): unknown; unpack(packed: unknown): P };
+  readonly payloadCodec?: PayloadCodec<P>;
   /**
    * Its API client: the one call that creates a record (POST /orders, POST /accounts), classified,
    * never throwing for an HTTP failure; `key` is the record's stable key (the Idempotency-Key header).
    * `settings` are `requireApi(config, kind.api)`.
    */
   connect(settings: ApiSettings, deps: ApiClientDeps): RecordSender<P>;
+  /**
+   * Whom a record is for (orders: businessCustomerId; accounts: companyId): the circuit breaker
+   * counts a refusal as systemic only across several of them.
+   */
+  customerOf(payload: P): string;
   /** Lines about outcomes only this kind has in an import report (accounts: how many already existed). */
   reportResults?(results: ResultsCounts): string[];
 }

@@ -33,6 +33,8 @@ export interface BulkorderMetrics extends DeliveryMetricsSink {
   readonly registry: Registry;
   /** The last token failure of this process since its last success (for /readyz), if any. */
   lastTokenFailure(): { api: MetricsApi; at: number; message: string } | undefined;
+  /** A notification that failed for good, by destination (a masked webhook URL, or `email`). */
+  notificationFailed(destination: string): void;
   /** Text exposition for /metrics. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -69,6 +71,7 @@ export function createMetrics(options: { snapshot?: () => Promise<StateSnapshot 
   const requests = new Histogram({ name: 'bulkorder_api_request_duration_seconds', help: 'API requests (POST) by API and classified outcome kind.', labelNames: ['api', 'kind'], buckets: DURATION_BUCKETS, registers: [registry] });
   const refusals = new Counter({ name: 'bulkorder_api_refusals_total', help: 'API answers that were not a success, by HTTP status and error code.', labelNames: ['api', 'status', 'code'], registers: [registry] });
   const noAnswers = new Counter({ name: 'bulkorder_api_no_answer_total', help: 'API requests that got no (complete) answer: timeouts, resets, refused connections, by our code.', labelNames: ['api', 'code'], registers: [registry] });
+  const notifyFailures = new Counter({ name: 'bulkorder_notification_failures_total', help: 'Notifications that failed after their retries, by destination (webhook URL with its secret parts masked, or email).', labelNames: ['destination'], registers: [registry] });
   const tokens = new Counter({ name: 'bulkorder_token_requests_total', help: 'Requests to the token endpoint by this process, by result.', labelNames: ['api', 'result'], registers: [registry] });
   let lastSnapshot: Promise<StateSnapshot | undefined> | undefined;
   const snapshot = (): Promise<StateSnapshot | undefined> => {
@@ -117,6 +120,9 @@ export function createMetrics(options: { snapshot?: () => Promise<StateSnapshot 
       tokenFailure = result === 'ok' ? undefined : { api, at: Date.now(), message: error instanceof Error ? ((error as { code?: string }).code ?? error.name) : 'failed' };
     },
     lastTokenFailure: () => tokenFailure,
+    notificationFailed(destination) {
+      notifyFailures.inc({ destination });
+    },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },

@@ -1,10 +1,12 @@
 import type { RedisClient } from '../redis.js';
-import { isSettled, type BatchStore } from '../batches/batchStore.js';
+import { isSettled, type Batch, type BatchStore } from '../batches/batchStore.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
-import { batchNotice } from './batchNotice.js';
+import { batchNotice, deliveryNeedsAttention, recoveredNotice } from './batchNotice.js';
+import { claimEvent, notifyWatermark } from './eventClaims.js';
 import type { Notifier } from './notifier.js';
+import type { NotifyEvent } from './notifyEvent.js';
 
 export interface BatchWatchOptions {
   redis: RedisClient;
@@ -23,39 +25,74 @@ export interface BatchWatchOptions {
 const RECENT_MS = 24 * 3600 * 1000;
 
 /**
- * Announces each batch once when it settles. Any number of workers may run this: the batch
- * record's `notifiedAt` field (HSETNX) lets exactly one of them send. Job ends are coalesced
- * per batch, so a busy worker checks a batch at most a few times a second.
+ * Batch fields: `notifiedAs` the event sent when it settled (a later `batch-recovered` needs a
+ * `batch-needs-attention` first); `notifyWatched` set when a notifier saw it unsettled, so a batch
+ * started before the watermark but settling after it is still announced.
+ */
+const NOTIFIED_AS = 'notifiedAs';
+const WATCHED = 'notifyWatched';
+/** `notifiedAs` of a batch announced for its dead-lettered or held orders: the one that may recover. */
+const DELIVERY_ATTENTION = 'batch-needs-attention:delivery';
+
+/**
+ * Announces each batch once when it settles, and once more (`batch-recovered`) if it needed
+ * attention and its orders later all end delivered. Only batches that settle after the
+ * watermark (eventClaims.ts) are announced; any number of workers may run this: each event's id
+ * is claimed in Redis before it is sent. Job ends are coalesced per batch, so a busy worker
+ * checks a batch at most a few times a second.
  */
 export function startBatchWatch(options: BatchWatchOptions): { jobEnded(batchId: string): void; close(): void } {
   const pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
-  const check = async (batchId: string): Promise<void> => {
-    const batch = await options.batches.get(batchId);
-    if (batch === undefined || !isSettled(batch) || Date.now() - batch.startedAt > RECENT_MS) return;
-    if ((await options.redis.hsetnx(options.keys.batch(batchId), 'notifiedAt', Date.now())) !== 1) return;
-    const event = await batchNotice(batch, options.parked, options.dashboardUrl === undefined ? {} : { dashboardUrl: options.dashboardUrl });
+  const notice = options.dashboardUrl === undefined ? {} : { dashboardUrl: options.dashboardUrl };
+  const send = async (batch: Batch, event: NotifyEvent): Promise<void> => {
+    if (!(await claimEvent(options.redis, options.keys, event.id))) return;
+    // Only dead or held orders can recover; rejected rows stay rejected.
+    const as = event.event === 'batch-needs-attention' && deliveryNeedsAttention(batch) ? DELIVERY_ATTENTION : event.event;
+    await options.redis.hset(options.keys.batch(batch.id), NOTIFIED_AS, as);
     await options.notifier.notify(event);
   };
-  const flush = (): void => {
+  const check = async (batchId: string, from: number): Promise<void> => {
+    const batch = await options.batches.get(batchId);
+    if (batch === undefined || Date.now() - batch.startedAt > RECENT_MS) return;
+    const key = options.keys.batch(batchId);
+    if (!isSettled(batch)) {
+      if (batch.startedAt < from) await options.redis.hsetnx(key, WATCHED, Date.now());
+      return;
+    }
+    const [announced, watched, legacy] = await options.redis.hmget(key, NOTIFIED_AS, WATCHED, 'notifiedAt');
+    if (announced === null) {
+      // Settled before any notifier saw it, and before the watermark: an old event, never replayed.
+      if (legacy !== null || (batch.startedAt < from && watched === null)) return;
+      await send(batch, await batchNotice(batch, options.parked, notice));
+    } else if (announced === DELIVERY_ATTENTION && recovered(batch)) {
+      await send(batch, recoveredNotice(batch, notice));
+    }
+  };
+  const flush = async (): Promise<void> => {
     timer = undefined;
     const ids = [...pending];
     pending.clear();
-    for (const id of ids) void check(id).catch((error: unknown) => options.logger.warn({ batchId: id, err: error }, 'could not check whether the batch settled'));
+    if (ids.length === 0) return;
+    const from = await notifyWatermark(options.redis, options.keys);
+    await Promise.all(ids.map((id) => check(id, from).catch((error: unknown) => options.logger.warn({ batchId: id, err: error }, 'could not check whether the batch settled'))));
   };
-  const sweep = setInterval(() => {
+  const sweepOnce = (): void => {
     void options.batches.list(20).then(
       (batches) => batches.forEach((b) => pending.add(b.id)),
       () => undefined,
-    ).then(flush);
-  }, options.sweepMs ?? 15_000);
+    ).then(flush).catch((error: unknown) => options.logger.warn({ err: error }, 'could not look at recent batches for notifications'));
+  };
+  // At start: the watermark is set (or kept) and batches in flight are marked seen before they settle.
+  sweepOnce();
+  const sweep = setInterval(sweepOnce, options.sweepMs ?? 15_000);
   sweep.unref();
   return {
     jobEnded(batchId) {
       if (closed) return;
       pending.add(batchId);
-      timer ??= setTimeout(flush, 250);
+      timer ??= setTimeout(() => void flush().catch(() => undefined), 250);
     },
     close() {
       closed = true;
@@ -63,4 +100,9 @@ export function startBatchWatch(options: BatchWatchOptions): { jobEnded(batchId:
       if (timer !== undefined) clearTimeout(timer);
     },
   };
+}
+
+/** Every queued order delivered after all (none dead or held any more), the import itself complete. */
+function recovered(batch: Batch): boolean {
+  return isSettled(batch) && batch.importState !== 'failed' && !deliveryNeedsAttention(batch) && batch.delivered > 0;
 }

@@ -1,48 +1,46 @@
-import type { BreakerEvent } from '../worker/circuitBreaker.js';
-import type { Notifier } from './notifier.js';
-import type { NotifyEvent, NotifyEventKind } from './notifyEvent.js';
+import type { BreakerReport } from '../services/breakerReport.js';
+import type { NotifyEvent } from './notifyEvent.js';
+
+type BreakerEventKind = 'breaker-opened' | 'breaker-closed' | 'breaker-still-open';
 
 /**
- * The circuit breaker's transitions worth telling a person: a new episode opening, its end, and
- * an episode open past the alert limit. Reopenings after a failed trial and half-open moments are
- * part of one episode and stay in the log. The breaker reports each transition once across all
- * workers, so no claim is needed here.
+ * The notification for one breaker transition: what the breaker saw (its reason and the trip's
+ * status and code, never the API's message: it may echo an order's values), the next trial and
+ * what waits; on close, who closed it. The id names the kind and the episode's start, so the
+ * `breaker-closed` of an episode pairs with its `breaker-opened`.
  */
-const ANNOUNCED: Partial<Record<BreakerEvent['type'], NotifyEventKind>> = {
-  opened: 'breaker-opened',
-  closed: 'breaker-closed',
-  stuck: 'breaker-still-open',
-};
-
-/** Builds the `onBreakerEvent` hook that announces the breaker through `notifier`. */
-export function breakerAnnouncer(options: { notifier: Notifier; env: string; dashboardUrl?: string }): (event: BreakerEvent) => Promise<void> {
-  return async (event) => {
-    const kind = ANNOUNCED[event.type];
-    if (kind === undefined) return;
-    const text = `${headline(event, options.env)}${options.dashboardUrl === undefined ? '' : `\n${options.dashboardUrl}/`}`;
-    const notice: NotifyEvent = {
-      event: kind,
-      env: options.env,
-      text,
-      at: new Date().toISOString(),
-      // The signature (status and code), never the API's message: it may echo an order's values.
-      ...(event.status.signature === undefined ? {} : { reason: event.status.signature }),
-      ...(options.dashboardUrl === undefined ? {} : { dashboardUrl: `${options.dashboardUrl}/` }),
-    };
-    await options.notifier.notify(notice);
+export function breakerNotice(
+  event: BreakerEventKind,
+  view: BreakerReport,
+  facts: { env: string; kind: string; since: number; closedBy?: string; dashboardUrl?: string; now?: number },
+): NotifyEvent {
+  const link = facts.dashboardUrl === undefined ? undefined : `${facts.dashboardUrl}/`;
+  const where = `${facts.env}${facts.kind === 'orders' ? '' : `, ${facts.kind}`}`;
+  const minutes = Math.max(0, Math.round(((facts.now ?? Date.now()) - facts.since) / 60_000));
+  const waiting = `${view.waiting.jobs} jobs waiting${view.waiting.burst > 0 ? `, ${view.waiting.burst} dead letters to send again on close` : ''}`;
+  const trial = view.state === 'halfOpen' ? 'trial calls are going through now' : `next trial ${iso(view.nextTrialAt)}`;
+  const text = {
+    'breaker-opened': `Circuit breaker OPEN (${where}): ${view.reason ?? view.signature ?? 'the API is failing'}. Delivery is paused and heals by itself with trial calls: ${trial}; ${waiting}.`,
+    'breaker-closed': `Circuit breaker closed (${where}) after ${minutes} min, by ${facts.closedBy ?? 'a successful trial call'}: delivery goes on.`,
+    'breaker-still-open': `Circuit breaker still open after ${minutes} min (${where}): ${view.reason ?? view.signature ?? ''}; ${trial}; ${waiting}. Check the API, or \`bulkorder pause\` / \`bulkorder resume\`.`,
+  }[event];
+  const open = event !== 'breaker-closed';
+  return {
+    id: `${event}:${facts.kind}:${facts.since}`,
+    event,
+    env: facts.env,
+    kind: facts.kind,
+    text: link === undefined ? text : `${text}\n${link}`,
+    at: new Date(facts.now ?? Date.now()).toISOString(),
+    ...(open && view.reason !== undefined ? { reason: view.reason } : {}),
+    ...(open && view.signature !== undefined ? { code: view.signature } : {}),
+    ...(open && view.nextTrialAt !== undefined ? { nextTrialAt: new Date(view.nextTrialAt).toISOString() } : {}),
+    ...(open ? { waiting: view.waiting } : {}),
+    ...(facts.closedBy === undefined ? {} : { closedBy: facts.closedBy }),
+    ...(link === undefined ? {} : { dashboardUrl: link }),
   };
 }
 
-function headline(event: BreakerEvent, env: string): string {
-  const cause = event.status.signature === undefined ? '' : ` (${event.status.signature})`;
-  switch (event.type) {
-    case 'opened':
-      return `Circuit breaker OPEN (${env})${cause}: delivery is paused and heals by itself with trial calls.`;
-    case 'closed':
-      return `Circuit breaker closed (${env}): delivery resumed${event.requeued ? `, ${event.requeued} refused orders sent again` : ''}.`;
-    default: {
-      const minutes = event.status.since === undefined ? undefined : Math.round((Date.now() - event.status.since) / 60_000);
-      return `Circuit breaker still open${minutes === undefined ? '' : ` after ${minutes} min`} (${env})${cause}: check the API, or \`bulkorder pause\` / \`bulkorder resume\`.`;
-    }
-  }
+function iso(at: number | undefined): string {
+  return at === undefined ? 'soon' : `at ${new Date(at).toISOString()}`;
 }

@@ -4,6 +4,7 @@ import { request } from 'undici';
 import type { NotifySettings } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { NotifyEvent } from './notifyEvent.js';
+import { maskWebhookUrl, webhookPayload, webhookTarget } from './webhookPayload.js';
 
 /** Sends notifications to every configured webhook and, when set, by e-mail. */
 export interface Notifier {
@@ -18,11 +19,15 @@ export interface Notifier {
 const ATTEMPTS = 3;
 const FIRST_DELAY_MS = 500;
 
+/** Counts notifications that failed for good, by destination (a metric; the masked URL or `email`). */
+export type NotificationFailureSink = (destination: string) => void;
+
 /**
- * Builds the notifier from the configuration. Webhook URLs are secrets (Slack and Teams put a
- * token in the path): logs name a webhook by its position in BULKORDER_NOTIFY_URLS only.
+ * Builds the notifier from the configuration. Each webhook gets the payload its URL asks for
+ * (webhookPayload.ts). Webhook URLs are secrets (Slack and Teams put a token in the path): logs
+ * name a webhook by its position and its masked URL only.
  */
-export function createNotifier(settings: NotifySettings, logger: Logger): Notifier {
+export function createNotifier(settings: NotifySettings, logger: Logger, options: { onFailure?: NotificationFailureSink } = {}): Notifier {
   const mail: Transporter | undefined =
     settings.smtp === undefined
       ? undefined
@@ -36,13 +41,19 @@ export function createNotifier(settings: NotifySettings, logger: Logger): Notifi
           socketTimeout: settings.timeoutMs,
         });
   const smtp = settings.smtp;
+  const hooks = settings.urls.map((secret, i) => {
+    const target = webhookTarget(secret.reveal());
+    return { ...target, position: i + 1, masked: maskWebhookUrl(target.url) };
+  });
   return {
     enabled: settings.urls.length > 0 || mail !== undefined,
     async notify(event) {
-      const body = JSON.stringify(event);
-      const sends = settings.urls.map((url, i) => postWithRetries(url.reveal(), body, settings.timeoutMs).then(
-        () => logger.info({ event: event.event, webhook: i + 1 }, 'notification sent'),
-        (error: unknown) => logger.warn({ event: event.event, webhook: i + 1, reason: (error as Error).message }, 'notification failed after retries'),
+      const sends = hooks.map((hook) => postWithRetries(hook.url, JSON.stringify(webhookPayload(hook.format, event)), settings.timeoutMs).then(
+        () => logger.info({ event: event.event, id: event.id, webhook: hook.position, url: hook.masked }, 'notification sent'),
+        (error: unknown) => {
+          options.onFailure?.(hook.masked);
+          logger.warn({ event: event.event, id: event.id, webhook: hook.position, url: hook.masked, format: hook.format, reason: (error as Error).message }, `notification to webhook ${hook.position} (${hook.masked}) failed after ${ATTEMPTS} attempts`);
+        },
       ));
       if (mail !== undefined && smtp !== undefined) {
         sends.push(
@@ -50,7 +61,10 @@ export function createNotifier(settings: NotifySettings, logger: Logger): Notifi
             .sendMail({ from: smtp.from, to: [...smtp.to], subject: `[bulkorder ${event.env}] ${event.text.split('\n')[0]}`, text: mailText(event) })
             .then(
               () => logger.info({ event: event.event }, 'notification e-mailed'),
-              (error: unknown) => logger.warn({ event: event.event, reason: (error as Error).message }, 'notification e-mail failed'),
+              (error: unknown) => {
+                options.onFailure?.('email');
+                logger.warn({ event: event.event, id: event.id, reason: (error as Error).message }, 'notification e-mail failed');
+              },
             ),
         );
       }
@@ -94,7 +108,10 @@ function mailText(event: NotifyEvent): string {
   if (event.exitCode !== undefined) lines.push(`exit code: ${event.exitCode}`);
   if (event.topErrorCodes !== undefined && event.topErrorCodes.length > 0) lines.push(`top error codes: ${event.topErrorCodes.map((c) => `${c.code} (${c.count})`).join(', ')}`);
   if (event.reason !== undefined) lines.push(`reason: ${event.reason}`);
+  if (event.nextTrialAt !== undefined) lines.push(`next trial: ${event.nextTrialAt}`);
+  if (event.waiting !== undefined) lines.push(`waiting: ${event.waiting.jobs} jobs, ${event.waiting.burst} dead letters to send again`);
+  if (event.closedBy !== undefined) lines.push(`closed by: ${event.closedBy}`);
   if (event.dashboardUrl !== undefined) lines.push(`dashboard: ${event.dashboardUrl}`);
-  lines.push(`environment: ${event.env}`, `at: ${event.at}`);
+  lines.push(`environment: ${event.env}`, `at: ${event.at}`, `event id: ${event.id}`);
   return lines.join('\n') + '\n';
 }

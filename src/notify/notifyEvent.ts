@@ -2,17 +2,22 @@
 export type NotifyEventKind =
   | 'batch-settled'
   | 'batch-needs-attention'
+  | 'batch-recovered'
+  | 'file-refused'
+  | 'import-failed'
   | 'breaker-opened'
   | 'breaker-closed'
   | 'breaker-still-open'
   | 'no-file';
 
 /**
- * The JSON body every webhook receives. `text` makes it readable as a Slack or Teams incoming
- * webhook message. It carries counts, codes and ids only: no secret, no personal data (file
- * names are given without their folder, error messages are left out since APIs echo values).
+ * The JSON body every generic webhook receives (Slack and Teams get their own shapes built from
+ * it: webhookPayload.ts). It carries counts, codes and ids only: no secret, no personal data (file
+ * names are given without their folder, the API's error messages are left out since APIs echo values).
  */
 export interface NotifyEvent {
+  /** Stable across workers and restarts (`<kind>:<batch or breaker episode>`): receivers may dedupe on it. */
+  id: string;
   event: NotifyEventKind;
   /** `acceptance` or `production`. */
   env: string;
@@ -24,13 +29,20 @@ export interface NotifyEvent {
   /** The input file's name (no folder). */
   file?: string;
   counts?: Record<string, number>;
-  /** The exit code `import --wait` gives this batch: 0 all delivered, 4 something needs attention. */
+  /** The exit code `import --wait` gives this batch: 0 all delivered, 3 file refused, 4 something needs attention. */
   exitCode?: number;
   /** The most frequent error codes of the batch's dead letters and held orders. */
   topErrorCodes?: { code: string; count: number }[];
   /** A link to the batch (or the overview) on the dashboard, when BULKORDER_DASHBOARD_URL is set. */
   dashboardUrl?: string;
-  /** Why the breaker tripped, or which schedule found no file. */
+  /** Why the breaker tripped, why a file was refused, or which schedule found no file. */
   reason?: string;
+  /** A refused file's or a tripped breaker's stable code. */
+  code?: string;
   schedule?: string;
+  /** Breaker events: the record kind (`orders`, `accounts`), the next trial, what waits, who closed it. */
+  kind?: string;
+  nextTrialAt?: string;
+  waiting?: { jobs: number; burst: number };
+  closedBy?: string;
 }

@@ -13,6 +13,11 @@ export interface ScheduledImportResult {
   files: ({ file: string; batchId: string; enqueued: number; skippedDelivered: number; skippedQueued: number; skippedHeld: number; rejected: number } | { file: string; /** The refusal's stable code (SOURCE_EMPTY: the source named no file). */ code: string; refused: string })[];
 }
 
+/** A firing that found no file: none at all (--allow-empty), or the one SOURCE_EMPTY refusal that says so. */
+export function foundNoFile(result: ScheduledImportResult): boolean {
+  return result.files.every((f) => 'code' in f && f.code === SOURCE_EMPTY);
+}
+
 /**
  * One firing of a schedule: imports every file its source names now, one after the other, exactly
  * as `bulkorder import` would. Running twice (a night that fires twice, a file still there the next

@@ -47,7 +47,7 @@ export async function pauseDelivery(deps: Pick<ControlDeps, 'redis' | 'keys'> & 
  * `bulkorder resume`: clears a manual pause, closes the breaker (the person says the cause is
  * fixed: the burst's dead letters go back to the queue) and resumes the queue.
  */
-export async function resumeDelivery<P>(deps: ControlDeps<P>, options: { settings: BreakerSettings; jobName: string; logger: Logger }): Promise<{ breaker: BreakerStatus; pausedBy: PauseRecord | undefined; requeued: number }> {
+export async function resumeDelivery<P>(deps: ControlDeps<P>, options: { settings: BreakerSettings; jobName: string; logger: Logger; /** Who resumes (default user@host), recorded for the breaker-closed notification. */ by?: string }): Promise<{ breaker: BreakerStatus; pausedBy: PauseRecord | undefined; requeued: number }> {
   const pausedBy = await readPausedBy(deps);
   const breaker = new CircuitBreaker(deps.redis, deps.keys, options.logger, {
     settings: options.settings,
@@ -58,6 +58,8 @@ export async function resumeDelivery<P>(deps: ControlDeps<P>, options: { setting
   const before = await breaker.status();
   await deps.redis.del(deps.keys.pausedBy);
   const requeued = await breaker.reset();
+  // The notifier says who closed it: every breaker-opened gets its breaker-closed, whoever closed it.
+  if (before.state !== 'closed') await deps.redis.hset(deps.keys.breaker, 'closedBy', `resume by ${options.by ?? `${safeUser()}@${hostname()}`}`);
   await deps.queue.resume();
   return { breaker: before, pausedBy, requeued };
 }

@@ -2,6 +2,7 @@ import { UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue, type DeliveryHealth, type PauseRecord } from './deliveryControl.js';
+import { describeBreakerReport, readBreakerReport, type BreakerReport } from './breakerReport.js';
 import { progressLine } from '../batches/followBatch.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
 
@@ -16,7 +17,8 @@ export interface StatusReport {
   env: string;
   /** Jobs by state (waiting, active, delayed, prioritized, waiting-children): a job holds up to BULKORDER_ORDERS_PER_JOB records. */
   queue: { jobs: Record<string, number>; paused: boolean; pausedBy: PauseRecord | null };
-  breaker: DeliveryHealth['breaker'];
+  /** The breaker's state and reason, with what waits and (closed but failing) the API's failing share. */
+  breaker: DeliveryHealth['breaker'] & Pick<BreakerReport, 'waiting' | 'degraded'>;
   workers: DeliveryHealth['workers'];
   deadLetters: number;
   heldForReview: number;
@@ -24,7 +26,7 @@ export interface StatusReport {
 }
 
 /** Reads a kind's status: its recent batches (or the one named), queue counts, breaker, workers and parked records. */
-export async function readQueueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number } = {}): Promise<{ report: StatusReport; health: DeliveryHealth }> {
+export async function readQueueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number } = {}): Promise<{ report: StatusReport; health: DeliveryHealth; view: BreakerReport }> {
   const { kind, env } = services;
   let batches: Batch[];
   if (options.batchId === undefined) batches = await services.batches.list(options.limit ?? 10);
@@ -33,22 +35,23 @@ export async function readQueueStatus<P>(services: Services<P>, options: { batch
     if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no ${own(services).thing}batch ${options.batchId} in ${env} (${kind.cli} status lists recent ones)`);
     batches = [batch];
   }
-  const [queue, health, dead, held] = await Promise.all([
+  const [queue, health, view, dead, held] = await Promise.all([
     services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
     readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
+    readBreakerReport(services, services.delivery.breaker),
     services.redis.zcard(services.keys.parkedIndex('dead')),
     services.redis.zcard(services.keys.parkedIndex('held')),
   ]);
   const report: StatusReport = {
     env,
     queue: { jobs: queue, paused: health.paused, pausedBy: health.pausedBy ?? null },
-    breaker: health.breaker,
+    breaker: { ...health.breaker, waiting: view.waiting, ...(view.degraded === undefined ? {} : { degraded: view.degraded }) },
     workers: health.workers,
     deadLetters: dead,
     heldForReview: held,
     batches: batches.map((b) => ({ ...b, settled: isSettled(b) })),
   };
-  return { report, health };
+  return { report, health, view };
 }
 
 /**
@@ -58,7 +61,7 @@ export async function readQueueStatus<P>(services: Services<P>, options: { batch
 export async function queueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number; json?: boolean }): Promise<string> {
   const { kind, env } = services;
   const words = own(services);
-  const { report, health } = await readQueueStatus(services, options);
+  const { report, health, view } = await readQueueStatus(services, options);
   if (options.json === true) {
     const { jobs, ...rest } = report.queue;
     return JSON.stringify({ ...report, queue: { ...jobs, ...rest } }, null, 2) + '\n'; // the flat shape `status --json` has always printed
@@ -73,7 +76,10 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
     `environment ${env}; ${words.queue}: jobs ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed (up to ${services.delivery.ordersPerJob} ${kind.noun}s a job)${paused ? ' (PAUSED)' : ''}`,
     `${words.thing}dead letters: ${dead}; held for review: ${held}`,
   ];
-  lines.push(`circuit breaker ${health.breaker.state}`, ...describeHealth(health, { resume: `${kind.cli} resume`, worker: 'bulkorder worker' }, { showWorkers: true }));
+  const breakerLines = describeHealth(health, { resume: `${kind.cli} resume`, worker: 'bulkorder worker' }, { showWorkers: true });
+  // What the breaker sees goes right under its own line (open: what waits; closed: failing anyway).
+  breakerLines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerReport(view));
+  lines.push(`circuit breaker ${health.breaker.state}`, ...breakerLines);
   for (const b of batches) {
     lines.push(
       '',

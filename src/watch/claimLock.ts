@@ -1,8 +1,6 @@
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
-
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+import { defineScripts } from '../lua/defineScripts.js';
 
 /**
  * Who works on a claimed file. The rename into processing/ decides who took a file from the
@@ -17,7 +15,9 @@ export class ClaimLock {
     /** Unique per watcher process. */
     readonly owner: string,
     readonly ttlMs: number,
-  ) {}
+  ) {
+    defineScripts(redis);
+  }
 
   async acquire(claim: string): Promise<boolean> {
     return (await this.redis.set(this.keys.watchLock(claim), this.owner, 'PX', this.ttlMs, 'NX')) === 'OK';
@@ -25,10 +25,10 @@ export class ClaimLock {
 
   /** False when the lock was lost (expired and taken by another watcher): stop working on the file. */
   async renew(claim: string): Promise<boolean> {
-    return Number(await this.redis.eval(RENEW, 1, this.keys.watchLock(claim), this.owner, this.ttlMs)) === 1;
+    return (await this.redis.bulkorderExtendIfOwner(this.keys.watchLock(claim), this.owner, this.ttlMs)) === 1;
   }
 
   async release(claim: string): Promise<void> {
-    await this.redis.eval(RELEASE, 1, this.keys.watchLock(claim), this.owner);
+    await this.redis.bulkorderDeleteIfOwner(this.keys.watchLock(claim), this.owner);
   }
 }

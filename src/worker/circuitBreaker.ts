@@ -3,31 +3,17 @@ import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
-import { breakerEvidence, type EvidenceClass } from './breakerEvidence.js';
-import { ADMIT, ADMIT_FUNCTION, CLOSE, RECORD_FAILURE, RECORD_HEALTHY, TICK } from './breakerScripts.js';
+import { breakerEvidence, type Evidence } from './breakerEvidence.js';
+import { breakerReason, readBreakerStatus, type BreakerState, type BreakerStatus } from './breakerView.js';
+import { argv } from '../lua/scriptArgv.js';
+import { defineScripts } from '../lua/defineScripts.js';
 import type { ClaimGate, ClaimResult } from '../ledger/ledger.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 
-export type BreakerState = 'closed' | 'open' | 'halfOpen';
+export { readBreakerStatus, type BreakerState, type BreakerStatus } from './breakerView.js';
 
-/** What `status`, `import --wait` and the event hook know about the breaker. */
-export interface BreakerStatus {
-  state: BreakerState;
-  reason?: string;
-  /** `HTTP 400 USER_AGENT_REQUIRED`, `NO_CONNECTION`, `NO_ANSWER`, `CREDENTIALS_REFUSED`. */
-  signature?: string;
-  class?: EvidenceClass;
-  status?: number;
-  code?: string;
-  message?: string;
-  /** When this episode first opened (reopenings keep it). */
-  since?: number;
-  nextProbeAt?: number;
-  /** Openings in this episode: the wait doubles with each. */
-  openCount?: number;
-  /** Open longer than the alert limit. */
-  overdue: boolean;
-}
+/** How long refusals a trial of another customer proved to be about their customers stay no evidence. */
+const EXEMPT_MS = 60 * 60_000;
 
 /** A transition, reported once (by the worker whose call made it) to `onBreakerEvent`. */
 export interface BreakerEvent {
@@ -80,12 +66,13 @@ export class CircuitBreaker {
   ) {
     this.settings = options.settings;
     this.now = options.now ?? Date.now;
+    defineScripts(redis);
   }
 
   /** Asks before a job is sent: closed says go (no Redis call), half-open grants a few trials, open says wait. */
   async admit(): Promise<Admission> {
     if (this.view === 'closed') return { go: true, trial: false };
-    const [verdict, nextProbeAt] = (await this.redis.eval(ADMIT, 1, this.keys.breaker)) as [string, string];
+    const [verdict, nextProbeAt] = await this.redis.bulkorderAdmit(this.keys.breaker);
     if (verdict === 'go') this.view = 'closed';
     if (verdict === 'go' || verdict === 'trial') return { go: true, trial: verdict === 'trial' };
     return { go: false, waitMs: Math.max(1000, Number(nextProbeAt) - this.now()) };
@@ -96,7 +83,7 @@ export class CircuitBreaker {
    * or undefined while this process sees the breaker closed: a closed breaker costs a job nothing.
    */
   gate(): ClaimGate | undefined {
-    return this.view === 'closed' ? undefined : { key: this.keys.breaker, lua: ADMIT_FUNCTION };
+    return this.view === 'closed' ? undefined : { key: this.keys.breaker };
   }
 
   /** The admission a claim made with `gate()` carries, read as `admit` reads its own verdict. */
@@ -111,60 +98,76 @@ export class CircuitBreaker {
     return this.view !== 'closed';
   }
 
-  /** Records one attempt's outcome; opens, reopens or closes the breaker when the evidence says so. */
-  async record(outcome: ApiOutcome, orderKey: string): Promise<void> {
+  /**
+   * Records one attempt's outcome; opens, reopens or closes the breaker when the evidence says so.
+   * `customer`: whom the record is for (orders: businessCustomerId); a refusal is systemic only
+   * across several customers. Unknown, each record counts as a customer of its own.
+   */
+  async record(outcome: ApiOutcome, orderKey: string, customer?: string): Promise<void> {
     const evidence = breakerEvidence(outcome);
     if (evidence.kind === 'neutral') return;
+    const who = (customer ?? orderKey).slice(0, 200);
     if (evidence.kind === 'healthy') {
       // Closed: counted in a batch each tick. Otherwise an answer may close the breaker now.
       if (this.view === 'closed') this.healthy++;
-      else await this.closeIfHalfOpen();
+      else await this.close(true, customer?.slice(0, 200) ?? '');
       return;
     }
     const s = this.settings;
     const credentials = evidence.class === 'credentials';
-    const ratio = evidence.class === 'refusal' ? s.refusalRatio : s.unreachableRatio;
-    const what = { refusal: `refused with ${evidence.signature}`, unreachable: evidence.signature === 'NO_ANSWER' ? 'sent without an answer' : 'not connected', credentials: 'refused our credentials (401 with a fresh token)' }[evidence.class];
-    const reason = `%d of %d attempts in ${Math.round(s.windowMs / 1000)} s (%d orders) ${what.replaceAll('%', '%%')}: ${evidence.code.replaceAll('%', '%%')}`;
-    const signature = evidence.signature.slice(0, 200);
     const now = this.now();
     // This process's successes since the last tick are judged with this failure: counted only at the
     // tick, a fast run's burst of refusals would be weighed against a window without its successes.
     const healthy = this.healthy;
     this.healthy = 0;
-    const [transition, state] = (await this.redis.eval(
-      RECORD_FAILURE,
-      4,
+    const signature = evidence.signature.slice(0, 200);
+    const reply = await this.redis.bulkorderRecordFailure(
       this.keys.breaker,
       this.keys.breakerFailures + signature,
       this.keys.breakerOrders + signature,
       this.keys.breakerBurst,
-      now,
-      s.windowMs,
-      this.keys.breakerBuckets,
-      `${now}:${randomBytes(6).toString('hex')}`,
-      orderKey,
-      signature,
-      credentials ? s.credentialsMinAttempts : s.minAttempts,
-      credentials ? 1 : s.minOrders,
-      ratio,
-      s.openMs,
-      s.maxOpenMs,
-      reason,
-      evidence.class,
-      evidence.status ?? '',
-      evidence.code.slice(0, 200),
-      evidence.message.slice(0, 500),
-      healthy,
-    )) as [string, BreakerState];
-    this.view = state;
+      this.keys.breakerCustomers + signature,
+      this.keys.breakerExempt,
+      ...argv('recordFailure', {
+        now,
+        windowMs: s.windowMs,
+        bucketPrefix: this.keys.breakerBuckets,
+        attemptId: `${evidence.label.slice(0, 40)}|${now}:${randomBytes(6).toString('hex')}`,
+        orderKey,
+        signature,
+        minAttempts: credentials ? s.credentialsMinAttempts : s.minAttempts,
+        minOrders: credentials ? 1 : s.minOrders,
+        ratio: { refusal: s.refusalRatio, serverFailing: s.serverFailingRatio, unreachable: s.unreachableRatio, credentials: s.refusalRatio }[evidence.class],
+        openMs: s.openMs,
+        maxOpenMs: s.maxOpenMs,
+        class: evidence.class,
+        status: evidence.status ?? '',
+        code: evidence.code.slice(0, 200),
+        message: evidence.message.slice(0, 500),
+        healthy,
+        customer: who,
+        minCustomers: evidence.class === 'refusal' ? s.minCustomers : 1,
+      }),
+    );
+    this.view = reply[1];
+    await this.afterFailure(reply, evidence);
+  }
+
+  /** Says why it opened (what was seen), pauses and announces an opening; closes on `closeNow`. */
+  private async afterFailure(reply: [string, BreakerState, ...(string | number)[]], evidence: Extract<Evidence, { kind: 'failure' }>): Promise<void> {
+    const transition = reply[0];
+    if (transition === 'opened') {
+      const [failures, total, orders, customers, counts] = reply.slice(2) as [number, number, number, number, string];
+      const reason = breakerReason(evidence, { failures, total, orders, customers, counts: JSON.parse(counts) as Record<string, number>, windowMs: this.settings.windowMs });
+      await this.redis.hset(this.keys.breaker, 'reason', reason, 'counts', counts);
+    }
     if (transition === 'opened' || transition === 'reopened') {
       await this.options.pauseQueue();
       const status = await this.status();
       this.logger.error({ breaker: status }, `circuit breaker ${transition}: delivery paused; next trial at ${isoTime(status.nextProbeAt)}`);
       await this.emit({ type: transition, status });
     } else if (transition === 'closeNow') {
-      await this.closeIfHalfOpen();
+      await this.close(true, '');
     }
   }
 
@@ -177,9 +180,13 @@ export class CircuitBreaker {
     if (this.healthy > 0) {
       const count = this.healthy;
       this.healthy = 0;
-      await this.redis.eval(RECORD_HEALTHY, 0, this.keys.breakerBuckets, now, this.settings.windowMs, count);
+      await this.redis.bulkorderRecordHealthy(this.keys.breaker, this.keys.breakerBuckets, now, this.settings.windowMs, count);
     }
-    const [transition, state] = (await this.redis.eval(TICK, 2, this.keys.breaker, this.keys.pausedBy, now, this.settings.trialCalls, this.options.trialTimeoutMs ?? 120_000, this.settings.alertAfterMs)) as [string, BreakerState];
+    const [transition, state] = await this.redis.bulkorderTickBreaker(
+      this.keys.breaker,
+      this.keys.pausedBy,
+      ...argv('tickBreaker', { now, trialCalls: this.settings.trialCalls, trialTimeoutMs: this.options.trialTimeoutMs ?? 120_000, alertAfterMs: this.settings.alertAfterMs }),
+    );
     this.view = state;
     if (transition === 'halfOpen') {
       await this.options.resumeQueue();
@@ -201,22 +208,33 @@ export class CircuitBreaker {
 
   /** A person's `resume`: closes whatever the state and requeues the burst. The caller resumes the queue. */
   async reset(): Promise<number> {
-    return this.close(false);
+    return this.close(false, '');
   }
 
   async status(): Promise<BreakerStatus> {
     return readBreakerStatus(this.redis, this.keys, this.settings.alertAfterMs, this.now());
   }
 
-  private async closeIfHalfOpen(): Promise<void> {
-    await this.close(true);
-  }
-
-  private async close(onlyHalfOpen: boolean): Promise<number> {
+  /**
+   * `trialCustomer`: the customer of the healthy answer that closes it. One the trip never refused
+   * proves the refusals were about their customers: their dead letters stay (`about: customers`).
+   */
+  private async close(onlyHalfOpen: boolean, trialCustomer: string): Promise<number> {
     const before = await this.status();
-    const [verdict, ...burst] = (await this.redis.eval(CLOSE, 2, this.keys.breaker, this.keys.breakerBurst, this.now(), onlyHalfOpen ? '1' : '0', this.keys.breakerFailures, this.keys.breakerOrders)) as string[];
+    const keys = this.keys;
+    const [verdict, about, ...burst] = await this.redis.bulkorderCloseBreaker(
+      keys.breaker,
+      keys.breakerBurst,
+      keys.breakerExempt,
+      ...argv('closeBreaker', { now: this.now(), onlyHalfOpen: onlyHalfOpen ? '1' : '0', failuresPrefix: keys.breakerFailures, ordersPrefix: keys.breakerOrders, customersPrefix: keys.breakerCustomers, trialCustomer, exemptMs: EXEMPT_MS }),
+    );
     if (verdict !== 'closed') return 0;
     this.view = 'closed';
+    if (about === 'customers') {
+      this.logger.warn({ breaker: before }, 'circuit breaker closed: another customer was served, so the refusals were about the refused customers; their orders stay dead-lettered');
+      await this.emit({ type: 'closed', status: { state: 'closed', overdue: false }, requeued: 0 });
+      return 0;
+    }
     let requeued = 0;
     try {
       requeued = burst.length === 0 ? 0 : ((await this.options.requeueBurst?.(burst)) ?? 0);
@@ -235,28 +253,6 @@ export class CircuitBreaker {
       this.logger.error({ err: error, event: event.type }, 'the breaker event hook failed');
     }
   }
-}
-
-/** The breaker's state as stored, for `status` and `import --wait` (no breaker instance needed). */
-export async function readBreakerStatus(redis: RedisClient, keys: Keyspace, alertAfterMs: number, now = Date.now()): Promise<BreakerStatus> {
-  const raw = await redis.hgetall(keys.breaker);
-  const state = (raw.state ?? 'closed') as BreakerState;
-  if (state === 'closed') return { state, overdue: false };
-  const num = (value: string | undefined) => (value === undefined || value === '' ? undefined : Number(value));
-  const since = num(raw.since);
-  const fields = {
-    reason: raw.reason,
-    signature: raw.signature,
-    class: raw.class as EvidenceClass | undefined,
-    status: num(raw.status),
-    code: raw.code,
-    message: raw.message,
-    since,
-    nextProbeAt: state === 'open' ? num(raw.nextProbeAt) : undefined,
-    openCount: num(raw.openCount),
-  };
-  const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<BreakerStatus>;
-  return { ...defined, state, overdue: since !== undefined && now - since >= alertAfterMs };
 }
 
 function isoTime(at: number | undefined): string {

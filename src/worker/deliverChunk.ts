@@ -1,10 +1,13 @@
-import { DelayedError, RateLimitError } from 'bullmq';
-import { parkedRecord, recordOfChunk, unpackedRecord, type ChunkJobData, type ChunkRecord } from '../deliveryJob.js';
+import { DelayedError } from 'bullmq';
+import { recordOfChunk, type ChunkRecord } from '../deliveryJob.js';
+import type { UnpackedChunk } from '../ledger/jobData.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
-import { ORDER_WORDING } from '../kinds/recordWording.js';
-import { CREDENTIALS_POSTPONE_MS, RetryableDeliveryError, staleFacts, verdictOf, type AttemptInfo, type DeliverDeps, type DeliveryResult, type Verdict } from './deliverOrder.js';
+import { CREDENTIALS_POSTPONE_MS, RetryableDeliveryError, slowDown, type AttemptInfo, type DeliverDeps, type DeliveryResult } from './deliverRecord.js';
+import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
+import { verdictEffect } from './verdictEffect.js';
 import type { RequestSlots } from './requestSlots.js';
+import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
 
 /** What a chunk job needs beyond a job of one record's effects. */
 export interface ChunkDeps<P> extends DeliverDeps<P> {
@@ -14,8 +17,6 @@ export interface ChunkDeps<P> extends DeliverDeps<P> {
   onRecordEnded?(outcome: OrderOutcome): void;
   /** True once the worker is stopping: a chunk sends no further wave. */
   isClosing?(): boolean;
-  /** The kind's payload codec's unpack (RecordKind.payloadCodec): a chunk's records may be packed. */
-  unpack?(packed: unknown): P;
 }
 
 /** One attempt of a chunk job: `jobId` is the chunk's id, which its records' ledger entries name. */
@@ -28,7 +29,7 @@ export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
 
 /**
  * One attempt of a chunk job: several records of one batch (an import's, BULKORDER_ORDERS_PER_JOB),
- * each with its own ledger entry, outcome and parked record, as deliverOrder treats a job of one.
+ * each with its own ledger entry, outcome and parked record, as deliverRecord treats a job of one.
  *
  * The records go in waves of at most the process's request slots (taken first, so no record is
  * marked `sending` while it waits for a slot; one wave when the chunk fits, as it does by default;
@@ -41,13 +42,13 @@ export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
  *
  * Then the job ends as its records require: records that should be tried again (5xx, no
  * connection) keep the job for another attempt after the backoff, and that attempt sends only them
- * (the others are delivered, dead-lettered or held by then, and the claim skips them); a 429 pauses
- * the queue and the job waits without spending an attempt, as does a refused token. Each record's
+ * (the others are delivered, dead-lettered or held by then, and the claim skips them); a 429 slows
+ * every worker down (the shared rate) and the job waits its Retry-After without spending an attempt,
+ * as it waits after a refused token. Each record's
  * attempts are its chunk's: every record still queued at attempt k failed attempts 1..k-1.
  */
-export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
-  const { logger, slots } = deps;
-  const chunk: UnpackedChunk<P> = { ...stored, records: stored.records.map((record) => unpackedRecord(record, deps.unpack)) };
+export async function deliverChunk<P>(chunk: UnpackedChunk<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
+  const { slots } = deps;
   const counts: ChunkCounts = {};
   const ended = (outcome: OrderOutcome): void => {
     counts[outcome] = (counts[outcome] ?? 0) + 1;
@@ -66,7 +67,10 @@ export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAtt
         ends.unsent = true;
         break;
       }
-      await sendWave(chunk, records, attempt, deps, batchFile, ends, ended, (n) => {
+      // Paced before the claim: a worker stopped while the wave waits its turn has marked nothing `sending`.
+      const grant = (await deps.rate?.pace(records.length)) ?? { at: Date.now(), spacingMs: 0, paced: false };
+      const wave: Wave<P> = { chunk, records, attempt: { ...attempt, grant }, batchFile, ends, ended };
+      await sendWave(wave, deps, (n) => {
         const given = Math.min(n, held.n);
         held.n -= given;
         slots.release(given);
@@ -75,20 +79,28 @@ export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAtt
       slots.release(held.n);
     }
   }
+  await endChunk(ends, deps);
+  deps.logger.debug({ counts }, 'chunk done');
+  return { outcome: 'chunk', counts };
+}
 
-  // The job ends as its records require, the most pressing first.
-  if (ends.rateLimitMs !== undefined) await deps.rateLimit(ends.rateLimitMs);
+/** Ends the job as its records require, the most pressing first; returns when it completes. */
+async function endChunk<P>(ends: WaveEnds, deps: ChunkDeps<P>): Promise<void> {
   if (ends.retry !== undefined) {
     if (deps.breaker.holdsBack()) {
       // The breaker is open: the outage is the API's, so the records keep their attempts for later.
       await deps.postpone(1000 + Math.round(Math.random() * 1000));
       throw new DelayedError();
     }
-    // A 429 answered beside it: the backoff is at least its Retry-After (the queue is paused that long anyway).
+    // A 429 answered beside it: the backoff is at least its Retry-After.
     const wait = Math.max(ends.retryAfterMs ?? 0, ends.rateLimitMs ?? 0);
     throw new RetryableDeliveryError(ends.retry.code, ends.retry.message, wait > 0 ? wait : undefined);
   }
-  if (ends.rateLimitMs !== undefined) throw new RateLimitError();
+  if (ends.rateLimitMs !== undefined) {
+    // Every worker slowed down (the shared rate); the records answered 429 wait their Retry-After, attempts unspent.
+    await deps.postpone(ends.rateLimitMs);
+    throw new DelayedError();
+  }
   if (ends.credentials) {
     await deps.postpone(CREDENTIALS_POSTPONE_MS);
     throw new DelayedError();
@@ -100,12 +112,8 @@ export async function deliverChunk<P>(stored: ChunkJobData<P>, attempt: ChunkAtt
     await deps.postpone(Math.min(ends.waitMs ?? 1000, 2000) + Math.round(Math.random() * 1000));
     throw new DelayedError();
   }
-  logger.debug({ counts }, 'chunk done');
-  return { outcome: 'chunk', counts };
 }
 
-/** A chunk job's data with every payload unpacked. */
-type UnpackedChunk<P> = Omit<ChunkJobData<P>, 'records'> & { records: ChunkRecord<P>[] };
 
 /** What the waves of one attempt found that decides how the job ends. */
 interface WaveEnds {
@@ -119,138 +127,107 @@ interface WaveEnds {
   waitMs: number | undefined;
 }
 
+/** One wave of a chunk's attempt: its records, the shared rate's grant, and where its findings go. */
+interface Wave<P> {
+  chunk: UnpackedChunk<P>;
+  records: ChunkRecord<P>[];
+  attempt: ChunkAttempt & { grant: RateGrant };
+  batchFile: string;
+  ends: WaveEnds;
+  ended(outcome: OrderOutcome): void;
+}
+
 /**
  * One wave: claimed in one script, sent in parallel (the caller holds a slot per record), settled in
  * one script. `release(n)` gives back n of the caller's slots: those of records not sent at once
  * after the claim, and each sent record's once its answer is in.
  */
-async function sendWave<P>(
-  chunk: UnpackedChunk<P>,
-  records: ChunkRecord<P>[],
-  attempt: ChunkAttempt,
-  deps: ChunkDeps<P>,
-  batchFile: string,
-  ends: WaveEnds,
-  ended: (outcome: OrderOutcome) => void,
-  release: (n: number) => void,
-): Promise<void> {
-  const { ledger, logger } = deps;
-  const wording = deps.wording ?? ORDER_WORDING;
-  const claim = await ledger.claimMany(
-    records.map((record) => record.key),
-    attempt.token,
-    attempt.jobId,
-    deps.breaker.gate(),
-  );
-  const admission = deps.breaker.admission(claim.outcome === 'wait' ? claim : { outcome: 'claimed', attempt: 0, ...(claim.trial ? { trial: true as const } : {}) });
-  if (claim.outcome === 'wait' || !admission.go) {
-    ends.unsent = true;
-    ends.waitMs = admission.go ? undefined : admission.waitMs;
-    return;
-  }
-
-  const settles: SettleInput[] = [];
-  const toSend: ChunkRecord<P>[] = [];
-  const park = (record: ChunkRecord<P>, token: string, verdict: Extract<Verdict, { next: 'dead' | 'held' }>): void => {
-    const facts = verdict.facts;
-    settles.push({
-      orderKey: record.key,
-      batchId: chunk.batchId,
-      token,
-      state: verdict.next,
-      parkedRecord: parkedRecord(recordOfChunk(chunk, record), batchFile, verdict.next, facts, attempt.attempt),
-      ...(facts.httpStatus === undefined ? {} : { httpStatus: facts.httpStatus }),
-      ...(facts.code === undefined ? {} : { code: facts.code }),
-      ...(facts.message === undefined ? {} : { message: facts.message }),
-      ...(verdict.answered5xx ? { answered5xx: true } : {}),
-    });
-  };
-  for (const [i, found] of claim.records.entries()) {
-    const record = records[i]!;
-    switch (found.outcome) {
-      case 'claimed':
-        toSend.push(record);
-        break;
-      case 'delivered':
-        // Its entry names this chunk (or the claim would find it moved), so this chunk delivered it, and counted it then.
-        break;
-      case 'stale': {
-        park(record, found.staleToken, { next: 'held', answered5xx: false, log: '', facts: staleFacts(wording) });
-        logger.warn({ orderKey: record.key, lines: record.lines, outcome: 'held', code: 'OUTCOME_UNKNOWN' }, 'held for review: a previous attempt may have sent it');
-        ended('held');
-        break;
-      }
-      case 'later':
-        ends.unsent = true;
-        break;
-      case 'moved':
-        // Queued in another job since (sent again from the dead letters, released from review): that job sends it.
-        if (attempt.attempt === 1) ended('superseded');
-        break;
-      case 'held':
-      case 'dead':
-        break; // parked by an earlier attempt of this chunk, or held before this job began
-    }
-  }
-
-  release(records.length - toSend.length);
+async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: number) => void): Promise<void> {
+  const claimed = await claimWave(wave, deps);
+  if (claimed === undefined) return;
+  const { toSend, settles, trial } = claimed;
+  release(wave.records.length - toSend.length);
   const answers = await Promise.all(
-    toSend.map(async (record) => {
+    toSend.map(async (record, i) => {
       try {
+        // Each at its own slot of the shared rate (none: all at once).
+        await sleepUntil(slotOf(wave.attempt.grant, i).at);
         const started = performance.now();
         const outcome = await deps.send(record.payload, { key: record.key });
         const durationMs = Math.round(performance.now() - started);
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
-        await deps.breaker.record(outcome, record.key);
+        await deps.breaker.record(outcome, record.key, deps.customerOf?.(record.payload));
         return { outcome, durationMs };
       } finally {
         release(1);
       }
     }),
   );
-
   for (const [i, { outcome, durationMs }] of answers.entries()) {
     const record = toSend[i]!;
-    const verdict = verdictOf(outcome, attempt, ledger.ambiguousPolicy, wording);
-    const facts = { orderKey: record.key, lines: record.lines, attempt: attempt.attempt, durationMs, ...(claim.trial ? { trial: true } : {}) };
-    const requeue = (answered5xx = false): void => {
-      settles.push({ orderKey: record.key, batchId: chunk.batchId, token: attempt.token, state: 'queued', ...(answered5xx ? { answered5xx } : {}) });
-    };
-    switch (verdict.next) {
-      case 'delivered':
-        settles.push({ orderKey: record.key, batchId: chunk.batchId, token: attempt.token, state: 'delivered', remoteId: verdict.remoteId ?? '', httpStatus: verdict.status });
-        logger.info({ ...facts, status: verdict.status, remoteId: verdict.remoteId }, 'delivered');
-        ended('delivered');
-        break;
-      case 'dead':
-      case 'held':
-        park(record, attempt.token, verdict);
-        logger.warn({ ...facts, outcome: verdict.next, status: verdict.facts.httpStatus, code: verdict.facts.code, body: verdict.facts.body }, verdict.log);
-        ended(verdict.next === 'dead' ? 'dead_lettered' : 'held');
-        break;
-      case 'retry':
-        requeue(verdict.answered5xx);
-        ends.retry = verdict;
-        if (verdict.retryAfterMs !== undefined) ends.retryAfterMs = Math.max(ends.retryAfterMs ?? 0, verdict.retryAfterMs);
-        logger.warn({ ...facts, status: verdict.status, code: verdict.code, retryAfterMs: verdict.retryAfterMs }, 'temporary failure: will retry');
-        break;
-      case 'rateLimited':
-        requeue();
-        ends.rateLimitMs = Math.max(ends.rateLimitMs ?? 0, verdict.retryAfterMs);
-        logger.warn({ ...facts, status: 429, retryAfterMs: verdict.retryAfterMs }, 'rate limited: pausing the queue');
-        break;
-      case 'credentials':
-        requeue();
-        ends.credentials = true;
-        logger.error({ ...facts, status: verdict.status, code: verdict.code, body: verdict.body }, 'our credentials were refused even with a fresh token: not dead-lettered');
-        break;
-    }
+    const verdict = verdictOf(outcome, wave.attempt, deps.ledger.ambiguousPolicy, deps.wording);
+    const facts = { orderKey: record.key, lines: record.lines, attempt: wave.attempt.attempt, durationMs, ...(trial ? { trial: true } : {}) };
+    const effect = verdictEffect(verdict, recordOfChunk(wave.chunk, record), { token: wave.attempt.token, attempt: wave.attempt.attempt, file: wave.batchFile, logger: deps.logger, facts });
+    settles.push(effect.settle);
+    if (effect.ended !== undefined) wave.ended(effect.ended);
+    await noteEnd(wave, verdict, slotOf(wave.attempt.grant, i), deps);
   }
-  const settled = await ledger.settleMany(settles);
-  for (const [i, outcome] of settled.entries()) {
-    if (outcome === 'lost') logger.warn({ orderKey: settles[i]!.orderKey, state: settles[i]!.state }, `another attempt owns this ${wording.noun} now; left its state alone`);
-  }
+  await settleWave(settles, deps);
+  const { ends } = wave;
   // A record that must wait (429, breaker, credentials) stops the chunk here; the rest keep their attempts.
   if (ends.rateLimitMs !== undefined || ends.credentials || (ends.retry !== undefined && deps.breaker.holdsBack())) ends.unsent = true;
+}
+
+/**
+ * Claims a wave's records in one script (the breaker asked once; half-open, one record is the
+ * trial). Undefined when the breaker refused; otherwise the records to send, and the settles of
+ * records the claim found held by an earlier attempt that may have sent them.
+ */
+async function claimWave<P>(wave: Wave<P>, deps: ChunkDeps<P>): Promise<{ toSend: ChunkRecord<P>[]; settles: SettleInput[]; trial: boolean } | undefined> {
+  const { records, attempt, ends } = wave;
+  const claim = await deps.ledger.claimMany(records.map((record) => record.key), attempt.token, attempt.jobId, deps.breaker.gate());
+  const admission = deps.breaker.admission(claim.outcome === 'wait' ? claim : { outcome: 'claimed', attempt: 0, ...(claim.trial ? { trial: true as const } : {}) });
+  if (claim.outcome === 'wait' || !admission.go) {
+    ends.unsent = true;
+    ends.waitMs = admission.go ? undefined : admission.waitMs;
+    return undefined;
+  }
+  const settles: SettleInput[] = [];
+  const toSend: ChunkRecord<P>[] = [];
+  for (const [i, found] of claim.records.entries()) {
+    const record = records[i]!;
+    if (found.outcome === 'claimed') toSend.push(record);
+    else if (found.outcome === 'later') ends.unsent = true;
+    // Queued in another job since (sent again from the dead letters, released from review): that job sends it.
+    else if (found.outcome === 'moved' && attempt.attempt === 1) wave.ended('superseded');
+    else if (found.outcome === 'stale') {
+      const verdict: Verdict = { next: 'held', answered5xx: false, log: 'held for review: a previous attempt may have sent it', facts: staleFacts(deps.wording) };
+      const facts = { orderKey: record.key, lines: record.lines };
+      settles.push(verdictEffect(verdict, recordOfChunk(wave.chunk, record), { token: found.staleToken, attempt: attempt.attempt, file: wave.batchFile, logger: deps.logger, facts }).settle);
+      wave.ended('held');
+    }
+    // delivered: its entry names this chunk, which delivered and counted it; held, dead: parked before.
+  }
+  return { toSend, settles, trial: claim.trial };
+}
+
+/** Notes what a record's verdict asks of the job's end (retry, 429, credentials); a 429 also slows every worker. */
+async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, deps: ChunkDeps<P>): Promise<void> {
+  const { ends } = wave;
+  if (verdict.next === 'retry') {
+    ends.retry = verdict;
+    if (verdict.retryAfterMs !== undefined) ends.retryAfterMs = Math.max(ends.retryAfterMs ?? 0, verdict.retryAfterMs);
+  } else if (verdict.next === 'rateLimited') {
+    // The wave's first 429 cuts the shared rate; the others say nothing new.
+    await slowDown(deps, grant, verdict.retryAfterMs);
+    ends.rateLimitMs = Math.max(ends.rateLimitMs ?? 0, verdict.retryAfterMs);
+  } else if (verdict.next === 'credentials') ends.credentials = true;
+}
+
+async function settleWave<P>(settles: SettleInput[], deps: ChunkDeps<P>): Promise<void> {
+  const settled = await deps.ledger.settleMany(settles);
+  for (const [i, outcome] of settled.entries()) {
+    if (outcome === 'lost') deps.logger.warn({ orderKey: settles[i]!.orderKey, state: settles[i]!.state }, `another attempt owns this ${deps.wording?.noun ?? 'order'} now; left its state alone`);
+  }
 }

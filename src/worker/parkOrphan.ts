@@ -1,5 +1,7 @@
 import type { Job } from 'bullmq';
-import { isChunk, parkedRecord, recordOfChunk, unpackedRecord, type AnyDeliveryJobData, type DeliveryJobData } from '../deliveryJob.js';
+import { isChunk, parkedRecord, recordOfChunk, type AnyDeliveryJobData, type DeliveryJobData, type PayloadCodec } from '../deliveryJob.js';
+import { JobDataError } from '../errors.js';
+import { readChunk } from '../ledger/jobData.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 
@@ -23,14 +25,22 @@ export async function parkOrphan<P>(
   logger: Logger,
   noun: string,
   batchFile: (batchId: string) => Promise<string>,
-  unpack?: (packed: unknown) => P,
+  codec?: PayloadCodec<P>,
 ): Promise<void> {
   const stalled = stalledOut(job);
   if (error.name === 'UnrecoverableError' && !stalled) return; // the processor parked it before throwing
   const finalAttempt = stalled || job.attemptsMade >= (job.opts.attempts ?? 1);
   if (!finalAttempt) return;
   const data = job.data;
-  const records = isChunk(data) ? data.records.map((record) => recordOfChunk(data, unpackedRecord(record, unpack))) : [data];
+  let records: DeliveryJobData<P>[];
+  try {
+    records = isChunk(data) ? readChunk(data, job.id ?? '', codec).records.map((record) => recordOfChunk(data, record)) : [data];
+  } catch (error) {
+    if (!(error instanceof JobDataError)) throw error;
+    // A record parked with guessed fields would be resent with them: its entry stays queued for a newer worker's import to take over.
+    logger.error({ jobId: job.id, code: error.code, details: error.details }, `${error.message}; nothing parked`);
+    return;
+  }
   const chunkId = isChunk(data) ? (job.id ?? '') : '';
   for (const record of records) await parkRecord(record, chunkId, job, error, ledger, logger, noun, batchFile);
 }

@@ -2,7 +2,8 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { requeuedJobData, type ParkedRecord, type AnyDeliveryJobData } from '../deliveryJob.js';
+import type { ParkedRecord, AnyDeliveryJobData } from '../deliveryJob.js';
+import { requeuedJobData } from '../ledger/jobData.js';
 
 export interface RequeueBurstDeps<P> {
   redis: RedisClient;
@@ -16,7 +17,7 @@ export interface RequeueBurstDeps<P> {
 
 /**
  * Sends back to the queue, in their own batches, the orders that refusals of a breaker's burst
- * dead-lettered: the same reservation `dead-letters retry` makes (the ledger's RESERVE turns a
+ * dead-lettered: the same reservation `dead-letters retry` makes (the ledger's reserve-5.lua turns a
  * dead key queued, keeping its job until confirmed queued; delivered, held or queued keys are
  * left alone), but into the order's own batch, whose dead count goes down again in the same
  * script (`alreadyCounted`), so `import --wait` of that file follows them to the end; that batch counted them queued already, so the

@@ -14,7 +14,7 @@ const RANKS: readonly (readonly string[])[] = [
   ['logger', 'deliverySettings', 'target'],
   ['config', 'keyspace', 'queues'],
   ['configReport', 'redis', 'localRedis'],
-  ['ingest', 'simulator'],
+  ['ingest', 'simulator', 'lua'],
   ['delivery', 'deliveryJob'],
   ['ledger'],
   ['kinds'],
@@ -44,7 +44,7 @@ async function tsFiles(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => relative(projectRoot, join(e.parentPath, e.name)));
 }
 
-/** `src/worker/deliverOrder.ts` -> `worker`, `src/services.ts` -> `services`, `jobs/x.ts` -> `jobs`; undefined outside src/ and jobs/. */
+/** `src/worker/deliverRecord.ts` -> `worker`, `src/services.ts` -> `services`, `jobs/x.ts` -> `jobs`; undefined outside src/ and jobs/. */
 function areaOf(file: string): string | undefined {
   const parts = file.split('/');
   if (parts[0] === 'jobs') return 'jobs';
@@ -92,13 +92,13 @@ describe('the dependency direction (README, Design)', () => {
 
   it('the rank check refuses an upward import and one between siblings of a rank', () => {
     const { upward } = rankViolations([
-      ['src/kinds/orders.ts', 'src/worker/deliverOrder.ts'], // kinds below worker: upward
+      ['src/kinds/orders.ts', 'src/worker/deliverRecord.ts'], // kinds below worker: upward
       ['src/watch/dropFolder.ts', 'src/schedule/scheduleStore.ts'], // siblings of one rank
-      ['src/worker/deliverOrder.ts', 'src/kinds/recordWording.ts'], // downward: allowed
+      ['src/worker/deliverRecord.ts', 'src/kinds/recordWording.ts'], // downward: allowed
       ['src/services/queueStatus.ts', 'src/services.ts'], // one area: allowed
     ]);
     expect(upward).toEqual([
-      'src/kinds/orders.ts -> src/worker/deliverOrder.ts (kinds 7 -> worker 9)',
+      'src/kinds/orders.ts -> src/worker/deliverRecord.ts (kinds 7 -> worker 9)',
       'src/watch/dropFolder.ts -> src/schedule/scheduleStore.ts (watch 13 -> schedule 13)',
     ]);
   });

@@ -87,9 +87,10 @@ describe('openOrderSource: grouping by orderRef', () => {
     expect(order!.errors.map((e) => `${e.line}:${e.code}`)).toEqual(['3:INTEGER_INVALID']);
   });
 
-  it('rejects an order that lists a product twice', async () => {
+  it('rejects an order that lists a product twice under --strict-products (merges it otherwise)', async () => {
     const file = await tmp.file('dup.csv', csv(row({ orderRef: 'A' }), row({ orderRef: 'A', quantity: '2' })));
-    expect(errorList(await readAll(file))).toEqual(['3:DUPLICATE_PRODUCT:productId']);
+    expect(errorList(await readAll(file, { strictProducts: true }))).toEqual(['3:DUPLICATE_PRODUCT:productId']);
+    expect(errorList(await readAll(file))).toEqual([]);
   });
 
   it('rejects an order with too many product lines', async () => {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ORDERS } from '../../src/kinds/orders.js';
-import { packPayload, unpackPayload } from '../../src/ingest/orderShape.js';
-import { toChunkRecord } from '../../src/importer/importFile.js';
+import { JobDataError } from '../../src/errors.js';
+import { PACKED_LAYOUT, PACKED_LAYOUT_VERSION, packPayload, unpackPayload } from '../../src/ingest/orderShape.js';
+import { NEWEST_PACKED_LAYOUT, PACKED_LAYOUTS } from '../../src/ingest/packedLayouts.js';
+import { JOB_DATA_VERSION, type ChunkJobData } from '../../src/deliveryJob.js';
+import { chunkJob, readChunk, toChunkRecord } from '../../src/ledger/jobData.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
 
 /** Every valid order of a sample file, as an import reads it. */
@@ -18,7 +21,7 @@ describe('a payload packed for a chunk job', () => {
     expect(orders.length).toBeGreaterThan(0);
     for (const order of orders) {
       const packed = packPayload(order.payload);
-      expect(JSON.stringify(unpackPayload(JSON.parse(JSON.stringify(packed)) as unknown))).toBe(JSON.stringify(order.payload));
+      expect(JSON.stringify(unpackPayload(JSON.parse(JSON.stringify(packed)) as unknown, PACKED_LAYOUT_VERSION!))).toBe(JSON.stringify(order.payload));
       expect(JSON.stringify(packed).length).toBeLessThan(JSON.stringify(order.payload).length * 0.75);
     }
   });
@@ -32,5 +35,53 @@ describe('a payload packed for a chunk job', () => {
     const whole = toChunkRecord(odd, [], ORDERS);
     expect(whole.packed).toBeUndefined();
     expect(whole.payload).toEqual(odd.payload);
+  });
+
+  it("is in a layout with a version: a row added to ORDER_FIELD_TABLE needs its layout appended to PACKED_LAYOUTS (src/ingest/packedLayouts.ts)", () => {
+    // Fails when the field table changed and PACKED_LAYOUTS did not: add { head, line } as the next version.
+    expect(PACKED_LAYOUT_VERSION, `add ${JSON.stringify(PACKED_LAYOUT)} to PACKED_LAYOUTS as version ${NEWEST_PACKED_LAYOUT + 1}`).toBe(NEWEST_PACKED_LAYOUT);
+    expect(PACKED_LAYOUTS[1]!.head).toHaveLength(11);
+  });
+
+  it('is refused, never guessed at, in a layout this code does not know or with values that do not fit its layout', async () => {
+    const [order] = await samples('samples/multi-line-orders.csv');
+    const [head, lines] = packPayload(order!.payload);
+    const refusal = (packed: unknown, version: number): string => {
+      try {
+        unpackPayload(packed, version);
+        return 'read';
+      } catch (error) {
+        return error instanceof JobDataError ? error.code : String(error);
+      }
+    };
+    expect(refusal([head, lines], 1)).toBe('read');
+    expect(refusal([head, lines], NEWEST_PACKED_LAYOUT + 1)).toBe('JOB_DATA_NEWER');
+    expect(refusal([[...head, 'one value too many'], lines], 1)).toBe('JOB_DATA_MALFORMED');
+    expect(refusal([head.slice(1), lines], 1)).toBe('JOB_DATA_MALFORMED');
+    expect(refusal([head, [[5001]]], 1)).toBe('JOB_DATA_MALFORMED');
+    expect(refusal([head, [[5001, { quantity: 1 }]]], 1)).toBe('JOB_DATA_MALFORMED');
+    expect(refusal({ head, lines }, 1)).toBe('JOB_DATA_MALFORMED');
+  });
+});
+
+describe('a chunk job as the worker reads it', () => {
+  it('names its version and layout, and is refused when either is newer than this code', async () => {
+    const orders = await samples('samples/multi-line-orders.csv');
+    const data = chunkJob('b1', orders.map((order) => toChunkRecord(order, [], ORDERS)), ORDERS.payloadCodec!.version);
+    expect(data).toMatchObject({ v: JOB_DATA_VERSION, pk: PACKED_LAYOUT_VERSION });
+    expect(readChunk(data, 'b1.1', ORDERS.payloadCodec).records.map((record) => record.payload)).toEqual(orders.map((order) => order.payload));
+    const codeOf = (chunk: ChunkJobData): string => {
+      try {
+        readChunk(chunk, 'b1.1', ORDERS.payloadCodec);
+        return 'read';
+      } catch (error) {
+        return error instanceof JobDataError ? error.code : String(error);
+      }
+    };
+    expect(codeOf({ ...data, v: JOB_DATA_VERSION + 1 })).toBe('JOB_DATA_NEWER');
+    expect(codeOf({ ...data, pk: NEWEST_PACKED_LAYOUT + 1 })).toBe('JOB_DATA_NEWER');
+    // A job from before versions (no v, no pk) reads in layout 1.
+    const { v: _v, pk: _pk, ...before } = data;
+    expect(codeOf(before)).toBe('read');
   });
 });

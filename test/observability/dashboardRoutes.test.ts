@@ -9,6 +9,7 @@ import { exportDeadLetters } from '../../src/deadLetter/exportDeadLetters.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { startPrivateRedis } from '../helpers/privateRedis.js';
 import { waitFor } from '../helpers/cliProcess.js';
+import { CircuitBreaker } from '../../src/worker/circuitBreaker.js';
 
 const TOKEN = 'routes-test-token-0123456789';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -208,4 +209,21 @@ describe('dead letters at scale and Redis away', () => {
       await server.stop();
     }
   }, 60_000);
+});
+
+describe('the breaker banner', () => {
+  it('says the API is failing while the breaker is still closed (degraded), naming the share', async () => {
+    const breaker = new CircuitBreaker(rig.services.redis, rig.services.keys, rig.logger, {
+      settings: rig.services.delivery.breaker,
+      pauseQueue: async () => undefined,
+      resumeQueue: async () => undefined,
+      requeueBurst: async (keys) => keys.length,
+    });
+    expect(await html('/')).not.toContain('API failing');
+    for (let i = 0; i < 12; i++) await breaker.record({ kind: 'delivered', status: 201, body: {} }, `ok-${i}`, String(1001 + (i % 4)));
+    for (let i = 0; i < 8; i++) await breaker.record({ kind: 'retry', status: [500, 502, 503, 504][i % 4]!, code: 'HTTP_5XX', message: 'bad gateway' }, `bad-${i}`, String(1001 + (i % 4)));
+    expect((await breaker.status()).state).toBe('closed');
+    // 8 of the window's attempts failed by the server (others were delivered by the tests above).
+    expect(decode(await html('/'))).toMatch(/<strong>API failing: \d+% 5xx or no answer in the last 60 s<\/strong> \(the breaker is still closed\)/);
+  });
 });

@@ -141,7 +141,7 @@ describe('worker metrics, health and notifications', () => {
 
   it('a clean batch is announced as settled, then a schedule that found no file, then the breaker opening', async () => {
     const hook = await receiver();
-    const rig = await deliveryRig('notify', {}, { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1', BULKORDER_BREAKER_REFUSAL_PERCENT: '10' });
+    const rig = await deliveryRig('notify', {}, { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1', BULKORDER_BREAKER_MIN_CUSTOMERS: '1', BULKORDER_BREAKER_REFUSAL_PERCENT: '10' });
     cleanups.push(() => rig.close());
     const observers = await startWorkerObservers(rig.config, rig.logger, { pollMs: 200 });
     cleanups.push(() => observers.close());

@@ -7,6 +7,8 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { projectRoot } from '../../src/paths.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
@@ -18,6 +20,11 @@ import { waitFor } from '../helpers/cliProcess.js';
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'upload-test-token-0123456789abcd';
 const MAX_BYTES = 4000;
+/** `BULKORDER_SCREENSHOTS=1 npx vitest run test/observability/uploadBrowser.test.ts` refreshes docs/dashboard-upload-*.png. */
+const SHOTS = process.env.BULKORDER_SCREENSHOTS === '1';
+const shot = async (name: string) => {
+  if (SHOTS) await page.screenshot({ path: join(projectRoot, 'docs', `${name}.png`), fullPage: true });
+};
 
 let rig: DeliveryRig;
 let dashboard: RunningDashboard;
@@ -68,9 +75,11 @@ describe('import from the browser', () => {
     expect(await page.textContent('[data-test=rejected]')).toBe('1');
     expect(await page.textContent('[data-test=error-kinds]')).toContain('telephoneNumber');
     const firstErrors = await page.textContent('[data-test=first-errors]');
-    expect(firstErrors).toMatch(/4\s*telephoneNumber/); // line 4 (the header is line 1), the field, then the reason
+    expect(firstErrors).toMatch(/4\s*telephoneNumber\s*\*+\s*telephoneNumber '\*+' must be international/); // line 4 (the header is line 1), field, masked value, reason
+    expect(firstErrors).not.toContain('bulkorder-upload-'); // the spool's path is nobody's business
     const download = await Promise.all([page.waitForEvent('download'), page.click('[data-test=rejects-link]')]).then(([d]) => d);
     expect(download.suggestedFilename()).toBe('gift-desk.rejects.csv');
+    await shot('dashboard-upload-preview');
     const previewUrl = page.url();
     const csrf = await page.inputValue('form[action$="/import"] input[name=_csrf]');
 
@@ -119,6 +128,7 @@ describe('import from the browser', () => {
     await page.waitForURL(/\/upload\/[\w-]+/);
     expect(await page.textContent('[data-test=refusal]')).toContain('firstName');
     expect(await page.inputValue('[data-test=map-firstName]')).toBe('Voornaam');
+    await shot('dashboard-upload-mapping');
     await page.check('[data-test=save-mapping]');
     await page.click('[data-test=apply-mapping]');
     await page.waitForSelector('[data-test=valid]');

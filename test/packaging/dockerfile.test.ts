@@ -5,7 +5,7 @@
  * started. Run by `npm run test:packaging` (.ci/run), not `npm test`: it installs every dependency.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -105,5 +105,8 @@ describe('the Dockerfile, run as a script', () => {
     // A command that loads the ingest path (zod, csv-parse, libphonenumber) from the image's own files.
     const validate = start(['validate', 'samples/gift-orders.csv']);
     expect(validate.status, validate.stdout + validate.stderr).toBe(0);
+    // Every Lua script, loaded from the image's dist/ (tsc copies no .lua; build:dist does).
+    const lua = spawnSync('node', ['--input-type=module', '-e', "const m = await import('./dist/src/lua/loadScripts.js'); console.log(m.luaDir, m.loadScripts().length)"], { cwd: app, encoding: 'utf8' });
+    expect(lua.stdout.trim(), lua.stderr).toBe(`${join(app, 'dist/src/lua')} ${readdirSync(join(projectRoot, 'src/lua/scripts')).length}`);
   });
 });

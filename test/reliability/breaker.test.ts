@@ -116,7 +116,8 @@ describe('the circuit breaker judges by evidence and heals itself (default rules
     rig = await deliveryRig('useragent');
     const refusal = { path: 'orders' as const, status: 400, body: { code: 'USER_AGENT_REQUIRED', message: 'Identify your company in the User-Agent.' } };
     rig.simulator.setFaults({ script: Array.from({ length: 500 }, () => refusal) });
-    const file = await rig.writeFile('ua.csv', ordersCsv('A', 200));
+    // Every customer is refused alike (one customer refused is that customer's problem, not the API's).
+    const file = await rig.writeFile('ua.csv', ordersCsv('A', 200, (i) => 1001 + (i % 5)));
     await rig.startWorker({ concurrency: 10 });
     const accepting = new Promise<void>((resolve) =>
       setTimeout(() => {

@@ -3,8 +3,9 @@ import { followBatch } from '../../src/batches/followBatch.js';
 import type { Batch } from '../../src/batches/batchStore.js';
 import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
 import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
-import { unpackedRecord, type ParkedRecord, type StoredChunkRecord } from '../../src/deliveryJob.js';
-import { newBatchId, toChunkRecord } from '../../src/importer/importFile.js';
+import type { ChunkJobData, ParkedRecord, StoredChunkRecord } from '../../src/deliveryJob.js';
+import { newBatchId } from '../../src/importer/importFile.js';
+import { chunkJob, readChunk, toChunkRecord } from '../../src/ledger/jobData.js';
 import { reconcileImports } from '../../src/importer/reconcileImports.js';
 import { openOrderSource } from '../../src/ingest/openOrderSource.js';
 import type { ValidOrder } from '../../src/ingest/types.js';
@@ -221,12 +222,12 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     const reserved = await ledger.reserveChunks(
       groups.map((group, c) => group.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), record: records[c]![i] }))),
       ids,
-      DELIVER_ORDERS,
+      { name: DELIVER_ORDERS, layout: ORDERS.payloadCodec!.version },
       deadBatch,
       false,
     );
     expect(reserved.flat().every((r) => r.outcome === 'reserved')).toBe(true);
-    await queue.add(DELIVER_ORDERS, { batchId: deadBatch, records: records[0]! }, { ...rig.services.jobOptions, jobId: ids[0]! });
+    await queue.add(DELIVER_ORDERS, chunkJob(deadBatch, records[0]!, ORDERS.payloadCodec!.version), { ...rig.services.jobOptions, jobId: ids[0]! });
     await rig.services.redis.del(keys.batchOwner(deadBatch)); // its heartbeat lapsed
     expect(await batches.get(deadBatch)).toMatchObject({ importState: 'importing', enqueued: 0 });
 
@@ -262,7 +263,7 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     const imported = await rig.importFile(file);
     const chunkId = chunkJobId(imported.batchId, 1);
     const chunk = (await rig.services.queue.getJob(chunkId))!;
-    const record = unpackedRecord((chunk.data as { records: StoredChunkRecord[] }).records[0]!, ORDERS.payloadCodec!.unpack);
+    const record = readChunk(chunk.data as ChunkJobData, chunkId, ORDERS.payloadCodec).records[0]!;
     // A job of its own for the same order (one left from before, say), and the chunk job gone: only it runs.
     await chunk.remove();
     await rig.services.queue.add(DELIVER_ORDER, { ...record, batchId: imported.batchId }, { ...rig.services.jobOptions, jobId: record.key });
@@ -291,7 +292,7 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(await ledger.reserveJobs([{ orderKey: moved, job: { name: DELIVER_ORDER, data: {} } }], 'b-other', false)).toEqual([{ outcome: 'reserved' }]);
 
     job.attemptsMade = job.opts.attempts ?? 1; // its last attempt failed outside the delivery logic
-    await parkOrphan(job, new Error('job stalled more than allowable limit'), ledger, rig.logger, 'order', async () => file, ORDERS.payloadCodec!.unpack);
+    await parkOrphan(job, new Error('job stalled more than allowable limit'), ledger, rig.logger, 'order', async () => file, ORDERS.payloadCodec);
 
     const entries = await ledger.getMany([sending, delivered, moved, queued]);
     expect(entries.map((e) => e?.state)).toEqual(['held', 'delivered', 'queued', 'dead']);

@@ -4,12 +4,13 @@ import { createLogger } from '../../src/logger.js';
 import type { Outcome } from '../../src/delivery/classifyOutcome.js';
 import { CircuitBreaker, type BreakerEvent } from '../../src/worker/circuitBreaker.js';
 import { Ledger } from '../../src/ledger/ledger.js';
+import { readBreakerView } from '../../src/worker/breakerView.js';
 import type { BreakerSettings } from '../../src/deliverySettings.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
 import { reserveKeys } from '../helpers/ledgerReserve.js';
 
 const redis = testRedis();
-const SETTINGS: BreakerSettings = { windowMs: 60_000, minAttempts: 20, minOrders: 10, refusalRatio: 0.9, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 3, alertAfterMs: 1_800_000 };
+const SETTINGS: BreakerSettings = { windowMs: 60_000, minAttempts: 20, minOrders: 10, minCustomers: 3, refusalRatio: 0.9, serverFailingRatio: 0.5, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 3, alertAfterMs: 1_800_000 };
 const refusal = (code: string, status = 400): Outcome => ({ kind: 'permanent', status, code, message: code, body: { code }, bodyTruncated: false });
 const delivered: Outcome = { kind: 'delivered', status: 201, body: {} };
 
@@ -140,5 +141,66 @@ describe('CircuitBreaker on a shared Redis window', () => {
     expect(go).toEqual({ outcome: 'claimed', attempt: 1 });
     expect(b.admission(go)).toEqual({ go: true, trial: false });
     expect(b.gate()).toBeUndefined();
+  });
+
+  it('judges refusals by customers: one customer refused 40 times never opens it; the same refusal for 3 customers does, naming them', async () => {
+    const b = breaker();
+    for (let i = 0; i < 40; i++) await b.record(refusal('UNKNOWN_CUSTOMER', 403), `c1-order-${i}`, '9001');
+    expect((await b.status()).state).toBe('closed');
+    for (let i = 0; i < 4; i++) await b.record(refusal('UNKNOWN_CUSTOMER', 403), `c2-order-${i}`, '9002');
+    expect((await b.status()).state).toBe('closed');
+    await b.record(refusal('UNKNOWN_CUSTOMER', 403), 'c3-order-0', '9003');
+    const opened = await b.status();
+    expect(opened).toMatchObject({ state: 'open', class: 'refusal', counts: { '403': 45 } });
+    expect(opened.customers?.sort()).toEqual(['9001', '9002', '9003']);
+    expect(opened.reason).toBe('refused with HTTP 403 UNKNOWN_CUSTOMER: 45 of 45 attempts in 60 s (45 orders, 3 customers)');
+  });
+
+  it('a healthy trial of a customer the refusals never named closes it, leaves their dead letters and counts their refusals no more', async () => {
+    const b = breaker();
+    for (let i = 0; i < 21; i++) await b.record(refusal('UNKNOWN_CUSTOMER', 403), `order-${i}`, String(9001 + (i % 3)));
+    expect((await b.status()).state).toBe('open');
+    clock += 31_000;
+    await b.tick();
+    await b.admit();
+    const probe = requeued.length; // half-open sends one order of the burst as a trial when nothing else waits
+    await b.record(delivered, 'good-1', '1001');
+    expect((await b.status()).state).toBe('closed');
+    expect(requeued).toHaveLength(probe);
+    expect(events.map((e) => e.type)).toEqual(['opened', 'halfOpen', 'closed']);
+    // Their remaining orders are refused as before: dead-lettered one by one, the breaker stays closed.
+    for (let i = 0; i < 60; i++) await b.record(refusal('UNKNOWN_CUSTOMER', 403), `later-${i}`, String(9001 + (i % 3)));
+    expect((await b.status()).state).toBe('closed');
+  });
+
+  it('a healthy trial of a refused customer closes it and requeues the burst (the refusal was the API\'s)', async () => {
+    const b = breaker();
+    for (let i = 0; i < 21; i++) await b.record(refusal('USER_AGENT_REQUIRED'), `order-${i}`, String(1001 + (i % 3)));
+    clock += 31_000;
+    await b.tick();
+    await b.admit();
+    await b.record(delivered, 'order-0', '1001');
+    expect((await b.status()).state).toBe('closed');
+    expect(new Set(requeued).size).toBe(21);
+  });
+
+  it('500, 502, 503, 504 and no answer in a mix are one class: it opens at half the window, naming each status', async () => {
+    const b = breaker();
+    const statuses = [500, 502, 503, 504];
+    for (let i = 0; i < 20; i++) b.record(delivered, `good-${i}`).catch(() => undefined);
+    await b.tick();
+    for (let i = 0; i < 19; i++) {
+      const status = statuses[i % 4]!;
+      await b.record({ kind: 'retry', status, code: `HTTP_${status}`, message: 'bad gateway' }, `order-${i}`, '1001');
+    }
+    const view = await readBreakerView(redis, keyspace(prefix), SETTINGS, { now: clock });
+    expect(view).toMatchObject({ state: 'closed', degraded: { share: 19 / 39, text: 'API failing: 49% 5xx or no answer in the last 60 s' } });
+    expect(view.counts).toEqual({ '500': 5, '502': 5, '503': 5, '504': 4 });
+    await b.record({ kind: 'ambiguous', code: 'HEADERS_TIMEOUT', message: 'no answer' }, 'order-19', '1001');
+    const opened = await readBreakerView(redis, keyspace(prefix), SETTINGS, { now: clock });
+    expect(opened).toMatchObject({ state: 'open', nextTrialAt: clock + 30_000, counts: { '500': 5, '502': 5, '503': 5, '504': 4, 'no answer': 1 } });
+    expect(opened.reason).toBe('server failing: 500 x5, 502 x5, 503 x5, 504 x4, no answer x1 of 40 attempts in 60 s (20 orders)');
+    expect(opened.status).toMatchObject({ class: 'serverFailing', signature: 'SERVER_FAILING' });
+    expect(calls).toEqual(['pause']);
   });
 });

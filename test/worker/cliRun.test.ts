@@ -71,7 +71,8 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
   it('opens the circuit breaker instead of dead-lettering a night when every request is refused for the User-Agent', async () => {
     rig = await deliveryRig('breaker', {}, { BULKORDER_BREAKER_MIN_ATTEMPTS: '4', BULKORDER_BREAKER_MIN_ORDERS: '3', BULKORDER_BREAKER_OPEN_MS: '600000' });
     const rows = [HEADER];
-    for (let i = 1; i <= 20; i++) rows.push(orderRow(`UA-${i}`));
+    // Every customer alike: the breaker counts a refusal as the API's only across several customers.
+    for (let i = 1; i <= 20; i++) rows.push(orderRow(`UA-${i}`, 5001, 1, 1001 + (i % 5)));
     const file = await rig.writeFile('ua.csv', rows.join('\n') + '\n');
     // A User-Agent our config accepts but the API refuses: the simulator refuses library brands.
     rig.simulator.setFaults({ script: Array.from({ length: 40 }, () => ({ path: 'orders' as const, status: 400, body: { code: 'USER_AGENT_INVALID', message: 'identify your company' } })) });

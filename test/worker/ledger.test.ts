@@ -13,7 +13,8 @@ let batches: BatchStore;
 beforeEach(async () => {
   prefix = testPrefix('ledger');
   const keys = keyspace(prefix);
-  ledger = new Ledger(redis, keys, { queueName: 'orders', staleQueuedMs: 50 });
+  // The default stale limit (60 s): a test that meant "still queued" must not fail on a busy machine.
+  ledger = new Ledger(redis, keys, { queueName: 'orders' });
   batches = new BatchStore(redis, keys, 60_000);
   await batches.create({ id: 'b1', file: 'f.csv', sha256: 'x', env: 'acceptance', startedAt: Date.now(), columns: ['a'] });
 });
@@ -31,7 +32,9 @@ describe('ledger', () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
     expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
     await new Promise((r) => setTimeout(r, 80));
-    expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
+    // At least 80 ms later, a ledger whose stale limit is 50 ms takes it over.
+    const quick = new Ledger(redis, keyspace(prefix), { queueName: 'orders', staleQueuedMs: 50 });
+    expect(await reserveKeys(quick, ['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
     expect((await ledger.get('k1'))?.batchId).toBe('b2');
   });
 

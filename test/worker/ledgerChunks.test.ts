@@ -3,12 +3,13 @@ import { keyspace, type Keyspace } from '../../src/keyspace.js';
 import { Ledger, type ChunkReservation } from '../../src/ledger/ledger.js';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
-import { ADMIT_FUNCTION } from '../../src/worker/breakerScripts.js';
+import { JOB_DATA_VERSION, type StoredChunkRecord } from '../../src/deliveryJob.js';
+import { chunkJob } from '../../src/ledger/jobData.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
 
 /**
- * Chunk jobs at the ledger (BULKORDER_ORDERS_PER_JOB): RESERVE_CHUNK, CONFIRM_CHUNK, CLAIM_MANY and
- * SETTLE_MANY against real Redis, a fresh prefix per test.
+ * Chunk jobs at the ledger (BULKORDER_ORDERS_PER_JOB): reserveChunk, confirmChunk, claimMany and
+ * settleMany (src/lua/scripts/) against real Redis, a fresh prefix per test.
  */
 
 const redis = testRedis();
@@ -27,7 +28,7 @@ async function newBatch(id: string): Promise<void> {
 
 /** Reserves one chunk for `batchId` and confirms it (the import's three steps, its job left out). */
 async function queuedChunk(chunkId: string, orderKeys: string[], batchId = 'b1'): Promise<void> {
-  const [results] = await ledger.reserveChunks([orderKeys.map((key) => item(key))], [chunkId], 'deliver-orders', batchId, false);
+  const [results] = await ledger.reserveChunks([orderKeys.map((key) => item(key))], [chunkId], { name: 'deliver-orders', layout: undefined }, batchId, false);
   expect(results!.every((r) => r.outcome === 'reserved')).toBe(true);
   expect(await ledger.confirmChunks([{ chunkId, orderKeys }], batchId)).toBe(orderKeys.length);
 }
@@ -55,7 +56,7 @@ describe('chunk jobs in the ledger', () => {
 
     const chunk = [item('n1'), item('old'), item('reused', 'someone else'), item('n2')];
     const allLeftOut = [item('old')];
-    const results = await ledger.reserveChunks([chunk, allLeftOut], ['b1.1', 'b1.2'], 'deliver-orders', 'b1', false);
+    const results = await ledger.reserveChunks([chunk, allLeftOut], ['b1.1', 'b1.2'], { name: 'deliver-orders', layout: undefined }, 'b1', false);
     expect(results[0]).toEqual([
       { outcome: 'reserved' },
       { outcome: 'delivered', batchId: 'b0' },
@@ -68,7 +69,9 @@ describe('chunk jobs in the ledger', () => {
     expect(await redis.hkeys(keys.unqueuedJobs)).toEqual(['b1.1']);
     expect(await redis.zrange(keys.unqueued, '0', '-1')).toEqual(['b1.1']);
     const kept = JSON.parse((await redis.hget(keys.unqueuedJobs, 'b1.1'))!) as { name: string; data: { batchId: string; records: { key: string }[] } };
-    expect(kept).toEqual({ name: 'deliver-orders', data: { batchId: 'b1', records: [chunk[0]!.record, chunk[3]!.record] } });
+    // The same data an import adds to BullMQ: chunkJob's (src/ledger/jobData.ts), version and all.
+    expect(kept).toEqual({ name: 'deliver-orders', data: chunkJob('b1', [chunk[0]!.record, chunk[3]!.record] as StoredChunkRecord[], undefined) });
+    expect(kept.data).toMatchObject({ v: JOB_DATA_VERSION });
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([
       expect.objectContaining({ orderKey: 'b1.1', state: 'queued', batchId: 'b1', jobExists: false, chunkKeys: ['n1', 'n2'] }),
     ]);
@@ -123,7 +126,7 @@ describe('chunk jobs in the ledger', () => {
   });
 
   it('half-open, a chunk claim claims one record as the trial and leaves the others `later`; open, it claims nothing', async () => {
-    const gate = { key: keys.breaker, lua: ADMIT_FUNCTION };
+    const gate = { key: keys.breaker };
     await queuedChunk('b1.1', ['k0', 'k1', 'k2', 'k3']);
     await ledger.claimMany(['k0'], 't0', 'b1.1');
     await ledger.settleMany([{ orderKey: 'k0', batchId: 'b1', token: 't0', state: 'delivered', remoteId: 'SIM-0', httpStatus: 201 }]);
@@ -216,7 +219,7 @@ describe('chunk jobs in the ledger', () => {
   it('an entry queued in a chunk is alive while the chunk\'s job exists; without it, and once stale, another batch takes it over', async () => {
     await newBatch('b2');
     // An importer that reserved the chunk and died before adding its job.
-    await ledger.reserveChunks([[item('k1')]], ['b1.1'], 'deliver-orders', 'b1', false);
+    await ledger.reserveChunks([[item('k1')]], ['b1.1'], { name: 'deliver-orders', layout: undefined }, 'b1', false);
     const reserveK1 = () => ledger.reserveJobs([{ orderKey: 'k1', fingerprint: fingerprintOf(order('k1')), job: { name: 'deliver-order', data: { key: 'k1', batchId: 'b2' } } }], 'b2', false);
     // No job yet, but too young to tell from an import between reserving and adding.
     expect(await reserveK1()).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
@@ -243,9 +246,9 @@ describe('chunk jobs in the ledger', () => {
 
   it('a stale chunk entry is taken over into another batch\'s chunk, which then owns it', async () => {
     await newBatch('b2');
-    await ledger.reserveChunks([[item('k1'), item('k2')]], ['b1.1'], 'deliver-orders', 'b1', false); // its importer died here
+    await ledger.reserveChunks([[item('k1'), item('k2')]], ['b1.1'], { name: 'deliver-orders', layout: undefined }, 'b1', false); // its importer died here
     await new Promise((r) => setTimeout(r, 80));
-    const [results] = await ledger.reserveChunks([[item('k1'), item('k2')]], ['b2.1'], 'deliver-orders', 'b2', false);
+    const [results] = await ledger.reserveChunks([[item('k1'), item('k2')]], ['b2.1'], { name: 'deliver-orders', layout: undefined }, 'b2', false);
     expect(results).toEqual([{ outcome: 'reserved' }, { outcome: 'reserved' }]);
     expect(await ledger.getMany(['k1', 'k2'])).toEqual([expect.objectContaining({ batchId: 'b2', chunkId: 'b2.1' }), expect.objectContaining({ batchId: 'b2', chunkId: 'b2.1' })]);
     // The dead importer's chunk is still kept (a reconciler adds it; its claim then finds both moved), and counts nothing.

@@ -10,6 +10,11 @@ import { ORDERS } from '../../src/kinds/orders.js';
 import { openServices } from '../../src/services.js';
 import { CAFETARIAPLAN, deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { startTestCluster, type TestCluster } from '../helpers/redisCluster.js';
+import { createRedis, deleteKeysUnder } from '../../src/redis.js';
+import { keyspace } from '../../src/keyspace.js';
+import { createLogger } from '../../src/logger.js';
+import { CircuitBreaker } from '../../src/worker/circuitBreaker.js';
+import { testPrefix } from '../helpers/redis.js';
 
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 
@@ -93,4 +98,32 @@ describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the
       await accounts.close();
     }
   }, 60_000);
+
+  it("runs the breaker's scripts on the node of the breaker's slot (the successes' bucket too)", async () => {
+    const redis = createRedis({ redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: nodesOf(cluster!.nodes) }, 'worker');
+    const prefix = `{${testPrefix('cluster-breaker')}}`;
+    const settings = { windowMs: 60_000, minAttempts: 3, minOrders: 3, minCustomers: 1, refusalRatio: 0.1, serverFailingRatio: 0.5, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 1, alertAfterMs: 1_800_000 };
+    const breaker = new CircuitBreaker(redis, keyspace(prefix), createLogger({ level: 'silent' }), { settings, pauseQueue: async () => undefined, resumeQueue: async () => undefined });
+    try {
+      // Each tick adds the successes counted since the last one: a call sent to another node than the
+      // breaker's fails there (its keys are not local), so twelve ticks all land or the test fails.
+      for (let i = 0; i < 12; i++) {
+        await breaker.record({ kind: 'delivered', status: 201, body: {} }, `ok-${i}`);
+        await breaker.tick();
+      }
+      for (let i = 0; i < 3; i++) await breaker.record({ kind: 'permanent', status: 400, code: 'BAD', message: 'bad', body: {}, bodyTruncated: false }, `bad-${i}`);
+      expect((await breaker.status()).state).toBe('open');
+      const buckets = (await keysStartingWith(redis as Cluster, keyspace(prefix).breakerBuckets)).sort();
+      const counted = await Promise.all(buckets.map(async (key) => Number(await redis.get(key))));
+      // 12 successes and 3 failures in the window's buckets.
+      expect(counted.reduce((a, b) => a + b, 0)).toBe(15);
+    } finally {
+      await deleteKeysUnder(redis, prefix);
+      redis.disconnect();
+    }
+  }, 60_000);
 });
+
+function nodesOf(nodes: string): { host: string; port: number }[] {
+  return nodes.split(',').map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) }));
+}

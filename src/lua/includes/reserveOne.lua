@@ -1,0 +1,52 @@
+--[[
+  reserveOne: the decision and the write of one reservation, shared by reserve-5 (one record, its
+  own job) and reserveChunk (several records in one job). Returns nil and the previous batch when it
+  reserved, else the reply {outcome, batch, parts, at, state}:
+  `delivered`, `held` or `queued` (same content, or no fingerprint to compare); `conflict` (the key is
+  delivered, held or in flight with other content: `parts`, `at` and `state` are the earlier entry's).
+  A dead-lettered key is reserved whatever its content: that is how a fixed row is sent. Empty
+  fingerprint: not compared, the kept one stays. A queued entry is alive while its job exists: the
+  job `q` names (chunk `q` of its batch `b`: job id `<b>.<q>`), else the one with the order key as
+  id (`jobPrefix` .. id is its hash). `q`: the number of the chunk job of `batchId` it is reserved
+  into ('' for a job of its own: the field goes). A number, not the job id: the entry keeps it for
+  the retention, and the batch id is in it already.
+  alreadyCounted: a dead letter of this same batch goes back into it (the breaker's burst), so the batch
+  counts it pending again in the same step (no moment where the batch looks settled without it).
+]]
+--- @include "batchIncr"
+local function reserveOne(ledgerKey, jobPrefix, orderKey, batchId, now, retention, force, staleMs, fp, fpParts, alreadyCounted, batchKey, q)
+  local e = redis.call('HMGET', ledgerKey, 's', 'b', 'f', 'q', 'u', 'd')
+  local s, b, f = e[1], e[2] or '', e[3]
+  local forced = force == '1' and s == 'delivered'
+  if s and s ~= 'dead' and not forced and f and fp ~= '' and f ~= fp then
+    return {'conflict', b, redis.call('HGET', ledgerKey, 'fp') or '', e[6] or e[5] or '0', s}, b
+  end
+  if s == 'delivered' and not forced then return {'delivered', b, '', ''}, b end
+  -- Sent again on purpose (--force): earlier 5xx answers say nothing about the new delivery.
+  if s == 'delivered' then redis.call('HDEL', ledgerKey, 'x') end
+  if s == 'held' then return {'held', b, '', ''}, b end
+  if s == 'sending' then return {'queued', b, '', ''}, b end
+  if s == 'queued' then
+    local jobId = orderKey
+    if e[4] and e[4] ~= '' then jobId = b .. '.' .. e[4] end
+    if redis.call('EXISTS', jobPrefix .. jobId) == 1 then return {'queued', b, '', ''}, b end
+    -- No job behind it and no job kept to rebuild it: an import died between reserving and adding
+    -- (before jobs were kept, or a failed job could not be parked). Take it over once it is old
+    -- enough that it cannot be a concurrent import between those two steps.
+    if tonumber(now) - tonumber(e[5] or '0') < tonumber(staleMs) then return {'queued', b, '', ''}, b end
+  end
+  local fields = {'s', 'queued', 'b', batchId, 'u', now}
+  if q ~= '' then fields[#fields + 1] = 'q'; fields[#fields + 1] = q end
+  if fp ~= '' then
+    fields[#fields + 1] = 'f'; fields[#fields + 1] = fp
+    fields[#fields + 1] = 'fp'; fields[#fields + 1] = fpParts
+  end
+  redis.call('HSET', ledgerKey, unpack(fields))
+  if q ~= '' then redis.call('HDEL', ledgerKey, 't', 'j', 'jc') else redis.call('HDEL', ledgerKey, 't', 'j', 'jc', 'q') end
+  if alreadyCounted == '1' then
+    redis.call('HSET', ledgerKey, 'jc', 1)
+    if s == 'dead' and b == batchId then batchIncr(batchKey, 'dead', -1) end
+  end
+  redis.call('PEXPIRE', ledgerKey, retention)
+  return nil, b
+end

@@ -1,0 +1,43 @@
+--[[
+  Closes the breaker: a healthy trial (onlyHalfOpen = 1) or a person's `resume` (0). Clears the
+  trip's evidence. A refusal's trip closed by a trial of a customer it never refused was about its
+  customers: their orders stay dead-lettered and those refusals are no evidence for `exemptMs`
+  (`customers`); otherwise the burst (orders its refusals dead-lettered) is returned to requeue (`api`).
+
+  Input:
+    KEYS[1] state
+    KEYS[2] burst
+    KEYS[3] exempt
+    ARGV[1] now               ms
+    ARGV[2] onlyHalfOpen      0|1
+    ARGV[3] failuresPrefix    + the trip's signature (same hash tag as the state)
+    ARGV[4] ordersPrefix
+    ARGV[5] customersPrefix
+    ARGV[6] trialCustomer     '' when unknown or a person's resume
+    ARGV[7] exemptMs
+  Output:
+    {closed | none, api | customers, orderKey...}
+]]
+local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if state == 'closed' or (ARGV[2] == '1' and state ~= 'halfOpen') then return {'none'} end
+local signature = redis.call('HGET', KEYS[1], 'signature') or ''
+local refused = redis.call('HGET', KEYS[1], 'customers') or ''
+redis.call('DEL', ARGV[3] .. signature, ARGV[4] .. signature, ARGV[5] .. signature)
+local about = 'api'
+if ARGV[6] ~= '' and refused ~= '' and redis.call('HGET', KEYS[1], 'class') == 'refusal' then
+  local seen = false
+  for customer in string.gmatch(refused, '[^\n]+') do
+    if customer == ARGV[6] then seen = true end
+  end
+  if not seen then
+    about = 'customers'
+    for customer in string.gmatch(refused, '[^\n]+') do redis.call('SADD', KEYS[3], signature .. '|' .. customer) end
+    redis.call('PEXPIRE', KEYS[3], ARGV[7])
+  end
+end
+local burst = about == 'api' and redis.call('SMEMBERS', KEYS[2]) or {}
+redis.call('DEL', KEYS[2], KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'closed', 'closedAt', ARGV[1])
+local result = {'closed', about}
+for _, key in ipairs(burst) do result[#result + 1] = key end
+return result

@@ -1,0 +1,35 @@
+--[[
+  Run by every worker about once a second: an open breaker whose wait is over turns half-open
+  (unless a person paused the queue), half-open trials that never reported are granted again,
+  and an episode open longer than alertAfterMs is announced once.
+
+  Input:
+    KEYS[1] state
+    KEYS[2] pausedBy          set while a person paused the queue
+    ARGV[1] now               ms
+    ARGV[2] trialCalls
+    ARGV[3] trialTimeoutMs
+    ARGV[4] alertAfterMs
+  Output:
+    {transition, state}: transition none | halfOpen | stuck
+]]
+local now = tonumber(ARGV[1])
+local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if state == 'closed' then return {'none', state} end
+local since = tonumber(redis.call('HGET', KEYS[1], 'since') or now)
+if now - since >= tonumber(ARGV[4]) and redis.call('HGET', KEYS[1], 'alerted') ~= '1' then
+  redis.call('HSET', KEYS[1], 'alerted', 1)
+  return {'stuck', state}
+end
+if state == 'open' then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return {'none', state} end
+  if now < tonumber(redis.call('HGET', KEYS[1], 'nextProbeAt') or '0') then return {'none', state} end
+  redis.call('HSET', KEYS[1], 'state', 'halfOpen', 'trialsLeft', ARGV[2], 'halfOpenAt', now)
+  return {'halfOpen', 'halfOpen'}
+end
+local left = tonumber(redis.call('HGET', KEYS[1], 'trialsLeft') or '0')
+local at = tonumber(redis.call('HGET', KEYS[1], 'halfOpenAt') or '0')
+if left == 0 and now - at >= tonumber(ARGV[3]) then
+  redis.call('HSET', KEYS[1], 'trialsLeft', ARGV[2], 'halfOpenAt', now)
+end
+return {'none', state}

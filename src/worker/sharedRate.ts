@@ -1,0 +1,148 @@
+import type { RedisClient } from '../redis.js';
+import type { Keyspace } from '../keyspace.js';
+import type { RateSettings } from '../deliverySettings.js';
+import { WORKER_STALE_MS } from './workerPresence.js';
+import { argv } from '../lua/scriptArgv.js';
+import { defineScripts } from '../lua/defineScripts.js';
+
+/** When requests were let go, and whether a shared rate was in force then (a 429's cut depends on it). */
+export interface RateGrant {
+  /** The first request's slot (ms); request i of the grant goes at `at + i * spacingMs`. */
+  at: number;
+  spacingMs: number;
+  paced: boolean;
+}
+
+/** What a delivery needs of the shared rate: wait for a turn; report a 429. */
+export interface RequestPacer {
+  /**
+   * Waits until the first of `n` requests may go (nothing is claimed or sent before, so a stop while
+   * waiting costs nothing); the others go at their own slots (`slotOf`), so a chunk's wave is no burst.
+   */
+  pace(n: number): Promise<RateGrant>;
+  /** A request granted with `grant` was answered 429: every worker slows down. */
+  slowDown(grant: RateGrant, retryAfterMs: number): Promise<void>;
+}
+
+export interface SharedRateOptions {
+  settings: RateSettings;
+  /** The rate never grows past this (BULKORDER_MAX_RPS); 0: no ceiling. */
+  ceilingPerSecond: number;
+  /** A rate with no 429 for this long is dropped (the limit may have gone); default 10 min. */
+  forgetAfterMs?: number;
+  now?: () => number;
+}
+
+/**
+ * The request rate every worker process shares once the API answered 429 (issue 26): held in
+ * Redis, cut by a share on a 429 and grown a little with every request sent (additive increase,
+ * multiplicative decrease, as TCP and Google's client libraries do), so the workers slow down
+ * together instead of pausing and then bursting again at full concurrency. Without a 429 there is
+ * no rate and pacing costs no Redis call; each process learns of a rate from its own 429 or its
+ * next look (every 250 ms). Callers waiting in the same moment share one script call.
+ */
+export class SharedRate implements RequestPacer {
+  private active = false;
+  private pending: { n: number; resolve(grant: RateGrant): void; reject(error: unknown): void }[] = [];
+  /** This process's requests in the current and the previous second: the first cut's measure. */
+  private sent = { second: 0, current: 0, previous: 0 };
+  private timer: NodeJS.Timeout | undefined;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keyspace,
+    private readonly options: SharedRateOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    defineScripts(redis);
+  }
+
+  /** Looks for a rate in force every 250 ms until `stop()`. */
+  start(): void {
+    this.timer ??= setInterval(() => void this.refresh().catch(() => undefined), 250);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  async refresh(): Promise<void> {
+    this.active = (await this.redis.hexists(this.keys.rate, 'rate')) === 1;
+  }
+
+  async pace(n: number): Promise<RateGrant> {
+    this.count(n);
+    if (!this.active) return { at: this.now(), spacingMs: 0, paced: false };
+    const grant = await new Promise<RateGrant>((resolve, reject) => {
+      this.pending.push({ n, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => void this.flush());
+    });
+    await sleepUntil(grant.at, this.now);
+    return grant;
+  }
+
+  async slowDown(grant: RateGrant, retryAfterMs: number): Promise<void> {
+    const s = this.options.settings;
+    const now = this.now();
+    await this.redis.bulkorderCutRate(
+      this.keys.rate,
+      this.keys.workers,
+      ...argv('cutRate', {
+        now,
+        retryAfterMs: Math.ceil(retryAfterMs),
+        floor: s.floorPerSecond,
+        decrease: s.decrease,
+        grantedAt: grant.at,
+        localRate: this.localRate(now),
+        staleMs: WORKER_STALE_MS,
+        expireMs: this.options.forgetAfterMs ?? 600_000,
+        paced: grant.paced ? '1' : '0',
+      }),
+    );
+    this.active = true;
+  }
+
+  /** One script for every caller waiting now; each gets its own run of slots and waits for its last. */
+  private async flush(): Promise<void> {
+    const waiters = this.pending.splice(0);
+    const total = waiters.reduce((sum, w) => sum + w.n, 0);
+    try {
+      const now = this.now();
+      const [at, spacing, active] = (await this.redis.bulkorderTakeRate(this.keys.rate, now, total, this.options.ceilingPerSecond, this.options.settings.increasePerSecond)).map(Number) as [number, number, number];
+      this.active = active === 1;
+      let slot = 0;
+      for (const waiter of waiters) {
+        waiter.resolve(this.active ? { at: at + slot * spacing, spacingMs: spacing, paced: true } : { at: now, spacingMs: 0, paced: false });
+        slot += waiter.n;
+      }
+    } catch (error) {
+      for (const waiter of waiters) waiter.reject(error);
+    }
+  }
+
+  private count(n: number): void {
+    const second = Math.floor(this.now() / 1000);
+    if (second !== this.sent.second) this.sent = { second, current: 0, previous: second === this.sent.second + 1 ? this.sent.current : 0 };
+    this.sent.current += n;
+  }
+
+  /** Requests per second this process sent over the last one to two seconds. */
+  private localRate(now: number): number {
+    this.count(0);
+    return ((this.sent.previous + this.sent.current) * 1000) / (1000 + (now % 1000));
+  }
+}
+
+/** Request `i` of a grant: its own slot. */
+export function slotOf(grant: RateGrant, i: number): RateGrant {
+  return i === 0 ? grant : { ...grant, at: grant.at + i * grant.spacingMs };
+}
+
+/** Waits until `at` (ms since the epoch); at once when it has passed. */
+export async function sleepUntil(at: number, now: () => number = Date.now): Promise<void> {
+  const wait = at - now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}

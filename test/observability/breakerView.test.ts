@@ -1,0 +1,61 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { followBatch } from '../../src/batches/followBatch.js';
+import { queueStatus } from '../../src/services/queueStatus.js';
+import { importAndFollow } from '../../src/importer/importAndFollow.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
+import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
+
+let rig: DeliveryRig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+/** A stream that keeps what `import --wait` prints. */
+function captured(): NodeJS.WriteStream {
+  return { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
+}
+
+describe('what the breaker sees, said where people look', () => {
+  it('most attempts answered 5xx (mixed statuses) but the breaker closed: status and import --wait say the API is failing', async () => {
+    // A long window, so a slow machine's run stays inside it; opening needs every attempt failing (never, with
+    // 25% answered), so the breaker stays closed and "failing" starts at half of that (50%).
+    rig = await deliveryRig('degraded', { seed: 7 }, { BULKORDER_BREAKER_WINDOW_MS: '600000', BULKORDER_BREAKER_SERVER_FAILING_PERCENT: '100' });
+    rig.simulator.setFaults({ serverErrorRate: 0.75 });
+    // Started here, not by the rig: this test stops it itself.
+    const worker = await startBusinessDelivery(rig.config, rig.logger, { prefix: rig.prefix, delivery: rig.config.delivery });
+    const first = await rig.importFile(await rig.writeFile('first.csv', ordersCsv('DG', 40)));
+    await followBatch(rig.services.batches, first.batchId, { timeoutMs: 60_000, out: captured() });
+    await worker.close();
+
+    const status = await queueStatus(rig.services, {});
+    expect(status).toContain('circuit breaker closed');
+    expect(status).toMatch(/API failing: \d+% 5xx or no answer in the last 600 s \(5\d\d x\d+, /);
+    const json = JSON.parse(await queueStatus(rig.services, { json: true })) as { breaker: { state: string; degraded?: { failures: number; attempts: number; share: number } } };
+    expect(json.breaker.state).toBe('closed');
+    expect(json.breaker.degraded!.failures).toBeGreaterThanOrEqual(5);
+    expect(json.breaker.degraded!.share).toBeGreaterThanOrEqual(0.5);
+
+    // No worker now: --max-wait runs out, and the reason is the failing API, not "still being delivered".
+    const second = await rig.writeFile('second.csv', ordersCsv('DH', 2));
+    const outcome = await importAndFollow(second, { force: false }, rig.services, rig.logger, { wait: true, timeoutMs: 1000, out: captured() });
+    expect(outcome.exitCode).toBe(5);
+    expect(outcome.report).toMatch(/gave up waiting after 1 s \(--max-wait\): API failing: \d+% 5xx or no answer/);
+    expect(outcome.report).not.toContain('still being delivered');
+  });
+
+  it('an open breaker says what waits', async () => {
+    rig = await deliveryRig('open-view', {}, { BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1', BULKORDER_BREAKER_SERVER_FAILING_PERCENT: '10', BULKORDER_BREAKER_OPEN_MS: '600000' });
+    rig.simulator.setFaults({ script: [{ status: 503, body: { code: 'MAINTENANCE', message: 'down' }, path: 'orders' }] });
+    await rig.startWorker();
+    await rig.importFile(await rig.writeFile('open.csv', ordersCsv('OV', 3)));
+    const deadline = Date.now() + 20_000;
+    let status = '';
+    while (!/circuit breaker OPEN/.test(status) && Date.now() < deadline) {
+      status = await queueStatus(rig.services, {});
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toMatch(/circuit breaker OPEN since .*server failing: 503 x1 .*next trial at \d{4}-/);
+    expect(status).toMatch(/\n {2}waiting: \d+ jobs in the queue/);
+  });
+});
