@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Cluster } from 'ioredis';
+import { SecretUrl } from '../src/config.js';
 import { BatchStore } from '../src/batches/batchStore.js';
 import { keyspace } from '../src/keyspace.js';
 import { ORDERS_QUEUE } from '../src/queues.js';
@@ -39,7 +40,7 @@ async function clusterCalls(client: Cluster): Promise<number> {
 export async function clusterRun(sim: SimulatorProcess, file: string, options: Omit<ProductRunOptions, 'breakdown'>): Promise<DeliveryRun> {
   const { concurrency, processes, ordersPerJob } = options;
   const cluster = await startTestCluster();
-  const endpoint = { redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: cluster.nodes.split(',').map((n) => ({ host: n.split(':')[0]!, port: Number(n.split(':')[1]) })) };
+  const endpoint = { redisUrl: new SecretUrl('redis://127.0.0.1:6379'), redisClusterNodes: cluster.nodes.split(',').map((n) => ({ host: n.split(':')[0]!, port: Number(n.split(':')[1]) })) };
   const client = createRedis(endpoint, 'worker');
   if (!(client instanceof Cluster)) throw new Error('expected a cluster client');
   // The import decides the chunking, the workers must agree: both get BULKORDER_ORDERS_PER_JOB.

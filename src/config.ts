@@ -47,6 +47,39 @@ export class Secret {
   }
 }
 
+/**
+ * A URL whose password is a secret (REDIS_URL): printed, logged or serialised it shows the URL
+ * with the password replaced (`redis://user:***@host:6379`), so the host stays visible to whoever
+ * reads `bulkorder config` or an error; `reveal()` is for the one place a connection is made.
+ */
+export class SecretUrl extends Secret {
+  readonly #shown: string;
+  constructor(value: string) {
+    super(value);
+    this.#shown = maskPassword(value);
+  }
+  override toString(): string {
+    return this.#shown;
+  }
+  override toJSON(): string {
+    return this.#shown;
+  }
+  override [inspect.custom](): string {
+    return this.#shown;
+  }
+}
+
+/** A URL with any password replaced, fit for messages and logs. */
+export function maskPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
 /** HTTP limits for every remote call; undici's own defaults (5 minutes) are far too long for a batch. */
 export interface HttpSettings {
   /** TCP + TLS connect; default 10 s. */
@@ -89,7 +122,8 @@ export interface Config {
   readonly authUrl: string | undefined;
   readonly userAgent: string | undefined;
   readonly credentials: { readonly business?: ApiCredentials; readonly cafetariaplan?: ApiCredentials };
-  readonly redisUrl: string;
+  /** REDIS_URL: masked wherever it is printed; `reveal()` where a connection is made (src/redis.ts). */
+  readonly redisUrl: SecretUrl;
   /**
    * Seed nodes of a Redis Cluster (BULKORDER_REDIS_CLUSTER_NODES, `host:port,...`); empty for one Redis
    * at redisUrl. With a cluster every key prefix carries a hash tag (`redisPrefix`), so each
@@ -138,8 +172,10 @@ export interface DashboardSettings {
   readonly token: Secret | undefined;
   /** The largest file the dashboard's upload page takes (BULKORDER_UPLOAD_MAX_BYTES); default 200 MB. */
   readonly uploadMaxBytes: number;
-  /** Where people reach the dashboard (BULKORDER_DASHBOARD_URL), for links in notifications. */
+  /** Where people reach the dashboard (BULKORDER_DASHBOARD_URL), for links in notifications; its host is answered. */
   readonly publicUrl: string | undefined;
+  /** Host names the dashboard answers to besides loopback and publicUrl's (BULKORDER_DASHBOARD_HOSTS; `*` any). */
+  readonly hosts: readonly string[];
 }
 
 export interface SmtpSettings {
@@ -242,7 +278,11 @@ const schema = z.object({
   BULKORDER_ALLOW_VOLATILE_REDIS: z.enum(['yes', 'no'], { error: 'must be yes or no' }).default('no'),
   BULKORDER_PARKED_RETENTION_DAYS: count(30, 1, 3650),
   BULKORDER_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -').default('bulkorder'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379')
+    .transform((url) => new SecretUrl(url)),
   BULKORDER_REDIS_CLUSTER_NODES: z
     .string()
     .regex(/^$|^[A-Za-z0-9_.-]+:\d{1,5}(,[A-Za-z0-9_.-]+:\d{1,5})*$/, 'must be a comma-separated list of host:port, e.g. 10.0.0.1:7000,10.0.0.2:7000')
@@ -300,6 +340,11 @@ const schema = z.object({
   BULKORDER_DASHBOARD_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)').max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value)).optional(),
   BULKORDER_UPLOAD_MAX_BYTES: count(200 * 1024 * 1024, 1, 64 * 1024 * 1024 * 1024),
   BULKORDER_DASHBOARD_URL: z.string().url('must be a URL, e.g. https://bulkorder.example.com').transform((value) => value.replace(/\/+$/, '')).optional(),
+  BULKORDER_DASHBOARD_HOSTS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== ''))
+    .pipe(z.array(z.string().regex(/^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/, 'must be host names (dash.example.com), *.domain, [IPv6] or *, comma-separated'))),
   BULKORDER_NOTIFY_URLS: z.string().transform((value, ctx) => {
     const urls = value.split(',').map((u) => u.trim()).filter((u) => u !== '');
     for (const [i, u] of urls.entries()) {
@@ -376,7 +421,7 @@ function effectiveValues(parsed: Parsed): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of CONFIG_VARIABLES) {
     const value: unknown = parsed[name as keyof Parsed];
-    out[name] = value === undefined ? '' : value instanceof Secret ? '********' : Array.isArray(value) ? (value.length === 0 ? 'none' : value.join(',')) : String(value);
+    out[name] = value === undefined ? '' : value instanceof SecretUrl ? value.toString() : value instanceof Secret ? '********' : Array.isArray(value) ? (value.length === 0 ? 'none' : value.join(',')) : String(value);
   }
   return out;
 }
@@ -463,7 +508,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
     },
-    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL, uploadMaxBytes: v.BULKORDER_UPLOAD_MAX_BYTES },
+    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL, uploadMaxBytes: v.BULKORDER_UPLOAD_MAX_BYTES, hosts: v.BULKORDER_DASHBOARD_HOSTS },
     notify: { urls: v.BULKORDER_NOTIFY_URLS ?? [], timeoutMs: v.BULKORDER_NOTIFY_TIMEOUT_MS, smtp: smtpSettings(v) },
   };
 }
@@ -565,6 +610,15 @@ export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix' | 'bas
   // On a Redis Cluster a hash tag: BullMQ's scripts and ours touch several keys at once, which a cluster
   // allows only within one slot; each environment and target (src/keyspace.ts subPrefix: and kind) gets its own.
   return (config.redisClusterNodes?.length ?? 0) > 0 ? `{${prefix}}` : prefix;
+}
+
+/** Which API one kind's records go to (environment, base URL, client id): what src/target.ts `targetId` hashes. */
+export function apiTarget(config: Pick<Config, 'env' | 'baseUrl' | 'credentials'>, api: ApiName = 'business'): { env: string; apiBaseUrl: string; clientId: string } {
+  const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
+  if (config.baseUrl === undefined) throw new ConfigError('BULKORDER_BASE_URL', 'is required: the records go to the API it names');
+  const credentials = config.credentials[api];
+  if (credentials === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)`);
+  return { env: config.env, apiBaseUrl: apiBaseUrl(config.baseUrl, api), clientId: credentials.clientId };
 }
 
 function apiBaseUrl(baseUrl: string, api: ApiName): string {

@@ -80,6 +80,23 @@ export function isBulkorderError(error: unknown): error is BulkorderError {
   return error instanceof BulkorderError;
 }
 
+/** Errno codes of a folder that stays unwritable until a person changes it (not a disk that may get space). */
+const NEVER_WRITABLE = new Set(['EROFS', 'EACCES', 'EPERM', 'ENOENT', 'ENOTDIR', 'EISDIR']);
+
+/**
+ * An output file (results, rejects) the file system refused, naming the path: exit 2 when its
+ * folder can never be written as set up (read-only, no permission, missing), exit 5 when the disk
+ * may get space again (ENOSPC, EDQUOT, EIO). `then` says what to do about the run (from the caller).
+ */
+export function outputFileError(code: string, path: string, error: unknown, then: string): BulkorderError {
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+  const why = errno ?? (error instanceof Error ? error.message : String(error));
+  if (errno !== undefined && NEVER_WRITABLE.has(errno)) {
+    return new UsageError('OUTPUT_NOT_WRITABLE', `cannot write ${path} (${why}): its folder is read-only, missing or not ours; choose another path or make it writable. ${then}`, { cause: error, details: { path, errno } });
+  }
+  return new InfrastructureError(code, `could not write ${path} (${why}${errno === 'ENOSPC' ? ': no space left on the device' : ''}). ${then}`, { cause: error, details: { path, ...(errno === undefined ? {} : { errno }) } });
+}
+
 /**
  * The Redis namespace holds data of a newer bulkorder than this process (its marker's
  * dataVersion is above DATA_VERSION): reading it could misread or damage it (exit 5).

@@ -45,8 +45,6 @@ export interface Keyspace {
   readonly workerInfo: string;
   /** A drop-folder file claimed into processing/ (`bulkorder watch`): its batches, so a restart resumes them. */
   watchClaim(claimName: string): string;
-  /** The live owner of a claimed file (SET NX PX, renewed while it works on it). */
-  watchLock(claimName: string): string;
   /** BullMQ's hash of one job (its layout: `<prefix>:<queue>:<jobId>`). */
   job(queueName: string, jobId: string): string;
   /** Order keys reserved with their job kept in the ledger, not yet known to be in BullMQ (scored by reservation time). */
@@ -89,7 +87,6 @@ export function keyspace(prefix: string): Keyspace {
     workers: `${prefix}:workers`,
     workerInfo: `${prefix}:workers:info`,
     watchClaim: (claimName) => `${prefix}:watch:claim:${claimName}`,
-    watchLock: (claimName) => `${prefix}:watch:lock:${claimName}`,
     job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,
     unqueued: `${prefix}:unqueued`,
     unqueuedJobs: `${prefix}:unqueued-jobs`,

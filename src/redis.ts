@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisNode } from './config.js';
+import { maskPassword, type RedisNode, type SecretUrl } from './config.js';
 import { ConfigError, InfrastructureError } from './errors.js';
 
 /**
@@ -16,7 +16,7 @@ export type RedisClient = Redis | Cluster;
 
 /** Where Redis is (src/config.ts): a URL, or cluster seed nodes (the URL then gives only credentials and TLS). */
 export interface RedisEndpoint {
-  readonly redisUrl: string;
+  readonly redisUrl: SecretUrl;
   readonly redisClusterNodes: readonly RedisNode[];
 }
 
@@ -25,7 +25,7 @@ export interface RedisEndpoint {
  * configured (key prefixes then carry a hash tag, src/config.ts `redisPrefix`), else a `Redis`.
  */
 export function createRedis(endpoint: RedisEndpoint | string, role: RedisRole, extra: RedisOptions = {}): RedisClient {
-  const { redisUrl, redisClusterNodes } = typeof endpoint === 'string' ? { redisUrl: endpoint, redisClusterNodes: [] } : endpoint;
+  const { redisUrl, redisClusterNodes } = typeof endpoint === 'string' ? { redisUrl: endpoint, redisClusterNodes: [] } : { redisUrl: endpoint.redisUrl.reveal(), redisClusterNodes: endpoint.redisClusterNodes };
   const options: RedisOptions =
     role === 'worker'
       ? { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra }
@@ -87,7 +87,9 @@ export interface RedisReadiness {
  * Throws InfrastructureError (exit 5) otherwise; a Redis without persistence is only warned
  * about unless `requirePersistence`.
  */
-export async function assertRedisReady(redis: RedisClient, url: string, readiness: RedisReadiness = {}): Promise<void> {
+export async function assertRedisReady(redis: RedisClient, redisUrl: SecretUrl | string, readiness: RedisReadiness = {}): Promise<void> {
+  // Only ever shown, never connected to: the password masked.
+  const url = String(redisUrl);
   // An authentication failure reaches the 'error' event; the command itself only sees the closed connection.
   let lastError: unknown;
   const onError = (error: unknown): void => {
@@ -185,13 +187,7 @@ async function maxmemoryPolicy(redis: RedisClient): Promise<string | undefined> 
 
 /** A Redis URL with any password replaced, fit for messages and logs. */
 export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparseable REDIS_URL)';
-  }
+  return maskPassword(url);
 }
 
 /** Deletes every key under `prefix:` (SCAN in pages, never KEYS). For the demo's own namespace and tests. */

@@ -36,8 +36,9 @@ const CLOSE_MARGIN_MS = 5_000;
  * SIGINT: the signal reaches every child as SIGTERM (each finishes its requests in flight within
  * the grace period), and the parent returns when all have exited (any still running after the
  * grace period and a margin are killed). A child that dies on its own is restarted, up to
- * `maxRestarts` in `restartWindowMs`; one that exits with a usage or configuration error (exit 2)
- * is not (the next would fail the same way), and the parent stops the others and returns 2.
+ * `maxRestarts` in `restartWindowMs`; one that exits before it reported started (`reportStarted`:
+ * a port in use, a refused configuration) is not (the next would fail the same way): the parent
+ * names it, stops the others and returns its exit code.
  * The children share the token and the ledger through Redis, as separate hosts do; a child also
  * stops when the parent's IPC channel closes (the parent was killed), see `stopWhenOrphaned`.
  */
@@ -67,13 +68,28 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
   };
 
   const start = (slot: number) => {
-    const child = fork(options.script, [...options.argsFor(slot)], { stdio: 'inherit' });
+    const args = options.argsFor(slot);
+    const child = fork(options.script, [...args], { stdio: 'inherit' });
     children.add(child);
+    let ready = false;
+    child.on('message', (message) => {
+      if (isReadyMessage(message)) ready = true;
+    });
     logger.info({ childPid: child.pid, slot }, 'worker process started');
     child.once('exit', (code, signal) => {
       children.delete(child);
       if (stopping) {
         if (children.size === 0) allExited();
+        return;
+      }
+      if (!ready) {
+        // It never started (a port in use, a bad TLS file, a refused configuration): a restart
+        // would fail the same way, and running on with fewer processes would hide it.
+        const port = args.lastIndexOf('--http-port'); // the last one wins, as the CLI reads it
+        const which = `worker process ${slot} (pid ${child.pid}${port >= 0 ? `, --http-port ${args[port + 1]}` : ''})`;
+        logger.error({ childPid: child.pid, slot, code, signal }, `${which} failed to start (exit ${code ?? signal}); stopping the others`);
+        exitCode = code !== null && code !== 0 ? code : ExitCode.internal;
+        stopAll(`${which} failed to start`);
         return;
       }
       logger.error({ childPid: child.pid, code, signal }, 'worker process ended on its own');
@@ -105,6 +121,18 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
     process.off('SIGINT', onSignal);
   }
   return exitCode;
+}
+
+/** What a forked worker process sends its supervisor once it takes jobs. */
+const READY = 'bulkorder-worker-ready';
+
+function isReadyMessage(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && (message as { event?: unknown }).event === READY;
+}
+
+/** In a forked worker process: tells the supervisor it started (a child that exits before this failed to start). No-op otherwise. */
+export function reportStarted(): void {
+  process.send?.({ event: READY });
 }
 
 /**

@@ -1,7 +1,8 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
-import { InfrastructureError } from '../errors.js';
+import { outputFileError } from '../errors.js';
+import { atomicOutput } from '../ingest/atomicOutput.js';
 import { stringify } from 'csv-stringify';
 import { possibleDuplicate, type Ledger, type LedgerEntry } from '../ledger/ledger.js';
 import type { IngestOptions } from '../ingest/openRecordSource.js';
@@ -28,10 +29,12 @@ export async function writeResults<P>(
   const layout = kind.results;
   const source = await kind.openSource(file, ingest);
   const csv = stringify({ header: true, columns: [...layout.columns], bom: true, cast: { string: neutralizeCell } });
+  const output = await atomicOutput(outPath);
   // pipeline() ends both streams on a write error (a full disk): `written` rejects, and every
   // wait below races it, so a failed write surfaces instead of waiting for a drain that never comes.
-  const written = pipeline(csv, createWriteStream(outPath)).catch((error: unknown) => {
-    throw new InfrastructureError('RESULTS_WRITE_FAILED', `could not write the results file ${outPath}: ${(error as Error).message}. The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).`, { cause: error });
+  const written = pipeline(csv, createWriteStream(output.writePath)).catch(async (error: unknown) => {
+    await output.discard().catch(() => undefined);
+    throw outputFileError('RESULTS_WRITE_FAILED', outPath, error, 'The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).');
   });
   written.catch(() => undefined); // observed below; avoid an unhandled rejection while reading
   const counts: ResultsCounts = { orders: 0, byOutcome: {}, possibleDuplicates: 0 };
@@ -54,13 +57,20 @@ export async function writeResults<P>(
     }
   };
 
-  for await (const item of source.items()) {
-    chunk.push(item);
-    if (chunk.length >= 500) await flush();
+  try {
+    for await (const item of source.items()) {
+      chunk.push(item);
+      if (chunk.length >= 500) await flush();
+    }
+    await flush();
+  } catch (error) {
+    csv.destroy();
+    await output.discard().catch(() => undefined);
+    throw error;
   }
-  await flush();
   csv.end();
   await written;
+  await output.commit();
   return counts;
 }
 

@@ -28,7 +28,7 @@ export async function runDemo(flags: DemoFlags, io: CommandIo): Promise<number> 
   const say = (line: string) => io.stdout.write(line + '\n');
   const out = resolve(flags.out ?? 'demo-output');
   await mkdir(out, { recursive: true });
-  const redis = await demoRedis(loadConfig({ env: io.env }).redisUrl, say);
+  const redis = await demoRedis(loadConfig({ env: io.env }).redisUrl.reveal(), say);
   try {
     return await runDemoOn(redis?.url, out, say, io);
   } finally {

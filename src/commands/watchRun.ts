@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { redisPrefix } from '../config.js';
+import { apiTarget, redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { openServices } from '../services.js';
@@ -38,7 +38,7 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandConte
   try {
     const report = await watchFolder(
       { dir, ...options, once: flags.once === true, signal: stop.signal, onWaiting: (message) => ctx.stderr.write(`bulkorder watch: ${message}\n`) },
-      { services, logger: ctx.logger },
+      { services, target: apiTarget(ctx.config, ORDERS.api), logger: ctx.logger },
     );
     const exitCode = report.needsAttention > 0 || report.unclaimed.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
     if (flags.once !== true) return exitCode;

@@ -4,7 +4,7 @@ import { redisPrefix, requireApi } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startAccountDelivery, startBusinessDelivery } from '../assembly/startWorkers.js';
-import { runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../assembly/workerProcesses.js';
+import { reportStarted, runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../assembly/workerProcesses.js';
 import type { CommandContext, WorkerFlags } from './options.js';
 import { startWorkerObservers, type WorkerObservers } from '../health/workerObservers.js';
 
@@ -69,6 +69,7 @@ export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promis
       exitSoon(ExitCode.ok);
       return ExitCode.ok;
     } else {
+      reportStarted();
       const signal = await signalled;
       stopAt = Date.now();
       ctx.logger.info({ signal }, 'stopping: no new jobs; finishing requests in flight');

@@ -5,12 +5,12 @@ import { parkedFilterFromFlags } from '../deadLetter/parkedFilter.js';
 import { createMetrics } from '../metrics/bulkorderMetrics.js';
 import { opsRoutes } from '../health/opsRoutes.js';
 import { DashboardAuth, sameOrigin, type Caller } from './dashboardAuth.js';
+import { HostCheck } from './hostCheck.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget, type TargetKind } from './dashboardState.js';
 import { exportCsv, purgeConfirmPage, runAction, type ActionForm } from './dashboardActions.js';
 import { batchFiles, batchPage, batchesPage } from './batchPages.js';
 import { kindQuery, page, time, type PageContext } from './layout.js';
 import { watchRedis } from './redisWatch.js';
-import { redactUrl } from '../redis.js';
 import { formatAge } from '../deadLetter/formatParked.js';
 import { h } from './html.js';
 import { overviewPage } from './overviewPage.js';
@@ -22,6 +22,8 @@ import { UploadSpool } from './uploadSpool.js';
 export interface DashboardOptions {
   /** Hide and refuse every action. */
   readOnly: boolean;
+  /** The Host names answered (DNS rebinding); the probes' paths answer any. Default: loopback and the configured ones. */
+  hosts?: HostCheck;
   /** Marks the process as shutting down, for /readyz. */
   shuttingDown(): boolean;
   /** Where uploads wait for their preview and Import; default a spool of its own (close it to remove its files). */
@@ -42,12 +44,17 @@ const OPEN_PATHS = new Set(['/healthz', '/readyz']);
  */
 export function dashboardApp(state: DashboardState, options: DashboardOptions): Hono<Env> {
   const auth = new DashboardAuth(state.config.dashboard.token);
+  const hosts = options.hosts ?? new HostCheck({ listenHost: '127.0.0.1', publicUrl: state.config.dashboard.publicUrl, hosts: state.config.dashboard.hosts });
   const app = new Hono<Env>();
   const redis = watchRedis(Object.values(state.targets).map((target) => target.services.redis));
   const metrics = createMetrics({ snapshot: () => dashboardSnapshot(state) });
 
   app.use('*', async (c, next) => {
     if (OPEN_PATHS.has(c.req.path)) return next();
+    // Without a Host header (in-process requests), the URL's host: a browser, the rebinding attacker's tool, always sends one.
+    if (!hosts.allows(c.req.header('host') ?? new URL(c.req.url).host)) {
+      return c.text('Misdirected request: this dashboard does not serve that host name (add it to BULKORDER_DASHBOARD_HOSTS if it is yours).', 421);
+    }
     const caller = auth.caller(c.req.header('authorization'));
     if (auth.configured && !caller.authenticated) {
       return c.text('Authentication required: the dashboard token (BULKORDER_DASHBOARD_TOKEN) as bearer token or basic-auth password.', 401, { 'www-authenticate': 'Basic realm="bulkorder", charset="UTF-8"' });
@@ -89,7 +96,7 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
   };
   // While Redis is away every page would fail: say so, and let the browser ask again until it is back.
   const redisDown = (c: Context<Env>, since: number) =>
-    c.html(page(context(c, kindOf(c)), 'Redis unreachable', h`<div class="breaker" data-test="redis-down"><strong>Redis at ${redactUrl(state.config.redisUrl)} unreachable since ${time(since)}</strong>
+    c.html(page(context(c, kindOf(c)), 'Redis unreachable', h`<div class="breaker" data-test="redis-down"><strong>Redis at ${state.config.redisUrl.toString()} unreachable since ${time(since)}</strong>
 (${formatAge(Date.now() - since)}). The dashboard reconnects on its own; this page reloads every 5 s. Workers wait for Redis too: nothing is lost meanwhile.</div>`, { refreshSeconds: 5 }), 503, { 'retry-after': '5' });
   app.use('*', async (c, next) => {
     const since = OPEN_PATHS.has(c.req.path) || c.req.path === '/metrics' ? undefined : redis.downSince();

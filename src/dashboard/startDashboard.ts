@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startHttpServer } from '../health/startOpsServer.js';
 import { dashboardApp } from './dashboardApp.js';
+import { HostCheck } from './hostCheck.js';
 import { UploadSpool } from './uploadSpool.js';
 import { openDashboardState } from './dashboardState.js';
 
@@ -36,7 +37,8 @@ export async function startDashboard(config: Config, logger: Logger, options: Da
   const spool = new UploadSpool(config.dashboard.uploadMaxBytes);
   let stopping = false;
   try {
-    const server = await startHttpServer(dashboardApp(state, { readOnly: options.readOnly === true, shuttingDown: () => stopping, spool }), { host, port: options.port ?? 8080 });
+    const hosts = new HostCheck({ listenHost: host, publicUrl: config.dashboard.publicUrl, hosts: config.dashboard.hosts });
+    const server = await startHttpServer(dashboardApp(state, { readOnly: options.readOnly === true, hosts, shuttingDown: () => stopping, spool }), { host, port: options.port ?? 8080 });
     logger.info({ url: server.url, readOnly: options.readOnly === true, actions: config.dashboard.token !== undefined && options.readOnly !== true }, 'dashboard listening');
     return {
       url: server.url,

@@ -1,3 +1,4 @@
+import type { SecretUrl } from '../config.js';
 import type { RedisClient } from '../redis.js';
 import { isBulkorderError } from '../errors.js';
 import type { BulkorderMetrics } from '../metrics/bulkorderMetrics.js';
@@ -12,7 +13,7 @@ export interface ReadyCheck {
 
 export interface ReadinessDeps {
   redis: RedisClient;
-  redisUrl: string;
+  redisUrl: SecretUrl | string;
   /** Token failures seen by this process (the worker); absent where no token is fetched (the dashboard). */
   metrics?: Pick<BulkorderMetrics, 'lastTokenFailure'>;
   /** True once SIGTERM/SIGINT arrived: a load balancer should stop sending work. */

@@ -43,7 +43,13 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
   // Each kind's keyspace belongs to its API's target: open the kinds whose credentials are set (as the worker does).
   const { business, cafetariaplan } = config.credentials;
   const orders = business !== undefined || cafetariaplan === undefined ? await openServices(config, ORDERS) : undefined;
-  const accounts = cafetariaplan === undefined ? undefined : await openServices(config, ACCOUNTS);
+  const accounts =
+    cafetariaplan === undefined
+      ? undefined
+      : await openServices(config, ACCOUNTS).catch(async (error: unknown) => {
+          await orders?.close(); // an open connection would keep a process alive that has failed to start
+          throw error;
+        });
   const targets: StateTarget[] = [];
   if (orders !== undefined) targets.push({ api: 'business', services: orders });
   if (accounts !== undefined) targets.push({ api: 'cafetariaplan', services: accounts });
@@ -73,7 +79,13 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
   let server: OpsServer | undefined;
   if (metrics !== undefined && options.httpPort !== undefined) {
     const app = opsRoutes({ redis: first.redis, redisUrl: config.redisUrl, metrics, shuttingDown: () => stopping });
-    server = await startHttpServer(app, { host: options.host ?? '127.0.0.1', port: options.httpPort });
+    try {
+      server = await startHttpServer(app, { host: options.host ?? '127.0.0.1', port: options.httpPort });
+    } catch (error) {
+      // A port in use ends the process (exit 5): what was opened so far must not keep it alive (issue 26).
+      for (const close of closers) await close();
+      throw error;
+    }
     closers.unshift(() => server?.close());
     logger.info({ url: server.url }, 'serving /metrics, /healthz and /readyz');
   }

@@ -1,5 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { basename, resolve } from 'node:path';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore, ImportCounts, ImportFailure } from '../batches/batchStore.js';
@@ -16,6 +15,7 @@ import type { ValidRecord } from '../ingest/types.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import type { ImportDeps } from '../services.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
+import { refuseNul, scanFile } from '../ingest/scanFile.js';
 import { outputPath } from '../ingest/outputPath.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
 import { conflictRejection } from '../ledger/orderRefReused.js';
@@ -55,7 +55,9 @@ export interface ImportResult {
  */
 export async function importFile<P>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
   const source = await deps.kind.openSource(file, options); // refuses a bad file before anything is created
-  const sha256 = await sha256File(file);
+  const scan = await scanFile(file);
+  refuseNul(file, scan); // before the batch exists: nothing of a damaged file is queued
+  const sha256 = scan.sha256;
   const batchId = newBatchId();
   const log = deps.logger.child({ batchId, file: basename(file) });
   const rejectsPath = options.rejectsPath ?? RejectsWriter.defaultPath(file);
@@ -182,12 +184,6 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
 export function newBatchId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
   return `b-${stamp}-${randomBytes(3).toString('hex')}`;
-}
-
-export async function sha256File(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 /** A source's counts under the batch counters' names (a batch calls its records `orders`). */

@@ -3,6 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { stringify } from 'csv-stringify/sync';
 import { neutralizeCell } from './csvCells.js';
+import { outputFileError, type BulkorderError } from '../errors.js';
 import { REJECT_COLUMNS } from './orderFields.js';
 import type { RejectedRecord } from './types.js';
 
@@ -33,6 +34,9 @@ export class RejectsWriter {
   private readonly delimiter: string;
   private readonly partial: string;
   private stream: WriteStream | undefined;
+  /** Rejects with `error` once the stream fails; every wait races it. */
+  private failed: Promise<never> | undefined;
+  private error: BulkorderError | undefined;
   private closed = false;
 
   constructor(path: string, columns: readonly string[], options: RejectsWriterOptions = {}) {
@@ -53,7 +57,17 @@ export class RejectsWriter {
   async write(order: RejectedRecord): Promise<void> {
     if (this.closed) throw new Error('RejectsWriter is closed');
     if (this.stream === undefined) {
-      this.stream = createWriteStream(this.partial, { encoding: 'utf8' });
+      // Opened at the first rejected row only: a file without rejects never touches the folder.
+      const stream = createWriteStream(this.partial, { encoding: 'utf8' });
+      this.stream = stream;
+      this.failed = new Promise<never>((_, reject) => {
+        // A read-only folder or a full disk: an 'error' without a listener would end the process with a stack trace.
+        stream.once('error', (error) => {
+          this.error = outputFileError('REJECTS_WRITE_FAILED', this.path, error, 'Orders of this file before the failure may be queued; run the same import again once it can be written (what was queued is not sent twice).');
+          reject(this.error);
+        });
+      });
+      this.failed.catch(() => undefined);
       await this.put('\uFEFF' + this.format([...this.columns, ...REJECT_COLUMNS]));
     }
     const badLines = [...new Set(order.errors.map((e) => e.line))];
@@ -81,8 +95,14 @@ export class RejectsWriter {
       return;
     }
     const stream = this.stream;
-    await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
-    await rename(this.partial, this.path);
+    try {
+      await Promise.race([new Promise<void>((resolve) => stream.end(() => resolve())), this.failed]);
+      if (this.error !== undefined) throw this.error;
+      await rename(this.partial, this.path);
+    } catch (error) {
+      await rm(this.partial, { force: true });
+      throw this.error ?? error;
+    }
   }
 
   /** Drops the partial file without replacing the real one (for a run that failed). */
@@ -98,8 +118,9 @@ export class RejectsWriter {
   }
 
   private async put(text: string): Promise<void> {
+    if (this.error !== undefined) throw this.error;
     const stream = this.stream!;
-    if (!stream.write(text)) await new Promise<void>((resolve) => stream.once('drain', resolve));
+    if (!stream.write(text)) await Promise.race([new Promise<void>((resolve) => stream.once('drain', resolve)), this.failed]);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { RowError } from './types.js';
 import { ExitCode } from '../errors.js';
 import type { IngestOptions, RecordSource } from './openRecordSource.js';
+import { refuseNul, scanFile } from './scanFile.js';
 import { RejectsWriter } from './rejectsWriter.js';
 import { ValidationSummary } from './validationSummary.js';
 
@@ -35,6 +36,7 @@ export interface ValidateKind {
  */
 export async function validateFile(file: string, options: ValidateOptions, kind: ValidateKind): Promise<ValidateResult> {
   const source = await kind.openSource(file, options);
+  refuseNul(file, await scanFile(file)); // as import does: a NUL anywhere refuses the whole file
   const summary = new ValidationSummary(10, kind.noun);
   const rejects = new RejectsWriter(options.out ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
   try {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 
@@ -8,7 +8,7 @@ export interface DropFolder {
   root: string;
   /** Where people and systems put files. */
   inbox: string;
-  /** Files a watcher has claimed (by an atomic rename) and works on; their sidecars are dotfiles here. */
+  /** Files a watcher has claimed (by an atomic rename into its folder `processing/watcher-<id>/`) and works on; their sidecars are dotfiles beside them. */
   processing: string;
   /** Files whose batches settled, with `.results.csv`, `.rejects.csv` and `.summary.json`. */
   done: string;
@@ -18,7 +18,7 @@ export interface DropFolder {
 
 /** What is written beside a file: results and rejects of its import, and the summary. */
 export type Sidecar = 'results' | 'rejects' | 'summary';
-const SIDECAR_EXT: Readonly<Record<Sidecar, string>> = { results: '.results.csv', rejects: '.rejects.csv', summary: '.summary.json' };
+export const SIDECAR_EXT: Readonly<Record<Sidecar, string>> = { results: '.results.csv', rejects: '.rejects.csv', summary: '.summary.json' };
 
 /**
  * Upload tools write under a temporary name and rename when done: such names (and dotfiles,
@@ -53,14 +53,22 @@ export function newClaimName(original: string, now = new Date()): string {
   return `${stamp}-${randomBytes(3).toString('hex')}.${original}`;
 }
 
+const CLAIM_NAME = /^\d{8}T\d{6}Z-[0-9a-f]{6}\./;
+
 /** `20261122T020000Z-1a2b3c.orders.csv` -> `orders.csv`. */
 export function originalName(claim: string): string {
-  return claim.replace(/^\d{8}T\d{6}Z-[0-9a-f]{6}\./, '');
+  return claim.replace(CLAIM_NAME, '');
+}
+
+/** True for a name newClaimName made (and so for no watcher folder in processing/). */
+export function isClaimName(name: string): boolean {
+  return CLAIM_NAME.test(name);
 }
 
 /**
- * Claims a file by renaming it from inbox/ into processing/. rename(2) is atomic: when two
- * watchers race for the same file exactly one rename succeeds; the other finds it gone.
+ * Claims a file by renaming it from inbox/ into `folder.processing` (the claiming watcher's own
+ * folder, src/watch/watcherClaims.ts). rename(2) is atomic: when two watchers race for the same
+ * file exactly one rename succeeds; the other finds it gone.
  */
 export async function claimFile(folder: DropFolder, name: string): Promise<string | undefined> {
   const claim = newClaimName(name);
@@ -71,11 +79,6 @@ export async function claimFile(folder: DropFolder, name: string): Promise<strin
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-}
-
-/** Claimed files now in processing/ (sidecars and partial files there are dotfiles). */
-export async function claimedFiles(folder: DropFolder): Promise<string[]> {
-  return (await readdir(folder.processing)).filter((name) => !name.startsWith('.')).sort();
 }
 
 /** Where a sidecar of a claimed file is written while it is processed: a dotfile beside it. */

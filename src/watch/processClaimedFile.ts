@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import type { TextSink } from '../textSink.js';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { followBatch } from '../batches/followBatch.js';
 import { needsAttention, type Batch } from '../batches/batchStore.js';
 import { writeResults } from '../batches/writeResults.js';
@@ -55,9 +55,10 @@ export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>)
   const claimKey = services.keys.watchClaim(claim);
   let batchIds = JSON.parse((await services.redis.hget(claimKey, 'batches')) ?? '[]') as string[];
   // A watcher that died during the import never recorded its batch; the claimed name is unique,
-  // so a recent batch of this very path is that one. Its orders are followed with the rest.
+  // so a recent batch of a file of this name is that one (in the dead watcher's folder, or this
+  // one's if an attempt here was interrupted). Its orders are followed with the rest.
   for (const batch of await services.batches.list(RECENT_BATCHES)) {
-    if (batch.file === path && !batchIds.includes(batch.id)) batchIds = [batch.id, ...batchIds];
+    if (basename(batch.file) === claim && !batchIds.includes(batch.id)) batchIds = [batch.id, ...batchIds];
   }
   for (const id of batchIds) {
     const batch = await services.batches.get(id);

@@ -6,11 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { IngestOptions } from '../ingest/openOrderSource.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
-import { ClaimLock } from './claimLock.js';
-import { claimedFiles, claimFile, isInProgressName, openDropFolder, type DropFolder } from './dropFolder.js';
+import { claimFile, isInProgressName, openDropFolder, type DropFolder } from './dropFolder.js';
+import { claimFolderTarget, type FolderTarget } from './folderTarget.js';
 import { inboxNames } from './inboxNames.js';
 import { FileStability } from './fileStability.js';
 import { processClaimedFile, type ProcessOutcome } from './processClaimedFile.js';
+import { WatcherClaims, type HeldClaim } from './watcherClaims.js';
 
 const SECOND = 1000;
 const MIB = 1024 * 1024;
@@ -27,7 +28,7 @@ export interface WatchOptions {
   maxBytes?: number;
   /** Files worked on at once (each is imported, then followed until its orders settle); default 4. */
   maxActive?: number;
-  /** A file's lock lapses this long after its watcher stopped renewing it; default 30 s. */
+  /** A watcher whose heartbeat is this old is dead and its files are taken over; default 30 s. */
   lockMs?: number;
   /** Return once the inbox holds nothing to take and every file this watcher took is finished. */
   once?: boolean;
@@ -42,6 +43,8 @@ export interface WatchOptions {
 export interface WatchDeps<P> {
   /** The services of the kind the folder's files hold (orders). */
   services: Services<P>;
+  /** The API those services send to: the folder is bound to it, and a watcher of another is refused (exit 2). */
+  target: FolderTarget;
   logger: Logger;
 }
 
@@ -51,34 +54,36 @@ export interface WatchReport {
   done: string[];
   failed: string[];
   needsAttention: number;
-  /** With `once`: files left in processing/ under another watcher's lock that did not lapse in time. */
+  /** With `once`: files left in processing/ by another watcher whose heartbeat did not lapse in time. */
   unclaimed: string[];
 }
 
 /**
- * `bulkorder watch`: takes complete files from inbox/ by an atomic rename into processing/,
- * imports each, follows its batch until every order settles, then moves it with its results,
- * rejects and summary to done/ (or failed/ when refused as a whole). Any number of watchers may
- * share a folder; a file found in processing/ whose watcher died (its lock lapsed) is resumed,
- * and the ledger makes a second import of it send nothing twice.
+ * `bulkorder watch`: takes complete files from inbox/ by an atomic rename into its own folder in
+ * processing/, imports each, follows its batch until every order settles, then moves it with its
+ * results, rejects and summary to done/ (or failed/ when refused as a whole). Any number of
+ * watchers of one target may share a folder (a watcher of another target is refused); the files of
+ * a watcher that died (its heartbeat lapsed) are taken over, and the ledger makes a second import
+ * of them send nothing twice.
  */
 export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>): Promise<WatchReport> {
   const folder = await openDropFolder(options.dir);
+  await claimFolderTarget(folder.root, deps.target);
   const stableMs = options.stableMs ?? 5 * SECOND;
   const pollMs = options.pollMs ?? SECOND;
   const maxActive = options.maxActive ?? 4;
   const watcherId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const lock = new ClaimLock(deps.services.redis, deps.services.keys, watcherId, options.lockMs ?? 30 * SECOND);
+  const claims = await WatcherClaims.open(folder, watcherId, options.lockMs ?? 30 * SECOND);
   const stability = new FileStability(stableMs);
   const stop = new AbortController();
   options.signal?.addEventListener('abort', () => stop.abort(), { once: true });
   const log = deps.logger.child({ watcher: watcherId, folder: folder.root });
   const active = new Map<string, Promise<void>>();
   const report: WatchReport = { folder, done: [], failed: [], needsAttention: 0, unclaimed: [] };
-  // With `once`: files in processing/ locked by another watcher. A dead watcher's lock lapses
-  // within lockMs, so they are waited for that long (said so), then reported as unclaimed.
-  const blocked = new Set<string>();
-  let blockedSince: number | undefined;
+  // With `once`: files another live watcher holds. A dead watcher's heartbeat lapses within
+  // lockMs, so they are waited for that long (said so), then reported as unclaimed.
+  let held: HeldClaim[] = [];
+  let heldSince: number | undefined;
   log.info({ stableMs, maxActive }, 'watching the drop folder');
 
   const start = (claim: string): void => {
@@ -90,26 +95,15 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
     const aborted = new AbortController();
     const onStop = (): void => aborted.abort();
     stop.signal.addEventListener('abort', onStop, { once: true });
-    const renewal = setInterval(() => {
-      void lock.renew(claim).then(
-        (held) => {
-          if (!held) {
-            log.error({ claim }, 'lost the lock of a file (another watcher resumed it); leaving it');
-            aborted.abort();
-          }
-        },
-        () => undefined, // Redis blip: the next renewal tries again before the lock lapses
-      );
-    }, lock.ttlMs / 3);
+    lost.set(claim, aborted);
     let outcome: ProcessOutcome = { to: 'interrupted' };
     try {
-      outcome = await processClaimedFile(claim, { ...deps, folder, ingest: options.ingest ?? {}, maxBytes: options.maxBytes ?? 512 * MIB, watcherId, signal: aborted.signal });
+      outcome = await processClaimedFile(claim, { ...deps, folder: claims.own, ingest: options.ingest ?? {}, maxBytes: options.maxBytes ?? 512 * MIB, watcherId, signal: aborted.signal });
     } catch (error) {
       log.error({ claim, err: error }, 'could not finish a drop-folder file; it stays in processing/ and is tried again');
     } finally {
-      clearInterval(renewal);
+      lost.delete(claim);
       stop.signal.removeEventListener('abort', onStop);
-      await lock.release(claim).catch(() => undefined);
     }
     if (outcome.to === 'done') report.done.push(claim);
     if (outcome.to === 'failed') report.failed.push(claim);
@@ -117,43 +111,54 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
     if (outcome.to === 'interrupted' && !stop.signal.aborted) await sleep(pollMs); // back off before it is retried
   };
 
-  while (!stop.signal.aborted) {
-    // Files left in processing/ by a watcher that died: their lock has lapsed.
-    blocked.clear();
-    for (const claim of await claimedFiles(folder)) {
-      if (active.has(claim)) continue;
-      if (active.size >= maxActive) {
-        blocked.add(claim);
-        continue;
+  // The heartbeat; a file taken over meanwhile (this watcher stalled past lockMs) is left to its taker.
+  const lost = new Map<string, AbortController>();
+  const heartbeat = setInterval(() => {
+    void (async () => {
+      await claims.beat();
+      for (const [claim, aborted] of lost) {
+        if (await claims.holds(claim)) continue;
+        log.error({ claim }, 'another watcher took over a file (this one missed its heartbeat); leaving it');
+        aborted.abort();
       }
-      if (await lock.acquire(claim)) {
-        log.info({ claim }, 'resuming a file left in processing/');
+    })().catch((error: unknown) => log.warn({ err: error }, 'could not touch the watcher heartbeat; trying again'));
+  }, claims.ttlMs / 3);
+
+  try {
+    while (!stop.signal.aborted) {
+      // Files of this watcher not being worked on (an attempt was interrupted), then those of dead watchers.
+      for (const claim of await claims.mine()) if (!active.has(claim) && active.size < maxActive) start(claim);
+      const scan = await claims.scan(maxActive - active.size);
+      for (const claim of scan.taken) {
+        log.info({ claim }, 'resuming a file a watcher left in processing/');
         start(claim);
-      } else blocked.add(claim);
-    }
-    const waiting = await takeFromInbox(folder, stability, Date.now(), maxActive - active.size, async (name) => {
-      const claim = await claimFile(folder, name);
-      if (claim === undefined) return; // another watcher took it first
-      // A fresh claim nobody else can know yet, unless another watcher's resume scan raced us to it.
-      if (await lock.acquire(claim)) start(claim);
-    }, log);
-    if (options.once === true && waiting === 0 && active.size === 0) {
-      if (blocked.size === 0) break;
-      const now = Date.now();
-      if (blockedSince === undefined) {
-        blockedSince = now;
-        const names = [...blocked].map((claim) => `processing/${claim}`).join(', ');
-        log.warn({ claims: [...blocked], lockMs: lock.ttlMs }, 'waiting for files another watcher holds');
-        options.onWaiting?.(`waiting for ${names}: another watcher holds ${blocked.size === 1 ? 'its lock' : 'their locks'}; if that watcher died, the lock lapses within ${Math.ceil(lock.ttlMs / 1000)} s and the file is resumed here`);
-      } else if (now - blockedSince > lock.ttlMs + 2 * pollMs) {
-        report.unclaimed = [...blocked];
-        log.warn({ claims: report.unclaimed }, 'files still held by another watcher; leaving them');
-        break;
       }
-    } else blockedSince = undefined;
-    await sleep(pollMs, undefined, { signal: stop.signal }).catch(() => undefined);
+      held = scan.held;
+      const waiting = await takeFromInbox(folder, stability, Date.now(), maxActive - active.size, async (name) => {
+        const claim = await claimFile(claims.own, name);
+        if (claim !== undefined) start(claim); // undefined: another watcher took it first
+      }, log);
+      if (options.once === true && waiting === 0 && active.size === 0) {
+        if (held.length === 0) break;
+        const now = Date.now();
+        if (heldSince === undefined) {
+          heldSince = now;
+          const names = held.map((h) => h.path).join(', ');
+          log.warn({ claims: held.map((h) => h.path), lockMs: claims.ttlMs }, 'waiting for files another watcher holds');
+          options.onWaiting?.(`waiting for ${names}: another watcher holds ${held.length === 1 ? 'it' : 'them'}; if that watcher died, its heartbeat lapses within ${Math.ceil(claims.ttlMs / 1000)} s and the file is resumed here`);
+        } else if (now - heldSince > claims.ttlMs + 2 * pollMs) {
+          report.unclaimed = held.map((h) => h.claim);
+          log.warn({ claims: report.unclaimed }, 'files still held by another watcher; leaving them');
+          break;
+        }
+      } else heldSince = undefined;
+      await sleep(pollMs, undefined, { signal: stop.signal }).catch(() => undefined);
+    }
+    await Promise.all(active.values());
+  } finally {
+    clearInterval(heartbeat);
+    await claims.close();
   }
-  await Promise.all(active.values());
   log.info({ done: report.done.length, failed: report.failed.length }, 'watcher stopped');
   return report;
 }

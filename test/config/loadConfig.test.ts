@@ -29,7 +29,7 @@ describe('loadConfig', () => {
   it('needs nothing: defaults for everything, no API settings', () => {
     const config = loadConfig({ env: {} });
     expect(config.env).toBe('acceptance');
-    expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(config.redisUrl.reveal()).toBe('redis://127.0.0.1:6379');
     expect(config.logLevel).toBe('info');
     expect(config.tokenAuth).toBe('body');
     expect(config.http).toEqual({ connectTimeoutMs: 10_000, headersTimeoutMs: 30_000, bodyTimeoutMs: 30_000, deadlineMs: 60_000 });
@@ -57,7 +57,7 @@ describe('loadConfig', () => {
     expect(config.logLevel).toBe('debug');
     expect(config.shadowed).toEqual(['LOG_LEVEL']);
     expect(config.sources).toMatchObject({ LOG_LEVEL: 'env-file', BULKORDER_USER_AGENT: 'env-file', REDIS_URL: 'environment', BULKORDER_ENV: 'default' });
-    expect(config.redisUrl).toBe('redis://127.0.0.1:6390');
+    expect(config.redisUrl.reveal()).toBe('redis://127.0.0.1:6390');
     expect(config.userAgent).toBe('File-FromTheFile');
     expect(config.http.deadlineMs).toBe(60_000);
     expect(config.baseUrl).toBe('http://localhost:8080');

@@ -31,7 +31,7 @@ export async function rerun(rig: DeliveryRig, file: string): Promise<{ exit: num
 
 /** Starts `bulkorder import <file>` as a real process and SIGKILLs it once its batch has queued `atLeast` orders. */
 export async function killImportAt(rig: DeliveryRig, file: string, atLeast: number): Promise<Batch> {
-  const url = rig.config.redisUrl;
+  const url = rig.config.redisUrl.reveal();
   const importer = startCli(['import', file], { ...rig.env, LOG_LEVEL: 'warn' });
   await waitFor(async () => ((await batchesNow(url, rig.prefix))[0]?.enqueued ?? 0) >= atLeast, `${atLeast} orders queued`, 60_000);
   importer.child.kill('SIGKILL');

@@ -1,7 +1,8 @@
 import { recordReliability } from '../helpers/reliabilityLog.js';
-import { link, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { apiTarget } from '../../src/config.js';
 import { newClaimName, openDropFolder } from '../../src/watch/dropFolder.js';
 import { watchFolder, type WatchOptions } from '../../src/watch/watchFolder.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
@@ -15,8 +16,20 @@ afterEach(async () => {
 function watch(r: DeliveryRig, options: Partial<WatchOptions> = {}) {
   return watchFolder(
     { dir: join(r.dir, 'drop'), stableMs: 200, pollMs: 50, once: true, ...options },
-    { services: r.services, logger: r.logger },
+    { services: r.services, target: apiTarget(r.config), logger: r.logger },
   );
+}
+
+/** A watcher's folder in processing/ whose heartbeat was touched `agoMs` ago (undefined: none, the watcher stopped). */
+async function watcherDir(processing: string, id: string, agoMs: number | undefined): Promise<string> {
+  const dir = join(processing, `watcher-${id}`);
+  await mkdir(dir);
+  if (agoMs !== undefined) {
+    await writeFile(join(dir, '.alive'), '');
+    const then = new Date(Date.now() - agoMs);
+    await utimes(join(dir, '.alive'), then, then);
+  }
+  return dir;
 }
 
 function csv(prefix: string, n: number, product = 5001): string {
@@ -90,30 +103,34 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     const folder = await openDropFolder(join(rig.dir, 'drop'));
     await rig.startWorker({ concurrency: 2 });
 
-    // A watcher claimed this file and imported it, then died before the batch settled.
+    // A watcher claimed this file and imported it, then died before the batch settled (its heartbeat is old).
+    const deadDir = await watcherDir(folder.processing, 'dead', 60_000);
     const imported = newClaimName('imported.csv');
-    await writeFile(join(folder.processing, imported), csv('IMP', 4));
-    const first = await rig.importFile(join(folder.processing, imported));
+    await writeFile(join(deadDir, imported), csv('IMP', 4));
+    const first = await rig.importFile(join(deadDir, imported));
     await rig.services.redis.hset(rig.services.keys.watchClaim(imported), 'batches', JSON.stringify([first.batchId]));
-    // Another died right after its claim, before importing.
+    // Another (an older version, claiming straight into processing/) died right after its claim, before importing.
     const claimedOnly = newClaimName('claimed.csv');
     await writeFile(join(folder.processing, claimedOnly), csv('CLM', 2));
-    // Another died during its import, before it could record the batch.
+    // Another died during its import, before it could record the batch; it had stopped its heartbeat.
+    const stoppedDir = await watcherDir(folder.processing, 'stopped', undefined);
     const midImport = newClaimName('mid.csv');
-    await writeFile(join(folder.processing, midImport), csv('MID', 3));
-    const orphan = await rig.importFile(join(folder.processing, midImport));
+    await writeFile(join(stoppedDir, midImport), csv('MID', 3));
+    const orphan = await rig.importFile(join(stoppedDir, midImport));
     await rig.services.redis.hset(rig.services.keys.batch(orphan.batchId), 'importState', 'importing');
-    // A third belongs to a watcher that is alive (its lock is held).
+    // A third belongs to a watcher that is alive (it keeps touching its heartbeat).
+    const liveDir = await watcherDir(folder.processing, 'live', 0);
     const busy = newClaimName('busy.csv');
-    await writeFile(join(folder.processing, busy), csv('BUSY', 1));
-    await rig.services.redis.set(rig.services.keys.watchLock(busy), 'someone-else', 'PX', 60_000);
+    await writeFile(join(liveDir, busy), csv('BUSY', 1));
+    const beating = setInterval(() => void utimes(join(liveDir, '.alive'), new Date(), new Date()).catch(() => undefined), 200);
 
     const waits: string[] = [];
-    const report = await watch(rig, { lockMs: 1500, onWaiting: (message) => waits.push(message) });
+    const report = await watch(rig, { lockMs: 1500, onWaiting: (message) => waits.push(message) }).finally(() => clearInterval(beating));
     expect(report.done.sort()).toEqual([claimedOnly, imported, midImport].sort());
-    expect(await readdir(folder.processing)).toEqual([busy]);
+    expect(await readdir(folder.processing)).toEqual(['watcher-live']); // the dead watchers' folders removed, this one's too
+    expect(await readdir(liveDir)).toEqual(['.alive', busy]);
     // --once says what it waits for, and reports the file that stayed another watcher's (exit 4 in the CLI).
-    expect(waits).toEqual([expect.stringContaining(`waiting for processing/${busy}: another watcher holds its lock`)]);
+    expect(waits).toEqual([expect.stringContaining(`waiting for processing/watcher-live/${busy}: another watcher holds it`)]);
     expect(report.unclaimed).toEqual([busy]);
     const batches = await rig.services.batches.list(100);
     expect(batches.filter((b) => b.file.endsWith(imported))).toHaveLength(1); // followed, not imported again
@@ -133,11 +150,11 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     const folder = await openDropFolder(join(rig.dir, 'drop'));
     await rig.startWorker({ concurrency: 2 });
     const crashed = newClaimName('crashed.csv');
-    await writeFile(join(folder.processing, crashed), csv('CRASH', 2));
-    await rig.services.redis.set(rig.services.keys.watchLock(crashed), 'dead-watcher', 'PX', 700); // never renewed again
+    const dir = await watcherDir(folder.processing, 'crashed', 3000 - 700); // lapses in 0.7 s, never touched again
+    await writeFile(join(dir, crashed), csv('CRASH', 2));
     const waits: string[] = [];
     const report = await watch(rig, { lockMs: 3000, onWaiting: (message) => waits.push(message) });
-    expect(waits).toEqual([expect.stringContaining(`processing/${crashed}`)]);
+    expect(waits).toEqual([expect.stringContaining(`processing/watcher-crashed/${crashed}`)]);
     expect(report).toMatchObject({ done: [crashed], unclaimed: [] });
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
   });

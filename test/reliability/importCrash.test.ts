@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
@@ -88,12 +88,11 @@ describe('reservation and queueing cannot come apart (real CLI processes, real R
     await writeFile(join(drop, 'inbox', 'night.csv'), ordersCsv('WK', 3000));
     await rig.startWorker({ concurrency: 50 });
     const watcher = startCli(['watch', drop, '--stable', '0.2', '--poll', '0.05'], { ...rig.env, LOG_LEVEL: 'warn' });
-    await waitFor(async () => ((await batchesNow(rig!.config.redisUrl, rig!.prefix))[0]?.enqueued ?? 0) >= 1000, '1000 orders queued', 60_000);
+    await waitFor(async () => ((await batchesNow(rig!.config.redisUrl.reveal(), rig!.prefix))[0]?.enqueued ?? 0) >= 1000, '1000 orders queued', 60_000);
     watcher.child.kill('SIGKILL');
     await watcher.exited;
-    // Its claim lock lapses after 30 s; drop it now instead of waiting (the same state, sooner).
-    const locks = await rig.services.redis.keys(`${rig.prefix}:watch:lock:*`);
-    if (locks.length > 0) await rig.services.redis.del(...locks);
+    // Its heartbeat lapses after 30 s; drop it now instead of waiting (the same state, sooner).
+    for (const dir of await readdir(join(drop, 'processing'))) await rm(join(drop, 'processing', dir, '.alive'), { force: true });
     const next = startCli(['watch', drop, '--once', '--stable', '0.2', '--poll', '0.05'], { ...rig.env, LOG_LEVEL: 'warn' });
     const exit = await next.exited;
     const counters = rig.simulator.counters();

@@ -50,7 +50,7 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     recordReliability({ fault: 'worker SIGTERM after its batch; canary secret and token over the whole run', behaviour: 'clean exit 0; neither secret nor token in any log line or file written', orders: 4, lost: 0, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
 
     // The canary: neither the client secret nor the token the workers used appears in any output or file.
-    const redis = new Redis(rig.config.redisUrl);
+    const redis = new Redis(rig.config.redisUrl.reveal());
     const tokenKeys = (await redis.keys(`${rig.prefix}:token:*`)).filter((k) => !/:(lock|failure)$/.test(k));
     const tokens = (await Promise.all(tokenKeys.map((k) => redis.hget(k, 'value')))).filter((v): v is string => v !== null);
     redis.disconnect();

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { reserveKeys } from '../helpers/ledgerReserve.js';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SecretUrl } from '../../src/config.js';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { writeResults } from '../../src/batches/writeResults.js';
 import type { ParkedRecord } from '../../src/deliveryJob.js';
@@ -100,7 +101,7 @@ describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the
   }, 60_000);
 
   it("runs the breaker's scripts on the node of the breaker's slot (the successes' bucket too)", async () => {
-    const redis = createRedis({ redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: nodesOf(cluster!.nodes) }, 'worker');
+    const redis = createRedis({ redisUrl: new SecretUrl('redis://127.0.0.1:6379'), redisClusterNodes: nodesOf(cluster!.nodes) }, 'worker');
     const prefix = `{${testPrefix('cluster-breaker')}}`;
     const settings = { windowMs: 60_000, minAttempts: 3, minOrders: 3, minCustomers: 1, refusalRatio: 0.1, serverFailingRatio: 0.5, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 1, alertAfterMs: 1_800_000 };
     const breaker = new CircuitBreaker(redis, keyspace(prefix), createLogger({ level: 'silent' }), { settings, pauseQueue: async () => undefined, resumeQueue: async () => undefined });

@@ -15,7 +15,7 @@ import { validOrder } from './apiRig.js';
 
 const config = loadConfig();
 const settings = requireApi(config, 'business');
-const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+const redis = new Redis(config.redisUrl.reveal(), { maxRetriesPerRequest: null });
 const transport = createHttpTransport(config.http);
 const logger = silentLogger();
 const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: process.env.PREFIX });

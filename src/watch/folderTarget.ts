@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { link, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import { targetId } from '../target.js';
+
+/** The API a drop folder's files are sent to: environment, API base URL and client id (src/target.ts). */
+export interface FolderTarget {
+  readonly env: string;
+  readonly apiBaseUrl: string;
+  readonly clientId: string;
+}
+
+/** What `.bulkorder-target.json` in a drop folder's root holds. */
+interface TargetRecord extends FolderTarget {
+  readonly targetId: string;
+  readonly since: string;
+  readonly recordedBy: string;
+}
+
+/** The file in a drop folder's root that says which target the folder serves. */
+export const TARGET_FILE = '.bulkorder-target.json';
+
+/**
+ * Binds a drop folder to one target, or refuses a watcher of another one (exit 2, naming the
+ * owner). The record is created with link(2), which fails when the name exists, so of two
+ * watchers of different targets starting together exactly one records its target; Redis plays no
+ * part, so it holds across namespaces and Redis instances (issue 26: one share, two targets).
+ */
+export async function claimFolderTarget(root: string, target: FolderTarget): Promise<void> {
+  const path = join(root, TARGET_FILE);
+  const mine: TargetRecord = { ...publicTarget(target), targetId: targetOf(target), since: new Date().toISOString(), recordedBy: `${hostname()}-${process.pid}` };
+  const temp = `${path}.${randomBytes(4).toString('hex')}.partial`;
+  await writeFile(temp, JSON.stringify(mine, null, 2) + '\n');
+  try {
+    await link(temp, path);
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    await rm(temp, { force: true });
+  }
+  const owner = await readRecord(path);
+  if (owner?.targetId === mine.targetId) return;
+  const who = owner === undefined ? 'an unreadable record' : describe(owner);
+  throw new UsageError(
+    'WATCH_FOLDER_OTHER_TARGET',
+    `${root} serves another target: ${who}; this watcher is for ${describe(mine, false)}. Give each target its own drop folder` +
+      ` (a file dropped here must reach one API only); if no watcher of that target uses the folder any more, remove ${path}.`,
+  );
+}
+
+function targetOf(target: FolderTarget): string {
+  return targetId(target.env, target.apiBaseUrl, target.clientId);
+}
+
+/** The base URL without user info or query: the record is readable by anyone who can drop files. */
+function publicTarget(target: FolderTarget): FolderTarget {
+  const url = new URL(target.apiBaseUrl);
+  return { env: target.env, apiBaseUrl: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, clientId: target.clientId };
+}
+
+function describe(record: TargetRecord, origin = true): string {
+  const what = `${record.env}, API ${record.apiBaseUrl}, client id ${record.clientId} (target ${record.targetId}`;
+  return origin ? `${what}, recorded ${record.since} by ${record.recordedBy})` : `${what})`;
+}
+
+async function readRecord(path: string): Promise<TargetRecord | undefined> {
+  try {
+    const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<TargetRecord>;
+    return typeof parsed.targetId === 'string' ? (parsed as TargetRecord) : undefined;
+  } catch {
+    return undefined;
+  }
+}
