@@ -8,7 +8,7 @@ import type { CommandContext, RecordKindName, StatusFlags } from './options.js';
 async function printWith(kind: RecordKindName, ctx: CommandContext, say: (services: Services<unknown>) => Promise<string>): Promise<number> {
   const services = await openServices(ctx.config, KINDS[kind]);
   try {
-    process.stdout.write(await say(services));
+    ctx.stdout.write(await say(services));
     return ExitCode.ok;
   } finally {
     await services.close();
