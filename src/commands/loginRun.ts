@@ -1,7 +1,13 @@
 import type { Config } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { CommandContext, LoginFlags } from './options.js';
+import type { CommandContext, ConfigFlags } from './options.js';
+
+/** Flags of `bulkorder login`. */
+export interface LoginFlags extends ConfigFlags {
+  email?: string;
+  company?: string;
+}
 
 /**
  * `bulkorder login`: with a customerId, one login call (no Redis needed); with --email and
