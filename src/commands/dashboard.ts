@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { DEFAULT_PORTS, loadCommandContext, withConfigFlags, withExamples, type DashboardFlags, type CommandIo } from './options.js';
+import { DEFAULT_PORTS, loadCommandContext, withConfigFlags, withExamples, type CommandIo } from './options.js';
+import type { DashboardFlags } from './dashboardRun.js';
 
 export function register(program: Command, io: CommandIo): void {
   const command = program

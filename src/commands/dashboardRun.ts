@@ -1,6 +1,13 @@
 import { ExitCode, UsageError } from '../errors.js';
 import { startDashboard } from '../dashboard/startDashboard.js';
-import { DEFAULT_PORTS, type CommandContext, type DashboardFlags } from './options.js';
+import { DEFAULT_PORTS, type CommandContext, type ConfigFlags } from './options.js';
+
+/** `bulkorder dashboard`. */
+export interface DashboardFlags extends ConfigFlags {
+  host?: string;
+  port?: string;
+  readOnly?: boolean;
+}
 
 /** `bulkorder dashboard`: serves until SIGTERM or SIGINT. */
 export async function runDashboard(flags: DashboardFlags, ctx: CommandContext): Promise<number> {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { accountsAlias, loadCommandContext, withConfigFlags, withExamples, withJsonOption, withJsonRefusal, withParkedFilters, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type CommandIo } from './options.js';
+import { accountsAlias, loadCommandContext, withConfigFlags, withExamples, withJsonOption, withJsonRefusal, withParkedFilters, type RecordKindName, type CommandIo } from './options.js';
+import type { DeadLetterAction, DeadLetterFlags } from './deadLettersRun.js';
 
 /** Declares `dead-letters` under `parent` for one kind (`bulkorder dead-letters`, `bulkorder accounts dead-letters`). */
 export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {

@@ -3,13 +3,29 @@ import { ExitCode } from '../errors.js';
 import type { Services } from '../services.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
 import { listParked, openParked, showParked } from '../deadLetter/parkedActions.js';
-import { parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
+import { parkedFilterFromFlags, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import { parseDelimiter } from '../ingest/parseDelimiter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
 import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
-import { chosenKind, positiveInteger, printReport, requireSelection, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type CommandContext } from './options.js';
+import { chosenKind, positiveInteger, printReport, requireSelection, type RecordKindName, type CommandContext, type ConfigFlags } from './options.js';
+
+/** The `dead-letters` subcommands. */
+export type DeadLetterAction = 'list' | 'show' | 'export' | 'retry' | 'purge';
+
+/** Flags of every `dead-letters` subcommand. */
+export interface DeadLetterFlags extends ConfigFlags, ParkedFilterFlags {
+  /** Deprecated alias of the `accounts` subcommand tree. */
+  accounts?: boolean;
+  json?: boolean;
+  limit?: string;
+  out?: string;
+  delimiter?: string;
+  all?: boolean;
+  wait?: boolean;
+  timeout?: string;
+}
 
 type Context = CommandContext;
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { withExamples, type DemoFlags, type CommandIo } from './options.js';
+import { withExamples, type CommandIo } from './options.js';
+import type { DemoFlags } from './demoRun.js';
 
 export function register(program: Command, io: CommandIo): void {
   const command = program

@@ -17,11 +17,16 @@ import { ORDERS } from '../kinds/orders.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { TextSink } from '../textSink.js';
-import type { CommandIo, DemoFlags } from './options.js';
+import type { CommandIo } from './options.js';
+
+/** Flags of `bulkorder demo`. */
+export interface DemoFlags {
+  out?: string;
+  keep?: boolean;
+}
 
 /** The sample files the demo imports, in order; mistakes.csv shows rejects, gift-orders.csv dead letters. */
 export const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-orders.json', 'gift-orders.ndjson', 'mistakes.csv'];
-
 
 /** `bulkorder demo`: returns the exit code. */
 export async function runDemo(flags: DemoFlags, io: CommandIo): Promise<number> {

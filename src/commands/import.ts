@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { loadCommandContext, printReport, withConfigFlags, withExamples, withImportOptions, withJsonRefusal, type CommandIo, type ImportFlags, type RecordKindName } from './options.js';
+import { loadCommandContext, printReport, withConfigFlags, withExamples, withImportOptions, withJsonRefusal, type CommandIo, type RecordKindName } from './options.js';
+import type { ImportFlags } from './importRun.js';
 
 /** Declares `import` under `parent` for one kind (`bulkorder import`, `bulkorder accounts import`); its code loads only when it runs. */
 export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {

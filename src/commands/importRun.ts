@@ -1,11 +1,21 @@
 import { UsageError } from '../errors.js';
-import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
+import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { openServices } from '../services.js';
 import { importAndFollow, type FollowSettings } from '../importer/importAndFollow.js';
 import type { ImportOptions } from '../importer/importFile.js';
-import type { CommandContext, CommandReport, ImportFlags } from './options.js';
+import type { CommandContext, CommandReport, ConfigFlags } from './options.js';
 
+/** Flags of `import` and `accounts import`. */
+export interface ImportFlags extends ConfigFlags, IngestFlags {
+  json?: boolean;
+  wait?: boolean;
+  force?: boolean;
+  rejects?: string;
+  results?: string;
+  timeout?: string;
+  maxWait?: string;
+}
 
 /** `--wait` gives up after this by default (--max-wait): a nightly cron job must end. */
 const DEFAULT_MAX_WAIT_MS = 6 * 3600 * 1000;

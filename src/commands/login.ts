@@ -3,8 +3,8 @@
  * one-time login URL and prints it on stdout (and nothing else there, so it can be piped).
  */
 import type { Command } from 'commander';
-import type { CommandIo } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, type LoginFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples } from './options.js';
+import type { LoginFlags } from './loginRun.js';
 
 /** Declares the command; the client loads only when it runs. */
 export function register(program: Command, io: CommandIo): void {

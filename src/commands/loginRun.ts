@@ -1,5 +1,11 @@
 import { ExitCode, UsageError } from '../errors.js';
-import type { CommandContext, LoginFlags } from './options.js';
+import type { CommandContext, ConfigFlags } from './options.js';
+
+/** Flags of `bulkorder login`. */
+export interface LoginFlags extends ConfigFlags {
+  email?: string;
+  company?: string;
+}
 
 /**
  * `bulkorder login`: with a customerId, one login call (no Redis needed); with --email and

@@ -6,7 +6,7 @@
 import { Option, type Command } from 'commander';
 import type { Config } from '../config.js';
 import { exitMeaning, isBulkorderError, UsageError } from '../errors.js';
-import { isEmptyFilter, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
+import { isEmptyFilter, type ParkedFilter } from '../deadLetter/parkedFilter.js';
 import type { IngestFlags } from '../ingest/ingestFlags.js';
 import type { RecordKindName } from '../kinds/recordKind.js';
 import type { Logger } from '../logger.js';
@@ -211,17 +211,6 @@ export function withReadingOptions(command: Command, whose = 'the file', mapNote
   return command.option('--threads <n>', 'worker threads validating the rows of a large CSV file while it is read, ~40 MB each; 0: none (default: 1 on 4 or more cores, else 0)');
 }
 
-/** Flags of `import` and `accounts import`. */
-export interface ImportFlags extends ConfigFlags, IngestFlags {
-  json?: boolean;
-  wait?: boolean;
-  force?: boolean;
-  rejects?: string;
-  results?: string;
-  timeout?: string;
-  maxWait?: string;
-}
-
 /** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
 export function withImportOptions(command: Command, noun: string): Command {
   return withJsonOption(withReadingOptions(command, 'the file', '', noun === 'order' ? 'orders' : 'accounts'), 'the summary (counts, batch id, rejects and results files; with --wait what was delivered)')
@@ -237,46 +226,6 @@ export function withImportOptions(command: Command, noun: string): Command {
 export interface ValidateFlags extends IngestFlags {
   out?: string;
   json?: boolean;
-}
-
-/** Flags of `status` and `accounts status`. */
-export interface StatusFlags extends ConfigFlags {
-  json?: boolean;
-  limit?: string;
-}
-
-/** The `dead-letters` subcommands. */
-export type DeadLetterAction = 'list' | 'show' | 'export' | 'retry' | 'purge';
-
-/** Flags of every `dead-letters` subcommand. */
-export interface DeadLetterFlags extends ConfigFlags, ParkedFilterFlags {
-  /** Deprecated alias of the `accounts` subcommand tree. */
-  accounts?: boolean;
-  json?: boolean;
-  limit?: string;
-  out?: string;
-  delimiter?: string;
-  all?: boolean;
-  wait?: boolean;
-  timeout?: string;
-}
-
-/** The `review` subcommands. */
-export type ReviewAction = 'list' | 'show' | 'release' | 'resolve';
-
-/** Flags of every `review` subcommand. */
-export interface ReviewFlags extends ConfigFlags, ParkedFilterFlags {
-  /** Deprecated alias of the `accounts` subcommand tree. */
-  accounts?: boolean;
-  json?: boolean;
-  limit?: string;
-  all?: boolean;
-  wait?: boolean;
-  timeout?: string;
-  delivered?: boolean;
-  remoteId?: string;
-  by?: string;
-  note?: string;
 }
 
 /** Adds the filter flags `list`, `export`, `retry`, `purge`, `release` and `resolve` share. */
@@ -315,53 +264,4 @@ export function positiveInteger(text: string, flag: string): number {
 /** The kind a dead-letters or review action works on: its place in the tree, or the deprecated `--accounts`. */
 export function chosenKind(kind: RecordKindName, flags: { accounts?: boolean }): RecordKindName {
   return flags.accounts === true ? 'accounts' : kind;
-}
-
-/** Flags of `bulkorder worker`. */
-export interface WorkerFlags extends ConfigFlags {
-  concurrency?: string;
-  processes?: string;
-  httpPort?: string;
-  httpHost?: string;
-}
-
-/** Flags of `bulkorder watch`. */
-export interface WatchFlags extends ConfigFlags, IngestFlags {
-  stable?: string;
-  poll?: string;
-  maxSize?: string;
-  maxActive?: string;
-  once?: boolean;
-  deliver?: boolean;
-  json?: boolean;
-}
-
-/** The `schedule` subcommands. */
-export type ScheduleAction = 'set' | 'list' | 'remove';
-
-/** Flags of every `schedule` subcommand. */
-export interface ScheduleFlags extends ConfigFlags, IngestFlags {
-  cron?: string;
-  tz?: string;
-  source?: string;
-  json?: boolean;
-}
-
-/** Flags of `bulkorder demo`. */
-export interface DemoFlags {
-  out?: string;
-  keep?: boolean;
-}
-
-/** Flags of `bulkorder login`. */
-export interface LoginFlags extends ConfigFlags {
-  email?: string;
-  company?: string;
-}
-
-/** `bulkorder dashboard`. */
-export interface DashboardFlags extends ConfigFlags {
-  host?: string;
-  port?: string;
-  readOnly?: boolean;
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { accountsAlias, loadCommandContext, withConfigFlags, withExamples, withJsonOption, withJsonRefusal, withParkedFilters, type RecordKindName, type ReviewAction, type ReviewFlags, type CommandIo } from './options.js';
+import { accountsAlias, loadCommandContext, withConfigFlags, withExamples, withJsonOption, withJsonRefusal, withParkedFilters, type RecordKindName, type CommandIo } from './options.js';
+import type { ReviewAction, ReviewFlags } from './reviewRun.js';
 
 /** Declares `review` under `parent` for one kind (`bulkorder review`, `bulkorder accounts review`). */
 export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {

@@ -1,12 +1,30 @@
 import { userInfo } from 'node:os';
 import { ExitCode, UsageError } from '../errors.js';
-import { parkedFilterFromFlags } from '../deadLetter/parkedFilter.js';
+import { parkedFilterFromFlags, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
 import { releaseHeld } from '../review/releaseHeld.js';
 import { resolveHeld } from '../review/resolveHeld.js';
 import { listParked, openParked, showParked } from '../deadLetter/parkedActions.js';
 import { KINDS } from '../kinds/kindByName.js';
-import { chosenKind, positiveInteger, printReport, requireSelection, type CommandContext, type RecordKindName, type ReviewAction, type ReviewFlags } from './options.js';
+import { chosenKind, positiveInteger, printReport, requireSelection, type CommandContext, type RecordKindName, type ConfigFlags } from './options.js';
+
+/** The `review` subcommands. */
+export type ReviewAction = 'list' | 'show' | 'release' | 'resolve';
+
+/** Flags of every `review` subcommand. */
+export interface ReviewFlags extends ConfigFlags, ParkedFilterFlags {
+  /** Deprecated alias of the `accounts` subcommand tree. */
+  accounts?: boolean;
+  json?: boolean;
+  limit?: string;
+  all?: boolean;
+  wait?: boolean;
+  timeout?: string;
+  delivered?: boolean;
+  remoteId?: string;
+  by?: string;
+  note?: string;
+}
 
 /** What to do next, in the words of the kind's commands (`bulkorder` or `bulkorder accounts`). */
 const listHints = (cli: string, noun: string): string[] => [

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { CommandIo } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions, type ScheduleAction, type ScheduleFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions } from './options.js';
+import type { ScheduleAction, ScheduleFlags } from './scheduleRun.js';
 
 export function register(program: Command, io: CommandIo): void {
   const group = program

@@ -4,13 +4,24 @@ import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { openServices } from '../services.js';
 import { ORDERS } from '../kinds/orders.js';
-import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
+import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
 import { ScheduleStore, type ScheduleInfo } from '../schedule/scheduleStore.js';
 import { checkScheduleSource } from '../schedule/resolveSource.js';
 import { nextRunText } from '../schedule/nextRunText.js';
 import { foundNoFile } from '../schedule/runScheduledImport.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../schedule/scheduledImportJob.js';
-import { jsonText, printReport, type CommandContext, type ScheduleAction, type ScheduleFlags } from './options.js';
+import { jsonText, printReport, type CommandContext, type ConfigFlags } from './options.js';
+
+/** The `schedule` subcommands. */
+export type ScheduleAction = 'set' | 'list' | 'remove';
+
+/** Flags of every `schedule` subcommand. */
+export interface ScheduleFlags extends ConfigFlags, IngestFlags {
+  cron?: string;
+  tz?: string;
+  source?: string;
+  json?: boolean;
+}
 
 /** `bulkorder schedule <action>`: returns the exit code. */
 export async function runSchedule(action: ScheduleAction, args: string[], flags: ScheduleFlags, ctx: CommandContext): Promise<number> {

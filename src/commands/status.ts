@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { loadCommandContext, withConfigFlags, withExamples, type ConfigFlags, type RecordKindName, type CommandIo, type StatusFlags } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, type ConfigFlags, type RecordKindName, type CommandIo } from './options.js';
+import type { StatusFlags } from './statusRun.js';
 
 /** Declares `status` and `resume` under `parent` for one kind (`bulkorder status`, `bulkorder accounts status`). */
 export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {

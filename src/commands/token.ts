@@ -3,8 +3,7 @@
  * without ever printing a token.
  */
 import type { Command } from 'commander';
-import type { CommandIo } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, type ConfigFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples, type ConfigFlags } from './options.js';
 
 interface TokenFlags extends ConfigFlags {
   check?: boolean;

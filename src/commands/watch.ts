@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { CommandIo } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions, type WatchFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions } from './options.js';
+import type { WatchFlags } from './watchRun.js';
 
 export function register(program: Command, io: CommandIo): void {
   const command = program

@@ -1,10 +1,21 @@
 import { apiTarget, redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { openServices } from '../services.js';
-import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
+import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
 import { ORDERS } from '../kinds/orders.js';
 import { watchFolder } from '../watch/watchFolder.js';
-import { printReport, type CommandContext, type WatchFlags } from './options.js';
+import { printReport, type CommandContext, type ConfigFlags } from './options.js';
+
+/** Flags of `bulkorder watch`. */
+export interface WatchFlags extends ConfigFlags, IngestFlags {
+  stable?: string;
+  poll?: string;
+  maxSize?: string;
+  maxActive?: string;
+  once?: boolean;
+  deliver?: boolean;
+  json?: boolean;
+}
 
 /** `bulkorder watch <dir>`: runs until SIGTERM/SIGINT (or, with --once, until the inbox is worked off). */
 export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandContext): Promise<number> {

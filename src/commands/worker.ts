@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { CommandIo } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, type WorkerFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples } from './options.js';
+import type { WorkerFlags } from './workerRun.js';
 
 export function register(program: Command, io: CommandIo): void {
   const command = program

@@ -3,8 +3,16 @@ import { redisPrefix, requireApi } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { startAccountDelivery, startBusinessDelivery } from '../assembly/startWorkers.js';
 import { reportStarted, runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../assembly/workerProcesses.js';
-import type { CommandContext, WorkerFlags } from './options.js';
+import type { CommandContext, ConfigFlags } from './options.js';
 import { startWorkerObservers, type WorkerObservers } from '../health/workerObservers.js';
+
+/** Flags of `bulkorder worker`. */
+export interface WorkerFlags extends ConfigFlags {
+  concurrency?: string;
+  processes?: string;
+  httpPort?: string;
+  httpHost?: string;
+}
 
 /** `bulkorder worker`: runs until SIGTERM or SIGINT; returns the exit code. */
 export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promise<number> {
