@@ -1,6 +1,7 @@
 import { outputPath } from './outputPath.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rm, stat } from 'node:fs/promises';
+import { atomicOutput, type AtomicOutput } from './atomicOutput.js';
 import { stringify } from 'csv-stringify/sync';
 import { neutralizeCell } from './csvCells.js';
 import { outputFileError, type BulkorderError } from '../errors.js';
@@ -32,7 +33,7 @@ export class RejectsWriter {
   ordersWritten = 0;
   private readonly columns: readonly string[];
   private readonly delimiter: string;
-  private readonly partial: string;
+  private output: AtomicOutput | undefined;
   private stream: WriteStream | undefined;
   /** Rejects with `error` once the stream fails; every wait races it. */
   private failed: Promise<never> | undefined;
@@ -41,7 +42,6 @@ export class RejectsWriter {
 
   constructor(path: string, columns: readonly string[], options: RejectsWriterOptions = {}) {
     this.path = path;
-    this.partial = `${path}.partial-${process.pid}`;
     this.delimiter = options.delimiter ?? ',';
     // A fixed rejects file imported again may be rejected again: never repeat our own columns.
     const reserved = new Set<string>(REJECT_COLUMNS);
@@ -57,8 +57,10 @@ export class RejectsWriter {
   async write(order: RejectedRecord): Promise<void> {
     if (this.closed) throw new Error('RejectsWriter is closed');
     if (this.stream === undefined) {
-      // Opened at the first rejected row only: a file without rejects never touches the folder.
-      const stream = createWriteStream(this.partial, { encoding: 'utf8' });
+      // Opened at the first rejected row only: a file without rejects never touches the folder. A
+      // device or pipe (/dev/stdout) is written directly: renaming onto it would replace it.
+      this.output = await atomicOutput(this.path);
+      const stream = createWriteStream(this.output.writePath, { encoding: 'utf8' });
       this.stream = stream;
       this.failed = new Promise<never>((_, reject) => {
         // A read-only folder or a full disk: an 'error' without a listener would end the process with a stack trace.
@@ -98,9 +100,9 @@ export class RejectsWriter {
     try {
       await Promise.race([new Promise<void>((resolve) => stream.end(() => resolve())), this.failed]);
       if (this.error !== undefined) throw this.error;
-      await rename(this.partial, this.path);
+      await this.output?.commit();
     } catch (error) {
-      await rm(this.partial, { force: true });
+      await this.output?.discard();
       throw this.error ?? error;
     }
   }
@@ -109,7 +111,7 @@ export class RejectsWriter {
   async abort(): Promise<void> {
     this.closed = true;
     this.stream?.destroy();
-    await rm(this.partial, { force: true });
+    await this.output?.discard();
   }
 
   private format(cells: readonly string[]): string {
@@ -125,6 +127,8 @@ export class RejectsWriter {
 }
 
 async function removeIfOurs(path: string): Promise<void> {
+  // Only a regular file can be a stale rejects file (a pipe would block the read, a device is nobody's).
+  if ((await stat(path).catch(() => undefined))?.isFile() !== true) return;
   let head: string;
   try {
     const handle = await open(path, 'r');

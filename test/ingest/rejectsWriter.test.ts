@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -115,6 +116,17 @@ describe('RejectsWriter', () => {
     await expect(readFile(out)).rejects.toThrow();
     await writer.abort();
     await expect(readFile(out)).rejects.toThrow();
+  });
+
+  it('writes into a pipe or device directly, never renaming a file onto it (as root that would replace /dev/full)', async () => {
+    const fifo = join(tmp.dir, 'rejects.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const received = readFile(fifo, 'utf8'); // the reader at the pipe's other end
+    const writer = new RejectsWriter(fifo, ['a']);
+    await writer.write({ kind: 'rejected', file: 'x.csv', lines: [2], rows: [{ a: '1' }], rowLines: [2], errors: [{ line: 2, code: 'X', message: 'm' }] });
+    await writer.close();
+    expect(await received).toContain('reject_line');
+    expect((await stat(fifo)).isFIFO()).toBe(true);
   });
 });
 
