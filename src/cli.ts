@@ -11,16 +11,28 @@ import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
 import { registerCommands, type SetExitCode } from './commands/index.js';
 import { HELP_WIDTH, withExamples, withFlagHint } from './commands/options.js';
 import { isRedisConnectionError } from './redisErrors.js';
+import { endJsonOnSignal, watchJsonStdout, type JsonEnding } from './commands/jsonEnding.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   let exitCode: number = ExitCode.ok;
   const program = buildProgram(await packageVersion(), (code) => {
     exitCode = code;
   });
+  // Read from argv, not the parsed flags: a usage error ends the run before any flag is parsed.
+  const operands = argv.indexOf('--');
+  const ending: JsonEnding | undefined = (operands < 0 ? argv : argv.slice(0, operands)).includes('--json') ? watchJsonStdout() : undefined;
+  if (ending !== undefined) {
+    // import handles no signal itself (watch, worker and dashboard stop gracefully and report on their own).
+    program.hook('preAction', (_program, action) => {
+      if (action.name() === 'import') endJsonOnSignal(ending);
+    });
+  }
   try {
     await program.parseAsync(argv as string[], { from: 'node' });
   } catch (error) {
-    return exitCodeFor(error);
+    const refusal = refusalFor(error);
+    ending?.end(refusal);
+    return refusal.exitCode;
   }
   return exitCode;
 }
@@ -52,24 +64,25 @@ export function buildProgram(version: string, setExitCode: SetExitCode): Command
   return program;
 }
 
-function exitCodeFor(error: unknown): number {
+/** Says a thrown error on stderr; returns its exit code, with the code and message `--json` prints. */
+function refusalFor(error: unknown): { code: string; message: string; exitCode: number } {
   if (error instanceof CommanderError) {
-    // --help and --version end through exitOverride with exit code 0.
-    return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    // --help and --version end through exitOverride with exit code 0 (help went to stdout: no second object).
+    return { code: error.code, message: error.message, exitCode: error.exitCode === 0 ? ExitCode.ok : ExitCode.usage };
   }
   if (isBulkorderError(error)) {
     process.stderr.write(`bulkorder: ${error.message}\n`);
-    return error.exitCode;
+    return { code: error.code, message: error.message, exitCode: error.exitCode };
   }
   if (isRedisConnectionError(error)) {
-    process.stderr.write(
-      `bulkorder: the connection to Redis was lost (${(error as Error).message}). Run the same command again once Redis ` +
-        `answers: what was done stays done, and nothing is queued or sent twice.\n`,
-    );
-    return ExitCode.infrastructure;
+    const message =
+      `the connection to Redis was lost (${(error as Error).message}). Run the same command again once Redis ` +
+      `answers: what was done stays done, and nothing is queued or sent twice.`;
+    process.stderr.write(`bulkorder: ${message}\n`);
+    return { code: 'REDIS_UNAVAILABLE', message, exitCode: ExitCode.infrastructure };
   }
   process.stderr.write(`bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return ExitCode.internal;
+  return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error), exitCode: ExitCode.internal };
 }
 
 async function packageVersion(): Promise<string> {
