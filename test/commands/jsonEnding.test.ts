@@ -9,12 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
+import { TEST_REDIS_URL } from '../helpers/redis.js';
+import { startTcpGate, type TcpGate } from '../helpers/tcpGate.js';
 import { deliveryRig, HEADER, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
 const mounts: string[] = [];
+let gate: TcpGate | undefined;
 afterEach(async () => {
   await killAllCli();
+  await gate?.close();
+  gate = undefined;
   for (const dir of mounts.splice(0)) {
     execFileSync('umount', [dir]);
     await rmdir(dir);
@@ -75,6 +80,19 @@ describe('--json ends with one object whatever stops the run', () => {
     expect(await p.exited, p.output()).toBe(5);
     expect(oneObject(p)).toMatchObject({ refused: { exitCode: 5 }, exitCode: 5, exitMeaning: 'infrastructure unavailable (Redis, API, token endpoint)' });
   }, 60_000);
+
+  it('Redis lost while import --wait follows the batch: one object with exit code 5', async () => {
+    rig = await deliveryRig('jsonend-lost');
+    gate = await startTcpGate(TEST_REDIS_URL.replace('redis:', 'http:'));
+    const file = await rig.writeFile('orders.csv', ordersCsv('JL', 2));
+    // No worker: the import queues its orders, then waits for them until Redis goes away.
+    const p = startCli(['import', file, '--wait', '--json'], { ...rig.env, REDIS_URL: gate.url.replace('http:', 'redis:') });
+    const batches = rig.services.batches;
+    await waitFor(async () => (await batches.list()).some((b) => b.importState === 'imported'), 'the import to queue its orders', 60_000);
+    await gate.down();
+    expect(await p.exited, p.output()).toBe(5);
+    expect(oneObject(p)).toMatchObject({ refused: { exitCode: 5 }, exitCode: 5 });
+  }, 120_000);
 
   it.skipIf(!canMount)('a disk error (rejects on a read-only mount): one object with exit code 2 naming the path', async () => {
     rig = await deliveryRig('jsonend-disk');
