@@ -8,31 +8,51 @@
  */
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
-import { registerCommands, type SetExitCode } from './commands/index.js';
-import { HELP_WIDTH, withExamples, withFlagHint } from './commands/options.js';
+import { registerCommands } from './commands/index.js';
+import { HELP_WIDTH, withExamples, withFlagHint, type CommandIo } from './commands/options.js';
 import { isRedisConnectionError } from './redisErrors.js';
 import { endJsonOnSignal, watchJsonStdout, type JsonEnding } from './commands/jsonEnding.js';
+import type { TextSink } from './textSink.js';
 
-export async function main(argv: readonly string[]): Promise<number> {
+/** What `main` runs against: the process's own streams and environment unless a caller (a test) gives others. */
+export type CliIo = Omit<CommandIo, 'setExitCode'>;
+
+/**
+ * Runs one command line (`argv` as process.argv: node, script, args...) and returns its exit code.
+ * Output, configuration and log lines go through `io`, so `main` can run in-process many times.
+ */
+export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
   let exitCode: number = ExitCode.ok;
-  const program = buildProgram(await packageVersion(), (code) => {
-    exitCode = code;
-  });
+  const stderr = io.stderr ?? process.stderr;
+  const stdout = io.stdout ?? process.stdout;
   // Read from argv, not the parsed flags: a usage error ends the run before any flag is parsed.
   const operands = argv.indexOf('--');
-  const ending: JsonEnding | undefined = (operands < 0 ? argv : argv.slice(0, operands)).includes('--json') ? watchJsonStdout() : undefined;
+  const ending: JsonEnding | undefined = (operands < 0 ? argv : argv.slice(0, operands)).includes('--json') ? watchJsonStdout(stdout) : undefined;
+  const program = buildProgram(await packageVersion(), {
+    stdout: ending?.stdout ?? stdout,
+    stderr,
+    env: io.env ?? process.env,
+    ...(io.logDestination === undefined ? {} : { logDestination: io.logDestination }),
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  });
+  let stopWatchingSignals = (): void => undefined;
   if (ending !== undefined) {
     // import handles no signal itself (watch, worker and dashboard stop gracefully and report on their own).
     program.hook('preAction', (_program, action) => {
-      if (action.name() === 'import') endJsonOnSignal(ending);
+      if (action.name() === 'import') stopWatchingSignals = endJsonOnSignal(ending);
     });
   }
   try {
     await program.parseAsync(argv as string[], { from: 'node' });
   } catch (error) {
-    const refusal = refusalFor(error);
-    ending?.end(refusal);
+    const refusal = refusalFor(error, stderr);
+    // --help and --version (exit 0) printed their text: that is the answer.
+    if (refusal.exitCode !== ExitCode.ok) ending?.end(refusal);
     return refusal.exitCode;
+  } finally {
+    stopWatchingSignals(); // main may run again in the same process (tests)
   }
   return exitCode;
 }
@@ -42,7 +62,7 @@ export async function main(argv: readonly string[]): Promise<number> {
  * laid out for HELP_WIDTH columns in this one place: subcommands inherit the setting, and
  * `minWidthToWrap` is lowered so option texts beside long flags are wrapped too.
  */
-export function buildProgram(version: string, setExitCode: SetExitCode): Command {
+export function buildProgram(version: string, io: CommandIo): Command {
   const program = new Command()
     .name('bulkorder')
     .description(
@@ -53,35 +73,35 @@ export function buildProgram(version: string, setExitCode: SetExitCode): Command
     .configureHelp({ helpWidth: HELP_WIDTH, minWidthToWrap: 24 })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text), outputError: (text, write) => write(withFlagHint(text)) });
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text), outputError: (text, write) => write(withFlagHint(text)) });
   withExamples(
     program,
     ['bulkorder validate orders.csv', 'bulkorder worker --config-file .env &', 'bulkorder import orders.csv --wait --config-file .env', 'bulkorder status'],
     `Exit codes: ${Object.entries(EXIT_CODE_MEANINGS).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}.`,
     'See README.md for configuration (BULKORDER_* variables) and file formats; every command has --help with examples.',
   );
-  registerCommands(program, setExitCode);
+  registerCommands(program, io);
   return program;
 }
 
 /** Says a thrown error on stderr; returns its exit code, with the code and message `--json` prints. */
-function refusalFor(error: unknown): { code: string; message: string; exitCode: number } {
+function refusalFor(error: unknown, stderr: TextSink): { code: string; message: string; exitCode: number } {
   if (error instanceof CommanderError) {
     // --help and --version end through exitOverride with exit code 0 (help went to stdout: no second object).
     return { code: error.code, message: error.message, exitCode: error.exitCode === 0 ? ExitCode.ok : ExitCode.usage };
   }
   if (isBulkorderError(error)) {
-    process.stderr.write(`bulkorder: ${error.message}\n`);
+    stderr.write(`bulkorder: ${error.message}\n`);
     return { code: error.code, message: error.message, exitCode: error.exitCode };
   }
   if (isRedisConnectionError(error)) {
     const message =
       `the connection to Redis was lost (${(error as Error).message}). Run the same command again once Redis ` +
       `answers: what was done stays done, and nothing is queued or sent twice.`;
-    process.stderr.write(`bulkorder: ${message}\n`);
+    stderr.write(`bulkorder: ${message}\n`);
     return { code: 'REDIS_UNAVAILABLE', message, exitCode: ExitCode.infrastructure };
   }
-  process.stderr.write(`bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  stderr.write(`bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error), exitCode: ExitCode.internal };
 }
 
