@@ -45,7 +45,7 @@ export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Pr
     });
   }
   try {
-    await program.parseAsync(argv as string[], { from: 'node' });
+    await program.parseAsync(argv, { from: 'node' });
   } catch (error) {
     const refusal = refusalFor(error, stderr);
     // --help and --version (exit 0) printed their text: that is the answer.
