@@ -35,7 +35,9 @@ export function watchJsonStdout(stdout: TextSink): JsonEnding {
     end(refusal) {
       if (written) return;
       written = true;
-      stdout.write(jsonText({ refused: refusal, exitCode: refusal.exitCode, exitMeaning: exitMeaning(refusal.exitCode) }));
+      stdout.write(
+        jsonText({ refused: refusal, exitCode: refusal.exitCode, exitMeaning: exitMeaning(refusal.exitCode) }),
+      );
     },
   };
 }
@@ -50,7 +52,11 @@ export function endJsonOnSignal(ending: JsonEnding): () => void {
   const handlers = (['SIGTERM', 'SIGINT'] as const).map((signal) => {
     const onSignal = (): void => {
       const exitCode = 128 + (signal === 'SIGTERM' ? 15 : 2);
-      ending.end({ code: 'INTERRUPTED', message: `stopped by ${signal} before the end; run the same command again to finish (nothing is queued or sent twice)`, exitCode });
+      ending.end({
+        code: 'INTERRUPTED',
+        message: `stopped by ${signal} before the end; run the same command again to finish (nothing is queued or sent twice)`,
+        exitCode,
+      });
       process.exit(exitCode);
     };
     process.once(signal, onSignal);

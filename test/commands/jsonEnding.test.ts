@@ -76,9 +76,16 @@ describe('--json ends with one object whatever stops the run', () => {
   it('Redis not answering: one object with exit code 5', async () => {
     rig = await deliveryRig('jsonend-redis');
     const file = await rig.writeFile('orders.csv', ordersCsv('JR', 3));
-    const p = startCli(['import', file, '--json'], { ...rig.env, REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    const p = startCli(['import', file, '--json'], {
+      ...rig.env,
+      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+    });
     expect(await p.exited, p.output()).toBe(5);
-    expect(oneObject(p)).toMatchObject({ refused: { exitCode: 5 }, exitCode: 5, exitMeaning: 'infrastructure unavailable (Redis, API, token endpoint)' });
+    expect(oneObject(p)).toMatchObject({
+      refused: { exitCode: 5 },
+      exitCode: 5,
+      exitMeaning: 'infrastructure unavailable (Redis, API, token endpoint)',
+    });
   }, 60_000);
 
   it('Redis lost while import --wait follows the batch: one object with exit code 5', async () => {
@@ -86,30 +93,48 @@ describe('--json ends with one object whatever stops the run', () => {
     gate = await startTcpGate(TEST_REDIS_URL.replace('redis:', 'http:'));
     const file = await rig.writeFile('orders.csv', ordersCsv('JL', 2));
     // No worker: the import queues its orders, then waits for them until Redis goes away.
-    const p = startCli(['import', file, '--wait', '--json'], { ...rig.env, REDIS_URL: gate.url.replace('http:', 'redis:') });
+    const p = startCli(['import', file, '--wait', '--json'], {
+      ...rig.env,
+      REDIS_URL: gate.url.replace('http:', 'redis:'),
+    });
     const batches = rig.services.batches;
-    await waitFor(async () => (await batches.list()).some((b) => b.importState === 'imported'), 'the import to queue its orders', 60_000);
+    await waitFor(
+      async () => (await batches.list()).some((b) => b.importState === 'imported'),
+      'the import to queue its orders',
+      60_000,
+    );
     await gate.down();
     expect(await p.exited, p.output()).toBe(5);
     expect(oneObject(p)).toMatchObject({ refused: { exitCode: 5 }, exitCode: 5 });
   }, 120_000);
 
-  it.skipIf(!canMount)('a disk error (rejects on a read-only mount): one object with exit code 2 naming the path', async () => {
-    rig = await deliveryRig('jsonend-disk');
-    const file = await rig.writeFile('mixed.csv', [HEADER, orderRow('JD-1'), orderRow('JD-2').replace('anna.jd-2@example.nl', 'not-an-email')].join('\n') + '\n');
-    const dir = await tmpfs('64k');
-    execFileSync('mount', ['-o', 'remount,ro', dir]);
-    const p = startCli(['import', file, '--rejects', join(dir, 'mixed.rejects.csv'), '--json'], rig.env);
-    expect(await p.exited, p.output()).toBe(2);
-    const json = oneObject(p);
-    expect(json).toMatchObject({ refused: { exitCode: 2 }, exitCode: 2 });
-    expect(json.refused.message).toContain(join(dir, 'mixed.rejects.csv'));
-  }, 60_000);
+  it.skipIf(!canMount)(
+    'a disk error (rejects on a read-only mount): one object with exit code 2 naming the path',
+    async () => {
+      rig = await deliveryRig('jsonend-disk');
+      const file = await rig.writeFile(
+        'mixed.csv',
+        [HEADER, orderRow('JD-1'), orderRow('JD-2').replace('anna.jd-2@example.nl', 'not-an-email')].join('\n') + '\n',
+      );
+      const dir = await tmpfs('64k');
+      execFileSync('mount', ['-o', 'remount,ro', dir]);
+      const p = startCli(['import', file, '--rejects', join(dir, 'mixed.rejects.csv'), '--json'], rig.env);
+      expect(await p.exited, p.output()).toBe(2);
+      const json = oneObject(p);
+      expect(json).toMatchObject({ refused: { exitCode: 2 }, exitCode: 2 });
+      expect(json.refused.message).toContain(join(dir, 'mixed.rejects.csv'));
+    },
+    60_000,
+  );
 
   it('a usage error commander finds: one object with exit code 2', async () => {
     const p = startCli(['import', 'x.csv', '--no-such-flag', '--json'], {});
     expect(await p.exited, p.output()).toBe(2);
-    expect(oneObject(p)).toMatchObject({ refused: { code: 'commander.unknownOption', exitCode: 2 }, exitCode: 2, exitMeaning: 'usage or configuration error' });
+    expect(oneObject(p)).toMatchObject({
+      refused: { code: 'commander.unknownOption', exitCode: 2 },
+      exitCode: 2,
+      exitMeaning: 'usage or configuration error',
+    });
   }, 60_000);
 
   it('SIGTERM while import --wait follows a slow delivery: one object saying it was interrupted, exit 143', async () => {
@@ -121,6 +146,10 @@ describe('--json ends with one object whatever stops the run', () => {
     await waitFor(() => simulator.counters().requests > 0, 'the worker to send an order', 60_000);
     p.child.kill('SIGTERM');
     expect(await p.exited, p.output()).toBe(143);
-    expect(oneObject(p)).toMatchObject({ refused: { code: 'INTERRUPTED', exitCode: 143 }, exitCode: 143, exitMeaning: 'stopped by signal 15' });
+    expect(oneObject(p)).toMatchObject({
+      refused: { code: 'INTERRUPTED', exitCode: 143 },
+      exitCode: 143,
+      exitMeaning: 'stopped by signal 15',
+    });
   }, 90_000);
 });
