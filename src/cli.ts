@@ -11,6 +11,7 @@ import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
 import { registerCommands } from './commands/index.js';
 import { HELP_WIDTH, withExamples, withFlagHint, type CommandIo } from './commands/options.js';
 import { isRedisConnectionError } from './redisErrors.js';
+import { endJsonOnSignal, watchJsonStdout, type JsonEnding } from './commands/jsonEnding.js';
 import type { TextSink } from './textSink.js';
 
 /** What `main` runs against: the process's own streams and environment unless a caller (a test) gives others. */
@@ -23,8 +24,12 @@ export type CliIo = Omit<CommandIo, 'setExitCode'>;
 export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
   let exitCode: number = ExitCode.ok;
   const stderr = io.stderr ?? process.stderr;
+  const stdout = io.stdout ?? process.stdout;
+  // Read from argv, not the parsed flags: a usage error ends the run before any flag is parsed.
+  const operands = argv.indexOf('--');
+  const ending: JsonEnding | undefined = (operands < 0 ? argv : argv.slice(0, operands)).includes('--json') ? watchJsonStdout(stdout) : undefined;
   const program = buildProgram(await packageVersion(), {
-    stdout: io.stdout ?? process.stdout,
+    stdout: ending?.stdout ?? stdout,
     stderr,
     env: io.env ?? process.env,
     ...(io.logDestination === undefined ? {} : { logDestination: io.logDestination }),
@@ -32,10 +37,22 @@ export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Pr
       exitCode = code;
     },
   });
+  let stopWatchingSignals = (): void => undefined;
+  if (ending !== undefined) {
+    // import handles no signal itself (watch, worker and dashboard stop gracefully and report on their own).
+    program.hook('preAction', (_program, action) => {
+      if (action.name() === 'import') stopWatchingSignals = endJsonOnSignal(ending);
+    });
+  }
   try {
     await program.parseAsync(argv, { from: 'node' });
   } catch (error) {
-    return exitCodeFor(error, stderr);
+    const refusal = refusalFor(error, stderr);
+    // --help and --version (exit 0) printed their text: that is the answer.
+    if (refusal.exitCode !== ExitCode.ok) ending?.end(refusal);
+    return refusal.exitCode;
+  } finally {
+    stopWatchingSignals(); // main may run again in the same process (tests)
   }
   return exitCode;
 }
@@ -67,24 +84,25 @@ export function buildProgram(version: string, io: CommandIo): Command {
   return program;
 }
 
-function exitCodeFor(error: unknown, stderr: TextSink): number {
+/** Says a thrown error on stderr; returns its exit code, with the code and message `--json` prints. */
+function refusalFor(error: unknown, stderr: TextSink): { code: string; message: string; exitCode: number } {
   if (error instanceof CommanderError) {
-    // --help and --version end through exitOverride with exit code 0.
-    return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    // --help and --version end through exitOverride with exit code 0 (help went to stdout: no second object).
+    return { code: error.code, message: error.message, exitCode: error.exitCode === 0 ? ExitCode.ok : ExitCode.usage };
   }
   if (isBulkorderError(error)) {
     stderr.write(`bulkorder: ${error.message}\n`);
-    return error.exitCode;
+    return { code: error.code, message: error.message, exitCode: error.exitCode };
   }
   if (isRedisConnectionError(error)) {
-    stderr.write(
-      `bulkorder: the connection to Redis was lost (${(error as Error).message}). Run the same command again once Redis ` +
-        `answers: what was done stays done, and nothing is queued or sent twice.\n`,
-    );
-    return ExitCode.infrastructure;
+    const message =
+      `the connection to Redis was lost (${(error as Error).message}). Run the same command again once Redis ` +
+      `answers: what was done stays done, and nothing is queued or sent twice.`;
+    stderr.write(`bulkorder: ${message}\n`);
+    return { code: 'REDIS_UNAVAILABLE', message, exitCode: ExitCode.infrastructure };
   }
   stderr.write(`bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return ExitCode.internal;
+  return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error), exitCode: ExitCode.internal };
 }
 
 async function packageVersion(): Promise<string> {

@@ -24,9 +24,9 @@ export const EXIT_CODE_MEANINGS: Readonly<Record<ExitCode, string>> = {
   5: 'infrastructure unavailable (Redis, API, token endpoint)',
 };
 
-/** The meaning of an exit code (`unknown` for one we never use). */
+/** The meaning of an exit code (`unknown` for one we never use); above 128, the shell's convention for a signal. */
 export function exitMeaning(code: number): string {
-  return (EXIT_CODE_MEANINGS as Record<number, string>)[code] ?? 'unknown';
+  return (EXIT_CODE_MEANINGS as Record<number, string>)[code] ?? (code > 128 ? `stopped by signal ${code - 128}` : 'unknown');
 }
 
 export class BulkorderError extends Error {
