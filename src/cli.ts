@@ -8,19 +8,34 @@
  */
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
-import { registerCommands, type SetExitCode } from './commands/index.js';
-import { HELP_WIDTH, withExamples, withFlagHint } from './commands/options.js';
+import { registerCommands } from './commands/index.js';
+import { HELP_WIDTH, withExamples, withFlagHint, type CommandIo } from './commands/options.js';
 import { isRedisConnectionError } from './redisErrors.js';
+import type { TextSink } from './textSink.js';
 
-export async function main(argv: readonly string[]): Promise<number> {
+/** What `main` runs against: the process's own streams and environment unless a caller (a test) gives others. */
+export type CliIo = Omit<CommandIo, 'setExitCode'>;
+
+/**
+ * Runs one command line (`argv` as process.argv: node, script, args...) and returns its exit code.
+ * Output, configuration and log lines go through `io`, so `main` can run in-process many times.
+ */
+export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
   let exitCode: number = ExitCode.ok;
-  const program = buildProgram(await packageVersion(), (code) => {
-    exitCode = code;
+  const stderr = io.stderr ?? process.stderr;
+  const program = buildProgram(await packageVersion(), {
+    stdout: io.stdout ?? process.stdout,
+    stderr,
+    env: io.env ?? process.env,
+    ...(io.logDestination === undefined ? {} : { logDestination: io.logDestination }),
+    setExitCode: (code) => {
+      exitCode = code;
+    },
   });
   try {
     await program.parseAsync(argv as string[], { from: 'node' });
   } catch (error) {
-    return exitCodeFor(error);
+    return exitCodeFor(error, stderr);
   }
   return exitCode;
 }
@@ -30,7 +45,7 @@ export async function main(argv: readonly string[]): Promise<number> {
  * laid out for HELP_WIDTH columns in this one place: subcommands inherit the setting, and
  * `minWidthToWrap` is lowered so option texts beside long flags are wrapped too.
  */
-export function buildProgram(version: string, setExitCode: SetExitCode): Command {
+export function buildProgram(version: string, io: CommandIo): Command {
   const program = new Command()
     .name('bulkorder')
     .description(
@@ -41,34 +56,34 @@ export function buildProgram(version: string, setExitCode: SetExitCode): Command
     .configureHelp({ helpWidth: HELP_WIDTH, minWidthToWrap: 24 })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text), outputError: (text, write) => write(withFlagHint(text)) });
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text), outputError: (text, write) => write(withFlagHint(text)) });
   withExamples(
     program,
     ['bulkorder validate orders.csv', 'bulkorder worker --config-file .env &', 'bulkorder import orders.csv --wait --config-file .env', 'bulkorder status'],
     `Exit codes: ${Object.entries(EXIT_CODE_MEANINGS).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}.`,
     'See README.md for configuration (BULKORDER_* variables) and file formats; every command has --help with examples.',
   );
-  registerCommands(program, setExitCode);
+  registerCommands(program, io);
   return program;
 }
 
-function exitCodeFor(error: unknown): number {
+function exitCodeFor(error: unknown, stderr: TextSink): number {
   if (error instanceof CommanderError) {
     // --help and --version end through exitOverride with exit code 0.
     return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   }
   if (isBulkorderError(error)) {
-    process.stderr.write(`bulkorder: ${error.message}\n`);
+    stderr.write(`bulkorder: ${error.message}\n`);
     return error.exitCode;
   }
   if (isRedisConnectionError(error)) {
-    process.stderr.write(
+    stderr.write(
       `bulkorder: the connection to Redis was lost (${(error as Error).message}). Run the same command again once Redis ` +
         `answers: what was done stays done, and nothing is queued or sent twice.\n`,
     );
     return ExitCode.infrastructure;
   }
-  process.stderr.write(`bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  stderr.write(`bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   return ExitCode.internal;
 }
 

@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TextSink } from '../textSink.js';
 import { isSettled, type Batch, type BatchStore } from './batchStore.js';
 
 export interface FollowOptions {
   /** Where progress goes; default stderr (stdout stays for the summary). */
-  out?: NodeJS.WriteStream;
+  out?: TextSink;
   /** Poll interval; default 500 ms. */
   pollMs?: number;
   /** Without a terminal: one line every this often; default 10 s. */

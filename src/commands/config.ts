@@ -4,23 +4,23 @@
  */
 import type { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { jsonText, loadCommandContext, withConfigFlags, withExamples, type ConfigFlags, type SetExitCode } from './options.js';
+import { jsonText, loadCommandContext, withConfigFlags, withExamples, type ConfigFlags, type CommandIo } from './options.js';
 
 interface ConfigCommandFlags extends ConfigFlags {
   json?: boolean;
 }
 
 /** Declares the command. */
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('config')
     .description('Print the effective configuration, where each value came from (env-file, environment, default) and the Redis namespaces; secrets masked')
     .option('--json', 'print it as JSON');
   withExamples(command, ['bulkorder config --config-file .env', 'bulkorder config --json'], 'Exit codes: 0 printed; 2 the configuration is refused (the message names the variable).');
   withConfigFlags(command).action(async (flags: ConfigCommandFlags) => {
-    const [{ configReport, configReportLines }, context] = await Promise.all([import('../configReport.js'), loadCommandContext(flags, { announce: false })]);
+    const [{ configReport, configReportLines }, context] = await Promise.all([import('../configReport.js'), loadCommandContext(flags, io, { announce: false })]);
     const report = configReport(context.config);
-    process.stdout.write(flags.json === true ? jsonText(report) : `${configReportLines(report).join('\n')}\n`);
-    setExitCode(ExitCode.ok);
+    io.stdout.write(flags.json === true ? jsonText(report) : `${configReportLines(report).join('\n')}\n`);
+    io.setExitCode(ExitCode.ok);
   });
 }

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import { DEFAULT_PORTS, loadCommandContext, withConfigFlags, withExamples, type DashboardFlags, type SetExitCode } from './options.js';
+import { DEFAULT_PORTS, loadCommandContext, withConfigFlags, withExamples, type CommandIo } from './options.js';
+import type { DashboardFlags } from './dashboardRun.js';
 
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('dashboard')
     .summary('web dashboard: batches, dead letters, held orders, schedules; /metrics, /healthz, /readyz')
@@ -16,6 +17,6 @@ export function register(program: Command, setExitCode: SetExitCode): void {
   withExamples(command, ['bulkorder dashboard --config-file .env', 'bulkorder dashboard --host 0.0.0.0 --port 8080 --read-only --config-file .env']);
   withConfigFlags(command).action(async (flags: DashboardFlags) => {
     const { runDashboard } = await import('./dashboardRun.js');
-    setExitCode(await runDashboard(flags, await loadCommandContext(flags)));
+    io.setExitCode(await runDashboard(flags, await loadCommandContext(flags, io)));
   });
 }

@@ -2,14 +2,21 @@ import type { Config } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startDashboard } from '../dashboard/startDashboard.js';
-import { DEFAULT_PORTS, type DashboardFlags } from './options.js';
+import { DEFAULT_PORTS, type CommandContext, type ConfigFlags } from './options.js';
+
+/** `bulkorder dashboard`. */
+export interface DashboardFlags extends ConfigFlags {
+  host?: string;
+  port?: string;
+  readOnly?: boolean;
+}
 
 /** `bulkorder dashboard`: serves until SIGTERM or SIGINT. */
-export async function runDashboard(flags: DashboardFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+export async function runDashboard(flags: DashboardFlags, ctx: CommandContext): Promise<number> {
   const port = Number(flags.port ?? DEFAULT_PORTS.dashboard);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('USAGE', `--port must be a port number from 0 to 65535, not '${flags.port}'`);
   const dashboard = await startDashboard(ctx.config, ctx.logger, { host: flags.host ?? '127.0.0.1', port, readOnly: flags.readOnly === true });
-  process.stdout.write(`dashboard: ${dashboard.url}/\n`);
+  ctx.stdout.write(`dashboard: ${dashboard.url}/\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());
     process.once('SIGINT', () => resolve());

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { accountsAlias, loadCommandContext, withConfigFlags, withExamples, withJsonOption, withJsonRefusal, withParkedFilters, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type SetExitCode } from './options.js';
+import { accountsAlias, loadCommandContext, withConfigFlags, withExamples, withJsonOption, withJsonRefusal, withParkedFilters, type RecordKindName, type CommandIo } from './options.js';
+import type { DeadLetterAction, DeadLetterFlags } from './deadLettersRun.js';
 
 /** Declares `dead-letters` under `parent` for one kind (`bulkorder dead-letters`, `bulkorder accounts dead-letters`). */
-export function register(parent: Command, setExitCode: SetExitCode, kind: RecordKindName): void {
+export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {
   const noun = kind === 'orders' ? 'order' : 'account';
   const group = parent
     .command('dead-letters')
@@ -22,7 +23,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
 
   const run = async (action: DeadLetterAction, args: string[], flags: DeadLetterFlags): Promise<void> => {
     const { runDeadLetters } = await import('./deadLettersRun.js');
-    setExitCode(await withJsonRefusal(flags.json === true, { kind, action }, async () => runDeadLetters(kind, action, args, flags, await loadCommandContext(flags, { announce: action === 'retry' }))));
+    io.setExitCode(await withJsonRefusal(io.stdout, flags.json === true, { kind, action }, async () => runDeadLetters(kind, action, args, flags, await loadCommandContext(flags, io, { announce: action === 'retry' }))));
   };
 
   const list = withConfigFlags(withParkedFilters(group.command('list').description('list dead letters, oldest first'), noun))

@@ -2,14 +2,30 @@ import { resolve } from 'node:path';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Services } from '../services.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
-import { listParked, openParked, positiveInteger, requireSelection, showParked } from '../deadLetter/parkedActions.js';
-import { parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
+import { listParked, openParked, showParked } from '../deadLetter/parkedActions.js';
+import { parkedFilterFromFlags, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import { parseDelimiter } from '../ingest/parseDelimiter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
 import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
-import { chosenKind, printReport, type DeadLetterAction, type DeadLetterFlags, type RecordKindName, type CommandContext } from './options.js';
+import { chosenKind, positiveInteger, printReport, requireSelection, type RecordKindName, type CommandContext, type ConfigFlags } from './options.js';
+
+/** The `dead-letters` subcommands. */
+export type DeadLetterAction = 'list' | 'show' | 'export' | 'retry' | 'purge';
+
+/** Flags of every `dead-letters` subcommand. */
+export interface DeadLetterFlags extends ConfigFlags, ParkedFilterFlags {
+  /** Deprecated alias of the `accounts` subcommand tree. */
+  accounts?: boolean;
+  json?: boolean;
+  limit?: string;
+  out?: string;
+  delimiter?: string;
+  all?: boolean;
+  wait?: boolean;
+  timeout?: string;
+}
 
 type Context = CommandContext;
 
@@ -29,15 +45,17 @@ export async function runDeadLetters(kind: RecordKindName, action: DeadLetterAct
   try {
     switch (action) {
       case 'list':
-        return await listParked(store, filter, flags, listHints(services.kind.cli, services.kind.noun));
+        ctx.stdout.write(await listParked(store, filter, { json: flags.json === true, limit: positiveInteger(flags.limit ?? '50', '--limit') }, listHints(services.kind.cli, services.kind.noun)));
+        return ExitCode.ok;
       case 'show':
-        return await showParked(store, services, args[0]!, flags);
+        ctx.stdout.write(await showParked(store, services, args[0]!, { json: flags.json === true }));
+        return ExitCode.ok;
       case 'export':
         return await exportCsv(store, services, filter, flags, ctx);
       case 'retry':
         return await retry(store, services, filter, flags, ctx);
       case 'purge':
-        return await purge(store, services, filter, flags);
+        return await purge(store, services, filter, flags, ctx);
     }
   } finally {
     await services.close();
@@ -47,7 +65,7 @@ export async function runDeadLetters(kind: RecordKindName, action: DeadLetterAct
 async function exportCsv(store: ParkedStore, services: Services<unknown>, filter: ParkedFilter, flags: DeadLetterFlags, ctx: Context): Promise<number> {
   const items = await store.select(filter);
   if (items.length === 0) {
-    process.stdout.write('no dead letters match: nothing written\n');
+    ctx.stdout.write('no dead letters match: nothing written\n');
     return ExitCode.ok;
   }
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
@@ -68,7 +86,7 @@ async function exportCsv(store: ParkedStore, services: Services<unknown>, filter
     'fix the rows (the reject_* columns are ignored on import), then: bulkorder import <file> --wait',
     'rows already delivered are skipped; dead letters whose orders get delivered leave the list',
   );
-  process.stdout.write(lines.join('\n') + '\n');
+  ctx.stdout.write(lines.join('\n') + '\n');
   return ExitCode.ok;
 }
 
@@ -76,16 +94,16 @@ async function retry(store: ParkedStore, services: Services<unknown>, filter: Pa
   requireSelection(filter, flags, 'dead-letters retry');
   const items = (await store.select(filter)).filter((item) => item.entry === undefined || item.entry.state === 'dead');
   const made = await retryDeadLetters(items, services.pipeline(ctx.logger));
-  const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
+  const report = await reportRequeued(made, services.batches, { wait: flags.wait === true, out: ctx.stderr, ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }) });
   const json = { kind: services.kind.name, action: 'dead-letters retry', matched: items.length, batches: report.batches };
-  return printReport({ text: report.lines.join('\n') + '\n', json, exitCode: report.exitCode }, flags.json === true);
+  return printReport(ctx.stdout, { text: report.lines.join('\n') + '\n', json, exitCode: report.exitCode }, flags.json === true);
 }
 
-async function purge(store: ParkedStore, services: Services<unknown>, filter: ParkedFilter, flags: DeadLetterFlags): Promise<number> {
+async function purge(store: ParkedStore, services: Services<unknown>, filter: ParkedFilter, flags: DeadLetterFlags, ctx: Context): Promise<number> {
   requireSelection(filter, flags, 'dead-letters purge');
   const items = await store.select(filter);
   const purged = await services.ledger.purgeParked('dead', items.map((item) => item.record.key));
-  process.stdout.write(`purged ${purged} dead letter${purged === 1 ? '' : 's'}; the orders were not sent; importing them again sends them\n`);
+  ctx.stdout.write(`purged ${purged} dead letter${purged === 1 ? '' : 's'}; the orders were not sent; importing them again sends them\n`);
   return ExitCode.ok;
 }
 

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import { withExamples, type DemoFlags, type SetExitCode } from './options.js';
+import { withExamples, type CommandIo } from './options.js';
+import type { DemoFlags } from './demoRun.js';
 
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('demo')
     .summary('run the main job end to end against the built-in simulator (needs only a Redis)')
@@ -14,6 +15,6 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--out <dir>', 'where results and rejects files go', 'demo-output');
   withExamples(command, ['npm run demo', 'bulkorder demo --out /tmp/demo']).action(async (flags: DemoFlags) => {
       const { runDemo } = await import('./demoRun.js');
-      setExitCode(await runDemo(flags));
+      io.setExitCode(await runDemo(flags, io));
     });
 }

@@ -16,20 +16,26 @@ import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import type { DemoFlags } from './options.js';
+import type { TextSink } from '../textSink.js';
+import type { CommandIo } from './options.js';
+
+/** Flags of `bulkorder demo`. */
+export interface DemoFlags {
+  out?: string;
+  keep?: boolean;
+}
 
 /** The sample files the demo imports, in order; mistakes.csv shows rejects, gift-orders.csv dead letters. */
 export const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-orders.json', 'gift-orders.ndjson', 'mistakes.csv'];
 
-
 /** `bulkorder demo`: returns the exit code. */
-export async function runDemo(flags: DemoFlags): Promise<number> {
-  const say = (line: string) => process.stdout.write(line + '\n');
+export async function runDemo(flags: DemoFlags, io: CommandIo): Promise<number> {
+  const say = (line: string) => io.stdout.write(line + '\n');
   const out = resolve(flags.out ?? 'demo-output');
   await mkdir(out, { recursive: true });
-  const redis = await demoRedis(loadConfig().redisUrl.reveal(), say);
+  const redis = await demoRedis(loadConfig({ env: io.env }).redisUrl.reveal(), say);
   try {
-    return await runDemoOn(redis?.url, out, say);
+    return await runDemoOn(redis?.url, out, say, io);
   } finally {
     await redis?.stop();
   }
@@ -55,9 +61,10 @@ async function demoRedis(configuredUrl: string, say: (line: string) => void): Pr
   return local;
 }
 
-async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: string) => void): Promise<number> {
+async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: string) => void, io: CommandIo): Promise<number> {
   const simulator = await startSimulator({ seed: 7, faults: { latencyMs: 20, jitterMs: 10, serverErrorRate: 0.05 } });
   const config = loadConfig({
+    env: io.env,
     overrides: {
       ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }),
       BULKORDER_ENV: 'acceptance',
@@ -102,12 +109,12 @@ async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: 
         { rejectsPath: join(out, `${base}.rejects.csv`) },
         services,
         logger,
-        { wait: true, resultsPath: join(out, `${base}.results.csv`), timeoutMs: 120_000 },
+        { wait: true, resultsPath: join(out, `${base}.results.csv`), timeoutMs: 120_000, out: io.stderr },
       );
       settledAll &&= outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
       say(outcome.report);
     }
-    settledAll &&= await demoAccounts(config, logger, out, say);
+    settledAll &&= await demoAccounts(config, logger, out, say, io.stderr);
     const counters = simulator.counters();
     say(
       `simulator saw: ${counters.ordersAccepted} orders accepted, ${counters.duplicateOrdersAccepted} duplicates, ` +
@@ -125,7 +132,7 @@ async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: 
 }
 
 /** The Cafetariaplan journey: register the sample employees, then hand one of them a one-time login URL. */
-async function demoAccounts(config: Config, logger: Logger, out: string, say: (line: string) => void): Promise<boolean> {
+async function demoAccounts(config: Config, logger: Logger, out: string, say: (line: string) => void, progress: TextSink): Promise<boolean> {
   const file = join(samplesDir, 'employees.csv');
   const services = await openServices(config, ACCOUNTS);
   let settled: boolean;
@@ -135,7 +142,7 @@ async function demoAccounts(config: Config, logger: Logger, out: string, say: (l
       { rejectsPath: join(out, 'employees-csv.rejects.csv') },
       services,
       logger,
-      { wait: true, resultsPath: join(out, 'employees-csv.results.csv'), timeoutMs: 120_000 },
+      { wait: true, resultsPath: join(out, 'employees-csv.results.csv'), timeoutMs: 120_000, out: progress },
     );
     say(outcome.report);
     settled = outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './options.js';
+import type { CommandIo } from './options.js';
 import { register as registerImport } from './import.js';
 import { register as registerWorker } from './worker.js';
 import { register as registerStatus } from './status.js';
@@ -16,32 +16,33 @@ import { register as registerAccounts } from './accounts.js';
 import { register as registerDashboard } from './dashboard.js';
 import { register as registerConfig } from './config.js';
 
-export type { SetExitCode };
+export type { CommandIo };
 
 /**
- * Every command module exports `register(parent, setExitCode[, kind])`. Keep this list the only
+ * Every command module exports `register(parent, io[, kind])`. Keep this list the only
  * place commands are wired in (the one module that imports command modules); a module may import
  * its heavy dependencies only inside its action (see src/cli.ts). Both record kinds get the same
- * `status`, `resume`, `dead-letters` and `review` builders: orders at the top level, employee
+ * `import`, `status`, `resume`, `dead-letters` and `review` builders: orders at the top level, employee
  * accounts under `bulkorder accounts`.
  */
-export function registerCommands(program: Command, setExitCode: SetExitCode): void {
-  registerDemo(program, setExitCode);
-  registerImport(program, setExitCode);
-  registerWorker(program, setExitCode);
-  registerStatus(program, setExitCode, 'orders');
-  registerSimulator(program, setExitCode);
-  registerToken(program, setExitCode);
-  registerLogin(program, setExitCode);
-  registerValidate(program, setExitCode);
-  registerDeadLetters(program, setExitCode, 'orders');
-  registerReview(program, setExitCode, 'orders');
-  registerWatch(program, setExitCode);
-  registerSchedule(program, setExitCode);
-  const accounts = registerAccounts(program, setExitCode);
-  registerStatus(accounts, setExitCode, 'accounts');
-  registerDeadLetters(accounts, setExitCode, 'accounts');
-  registerReview(accounts, setExitCode, 'accounts');
-  registerDashboard(program, setExitCode);
-  registerConfig(program, setExitCode);
+export function registerCommands(program: Command, io: CommandIo): void {
+  registerDemo(program, io);
+  registerImport(program, io, 'orders');
+  registerWorker(program, io);
+  registerStatus(program, io, 'orders');
+  registerSimulator(program, io);
+  registerToken(program, io);
+  registerLogin(program, io);
+  registerValidate(program, io);
+  registerDeadLetters(program, io, 'orders');
+  registerReview(program, io, 'orders');
+  registerWatch(program, io);
+  registerSchedule(program, io);
+  const accounts = registerAccounts(program, io);
+  registerImport(accounts, io, 'accounts');
+  registerStatus(accounts, io, 'accounts');
+  registerDeadLetters(accounts, io, 'accounts');
+  registerReview(accounts, io, 'accounts');
+  registerDashboard(program, io);
+  registerConfig(program, io);
 }

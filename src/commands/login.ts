@@ -3,11 +3,11 @@
  * one-time login URL and prints it on stdout (and nothing else there, so it can be piped).
  */
 import type { Command } from 'commander';
-import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, type LoginFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples } from './options.js';
+import type { LoginFlags } from './loginRun.js';
 
 /** Declares the command; the client loads only when it runs. */
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('login')
     .argument('[customerId]', 'the customerId returned when the employee account was created')
@@ -22,6 +22,6 @@ export function register(program: Command, setExitCode: SetExitCode): void {
   );
   withConfigFlags(command).action(async (customerId: string | undefined, flags: LoginFlags) => {
     const { runLogin } = await import('./loginRun.js');
-    setExitCode(await runLogin(customerId, flags, await loadCommandContext(flags)));
+    io.setExitCode(await runLogin(customerId, flags, await loadCommandContext(flags, io)));
   });
 }

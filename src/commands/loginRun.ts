@@ -1,13 +1,19 @@
 import type { Config } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { LoginFlags } from './options.js';
+import type { CommandContext, ConfigFlags } from './options.js';
+
+/** Flags of `bulkorder login`. */
+export interface LoginFlags extends ConfigFlags {
+  email?: string;
+  company?: string;
+}
 
 /**
  * `bulkorder login`: with a customerId, one login call (no Redis needed); with --email and
  * --company, the customerId comes from this environment's accounts ledger first.
  */
-export async function runLogin(customerId: string | undefined, flags: LoginFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+export async function runLogin(customerId: string | undefined, flags: LoginFlags, ctx: CommandContext): Promise<number> {
   const byIdentity = flags.email !== undefined || flags.company !== undefined;
   if (byIdentity === (customerId !== undefined) || (byIdentity && (flags.email === undefined || flags.company === undefined))) {
     throw new UsageError('USAGE', 'give either a customerId, or --email and --company (e.g. bulkorder login --email anna@example.nl --company <companyId UUID>).');
@@ -25,6 +31,6 @@ export async function runLogin(customerId: string | undefined, flags: LoginFlags
       await portal.close();
     }
   }
-  process.stdout.write(`${url}\n`);
+  ctx.stdout.write(`${url}\n`);
   return ExitCode.ok;
 }

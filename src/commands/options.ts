@@ -5,11 +5,13 @@
  */
 import { Option, type Command } from 'commander';
 import type { Config } from '../config.js';
-import { exitMeaning, isBulkorderError } from '../errors.js';
-import type { ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
+import { exitMeaning, isBulkorderError, UsageError } from '../errors.js';
+import { isEmptyFilter, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import type { IngestFlags } from '../ingest/ingestFlags.js';
 import type { RecordKindName } from '../kinds/recordKind.js';
 import type { Logger } from '../logger.js';
+import type { DestinationStream } from 'pino';
+import type { TextSink } from '../textSink.js';
 
 /** Default ports of the two servers a person starts by hand: different, so both run side by side on one machine. */
 export const DEFAULT_PORTS = { dashboard: 8080, simulator: 8081 } as const;
@@ -78,6 +80,22 @@ function wrapText(text: string, width: number): string[] {
 /** Sets the process exit code a command's action decided on. */
 export type SetExitCode = (code: number) => void;
 
+export type { TextSink };
+
+/**
+ * What `main` gives every command: where it prints, the environment configuration is read from,
+ * where log lines go, and where its exit code goes. Commands touch none of process.stdout,
+ * process.stderr or process.env themselves, so a test can run `main` in-process with its own.
+ */
+export interface CommandIo {
+  stdout: TextSink;
+  stderr: TextSink;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Log lines; default pino's own stderr destination (or pretty lines on a terminal). */
+  logDestination?: DestinationStream;
+  setExitCode: SetExitCode;
+}
+
 /** The record kind a command works on: `orders` (top level) or `accounts` (`bulkorder accounts ...`). */
 export type { RecordKindName };
 
@@ -122,8 +140,8 @@ export function jsonText(value: unknown): string {
 }
 
 /** Prints a report on stdout, as text or (--json) as one JSON object ending in its exit code and what it means; returns the exit code. */
-export function printReport(report: CommandReport, json: boolean): number {
-  process.stdout.write(json ? jsonText({ ...report.json, exitCode: report.exitCode, exitMeaning: exitMeaning(report.exitCode) }) : report.text);
+export function printReport(stdout: TextSink, report: CommandReport, json: boolean): number {
+  stdout.write(json ? jsonText({ ...report.json, exitCode: report.exitCode, exitMeaning: exitMeaning(report.exitCode) }) : report.text);
   return report.exitCode;
 }
 
@@ -133,36 +151,39 @@ export function printReport(report: CommandReport, json: boolean): number {
  * exitMeaning}`, so a script reading stdout always gets one object; the error is then rethrown
  * and cli.ts says it on stderr and exits with its code, as without --json.
  */
-export async function withJsonRefusal(json: boolean, context: Record<string, unknown>, run: () => Promise<number>): Promise<number> {
+export async function withJsonRefusal(stdout: TextSink, json: boolean, context: Record<string, unknown>, run: () => Promise<number>): Promise<number> {
   try {
     return await run();
   } catch (error) {
     if (json && isBulkorderError(error)) {
       const refused = { code: error.code, message: error.message, exitCode: error.exitCode, ...(error.details === undefined ? {} : { details: error.details }) };
-      process.stdout.write(jsonText({ ...context, refused, exitCode: error.exitCode, exitMeaning: exitMeaning(error.exitCode) }));
+      stdout.write(jsonText({ ...context, refused, exitCode: error.exitCode, exitMeaning: exitMeaning(error.exitCode) }));
     }
     throw error;
   }
 }
 
-/** The configuration and logger a command's action runs with. */
+/** The configuration, logger and output a command's action runs with. */
 export interface CommandContext {
   config: Config;
   logger: Logger;
+  stdout: TextSink;
+  stderr: TextSink;
 }
 
-/** Loads the configuration and a logger at its level; announces the environment once. */
-export async function loadCommandContext(flags: ConfigFlags, options: { announce?: boolean } = {}): Promise<CommandContext> {
+/** Loads the configuration (from `io.env`) and a logger at its level; announces the environment once. */
+export async function loadCommandContext(flags: ConfigFlags, io: CommandIo, options: { announce?: boolean } = {}): Promise<CommandContext> {
   const [{ loadConfig, announceConfig }, { createLogger }] = await Promise.all([import('../config.js'), import('../logger.js')]);
   const file = flags.configFile ?? flags.envFile;
   const config = loadConfig({
+    env: io.env,
     ...(file === undefined ? {} : { envFile: file, envFileFlag: flags.configFile === undefined ? '--env-file' : '--config-file' }),
     confirmProduction: flags.production === true,
   });
   const format = flags.logFormat === 'json' || flags.logFormat === 'pretty' || flags.logFormat === 'auto' ? flags.logFormat : config.logFormat;
-  const logger = createLogger({ level: config.logLevel, format });
+  const logger = createLogger({ level: config.logLevel, format, ...(io.logDestination === undefined ? {} : { destination: io.logDestination }) });
   if (options.announce !== false) announceConfig(config, logger);
-  return { config, logger };
+  return { config, logger, stdout: io.stdout, stderr: io.stderr };
 }
 
 /**
@@ -191,17 +212,6 @@ export function withReadingOptions(command: Command, whose = 'the file', mapNote
   return command.option('--threads <n>', 'worker threads validating the rows of a large CSV file while it is read, ~40 MB each; 0: none (default: 1 on 4 or more cores, else 0)');
 }
 
-/** Flags of `import` and `accounts import`. */
-export interface ImportFlags extends ConfigFlags, IngestFlags {
-  json?: boolean;
-  wait?: boolean;
-  force?: boolean;
-  rejects?: string;
-  results?: string;
-  timeout?: string;
-  maxWait?: string;
-}
-
 /** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
 export function withImportOptions(command: Command, noun: string): Command {
   return withJsonOption(withReadingOptions(command, 'the file', '', noun === 'order' ? 'orders' : 'accounts'), 'the summary (counts, batch id, rejects and results files; with --wait what was delivered)')
@@ -217,46 +227,6 @@ export function withImportOptions(command: Command, noun: string): Command {
 export interface ValidateFlags extends IngestFlags {
   out?: string;
   json?: boolean;
-}
-
-/** Flags of `status` and `accounts status`. */
-export interface StatusFlags extends ConfigFlags {
-  json?: boolean;
-  limit?: string;
-}
-
-/** The `dead-letters` subcommands. */
-export type DeadLetterAction = 'list' | 'show' | 'export' | 'retry' | 'purge';
-
-/** Flags of every `dead-letters` subcommand. */
-export interface DeadLetterFlags extends ConfigFlags, ParkedFilterFlags {
-  /** Deprecated alias of the `accounts` subcommand tree. */
-  accounts?: boolean;
-  json?: boolean;
-  limit?: string;
-  out?: string;
-  delimiter?: string;
-  all?: boolean;
-  wait?: boolean;
-  timeout?: string;
-}
-
-/** The `review` subcommands. */
-export type ReviewAction = 'list' | 'show' | 'release' | 'resolve';
-
-/** Flags of every `review` subcommand. */
-export interface ReviewFlags extends ConfigFlags, ParkedFilterFlags {
-  /** Deprecated alias of the `accounts` subcommand tree. */
-  accounts?: boolean;
-  json?: boolean;
-  limit?: string;
-  all?: boolean;
-  wait?: boolean;
-  timeout?: string;
-  delivered?: boolean;
-  remoteId?: string;
-  by?: string;
-  note?: string;
 }
 
 /** Adds the filter flags `list`, `export`, `retry`, `purge`, `release` and `resolve` share. */
@@ -278,56 +248,21 @@ export function accountsAlias(): Option {
   return new Option('--accounts', 'deprecated: use `bulkorder accounts dead-letters|review ...`').hideHelp();
 }
 
+/** Changing state without naming what: refuse, unless --all says so. */
+export function requireSelection(filter: ParkedFilter, flags: { all?: boolean }, command: string): void {
+  if (isEmptyFilter(filter) && flags.all !== true) {
+    throw new UsageError('SELECTION_MISSING', `${command}: name order keys, give a filter (--batch, --status, --code, --older-than, --newer-than), or pass --all.`);
+  }
+}
+
+/** A flag that takes a whole number of at least 1 (--limit, --timeout). */
+export function positiveInteger(text: string, flag: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new UsageError('USAGE', `${flag} must be a whole number of at least 1 (got '${text}').`);
+  return value;
+}
+
 /** The kind a dead-letters or review action works on: its place in the tree, or the deprecated `--accounts`. */
 export function chosenKind(kind: RecordKindName, flags: { accounts?: boolean }): RecordKindName {
   return flags.accounts === true ? 'accounts' : kind;
-}
-
-/** Flags of `bulkorder worker`. */
-export interface WorkerFlags extends ConfigFlags {
-  concurrency?: string;
-  processes?: string;
-  httpPort?: string;
-  httpHost?: string;
-}
-
-/** Flags of `bulkorder watch`. */
-export interface WatchFlags extends ConfigFlags, IngestFlags {
-  stable?: string;
-  poll?: string;
-  maxSize?: string;
-  maxActive?: string;
-  once?: boolean;
-  deliver?: boolean;
-  json?: boolean;
-}
-
-/** The `schedule` subcommands. */
-export type ScheduleAction = 'set' | 'list' | 'remove';
-
-/** Flags of every `schedule` subcommand. */
-export interface ScheduleFlags extends ConfigFlags, IngestFlags {
-  cron?: string;
-  tz?: string;
-  source?: string;
-  json?: boolean;
-}
-
-/** Flags of `bulkorder demo`. */
-export interface DemoFlags {
-  out?: string;
-  keep?: boolean;
-}
-
-/** Flags of `bulkorder login`. */
-export interface LoginFlags extends ConfigFlags {
-  email?: string;
-  company?: string;
-}
-
-/** `bulkorder dashboard`. */
-export interface DashboardFlags extends ConfigFlags {
-  host?: string;
-  port?: string;
-  readOnly?: boolean;
 }

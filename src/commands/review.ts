@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { accountsAlias, loadCommandContext, withConfigFlags, withExamples, withJsonOption, withJsonRefusal, withParkedFilters, type RecordKindName, type ReviewAction, type ReviewFlags, type SetExitCode } from './options.js';
+import { accountsAlias, loadCommandContext, withConfigFlags, withExamples, withJsonOption, withJsonRefusal, withParkedFilters, type RecordKindName, type CommandIo } from './options.js';
+import type { ReviewAction, ReviewFlags } from './reviewRun.js';
 
 /** Declares `review` under `parent` for one kind (`bulkorder review`, `bulkorder accounts review`). */
-export function register(parent: Command, setExitCode: SetExitCode, kind: RecordKindName): void {
+export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {
   const noun = kind === 'orders' ? 'order' : 'account';
   const group = parent
     .command('review')
@@ -18,7 +19,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
 
   const run = async (action: ReviewAction, args: string[], flags: ReviewFlags): Promise<void> => {
     const { runReview } = await import('./reviewRun.js');
-    setExitCode(await withJsonRefusal(flags.json === true, { kind, action }, async () => runReview(kind, action, args, flags, await loadCommandContext(flags, { announce: action === 'release' }))));
+    io.setExitCode(await withJsonRefusal(io.stdout, flags.json === true, { kind, action }, async () => runReview(kind, action, args, flags, await loadCommandContext(flags, io, { announce: action === 'release' }))));
   };
   const decided = (command: Command): Command =>
     command.option('--by <name>', 'who decided, recorded in the ledger (default: the OS user)').option('--note <text>', 'why, recorded in the ledger');

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions, type ScheduleAction, type ScheduleFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions } from './options.js';
+import type { ScheduleAction, ScheduleFlags } from './scheduleRun.js';
 
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const group = program
     .command('schedule')
     .summary('import a file, folder or glob on a schedule (e.g. nightly), run by the workers')
@@ -20,7 +20,7 @@ export function register(program: Command, setExitCode: SetExitCode): void {
 
   const run = async (action: ScheduleAction, args: string[], flags: ScheduleFlags): Promise<void> => {
     const { runSchedule } = await import('./scheduleRun.js');
-    setExitCode(await withJsonRefusal(flags.json === true, { action, ...(args[0] === undefined ? {} : { name: args[0] }) }, async () => runSchedule(action, args, flags, await loadCommandContext(flags, { announce: action === 'set' }))));
+    io.setExitCode(await withJsonRefusal(io.stdout, flags.json === true, { action, ...(args[0] === undefined ? {} : { name: args[0] }) }, async () => runSchedule(action, args, flags, await loadCommandContext(flags, io, { announce: action === 'set' }))));
   };
 
   const set = group

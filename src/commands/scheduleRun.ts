@@ -6,16 +6,27 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { openServices } from '../services.js';
 import { ORDERS } from '../kinds/orders.js';
-import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
+import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
 import { ScheduleStore, type ScheduleInfo } from '../schedule/scheduleStore.js';
 import { checkScheduleSource } from '../schedule/resolveSource.js';
 import { nextRunText } from '../schedule/nextRunText.js';
 import { foundNoFile } from '../schedule/runScheduledImport.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../schedule/scheduledImportJob.js';
-import { jsonText, printReport, type ScheduleAction, type ScheduleFlags } from './options.js';
+import { jsonText, printReport, type CommandContext, type ConfigFlags } from './options.js';
+
+/** The `schedule` subcommands. */
+export type ScheduleAction = 'set' | 'list' | 'remove';
+
+/** Flags of every `schedule` subcommand. */
+export interface ScheduleFlags extends ConfigFlags, IngestFlags {
+  cron?: string;
+  tz?: string;
+  source?: string;
+  json?: boolean;
+}
 
 /** `bulkorder schedule <action>`: returns the exit code. */
-export async function runSchedule(action: ScheduleAction, args: string[], flags: ScheduleFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+export async function runSchedule(action: ScheduleAction, args: string[], flags: ScheduleFlags, ctx: CommandContext): Promise<number> {
   if (action === 'set') await checkScheduleSource(resolve(flags.source!)); // a usage error needs no Redis
   const prefix = redisPrefix(ctx.config);
   const services = await openServices(ctx.config, ORDERS);
@@ -33,17 +44,17 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
           ingest: await ingestOptionsFromFlags(flags),
         });
         const text = `schedule ${info.name} set: ${describeSchedule(info)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`;
-        return printReport({ text, json: { ...info }, exitCode: ExitCode.ok }, flags.json === true);
+        return printReport(ctx.stdout, { text, json: { ...info }, exitCode: ExitCode.ok }, flags.json === true);
       }
       case 'list': {
         const schedules = await store.list();
-        if (flags.json === true) process.stdout.write(jsonText(schedules));
-        else process.stdout.write(schedules.length === 0 ? 'no schedules\n' : schedules.map((s) => `${s.name}: ${describeSchedule(s)}`).join('\n') + '\n');
+        if (flags.json === true) ctx.stdout.write(jsonText(schedules));
+        else ctx.stdout.write(schedules.length === 0 ? 'no schedules\n' : schedules.map((s) => `${s.name}: ${describeSchedule(s)}`).join('\n') + '\n');
         return ExitCode.ok;
       }
       case 'remove': {
         if (!(await store.remove(args[0]!))) throw new UsageError('SCHEDULE_NOT_FOUND', `no schedule ${args[0]} in ${ctx.config.env} (bulkorder schedule list shows them)`);
-        process.stdout.write(`schedule ${args[0]} removed\n`);
+        ctx.stdout.write(`schedule ${args[0]} removed\n`);
         return ExitCode.ok;
       }
     }

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ExitCode, UsageError } from '../errors.js';
-import { DEFAULT_PORTS, withExamples, type SetExitCode } from './options.js';
+import { DEFAULT_PORTS, withExamples, type CommandIo } from './options.js';
 
 interface SimulatorFlags {
   port: number;
@@ -32,7 +32,7 @@ interface SimulatorFlags {
 }
 
 /** Declares the command; the simulator itself is imported only when it runs. */
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('simulator')
     .description(
@@ -61,8 +61,8 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--log-level <level>', 'pino log level on stderr', 'info')
     .option('--json', 'print one JSON line {url, credentials} instead of the text banner (for scripts)')
     .action(async (flags: SimulatorFlags) => {
-      await runSimulator(flags);
-      setExitCode(ExitCode.ok);
+      await runSimulator(flags, io);
+      io.setExitCode(ExitCode.ok);
     });
   withExamples(
     command,
@@ -72,12 +72,12 @@ export function register(program: Command, setExitCode: SetExitCode): void {
   );
 }
 
-async function runSimulator(flags: SimulatorFlags): Promise<void> {
+async function runSimulator(flags: SimulatorFlags, io: CommandIo): Promise<void> {
   const [{ startSimulator, DEFAULT_CREDENTIALS }, { createLogger }] = await Promise.all([
     import('../simulator/startSimulator.js'),
     import('../logger.js'),
   ]);
-  const logger = createLogger({ level: flags.logLevel, base: { component: 'simulator' } });
+  const logger = createLogger({ level: flags.logLevel, base: { component: 'simulator' }, ...(io.logDestination === undefined ? {} : { destination: io.logDestination }) });
   const credentials = {
     business: {
       clientId: flags.businessClientId ?? DEFAULT_CREDENTIALS.business.clientId,
@@ -130,7 +130,7 @@ async function runSimulator(flags: SimulatorFlags): Promise<void> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-  process.stdout.write(flags.json === true ? JSON.stringify({ url: simulator.url, credentials }) + '\n' : banner(simulator.url, credentials));
+  io.stdout.write(flags.json === true ? JSON.stringify({ url: simulator.url, credentials }) + '\n' : banner(simulator.url, credentials));
   const signal = await stopped;
   const counters = simulator.counters();
   await simulator.close();

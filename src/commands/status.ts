@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { loadCommandContext, withConfigFlags, withExamples, type ConfigFlags, type RecordKindName, type SetExitCode, type StatusFlags } from './options.js';
+import { loadCommandContext, withConfigFlags, withExamples, type ConfigFlags, type RecordKindName, type CommandIo } from './options.js';
+import type { StatusFlags } from './statusRun.js';
 
 /** Declares `status` and `resume` under `parent` for one kind (`bulkorder status`, `bulkorder accounts status`). */
-export function register(parent: Command, setExitCode: SetExitCode, kind: RecordKindName): void {
+export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {
   const orders = kind === 'orders';
   const status = parent
     .command('status')
@@ -15,7 +16,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
   withExamples(status, [`${cli} status`, `${cli} status b-20261122T020000-1a2b3c --json`, `${cli} status --limit 3 --config-file .env`]);
   withConfigFlags(status).action(async (batchId: string | undefined, flags: StatusFlags) => {
     const { runStatus } = await import('./statusRun.js');
-    setExitCode(await runStatus(kind, batchId, flags, await loadCommandContext(flags, { announce: false })));
+    io.setExitCode(await runStatus(kind, batchId, flags, await loadCommandContext(flags, io, { announce: false })));
   });
 
   const resume = parent
@@ -25,7 +26,7 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
   withExamples(resume, [`${cli} resume`, `${cli} status   # the queue is running again, the breaker closed`]);
   withConfigFlags(resume).action(async (flags: ConfigFlags) => {
     const { runResume } = await import('./statusRun.js');
-    setExitCode(await runResume(kind, await loadCommandContext(flags, { announce: false })));
+    io.setExitCode(await runResume(kind, await loadCommandContext(flags, io, { announce: false })));
   });
 
   const pause = parent
@@ -35,6 +36,6 @@ export function register(parent: Command, setExitCode: SetExitCode, kind: Record
   withExamples(pause, [`${cli} pause`, `${cli} resume   # when the service is ready again`]);
   withConfigFlags(pause).action(async (flags: ConfigFlags) => {
     const { runPause } = await import('./statusRun.js');
-    setExitCode(await runPause(kind, await loadCommandContext(flags, { announce: false })));
+    io.setExitCode(await runPause(kind, await loadCommandContext(flags, io, { announce: false })));
   });
 }

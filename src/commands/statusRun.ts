@@ -2,13 +2,19 @@ import { ExitCode } from '../errors.js';
 import { pauseQueue, queueStatus, resumeDelivery } from '../services/queueStatus.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { openServices, type Services } from '../services.js';
-import type { CommandContext, RecordKindName, StatusFlags } from './options.js';
+import type { CommandContext, RecordKindName, ConfigFlags } from './options.js';
+
+/** Flags of `status` and `accounts status`. */
+export interface StatusFlags extends ConfigFlags {
+  json?: boolean;
+  limit?: string;
+}
 
 /** Opens the kind's services, prints what `say` answers, closes them: status, pause and resume alike. */
 async function printWith(kind: RecordKindName, ctx: CommandContext, say: (services: Services<unknown>) => Promise<string>): Promise<number> {
   const services = await openServices(ctx.config, KINDS[kind]);
   try {
-    process.stdout.write(await say(services));
+    ctx.stdout.write(await say(services));
     return ExitCode.ok;
   } finally {
     await services.close();

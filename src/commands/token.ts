@@ -3,8 +3,7 @@
  * without ever printing a token.
  */
 import type { Command } from 'commander';
-import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, type ConfigFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples, type ConfigFlags } from './options.js';
 
 interface TokenFlags extends ConfigFlags {
   check?: boolean;
@@ -12,7 +11,7 @@ interface TokenFlags extends ConfigFlags {
 }
 
 /** Declares the command; undici and the token code load only when it runs. */
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('token')
     .description('Check the OAuth2 client credentials of each configured API (the token is never printed)')
@@ -20,16 +19,16 @@ export function register(program: Command, setExitCode: SetExitCode): void {
     .option('--json', 'print the results as JSON');
   withExamples(command, ['bulkorder token --config-file .env', 'bulkorder token --json'], 'Exit codes: 0 every API OK; 2 credentials refused or configuration incomplete; 5 token endpoint unreachable.');
   withConfigFlags(command).action(async (flags: TokenFlags) => {
-    const [{ checkCredentials, checkExitCode }, context] = await Promise.all([import('../delivery/checkCredentials.js'), loadCommandContext(flags)]);
+    const [{ checkCredentials, checkExitCode }, context] = await Promise.all([import('../delivery/checkCredentials.js'), loadCommandContext(flags, io)]);
     const checks = await checkCredentials(context.config, context.logger);
     if (flags.json === true) {
-      process.stdout.write(`${JSON.stringify({ env: context.config.env, checks }, null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify({ env: context.config.env, checks }, null, 2)}\n`);
     } else {
       for (const c of checks) {
         const detail = c.ok ? `token issued, valid ${c.lifetimeSeconds} s` : `${c.code}: ${c.reason}`;
-        process.stdout.write(`${c.api.padEnd(14)} ${c.ok ? 'OK    ' : 'FAILED'} ${detail} (${c.tokenUrl})\n`);
+        io.stdout.write(`${c.api.padEnd(14)} ${c.ok ? 'OK    ' : 'FAILED'} ${detail} (${c.tokenUrl})\n`);
       }
     }
-    setExitCode(checkExitCode(checks));
+    io.setExitCode(checkExitCode(checks));
   });
 }

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { withExamples, withJsonRefusal, withReadingOptions, type SetExitCode, type ValidateFlags } from './options.js';
+import { withExamples, withJsonRefusal, withReadingOptions, type CommandIo, type ValidateFlags } from './options.js';
 
 /** `bulkorder validate <file>`: a dry run of ingest. Heavy modules load inside the action. */
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('validate')
     .summary('check an order file without sending anything')
@@ -21,8 +21,8 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.',
   ).action(async (file: string, flags: ValidateFlags) => {
     const json = flags.json === true;
-    setExitCode(
-      await withJsonRefusal(json, { file }, async () => {
+    io.setExitCode(
+      await withJsonRefusal(io.stdout, json, { file }, async () => {
         const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ORDERS }, { ErrorSink }] = await Promise.all([
           import('../ingest/validateFile.js'),
           import('../ingest/ingestFlags.js'),
@@ -30,13 +30,13 @@ export function register(program: Command, setExitCode: SetExitCode): void {
           import('../kinds/orders.js'),
           import('../ingest/errorSink.js'),
         ]);
-        const sink = json ? new ErrorSink((text) => process.stdout.write(text)) : undefined;
+        const sink = json ? new ErrorSink((text) => io.stdout.write(text)) : undefined;
         const result = await validateFile(file, {
           ...(await ingestOptionsFromFlags(flags)),
           ...(flags.out === undefined ? {} : { out: flags.out }),
           ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
         }, ORDERS);
-        process.stdout.write(validationReport(file, result, json, sink));
+        io.stdout.write(validationReport(file, result, json, sink));
         return result.exitCode;
       }),
     );

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions, type WatchFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions } from './options.js';
+import type { WatchFlags } from './watchRun.js';
 
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('watch')
     .summary('import every file dropped into a folder (inbox/ -> processing/ -> done/ or failed/)')
@@ -28,6 +28,6 @@ export function register(program: Command, setExitCode: SetExitCode): void {
       'or a file stayed in processing/ under another watcher\'s lock (the waiting is said on stderr).',
   ).action(async (dir: string, flags: WatchFlags) => {
     const { runWatch } = await import('./watchRun.js');
-    setExitCode(await withJsonRefusal(flags.json === true && flags.once === true, { dir }, async () => runWatch(dir, flags, await loadCommandContext(flags))));
+    io.setExitCode(await withJsonRefusal(io.stdout, flags.json === true && flags.once === true, { dir }, async () => runWatch(dir, flags, await loadCommandContext(flags, io))));
   });
 }

@@ -3,13 +3,24 @@ import { apiTarget, redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { openServices } from '../services.js';
-import { ingestOptionsFromFlags } from '../ingest/ingestFlags.js';
+import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
 import { ORDERS } from '../kinds/orders.js';
 import { watchFolder } from '../watch/watchFolder.js';
-import { printReport, type WatchFlags } from './options.js';
+import { printReport, type CommandContext, type ConfigFlags } from './options.js';
+
+/** Flags of `bulkorder watch`. */
+export interface WatchFlags extends ConfigFlags, IngestFlags {
+  stable?: string;
+  poll?: string;
+  maxSize?: string;
+  maxActive?: string;
+  once?: boolean;
+  deliver?: boolean;
+  json?: boolean;
+}
 
 /** `bulkorder watch <dir>`: runs until SIGTERM/SIGINT (or, with --once, until the inbox is worked off). */
-export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandContext): Promise<number> {
   const options = {
     stableMs: number(flags.stable ?? '5', '--stable', 0) * 1000,
     pollMs: number(flags.poll ?? '1', '--poll', 0.01) * 1000,
@@ -37,7 +48,7 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Co
   process.once('SIGINT', onSignal);
   try {
     const report = await watchFolder(
-      { dir, ...options, once: flags.once === true, signal: stop.signal, onWaiting: (message) => process.stderr.write(`bulkorder watch: ${message}\n`) },
+      { dir, ...options, once: flags.once === true, signal: stop.signal, onWaiting: (message) => ctx.stderr.write(`bulkorder watch: ${message}\n`) },
       { services, target: apiTarget(ctx.config, ORDERS.api), logger: ctx.logger },
     );
     const exitCode = report.needsAttention > 0 || report.unclaimed.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
@@ -47,7 +58,7 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: { config: Co
     if (report.unclaimed.length > 0) {
       lines.push(`still in processing/ under another watcher's lock (not taken): ${report.unclaimed.join(', ')}; if no watcher is running, run watch --once again once the lock lapses`);
     }
-    return printReport({ text: lines.join('\n') + '\n', json: { folder: folder.root, ...rest }, exitCode }, flags.json === true);
+    return printReport(ctx.stdout, { text: lines.join('\n') + '\n', json: { folder: folder.root, ...rest }, exitCode }, flags.json === true);
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);

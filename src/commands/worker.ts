@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { SetExitCode } from './options.js';
-import { loadCommandContext, withConfigFlags, withExamples, type WorkerFlags } from './options.js';
+import { type CommandIo, loadCommandContext, withConfigFlags, withExamples } from './options.js';
+import type { WorkerFlags } from './workerRun.js';
 
-export function register(program: Command, setExitCode: SetExitCode): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('worker')
     .summary('deliver queued orders until stopped; run any number, on any hosts')
@@ -17,6 +17,6 @@ export function register(program: Command, setExitCode: SetExitCode): void {
   withExamples(command, ['bulkorder worker --concurrency 50 --http-port 9464 --config-file .env', 'bulkorder worker --processes 1   # one process per container']);
   withConfigFlags(command).action(async (flags: WorkerFlags) => {
     const { runWorker } = await import('./workerRun.js');
-    setExitCode(await runWorker(flags, await loadCommandContext(flags)));
+    io.setExitCode(await runWorker(flags, await loadCommandContext(flags, io)));
   });
 }

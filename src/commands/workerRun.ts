@@ -5,11 +5,19 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { startAccountDelivery, startBusinessDelivery } from '../assembly/startWorkers.js';
 import { reportStarted, runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../assembly/workerProcesses.js';
-import type { WorkerFlags } from './options.js';
+import type { CommandContext, ConfigFlags } from './options.js';
 import { startWorkerObservers, type WorkerObservers } from '../health/workerObservers.js';
 
+/** Flags of `bulkorder worker`. */
+export interface WorkerFlags extends ConfigFlags {
+  concurrency?: string;
+  processes?: string;
+  httpPort?: string;
+  httpHost?: string;
+}
+
 /** `bulkorder worker`: runs until SIGTERM or SIGINT; returns the exit code. */
-export async function runWorker(flags: WorkerFlags, ctx: { config: Config; logger: Logger }): Promise<number> {
+export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promise<number> {
   const concurrency = flags.concurrency === undefined ? ctx.config.delivery.concurrency : Number(flags.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new UsageError('USAGE', `--concurrency must be a whole number from 1 to 1000, not '${flags.concurrency}'`);

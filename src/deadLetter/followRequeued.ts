@@ -1,4 +1,5 @@
 import { followBatch } from '../batches/followBatch.js';
+import type { TextSink } from '../textSink.js';
 import type { BatchStore } from '../batches/batchStore.js';
 import { ExitCode } from '../errors.js';
 import type { RequeueBatch } from './requeueParked.js';
@@ -27,7 +28,7 @@ export interface RequeuedBatchReport {
  * exit 0 when all were delivered, 4 when some were dead-lettered or held again (or following
  * stopped before the end).
  */
-export async function reportRequeued(made: readonly RequeueBatch[], batches: BatchStore, options: { wait: boolean; timeoutMs?: number }): Promise<RequeueReport> {
+export async function reportRequeued(made: readonly RequeueBatch[], batches: BatchStore, options: { wait: boolean; timeoutMs?: number; out?: TextSink }): Promise<RequeueReport> {
   const lines: string[] = [];
   const reports: RequeuedBatchReport[] = [];
   let attention = false;
@@ -41,7 +42,7 @@ export async function reportRequeued(made: readonly RequeueBatch[], batches: Bat
       reports.push({ batchId, counts });
       continue;
     }
-    const { batch, settled } = await followBatch(batches, batchId, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+    const { batch, settled } = await followBatch(batches, batchId, { ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }), ...(options.out === undefined ? {} : { out: options.out }) });
     lines.push(`  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`);
     reports.push({ batchId, counts, settled, delivered: batch.delivered, dead: batch.dead, held: batch.held });
     attention ||= !settled || batch.dead > 0 || batch.held > 0;

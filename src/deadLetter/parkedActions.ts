@@ -1,10 +1,10 @@
-import { ExitCode, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { Config } from '../config.js';
 import type { ParkedKind } from '../keyspace.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { openServices, type Services } from '../services.js';
 import { parkedDetails, parkedJson, parkedTable } from './formatParked.js';
-import { isEmptyFilter, type ParkedFilter } from './parkedFilter.js';
+import type { ParkedFilter } from './parkedFilter.js';
 import { ParkedStore } from './parkedStore.js';
 
 /** What `dead-letters` and `review` work on: one kind's services and its dead letters or held records. */
@@ -22,57 +22,35 @@ export async function openParked(config: Config, kind: RecordKind<unknown>, park
   return { services, store: new ParkedStore(services.redis, services.keys, services.ledger, parked) };
 }
 
-/** `list` of dead letters or held orders: a table (or JSON), then what to do next. */
-export async function listParked(store: ParkedStore, filter: ParkedFilter, flags: { json?: boolean; limit?: string }, hints: readonly string[]): Promise<number> {
-  const limit = positiveInteger(flags.limit ?? '50', '--limit');
+/**
+ * The text of `list` for dead letters or held records: at most `limit` of them (or all matched as
+ * JSON), a head counting them, then what to do next. The command prints it.
+ */
+export async function listParked(store: ParkedStore, filter: ParkedFilter, options: { json: boolean; limit: number }, hints: readonly string[]): Promise<string> {
+  const { limit } = options;
   const noun = store.kind === 'dead' ? 'dead letter' : 'held order';
   const items = [];
   let matched = 0;
   for await (const item of store.scan(filter)) {
     if (matched++ < limit) items.push(item);
   }
-  if (flags.json === true) {
-    process.stdout.write(JSON.stringify(items.map((item) => parkedJson(item)), null, 2) + '\n');
-    return ExitCode.ok;
-  }
+  if (options.json) return JSON.stringify(items.map((item) => parkedJson(item)), null, 2) + '\n';
   const total = await store.count();
-  if (matched === 0) {
-    process.stdout.write(total === 0 ? `no ${noun}s\n` : `no ${noun}s match (${total} in all)\n`);
-    return ExitCode.ok;
-  }
+  if (matched === 0) return total === 0 ? `no ${noun}s\n` : `no ${noun}s match (${total} in all)\n`;
   const head =
     `${matched} ${noun}${matched === 1 ? '' : 's'} match${matched === 1 ? 'es' : ''} (${total} in all)${matched > limit ? `; the first ${limit} shown (--limit)` : ''}; ` +
     `each is kept ${Math.round(store.retentionMs / 86_400_000)} days after it was parked (BULKORDER_PARKED_RETENTION_DAYS), purge removes it sooner`;
-  process.stdout.write([head, '', ...parkedTable(items), '', ...hints].join('\n') + '\n');
-  return ExitCode.ok;
+  return [head, '', ...parkedTable(items), '', ...hints].join('\n') + '\n';
 }
 
-/** `show` of one dead letter or held order. */
-export async function showParked(store: ParkedStore, services: Services<unknown>, key: string, flags: { json?: boolean }): Promise<number> {
+/** The text of `show` for one dead letter or held record (JSON or lines); a key not parked is a usage error. */
+export async function showParked(store: ParkedStore, services: Services<unknown>, key: string, options: { json: boolean }): Promise<string> {
   const item = await store.get(key);
   if (item === undefined) {
     const [code, what, list] = store.kind === 'dead' ? ['DEAD_LETTER_NOT_FOUND', 'dead letter', 'dead-letters list'] : ['HELD_ORDER_NOT_FOUND', 'held order', 'review list'];
     throw new UsageError(code, `no ${what} ${key} (bulkorder ${list} shows the keys)`);
   }
-  if (flags.json === true) {
-    process.stdout.write(JSON.stringify(parkedJson(item), null, 2) + '\n');
-    return ExitCode.ok;
-  }
+  if (options.json) return JSON.stringify(parkedJson(item), null, 2) + '\n';
   const columns = (await services.batches.get(item.record.batchId))?.columns;
-  process.stdout.write(parkedDetails(item, columns, services.kind.rebuildRows).join('\n') + '\n');
-  return ExitCode.ok;
-}
-
-/** Changing state without naming what: refuse, unless --all says so. */
-export function requireSelection(filter: ParkedFilter, flags: { all?: boolean }, command: string): void {
-  if (isEmptyFilter(filter) && flags.all !== true) {
-    throw new UsageError('SELECTION_MISSING', `${command}: name order keys, give a filter (--batch, --status, --code, --older-than, --newer-than), or pass --all.`);
-  }
-}
-
-/** A flag that takes a whole number of at least 1. */
-export function positiveInteger(text: string, flag: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new UsageError('USAGE', `${flag} must be a whole number of at least 1 (got '${text}').`);
-  return value;
+  return parkedDetails(item, columns, services.kind.rebuildRows).join('\n') + '\n';
 }

@@ -40,6 +40,8 @@ export function createApiTokenProvider(settings: ApiSettings, deps: ApiTokenProv
     tokenAuth: settings.tokenAuth,
     transport: deps.transport,
     logger: deps.logger,
+    // One clock for the token's expiry and the cache's freshness (a test's clock reaches both).
+    ...(deps.cache?.now === undefined ? {} : { now: deps.cache.now }),
     ...deps.endpoint,
   };
   const report = deps.onTokenRequest;

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TextSink } from '../textSink.js';
 import type { Ledger } from '../ledger/ledger.js';
 
 export interface FollowElsewhereOptions {
   /** Called every few seconds while waiting (reconcileImports: an importer that died has its orders queued). */
   reconcile?: () => Promise<unknown>;
   /** Where progress goes; default stderr. */
-  out?: NodeJS.WriteStream;
+  out?: TextSink;
   pollMs?: number;
   /** Stop following at this time (ms since epoch); default never. */
   deadline?: number;

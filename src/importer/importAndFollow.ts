@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { outputPath } from '../ingest/outputPath.js';
+import type { TextSink } from '../textSink.js';
 import { followBatch } from '../batches/followBatch.js';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
 import { POSSIBLE_DUPLICATE_CODE, writeResults } from '../batches/writeResults.js';
@@ -26,7 +27,7 @@ export interface FollowSettings {
   /** --max-wait; then exit 5 with the reason. */
   timeoutMs?: number;
   /** Where progress and stall reasons go; default stderr. */
-  out?: NodeJS.WriteStream;
+  out?: TextSink;
 }
 
 export interface ImportOutcome {

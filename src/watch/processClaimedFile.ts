@@ -1,4 +1,5 @@
 import { lstat } from 'node:fs/promises';
+import type { TextSink } from '../textSink.js';
 import { basename, join } from 'node:path';
 import { followBatch } from '../batches/followBatch.js';
 import { needsAttention, type Batch } from '../batches/batchStore.js';
@@ -34,7 +35,7 @@ export type ProcessOutcome = { to: 'done' | 'failed'; needsAttention: boolean } 
 /** How far back a resumed file looks for a batch its dead watcher started (most recent first). */
 const RECENT_BATCHES = 500;
 
-const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
+const quiet: TextSink = { isTTY: false, write: () => true };
 
 /**
  * Works one claimed file to the end: checks it, imports it (once: the batch is recorded under the

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMPANY, CAFETARIAPLAN, deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -21,24 +22,24 @@ describe('dead letters and held accounts (bulkorder accounts dead-letters)', () 
     // The service refuses Anna once (a fault on its side), then would accept her.
     rig.simulator.setFaults({ script: [{ path: 'accounts', status: 422, body: { code: 'PLAN_NOT_CONFIGURED', message: 'no budget plan yet' } }] });
     startCli(['worker', '--concurrency', '1'], env);
-    const imported = startCli(['accounts', 'import', file, '--wait', '--timeout', '30'], env);
-    expect(await imported.exited).toBe(4);
-    expect(imported.output()).toMatch(/1 delivered, 1 dead-lettered/);
+    const imported = await runCli(['accounts', 'import', file, '--wait', '--timeout', '120'], env);
+    expect(imported.code).toBe(4);
+    expect(imported.output).toMatch(/1 delivered, 1 dead-lettered/);
 
-    const orders = startCli(['dead-letters', 'list'], env);
-    expect(await orders.exited).toBe(0);
-    expect(orders.output()).toMatch(/no dead letters/);
-    const accounts = startCli(['accounts', 'dead-letters', 'list', '--json'], env);
-    expect(await accounts.exited).toBe(0);
-    const listed = JSON.parse(accounts.output().slice(accounts.output().indexOf('['))) as { key: string; code: string; httpStatus: number }[];
+    const orders = await runCli(['dead-letters', 'list'], env);
+    expect(orders.code).toBe(0);
+    expect(orders.output).toMatch(/no dead letters/);
+    const accounts = await runCli(['accounts', 'dead-letters', 'list', '--json'], env);
+    expect(accounts.code).toBe(0);
+    const listed = JSON.parse(accounts.output.slice(accounts.output.indexOf('['))) as { key: string; code: string; httpStatus: number }[];
     expect(listed).toEqual([expect.objectContaining({ code: 'PLAN_NOT_CONFIGURED', httpStatus: 422 })]);
 
-    const retried = startCli(['accounts', 'dead-letters', 'retry', '--all', '--wait', '--timeout', '30'], env);
-    expect(await retried.exited).toBe(0);
+    const retried = await runCli(['accounts', 'dead-letters', 'retry', '--all', '--wait', '--timeout', '120'], env);
+    expect(retried.code).toBe(0);
     expect(rig.simulator.counters().accountsCreated).toBe(2);
     // The deprecated flag spelling still works.
-    const after = startCli(['dead-letters', 'list', '--accounts'], env);
-    expect(await after.exited).toBe(0);
-    expect(after.output()).toMatch(/no dead letters/);
-  }, 90_000);
+    const after = await runCli(['dead-letters', 'list', '--accounts'], env);
+    expect(after.code).toBe(0);
+    expect(after.output).toMatch(/no dead letters/);
+  }, 180_000);
 });

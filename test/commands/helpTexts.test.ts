@@ -38,7 +38,7 @@ function raggedBreaks(help: string): string[] {
 }
 
 describe('help texts (every command of the program src/cli.ts builds)', () => {
-  const program = buildProgram('0.0.0-test', () => undefined);
+  const program = buildProgram('0.0.0-test', { stdout: process.stdout, stderr: process.stderr, env: {}, setExitCode: () => undefined });
   const commands = allCommands(program);
 
   it('walks the whole tree', () => {

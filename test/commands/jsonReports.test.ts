@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 import { CAFETARIAPLAN, COMPANY, deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
@@ -19,13 +20,13 @@ interface JsonRun {
 }
 
 async function json(r: DeliveryRig, args: string[], env: Record<string, string> = {}): Promise<JsonRun> {
-  const p = startCli([...args, '--json'], { ...r.env, ...env });
-  const code = await p.exited;
+  const p = await runCli([...args, '--json'], { ...r.env, ...env });
+  const code = p.code;
   let parsed: Record<string, any>;
   try {
-    parsed = JSON.parse(p.stdout()) as Record<string, any>;
+    parsed = JSON.parse(p.stdout) as Record<string, any>;
   } catch {
-    throw new Error(`${args.join(' ')} --json: stdout is not one JSON document:\n${p.output()}`);
+    throw new Error(`${args.join(' ')} --json: stdout is not one JSON document:\n${p.output}`);
   }
   return { code, json: parsed };
 }
@@ -40,7 +41,7 @@ const HELD_THEN_REFUSED = (path: 'orders' | 'accounts') => ({
   },
 });
 
-describe('--json on the commands that change something (the real CLI, stdout parsed)', () => {
+describe('--json on the commands that change something (the CLI run in-process, stdout parsed)', () => {
   it('import, dead-letters retry and review release print one JSON object with the real counts and the exit code', async () => {
     rig = await deliveryRig('json-orders', HELD_THEN_REFUSED('orders'), { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' });
     // J-1: no answer (held); J-2: a product not in the catalogue (dead, 422); J-3 delivered; one row rejected.
@@ -93,7 +94,7 @@ describe('--json on the commands that change something (the real CLI, stdout par
     const badSchedule = await json(rig, ['schedule', 'set', 'nightly', '--cron', '0 2 * * *', '--source', join(rig.dir, 'missing')]);
     expect(badSchedule.code).toBe(2);
     expect(badSchedule.json).toMatchObject({ action: 'set', name: 'nightly', refused: { code: 'SOURCE_NOT_FOUND' }, exitCode: 2 });
-  }, 120_000);
+  }, 180_000);
 
   it('accounts import, accounts dead-letters retry and accounts review release do the same for employee accounts', async () => {
     rig = await deliveryRig('json-accounts', HELD_THEN_REFUSED('accounts'), { ...CAFETARIAPLAN, BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' });
@@ -106,7 +107,7 @@ describe('--json on the commands that change something (the real CLI, stdout par
     );
     startCli(['worker', '--concurrency', '1'], rig.env);
 
-    const imported = await json(rig, ['accounts', 'import', file, '--wait', '--max-wait', '40']);
+    const imported = await json(rig, ['accounts', 'import', file, '--wait', '--max-wait', '120']);
     expect(imported.code).toBe(4);
     expect(imported.json).toMatchObject({
       kind: 'accounts',
@@ -116,15 +117,15 @@ describe('--json on the commands that change something (the real CLI, stdout par
     });
     expect(existsSync(imported.json.resultsFile)).toBe(true);
 
-    const retried = await json(rig, ['accounts', 'dead-letters', 'retry', '--all', '--wait', '--timeout', '30']);
+    const retried = await json(rig, ['accounts', 'dead-letters', 'retry', '--all', '--wait', '--timeout', '120']);
     expect(retried.code).toBe(0);
     expect(retried.json).toMatchObject({ kind: 'accounts', matched: 1, exitCode: 0 });
     expect(retried.json.batches).toEqual([expect.objectContaining({ counts: expect.objectContaining({ enqueued: 1 }), delivered: 1 })]);
 
-    const released = await json(rig, ['accounts', 'review', 'release', '--all', '--wait', '--timeout', '30']);
+    const released = await json(rig, ['accounts', 'review', 'release', '--all', '--wait', '--timeout', '120']);
     expect(released.code).toBe(0);
     expect(released.json).toMatchObject({ kind: 'accounts', action: 'review release', matched: 1, exitCode: 0 });
     expect(released.json.batches).toEqual([expect.objectContaining({ counts: expect.objectContaining({ enqueued: 1 }), delivered: 1 })]);
     expect(rig.simulator.counters().accountsCreated).toBe(3);
-  }, 120_000);
+  }, 180_000);
 });

@@ -24,7 +24,7 @@ function flags(command: Command): string[] {
 }
 
 describe('the CLI as a new user meets it', () => {
-  const program = buildProgram('0.0.0', () => undefined);
+  const program = buildProgram('0.0.0', { stdout: process.stdout, stderr: process.stderr, env: {}, setExitCode: () => undefined });
 
   it('accounts import and validate list no order-only flag and no order example', () => {
     for (const path of ['accounts import', 'accounts validate']) {
@@ -50,7 +50,7 @@ describe('the CLI as a new user meets it', () => {
 
   it('--config gets "did you mean --config-file?"', () => {
     let err = '';
-    const run = buildProgram('0.0.0', () => undefined);
+    const run = buildProgram('0.0.0', { stdout: process.stdout, stderr: process.stderr, env: {}, setExitCode: () => undefined });
     const status = find(run, 'status');
     for (const c of [run, status]) c.configureOutput({ writeErr: (text) => (err += text) });
     expect(() => run.parse(['node', 'bulkorder', 'status', '--config', '.env'])).toThrow();

@@ -1,8 +1,7 @@
 /**
- * `bulkorder token --check` and `bulkorder login` as a person runs them: a real process,
- * an env file, the simulator; we read stdout and the exit code.
+ * `bulkorder token --check` and `bulkorder login` as a person runs them: the CLI's `main`
+ * in-process, an env file, the simulator; we read stdout and the exit code.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +12,10 @@ import { createCafetariaplanClient } from '../../src/delivery/cafetariaplanClien
 import { createHttpTransport } from '../../src/delivery/httpTransport.js';
 import { encodeRemoteId } from '../../src/delivery/remoteId.js';
 import { silentLogger } from '../../src/logger.js';
-import { projectRoot } from '../../src/paths.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { closedPort } from './support/rawServers.js';
+import { runCli } from '../helpers/runCli.js';
+import { TEST_REDIS_URL } from '../helpers/redis.js';
 
 let simulator: Simulator;
 let dir: string;
@@ -34,18 +34,9 @@ async function envFile(name: string, values: Record<string, string>): Promise<st
   return path;
 }
 
-function bulkorder(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  // Only the env file configures the run: drop any BULKORDER_* of the machine running the tests.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BULKORDER_')));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: projectRoot, env: { ...env, LOG_LEVEL: 'warn' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+/** The CLI in-process; only the env file configures the run (plus REDIS_URL, for the commands that need Redis). */
+function bulkorder(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCli(args, { REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'warn' });
 }
 
 function simulatorEnv(overrides: Record<string, string> = {}): Record<string, string> {

@@ -43,8 +43,8 @@ export function startCli(args: string[], env: Record<string, string>): CliProces
   return cli;
 }
 
-/** Waits until `predicate` holds, polling; throws with `what` after `timeoutMs`. */
-export async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+/** Waits until `predicate` holds, polling; throws with `what` after `timeoutMs` (generous: a bound for a hang, not a speed). */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

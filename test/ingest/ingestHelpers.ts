@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../../src/paths.js';
 import { openOrderSource, type IngestOptions } from '../../src/ingest/openOrderSource.js';
 import type { IngestItem, RejectedRecord, ValidOrder } from '../../src/ingest/types.js';
 
@@ -74,14 +72,4 @@ export async function entries(dir: string): Promise<string[]> {
   return readdir(dir);
 }
 
-/** Runs the real CLI through tsx; resolves with exit code, stdout and stderr. */
-export function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src/cli.ts'), ...args], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+export { runCli } from '../helpers/runCli.js';

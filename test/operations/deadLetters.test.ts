@@ -4,12 +4,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
 import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
-import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
-  await killAllCli();
   await rig?.close();
   rig = undefined;
 });
@@ -27,9 +26,8 @@ function deadStore(r: DeliveryRig): ParkedStore {
 }
 
 async function cli(r: DeliveryRig, args: string[]): Promise<{ code: number | string; output: string }> {
-  const p = startCli(args, r.env);
-  const code = await p.exited;
-  return { code, output: p.output() };
+  const { code, output } = await runCli(args, r.env);
+  return { code, output };
 }
 
 describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', () => {

@@ -1,12 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
-import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
-  await killAllCli();
   await rig?.close();
   rig = undefined;
 });
@@ -14,9 +13,8 @@ afterEach(async () => {
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 
 async function cli(r: DeliveryRig, args: string[]): Promise<{ code: number | string; output: string }> {
-  const p = startCli(args, r.env);
-  const code = await p.exited;
-  return { code, output: p.output() };
+  const { code, output } = await runCli(args, r.env);
+  return { code, output };
 }
 
 describe('review of held orders (real Redis, simulator, workers, the real CLI)', () => {

@@ -7,13 +7,13 @@ import { resolveSource } from '../../src/schedule/resolveSource.js';
 import { runScheduledImport } from '../../src/schedule/runScheduledImport.js';
 import { ScheduleStore } from '../../src/schedule/scheduleStore.js';
 import { SCHEDULES_QUEUE, type ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
-import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
+import { waitFor } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
 let queue: Queue<ScheduledImportData> | undefined;
 afterEach(async () => {
-  await killAllCli();
   await queue?.close();
   queue = undefined;
   await rig?.close();
@@ -67,8 +67,8 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
   it('the CLI sets, lists and removes a schedule', async () => {
     rig = await deliveryRig('schedule-cli');
     const run = async (args: string[]) => {
-      const p = startCli(['schedule', ...args], rig!.env);
-      return { code: await p.exited, output: p.output() };
+      const { code, output } = await runCli(['schedule', ...args], rig!.env);
+      return { code, output };
     };
     const set = await run(['set', 'nightly', '--cron', '0 2 * * *', '--tz', 'Europe/Amsterdam', '--source', rig.dir]);
     expect(set.code).toBe(0);

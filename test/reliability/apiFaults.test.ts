@@ -6,6 +6,10 @@ import { recordReliability } from '../helpers/reliabilityLog.js';
 import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
 import { resumeDelivery } from '../../src/services/deliveryControl.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { waitFor } from '../helpers/cliProcess.js';
+
+/** 5xx answers in the storm: fewer than the breaker's minimum of attempts (20), so it is met before the breaker pauses delivery. */
+const STORM = 10;
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -37,17 +41,17 @@ function recordRow(fault: string, behaviour: string, orders: number, r: Awaited<
 }
 
 describe('API faults: what the product does, and that nothing is lost or sent twice', () => {
+  // The storm lasts 40 answers, not a time: how many requests a busy machine makes in a second varies.
   it('a 5xx storm (every request for a while) is ridden out: all delivered once', async () => {
     // A storm of every request opens the breaker as "server failing"; its first trial comes after 2 s here.
     const r = await runBatch('storm', 20, { faults: { serverErrorRate: 1 } }, { BULKORDER_BREAKER_OPEN_MS: '2000' }, async (rg) => {
-      await new Promise((res) => setTimeout(res, 1500));
+      await waitFor(() => rg.simulator.counters().faults.serverError >= STORM, `${STORM} answers of 5xx`, 40_000);
       rg.simulator.setFaults({ serverErrorRate: 0 });
     });
     expect(r.settled).toBe(true);
     expect(r.batch).toMatchObject({ delivered: 20, dead: 0, held: 0 });
-    // The storm was met (how many 5xx fit in 1.5 s depends on the machine: issue 23 asks for no such bound).
-    expect(r.counters.faults.serverError).toBeGreaterThan(0);
-    recordRow('5xx storm: every request fails for 1.5 s', 'retried with backoff, then delivered', 20, r);
+    expect(r.counters.faults.serverError).toBeGreaterThanOrEqual(STORM);
+    recordRow(`5xx storm: every request fails, ${STORM} answers in a row`, 'retried with backoff, then delivered', 20, r);
     expect(r.counters.ordersAccepted).toBe(20);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   }, 60_000);
@@ -122,8 +126,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
   it('tokens expiring mid-batch are refreshed without an order failing', async () => {
     const r = await runBatch('expiry', 150, { tokenLifetimeSeconds: 1, faults: { latencyMs: 50 } });
     expect(r.batch).toMatchObject({ delivered: 150, dead: 0, held: 0 });
-    expect(r.elapsedMs).toBeGreaterThan(1000); // the batch outlived at least one token
-    expect(r.counters.tokenRequests.business).toBeGreaterThan(1);
+    expect(r.counters.tokenRequests.business).toBeGreaterThan(1); // the batch outlived at least one token
     // A request sent just before expiry may arrive after it: the API answers 401, the client
     // refreshes once and sends again. At most one such 401 per request in flight per token.
     expect(r.counters.errors.TOKEN_EXPIRED ?? 0).toBeLessThanOrEqual(4 * r.counters.tokenRequests.business);

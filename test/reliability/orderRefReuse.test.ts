@@ -3,20 +3,18 @@ import { outputPath } from '../../src/ingest/outputPath.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
-  await killAllCli();
   await rig?.close();
   rig = undefined;
 });
 
 /** `bulkorder import <file> --wait` as a real process; its exit code and output. */
 async function importWait(file: string): Promise<{ exit: number | string; output: string }> {
-  const cli = startCli(['import', file, '--wait'], { ...rig!.env, LOG_LEVEL: 'warn' });
-  const exit = await cli.exited;
-  return { exit, output: cli.output() };
+  const cli = await runCli(['import', file, '--wait'], { ...rig!.env, LOG_LEVEL: 'warn' });
+  return { exit: cli.code, output: cli.output };
 }
 
 const ANONYMOUS_HEADER = HEADER.replace('orderRef,', '');

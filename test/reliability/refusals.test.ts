@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -21,9 +22,10 @@ describe('refused configurations, as a user meets them (exit 2, the variable nam
     ['a missing client secret', { BULKORDER_BUSINESS_CLIENT_SECRET: '' }, /BULKORDER_BUSINESS_CLIENT_SECRET/],
   ])('worker refuses %s', async (_name, env, message) => {
     rig = await deliveryRig('refuse');
-    const worker = startCli(['worker'], { ...rig.env, ...env });
-    expect(await worker.exited).toBe(2);
-    expect(worker.output()).toMatch(message);
+    // In-process: a refused worker ends before it listens for signals or opens a connection.
+    const worker = await runCli(['worker'], { ...rig.env, ...env });
+    expect(worker.code).toBe(2);
+    expect(worker.output).toMatch(message);
     expect(rig.simulator.counters().tokenRequests.business).toBe(0);
     recordReliability({ fault: `configuration: ${_name}`, behaviour: 'refused at start, exit 2, the variable named; nothing sent', orders: 0, lost: 0, duplicates: 0, held: 0 });
   });
@@ -34,17 +36,17 @@ describe('a full disk while writing results', () => {
     rig = await deliveryRig('fulldisk');
     const file = await rig.writeFile('full.csv', [HEADER, orderRow('FULL-1'), orderRow('FULL-2')].join('\n') + '\n');
     startCli(['worker'], { ...rig.env, LOG_LEVEL: 'warn' });
-    const importer = startCli(['import', file, '--wait', '--results', '/dev/full'], rig.env);
-    const exit = await importer.exited;
+    const importer = await runCli(['import', file, '--wait', '--results', '/dev/full'], rig.env);
+    const exit = importer.code;
     expect(exit).not.toBe(0);
     expect(exit).not.toBe(1); // not an internal error: a message a person can act on
-    expect(importer.output()).toMatch(/\/dev\/full/);
-    expect(importer.output()).toMatch(/ENOSPC|no space/i);
+    expect(importer.output).toMatch(/\/dev\/full/);
+    expect(importer.output).toMatch(/ENOSPC|no space/i);
     expect(rig.simulator.counters().ordersAccepted).toBe(2);
-    expect(importer.output()).toMatch(/run the same import with --wait again/);
+    expect(importer.output).toMatch(/run the same import with --wait again/);
 
-    const again = startCli(['import', file, '--wait'], rig.env);
-    expect(await again.exited).toBe(0);
+    const again = await runCli(['import', file, '--wait'], rig.env);
+    expect(again.code).toBe(0);
     const results = await readFile(join(rig.dir, 'full.csv.results.csv'), 'utf8');
     expect(results.match(/already-delivered/g)).toHaveLength(2);
     expect(rig.simulator.counters().ordersAccepted).toBe(2);

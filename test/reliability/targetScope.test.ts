@@ -18,11 +18,10 @@ import { requireApi } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { CAFETARIAPLAN, deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 
 const rigs: DeliveryRig[] = [];
 afterEach(async () => {
-  await killAllCli();
   await Promise.all(rigs.splice(0).map((rig) => rig.close()));
 });
 
@@ -77,8 +76,8 @@ describe('the environment must agree with the URL (exit 2, both variables named)
     ];
     const runs = await Promise.all(
       cases.map(async (env) => {
-        const cli = startCli(['import', join(target.dir, 'none.csv')], { ...target.env, ...env });
-        return { code: await cli.exited, output: cli.output() };
+        const cli = await runCli(['import', join(target.dir, 'none.csv')], { ...target.env, ...env });
+        return { code: cli.code, output: cli.output };
       }),
     );
     for (const run of runs) {
@@ -101,18 +100,18 @@ describe('the environment must agree with the URL (exit 2, both variables named)
       await writeFile(file, 'BULKORDER_ENV=production\nBULKORDER_CONFIRM_PRODUCTION=yes\nBULKORDER_BASE_URL=https://api.vendor.nl\nBULKORDER_PRODUCTION_HOSTS=api.vendor.nl\n');
       const { BULKORDER_BASE_URL: _url, ...inherited } = target.env;
       const shell = { ...inherited, BULKORDER_ENV: 'acceptance', LOG_LEVEL: 'info' };
-      const config = startCli(['config', '--json', '--env-file', file], shell);
-      const status = startCli(['import', join(dir, 'night.csv'), '--env-file', file], { ...shell, REDIS_URL: 'redis://127.0.0.1:9' });
-      expect(await config.exited).toBe(0);
-      const report = JSON.parse(config.output().slice(config.output().indexOf('{'))) as { env: string; envSource: string; baseUrlSource: string; shadowed: string[]; namespaces: { business: string } };
+      const config = await runCli(['config', '--json', '--env-file', file], shell);
+      const status = await runCli(['import', join(dir, 'night.csv'), '--env-file', file], { ...shell, REDIS_URL: 'redis://127.0.0.1:9' });
+      expect(config.code).toBe(0);
+      const report = JSON.parse(config.output.slice(config.output.indexOf('{'))) as { env: string; envSource: string; baseUrlSource: string; shadowed: string[]; namespaces: { business: string } };
       expect(report).toMatchObject({ env: 'production', envSource: 'env-file', baseUrlSource: 'env-file', shadowed: ['BULKORDER_ENV'] });
       expect(report.namespaces.business).toMatch(/:production:[0-9a-f]{8}$/);
-      expect(config.output()).not.toContain(target.env.BULKORDER_BUSINESS_CLIENT_SECRET);
+      expect(config.output).not.toContain(target.env.BULKORDER_BUSINESS_CLIENT_SECRET);
       // The banner comes before Redis is needed: production, from the env-file, the override named.
-      expect(await status.exited).toBe(5);
-      expect(status.output()).toMatch(/the env-file overrides inherited environment variables: BULKORDER_ENV/);
-      expect(status.output()).toMatch(/PRODUCTION \(BULKORDER_ENV from the env-file, BULKORDER_BASE_URL https:\/\/api.vendor.nl from the env-file\)/);
-      expect(status.output()).not.toMatch(/not process/);
+      expect(status.code).toBe(5);
+      expect(status.output).toMatch(/the env-file overrides inherited environment variables: BULKORDER_ENV/);
+      expect(status.output).toMatch(/PRODUCTION \(BULKORDER_ENV from the env-file, BULKORDER_BASE_URL https:\/\/api.vendor.nl from the env-file\)/);
+      expect(status.output).not.toMatch(/not process/);
       recordReliability({ fault: 'BULKORDER_ENV=acceptance exported in the shell, production in the --env-file', behaviour: 'the env-file won (production), the banner and `bulkorder config` named the override and each source', orders: 0, lost: 0, duplicates: 0, held: 0 });
     } finally {
       await rm(dir, { recursive: true, force: true });

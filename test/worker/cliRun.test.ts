@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 import { startPrivateRedis } from '../helpers/privateRedis.js';
 
 let rig: DeliveryRig | undefined;
@@ -30,9 +31,9 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
       'night.csv',
       [HEADER, orderRow('N-1'), orderRow('N-2'), orderRow('N-3', 5999), 'N-4,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,=HYPERLINK("http://x"),+31612345678,5001,1'].join('\n') + '\n',
     );
-    const importer = startCli(['import', file, '--wait', '--timeout', '30'], env);
-    expect(await importer.exited).toBe(4);
-    expect(importer.output()).toMatch(/2 delivered, 1 dead-lettered, 0 held/);
+    const importer = await runCli(['import', file, '--wait', '--timeout', '120'], env);
+    expect(importer.code).toBe(4);
+    expect(importer.output).toMatch(/2 delivered, 1 dead-lettered, 0 held/);
 
     const results = await readFile(join(rig.dir, 'night.csv.results.csv'), 'utf8');
     expect(results.charCodeAt(0)).toBe(0xfeff);
@@ -54,7 +55,7 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     const tokens = (await Promise.all(tokenKeys.map((k) => redis.hget(k, 'value')))).filter((v): v is string => v !== null);
     redis.disconnect();
     expect(tokens.length).toBeGreaterThan(0);
-    const written = [worker.output(), importer.output(), ...(await Promise.all((await readdir(rig.dir)).map((f) => readFile(join(rig!.dir, f), 'utf8'))))];
+    const written = [worker.output(), importer.output, ...(await Promise.all((await readdir(rig.dir)).map((f) => readFile(join(rig!.dir, f), 'utf8'))))];
     expect(worker.output()).toMatch(/"msg":"delivered"/); // the log was really captured, at trace level
     // Structured per-job lines: batch, order key, file, source lines, attempt, status, duration.
     const delivered = worker.output().split('\n').filter((line) => line.includes('"msg":"delivered"')).map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -65,7 +66,7 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
       expect(text).not.toContain(CANARY_SECRET);
       for (const token of tokens) expect(text).not.toContain(token);
     }
-  }, 60_000);
+  }, 180_000);
 
   it('opens the circuit breaker instead of dead-lettering a night when every request is refused for the User-Agent', async () => {
     rig = await deliveryRig('breaker', {}, { BULKORDER_BREAKER_MIN_ATTEMPTS: '4', BULKORDER_BREAKER_MIN_ORDERS: '3', BULKORDER_BREAKER_OPEN_MS: '600000' });
@@ -76,12 +77,12 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     // A User-Agent our config accepts but the API refuses: the simulator refuses library brands.
     rig.simulator.setFaults({ script: Array.from({ length: 40 }, () => ({ path: 'orders' as const, status: 400, body: { code: 'USER_AGENT_INVALID', message: 'identify your company' } })) });
     startCli(['worker', '--concurrency', '2'], { ...rig.env, LOG_LEVEL: 'warn' });
-    const importer = startCli(['import', file], rig.env);
-    expect(await importer.exited).toBe(0);
+    const importer = await runCli(['import', file], rig.env);
+    expect(importer.code).toBe(0);
     await waitFor(async () => rig!.services.queue.isPaused(), 'the breaker to pause the queue');
-    const status = startCli(['status', '--json'], rig.env);
-    expect(await status.exited).toBe(0);
-    const report = JSON.parse(status.output().slice(status.output().indexOf('{'))) as { breaker: { state: string; code: string; signature: string }; deadLetters: number; queue: { paused: boolean }; workers: unknown[] };
+    const status = await runCli(['status', '--json'], rig.env);
+    expect(status.code).toBe(0);
+    const report = JSON.parse(status.output.slice(status.output.indexOf('{'))) as { breaker: { state: string; code: string; signature: string }; deadLetters: number; queue: { paused: boolean }; workers: unknown[] };
     expect(report.queue.paused).toBe(true);
     expect(report.breaker).toMatchObject({ state: 'open', code: 'USER_AGENT_INVALID', signature: 'HTTP 400 USER_AGENT_INVALID' });
     expect(report.workers).toHaveLength(1);
@@ -90,23 +91,23 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     expect(report.deadLetters).toBeLessThanOrEqual(4 + 2);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
     recordReliability({ fault: 'every request refused for the User-Agent', behaviour: `circuit breaker opens after 4 (test minimum): queue paused, status says why; ${report.deadLetters} dead-lettered by the burst, requeued when it closes`, orders: 20, lost: 0, duplicates: 0, held: 0 });
-  }, 60_000);
+  }, 180_000);
 
   it('refuses a Redis whose maxmemory-policy may evict orders (exit 5, names the setting)', async () => {
     rig = await deliveryRig('evict');
     const evicting = await startPrivateRedis(['--maxmemory-policy', 'allkeys-lru']);
     try {
       const file = await rig.writeFile('one.csv', [HEADER, orderRow('E-1')].join('\n') + '\n');
-      const importer = startCli(['import', file], { ...rig.env, REDIS_URL: evicting.url });
-      expect(await importer.exited).toBe(5);
-      expect(importer.output()).toMatch(/maxmemory-policy 'allkeys-lru'.*noeviction/);
-      const down = startCli(['import', file], { ...rig.env, REDIS_URL: 'redis://127.0.0.1:1' });
-      expect(await down.exited).toBe(5);
-      expect(down.output()).toMatch(/Redis does not answer.*docker compose up -d redis/);
+      const importer = await runCli(['import', file], { ...rig.env, REDIS_URL: evicting.url });
+      expect(importer.code).toBe(5);
+      expect(importer.output).toMatch(/maxmemory-policy 'allkeys-lru'.*noeviction/);
+      const down = await runCli(['import', file], { ...rig.env, REDIS_URL: 'redis://127.0.0.1:1' });
+      expect(down.code).toBe(5);
+      expect(down.output).toMatch(/Redis does not answer.*docker compose up -d redis/);
       recordReliability({ fault: 'Redis unreachable at import time; Redis with an eviction policy', behaviour: 'import refused before anything was created, exit 5, saying how to get a fit Redis', orders: 1, lost: 0, duplicates: 0, held: 0 });
     } finally {
       await evicting.stop();
     }
     // Two CLI starts and a private redis-server: on 2 loaded cores that has taken over 30 s.
-  }, 90_000);
+  }, 180_000);
 });

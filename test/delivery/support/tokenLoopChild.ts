@@ -1,7 +1,7 @@
 /**
  * A separate worker process for the token-sharing test: once loaded it prints `ready`, reads
- * `<startAt> <endAt>` (epoch ms) from stdin, posts orders through the real client in that window,
- * token shared through Redis under PREFIX, and prints a JSON tally of outcomes on stdout. Run as
+ * `<startAt> <count>` (epoch ms, orders) from stdin, posts `count` orders through the real client
+ * from then on, token shared through Redis under PREFIX, and prints a JSON tally of outcomes on stdout. Run as
  * `node --import tsx tokenLoopChild.ts`.
  */
 import { createInterface } from 'node:readline';
@@ -24,13 +24,14 @@ const client = createBusinessApiClient(settings, { transport, tokenProvider, log
 // The window is given once every child has loaded: on a loaded machine loading alone can take seconds.
 process.stdout.write('ready\n');
 const lines = createInterface({ input: process.stdin });
-const [startAt, endAt] = (await new Promise<string>((resolve) => lines.once('line', resolve))).split(' ').map(Number) as [number, number];
+const [startAt, count] = (await new Promise<string>((resolve) => lines.once('line', resolve))).split(' ').map(Number) as [number, number];
 lines.close();
 const tally: Record<string, number> = {};
 await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
+let sent = 0;
 await Promise.all(
   [1, 2, 3, 4].map(async () => {
-    while (Date.now() < endAt) {
+    while (sent++ < count) {
       const outcome = await client.createOrder(validOrder());
       const key = outcome.kind === 'delivered' ? 'delivered' : `${outcome.kind}:${outcome.code}`;
       tally[key] = (tally[key] ?? 0) + 1;

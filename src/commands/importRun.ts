@@ -1,21 +1,20 @@
-import type { Config } from '../config.js';
 import { UsageError } from '../errors.js';
 import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
 import type { RecordKind } from '../kinds/recordKind.js';
-import type { Logger } from '../logger.js';
 import { openServices } from '../services.js';
-import { importAndFollow, type FollowSettings } from './importAndFollow.js';
-import type { ImportOptions } from './importFile.js';
+import { importAndFollow, type FollowSettings } from '../importer/importAndFollow.js';
+import type { ImportOptions } from '../importer/importFile.js';
+import type { CommandContext, CommandReport, ConfigFlags } from './options.js';
 
-/** What `import` and `accounts import` take besides the file (their flags, already parsed by commander). */
-export interface ImportRequest extends IngestFlags {
+/** Flags of `import` and `accounts import`. */
+export interface ImportFlags extends ConfigFlags, IngestFlags {
+  json?: boolean;
   wait?: boolean;
   force?: boolean;
   rejects?: string;
   results?: string;
-  /** --max-wait; --timeout is its alias. */
-  maxWait?: string;
   timeout?: string;
+  maxWait?: string;
 }
 
 /** `--wait` gives up after this by default (--max-wait): a nightly cron job must end. */
@@ -25,14 +24,14 @@ const DEFAULT_MAX_WAIT_MS = 6 * 3600 * 1000;
  * `bulkorder import` and `bulkorder accounts import`: imports (and with --wait follows) one file
  * of the kind; returns the report (text and JSON) and the exit code for the command to print.
  */
-export async function runImport<P>(file: string, request: ImportRequest, ctx: { config: Config; logger: Logger }, kind: RecordKind<P>): Promise<{ text: string; json: Record<string, unknown>; exitCode: number }> {
+export async function runImport<P>(file: string, request: ImportFlags, ctx: CommandContext, kind: RecordKind<P>): Promise<CommandReport> {
   const services = await openServices(ctx.config, kind);
   try {
     if (kind.name === 'accounts' && ctx.config.credentials.cafetariaplan === undefined) {
       // Importing needs no credentials, but only a worker that has them registers accounts.
-      process.stderr.write('note: no Cafetariaplan credentials here (BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET): accounts are queued, and a `bulkorder worker` that has them registers them.\n');
+      ctx.stderr.write('note: no Cafetariaplan credentials here (BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET): accounts are queued, and a `bulkorder worker` that has them registers them.\n');
     }
-    const outcome = await importAndFollow(file, await importOptionsFrom(request, kind), services, ctx.logger, followFrom(request));
+    const outcome = await importAndFollow(file, await importOptionsFrom(request, kind), services, ctx.logger, { ...followFrom(request), out: ctx.stderr });
     return { text: outcome.report, json: outcome.json, exitCode: outcome.exitCode };
   } finally {
     await services.close();
@@ -40,7 +39,7 @@ export async function runImport<P>(file: string, request: ImportRequest, ctx: { 
 }
 
 /** ImportOptions from the request; --map is checked against the kind's fields. */
-async function importOptionsFrom<P>(request: ImportRequest, kind: RecordKind<P>): Promise<ImportOptions> {
+async function importOptionsFrom<P>(request: ImportFlags, kind: RecordKind<P>): Promise<ImportOptions> {
   return {
     ...(await ingestOptionsFromFlags(request, kind.columns)),
     force: request.force === true,
@@ -49,7 +48,7 @@ async function importOptionsFrom<P>(request: ImportRequest, kind: RecordKind<P>)
 }
 
 /** FollowSettings from --wait, --results and --max-wait (--timeout is its alias). */
-function followFrom(request: ImportRequest): FollowSettings {
+function followFrom(request: ImportFlags): FollowSettings {
   const maxWait = request.maxWait ?? request.timeout;
   return {
     wait: request.wait === true,
