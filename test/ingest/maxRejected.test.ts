@@ -6,6 +6,7 @@ import { ingestOptionsFromFlags } from '../../src/ingest/ingestFlags.js';
 import { RejectsWriter } from '../../src/ingest/rejectsWriter.js';
 import { validateFile } from '../../src/ingest/validateFile.js';
 import { ORDERS } from '../../src/kinds/orders.js';
+import { runCli } from '../helpers/runCli.js';
 import { ExitCode, FileRefusedError, UsageError } from '../../src/errors.js';
 
 let rig: DeliveryRig | undefined;
@@ -51,31 +52,30 @@ describe('--max-rejected: a file that is mostly wrong is refused before anything
     const file = await rig.writeFile('mostly-wrong.csv', mixedCsv(9_000));
     await rig.startWorker();
 
-    const refusedValidate = await validateFile(file, await ingestOptionsFromFlags({}), ORDERS).catch((error: unknown) => error);
-    expect(refusedValidate).toBeInstanceOf(FileRefusedError);
-    const v = refusedValidate as FileRefusedError;
-    expect(v.code).toBe('TOO_MANY_REJECTED');
-    expect(v.exitCode).toBe(ExitCode.fileRefused);
-    expect(v.message).toMatch(/of the first 1\d{4} rows \(7\d(\.\d)?%\) were rejected, more than the allowed 50%/);
-    expect(v.message).toMatch(/top error kinds: \d+ \w+ \(email\), \d+ \w+ \(quantity\), \d+ \w+ \(countryCode\)/);
-    expect(v.message).toMatch(/--max-rejected 100%/);
+    const validate = await runCli(['validate', file], rig.env);
+    expect(validate.code).toBe(ExitCode.fileRefused);
+    expect(validate.stderr).toMatch(/of the first 1\d{4} rows \(7\d(\.\d)?%\) were rejected, more than the allowed 50%/);
+    expect(validate.stderr).toMatch(/top error kinds: \d+ \w+ \(email\), \d+ \w+ \(quantity\), \d+ \w+ \(countryCode\)/);
+    expect(validate.stderr).toMatch(/--max-rejected 100%/);
     expect(existsSync(RejectsWriter.defaultPath(file))).toBe(false);
 
-    const refusedImport = await importFile(file, await ingestOptionsFromFlags({}), rig.services.pipeline(rig.logger)).catch((error: unknown) => error);
-    expect(refusedImport).toBeInstanceOf(FileRefusedError);
-    expect((refusedImport as FileRefusedError).code).toBe('TOO_MANY_REJECTED');
+    const refused = await importFile(file, await ingestOptionsFromFlags({}), rig.services.pipeline(rig.logger)).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(FileRefusedError);
+    expect((refused as FileRefusedError).code).toBe('TOO_MANY_REJECTED');
+    const importCli = await runCli(['import', file], rig.env);
+    expect(importCli.code).toBe(ExitCode.fileRefused);
+    expect(importCli.stderr).toMatch(/TOO_MANY_REJECTED|were rejected, more than the allowed 50%/);
     expect(await jobCount(rig)).toBe(0);
     expect(await ledgerKeys(rig)).toBe(0);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
     expect(existsSync(RejectsWriter.defaultPath(file))).toBe(false);
 
-    const options = await ingestOptionsFromFlags({ maxRejected: '100%' });
-    const validated = await validateFile(file, options, ORDERS);
+    const validated = await validateFile(file, await ingestOptionsFromFlags({ maxRejected: '100%' }), ORDERS);
     expect(validated.exitCode).toBe(ExitCode.needsAttention);
     expect([validated.summary.valid, validated.summary.rejected]).toEqual([3_000, 9_000]);
 
-    const imported = await importFile(file, options, rig.services.pipeline(rig.logger));
-    expect([imported.counts.valid, imported.counts.rejected, imported.counts.enqueued]).toEqual([3_000, 9_000, 3_000]);
+    const imported = await runCli(['import', file, '--max-rejected', '100%', '--json'], rig.env);
+    expect(imported.code).toBe(ExitCode.needsAttention);
     expect(await ledgerKeys(rig)).toBe(3_000);
   }, 180_000);
 
