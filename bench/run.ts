@@ -15,7 +15,7 @@
  * a private redis-server on a spare port, emptied between runs and stopped at the end.
  */
 import { realpathSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchScript, runNode, startNode, waitForOutput } from './lib/nodeChild.js';

@@ -33,7 +33,7 @@ export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Pr
     },
   });
   try {
-    await program.parseAsync(argv as string[], { from: 'node' });
+    await program.parseAsync(argv, { from: 'node' });
   } catch (error) {
     return exitCodeFor(error, stderr);
   }

@@ -23,7 +23,7 @@ import type { ApiCredentials, ApiName, Config, ConfigSource, SmtpSettings } from
 
 export { Secret, SecretUrl, maskPassword } from './config/secret.js';
 export type * from './config/configTypes.js';
-export { CONFIG_VARIABLES, urlProblem } from './config/configSchema.js';
+export { CONFIG_VARIABLES } from './config/configSchema.js';
 export { apiTarget, redisPrefix, requireApi } from './config/apiTarget.js';
 
 export interface LoadConfigOptions {

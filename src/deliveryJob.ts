@@ -44,9 +44,6 @@ export interface DeliveryJobData<P = OrderPayload> {
   cells?: string[][];
 }
 
-/** The data of one order delivery job. */
-export type OrderJobData = DeliveryJobData<OrderPayload>;
-
 /** One record of a chunk job: a job of its own's data without what the chunk says once. */
 export type ChunkRecord<P = OrderPayload> = Omit<DeliveryJobData<P>, 'batchId' | 'file' | 'v'>;
 

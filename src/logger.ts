@@ -7,7 +7,7 @@ export type { Logger } from 'pino';
  * Paths pino blanks out wherever they appear in a log object. Redaction only matches
  * paths, so secrets must also never be interpolated into message strings.
  */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'secret',
   'clientSecret',
   'client_secret',

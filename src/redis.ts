@@ -1,4 +1,4 @@
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions as IoRedisOptions } from 'ioredis';
 import { maskPassword, type RedisNode, type SecretUrl } from './config.js';
 import { ConfigError, InfrastructureError } from './errors.js';
 
@@ -13,6 +13,12 @@ export type RedisRole = 'worker' | 'producer';
 
 /** One Redis or a Redis Cluster: what every store, queue and worker of bulkorder works with. */
 export type RedisClient = Redis | Cluster;
+
+/**
+ * ioredis options without `replyMapping`: bulkorder's clients keep the default ('legacy') replies, and
+ * under exactOptionalPropertyTypes ioredis's own `replyMapping?: Mode | undefined` does not fit its constructors.
+ */
+type RedisOptions = Omit<IoRedisOptions, 'replyMapping'>;
 
 /** Where Redis is (src/config.ts): a URL, or cluster seed nodes (the URL then gives only credentials and TLS). */
 export interface RedisEndpoint {
@@ -40,7 +46,7 @@ export function createRedis(endpoint: RedisEndpoint | string, role: RedisRole, e
 function createCluster(nodes: readonly RedisNode[], url: string, options: RedisOptions): Cluster {
   const { lazyConnect, enableOfflineQueue, enableReadyCheck, ...perNode } = options;
   const credentials = urlCredentials(url);
-  const clusterOptions: ClusterOptions = {
+  const clusterOptions: NonNullable<ConstructorParameters<typeof Cluster>[1]> = {
     redisOptions: { ...perNode, ...credentials },
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
@@ -63,7 +69,7 @@ function urlCredentials(url: string): RedisOptions {
 }
 
 /** How to get a Redis, printed whenever none answers. */
-export const HOW_TO_START_REDIS =
+const HOW_TO_START_REDIS =
   'Start one with `docker compose up -d redis` (docker-compose.yml in this project), or install redis-server ' +
   'and run `redis-server --appendonly yes --maxmemory-policy noeviction`, then point REDIS_URL at it ' +
   '(default redis://127.0.0.1:6379).';
@@ -154,8 +160,8 @@ export interface RedisPersistence {
  */
 export async function redisPersistence(redis: RedisClient): Promise<RedisPersistence> {
   try {
-    const [, appendonly] = (await redis.config('GET', 'appendonly')) as string[];
-    const [, save] = (await redis.config('GET', 'save')) as string[];
+    const [, appendonly] = await redis.config('GET', 'appendonly');
+    const [, save] = await redis.config('GET', 'save');
     if (appendonly !== undefined && save !== undefined) {
       const evidence = `appendonly ${appendonly}, save '${save}'`;
       return { persistent: appendonly === 'yes' || save.trim() !== '', evidence };
@@ -176,7 +182,7 @@ export async function redisPersistence(redis: RedisClient): Promise<RedisPersist
 
 async function maxmemoryPolicy(redis: RedisClient): Promise<string | undefined> {
   try {
-    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const reply = await redis.config('GET', 'maxmemory-policy');
     if (reply[1] !== undefined) return reply[1];
   } catch {
     // Managed Redis services often disable CONFIG; INFO still tells.

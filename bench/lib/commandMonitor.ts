@@ -36,7 +36,7 @@ const ESCAPES: Record<string, number> = { n: 10, r: 13, t: 9, a: 7, b: 8, '\\': 
  * so a script sent by EVAL (ioredis does on NOSCRIPT, BullMQ on first use) must be unquoted before
  * its SHA-1 names it.
  */
-export function unquoteMonitorArg(arg: string): Buffer {
+function unquoteMonitorArg(arg: string): Buffer {
   const bytes: number[] = [];
   for (let i = 0; i < arg.length; i++) {
     const code = arg.charCodeAt(i);

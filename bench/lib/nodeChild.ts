@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** True when running from the .ts sources through tsx. */
-export const fromSources = import.meta.url.endsWith('.ts');
+const fromSources = import.meta.url.endsWith('.ts');
 const extension = fromSources ? '.ts' : '.js';
 /** bench/ (or dist/bench/) and the project's compiled or source root beside it. */
 const benchDir = dirname(here);

@@ -130,7 +130,7 @@ export interface ScheduledImportWorker {
  * The BullMQ worker of the `schedules` queue: runs in every `bulkorder worker` process beside the
  * delivery worker, one import at a time per process. BullMQ hands each firing to one of them.
  */
-export async function startScheduledImportWorker(config: Config, logger: Logger, options: StartOptions = {}): Promise<ScheduledImportWorker> {
+async function startScheduledImportWorker(config: Config, logger: Logger, options: StartOptions = {}): Promise<ScheduledImportWorker> {
   const prefix = options.prefix ?? redisPrefix(config);
   const services = await openServices(config, ORDERS, { prefix, role: 'worker', ...(options.delivery === undefined ? {} : { delivery: options.delivery }) });
   const blocking = createRedis(config, 'worker');

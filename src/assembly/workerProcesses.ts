@@ -19,7 +19,7 @@ export interface WorkerProcessesOptions {
 }
 
 /** `auto` (one process per core) or a count from 1 to 999, from --processes or BULKORDER_WORKER_PROCESSES. */
-export function workerProcessCount(value: 'auto' | number | string): number {
+export function workerProcessCount(value: number | string): number {
   if (value === 'auto') return availableParallelism();
   const count = Number(value);
   if (!Number.isInteger(count) || count < 1 || count > 999) {

@@ -1,6 +1,4 @@
-import type { Config } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import { startDashboard } from '../dashboard/startDashboard.js';
 import { DEFAULT_PORTS, type CommandContext, type ConfigFlags } from './options.js';
 

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import type { Services } from '../services.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
 import { listParked, openParked, showParked } from '../deadLetter/parkedActions.js';

@@ -1,6 +1,4 @@
-import type { Config } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import type { CommandContext, ConfigFlags } from './options.js';
 
 /** Flags of `bulkorder login`. */

@@ -6,7 +6,7 @@
 import { Option, type Command } from 'commander';
 import type { Config } from '../config.js';
 import { exitMeaning, isBulkorderError, UsageError } from '../errors.js';
-import { isEmptyFilter, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
+import { isEmptyFilter, type ParkedFilter } from '../deadLetter/parkedFilter.js';
 import type { IngestFlags } from '../ingest/ingestFlags.js';
 import type { RecordKindName } from '../kinds/recordKind.js';
 import type { Logger } from '../logger.js';

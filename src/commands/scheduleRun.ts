@@ -1,9 +1,7 @@
 import { resolve } from 'node:path';
 import { Queue } from 'bullmq';
-import type { Config } from '../config.js';
 import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import { openServices } from '../services.js';
 import { ORDERS } from '../kinds/orders.js';
 import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';

@@ -1,7 +1,5 @@
-import type { Config } from '../config.js';
 import { apiTarget, redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import { openServices } from '../services.js';
 import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
 import { ORDERS } from '../kinds/orders.js';

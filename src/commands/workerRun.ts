@@ -1,8 +1,6 @@
-import type { Config } from '../config.js';
 import { shutdownBudget } from '../deliverySettings.js';
 import { redisPrefix, requireApi } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import { startAccountDelivery, startBusinessDelivery } from '../assembly/startWorkers.js';
 import { reportStarted, runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../assembly/workerProcesses.js';
 import type { CommandContext, ConfigFlags } from './options.js';
@@ -48,7 +46,7 @@ export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promis
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
   let observers: WorkerObservers | undefined;
-  let stopAt = Date.now();
+  let stopAt: number;
   // Listening from the start: a signal while starting (Redis down, waiting) must end the process too.
   const signalled = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

@@ -172,7 +172,7 @@ export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
 export type Parsed = z.infer<typeof schema>;
 
 /** Why a URL is refused, or undefined. http:// only to loopback: credentials must not cross a network in clear. */
-export function urlProblem(value: string, options: { allowQuery?: boolean } = {}): string | undefined {
+function urlProblem(value: string, options: { allowQuery?: boolean } = {}): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(value);

@@ -14,7 +14,7 @@ import { causeTable } from './causeTable.js';
 export async function batchesPage(target: DashboardTarget, ctx: PageContext, after: string | undefined): Promise<string> {
   const { batches, next } = await target.services.batches.page({ ...(after === undefined ? {} : { after }), limit: PAGE_SIZE });
   const query = { ...(ctx.kind === 'accounts' ? { kind: 'accounts' } : {}) };
-  return page(ctx, 'Batches', h`${batchTable(batches, ctx)}${pager('/batches', query, next, after === undefined)}`, { refreshSeconds: after === undefined ? 10 : undefined });
+  return page(ctx, 'Batches', h`${batchTable(batches, ctx)}${pager('/batches', query, next, after === undefined)}`, after === undefined ? { refreshSeconds: 10 } : {});
 }
 
 /**

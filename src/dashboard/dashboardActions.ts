@@ -90,7 +90,7 @@ ${fields.map(([name, value]) => h`<input type="hidden" name="${name}" value="${v
 
 function pickFilter(form: ActionForm): FilterFields {
   const { batch, status, code, olderThan, newerThan, cause } = form;
-  return Object.fromEntries(Object.entries({ batch, status, code, olderThan, newerThan, cause }).filter(([, v]) => v !== undefined)) as FilterFields;
+  return Object.fromEntries(Object.entries({ batch, status, code, olderThan, newerThan, cause }).filter(([, v]) => v !== undefined));
 }
 
 function review(form: ActionForm): { by: string; note?: string } {

@@ -100,6 +100,7 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
 (${formatAge(Date.now() - since)}). The dashboard reconnects on its own; this page reloads every 5 s. Workers wait for Redis too: nothing is lost meanwhile.</div>`, { refreshSeconds: 5 }), 503, { 'retry-after': '5' });
   app.use('*', async (c, next) => {
     const since = OPEN_PATHS.has(c.req.path) || c.req.path === '/metrics' ? undefined : redis.downSince();
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- hono types a '*' route's input as any
     return since === undefined ? next() : redisDown(c, since);
   });
   const targetOf = (kind: string | undefined): DashboardTarget | undefined => (kind === 'accounts' ? state.targets.accounts : state.targets.orders);

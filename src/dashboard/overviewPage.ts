@@ -3,7 +3,7 @@ import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js'
 import { readDeliveryHealth } from '../services/deliveryControl.js';
 import { bannerView, breakerBanner } from './breakerBanner.js';
 import { readBreakerView } from '../worker/breakerView.js';
-import { dashboardSnapshot, type DashboardState, type DashboardTarget } from './dashboardState.js';
+import { dashboardSnapshot, type DashboardState } from './dashboardState.js';
 import { h, type Safe } from './html.js';
 import { activityChart } from './activityChart.js';
 import { readMinuteStats } from '../metrics/minuteStats.js';

@@ -55,7 +55,7 @@ export class UploadSpool {
     });
     try {
       if (body === null) throw new FileRefusedError('FILE_EMPTY', safeName, 'the upload has no content (0 bytes).');
-      await pipeline(Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>), counter, createWriteStream(path, { mode: 0o600 }));
+      await pipeline(Readable.fromWeb(body), counter, createWriteStream(path, { mode: 0o600 }));
       if ((await stat(path)).size === 0) throw new FileRefusedError('FILE_EMPTY', safeName, 'the upload has no content (0 bytes).');
     } catch (error) {
       await rm(dir, { recursive: true, force: true });

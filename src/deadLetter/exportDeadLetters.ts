@@ -16,7 +16,7 @@ import { originalRows, type RowRebuilder } from '../kinds/originalRows.js';
  * fix-and-import-again file: an empty orderRef there means the order never had one) plus
  * `reject_status`. Ingest ignores all of them (ERROR_COLUMNS).
  */
-export const EXPORT_ERROR_COLUMNS = ['reject_line', 'reject_status', 'reject_codes', 'reject_reasons'] as const satisfies readonly (typeof ERROR_COLUMNS)[number][];
+const EXPORT_ERROR_COLUMNS = ['reject_line', 'reject_status', 'reject_codes', 'reject_reasons'] as const satisfies readonly (typeof ERROR_COLUMNS)[number][];
 
 const RESERVED = new Set<string>(ERROR_COLUMNS);
 

@@ -12,7 +12,7 @@ export function formatAge(ms: number): string {
 }
 
 /** Where the ledger stands on a parked order, in words (a dead letter being retried is `queued`, not `dead`). */
-export function ledgerStateOf(item: ParkedItem): string {
+function ledgerStateOf(item: ParkedItem): string {
   if (item.entry === undefined) return 'forgotten';
   const state = item.entry.state;
   return state === 'queued' || state === 'sending' ? `${state} (${item.entry.batchId})` : state;

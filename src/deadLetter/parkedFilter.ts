@@ -33,7 +33,7 @@ export interface ParkedFilterFlags {
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
 /** `90s`, `30m`, `12h`, `7d`, `2w` -> milliseconds; UsageError naming the flag otherwise. */
-export function parseAge(text: string, flag: string): number {
+function parseAge(text: string, flag: string): number {
   const match = /^(\d+)\s*([smhdw])$/i.exec(text.trim());
   if (match === null) throw new UsageError('AGE_INVALID', `${flag} takes an age like 30m, 12h, 7d or 2w (got '${text}').`);
   return Number(match[1]) * UNIT_MS[match[2]!.toLowerCase()]!;

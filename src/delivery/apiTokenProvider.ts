@@ -70,6 +70,6 @@ async function observed<T>(request: Promise<T>, report: NonNullable<ApiTokenProv
  * 12 hex digits of a SHA-256 over token URL, client id and secret: a cache key, not a secret store
  * (48 bits of a hash of a long random secret, mixed with the rest, tell nothing about it).
  */
-export function credentialsId(settings: Pick<ApiSettings, 'tokenUrl' | 'clientId' | 'clientSecret'>): string {
+function credentialsId(settings: Pick<ApiSettings, 'tokenUrl' | 'clientId' | 'clientSecret'>): string {
   return createHash('sha256').update(`${settings.tokenUrl}\n${settings.clientId}\n${settings.clientSecret.reveal()}`).digest('hex').slice(0, 12);
 }

@@ -142,7 +142,8 @@ export function parseRetryAfter(value: string | undefined, now: number, maxMs: n
 }
 
 function retryAfter(headers: IncomingHttpHeaders, options: ClassifyOptions): number | undefined {
-  const value = headers['retry-after'];
+  // Typed as a string, but a repeated header arrives as an array.
+  const value = headers['retry-after'] as string | string[] | undefined;
   return parseRetryAfter(Array.isArray(value) ? value[0] : value, (options.now ?? Date.now)(), options.maxRetryAfterMs);
 }
 

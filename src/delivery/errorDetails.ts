@@ -6,7 +6,7 @@
  */
 export function errorDetails(body: unknown): string {
   if (typeof body !== 'object' || body === null || !('details' in body)) return '';
-  const details = (body as { details: unknown }).details;
+  const details = body.details;
   if (!Array.isArray(details)) return typeof details === 'string' ? details : '';
   return details
     .map((entry: unknown) => {

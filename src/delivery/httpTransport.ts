@@ -63,7 +63,7 @@ export interface HttpTransport {
 }
 
 /** Reason given to the request when the caller's signal aborts it (shutdown). */
-export class CallerAbortError extends Error {
+class CallerAbortError extends Error {
   readonly code = 'BULKORDER_ABORTED';
   constructor(reason: unknown) {
     super(`cancelled by the caller: ${reason instanceof Error ? reason.message : String(reason ?? 'aborted')}`);
@@ -72,7 +72,7 @@ export class CallerAbortError extends Error {
 }
 
 /** Reason given to the request when the overall deadline passes. */
-export class DeadlineExceededError extends Error {
+class DeadlineExceededError extends Error {
   readonly code = 'BULKORDER_DEADLINE';
   constructor(ms: number) {
     super(`no complete answer within the ${ms} ms deadline`);

@@ -48,7 +48,7 @@ export interface TokenEndpointOptions {
 }
 
 /** A token endpoint refusal of our credentials: needs a person, retrying cannot help (exit 2). */
-export class TokenRefusedError extends UsageError {
+class TokenRefusedError extends UsageError {
   constructor(api: ApiName, status: number, reason: string) {
     super('TOKEN_REFUSED', `the token endpoint refused the ${api} API credentials (HTTP ${status} ${reason}); check BULKORDER_${api.toUpperCase()}_CLIENT_ID and _SECRET`, { details: { api, status } });
   }
@@ -131,6 +131,6 @@ function formEncode(value: string): string {
 }
 
 /** A stable, non-reversible name for a token (first 16 hex of its SHA-256). */
-export function tokenId(value: string): string {
+function tokenId(value: string): string {
   return createHash('sha256').update(value).digest('hex').slice(0, 16);
 }

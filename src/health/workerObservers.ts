@@ -1,4 +1,4 @@
-import { redisPrefix, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
 import { ParkedStore } from '../deadLetter/parkedStore.js';

@@ -11,8 +11,3 @@ export function accountKey(companyId: string, email: string): string {
   const hash = createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32);
   return `acct.${companyId.trim().toLowerCase()}.${hash}`;
 }
-
-/** True for a string accountKey could have made (what `login` accepts as a key). */
-export function isAccountKey(text: string): boolean {
-  return /^acct\.[0-9a-f-]{36}\.[0-9a-f]{32}$/.test(text);
-}

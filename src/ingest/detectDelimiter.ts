@@ -1,5 +1,5 @@
 /** Delimiters we detect; any other single character can still be given with --delimiter. */
-export const DETECTED_DELIMITERS = [',', ';', '\t', '|'] as const;
+const DETECTED_DELIMITERS = [',', ';', '\t', '|'] as const;
 
 /**
  * Excel's `sep=;` first line (written by Excel and read by it to pick the delimiter): the
@@ -19,7 +19,7 @@ export function otherDelimiter(header: string): string | undefined {
   let quoted = false;
   for (const c of header) {
     if (c === '"') quoted = !quoted;
-    else if (!quoted && /[^\p{L}\p{N}\s_\-.()"'\/#]/u.test(c)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    else if (!quoted && /[^\p{L}\p{N}\s_\-.()"'/#]/u.test(c)) counts.set(c, (counts.get(c) ?? 0) + 1);
   }
   const [best] = [...counts.entries()].sort((a, b) => b[1] - a[1]);
   return best === undefined || best[1] < 2 ? undefined : best[0];

@@ -7,7 +7,7 @@ import { assembleAccounts } from './assembleAccounts.js';
 export type AccountSource = RecordSource<AccountPayload>;
 
 /** Employee accounts as a record kind: one row per employee, keyed by companyId + email. */
-export const ACCOUNT_SCHEMA: RecordSchema<AccountUnit, AccountPayload> = {
+const ACCOUNT_SCHEMA: RecordSchema<AccountUnit, AccountPayload> = {
   columns: ACCOUNT_COLUMNS,
   csvUnit: accountCsvUnit,
   jsonUnit: accountJsonUnit,

@@ -7,7 +7,7 @@ import type { OrderPayload } from './types.js';
 import { decodeUnit, encodeUnit } from './unitCodec.js';
 import { orderGroupLimit } from './orderGroupLimit.js';
 
-export { formatFromExtension, type IngestOptions, type SourceStats } from './openRecordSource.js';
+export type { IngestOptions } from './openRecordSource.js';
 
 /** An order file that passed the whole-file checks, ready to be read. */
 export type OrderSource = RecordSource<OrderPayload>;

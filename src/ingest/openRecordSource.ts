@@ -1,5 +1,5 @@
 import { parse as parseCsvSync } from 'csv-parse/sync';
-import { FileRefusedError, UsageError } from '../errors.js';
+import { FileRefusedError } from '../errors.js';
 import type { ColumnSchema } from './columnSchema.js';
 import { sniffFile } from './decodeFile.js';
 import { checkJsonStart, fileSize, formatFromExtension, readHead } from './fileChecks.js';
@@ -9,8 +9,6 @@ import { readCsvRecords, type CsvBadRecord, type CsvRecord } from './readCsvReco
 import { readJsonArray, readNdjson, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
 import { resolveColumns, resolveMapping, type ColumnPlan, type ResolvedMapping } from './resolveColumns.js';
 import type { IngestEncoding, IngestFormat, RejectedRecord, ValidRecord } from './types.js';
-
-export { formatFromExtension } from './fileChecks.js';
 import { createUnitStore, type GroupedUnit, type UnitCodec } from './unitStore.js';
 import type { GroupLimit } from './groupLimit.js';
 import { DEFAULT_MAX_LINES_PER_ORDER } from './orderGroupLimit.js';
@@ -169,7 +167,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
       throw new FileRefusedError('HEADER_INVALID', file, `no header line within the first ${maxRecordBytes} characters; is this a CSV file with a header row?`);
     }
     delimiter = options.delimiter ?? sep?.delimiter ?? detectDelimiter(line);
-    const [headers] = parseCsvSync(line, { delimiter, bom: true, relax_quotes: true, relax_column_count: true }) as string[][];
+    const [headers] = parseCsvSync(line, { delimiter, bom: true, relax_quotes: true, relax_column_count: true });
     const guess = (headers ?? []).length === 1 && options.delimiter === undefined ? otherDelimiter(line) : undefined;
     if (guess !== undefined) {
       // A --map hint would be meaningless: the columns were never split.

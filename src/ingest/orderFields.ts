@@ -151,7 +151,7 @@ export const ERROR_COLUMNS = [...REJECT_COLUMNS, 'reject_status'] as const;
 export const PERSONAL_FIELDS: ReadonlySet<string> = new Set(ORDER_FIELD_TABLE.filter((spec) => 'personal' in spec).map((spec) => spec.name));
 
 /** The table row of a field. */
-export function specOf(field: OrderField): FieldSpec {
+function specOf(field: OrderField): FieldSpec {
   return SPECS.get(field)!;
 }
 
@@ -160,7 +160,7 @@ export function specOf(field: OrderField): FieldSpec {
  * A record with one entry per field, built by `valueOf`. The one place a field-keyed object is
  * assembled from a loop: TypeScript cannot see that the loop covers every key, the table can.
  */
-export function fieldRecord<T>(valueOf: (field: OrderField) => T): Record<OrderField, T> {
+function fieldRecord<T>(valueOf: (field: OrderField) => T): Record<OrderField, T> {
   const out: Partial<Record<OrderField, T>> = {};
   for (const field of ORDER_FIELDS) out[field] = valueOf(field);
   return out as Record<OrderField, T>;

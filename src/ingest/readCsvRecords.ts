@@ -1,4 +1,4 @@
-import { CsvError, parse, type Options as CsvParseOptions } from 'csv-parse';
+import { type CsvError, parse } from 'csv-parse';
 import { FileRefusedError } from '../errors.js';
 import { utf8Chunks } from './decodeFile.js';
 import type { IngestEncoding } from './types.js';
@@ -83,14 +83,14 @@ export async function* readCsvRecords(file: string, options: CsvReadOptions): As
     skip_records_with_error: true,
     max_record_size: maxRecordBytes,
     ...(options.fromLine === undefined ? {} : { from_line: options.fromLine }),
-    // csv-parse's types only allow on_record to return the record type; it returns anything.
-    on_record: ((values: string[], context: { lines: number }) => {
+    // Returning null drops the record from the stream: it is handed on through `queue`.
+    on_record: (values: string[], context: { lines: number }) => {
       const line = lineOf(values, context.lines);
       lastGoodLine = line;
       headerLength ??= values.length;
       queue.push({ kind: 'record', line, values });
       return null;
-    }) as unknown as CsvParseOptions['on_record'],
+    },
   });
   parser.on('skip', (error: CsvError & { record?: string[]; lines?: number }) => {
     const code = RECORD_LEVEL[error.code];

@@ -125,7 +125,7 @@ export class RejectsWriter {
 }
 
 async function removeIfOurs(path: string): Promise<void> {
-  let head = '';
+  let head: string;
   try {
     const handle = await open(path, 'r');
     try {

@@ -51,11 +51,11 @@ export class SpillWriter {
     this.#flushBytes = options.flushBytes ?? 4 * 1024;
     this.#maxInFlight = options.maxInFlight ?? 1024 * 1024;
     this.#keepOpen = count <= MAX_OPEN_HANDLES;
-    this.#handles = new Array(count).fill(undefined);
+    this.#handles = new Array<FileHandle | undefined>(count).fill(undefined);
     this.#pending = Array.from({ length: count }, () => []);
-    this.#pendingBytes = new Array(count).fill(0);
-    this.#tails = new Array(count).fill(Promise.resolve());
-    this.written = new Array(count).fill(0);
+    this.#pendingBytes = new Array<number>(count).fill(0);
+    this.#tails = new Array<Promise<void>>(count).fill(Promise.resolve());
+    this.written = new Array<number>(count).fill(0);
   }
 
   /** Buffers one line (with its newline) for a bucket; waits only while too much is in flight. */
@@ -82,7 +82,7 @@ export class SpillWriter {
   /** Waits for writes under way and closes the files, ignoring errors (for dispose). */
   async close(): Promise<void> {
     await Promise.all(this.#tails);
-    await Promise.all(this.#handles.map((handle) => handle?.close().catch(() => undefined)));
+    await Promise.all(this.#handles.filter((handle) => handle !== undefined).map((handle) => handle.close().catch(() => undefined)));
     this.#handles.fill(undefined);
   }
 

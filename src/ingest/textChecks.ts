@@ -21,10 +21,10 @@ const emailSchema = z.email();
  * (`@SUM(`), a cell reference (`+A1`), arithmetic (`-2+3`) or a DDE command (`+cmd|`). Names like
  * "@home" or "-" alone are not formulas.
  */
-const FORMULA = /^(=|[+\-@]\s*([A-Za-z_][\w.]*\s*\(|[A-Za-z]{1,3}\$?\d+\b|\d[\d.]*\s*[-+*\/^&<>=]|[A-Za-z]\w*\||=))/;
+const FORMULA = /^(=|[+\-@]\s*([A-Za-z_][\w.]*\s*\(|[A-Za-z]{1,3}\$?\d+\b|\d[\d.]*\s*[-+*/^&<>=]|[A-Za-z]\w*\||=))/;
 
 /** True when `raw` looks like a spreadsheet formula (see FORMULA). */
-export function looksLikeFormula(raw: string): boolean {
+function looksLikeFormula(raw: string): boolean {
   return FORMULA.test(raw);
 }
 
@@ -37,7 +37,7 @@ export function textProblem(raw: string): ValueProblem | undefined {
       message: 'is a spreadsheet formula, not a name or address (it starts with = + - or @ followed by formula text). The export copied a formula instead of its value: export the values, or type the text.',
     };
   }
-  // eslint-disable-next-line no-control-regex
+   
   if (/[\u0000-\u001f\u007f]/.test(raw)) return { code: 'CONTROL_CHARACTER', message: 'contains a tab or other control character; remove it.' };
   // C1 controls are what windows-1252 letters (€ Š ‘ ’ “ ” …) become when read as latin1.
   if (/[\u0080-\u009f]/.test(raw)) return { code: 'CONTROL_CHARACTER', message: 'contains an invisible control character; if the file is an Excel "ANSI" export, read it with --encoding windows-1252.' };

@@ -69,7 +69,7 @@ export function decodeUnit(text: string): OrderUnit {
 }
 
 /** The recipient values validateRow reports for a valid row. */
-export function recipientOf(value: NormalizedRow): Record<RecipientField, string> {
+function recipientOf(value: NormalizedRow): Record<RecipientField, string> {
   return recipientRecord((field) => {
     const v = value[field];
     return v === undefined ? '' : String(v);

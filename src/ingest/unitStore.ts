@@ -213,7 +213,7 @@ async function* spillLines(file: string): AsyncGenerator<string> {
 }
 
 /** FNV-1a: cheap, stable across runs and processes, spreads group keys evenly. */
-export function bucketOf(group: string, count: number): number {
+function bucketOf(group: string, count: number): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < group.length; i++) {
     hash ^= group.charCodeAt(i);

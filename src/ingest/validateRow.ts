@@ -219,7 +219,7 @@ function phone(field: OrderField, raw: string, countryCode: string | undefined, 
     return undefined;
   }
   // Digits and the usual punctuation only: the library would read letters as a phone keypad.
-  const parsed = /^\+[\d\s().\/-]+$/.test(raw) ? parsePhoneNumberFromString(raw) : undefined;
+  const parsed = /^\+[\d\s()./-]+$/.test(raw) ? parsePhoneNumberFromString(raw) : undefined;
   // Refuse only what cannot be right: a length or prefix impossible for the country the calling
   // code names. Numbers newer than the library's metadata are possible but not "valid".
   if (parsed === undefined || !parsed.isPossible()) {

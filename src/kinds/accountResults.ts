@@ -1,10 +1,10 @@
 import type { ResultsLayout } from './resultsLayout.js';
 import { encodeRemoteId } from '../delivery/remoteId.js';
-import { ACCOUNT_FIELDS, type AccountPayload } from '../ingest/accountColumns.js';
+import type { ACCOUNT_FIELDS, AccountPayload } from '../ingest/accountColumns.js';
 import { ACCOUNT_EXISTS_STATUS } from './accountWording.js';
 
 /** Columns of `<name>.results.csv` for an employee file. */
-export const ACCOUNT_RESULT_COLUMNS = ['accountKey', 'email', 'companyId', 'lines', 'outcome', 'customerId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch', 'notes'] as const;
+const ACCOUNT_RESULT_COLUMNS = ['accountKey', 'email', 'companyId', 'lines', 'outcome', 'customerId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch', 'notes'] as const;
 
 /**
  * The results file of an employee file: every employee with the customerId the service

@@ -1,9 +1,4 @@
-import type { DeliveryJobData } from '../deliveryJob.js';
 import type { RecordWording } from './recordWording.js';
-import type { AccountPayload } from '../ingest/accountColumns.js';
-
-/** The data of one registration job: the same shape as an order job, with an account payload. */
-export type AccountJobData = DeliveryJobData<AccountPayload>;
 
 /** The API's answer to a second account for one employee (the simulator's, and the likely one). */
 export const ACCOUNT_EXISTS_STATUS = 409;

@@ -44,7 +44,7 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
 };
 
 /** The ledger keeps the new account's customerId as its remote id: that entry is the customerId mapping. */
-export function asDeliveryOutcome(outcome: AccountOutcome): Outcome {
+function asDeliveryOutcome(outcome: AccountOutcome): Outcome {
   if (outcome.kind !== 'delivered') return outcome;
   return { kind: 'delivered', status: outcome.status, body: outcome.body, remoteId: outcome.customerId };
 }

@@ -6,7 +6,7 @@ import type { OrderPayload, RecordItem } from '../ingest/types.js';
 /** Outcome column of the results file. */
 export type ResultOutcome = 'delivered' | 'already-delivered' | 'dead-lettered' | 'held-for-review' | 'queued-elsewhere' | 'pending' | 'rejected';
 
-export const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remoteOrderId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch', 'notes'] as const;
+const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remoteOrderId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch', 'notes'] as const;
 
 /** The columns every results file has, whatever the record kind. */
 export type CommonColumn = 'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch' | 'notes';

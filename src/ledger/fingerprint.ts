@@ -41,7 +41,7 @@ export function differingParts(earlier: string, now: string): string[] {
 }
 
 /** JSON with object keys sorted and array elements sorted by their canonical text. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).sort().join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;

@@ -122,7 +122,8 @@ export async function stranded(scope: LedgerScope, before: number, limit: number
     const [error, fields] = replies[3 * i]!;
     const [keptError, kept] = replies[3 * i + 1]!;
     const [jobError, exists] = replies[3 * i + 2]!;
-    if (error ?? keptError ?? jobError) throw error ?? keptError ?? jobError;
+    const failed = error ?? keptError ?? jobError;
+    if (failed) throw failed;
     const [s, b, j] = fields as (string | null)[];
     const job = (kept as string | null) ?? j ?? undefined;
     const chunk = s === null && job !== undefined ? chunkOf(job) : undefined;

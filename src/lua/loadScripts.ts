@@ -44,7 +44,7 @@ export function loadScripts(dir = luaDir): LoadedScript[] {
 }
 
 /** `recordFailure` -> `bulkorderRecordFailure`: the prefix keeps our commands apart from BullMQ's and ioredis's. */
-export function commandName(name: string): string {
+function commandName(name: string): string {
   return `bulkorder${name[0]!.toUpperCase()}${name.slice(1)}`;
 }
 

@@ -4,7 +4,7 @@ import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import type { DeliveryMetricsSink, MetricsApi, OrderOutcome } from './bulkorderMetrics.js';
 
 /** Upper bounds (ms) of the latency buckets kept per minute; the last one catches the rest. */
-export const LATENCY_BUCKETS_MS = [25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, Infinity];
+const LATENCY_BUCKETS_MS = [25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, Infinity];
 
 const MINUTE = 60_000;
 const KEEP_MS = 25 * 3600_000;
@@ -33,7 +33,7 @@ export function createMinuteStats(targets: Partial<Record<MetricsApi, StatsTarge
   const add = (api: MetricsApi, field: string): void => {
     const id = `${api}|${Math.floor(Date.now() / MINUTE)}`;
     let fields = pending.get(id);
-    if (fields === undefined) pending.set(id, (fields = new Map()));
+    if (fields === undefined) pending.set(id, (fields = new Map<string, number>()));
     fields.set(field, (fields.get(field) ?? 0) + 1);
   };
   const flush = async (): Promise<void> => {

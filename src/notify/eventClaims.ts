@@ -6,7 +6,7 @@ import type { Keyspace } from '../keyspace.js';
  * (nothing replayed, nothing lost); notifications off for longer start afresh (nothing replayed).
  * It matches the oldest batch ever announced (batchWatch: 24 h).
  */
-export const WATERMARK_TTL_MS = 24 * 3600_000;
+const WATERMARK_TTL_MS = 24 * 3600_000;
 /** A sent event's claim outlives every reason to look at that event again. */
 const CLAIM_TTL_MS = 8 * 24 * 3600_000;
 

@@ -11,7 +11,7 @@ export type WebhookFormat = 'json' | 'slack' | 'teams';
 export function webhookTarget(entry: string): { format: WebhookFormat; url: string } {
   const explicit = /^(slack|teams|json):(?=https?:\/\/)/i.exec(entry);
   if (explicit !== null) return { format: explicit[1]!.toLowerCase() as WebhookFormat, url: entry.slice(explicit[0].length) };
-  let host = '';
+  let host: string;
   try {
     host = new URL(entry).hostname.toLowerCase();
   } catch {

@@ -4,6 +4,8 @@
  */
 
 /** The 249 officially assigned ISO 3166-1 alpha-2 country codes, uppercase (XK, user-assigned, is not one). */
+// One line per initial letter, as the ISO tables are read.
+// prettier-ignore
 const COUNTRY_CODES: ReadonlySet<string> = new Set([
   'AD', 'AE', 'AF', 'AG', 'AI', 'AL', 'AM', 'AO', 'AQ', 'AR', 'AS', 'AT', 'AU', 'AW', 'AX', 'AZ',
   'BA', 'BB', 'BD', 'BE', 'BF', 'BG', 'BH', 'BI', 'BJ', 'BL', 'BM', 'BN', 'BO', 'BQ', 'BR', 'BS', 'BT', 'BV', 'BW', 'BY', 'BZ',
@@ -36,6 +38,8 @@ const COUNTRY_CODES: ReadonlySet<string> = new Set([
  * The ISO 639-1 language codes, lowercase: the 183 current ones plus 'bh' (Bihari, withdrawn in 2021),
  * kept because older systems still emit it and refusing a gift over it helps nobody.
  */
+// One line per initial letter, as the ISO tables are read.
+// prettier-ignore
 const LANGUAGE_CODES: ReadonlySet<string> = new Set([
   'aa', 'ab', 'ae', 'af', 'ak', 'am', 'an', 'ar', 'as', 'av', 'ay', 'az',
   'ba', 'be', 'bg', 'bh', 'bi', 'bm', 'bn', 'bo', 'br', 'bs',

@@ -5,7 +5,7 @@ import type { ScheduledImportData } from './scheduledImportJob.js';
 import { resolveSource } from './resolveSource.js';
 
 /** Code of a firing whose source named no file (the export did not come). */
-export const SOURCE_EMPTY = 'SOURCE_EMPTY';
+const SOURCE_EMPTY = 'SOURCE_EMPTY';
 
 /** What one firing of a schedule did, per file (the job's return value, kept by BullMQ for a while). */
 export interface ScheduledImportResult {

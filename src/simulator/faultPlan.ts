@@ -10,7 +10,7 @@ import type { CounterBoard } from './counterBoard.js';
 import type { FaultOptions, ScriptedResponse, ScriptPath } from './simulatorTypes.js';
 
 /** The faults in force when none are configured. */
-export const NO_FAULTS: Readonly<FaultOptions> = Object.freeze({
+const NO_FAULTS: Readonly<FaultOptions> = Object.freeze({
   latencyMs: 0,
   jitterMs: 0,
   serverErrorRate: 0,
@@ -25,7 +25,7 @@ export const NO_FAULTS: Readonly<FaultOptions> = Object.freeze({
 });
 
 /** Number of 5xx answer variants (see serverErrorAnswer.ts). */
-export const SERVER_ERROR_VARIANTS = 5;
+const SERVER_ERROR_VARIANTS = 5;
 
 /** What to do with one API request. */
 export interface ApiDecision {
@@ -51,7 +51,7 @@ const SCRIPT_PATHS: readonly ScriptPath[] = ['orders', 'accounts', 'login', 'tok
  * Merges `patch` over `base` and checks every value; throws UsageError SIMULATOR_FAULTS_INVALID
  * naming the field. Unknown fields are refused too, so a typo is not silently ignored.
  */
-export function mergeFaults(base: Readonly<FaultOptions>, patch: unknown): FaultOptions {
+function mergeFaults(base: Readonly<FaultOptions>, patch: unknown): FaultOptions {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) invalid('faults', 'must be an object');
   const merged: FaultOptions = { ...base, script: [...base.script], forbiddenCustomers: [...base.forbiddenCustomers] };
   for (const [key, value] of Object.entries(patch)) {

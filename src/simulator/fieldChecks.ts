@@ -8,7 +8,7 @@ import { isCountryCode, isLanguageCode } from '../reference/isoCodes.js';
 import type { Problem } from './answer.js';
 
 /** Longest accepted text field (names, street, city); the spec shows no limit. */
-export const MAX_TEXT_LENGTH = 100;
+const MAX_TEXT_LENGTH = 100;
 /** Longest accepted postal code. */
 export const MAX_POSTAL_CODE_LENGTH = 16;
 
@@ -21,7 +21,7 @@ const TOP_LEVEL = /^(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$/;
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$/;
 
 /** True for a plain JSON object (not null, not an array). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
+function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -120,6 +120,6 @@ function fail(problems: Problem[], path: string, problem: string): false {
 }
 
 /** Joins a JSON path: `recipient` + `email` -> `recipient.email`. */
-export function join(path: string, key: string): string {
+function join(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
 }

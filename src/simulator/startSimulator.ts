@@ -30,7 +30,7 @@ export const DEFAULT_CREDENTIALS: Readonly<{ business: ClientCredentials; cafeta
 });
 
 /** Seed used when none is given, so that runs are reproducible by default. */
-export const DEFAULT_SEED = 0x5eed;
+const DEFAULT_SEED = 0x5eed;
 
 const SECOND = 1000;
 

@@ -16,9 +16,9 @@ import {
 } from './fieldChecks.js';
 
 /** Most product lines in one order; the spec shows no maximum. */
-export const MAX_PRODUCT_LINES = 50;
+const MAX_PRODUCT_LINES = 50;
 /** Largest quantity of one product line; above it, 422 QUANTITY_LIMIT. */
-export const MAX_QUANTITY = 100;
+const MAX_QUANTITY = 100;
 
 const ORDER_FIELDS = ['businessCustomerId', 'recipient', 'products'] as const;
 const RECIPIENT_FIELDS = ['address', 'languageCode', 'email', 'telephoneNumber'] as const;

@@ -20,7 +20,7 @@ interface TargetRecord extends FolderTarget {
 }
 
 /** The file in a drop folder's root that says which target the folder serves. */
-export const TARGET_FILE = '.bulkorder-target.json';
+const TARGET_FILE = '.bulkorder-target.json';
 
 /**
  * Binds a drop folder to one target, or refuses a watcher of another one (exit 2, naming the

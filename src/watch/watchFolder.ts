@@ -82,7 +82,7 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
   const report: WatchReport = { folder, done: [], failed: [], needsAttention: 0, unclaimed: [] };
   // With `once`: files another live watcher holds. A dead watcher's heartbeat lapses within
   // lockMs, so they are waited for that long (said so), then reported as unclaimed.
-  let held: HeldClaim[] = [];
+  let held: HeldClaim[];
   let heldSince: number | undefined;
   log.info({ stableMs, maxActive }, 'watching the drop folder');
 

@@ -45,7 +45,7 @@ export async function requeueBurst<P>(orderKeys: readonly string[], deps: Requeu
       .filter((_, i) => reserved[i]?.outcome === 'reserved')
       .map((job) => ({ ...job, opts: { ...deps.jobOptions, jobId: job.data.key } }));
     if (jobs.length === 0) continue;
-    await deps.queue.addBulk(jobs as Parameters<Queue<AnyDeliveryJobData<P>>['addBulk']>[0]);
+    await deps.queue.addBulk(jobs);
     await deps.ledger.confirmQueued(jobs.map((job) => job.data.key), batchId);
     requeued += jobs.length;
   }

@@ -70,6 +70,6 @@ export function staleFacts(wording: RecordWording = ORDER_WORDING): ParkFacts & 
  * A 5xx status line proves the request reached the server ("stored, then 500" looks the same as
  * "failed, then 500"); a retry without a status never left (connect refused, token endpoint down).
  */
-export function answeredAfterSending(status: number | undefined): boolean {
+function answeredAfterSending(status: number | undefined): boolean {
   return status !== undefined && status >= 500;
 }

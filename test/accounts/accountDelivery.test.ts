@@ -70,7 +70,7 @@ describe('employee accounts end to end (real Redis, simulator, BullMQ workers)',
     const resultsPath = join(rig.dir, 'employees.results.csv');
     const counts = await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNTS);
     expect(counts.byOutcome).toEqual({ delivered: 4, 'account-exists': 1 });
-    const rows = parse(await readFile(resultsPath, 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
+    const rows = parse<Record<string, string>>(await readFile(resultsPath, 'utf8'), { columns: true, bom: true });
     for (const row of rows.filter((r) => r.outcome === 'delivered')) expect(row.customerId).toMatch(UUID);
     expect(rows.find((r) => r.email === 'eva.schmidt@example.de')).toMatchObject({ outcome: 'account-exists', httpStatus: '409', errorCode: 'ACCOUNT_EXISTS', customerId: '' });
 

@@ -30,7 +30,7 @@ describe('bulkorder accounts import, worker and login, as a user runs them', () 
     expect(imported.code).toBe(0);
     expect(imported.output).toMatch(/accounts 5: 5 valid, 0 rejected/);
     expect(imported.output).toMatch(/settled: 5 delivered, 0 dead-lettered, 0 held/);
-    const results = parse(await readFile(join(rig.dir, 'employees.csv.results.csv'), 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
+    const results = parse<Record<string, string>>(await readFile(join(rig.dir, 'employees.csv.results.csv'), 'utf8'), { columns: true, bom: true });
     expect(results).toHaveLength(5);
     for (const row of results) expect(row).toMatchObject({ outcome: 'delivered', customerId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
 
@@ -51,7 +51,7 @@ describe('bulkorder accounts import, worker and login, as a user runs them', () 
     const rejects = await readFile(join(rig.dir, 'employees-mistakes.csv.rejects.csv'), 'utf8');
     expect(rejects).toMatch(/DUPLICATE_ACCOUNT/);
     expect(rejects).toMatch(/COMPANY_ID_INVALID/);
-    const mixed = parse(await readFile(join(rig.dir, 'employees-mistakes.csv.results.csv'), 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
+    const mixed = parse<Record<string, string>>(await readFile(join(rig.dir, 'employees-mistakes.csv.results.csv'), 'utf8'), { columns: true, bom: true });
     expect(mixed.map((r) => [r.lines, r.outcome, r.email, r.errorCode])).toEqual([
       ['2', 'delivered', 'joost.dekker@example.nl', ''],
       ['3', 'rejected', 'not-an-email', 'EMAIL_INVALID'],

@@ -29,7 +29,7 @@ describe('a job of a newer bulkorder', () => {
     const imported = await rig.importFile(await rig.writeFile('newer.csv', ordersCsv('NW', 3)));
     const { queue, ledger } = rig.services;
     const chunk = (await queue.getJob(chunkJobId(imported.batchId, 1))) as Job<ChunkJobData>;
-    const original = chunk.data as ChunkJobData;
+    const original = chunk.data;
     const keys = original.records.map((record) => record.key);
     // As a newer importer would write them: a chunk packed in a layout this code lacks, a job of one of a newer version.
     await chunk.updateData({ ...original, pk: NEWEST_PACKED_LAYOUT + 1 });
@@ -41,14 +41,14 @@ describe('a job of a newer bulkorder', () => {
     const stateOf = async (id: string): Promise<string | undefined> => (await queue.getJob(id))?.getState();
     await waitFor(async () => (await stateOf(chunk.id!)) === 'delayed' && (await stateOf('newer-one')) === 'delayed', 'both jobs put back');
     const [chunkAfter, oneAfter] = [(await queue.getJob(chunk.id!)) as Job<ChunkJobData>, await queue.getJob('newer-one')];
-    expect([await chunkAfter!.getState(), await oneAfter!.getState()]).toEqual(['delayed', 'delayed']);
-    expect([chunkAfter!.attemptsMade, oneAfter!.attemptsMade]).toEqual([0, 0]);
+    expect([await chunkAfter.getState(), await oneAfter!.getState()]).toEqual(['delayed', 'delayed']);
+    expect([chunkAfter.attemptsMade, oneAfter!.attemptsMade]).toEqual([0, 0]);
     expect(rig.simulator.counters().apiRequests.business).toBe(0);
     expect((await ledger.getMany(keys)).map((entry) => entry?.state)).toEqual(['queued', 'queued', 'queued']);
 
     // The newer worker arrives (here: the data back in a layout this one reads): the same job delivers every order once.
-    await chunkAfter!.updateData(original);
-    await chunkAfter!.promote();
+    await chunkAfter.updateData(original);
+    await chunkAfter.promote();
     await oneAfter!.remove();
     const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 50, timeoutMs: 25_000, out: quiet });
     expect(settled, JSON.stringify(batch)).toBe(true);

@@ -86,6 +86,7 @@ describe('loadConfig', () => {
     const config = loadConfig({ env: COMPLETE });
     expect(JSON.stringify(config)).not.toContain('business-secret-value');
     expect(inspect(config, { depth: 10 })).not.toContain('business-secret-value');
+    // eslint-disable-next-line @typescript-eslint/restrict-template-expressions -- a Secret in a template literal is the case under test
     expect(`${requireApi(config, 'business').clientSecret}`).toBe('[redacted]');
   });
 

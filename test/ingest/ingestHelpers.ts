@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openOrderSource, type IngestOptions } from '../../src/ingest/openOrderSource.js';
@@ -66,10 +66,6 @@ export function errorList(items: readonly IngestItem[]): string[] {
   return rejected(items)
     .flatMap((item) => item.errors.map((e) => `${e.line}:${e.code}:${e.column ?? ''}`))
     .sort();
-}
-
-export async function entries(dir: string): Promise<string[]> {
-  return readdir(dir);
 }
 
 export { runCli } from '../helpers/runCli.js';

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openOrderSource, type IngestOptions } from '../../src/ingest/openOrderSource.js';
-import { FileRefusedError, UsageError } from '../../src/errors.js';
+import { FileRefusedError, type UsageError } from '../../src/errors.js';
 import type { IngestItem } from '../../src/ingest/types.js';
 import { errorList, HEADER, readAll, rejected, row, tempDir, valid } from './ingestHelpers.js';
 

@@ -21,7 +21,7 @@ describe('a payload packed for a chunk job', () => {
     expect(orders.length).toBeGreaterThan(0);
     for (const order of orders) {
       const packed = packPayload(order.payload);
-      expect(JSON.stringify(unpackPayload(JSON.parse(JSON.stringify(packed)) as unknown, PACKED_LAYOUT_VERSION!))).toBe(JSON.stringify(order.payload));
+      expect(JSON.stringify(unpackPayload(JSON.parse(JSON.stringify(packed)) as unknown, PACKED_LAYOUT_VERSION))).toBe(JSON.stringify(order.payload));
       expect(JSON.stringify(packed).length).toBeLessThan(JSON.stringify(order.payload).length * 0.75);
     }
   });

@@ -42,7 +42,7 @@ describe('RejectsWriter', () => {
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const text = bytes.toString('utf8').slice(1);
     expect(text).toContain('\r\n');
-    const [header, ...rows] = parse(text) as string[][];
+    const [header, ...rows] = parse(text);
     expect(header).toEqual([...HEADER.split(','), 'note', 'reject_line', 'reject_codes', 'reject_reasons']);
     expect(rows.map((r) => r.slice(-3, -1))).toEqual([
       ['3', 'FORMULA_TEXT EMAIL_INVALID INTEGER_NOT_POSITIVE'],

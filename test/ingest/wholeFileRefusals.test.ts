@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileRefusedError } from '../../src/errors.js';
+import type { FileRefusedError } from '../../src/errors.js';
 import { checkScheduleSource } from '../../src/schedule/resolveSource.js';
 import { HEADER, readAll, row, runCli, tempDir } from './ingestHelpers.js';
 

@@ -74,7 +74,7 @@ describe('the notification lifecycle', () => {
     const old = await deliver(rig, 'old.csv', ['O1', 'O2']);
 
     // Notifications switched on: the old batch is history.
-    let observers = await observe(rig);
+    const observers = await observe(rig);
     const fresh = await deliver(rig, 'fresh.csv', ['F1']);
     await waitFor(() => hook.events.some((e) => e.batchId === fresh), 'the fresh batch');
     await settle();
@@ -84,7 +84,7 @@ describe('the notification lifecycle', () => {
     // Every notifier down while a batch settles: the next one sends it, and only it.
     await observers.close();
     const whileDown = await deliver(rig, 'down.csv', ['D1']);
-    observers = await observe(rig);
+    await observe(rig); // the next notifier; afterEach closes it
     await waitFor(() => hook.events.some((e) => e.batchId === whileDown), 'the batch settled while no notifier ran');
     await settle();
     expect(hook.events.map((e) => e.batchId)).toEqual([fresh, whileDown]);

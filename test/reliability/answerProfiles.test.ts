@@ -74,7 +74,7 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     // Results: the remote id as the API gave it (a number stays a number; a Location id is a string).
     const resultsPath = join(rig.dir, 'orders.results.csv');
     await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
-    const results = parse(await readFile(resultsPath), { columns: true, bom: true }) as Record<string, string>[];
+    const results = parse<Record<string, string>>(await readFile(resultsPath), { columns: true, bom: true });
     const delivered = results.filter((r) => r.outcome === 'delivered');
     expect(delivered).toHaveLength(valid);
     // A number from the body is written as digits; digits in a string (or from Location) are quoted.
@@ -118,7 +118,7 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
 
     const resultsPath = join(rig.dir, 'employees.results.csv');
     await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNTS);
-    const results = parse(await readFile(resultsPath), { columns: true, bom: true }) as Record<string, string>[];
+    const results = parse<Record<string, string>>(await readFile(resultsPath), { columns: true, bom: true });
     for (const row of results) expect(row.customerId).toMatch(profile.ids === 'integer' ? /^1\d{5}$/ : profile.ids === 'digits' ? /^"1\d{5}"$/ : UUID);
 
     portal = await openLoginPortal(rig.config, rig.logger);

@@ -18,7 +18,7 @@ import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deli
 
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 const ORDER_COUNT = 40;
-const FAULTS: SimulatorOptions['faults'] = { storedThenErrorRate: 0.1, serverErrorRate: 0.05 };
+const FAULTS: NonNullable<SimulatorOptions['faults']> = { storedThenErrorRate: 0.1, serverErrorRate: 0.05 };
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -42,7 +42,7 @@ async function run(name: string, simulator: SimulatorOptions, env: Record<string
   expect(settled).toBe(true);
   const resultsPath = join(rig.dir, `${name}.results.csv`);
   const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
-  const results = parse(await readFile(resultsPath), { columns: true, bom: true }) as Record<string, string>[];
+  const results = parse<Record<string, string>>(await readFile(resultsPath), { columns: true, bom: true });
   // Copies the API keeps, per order key (the Idempotency-Key each create carried).
   const copies = new Map<string, number>();
   for (const order of rig.simulator.orders()) copies.set(order.idempotencyKey ?? '', (copies.get(order.idempotencyKey ?? '') ?? 0) + 1);
@@ -58,8 +58,8 @@ describe('possible duplicates are visible; Idempotency-Key removes them where ho
     expect(r.counters.faults.storedThenError).toBeGreaterThan(0);
     expect(r.twice.length).toBeGreaterThan(0);
     for (const key of r.twice) expect(r.marked).toContain(key);
-    for (const row of r.results.filter((x) => !r.marked.has(x.orderKey!))) expect(r.copies.get(row.orderKey!)).toBe(1);
-    for (const row of r.results.filter((x) => r.marked.has(x.orderKey!))) expect(row).toMatchObject({ outcome: 'delivered', message: POSSIBLE_DUPLICATE });
+    for (const row of r.results.filter((x) => !r.marked.has(x.orderKey))) expect(r.copies.get(row.orderKey!)).toBe(1);
+    for (const row of r.results.filter((x) => r.marked.has(x.orderKey))) expect(row).toMatchObject({ outcome: 'delivered', message: POSSIBLE_DUPLICATE });
     expect(r.batch.possibleDuplicates).toBe(r.marked.size);
     expect(r.counts.possibleDuplicates).toBe(r.marked.size);
     // Plain 5xx (not stored) also mark: the client cannot tell the two apart, hence "possible".

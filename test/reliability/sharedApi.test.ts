@@ -42,7 +42,7 @@ describe('an API shared with others (issue 26)', () => {
     let done = false;
     const sampler = (async () => {
       while (!done) {
-        if (await rig!.services.queue.isPaused()) everPaused = true;
+        if (await rig.services.queue.isPaused()) everPaused = true;
         await new Promise((res) => setTimeout(res, 100));
       }
     })();

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'undici/types/header.js';
 import type { ApiName, Simulator } from '../../src/simulator/index.js';
 
 /** A User-Agent the simulator accepts. */
-export const USER_AGENT = 'Acme-AcmeGifts';
+const USER_AGENT = 'Acme-AcmeGifts';
 
 /** What a test looks at in an answer. */
 export interface Reply {

@@ -62,7 +62,7 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     let watching = true;
     const watch = (async () => {
       while (watching) {
-        const sending = (await rig!.services.ledger.getMany(keys)).filter((entry) => entry?.state === 'sending').length;
+        const sending = (await rig.services.ledger.getMany(keys)).filter((entry) => entry?.state === 'sending').length;
         peakSending = Math.max(peakSending, sending);
         await new Promise((r) => setTimeout(r, 5));
       }
@@ -186,7 +186,7 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(requeued?.chunkId).toBeUndefined();
     expect((await queue.getJobs(['waiting'])).map((job) => job.id).sort()).toEqual([chunkId, deadKey].sort());
     started.length = 0;
-    worker.worker.resume();
+    void worker.worker.resume();
 
     const again = await settle(rig, retried!.batchId, 15_000);
     expect(again).toMatchObject({ enqueued: 1, delivered: 1, dead: 0, held: 0 });

@@ -26,7 +26,6 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     );
     const env = { ...rig.env, LOG_LEVEL: 'trace' };
     const worker = startCli(['worker', '--concurrency', '3'], env);
-    worker;
     const file = await rig.writeFile(
       'night.csv',
       [HEADER, orderRow('N-1'), orderRow('N-2'), orderRow('N-3', 5999), 'N-4,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,=HYPERLINK("http://x"),+31612345678,5001,1'].join('\n') + '\n',

@@ -62,7 +62,7 @@ describe('every start-up failure ends the worker (issue 26, item 6)', () => {
   it('--processes 2 with the second child\'s port taken: the supervisor names the child, stops the other and exits', async () => {
     rig = await deliveryRig('port-taken-child');
     // Child i serves --http-port + i: child 1's port is taken, child 0's is free.
-    let base = 0;
+    let base: number;
     for (;;) {
       const free = await takenPort();
       await new Promise((resolve) => blockers.pop()!.close(resolve));

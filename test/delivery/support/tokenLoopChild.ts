@@ -18,7 +18,12 @@ const settings = requireApi(config, 'business');
 const redis = new Redis(config.redisUrl.reveal(), { maxRetriesPerRequest: null });
 const transport = createHttpTransport(config.http);
 const logger = silentLogger();
-const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: process.env.PREFIX });
+const tokenProvider = createApiTokenProvider(settings, {
+  transport,
+  logger,
+  redis,
+  ...(process.env.PREFIX === undefined ? {} : { keyPrefix: process.env.PREFIX }),
+});
 const client = createBusinessApiClient(settings, { transport, tokenProvider, logger });
 
 // The window is given once every child has loaded: on a loaded machine loading alone can take seconds.
