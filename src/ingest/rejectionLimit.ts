@@ -3,16 +3,19 @@ import type { RecordItem } from './types.js';
 import { ValidationSummary } from './validationSummary.js';
 
 /** Default `--max-rejected`: a file is refused when more than half of its first rows are rejected. */
-export const DEFAULT_MAX_REJECTED_PERCENT = 50;
+const DEFAULT_MAX_REJECTED_PERCENT = 50;
 /** Rows judged before anything is passed on (BigQuery's max_bad_records idea, as a share of a sample). */
-export const REJECTION_SAMPLE_ROWS = 10_000;
+const REJECTION_SAMPLE_ROWS = 10_000;
 
 /** Parses `--max-rejected`: `50%` or `50`, 0 to 100; `100%` never refuses. */
 export function parseMaxRejected(value: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*%?\s*$/.exec(value);
   const percent = match === null ? Number.NaN : Number(match[1]);
   if (!(percent >= 0 && percent <= 100)) {
-    throw new UsageError('MAX_REJECTED_INVALID', `--max-rejected must be a share from 0% to 100%, e.g. 50% (got "${value}").`);
+    throw new UsageError(
+      'MAX_REJECTED_INVALID',
+      `--max-rejected must be a share from 0% to 100%, e.g. 50% (got "${value}").`,
+    );
   }
   return percent;
 }
@@ -64,7 +67,14 @@ function judge(sample: ValidationSummary, file: string, maxPercent: number): voi
     file,
     `${sample.rejectedRows} of the first ${sample.rows} rows (${round(percent)}%) were rejected, more than the allowed ${round(maxPercent)}%; top error kinds: ${top}. ` +
       'Nothing was queued. Fix the export (wrong file, columns or mapping?), or pass --max-rejected 100% to import the valid rows anyway.',
-    { details: { rows: sample.rows, rejectedRows: sample.rejectedRows, maxRejectedPercent: maxPercent, errorKinds: kinds } },
+    {
+      details: {
+        rows: sample.rows,
+        rejectedRows: sample.rejectedRows,
+        maxRejectedPercent: maxPercent,
+        errorKinds: kinds,
+      },
+    },
   );
 }
 

@@ -42,7 +42,14 @@ async function ledgerKeys(r: DeliveryRig): Promise<number> {
 }
 
 async function jobCount(r: DeliveryRig): Promise<number> {
-  const counts = await r.services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
+  const counts = await r.services.queue.getJobCounts(
+    'waiting',
+    'active',
+    'delayed',
+    'prioritized',
+    'completed',
+    'failed',
+  );
   return Object.values(counts).reduce((a, b) => a + b, 0);
 }
 
@@ -54,12 +61,18 @@ describe('--max-rejected: a file that is mostly wrong is refused before anything
 
     const validate = await runCli(['validate', file], rig.env);
     expect(validate.code).toBe(ExitCode.fileRefused);
-    expect(validate.stderr).toMatch(/of the first 1\d{4} rows \(7\d(\.\d)?%\) were rejected, more than the allowed 50%/);
-    expect(validate.stderr).toMatch(/top error kinds: \d+ \w+ \(email\), \d+ \w+ \(quantity\), \d+ \w+ \(countryCode\)/);
+    expect(validate.stderr).toMatch(
+      /of the first 1\d{4} rows \(7\d(\.\d)?%\) were rejected, more than the allowed 50%/,
+    );
+    expect(validate.stderr).toMatch(
+      /top error kinds: \d+ \w+ \(email\), \d+ \w+ \(quantity\), \d+ \w+ \(countryCode\)/,
+    );
     expect(validate.stderr).toMatch(/--max-rejected 100%/);
     expect(existsSync(RejectsWriter.defaultPath(file))).toBe(false);
 
-    const refused = await importFile(file, await ingestOptionsFromFlags({}), rig.services.pipeline(rig.logger)).catch((error: unknown) => error);
+    const refused = await importFile(file, await ingestOptionsFromFlags({}), rig.services.pipeline(rig.logger)).catch(
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(FileRefusedError);
     expect((refused as FileRefusedError).code).toBe('TOO_MANY_REJECTED');
     const importCli = await runCli(['import', file], rig.env);
@@ -95,6 +108,7 @@ describe('--max-rejected: a file that is mostly wrong is refused before anything
   it('--max-rejected takes 0% to 100%, with or without the sign; anything else is a usage error', async () => {
     expect((await ingestOptionsFromFlags({ maxRejected: '25%' })).maxRejectedPercent).toBe(25);
     expect((await ingestOptionsFromFlags({ maxRejected: '0' })).maxRejectedPercent).toBe(0);
-    for (const bad of ['150%', 'half', '-1', '']) await expect(ingestOptionsFromFlags({ maxRejected: bad })).rejects.toBeInstanceOf(UsageError);
+    for (const bad of ['150%', 'half', '-1', ''])
+      await expect(ingestOptionsFromFlags({ maxRejected: bad })).rejects.toBeInstanceOf(UsageError);
   });
 });
