@@ -208,6 +208,7 @@ export function withReadingOptions(command: Command, whose = 'the file', mapNote
   }
   command.option('--allow-empty', `accept a file with no rows (default: refused, exit 3, "the file has no ${orders ? 'orders' : 'accounts'}")`);
   if (orders) command.option('--max-lines-per-order <n>', 'most product lines in one order; a larger order is refused whole, its lines named (default: 1000)');
+  command.option('--max-rejected <percent>', 'refuse the file (exit 3, TOO_MANY_REJECTED, nothing queued) when more than this share of its first 10,000 rows are rejected; 100% never refuses (default: 50%)');
   return command.option('--threads <n>', 'worker threads validating the rows of a large CSV file while it is read, ~40 MB each; 0: none (default: 1 on 4 or more cores, else 0)');
 }
 

@@ -12,6 +12,7 @@ import { chunkJobId } from '../queues.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { ValidRecord } from '../ingest/types.js';
 import type { ImportDeps } from '../services.js';
+import { limitRejections } from '../ingest/rejectionLimit.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
 import { refuseNul, scanFile } from '../ingest/scanFile.js';
 import { outputPath } from '../ingest/outputPath.js';
@@ -151,7 +152,8 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     inFlight.catch(() => undefined); // observed by the next await; not an unhandled rejection meanwhile
   };
   try {
-    for await (const item of source.items()) {
+    // The first 10,000 rows are judged before the first chunk is reserved: a mostly wrong file queues nothing.
+    for await (const item of limitRejections(source.items(), file, options.maxRejectedPercent)) {
       summary.add(item);
       if (item.kind === 'rejected') {
         await rejects.write(item);

@@ -4,6 +4,7 @@ import { loadMapping } from './loadMapping.js';
 import { ORDER_COLUMNS } from './orderColumns.js';
 import { parseDelimiter } from './parseDelimiter.js';
 import type { IngestOptions } from './openOrderSource.js';
+import { parseMaxRejected } from './rejectionLimit.js';
 import type { IngestEncoding, IngestFormat } from './types.js';
 
 /** The reading flags `validate` and `import` share, as commander hands them over. */
@@ -17,6 +18,7 @@ export interface IngestFlags {
   allowEmpty?: boolean;
   maxLinesPerOrder?: string;
   threads?: string;
+  maxRejected?: string;
 }
 
 const FORMATS: readonly IngestFormat[] = ['csv', 'json', 'ndjson'];
@@ -63,5 +65,6 @@ export async function ingestOptionsFromFlags(flags: IngestFlags, schema: ColumnS
     }
     options.threads = Number(flags.threads);
   }
+  if (flags.maxRejected !== undefined) options.maxRejectedPercent = parseMaxRejected(flags.maxRejected);
   return options;
 }

@@ -60,6 +60,8 @@ export interface IngestOptions {
   threads?: number;
   /** Accept a file with no rows (`--allow-empty`); default: refused (FILE_EMPTY, exit 3), so an empty nightly export is not a quiet success. */
   allowEmpty?: boolean;
+  /** `--max-rejected`: refuse the file (TOO_MANY_REJECTED) when more than this percent of its first 10,000 rows are rejected; default 50, 100 never (validate and import only, rejectionLimit.ts). */
+  maxRejectedPercent?: number;
 }
 
 /** Counts after (or during) iteration. */

@@ -2,6 +2,7 @@ import type { RowError } from './types.js';
 import { ExitCode } from '../errors.js';
 import type { IngestOptions, RecordSource } from './openRecordSource.js';
 import { refuseNul, scanFile } from './scanFile.js';
+import { limitRejections } from './rejectionLimit.js';
 import { RejectsWriter } from './rejectsWriter.js';
 import { ValidationSummary } from './validationSummary.js';
 
@@ -32,7 +33,8 @@ export interface ValidateKind {
 
 /**
  * Reads a whole file through validation without sending anything, writing rejected rows to the
- * rejects file. Throws FileRefusedError for a file refused as a whole (exit 3).
+ * rejects file. Throws FileRefusedError for a file refused as a whole (exit 3), also when more than
+ * `maxRejectedPercent` of its first 10,000 rows are rejected.
  */
 export async function validateFile(file: string, options: ValidateOptions, kind: ValidateKind): Promise<ValidateResult> {
   const source = await kind.openSource(file, options);
@@ -40,7 +42,8 @@ export async function validateFile(file: string, options: ValidateOptions, kind:
   const summary = new ValidationSummary(10, kind.noun);
   const rejects = new RejectsWriter(options.out ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
   try {
-    for await (const item of source.items()) {
+    // A mostly wrong file is refused (TOO_MANY_REJECTED) before its rejects are written.
+    for await (const item of limitRejections(source.items(), file, options.maxRejectedPercent)) {
       summary.add(item);
       if (item.kind === 'rejected') {
         await rejects.write(item);
