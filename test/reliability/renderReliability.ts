@@ -14,7 +14,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bulkorder-reliability-'));
 const out = join(dir, 'rows.jsonl');
 writeFileSync(out, '');
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-const run = spawnSync(process.execPath, [join(projectRoot, 'node_modules/vitest/vitest.mjs'), 'run', 'test/reliability', 'test/worker', 'test/operations/watch.test.ts', 'test/delivery/transportOutcomes.test.ts'], {
+const run = spawnSync(process.execPath, [join(projectRoot, 'node_modules/vitest/vitest.mjs'), 'run', 'test/reliability', 'test/worker', 'test/operations/watch.test.ts', 'test/operations/watchTargets.test.ts', 'test/delivery/transportOutcomes.test.ts', 'test/config/redisUrlSecret.test.ts', 'test/observability/dashboardHost.test.ts', 'test/ingest/nulByte.test.ts'], {
   cwd: projectRoot,
   env: { ...process.env, RELIABILITY_OUT: out },
   stdio: 'inherit',
