@@ -31,20 +31,32 @@ async function clusterCalls(client: Cluster): Promise<number> {
   for (const node of client.nodes('master')) {
     const info = await node.info('commandstats');
     for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) {
-      if (!/^(info|config|ping|client|flushall|hello|select|cluster|readonly|command)/.test(match[1]!)) total += Number(match[2]);
+      if (!/^(info|config|ping|client|flushall|hello|select|cluster|readonly|command)/.test(match[1]!))
+        total += Number(match[2]);
     }
   }
   return total;
 }
 
-export async function clusterRun(sim: SimulatorProcess, file: string, options: Omit<ProductRunOptions, 'breakdown'>): Promise<DeliveryRun> {
+export async function clusterRun(
+  sim: SimulatorProcess,
+  file: string,
+  options: Omit<ProductRunOptions, 'breakdown'>,
+): Promise<DeliveryRun> {
   const { concurrency, processes, ordersPerJob } = options;
   const cluster = await startTestCluster();
-  const endpoint = { redisUrl: new SecretUrl('redis://127.0.0.1:6379'), redisClusterNodes: cluster.nodes.split(',').map((n) => ({ host: n.split(':')[0]!, port: Number(n.split(':')[1]) })) };
+  const endpoint = {
+    redisUrl: new SecretUrl('redis://127.0.0.1:6379'),
+    redisClusterNodes: cluster.nodes.split(',').map((n) => ({ host: n.split(':')[0]!, port: Number(n.split(':')[1]) })),
+  };
   const client = createRedis(endpoint, 'worker');
   if (!(client instanceof Cluster)) throw new Error('expected a cluster client');
   // The import decides the chunking, the workers must agree: both get BULKORDER_ORDERS_PER_JOB.
-  const base = benchEnv('redis://127.0.0.1:6379', { BULKORDER_REDIS_CLUSTER_NODES: cluster.nodes, BULKORDER_BASE_URL: sim.url, BULKORDER_ORDERS_PER_JOB: String(ordersPerJob) });
+  const base = benchEnv('redis://127.0.0.1:6379', {
+    BULKORDER_REDIS_CLUSTER_NODES: cluster.nodes,
+    BULKORDER_BASE_URL: sim.url,
+    BULKORDER_ORDERS_PER_JOB: String(ordersPerJob),
+  });
   const prefix = redisPrefix(loadConfig({ env: {}, overrides: base }));
   const queue = new Queue(ORDERS_QUEUE, { connection: client, prefix });
   const rejects = join(tmpdir(), `bench-cluster-${process.pid}.rejects.csv`);
@@ -55,7 +67,8 @@ export async function clusterRun(sim: SimulatorProcess, file: string, options: O
     const imported = await runNode(cliEntry, ['import', file, '--rejects', rejects], base, [0, 4]);
     const batchId = /batch (b-\S+)/.exec(imported.stdout)?.[1];
     const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);
-    if (batchId === undefined || queued === 0) throw new Error(`import queued nothing:\n${imported.stdout}\n${imported.stderr.slice(-2000)}`);
+    if (batchId === undefined || queued === 0)
+      throw new Error(`import queued nothing:\n${imported.stdout}\n${imported.stderr.slice(-2000)}`);
     const env = { ...base, BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency) };
     for (let i = 0; i < processes; i++) workers.push(await startNode(cliEntry, ['worker', '--processes', '1'], env));
     while ((await queue.getWorkersCount()) < processes) await new Promise((r) => setTimeout(r, 50));

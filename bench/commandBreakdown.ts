@@ -29,7 +29,9 @@ function describe(run: DeliveryRun): string[] {
       .map(([name, n]) => `  ${per(n).padStart(6)}  ${name}`),
     '',
     'per caller > command key (MONITOR):',
-    ...(run.callers ?? []).filter(([, n]) => n / run.orders >= 0.005).map(([row, n]) => `  ${per(n).padStart(6)}  ${row}`),
+    ...(run.callers ?? [])
+      .filter(([, n]) => n / run.orders >= 0.005)
+      .map(([row, n]) => `  ${per(n).padStart(6)}  ${row}`),
   ];
 }
 
@@ -38,7 +40,8 @@ const redis = await startBenchRedis();
 const sim = await startSimulatorProcess();
 try {
   const runs: DeliveryRun[] = [];
-  for (const n of ordersPerJob) runs.push(await productRun(redis, sim, file, { concurrency, processes: 1, ordersPerJob: n, breakdown: true }));
+  for (const n of ordersPerJob)
+    runs.push(await productRun(redis, sim, file, { concurrency, processes: 1, ordersPerJob: n, breakdown: true }));
   const summary = `commands per delivered order: ${runs.map((r) => `${oursLabel(r.ordersPerJob ?? 0)} ${r.totalCommandsPerOrder?.toFixed(2)}`).join('; ')}`;
   process.stdout.write([...runs.map((r) => describe(r).join('\n')), summary].join('\n\n') + '\n');
 } finally {

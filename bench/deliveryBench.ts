@@ -98,13 +98,22 @@ export interface ProductRunOptions {
 }
 
 /** One product run: import (not timed), P paused workers, resume, time until settled. */
-export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file: string, options: ProductRunOptions): Promise<DeliveryRun> {
+export async function productRun(
+  redis: BenchRedis,
+  sim: SimulatorProcess,
+  file: string,
+  options: ProductRunOptions,
+): Promise<DeliveryRun> {
   const { concurrency, processes, ordersPerJob, breakdown = false } = options;
   await redis.reset();
   await sim.reset();
   const empty = await redis.usedMemory();
   // The import and the workers must name the same target (API URL and client id) and chunking: the same env.
-  const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency), BULKORDER_ORDERS_PER_JOB: String(ordersPerJob) });
+  const env = benchEnv(redis.url, {
+    BULKORDER_BASE_URL: sim.url,
+    BULKORDER_CONCURRENCY: String(concurrency),
+    BULKORDER_ORDERS_PER_JOB: String(ordersPerJob),
+  });
   const prefix = benchPrefix(env);
   const connection = redis.client.duplicate();
   const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
@@ -117,13 +126,19 @@ export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file:
     const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);
     if (batchId === undefined || queued === 0) throw new Error(`import queued nothing:\n${imported.stdout}`);
     // BENCH_PROFILE_DIR=<dir> writes a CPU profile of each worker process there (bench/profileSummary.ts reads it).
-    const profile = process.env.BENCH_PROFILE_DIR === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR];
-    for (let i = 0; i < processes; i++) workers.push(await startNode(cliEntry, ['worker', '--processes', '1'], env, profile));
+    const profile =
+      process.env.BENCH_PROFILE_DIR === undefined
+        ? []
+        : ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR];
+    for (let i = 0; i < processes; i++)
+      workers.push(await startNode(cliEntry, ['worker', '--processes', '1'], env, profile));
     while ((await queue.getWorkersCount()) < processes) await new Promise((r) => setTimeout(r, 50));
     const batches = new BatchStore(redis.client, keyspace(prefix), 24 * 60 * 60 * 1000);
     const loadNow = load();
     await redis.client.config('RESETSTAT');
-    const monitor = breakdown ? await monitorCommands(redis.client, await knownScripts(redis.client, prefix), prefix) : undefined;
+    const monitor = breakdown
+      ? await monitorCommands(redis.client, await knownScripts(redis.client, prefix), prefix)
+      : undefined;
     const workerPids = workers.map((w) => w.child.pid ?? 0);
     const cpuBefore = { workers: await totalCpuSeconds(workerPids), redis: await cpuSeconds(redis.pid) };
     let notDelivered = 0;
@@ -132,7 +147,11 @@ export async function productRun(redis: BenchRedis, sim: SimulatorProcess, file:
     await queue.resume();
     ({ notDelivered } = await waitUntilSettled(batches, batchId, queued, workers));
     // Reported, not thrown: a long run keeps its other figures; the smoke test asserts zero.
-    if (notDelivered > 0) logs = workers.map((w) => w.stderr()).join('\n').slice(-3000);
+    if (notDelivered > 0)
+      logs = workers
+        .map((w) => w.stderr())
+        .join('\n')
+        .slice(-3000);
     const seconds = (performance.now() - started) / 1000;
     const workerCpu = (await totalCpuSeconds(workerPids)) - cpuBefore.workers;
     const redisCpu = (await cpuSeconds(redis.pid)) - cpuBefore.redis;
@@ -176,7 +195,19 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
   await sim.reset();
   const loadNow = load();
   const result = await runNode(benchScript('baselines/bareDelivery'), [sim.url, file, String(concurrency)]);
-  const { orders, seconds, cpuSeconds: loopCpu, failed, statuses } = JSON.parse(result.stdout) as { orders: number; seconds: number; cpuSeconds: number; failed: number; statuses: Record<string, number> };
+  const {
+    orders,
+    seconds,
+    cpuSeconds: loopCpu,
+    failed,
+    statuses,
+  } = JSON.parse(result.stdout) as {
+    orders: number;
+    seconds: number;
+    cpuSeconds: number;
+    failed: number;
+    statuses: Record<string, number>;
+  };
   const counters = await sim.counters();
   return {
     concurrency,
@@ -192,7 +223,6 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
     ...(failed === 0 ? {} : { logs: `answers other than 201: ${JSON.stringify(statuses)}` }),
   };
 }
-
 
 /** The scripts a delivery runs, by SHA-1: BullMQ's (loaded by a Queue) and ours (src/lua/, every one defined up front). */
 async function knownScripts(client: BenchRedis['client'], prefix: string): Promise<ScriptNames> {
@@ -247,16 +277,25 @@ export async function deliveryBench(options: DeliveryBenchOptions): Promise<Deli
       // The bare run after the first of ours, so a before/after pair brackets it in time.
       const ours = [await productRun(redis, sim, file, { concurrency, processes: 1, ordersPerJob: ordersPerJob[0]! })];
       const bare = await bareRun(sim, file, concurrency);
-      for (const n of ordersPerJob.slice(1)) ours.push(await productRun(redis, sim, file, { concurrency, processes: 1, ordersPerJob: n }));
+      for (const n of ordersPerJob.slice(1))
+        ours.push(await productRun(redis, sim, file, { concurrency, processes: 1, ordersPerJob: n }));
       for (const run of ours) pairs.push({ ours: run, bare, ratio: run.ordersPerSecond / bare.ordersPerSecond });
     }
     const scaling: DeliveryRun[] = [];
     const perProcess = options.scalingConcurrency ?? options.concurrencies[0] ?? 50;
     for (const processes of options.processes) {
-      const known = pairs.find((p) => p.ours.concurrency === perProcess && p.ours.ordersPerJob === chosen && processes === 1);
-      scaling.push(known?.ours ?? (await productRun(redis, sim, file, { concurrency: perProcess, processes, ordersPerJob: chosen })));
+      const known = pairs.find(
+        (p) => p.ours.concurrency === perProcess && p.ours.ordersPerJob === chosen && processes === 1,
+      );
+      scaling.push(
+        known?.ours ??
+          (await productRun(redis, sim, file, { concurrency: perProcess, processes, ordersPerJob: chosen })),
+      );
     }
-    const cluster = options.cluster === false ? undefined : await clusterRun(sim, file, { concurrency: perProcess, processes: 1, ordersPerJob: chosen });
+    const cluster =
+      options.cluster === false
+        ? undefined
+        : await clusterRun(sim, file, { concurrency: perProcess, processes: 1, ordersPerJob: chosen });
     return { pairs, scaling, ...(cluster === undefined ? {} : { cluster }) };
   } finally {
     sim.process.child.kill('SIGTERM');
@@ -269,14 +308,21 @@ export async function deliveryBench(options: DeliveryBenchOptions): Promise<Deli
 export function describeDelivery(f: DeliveryFigures): string {
   const run = (r: DeliveryRun): string =>
     `${rate(r.orders)} orders, c=${r.concurrency} x ${r.processes}${r.ordersPerJob === undefined ? '' : ` (${oursLabel(r.ordersPerJob)})`}: ${rate(r.ordersPerSecond)}/s (${r.seconds.toFixed(1)} s, load ${r.load}), tokens ${r.tokenRequests} (budget ${r.tokenBudget.toFixed(1)})` +
-    (r.cpuPer1000 === undefined ? '' : `, CPU ${r.cpuPer1000.total.toFixed(2)} s/1k orders (workers ${r.cpuPer1000.workers.toFixed(2)}, Redis ${r.cpuPer1000.redis.toFixed(2)})`) +
+    (r.cpuPer1000 === undefined
+      ? ''
+      : `, CPU ${r.cpuPer1000.total.toFixed(2)} s/1k orders (workers ${r.cpuPer1000.workers.toFixed(2)}, Redis ${r.cpuPer1000.redis.toFixed(2)})`) +
     (r.totalCommandsPerOrder === undefined ? '' : `, ${r.totalCommandsPerOrder.toFixed(1)} Redis commands/order`) +
     (r.notDelivered === 0 ? '' : `, NOT DELIVERED ${r.notDelivered}: ${r.logs ?? ''}`) +
-    (r.commandsPerOrder === undefined ? '' : `, worker peak ${mib(r.workerPeakRssBytes ?? 0)}, ledger entry ${rate(r.ledgerEntryBytes ?? 0)} B, residue ${rate(r.residueBytesPerOrder ?? 0)} B/order, commands/order: ${r.commandsPerOrder}`);
+    (r.commandsPerOrder === undefined
+      ? ''
+      : `, worker peak ${mib(r.workerPeakRssBytes ?? 0)}, ledger entry ${rate(r.ledgerEntryBytes ?? 0)} B, residue ${rate(r.residueBytesPerOrder ?? 0)} B/order, commands/order: ${r.commandsPerOrder}`);
   return [
     ...[...new Set(f.pairs.map((p) => p.ours.concurrency))].flatMap((c) => {
       const same = f.pairs.filter((p) => p.ours.concurrency === c);
-      return [...same.map((p) => `delivery ours  ${run(p.ours)}\n  ratio ${p.ratio.toFixed(2)}x`), `delivery bare  ${run(same[0]!.bare)}`];
+      return [
+        ...same.map((p) => `delivery ours  ${run(p.ours)}\n  ratio ${p.ratio.toFixed(2)}x`),
+        `delivery bare  ${run(same[0]!.bare)}`,
+      ];
     }),
     ...f.scaling.map((r) => `scaling ${run(r)}`),
     ...(f.cluster === undefined ? [] : [`cluster ${run(f.cluster)}`]),
@@ -284,7 +330,8 @@ export function describeDelivery(f: DeliveryFigures): string {
 }
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const list = (text: string | undefined, fallback: number[]): number[] => (text === undefined ? fallback : text.split(',').map(Number));
+  const list = (text: string | undefined, fallback: number[]): number[] =>
+    text === undefined ? fallback : text.split(',').map(Number);
   const figures = await deliveryBench({
     orders: Number(process.argv[2] ?? 20_000),
     concurrencies: list(process.argv[3], [50, 200]),

@@ -47,11 +47,21 @@ export interface FileOurs {
   ordersPerSecond: number;
 }
 
-async function oursRun(redis: BenchRedis, sim: SimulatorProcess, file: string, concurrency: number, ordersPerJob: number): Promise<FileOurs> {
+async function oursRun(
+  redis: BenchRedis,
+  sim: SimulatorProcess,
+  file: string,
+  concurrency: number,
+  ordersPerJob: number,
+): Promise<FileOurs> {
   await redis.reset();
   await sim.reset();
   // The import decides the chunking, the worker must agree: one env for both.
-  const env = benchEnv(redis.url, { BULKORDER_BASE_URL: sim.url, BULKORDER_CONCURRENCY: String(concurrency), BULKORDER_ORDERS_PER_JOB: String(ordersPerJob) });
+  const env = benchEnv(redis.url, {
+    BULKORDER_BASE_URL: sim.url,
+    BULKORDER_CONCURRENCY: String(concurrency),
+    BULKORDER_ORDERS_PER_JOB: String(ordersPerJob),
+  });
   const prefix = benchPrefix(env);
   const connection = redis.client.duplicate();
   const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
@@ -65,11 +75,18 @@ async function oursRun(redis: BenchRedis, sim: SimulatorProcess, file: string, c
       if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.stderr().slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    const imported = await runNode(cliEntry, ['import', file, '--wait', '--results', results, '--rejects', rejects], env, [0, 4]);
+    const imported = await runNode(
+      cliEntry,
+      ['import', file, '--wait', '--results', results, '--rejects', rejects],
+      env,
+      [0, 4],
+    );
     const counters = await sim.counters();
     const orders = counters.ordersAccepted;
     if (counters.duplicateOrdersAccepted > 0 || imported.code !== 0) {
-      throw new Error(`import --wait exited ${imported.code}, ${counters.duplicateOrdersAccepted} duplicates:\n${imported.stdout.slice(-2000)}\n${imported.stderr.slice(-2000)}`);
+      throw new Error(
+        `import --wait exited ${imported.code}, ${counters.duplicateOrdersAccepted} duplicates:\n${imported.stdout.slice(-2000)}\n${imported.stderr.slice(-2000)}`,
+      );
     }
     const seconds = imported.wallMs / 1000;
     return { ordersPerJob, orders, seconds, ordersPerSecond: orders / seconds };
@@ -87,12 +104,18 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
   await sim.reset();
   const run = await runNode(benchScript('baselines/bareFile'), [sim.url, file, String(concurrency)]);
   const figures = JSON.parse(run.stdout) as { orders: number; failed: number; statuses: Record<string, number> };
-  if (figures.failed > 0) throw new Error(`the bare script had ${figures.failed} orders refused: ${JSON.stringify(figures.statuses)}`);
+  if (figures.failed > 0)
+    throw new Error(`the bare script had ${figures.failed} orders refused: ${JSON.stringify(figures.statuses)}`);
   const seconds = run.wallMs / 1000;
   return { orders: figures.orders, seconds, ordersPerSecond: figures.orders / seconds };
 }
 
-export async function fileBench(rows: number, concurrency = 100, redisGiven?: BenchRedis, ordersPerJob: readonly number[] = ORDERS_PER_JOB): Promise<FileFigures> {
+export async function fileBench(
+  rows: number,
+  concurrency = 100,
+  redisGiven?: BenchRedis,
+  ordersPerJob: readonly number[] = ORDERS_PER_JOB,
+): Promise<FileFigures> {
   if (ordersPerJob.length === 0) throw new Error('fileBench: no orders-per-job value to measure');
   const file = await orderFile(rows);
   const redis = redisGiven ?? (await startBenchRedis());
@@ -104,7 +127,10 @@ export async function fileBench(rows: number, concurrency = 100, redisGiven?: Be
     const variants: FileFigures['variants'] = [];
     for (const n of ordersPerJob) {
       const ours = await oursRun(redis, sim, file, concurrency, n);
-      if (ours.orders !== bare.orders) throw new Error(`ours (${oursLabel(n)}) delivered ${ours.orders} orders, the bare script ${bare.orders}: not the same file`);
+      if (ours.orders !== bare.orders)
+        throw new Error(
+          `ours (${oursLabel(n)}) delivered ${ours.orders} orders, the bare script ${bare.orders}: not the same file`,
+        );
       variants.push({ ours, ratio: ours.ordersPerSecond / bare.ordersPerSecond });
     }
     const last = variants[variants.length - 1]!;
@@ -119,12 +145,19 @@ export async function fileBench(rows: number, concurrency = 100, redisGiven?: Be
 export function describeFile(f: FileFigures): string {
   return [
     `a whole file end to end, ${rate(f.ours.orders)} orders (${rate(f.rows)} rows), concurrency ${f.concurrency} (load ${f.load}):`,
-    ...f.variants.map(({ ours, ratio }) => `  ${oursLabel(ours.ordersPerJob)} (worker + import --wait) ${ours.seconds.toFixed(1)} s, ${rate(ours.ordersPerSecond)} orders/s; ratio ${ratio.toFixed(2)}x`),
+    ...f.variants.map(
+      ({ ours, ratio }) =>
+        `  ${oursLabel(ours.ordersPerJob)} (worker + import --wait) ${ours.seconds.toFixed(1)} s, ${rate(ours.ordersPerSecond)} orders/s; ratio ${ratio.toFixed(2)}x`,
+    ),
     `  bare script ${f.bare.seconds.toFixed(1)} s, ${rate(f.bare.ordersPerSecond)} orders/s`,
   ].join('\n');
 }
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const ordersPerJob = process.argv[4]?.split(',').map(Number) ?? ORDERS_PER_JOB;
-  process.stdout.write(describeFile(await fileBench(Number(process.argv[2] ?? 7_000), Number(process.argv[3] ?? 100), undefined, ordersPerJob)) + '\n');
+  process.stdout.write(
+    describeFile(
+      await fileBench(Number(process.argv[2] ?? 7_000), Number(process.argv[3] ?? 100), undefined, ordersPerJob),
+    ) + '\n',
+  );
 }

@@ -36,7 +36,22 @@ export interface GenerateResult {
   bytes: number;
 }
 
-export const HEADER = ['orderRef', 'businessCustomerId', 'firstName', 'lastName', 'street', 'streetNumber', 'postalCode', 'city', 'countryCode', 'languageCode', 'email', 'telephoneNumber', 'productId', 'quantity'];
+export const HEADER = [
+  'orderRef',
+  'businessCustomerId',
+  'firstName',
+  'lastName',
+  'street',
+  'streetNumber',
+  'postalCode',
+  'city',
+  'countryCode',
+  'languageCode',
+  'email',
+  'telephoneNumber',
+  'productId',
+  'quantity',
+];
 
 interface Place {
   country: 'NL' | 'BE' | 'DE';
@@ -47,12 +62,43 @@ interface Place {
 }
 
 const FIRST = {
-  NL: ['Jan', 'Sanne', 'Daan', 'Emma', 'Lucas', 'Julia', 'Bram', 'Lotte', 'Thijs', 'Fleur', 'Sem', 'Tess', 'Noah', 'Zoë', 'Ruben', 'Iris'],
+  NL: [
+    'Jan',
+    'Sanne',
+    'Daan',
+    'Emma',
+    'Lucas',
+    'Julia',
+    'Bram',
+    'Lotte',
+    'Thijs',
+    'Fleur',
+    'Sem',
+    'Tess',
+    'Noah',
+    'Zoë',
+    'Ruben',
+    'Iris',
+  ],
   BE: ['Lien', 'Wout', 'Noor', 'Arne', 'Elise', 'Camille', 'Louis', 'Lars', 'Fien', 'Jules', 'Mila', 'Victor'],
   DE: ['Lukas', 'Anna', 'Felix', 'Marie', 'Jonas', 'Sophie', 'Leon', 'Lea', 'Paul', 'Hannah', 'Jürgen', 'Frieda'],
 } as const;
 const LAST = {
-  NL: ['de Vries', 'Bakker', 'Visser', 'de Jong', 'van Dijk', 'Smit', 'Meijer', 'Mulder', 'de Boer', 'Vos', 'Jansen', 'van den Berg', "'t Hart"],
+  NL: [
+    'de Vries',
+    'Bakker',
+    'Visser',
+    'de Jong',
+    'van Dijk',
+    'Smit',
+    'Meijer',
+    'Mulder',
+    'de Boer',
+    'Vos',
+    'Jansen',
+    'van den Berg',
+    "'t Hart",
+  ],
   BE: ['Peeters', 'Janssens', 'Maes', 'Jacobs', 'Willems', 'Dubois', 'Lambert', 'Claes', 'Goossens', 'Wouters'],
   DE: ['Müller', 'Schmidt', 'Schneider', 'Fischer', 'Weber', 'Meyer', 'Wagner', 'Becker', 'Hoffmann', 'Groß'],
 } as const;
@@ -73,22 +119,87 @@ export function* orderRows(options: GenerateOptions): Generator<string[]> {
   const random = mulberry32(options.seed ?? 1);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const digits = (n: number): string => Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
-  const letters = (n: number): string => Array.from({ length: n }, () => 'ABCDEGHJKLNPRSTVXZ'[Math.floor(random() * 18)]).join('');
+  const letters = (n: number): string =>
+    Array.from({ length: n }, () => 'ABCDEGHJKLNPRSTVXZ'[Math.floor(random() * 18)]).join('');
   const places: Place[] = [
-    { country: 'NL', language: 'nl', city: 'Amsterdam', postal: () => `10${digits(2)} ${letters(2)}`, streets: ['Keizersgracht', 'Prinsengracht', 'Overtoom', 'Damrak'] },
-    { country: 'NL', language: 'nl', city: 'Utrecht', postal: () => `35${digits(2)} ${letters(2)}`, streets: ['Oudegracht', 'Biltstraat', 'Amsterdamsestraatweg'] },
-    { country: 'NL', language: 'nl', city: 'Rotterdam', postal: () => `30${digits(2)} ${letters(2)}`, streets: ['Coolsingel', 'Hoogstraat', 'Witte de Withstraat'] },
-    { country: 'NL', language: 'nl', city: 'Groningen', postal: () => `97${digits(2)} ${letters(2)}`, streets: ['Vismarkt', 'Herestraat', 'Oosterstraat'] },
-    { country: 'BE', language: 'nl', city: 'Antwerpen', postal: () => '2000', streets: ['Meir', 'Groenplaats', 'Kammenstraat'] },
-    { country: 'BE', language: 'nl', city: 'Gent', postal: () => '9000', streets: ['Korenmarkt', 'Veldstraat', 'Vrijdagmarkt'] },
-    { country: 'BE', language: 'fr', city: 'Liège', postal: () => '4000', streets: ['Rue de la Cathédrale', 'Boulevard de la Sauvenière'] },
-    { country: 'DE', language: 'de', city: 'Köln', postal: () => `506${digits(2)}`, streets: ['Schildergasse', 'Hohe Straße', 'Ehrenstraße'] },
-    { country: 'DE', language: 'de', city: 'Hamburg', postal: () => `200${digits(2)}`, streets: ['Mönckebergstraße', 'Spitalerstraße', 'Jungfernstieg'] },
-    { country: 'DE', language: 'de', city: 'München', postal: () => `803${digits(2)}`, streets: ['Kaufingerstraße', 'Sendlinger Straße', 'Leopoldstraße'] },
+    {
+      country: 'NL',
+      language: 'nl',
+      city: 'Amsterdam',
+      postal: () => `10${digits(2)} ${letters(2)}`,
+      streets: ['Keizersgracht', 'Prinsengracht', 'Overtoom', 'Damrak'],
+    },
+    {
+      country: 'NL',
+      language: 'nl',
+      city: 'Utrecht',
+      postal: () => `35${digits(2)} ${letters(2)}`,
+      streets: ['Oudegracht', 'Biltstraat', 'Amsterdamsestraatweg'],
+    },
+    {
+      country: 'NL',
+      language: 'nl',
+      city: 'Rotterdam',
+      postal: () => `30${digits(2)} ${letters(2)}`,
+      streets: ['Coolsingel', 'Hoogstraat', 'Witte de Withstraat'],
+    },
+    {
+      country: 'NL',
+      language: 'nl',
+      city: 'Groningen',
+      postal: () => `97${digits(2)} ${letters(2)}`,
+      streets: ['Vismarkt', 'Herestraat', 'Oosterstraat'],
+    },
+    {
+      country: 'BE',
+      language: 'nl',
+      city: 'Antwerpen',
+      postal: () => '2000',
+      streets: ['Meir', 'Groenplaats', 'Kammenstraat'],
+    },
+    {
+      country: 'BE',
+      language: 'nl',
+      city: 'Gent',
+      postal: () => '9000',
+      streets: ['Korenmarkt', 'Veldstraat', 'Vrijdagmarkt'],
+    },
+    {
+      country: 'BE',
+      language: 'fr',
+      city: 'Liège',
+      postal: () => '4000',
+      streets: ['Rue de la Cathédrale', 'Boulevard de la Sauvenière'],
+    },
+    {
+      country: 'DE',
+      language: 'de',
+      city: 'Köln',
+      postal: () => `506${digits(2)}`,
+      streets: ['Schildergasse', 'Hohe Straße', 'Ehrenstraße'],
+    },
+    {
+      country: 'DE',
+      language: 'de',
+      city: 'Hamburg',
+      postal: () => `200${digits(2)}`,
+      streets: ['Mönckebergstraße', 'Spitalerstraße', 'Jungfernstieg'],
+    },
+    {
+      country: 'DE',
+      language: 'de',
+      city: 'München',
+      postal: () => `803${digits(2)}`,
+      streets: ['Kaufingerstraße', 'Sendlinger Straße', 'Leopoldstraße'],
+    },
   ];
   // Ranges chosen so libphonenumber's full metadata calls every generated number valid.
   const phone = (country: Place['country']): string =>
-    country === 'NL' ? `+316${1 + Math.floor(random() * 5)}${digits(7)}` : country === 'BE' ? `+3247${digits(7)}` : `+49151${digits(8)}`;
+    country === 'NL'
+      ? `+316${1 + Math.floor(random() * 5)}${digits(7)}`
+      : country === 'BE'
+        ? `+3247${digits(7)}`
+        : `+49151${digits(8)}`;
 
   const multi = options.multiLineShare ?? 0.2;
   const spread = Math.max(1, options.spread ?? 500);
@@ -122,13 +233,34 @@ export function* orderRows(options: GenerateOptions): Generator<string[]> {
     const place = pick(places);
     const first = pick(FIRST[place.country]);
     const last = pick(LAST[place.country]);
-    const email = `${first}.${last}`.toLowerCase().normalize('NFD').replace(/[^a-z.]/g, '') + `${orders % 1000}@example.${place.country.toLowerCase()}`;
-    const recipient = [first, last, pick(place.streets), String(1 + Math.floor(random() * 250)), place.postal(), place.city, place.country, place.language, email, phone(place.country)];
+    const email =
+      `${first}.${last}`
+        .toLowerCase()
+        .normalize('NFD')
+        .replace(/[^a-z.]/g, '') + `${orders % 1000}@example.${place.country.toLowerCase()}`;
+    const recipient = [
+      first,
+      last,
+      pick(place.streets),
+      String(1 + Math.floor(random() * 250)),
+      place.postal(),
+      place.city,
+      place.country,
+      place.language,
+      email,
+      phone(place.country),
+    ];
     const ref = `${prefix}-${String(++orders).padStart(8, '0')}`;
     const customer = String(1001 + Math.floor(random() * 10));
     const products = new Set<number>();
     while (products.size < lines) products.add(5001 + Math.floor(random() * 50));
-    const rows = [...products].map((product) => [ref, customer, ...recipient, String(product), String(1 + Math.floor(random() * 3))]);
+    const rows = [...products].map((product) => [
+      ref,
+      customer,
+      ...recipient,
+      String(product),
+      String(1 + Math.floor(random() * 3)),
+    ]);
     if (errorShare > 0 && random() < errorShare) spoil(rows[0]!, random);
     yield rows[0]!;
     for (const row of rows.slice(1)) {
@@ -185,7 +317,9 @@ if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLTo
     return at === -1 ? fallback : Number(process.argv[at + 1]);
   };
   if (rowsArg === undefined || path === undefined || !(Number(rowsArg) >= 0)) {
-    process.stderr.write('usage: npx tsx bench/generateOrders.ts <rows> <path> [--seed 1] [--multi 0.2] [--spread 500] [--errors 0]\n');
+    process.stderr.write(
+      'usage: npx tsx bench/generateOrders.ts <rows> <path> [--seed 1] [--multi 0.2] [--spread 500] [--errors 0]\n',
+    );
     process.exitCode = 2;
   } else {
     const result = await generateOrders(path, {
@@ -195,6 +329,8 @@ if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLTo
       spread: flag('spread', 500),
       errorShare: flag('errors', 0),
     });
-    process.stdout.write(`${path}: ${result.rows} rows, ${result.orders} orders, ${(result.bytes / 1024 / 1024).toFixed(1)} MiB\n`);
+    process.stdout.write(
+      `${path}: ${result.rows} rows, ${result.orders} orders, ${(result.bytes / 1024 / 1024).toFixed(1)} MiB\n`,
+    );
   }
 }

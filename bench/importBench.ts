@@ -58,7 +58,14 @@ export interface ImportFigures {
   ours: ImportOurs;
   /** One import per orders-per-job value, each beside the same bare run; ratio = its orders/s / bare jobs/s. */
   variants: { ours: ImportOurs; ratio: number }[];
-  bare: { orders: number; ordersPerSecond: number; peakRssBytes: number; seconds: number; commandsPerOrder: string; redisBytesPerOrder: number };
+  bare: {
+    orders: number;
+    ordersPerSecond: number;
+    peakRssBytes: number;
+    seconds: number;
+    commandsPerOrder: string;
+    redisBytesPerOrder: number;
+  };
   /** ours / bare, orders per second (of `ours`). */
   ratio: number;
 }
@@ -113,7 +120,11 @@ async function oursImport(redis: BenchRedis, file: string, rejects: string, orde
  * Ours once per `ordersPerJob` value and the bare baseline once, into the same emptied server; the
  * bare run sits after the first of ours, so a before/after pair brackets it in time.
  */
-export async function importBench(rows: number, redisGiven?: BenchRedis, ordersPerJob: readonly number[] = ORDERS_PER_JOB): Promise<ImportFigures> {
+export async function importBench(
+  rows: number,
+  redisGiven?: BenchRedis,
+  ordersPerJob: readonly number[] = ORDERS_PER_JOB,
+): Promise<ImportFigures> {
   if (ordersPerJob.length === 0) throw new Error('importBench: no orders-per-job value to measure');
   const file = await orderFile(rows);
   const redis = redisGiven ?? (await startBenchRedis());
@@ -140,7 +151,14 @@ export async function importBench(rows: number, redisGiven?: BenchRedis, ordersP
       load: loadNow,
       ours: last.ours,
       variants,
-      bare: { orders: jobs, ordersPerSecond: bareRate, peakRssBytes: bare.peakRssBytes, seconds: bare.wallMs / 1000, commandsPerOrder: perOrder(bareCalls, jobs), redisBytesPerOrder: bareMemory / jobs },
+      bare: {
+        orders: jobs,
+        ordersPerSecond: bareRate,
+        peakRssBytes: bare.peakRssBytes,
+        seconds: bare.wallMs / 1000,
+        commandsPerOrder: perOrder(bareCalls, jobs),
+        redisBytesPerOrder: bareMemory / jobs,
+      },
       ratio: last.ratio,
     };
   } finally {
@@ -164,5 +182,7 @@ export function describeImport(f: ImportFigures): string {
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const ordersPerJob = process.argv[3]?.split(',').map(Number) ?? ORDERS_PER_JOB;
-  process.stdout.write(describeImport(await importBench(Number(process.argv[2] ?? 100_000), undefined, ordersPerJob)) + '\n');
+  process.stdout.write(
+    describeImport(await importBench(Number(process.argv[2] ?? 100_000), undefined, ordersPerJob)) + '\n',
+  );
 }

@@ -61,5 +61,8 @@ export async function memoryShapesBench(oneOrderRows: number, manyOrdersRows: nu
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const figures = await memoryShapesBench(Number(process.argv[2] ?? 400_000), Number(process.argv[3] ?? 1_000_000));
-  for (const f of figures) process.stdout.write(`validate ${f.rows} rows, ${f.shape} (load ${load()}): peak ${mib(f.peakRssBytes)}, ${f.seconds.toFixed(1)} s, exit ${f.exitCode}\n`);
+  for (const f of figures)
+    process.stdout.write(
+      `validate ${f.rows} rows, ${f.shape} (load ${load()}): peak ${mib(f.peakRssBytes)}, ${f.seconds.toFixed(1)} s, exit ${f.exitCode}\n`,
+    );
 }

@@ -33,11 +33,20 @@ profile.samples.forEach((id, i) => {
   const where = url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist\/)?/, '');
   const key = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
   self.set(key, (self.get(key) ?? 0) + micros);
-  const pkg = url === '' ? functionName || '(program)' : url.includes('node_modules/') ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1') : url.startsWith('node:') ? 'node:*' : 'bulkorder';
+  const pkg =
+    url === ''
+      ? functionName || '(program)'
+      : url.includes('node_modules/')
+        ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')
+        : url.startsWith('node:')
+          ? 'node:*'
+          : 'bulkorder';
   byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + micros);
 });
 const pct = (n: number): string => `${((100 * n) / total).toFixed(1).padStart(5)}%`;
 process.stdout.write(`total ${(total / 1e6).toFixed(2)} s sampled\n\nby package:\n`);
-for (const [name, micros] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 12)) process.stdout.write(`${pct(micros)}  ${name}\n`);
+for (const [name, micros] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 12))
+  process.stdout.write(`${pct(micros)}  ${name}\n`);
 process.stdout.write('\nby function (self time):\n');
-for (const [name, micros] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 25))) process.stdout.write(`${pct(micros)}  ${name}\n`);
+for (const [name, micros] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 25)))
+  process.stdout.write(`${pct(micros)}  ${name}\n`);

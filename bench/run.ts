@@ -26,7 +26,14 @@ import { load, machine, median, mib, oursLabel, rate } from './lib/benchStats.js
 import { validateBench, describeValidate, type ValidateFigures } from './validateBench.js';
 import { importBench, describeImport, type ImportFigures } from './importBench.js';
 import { fileBench, describeFile, type FileFigures } from './fileBench.js';
-import { deliveryBench, describeDelivery, LATENCY_MS, TOKEN_LIFETIME_S, type DeliveryFigures, type DeliveryRun } from './deliveryBench.js';
+import {
+  deliveryBench,
+  describeDelivery,
+  LATENCY_MS,
+  TOKEN_LIFETIME_S,
+  type DeliveryFigures,
+  type DeliveryRun,
+} from './deliveryBench.js';
 
 /** The issue's concurrency for the end-to-end file (#17). */
 const FILE_CONCURRENCY = 100;
@@ -58,8 +65,28 @@ export interface BenchOptions {
   log(line: string): void;
 }
 
-export const FULL: Omit<BenchOptions, 'log' | 'only'> = { runs: 3, rows: 1_000_000, smallRows: 100_000, orders: 50_000, fileRows: 7_000, concurrencies: [50, 200], processes: [1, 2, 4], ordersPerJob: [1, 10], simulatorRequests: 30_000 };
-export const QUICK: Omit<BenchOptions, 'log' | 'only'> = { runs: 1, rows: 4_000, smallRows: 1_000, orders: 1_000, fileRows: 700, concurrencies: [50, 200], processes: [1, 2], ordersPerJob: [10], simulatorRequests: 2_000 };
+export const FULL: Omit<BenchOptions, 'log' | 'only'> = {
+  runs: 3,
+  rows: 1_000_000,
+  smallRows: 100_000,
+  orders: 50_000,
+  fileRows: 7_000,
+  concurrencies: [50, 200],
+  processes: [1, 2, 4],
+  ordersPerJob: [1, 10],
+  simulatorRequests: 30_000,
+};
+export const QUICK: Omit<BenchOptions, 'log' | 'only'> = {
+  runs: 1,
+  rows: 4_000,
+  smallRows: 1_000,
+  orders: 1_000,
+  fileRows: 700,
+  concurrencies: [50, 200],
+  processes: [1, 2],
+  ordersPerJob: [10],
+  simulatorRequests: 2_000,
+};
 
 export interface RunFigures {
   load: number;
@@ -77,7 +104,6 @@ export interface BenchReport {
   runs: RunFigures[];
   table: string;
 }
-
 
 export interface SimulatorAloneFigures {
   /** Requests/s one client process got (bound by the client: it needs more CPU than the simulator). */
@@ -125,7 +151,13 @@ export async function runBenchmarks(options: BenchOptions): Promise<BenchReport>
         options.log(describeImport(run.import));
       }
       if (wants('delivery')) {
-        run.delivery = await deliveryBench({ orders: options.orders, concurrencies: options.concurrencies, processes: options.processes, ordersPerJob: options.ordersPerJob, redis });
+        run.delivery = await deliveryBench({
+          orders: options.orders,
+          concurrencies: options.concurrencies,
+          processes: options.processes,
+          ordersPerJob: options.ordersPerJob,
+          redis,
+        });
         options.log(describeDelivery(run.delivery));
       }
       if (wants('file')) {
@@ -134,7 +166,9 @@ export async function runBenchmarks(options: BenchOptions): Promise<BenchReport>
       }
       if (wants('simulator')) {
         run.simulatorAlone = await simulatorAlone(options.simulatorRequests);
-        options.log(`simulator alone (own process): ${rate(run.simulatorAlone.requestsPerSecond)} req/s from one client process; ${rate(run.simulatorAlone.requestsPerCpuSecond)} req per simulator CPU-second`);
+        options.log(
+          `simulator alone (own process): ${rate(run.simulatorAlone.requestsPerSecond)} req/s from one client process; ${rate(run.simulatorAlone.requestsPerCpuSecond)} req per simulator CPU-second`,
+        );
       }
       runs.push(run);
     }
@@ -147,8 +181,12 @@ export async function runBenchmarks(options: BenchOptions): Promise<BenchReport>
 
 /** The issue's table with the medians of every run; ratios are medians of same-run ratios. */
 export function summaryTable(runs: RunFigures[], options: Pick<BenchOptions, 'rows' | 'smallRows' | 'orders'>): string {
-  const m = (pick: (r: RunFigures) => number | undefined): number => median(runs.map(pick).filter((v): v is number => v !== undefined));
-  const rows: string[] = ['| # | what | ours (median) | bare baseline (median) | ratio (median of same-run ratios) | target |', '|---|---|---|---|---|---|'];
+  const m = (pick: (r: RunFigures) => number | undefined): number =>
+    median(runs.map(pick).filter((v): v is number => v !== undefined));
+  const rows: string[] = [
+    '| # | what | ours (median) | bare baseline (median) | ratio (median of same-run ratios) | target |',
+    '|---|---|---|---|---|---|',
+  ];
   if (runs.some((r) => r.validate)) {
     rows.push(
       `| 1 | validate ${rate(options.rows)} rows | ${rate(m((r) => r.validate?.ours.rowsPerSecond))} rows/s, peak ${mib(m((r) => r.validate?.ours.peakRssBytes))} | ${rate(m((r) => r.validate?.bare.rowsPerSecond))} rows/s, peak ${mib(m((r) => r.validate?.bare.peakRssBytes))} | ${m((r) => r.validate?.ratio).toFixed(2)}x | >= 0.8x |`,
@@ -158,23 +196,32 @@ export function summaryTable(runs: RunFigures[], options: Pick<BenchOptions, 'ro
   const imports = runs.map((r) => r.import).filter((f): f is ImportFigures => f !== undefined);
   if (imports.length > 0) {
     for (const [i, { ours: first }] of imports[0]!.variants.entries()) {
-      const pick = (f: (v: ImportFigures['variants'][number]) => number): number => median(imports.map((d) => f(d.variants[i]!)));
+      const pick = (f: (v: ImportFigures['variants'][number]) => number): number =>
+        median(imports.map((d) => f(d.variants[i]!)));
       const who = oursLabel(first.ordersPerJob);
       rows.push(
         `| 2 | import ${rate(options.rows)} rows (no --wait): ${who} | ${rate(pick((v) => v.ours.ordersPerSecond))} orders/s, peak ${mib(pick((v) => v.ours.peakRssBytes))} | ${rate(median(imports.map((d) => d.bare.ordersPerSecond)))} jobs/s, peak ${mib(median(imports.map((d) => d.bare.peakRssBytes)))} | ${pick((v) => v.ratio).toFixed(2)}x | >= 0.7x |`,
         `| 7 | Redis per queued order (import): ${who} | ${rate(pick((v) => v.ours.redisBytesPerOrder))} B (job hashes ${rate(pick((v) => v.ours.jobBytes))} B, ledger entries ${rate(pick((v) => v.ours.ledgerEntryBytes))} B, other ${rate(pick((v) => v.ours.otherBytes))} B; ${pick((v) => v.ours.orders / v.ours.jobHashes).toFixed(1)} orders per job hash) | ${rate(median(imports.map((d) => d.bare.redisBytesPerOrder)))} B per bare job | - | <= 800 B |`,
       );
     }
-    rows.push(...beforeAfter(imports.map((d) => d.variants.map((v) => v.ours)), 2, `import ${rate(options.rows)} rows`, [
-      { unit: 'orders/s', of: (o) => o.ordersPerSecond, what: 'the rate' },
-      { unit: 'B/order queued', of: (o) => o.redisBytesPerOrder, what: 'the bytes' },
-    ]));
+    rows.push(
+      ...beforeAfter(
+        imports.map((d) => d.variants.map((v) => v.ours)),
+        2,
+        `import ${rate(options.rows)} rows`,
+        [
+          { unit: 'orders/s', of: (o) => o.ordersPerSecond, what: 'the rate' },
+          { unit: 'B/order queued', of: (o) => o.redisBytesPerOrder, what: 'the bytes' },
+        ],
+      ),
+    );
   }
   const delivery = runs.map((r) => r.delivery).filter((d): d is DeliveryFigures => d !== undefined);
   if (delivery.length > 0) {
     const first = delivery[0]!.pairs;
     for (const [i, pair] of first.entries()) {
-      const pick = (f: (p: DeliveryFigures['pairs'][number]) => number): number => median(delivery.map((d) => f(d.pairs[i]!)));
+      const pick = (f: (p: DeliveryFigures['pairs'][number]) => number): number =>
+        median(delivery.map((d) => f(d.pairs[i]!)));
       const c = pair.ours.concurrency;
       const who = pair.ours.ordersPerJob === undefined ? '' : `, ${oursLabel(pair.ours.ordersPerJob)}`;
       rows.push(
@@ -186,48 +233,73 @@ export function summaryTable(runs: RunFigures[], options: Pick<BenchOptions, 'ro
       // After the last variant of a concurrency: each later variant against the first, in the same run.
       if (first[i + 1]?.ours.concurrency !== c) {
         const at = first.flatMap((p, j) => (p.ours.concurrency === c ? [j] : []));
-        rows.push(...beforeAfter(delivery.map((d) => at.map((j) => d.pairs[j]!.ours)), 16, `deliver ${rate(options.orders)} orders, c=${c}`, [
-          { unit: 'orders/s', of: (r) => r.ordersPerSecond, what: 'the rate' },
-          { unit: 'commands/order', of: (r) => r.totalCommandsPerOrder ?? 0, what: 'the commands', digits: 1 },
-          { unit: 'CPU-s/1k orders', of: (r) => r.cpuPer1000?.total ?? 0, what: 'the CPU', digits: 2 },
-        ]));
+        rows.push(
+          ...beforeAfter(
+            delivery.map((d) => at.map((j) => d.pairs[j]!.ours)),
+            16,
+            `deliver ${rate(options.orders)} orders, c=${c}`,
+            [
+              { unit: 'orders/s', of: (r) => r.ordersPerSecond, what: 'the rate' },
+              { unit: 'commands/order', of: (r) => r.totalCommandsPerOrder ?? 0, what: 'the commands', digits: 1 },
+              { unit: 'CPU-s/1k orders', of: (r) => r.cpuPer1000?.total ?? 0, what: 'the CPU', digits: 2 },
+            ],
+          ),
+        );
       }
     }
     for (const [i, run] of delivery[0]!.scaling.entries()) {
       const cpu = median(delivery.map((d) => d.scaling[i]!.cpuPer1000?.total ?? 0)).toFixed(2);
       const who = run.ordersPerJob === undefined ? '' : `, ${oursLabel(run.ordersPerJob)}`;
-      rows.push(`| 5 | ${run.processes} worker process(es) x concurrency ${run.concurrency}${who} | ${rate(median(delivery.map((d) => d.scaling[i]!.ordersPerSecond)))} orders/s, ${cpu} CPU-s/1k orders | - | ${(median(delivery.map((d) => d.scaling[i]!.ordersPerSecond / d.scaling[0]!.ordersPerSecond))).toFixed(2)}x of 1 process | report |`);
+      rows.push(
+        `| 5 | ${run.processes} worker process(es) x concurrency ${run.concurrency}${who} | ${rate(median(delivery.map((d) => d.scaling[i]!.ordersPerSecond)))} orders/s, ${cpu} CPU-s/1k orders | - | ${median(delivery.map((d) => d.scaling[i]!.ordersPerSecond / d.scaling[0]!.ordersPerSecond)).toFixed(2)}x of 1 process | report |`,
+      );
     }
     const clustered = delivery.map((d) => d.cluster).filter((c): c is DeliveryRun => c !== undefined);
     if (clustered.length > 0) {
       const c = (f: (r: DeliveryRun) => number): number => median(clustered.map(f));
       const who = clustered[0]!.ordersPerJob === undefined ? '' : `, ${oursLabel(clustered[0]!.ordersPerJob)}`;
-      rows.push(`| 5 | Redis Cluster (3 local nodes), 1 worker process x concurrency ${clustered[0]!.concurrency}${who} | ${rate(c((r) => r.ordersPerSecond))} orders/s, ${c((r) => r.cpuPer1000?.total ?? 0).toFixed(2)} CPU-s/1k orders, ${c((r) => r.totalCommandsPerOrder ?? 0).toFixed(1)} commands/order | - | ${median(delivery.filter((d) => d.cluster).map((d) => d.cluster!.ordersPerSecond / d.scaling[0]!.ordersPerSecond)).toFixed(2)}x of one Redis | report |`);
+      rows.push(
+        `| 5 | Redis Cluster (3 local nodes), 1 worker process x concurrency ${clustered[0]!.concurrency}${who} | ${rate(c((r) => r.ordersPerSecond))} orders/s, ${c((r) => r.cpuPer1000?.total ?? 0).toFixed(2)} CPU-s/1k orders, ${c((r) => r.totalCommandsPerOrder ?? 0).toFixed(1)} commands/order | - | ${median(delivery.filter((d) => d.cluster).map((d) => d.cluster!.ordersPerSecond / d.scaling[0]!.ordersPerSecond)).toFixed(2)}x of one Redis | report |`,
+      );
     }
     // Once per orders-per-job value, from the runs at the first concurrency.
     for (const [i, pair] of first.entries()) {
       if (pair.ours.concurrency !== first[0]!.ours.concurrency) continue;
       const pick = (f: (r: DeliveryRun) => number): number => median(delivery.map((d) => f(d.pairs[i]!.ours)));
       const who = pair.ours.ordersPerJob === undefined ? '' : `: ${oursLabel(pair.ours.ordersPerJob)}`;
-      rows.push(`| 7 | Redis per delivered order (ledger)${who} | ledger entries ${rate(pick((r) => r.ledgerEntryBytes ?? 0))} B; all left per order ${rate(pick((r) => r.residueBytesPerOrder ?? 0))} B | - | - | report |`);
+      rows.push(
+        `| 7 | Redis per delivered order (ledger)${who} | ledger entries ${rate(pick((r) => r.ledgerEntryBytes ?? 0))} B; all left per order ${rate(pick((r) => r.residueBytesPerOrder ?? 0))} B | - | - | report |`,
+      );
     }
   }
   const files = runs.map((r) => r.file).filter((f): f is FileFigures => f !== undefined);
   if (files.length > 0) {
     for (const [i, { ours }] of files[0]!.variants.entries()) {
-      const pick = (f: (v: FileFigures['variants'][number]) => number): number => median(files.map((d) => f(d.variants[i]!)));
+      const pick = (f: (v: FileFigures['variants'][number]) => number): number =>
+        median(files.map((d) => f(d.variants[i]!)));
       rows.push(
         `| 17 | a whole file end to end, ${rate(pick((v) => v.ours.orders))} orders, concurrency ${FILE_CONCURRENCY}: worker + \`import --wait\` vs the bare script; ${oursLabel(ours.ordersPerJob)} | ${pick((v) => v.ours.seconds).toFixed(1)} s, ${rate(pick((v) => v.ours.ordersPerSecond))} orders/s | ${median(files.map((d) => d.bare.seconds)).toFixed(1)} s, ${rate(median(files.map((d) => d.bare.ordersPerSecond)))} orders/s | ${pick((v) => v.ratio).toFixed(2)}x | >= 0.85x |`,
       );
     }
-    rows.push(...beforeAfter(files.map((d) => d.variants.map((v) => v.ours)), 17, 'a whole file end to end', [{ unit: 'orders/s', of: (o) => o.ordersPerSecond, what: 'the rate' }]));
+    rows.push(
+      ...beforeAfter(
+        files.map((d) => d.variants.map((v) => v.ours)),
+        17,
+        'a whole file end to end',
+        [{ unit: 'orders/s', of: (o) => o.ordersPerSecond, what: 'the rate' }],
+      ),
+    );
   }
   if (runs.some((r) => r.simulatorAlone !== undefined)) {
-    const needed = median(delivery.map((d) => Math.max(...d.pairs.map((p) => Math.max(p.bare.ordersPerSecond, p.ours.ordersPerSecond)))));
+    const needed = median(
+      delivery.map((d) => Math.max(...d.pairs.map((p) => Math.max(p.bare.ordersPerSecond, p.ours.ordersPerSecond)))),
+    );
     const alone = m((r) => r.simulatorAlone?.requestsPerSecond);
     const perCpu = m((r) => r.simulatorAlone?.requestsPerCpuSecond);
     const times = (n: number): string => (Number.isFinite(needed) ? `${(n / needed).toFixed(1)}x` : '-');
-    rows.push(`| 8 | simulator alone, no latency, own process | ${rate(alone)} req/s (client-bound); ${rate(perCpu)} req per simulator CPU-second | - | ${times(alone)} / ${times(perCpu)} the fastest #4 rate | >= 3x |`);
+    rows.push(
+      `| 8 | simulator alone, no latency, own process | ${rate(alone)} req/s (client-bound); ${rate(perCpu)} req per simulator CPU-second | - | ${times(alone)} / ${times(perCpu)} the fastest #4 rate | >= 3x |`,
+    );
   }
   return rows.join('\n');
 }
@@ -246,14 +318,34 @@ interface Compared<T> {
  * `runs[k]` = run k's product runs in orders-per-job order: medians of each, and the medians of
  * the same-run ratios. None with a single value.
  */
-function beforeAfter<T extends { ordersPerJob?: number }>(runs: T[][], row: number, what: string, figures: Compared<T>[]): string[] {
+function beforeAfter<T extends { ordersPerJob?: number }>(
+  runs: T[][],
+  row: number,
+  what: string,
+  figures: Compared<T>[],
+): string[] {
   const head = runs[0] ?? [];
-  const show = (f: Compared<T>, v: number): string => `${f.digits === undefined ? rate(v) : v.toFixed(f.digits)} ${f.unit}`;
+  const show = (f: Compared<T>, v: number): string =>
+    `${f.digits === undefined ? rate(v) : v.toFixed(f.digits)} ${f.unit}`;
   return head.slice(1).map((after, j) => {
     const at = j + 1;
     const m = (pick: (r: T[]) => number): number => median(runs.map(pick));
-    const ours = figures.map((f) => show(f, m((r) => f.of(r[at]!)))).join(', ');
-    const before = figures.map((f) => show(f, m((r) => f.of(r[0]!)))).join(', ');
+    const ours = figures
+      .map((f) =>
+        show(
+          f,
+          m((r) => f.of(r[at]!)),
+        ),
+      )
+      .join(', ');
+    const before = figures
+      .map((f) =>
+        show(
+          f,
+          m((r) => f.of(r[0]!)),
+        ),
+      )
+      .join(', ');
     const ratios = figures.map((f) => `${m((r) => f.of(r[at]!) / f.of(r[0]!)).toFixed(2)}x ${f.what}`).join(', ');
     return `| ${row} | ${what}, before/after: ${oursLabel(after.ordersPerJob ?? 0)} against ${oursLabel(head[0]!.ordersPerJob ?? 0)} | ${ours} | ${before} | ${ratios} | report |`;
   });

@@ -25,17 +25,33 @@ const tokenAnswer = await pool.request({
   path: '/oauth2/token',
   method: 'POST',
   headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).toString(),
+  body: new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: clientId,
+    client_secret: clientSecret,
+  }).toString(),
 });
 const { access_token: token } = (await tokenAnswer.body.json()) as { access_token: string };
-const headers = { authorization: `Bearer ${token}`, 'user-agent': 'Bench-BulkorderBench', 'content-type': 'application/json' };
+const headers = {
+  authorization: `Bearer ${token}`,
+  'user-agent': 'Bench-BulkorderBench',
+  'content-type': 'application/json',
+};
 
 // Distinct orders (street number, e-mail, product and quantity vary) so duplicate counting does real work.
 function orderBody(i: number): string {
   return JSON.stringify({
     businessCustomerId: 1001 + (i % 10),
     recipient: {
-      address: { firstName: 'Anna', lastName: 'de Vries', street: 'Oudegracht', streetNumber: 1 + (i % 9000), postalCode: '3511 AB', city: 'Utrecht', countryCode: 'NL' },
+      address: {
+        firstName: 'Anna',
+        lastName: 'de Vries',
+        street: 'Oudegracht',
+        streetNumber: 1 + (i % 9000),
+        postalCode: '3511 AB',
+        city: 'Utrecht',
+        countryCode: 'NL',
+      },
       languageCode: 'nl',
       email: `anna${i}@example.nl`,
       telephoneNumber: '+31612345678',
@@ -50,7 +66,12 @@ async function run(from: number, to: number): Promise<number> {
   let failed = 0;
   const loop = async (): Promise<void> => {
     while (next < to) {
-      const answer = await pool.request({ path: '/business-api/orders', method: 'POST', headers, body: orderBody(next++) });
+      const answer = await pool.request({
+        path: '/business-api/orders',
+        method: 'POST',
+        headers,
+        body: orderBody(next++),
+      });
       await answer.body.dump();
       if (answer.statusCode !== 201) failed++;
     }

@@ -34,7 +34,10 @@ export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
     } catch (error) {
       if (!(error instanceof JobDataError)) throw error;
       // Never guessed at: the job waits, attempts unspent, for a bulkorder that reads it (README "Deployment").
-      deps.logger.error({ jobId, batchId: data.batchId, code: error.code, details: error.details }, `${error.message}; the job stays queued`);
+      deps.logger.error(
+        { jobId, batchId: data.batchId, code: error.code, details: error.details },
+        `${error.message}; the job stays queued`,
+      );
       await postpone(UNREADABLE_JOB_POSTPONE_MS);
       throw new DelayedError();
     }

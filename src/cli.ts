@@ -27,7 +27,9 @@ export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Pr
   const stdout = io.stdout ?? process.stdout;
   // Read from argv, not the parsed flags: a usage error ends the run before any flag is parsed.
   const operands = argv.indexOf('--');
-  const ending: JsonEnding | undefined = (operands < 0 ? argv : argv.slice(0, operands)).includes('--json') ? watchJsonStdout(stdout) : undefined;
+  const ending: JsonEnding | undefined = (operands < 0 ? argv : argv.slice(0, operands)).includes('--json')
+    ? watchJsonStdout(stdout)
+    : undefined;
   const program = buildProgram(await packageVersion(), {
     stdout: ending?.stdout ?? stdout,
     stderr,
@@ -73,11 +75,22 @@ export function buildProgram(version: string, io: CommandIo): Command {
     .configureHelp({ helpWidth: HELP_WIDTH, minWidthToWrap: 24 })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text), outputError: (text, write) => write(withFlagHint(text)) });
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(withFlagHint(text)),
+    });
   withExamples(
     program,
-    ['bulkorder validate orders.csv', 'bulkorder worker --config-file .env &', 'bulkorder import orders.csv --wait --config-file .env', 'bulkorder status'],
-    `Exit codes: ${Object.entries(EXIT_CODE_MEANINGS).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}.`,
+    [
+      'bulkorder validate orders.csv',
+      'bulkorder worker --config-file .env &',
+      'bulkorder import orders.csv --wait --config-file .env',
+      'bulkorder status',
+    ],
+    `Exit codes: ${Object.entries(EXIT_CODE_MEANINGS)
+      .map(([code, meaning]) => `${code} ${meaning}`)
+      .join(', ')}.`,
     'See README.md for configuration (BULKORDER_* variables) and file formats; every command has --help with examples.',
   );
   registerCommands(program, io);
@@ -101,8 +114,14 @@ function refusalFor(error: unknown, stderr: TextSink): { code: string; message: 
     stderr.write(`bulkorder: ${message}\n`);
     return { code: 'REDIS_UNAVAILABLE', message, exitCode: ExitCode.infrastructure };
   }
-  stderr.write(`bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error), exitCode: ExitCode.internal };
+  stderr.write(
+    `bulkorder: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  return {
+    code: 'INTERNAL',
+    message: error instanceof Error ? error.message : String(error),
+    exitCode: ExitCode.internal,
+  };
 }
 
 async function packageVersion(): Promise<string> {

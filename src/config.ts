@@ -41,16 +41,27 @@ export interface LoadConfigOptions {
 
 /** Parses and checks the variables that are present, fills defaults, and returns a frozen Config. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
-  const fromFile = options.envFile === undefined ? {} : readEnvFile(options.envFile, options.envFileFlag ?? '--env-file');
+  const fromFile =
+    options.envFile === undefined ? {} : readEnvFile(options.envFile, options.envFileFlag ?? '--env-file');
   const real = options.env ?? process.env;
   const raw: Record<string, string> = {};
   const sources: Record<string, ConfigSource> = {};
   const shadowed: string[] = [];
   for (const name of CONFIG_VARIABLES) {
     // An empty value (`VAR=` in a file) means "not set", as most dotenv users expect.
-    const [override, file, inherited] = [nonEmpty(options.overrides?.[name]), nonEmpty(fromFile[name]), nonEmpty(real[name])];
+    const [override, file, inherited] = [
+      nonEmpty(options.overrides?.[name]),
+      nonEmpty(fromFile[name]),
+      nonEmpty(real[name]),
+    ];
     const [value, source]: [string | undefined, ConfigSource] =
-      override !== undefined ? [override, 'override'] : file !== undefined ? [file, 'env-file'] : inherited !== undefined ? [inherited, 'environment'] : [undefined, 'default'];
+      override !== undefined
+        ? [override, 'override']
+        : file !== undefined
+          ? [file, 'env-file']
+          : inherited !== undefined
+            ? [inherited, 'environment']
+            : [undefined, 'default'];
     if (source === 'env-file' && inherited !== undefined && inherited !== file) shadowed.push(name);
     sources[name] = source;
     if (value !== undefined) raw[name] = value;
@@ -60,7 +71,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const issue = parsed.error.issues[0];
     throw new ConfigError(String(issue?.path[0] ?? 'configuration'), issue?.message ?? 'invalid');
   }
-  const config = toConfig(parsed.data, options.confirmProduction === true, { envFile: options.envFile, sources, shadowed, effective: effectiveValues(parsed.data) });
+  const config = toConfig(parsed.data, options.confirmProduction === true, {
+    envFile: options.envFile,
+    sources,
+    shadowed,
+    effective: effectiveValues(parsed.data),
+  });
   assertTargetAgrees(config);
   return deepFreeze(config);
 }
@@ -70,7 +86,18 @@ function effectiveValues(parsed: Parsed): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of CONFIG_VARIABLES) {
     const value: unknown = parsed[name as keyof Parsed];
-    out[name] = value === undefined ? '' : value instanceof SecretUrl ? value.toString() : value instanceof Secret ? '********' : Array.isArray(value) ? (value.length === 0 ? 'none' : value.join(',')) : String(value);
+    out[name] =
+      value === undefined
+        ? ''
+        : value instanceof SecretUrl
+          ? value.toString()
+          : value instanceof Secret
+            ? '********'
+            : Array.isArray(value)
+              ? value.length === 0
+                ? 'none'
+                : value.join(',')
+              : String(value);
   }
   return out;
 }
@@ -81,14 +108,19 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
   if (flagConfirmed && v.BULKORDER_ENV !== 'production') {
     throw new ConfigError('BULKORDER_ENV', '--production was given but BULKORDER_ENV is not production');
   }
-  const productionConfirmed = v.BULKORDER_ENV === 'production' && (flagConfirmed || v.BULKORDER_CONFIRM_PRODUCTION === 'yes');
+  const productionConfirmed =
+    v.BULKORDER_ENV === 'production' && (flagConfirmed || v.BULKORDER_CONFIRM_PRODUCTION === 'yes');
   if (v.BULKORDER_ENV === 'production') {
     if (!productionConfirmed) {
-      throw new ConfigError('BULKORDER_CONFIRM_PRODUCTION', 'production sends real orders and customer e-mail: set BULKORDER_CONFIRM_PRODUCTION=yes or pass --production');
+      throw new ConfigError(
+        'BULKORDER_CONFIRM_PRODUCTION',
+        'production sends real orders and customer e-mail: set BULKORDER_CONFIRM_PRODUCTION=yes or pass --production',
+      );
     }
     for (const name of ['BULKORDER_BASE_URL', 'BULKORDER_AUTH_URL'] as const) {
       const value = v[name];
-      if (value !== undefined && !value.startsWith('https://')) throw new ConfigError(name, 'production accepts https:// URLs only');
+      if (value !== undefined && !value.startsWith('https://'))
+        throw new ConfigError(name, 'production accepts https:// URLs only');
     }
   }
   return {
@@ -102,7 +134,12 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
     userAgent: v.BULKORDER_USER_AGENT,
     credentials: {
       ...credentialPair('BUSINESS', v.BULKORDER_BUSINESS_CLIENT_ID, v.BULKORDER_BUSINESS_CLIENT_SECRET, 'business'),
-      ...credentialPair('CAFETARIAPLAN', v.BULKORDER_CAFETARIAPLAN_CLIENT_ID, v.BULKORDER_CAFETARIAPLAN_CLIENT_SECRET, 'cafetariaplan'),
+      ...credentialPair(
+        'CAFETARIAPLAN',
+        v.BULKORDER_CAFETARIAPLAN_CLIENT_ID,
+        v.BULKORDER_CAFETARIAPLAN_CLIENT_SECRET,
+        'cafetariaplan',
+      ),
     },
     redisUrl: v.REDIS_URL,
     redisClusterNodes: v.BULKORDER_REDIS_CLUSTER_NODES,
@@ -132,7 +169,11 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       attempts: v.BULKORDER_ATTEMPTS,
       backoff: { baseMs: v.BULKORDER_BACKOFF_BASE_MS, maxMs: v.BULKORDER_BACKOFF_MAX_MS },
       maxRequestsPerSecond: v.BULKORDER_MAX_RPS,
-      rate: { floorPerSecond: v.BULKORDER_RATE_FLOOR, decrease: v.BULKORDER_RATE_DECREASE_PERCENT / 100, increasePerSecond: v.BULKORDER_RATE_INCREASE },
+      rate: {
+        floorPerSecond: v.BULKORDER_RATE_FLOOR,
+        decrease: v.BULKORDER_RATE_DECREASE_PERCENT / 100,
+        increasePerSecond: v.BULKORDER_RATE_INCREASE,
+      },
       ambiguousPolicy: v.BULKORDER_AMBIGUOUS,
       ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,
       accountRetentionMs: v.BULKORDER_ACCOUNT_RETENTION_DAYS * 24 * 3600 * SECOND,
@@ -155,15 +196,22 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
     },
-    dashboard: { token: v.BULKORDER_DASHBOARD_TOKEN, publicUrl: v.BULKORDER_DASHBOARD_URL, uploadMaxBytes: v.BULKORDER_UPLOAD_MAX_BYTES, hosts: v.BULKORDER_DASHBOARD_HOSTS },
+    dashboard: {
+      token: v.BULKORDER_DASHBOARD_TOKEN,
+      publicUrl: v.BULKORDER_DASHBOARD_URL,
+      uploadMaxBytes: v.BULKORDER_UPLOAD_MAX_BYTES,
+      hosts: v.BULKORDER_DASHBOARD_HOSTS,
+    },
     notify: { urls: v.BULKORDER_NOTIFY_URLS ?? [], timeoutMs: v.BULKORDER_NOTIFY_TIMEOUT_MS, smtp: smtpSettings(v) },
   };
 }
 
 function smtpSettings(v: Parsed): SmtpSettings | undefined {
   if (v.BULKORDER_NOTIFY_SMTP_HOST === undefined) return undefined;
-  if (v.BULKORDER_NOTIFY_SMTP_FROM === undefined) throw new ConfigError('BULKORDER_NOTIFY_SMTP_FROM', 'is required with BULKORDER_NOTIFY_SMTP_HOST');
-  if (v.BULKORDER_NOTIFY_SMTP_TO === undefined) throw new ConfigError('BULKORDER_NOTIFY_SMTP_TO', 'is required with BULKORDER_NOTIFY_SMTP_HOST');
+  if (v.BULKORDER_NOTIFY_SMTP_FROM === undefined)
+    throw new ConfigError('BULKORDER_NOTIFY_SMTP_FROM', 'is required with BULKORDER_NOTIFY_SMTP_HOST');
+  if (v.BULKORDER_NOTIFY_SMTP_TO === undefined)
+    throw new ConfigError('BULKORDER_NOTIFY_SMTP_TO', 'is required with BULKORDER_NOTIFY_SMTP_HOST');
   return {
     host: v.BULKORDER_NOTIFY_SMTP_HOST,
     port: v.BULKORDER_NOTIFY_SMTP_PORT,
@@ -175,13 +223,19 @@ function smtpSettings(v: Parsed): SmtpSettings | undefined {
   };
 }
 
-function credentialPair(infix: string, id: string | undefined, secret: Secret | undefined, api: ApiName): Partial<Record<ApiName, ApiCredentials>> {
+function credentialPair(
+  infix: string,
+  id: string | undefined,
+  secret: Secret | undefined,
+  api: ApiName,
+): Partial<Record<ApiName, ApiCredentials>> {
   if (id === undefined && secret === undefined) return {};
-  if (id === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is missing while BULKORDER_${infix}_CLIENT_SECRET is set`);
-  if (secret === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_SECRET`, `is missing while BULKORDER_${infix}_CLIENT_ID is set`);
+  if (id === undefined)
+    throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is missing while BULKORDER_${infix}_CLIENT_SECRET is set`);
+  if (secret === undefined)
+    throw new ConfigError(`BULKORDER_${infix}_CLIENT_SECRET`, `is missing while BULKORDER_${infix}_CLIENT_ID is set`);
   return { [api]: { clientId: id, clientSecret: secret } };
 }
-
 
 /** Refuses a base or auth URL that belongs to the other environment (src/target.ts has the rule). */
 function assertTargetAgrees(config: Config): void {
@@ -223,7 +277,10 @@ export function announceConfig(config: Config, logger: Logger): void {
     apis: Object.keys(config.credentials),
   };
   if (config.shadowed.length > 0) {
-    logger.warn({ variables: config.shadowed, envFile: config.envFile }, `the env-file overrides inherited environment variables: ${config.shadowed.join(', ')}`);
+    logger.warn(
+      { variables: config.shadowed, envFile: config.envFile },
+      `the env-file overrides inherited environment variables: ${config.shadowed.join(', ')}`,
+    );
   }
   const where = `BULKORDER_ENV ${describeSource(config.sources.BULKORDER_ENV)}, BULKORDER_BASE_URL ${config.baseUrl ?? '(not set)'} ${describeSource(config.sources.BULKORDER_BASE_URL)}`;
   if (config.env === 'production') {

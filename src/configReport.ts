@@ -2,7 +2,14 @@
  * What `bulkorder config` prints: the effective configuration, where each value came from
  * (env-file, environment, default), and the Redis namespaces it leads to. Secrets are masked.
  */
-import { CONFIG_VARIABLES, describeSource, redisPrefix, type ApiName, type Config, type ConfigSource } from './config.js';
+import {
+  CONFIG_VARIABLES,
+  describeSource,
+  redisPrefix,
+  type ApiName,
+  type Config,
+  type ConfigSource,
+} from './config.js';
 import { classifyHost } from './target.js';
 
 export interface ConfigReport {
@@ -31,7 +38,11 @@ export function configReport(config: Config): ConfigReport {
     baseUrlHost: config.baseUrl === undefined ? null : classifyHost(new URL(config.baseUrl).hostname, config.hostRules),
     namespaces: { business: namespace(config, 'business'), cafetariaplan: namespace(config, 'cafetariaplan') },
     shadowed: config.shadowed,
-    variables: CONFIG_VARIABLES.map((name) => ({ name, value: config.effective[name] ?? '', source: config.sources[name] ?? 'default' })),
+    variables: CONFIG_VARIABLES.map((name) => ({
+      name,
+      value: config.effective[name] ?? '',
+      source: config.sources[name] ?? 'default',
+    })),
   };
 }
 
@@ -43,7 +54,11 @@ function namespace(config: Config, api: ApiName): string {
   }
 }
 
-const HOST_WORDS = { production: 'a production host', acceptance: 'an acceptance host', unknown: 'a host of unknown environment' } as const;
+const HOST_WORDS = {
+  production: 'a production host',
+  acceptance: 'an acceptance host',
+  unknown: 'a host of unknown environment',
+} as const;
 
 /** The report as lines for a person. */
 export function configReportLines(report: ConfigReport): string[] {
@@ -54,8 +69,15 @@ export function configReportLines(report: ConfigReport): string[] {
     `Redis keys   orders ${report.namespaces.business}`,
     `             accounts ${report.namespaces.cafetariaplan}${report.namespaces.cafetariaplan.startsWith('(') ? '' : ':accounts'}`,
   ];
-  if (report.shadowed.length > 0) lines.push(`overridden   the env-file overrode these inherited variables: ${report.shadowed.join(', ')}`);
+  if (report.shadowed.length > 0)
+    lines.push(`overridden   the env-file overrode these inherited variables: ${report.shadowed.join(', ')}`);
   const width = Math.max(...report.variables.map((v) => v.name.length));
-  lines.push('', ...report.variables.map((v) => `${v.name.padEnd(width)}  ${(v.value === '' ? '(not set)' : v.value).padEnd(24)}  ${describeSource(v.source)}`));
+  lines.push(
+    '',
+    ...report.variables.map(
+      (v) =>
+        `${v.name.padEnd(width)}  ${(v.value === '' ? '(not set)' : v.value).padEnd(24)}  ${describeSource(v.source)}`,
+    ),
+  );
   return lines;
 }

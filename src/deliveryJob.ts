@@ -51,7 +51,8 @@ export type ChunkRecord<P = OrderPayload> = Omit<DeliveryJobData<P>, 'batchId' |
  * A chunk record as a chunk job's data holds it: its payload either as it is or, where the kind can
  * (RecordKind.payloadCodec), `packed` without field names.
  */
-export type StoredChunkRecord<P = OrderPayload> = Omit<ChunkRecord<P>, 'payload'> & ({ payload: P; packed?: never } | { packed: unknown; payload?: never });
+export type StoredChunkRecord<P = OrderPayload> = Omit<ChunkRecord<P>, 'payload'> &
+  ({ payload: P; packed?: never } | { packed: unknown; payload?: never });
 
 /**
  * The data of a chunk job: several records of one batch (an import's, BULKORDER_ORDERS_PER_JOB),
@@ -79,7 +80,10 @@ export function isChunk<P>(data: AnyDeliveryJobData<P>): data is ChunkJobData<P>
 }
 
 /** A record of a chunk as the data of a job of its own (what parking and logging take). */
-export function recordOfChunk<P>(chunk: Pick<ChunkJobData<P>, 'batchId' | 'file'>, record: ChunkRecord<P>): DeliveryJobData<P> {
+export function recordOfChunk<P>(
+  chunk: Pick<ChunkJobData<P>, 'batchId' | 'file'>,
+  record: ChunkRecord<P>,
+): DeliveryJobData<P> {
   return { ...record, batchId: chunk.batchId, ...(chunk.file === undefined ? {} : { file: chunk.file }) };
 }
 
@@ -116,7 +120,13 @@ export type ParkFacts = Pick<ParkedRecord, 'reason' | 'httpStatus' | 'code' | 'm
  * The parked record of a job's record: the one place its shape is filled in (the processor, and
  * orphans of BullMQ's). `batchFile`: the file of the job's batch, for a job that names none.
  */
-export function parkedRecord<P>(job: DeliveryJobData<P>, batchFile: string, kind: 'dead' | 'held', facts: ParkFacts, attempts: number): ParkedRecord<P> {
+export function parkedRecord<P>(
+  job: DeliveryJobData<P>,
+  batchFile: string,
+  kind: 'dead' | 'held',
+  facts: ParkFacts,
+  attempts: number,
+): ParkedRecord<P> {
   return {
     kind,
     key: job.key,

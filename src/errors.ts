@@ -26,7 +26,9 @@ export const EXIT_CODE_MEANINGS: Readonly<Record<ExitCode, string>> = {
 
 /** The meaning of an exit code (`unknown` for one we never use); above 128, the shell's convention for a signal. */
 export function exitMeaning(code: number): string {
-  return (EXIT_CODE_MEANINGS as Record<number, string>)[code] ?? (code > 128 ? `stopped by signal ${code - 128}` : 'unknown');
+  return (
+    (EXIT_CODE_MEANINGS as Record<number, string>)[code] ?? (code > 128 ? `stopped by signal ${code - 128}` : 'unknown')
+  );
 }
 
 export class BulkorderError extends Error {
@@ -35,7 +37,11 @@ export class BulkorderError extends Error {
   /** Extra facts for logs and JSON output; never secrets. */
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(code: string, message: string, options: { exitCode?: ExitCode; cause?: unknown; details?: Record<string, unknown> } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    options: { exitCode?: ExitCode; cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -63,7 +69,12 @@ export class ConfigError extends UsageError {
 /** An input file refused as a whole: unreadable, wrong columns, wrong encoding (exit 3). */
 export class FileRefusedError extends BulkorderError {
   readonly file: string;
-  constructor(code: string, file: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+  constructor(
+    code: string,
+    file: string,
+    message: string,
+    options: { cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
     super(code, `${file}: ${message}`, { ...options, exitCode: ExitCode.fileRefused });
     this.file = file;
   }
@@ -92,9 +103,17 @@ export function outputFileError(code: string, path: string, error: unknown, then
   const errno = (error as NodeJS.ErrnoException | undefined)?.code;
   const why = errno ?? (error instanceof Error ? error.message : String(error));
   if (errno !== undefined && NEVER_WRITABLE.has(errno)) {
-    return new UsageError('OUTPUT_NOT_WRITABLE', `cannot write ${path} (${why}): its folder is read-only, missing or not ours; choose another path or make it writable. ${then}`, { cause: error, details: { path, errno } });
+    return new UsageError(
+      'OUTPUT_NOT_WRITABLE',
+      `cannot write ${path} (${why}): its folder is read-only, missing or not ours; choose another path or make it writable. ${then}`,
+      { cause: error, details: { path, errno } },
+    );
   }
-  return new InfrastructureError(code, `could not write ${path} (${why}${errno === 'ENOSPC' ? ': no space left on the device' : ''}). ${then}`, { cause: error, details: { path, ...(errno === undefined ? {} : { errno }) } });
+  return new InfrastructureError(
+    code,
+    `could not write ${path} (${why}${errno === 'ENOSPC' ? ': no space left on the device' : ''}). ${then}`,
+    { cause: error, details: { path, ...(errno === undefined ? {} : { errno }) } },
+  );
 }
 
 /**

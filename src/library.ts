@@ -20,7 +20,11 @@ import { createLogger, type Logger } from './logger.js';
 import { followBatch as followStoredBatch } from './batches/followBatch.js';
 import type { Batch } from './batches/batchStore.js';
 import { importFile as importStoredFile, type ImportOptions } from './importer/importFile.js';
-import { validateFile as validateStoredFile, type ValidateOptions, type ValidateResult } from './ingest/validateFile.js';
+import {
+  validateFile as validateStoredFile,
+  type ValidateOptions,
+  type ValidateResult,
+} from './ingest/validateFile.js';
 import { ACCOUNTS } from './kinds/accounts.js';
 import { ORDERS } from './kinds/orders.js';
 import type { RecordKind } from './kinds/recordKind.js';
@@ -47,7 +51,11 @@ const KINDS: Record<RecordKindName, RecordKind<unknown>> = { orders: ORDERS, acc
  * the first errors of each kind (file, line, field, masked value) and the rejects file. Throws
  * FileRefusedError (exitCode 3) for a file refused as a whole.
  */
-export function validateFile(file: string, options: ValidateOptions = {}, kind: RecordKindName = 'orders'): Promise<ValidateResult> {
+export function validateFile(
+  file: string,
+  options: ValidateOptions = {},
+  kind: RecordKindName = 'orders',
+): Promise<ValidateResult> {
   return validateStoredFile(file, options, KINDS[kind]);
 }
 
@@ -65,7 +73,10 @@ export interface Bulkorder {
   /** Queues a file's valid records as one batch (the same ledger and ORDER_REF_REUSED rules as `bulkorder import`). */
   importFile(file: string, options?: ImportOptions): Promise<ImportedFile>;
   /** Waits until the batch is settled (every record delivered, dead-lettered or held) or `timeoutMs` passed. */
-  followBatch(batchId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<{ batch: Batch; settled: boolean }>;
+  followBatch(
+    batchId: string,
+    options?: { timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<{ batch: Batch; settled: boolean }>;
   /** The kind's queue, circuit breaker, workers, parked records and recent batches (`bulkorder status --json`). */
   status(options?: { batchId?: string; limit?: number }): Promise<StatusReport>;
   /** A one-time login URL for an employee registered by an accounts import (Cafetariaplan API). */
@@ -74,14 +85,22 @@ export interface Bulkorder {
 }
 
 /** Opens the services of one record kind (default orders) on the configuration's Redis. */
-export async function openBulkorder(config: Config, options: { kind?: RecordKindName; logger?: Logger } = {}): Promise<Bulkorder> {
+export async function openBulkorder(
+  config: Config,
+  options: { kind?: RecordKindName; logger?: Logger } = {},
+): Promise<Bulkorder> {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const services: Services<unknown> = await openServices(config, KINDS[options.kind ?? 'orders']);
   let portal: LoginPortal | undefined;
   return {
     async importFile(file, importOptions = {}) {
       const result = await importStoredFile(file, importOptions, services.pipeline(logger));
-      return { batchId: result.batchId, counts: result.counts, rejected: result.summary.rejected, rejectsPath: result.rejectsPath };
+      return {
+        batchId: result.batchId,
+        counts: result.counts,
+        rejected: result.summary.rejected,
+        rejectsPath: result.rejectsPath,
+      };
     },
     followBatch: (batchId, follow = {}) =>
       followStoredBatch(services.batches, batchId, {

@@ -55,7 +55,13 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   };
   if (settings.destination === undefined && prettyLogs(settings.format)) {
     // Synchronous, in this thread: lines and a progress bar on the same terminal stay in order.
-    const pretty = PinoPretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' });
+    const pretty = PinoPretty({
+      destination: 2,
+      sync: true,
+      colorize: process.stderr.isTTY === true,
+      translateTime: 'SYS:HH:MM:ss',
+      ignore: 'pid,hostname',
+    });
     return pino(options, pretty);
   }
   return pino(options, settings.destination ?? pino.destination({ fd: 2, sync: false }));

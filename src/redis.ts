@@ -31,12 +31,16 @@ export interface RedisEndpoint {
  * configured (key prefixes then carry a hash tag, src/config.ts `redisPrefix`), else a `Redis`.
  */
 export function createRedis(endpoint: RedisEndpoint | string, role: RedisRole, extra: RedisOptions = {}): RedisClient {
-  const { redisUrl, redisClusterNodes } = typeof endpoint === 'string' ? { redisUrl: endpoint, redisClusterNodes: [] } : { redisUrl: endpoint.redisUrl.reveal(), redisClusterNodes: endpoint.redisClusterNodes };
+  const { redisUrl, redisClusterNodes } =
+    typeof endpoint === 'string'
+      ? { redisUrl: endpoint, redisClusterNodes: [] }
+      : { redisUrl: endpoint.redisUrl.reveal(), redisClusterNodes: endpoint.redisClusterNodes };
   const options: RedisOptions =
     role === 'worker'
       ? { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra }
       : { maxRetriesPerRequest: 3, enableOfflineQueue: false, connectTimeout: 5_000, lazyConnect: true, ...extra };
-  const redis = redisClusterNodes.length > 0 ? createCluster(redisClusterNodes, redisUrl, options) : new Redis(redisUrl, options);
+  const redis =
+    redisClusterNodes.length > 0 ? createCluster(redisClusterNodes, redisUrl, options) : new Redis(redisUrl, options);
   // Without a listener ioredis prints every reconnect failure to the console. A failure that
   // matters surfaces through the command that fails (and the worker's own 'error' log).
   redis.on('error', () => undefined);
@@ -93,7 +97,11 @@ export interface RedisReadiness {
  * Throws InfrastructureError (exit 5) otherwise; a Redis without persistence is only warned
  * about unless `requirePersistence`.
  */
-export async function assertRedisReady(redis: RedisClient, redisUrl: SecretUrl | string, readiness: RedisReadiness = {}): Promise<void> {
+export async function assertRedisReady(
+  redis: RedisClient,
+  redisUrl: SecretUrl | string,
+  readiness: RedisReadiness = {},
+): Promise<void> {
   // Only ever shown, never connected to: the password masked.
   const url = String(redisUrl);
   // An authentication failure reaches the 'error' event; the command itself only sees the closed connection.
@@ -118,7 +126,11 @@ export async function assertRedisReady(redis: RedisClient, redisUrl: SecretUrl |
           : `Redis at ${redactUrl(url)} requires a password and REDIS_URL gives none (NOAUTH); use redis://:password@host:port.`,
       );
     }
-    throw new InfrastructureError('REDIS_UNAVAILABLE', `Redis does not answer at ${redactUrl(url)}. ${HOW_TO_START_REDIS}`, { cause: error });
+    throw new InfrastructureError(
+      'REDIS_UNAVAILABLE',
+      `Redis does not answer at ${redactUrl(url)}. ${HOW_TO_START_REDIS}`,
+      { cause: error },
+    );
   } finally {
     redis.off('error', onError);
   }
@@ -138,11 +150,17 @@ export async function assertRedisReady(redis: RedisClient, redisUrl: SecretUrl |
     `and a re-import sends every order again. Turn on AOF (\`redis-cli config set appendonly yes\`, and appendonly yes in ` +
     `redis.conf) or RDB snapshots (save), or use the project's docker-compose.yml.`;
   if (readiness.requirePersistence === true) {
-    throw new InfrastructureError('REDIS_NOT_PERSISTENT', `${problem} Production refuses it; BULKORDER_ALLOW_VOLATILE_REDIS=yes runs anyway.`, { details: { evidence: persistence.evidence } });
+    throw new InfrastructureError(
+      'REDIS_NOT_PERSISTENT',
+      `${problem} Production refuses it; BULKORDER_ALLOW_VOLATILE_REDIS=yes runs anyway.`,
+      { details: { evidence: persistence.evidence } },
+    );
   }
   if (warned.has(url)) return;
   warned.add(url);
-  (readiness.warn ?? ((message) => process.stderr.write(`bulkorder: WARNING: ${message}\n`)))(`${problem} Acceptance runs anyway; production would refuse it.`);
+  (readiness.warn ?? ((message) => process.stderr.write(`bulkorder: WARNING: ${message}\n`)))(
+    `${problem} Acceptance runs anyway; production would refuse it.`,
+  );
 }
 
 // Once per process and URL: every command and worker connection checks, the warning is said once.
@@ -171,13 +189,20 @@ export async function redisPersistence(redis: RedisClient): Promise<RedisPersist
   }
   const info = await redis.info('persistence');
   const field = (name: string): string | undefined => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
-  if (field('aof_enabled') === '1') return { persistent: true, evidence: 'CONFIG refused; INFO persistence: aof_enabled:1' };
+  if (field('aof_enabled') === '1')
+    return { persistent: true, evidence: 'CONFIG refused; INFO persistence: aof_enabled:1' };
   const saves = Number(field('rdb_saves') ?? '0');
   const lastSave = Number(field('rdb_last_bgsave_time_sec') ?? '-1');
   if (saves > 0 || lastSave >= 0) {
-    return { persistent: true, evidence: `CONFIG refused; assumed RDB snapshots are configured, since INFO persistence shows one taken (rdb_saves:${saves})` };
+    return {
+      persistent: true,
+      evidence: `CONFIG refused; assumed RDB snapshots are configured, since INFO persistence shows one taken (rdb_saves:${saves})`,
+    };
   }
-  return { persistent: false, evidence: 'CONFIG refused; INFO persistence: aof_enabled:0 and no RDB snapshot taken since start' };
+  return {
+    persistent: false,
+    evidence: 'CONFIG refused; INFO persistence: aof_enabled:0 and no RDB snapshot taken since start',
+  };
 }
 
 async function maxmemoryPolicy(redis: RedisClient): Promise<string | undefined> {

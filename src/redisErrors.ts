@@ -5,7 +5,8 @@
  * (Kept free of imports: src/cli.ts loads it on every run.)
  */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
-const CONNECTION_MESSAGES = /Stream isn't writeable|Connection is closed|Reached the max retries per request limit|Connection timed out|Command aborted due to connection close/;
+const CONNECTION_MESSAGES =
+  /Stream isn't writeable|Connection is closed|Reached the max retries per request limit|Connection timed out|Command aborted due to connection close/;
 /**
  * Replies of a Redis that is there but cannot serve yet: restarting from its AOF (LOADING), a
  * replica or cluster mid-failover (READONLY, MASTERDOWN, CLUSTERDOWN, TRYAGAIN).

@@ -71,14 +71,20 @@ export interface ServicesOptions {
  * try { await importFile(file, {}, services.pipeline(logger)); } finally { await services.close(); }
  * ```
  */
-export async function openServices<P>(config: Config, kind: RecordKind<P>, options: ServicesOptions = {}): Promise<Services<P>> {
+export async function openServices<P>(
+  config: Config,
+  kind: RecordKind<P>,
+  options: ServicesOptions = {},
+): Promise<Services<P>> {
   // The prefix first: it refuses missing credentials before a connection exists that would keep the process alive.
   const prefix = kind.prefix(options.prefix ?? redisPrefix(config, kind.api));
   const redis = createRedis(config, options.role ?? 'producer');
   const keys = keyspace(prefix);
   let namespace: EnsuredMarker;
   try {
-    await assertRedisReady(redis, config.redisUrl, { requirePersistence: (options.delivery ?? config.delivery).requirePersistentRedis });
+    await assertRedisReady(redis, config.redisUrl, {
+      requirePersistence: (options.delivery ?? config.delivery).requirePersistentRedis,
+    });
     namespace = await ensureNamespaceMarker(redis, keys, { processVersion: bulkorderVersion() });
   } catch (error) {
     redis.disconnect();
@@ -88,7 +94,12 @@ export async function openServices<P>(config: Config, kind: RecordKind<P>, optio
   const retentionMs = kind.retentionMs(delivery);
   const queue = new Queue<AnyDeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
   queue.on('error', () => undefined); // surfaced by the command that awaits the failing call
-  const ledger = new Ledger(redis, keys, { queueName: kind.queueName, retentionMs, parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
+  const ledger = new Ledger(redis, keys, {
+    queueName: kind.queueName,
+    retentionMs,
+    parkedRetentionMs: delivery.parkedRetentionMs,
+    ambiguousPolicy: delivery.ambiguousPolicy,
+  });
   const batches = new BatchStore(redis, keys, retentionMs);
   const jobOptions = deliveryJobOptions(delivery);
   return {
@@ -102,7 +113,16 @@ export async function openServices<P>(config: Config, kind: RecordKind<P>, optio
     batches,
     jobOptions,
     delivery: { ...delivery, ledgerRetentionMs: retentionMs },
-    pipeline: (logger) => ({ queue, ledger, batches, env: config.env, logger, jobOptions, ordersPerJob: delivery.ordersPerJob, kind }),
+    pipeline: (logger) => ({
+      queue,
+      ledger,
+      batches,
+      env: config.env,
+      logger,
+      jobOptions,
+      ordersPerJob: delivery.ordersPerJob,
+      kind,
+    }),
     async close() {
       await queue.close().catch(() => undefined);
       redis.disconnect();

@@ -30,7 +30,9 @@ const PATTERN = /^(auto|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-
 /** Why a comma list of host patterns is refused, or undefined. Empty list allowed. */
 export function hostListProblem(value: string): string | undefined {
   const bad = splitHostList(value).find((pattern) => !PATTERN.test(pattern));
-  return bad === undefined ? undefined : `'${bad}' is not a host pattern: give host names (api.vendor.nl), *.domain (its subdomains), [IPv6] or auto, comma-separated`;
+  return bad === undefined
+    ? undefined
+    : `'${bad}' is not a host pattern: give host names (api.vendor.nl), *.domain (its subdomains), [IPv6] or auto, comma-separated`;
 }
 
 /** `a, B ,c` -> ['a', 'b', 'c']; `none` or empty -> []. */
@@ -45,7 +47,8 @@ export function splitHostList(value: string): string[] {
 export function classifyHost(hostname: string, rules: HostRules): HostClass {
   const host = hostname.toLowerCase();
   if (rules.production.some((pattern) => matches(pattern, host))) return 'production';
-  if (rules.acceptance.some((pattern) => (pattern === AUTO ? looksLikeAcceptance(host) : matches(pattern, host)))) return 'acceptance';
+  if (rules.acceptance.some((pattern) => (pattern === AUTO ? looksLikeAcceptance(host) : matches(pattern, host))))
+    return 'acceptance';
   return 'unknown';
 }
 
@@ -90,7 +93,12 @@ export interface TargetUrl {
  * production URL with a forgotten BULKORDER_ENV must not pass as a test run); under production no
  * URL may be an acceptance one, and when production hosts are listed every URL must be one of them.
  */
-export function targetMismatch(env: 'acceptance' | 'production', envSource: string, urls: readonly TargetUrl[], rules: HostRules): string | undefined {
+export function targetMismatch(
+  env: 'acceptance' | 'production',
+  envSource: string,
+  urls: readonly TargetUrl[],
+  rules: HostRules,
+): string | undefined {
   for (const { variable, url, source } of urls) {
     const host = new URL(url).hostname;
     const kind = classifyHost(host, rules);

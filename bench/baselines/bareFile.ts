@@ -22,5 +22,11 @@ for await (const { checked } of bareRows(file)) {
   if (order === undefined) orders.set(ref, barePayload(v));
   else order.products.push({ productId: v.productId, quantity: v.quantity });
 }
-const figures = await postAll(url, [...orders.values()].map((order) => JSON.stringify(order)), Number(concurrencyArg ?? 100));
-process.stdout.write(JSON.stringify({ orders: figures.orders, failed: figures.failed, statuses: figures.statuses }) + '\n');
+const figures = await postAll(
+  url,
+  [...orders.values()].map((order) => JSON.stringify(order)),
+  Number(concurrencyArg ?? 100),
+);
+process.stdout.write(
+  JSON.stringify({ orders: figures.orders, failed: figures.failed, statuses: figures.statuses }) + '\n',
+);

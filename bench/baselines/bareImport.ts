@@ -10,10 +10,16 @@ import { Redis } from 'ioredis';
 import { barePayload, bareRows } from './bareRows.js';
 
 const [file, redisUrl, prefix] = process.argv.slice(2);
-if (file === undefined || redisUrl === undefined || prefix === undefined) throw new Error('usage: bareImport <file.csv> <redisUrl> <prefix>');
+if (file === undefined || redisUrl === undefined || prefix === undefined)
+  throw new Error('usage: bareImport <file.csv> <redisUrl> <prefix>');
 const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
 const queue = new Queue('bare-orders', { connection, prefix });
-const options = { attempts: 15, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: true, removeOnFail: true };
+const options = {
+  attempts: 15,
+  backoff: { type: 'exponential', delay: 2000 },
+  removeOnComplete: true,
+  removeOnFail: true,
+};
 let rows = 0;
 let jobs = 0;
 let chunk: { name: string; data: unknown; opts: typeof options }[] = [];
@@ -21,7 +27,11 @@ for await (const { checked, cells } of bareRows(file)) {
   rows++;
   const v = checked.value;
   if (v === undefined) continue;
-  chunk.push({ name: 'deliver-order', data: { line: checked.line, payload: barePayload(v), cells: [cells] }, opts: options });
+  chunk.push({
+    name: 'deliver-order',
+    data: { line: checked.line, payload: barePayload(v), cells: [cells] },
+    opts: options,
+  });
   if (chunk.length >= 500) {
     await queue.addBulk(chunk);
     jobs += chunk.length;

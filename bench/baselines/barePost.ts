@@ -21,9 +21,16 @@ export async function postAll(url: string, bodies: readonly string[], concurrenc
       path: '/oauth2/token',
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'sim-business', client_secret: 'sim-business-secret' }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: 'sim-business',
+        client_secret: 'sim-business-secret',
+      }).toString(),
     });
-    const { access_token: value, expires_in: lifetime } = (await answer.body.json()) as { access_token: string; expires_in: number };
+    const { access_token: value, expires_in: lifetime } = (await answer.body.json()) as {
+      access_token: string;
+      expires_in: number;
+    };
     token = { value, refreshAt: Date.now() + lifetime * 990 };
     return value;
   }
@@ -40,7 +47,11 @@ export async function postAll(url: string, bodies: readonly string[], concurrenc
     const answer = await pool.request({
       path: '/business-api/orders',
       method: 'POST',
-      headers: { authorization: `Bearer ${bearer}`, 'user-agent': 'Bench-BulkorderBench', 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        'user-agent': 'Bench-BulkorderBench',
+        'content-type': 'application/json',
+      },
       body,
     });
     await answer.body.json();

@@ -32,11 +32,23 @@ export async function* bareRows(file: string): AsyncGenerator<BareRow> {
 }
 
 /** The order body a bare script posts for one checked row (one product line), built by hand. */
-export function barePayload(v: NormalizedRow): { businessCustomerId: number; recipient: unknown; products: { productId: number; quantity: number }[] } {
+export function barePayload(v: NormalizedRow): {
+  businessCustomerId: number;
+  recipient: unknown;
+  products: { productId: number; quantity: number }[];
+} {
   return {
     businessCustomerId: v.businessCustomerId,
     recipient: {
-      address: { firstName: v.firstName, lastName: v.lastName, street: v.street, streetNumber: v.streetNumber, postalCode: v.postalCode, city: v.city, countryCode: v.countryCode },
+      address: {
+        firstName: v.firstName,
+        lastName: v.lastName,
+        street: v.street,
+        streetNumber: v.streetNumber,
+        postalCode: v.postalCode,
+        city: v.city,
+        countryCode: v.countryCode,
+      },
       languageCode: v.languageCode,
       email: v.email,
       telephoneNumber: v.telephoneNumber,

@@ -73,7 +73,14 @@ export async function monitorCommands(client: Redis, names: ScriptNames, prefix:
       .slice(prefix.length)
       .replace(/^:/, '')
       .split(':')
-      .map((part, i) => (i === 0 || /^(wait|active|paused|meta|events|id|delayed|prioritized|completed|failed|stalled|stalled-check|limiter|marker|pc|lock|ledger|batch|breaker|state|n|workers|info|unqueued|dead|held|stats)$/.test(part) ? part : '*'))
+      .map((part, i) =>
+        i === 0 ||
+        /^(wait|active|paused|meta|events|id|delayed|prioritized|completed|failed|stalled|stalled-check|limiter|marker|pc|lock|ledger|batch|breaker|state|n|workers|info|unqueued|dead|held|stats)$/.test(
+          part,
+        )
+          ? part
+          : '*',
+      )
       .join(':');
   };
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -83,7 +90,9 @@ export async function monitorCommands(client: Redis, names: ScriptNames, prefix:
     if (source === 'lua') caller = script;
     else if (command === 'EVALSHA' || command === 'EVAL') {
       const body = rest[0] ?? '';
-      const name = names.get(command === 'EVAL' ? createHash('sha1').update(unquoteMonitorArg(body)).digest('hex') : body) ?? `script ${body.slice(0, 8)}`;
+      const name =
+        names.get(command === 'EVAL' ? createHash('sha1').update(unquoteMonitorArg(body)).digest('hex') : body) ??
+        `script ${body.slice(0, 8)}`;
       script = name;
       caller = name;
     } else caller = 'client';

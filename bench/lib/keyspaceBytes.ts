@@ -29,11 +29,16 @@ export async function keyspaceBytes(client: Redis, prefix: string, queueName: st
   const queueKeys = new Set(Object.values(new QueueKeys(prefix).getKeys(queueName)));
   const jobPrefix = `${prefix}:${queueName}:`;
   const ledgerPrefix = `${prefix}:ledger:`;
-  const totals: KeyspaceBytes = { jobHashes: { keys: 0, bytes: 0 }, ledgerEntries: { keys: 0, bytes: 0 }, otherKeys: { keys: 0, bytes: 0 } };
+  const totals: KeyspaceBytes = {
+    jobHashes: { keys: 0, bytes: 0 },
+    ledgerEntries: { keys: 0, bytes: 0 },
+    otherKeys: { keys: 0, bytes: 0 },
+  };
   const kindOf = (key: string): KeyTotal => {
     if (key.startsWith(ledgerPrefix)) return totals.ledgerEntries;
     // A job's own hash has no further `:` part (its lock and logs do) and is none of the queue's keys.
-    if (key.startsWith(jobPrefix) && !key.includes(':', jobPrefix.length) && !queueKeys.has(key)) return totals.jobHashes;
+    if (key.startsWith(jobPrefix) && !key.includes(':', jobPrefix.length) && !queueKeys.has(key))
+      return totals.jobHashes;
     return totals.otherKeys;
   };
   // SCAN may return a key twice (the table resized between calls): each is counted once.

@@ -44,15 +44,24 @@ export interface StartedChild {
 }
 
 /** Starts `node <entry> ...args` with the peak-RSS reporter preloaded; env adds to this process's. */
-export async function startNode(entry: string, args: string[], env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<StartedChild> {
+export async function startNode(
+  entry: string,
+  args: string[],
+  env: Record<string, string> = {},
+  nodeFlags: string[] = [],
+): Promise<StartedChild> {
   const dir = await mkdtemp(join(tmpdir(), 'bulkorder-bench-'));
   const rssFile = join(dir, 'rss');
   const loaders = fromSources ? ['--import', 'tsx'] : [];
   const started = performance.now();
-  const child = spawn(process.execPath, [...loaders, '--import', benchScript('lib/peakRss'), ...nodeFlags, entry, ...args], {
-    env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...loaders, '--import', benchScript('lib/peakRss'), ...nodeFlags, entry, ...args],
+    {
+      env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -75,22 +84,35 @@ export async function startNode(entry: string, args: string[], env: Record<strin
 }
 
 /** Runs a process to its end; throws with its stderr when it exits with a code not in `okCodes`. */
-export async function runNode(entry: string, args: string[], env: Record<string, string> = {}, okCodes: number[] = [0]): Promise<ChildResult> {
+export async function runNode(
+  entry: string,
+  args: string[],
+  env: Record<string, string> = {},
+  okCodes: number[] = [0],
+): Promise<ChildResult> {
   const result = await (await startNode(entry, args, env)).done;
   if (typeof result.code !== 'number' || !okCodes.includes(result.code)) {
-    throw new Error(`${entry} ${args.join(' ')} exited ${result.code}:\n${result.stderr.slice(-4000)}\n${result.stdout.slice(-2000)}`);
+    throw new Error(
+      `${entry} ${args.join(' ')} exited ${result.code}:\n${result.stderr.slice(-4000)}\n${result.stdout.slice(-2000)}`,
+    );
   }
   return result;
 }
 
 /** Waits for a line of stdout matching `pattern`; returns the match. */
-export async function waitForOutput(started: StartedChild, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+export async function waitForOutput(
+  started: StartedChild,
+  pattern: RegExp,
+  timeoutMs = 30_000,
+): Promise<RegExpMatchArray> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const match = started.stdout().match(pattern);
     if (match !== null) return match;
     if (started.child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`no ${pattern} from the child (exit ${started.child.exitCode}):\n${started.stderr().slice(-4000)}`);
+      throw new Error(
+        `no ${pattern} from the child (exit ${started.child.exitCode}):\n${started.stderr().slice(-4000)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 25));
   }

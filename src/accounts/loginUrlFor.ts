@@ -35,7 +35,8 @@ export interface LoginUrlDeps {
  * token endpoint is unavailable (exit 5).
  */
 export async function loginUrlFor(target: LoginTarget, deps: LoginUrlDeps): Promise<string> {
-  const customerId = 'customerId' in target ? checkedCustomerId(target.customerId) : await lookUp(target, deps.directory);
+  const customerId =
+    'customerId' in target ? checkedCustomerId(target.customerId) : await lookUp(target, deps.directory);
   return urlFrom(await loginOutcome(customerId, deps.login));
 }
 
@@ -50,12 +51,23 @@ export async function loginUrlByCustomerId(config: Config, logger: Logger, custo
   const settings = requireApi(config, 'cafetariaplan');
   const transport = createHttpTransport(settings.http);
   try {
-    const client = createCafetariaplanClient(settings, { transport, logger, tokenProvider: createApiTokenProvider(settings, { transport, logger }) });
+    const client = createCafetariaplanClient(settings, {
+      transport,
+      logger,
+      tokenProvider: createApiTokenProvider(settings, { transport, logger }),
+    });
     const typed = checkedCustomerId(decodeRemoteId(customerId.trim()));
     const login = (id: RemoteId): Promise<LoginOutcome> => client.login(id);
     let outcome = await loginOutcome(typed, login);
-    if (typeof typed === 'number' && outcome.kind === 'permanent' && (outcome.status === 400 || outcome.status === 422)) {
-      logger.info({ status: outcome.status, code: outcome.code }, 'customerId refused as a JSON number; trying it as a string');
+    if (
+      typeof typed === 'number' &&
+      outcome.kind === 'permanent' &&
+      (outcome.status === 400 || outcome.status === 422)
+    ) {
+      logger.info(
+        { status: outcome.status, code: outcome.code },
+        'customerId refused as a JSON number; trying it as a string',
+      );
       outcome = await loginOutcome(String(typed), login);
     }
     return urlFrom(outcome);
@@ -82,22 +94,37 @@ const TRANSIENT: ReadonlySet<LoginOutcome['kind']> = new Set(['retry', 'rateLimi
 function checkedCustomerId(customerId: RemoteId): RemoteId {
   if (typeof customerId === 'number') {
     if (Number.isFinite(customerId)) return customerId;
-    throw new UsageError('CUSTOMER_ID_INVALID', `customerId must be the value account creation returned, not ${customerId}.`);
+    throw new UsageError(
+      'CUSTOMER_ID_INVALID',
+      `customerId must be the value account creation returned, not ${customerId}.`,
+    );
   }
   const trimmed = customerId.trim();
-  if (trimmed === '' || /\s/.test(trimmed)) throw new UsageError('CUSTOMER_ID_INVALID', `customerId must be the value account creation returned, not ${JSON.stringify(customerId)}.`);
+  if (trimmed === '' || /\s/.test(trimmed))
+    throw new UsageError(
+      'CUSTOMER_ID_INVALID',
+      `customerId must be the value account creation returned, not ${JSON.stringify(customerId)}.`,
+    );
   return trimmed;
 }
 
 async function lookUp(target: { email: string; companyId: string }, directory: CustomerDirectory): Promise<RemoteId> {
   const companyId = normalizeCompanyId(target.companyId);
-  if (companyId === undefined) throw new UsageError('COMPANY_ID_INVALID', `companyId must be a UUID like 3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01, not ${JSON.stringify(target.companyId)}.`);
+  if (companyId === undefined)
+    throw new UsageError(
+      'COMPANY_ID_INVALID',
+      `companyId must be a UUID like 3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01, not ${JSON.stringify(target.companyId)}.`,
+    );
   const email = target.email.trim();
   const problem = emailProblem(email);
   if (problem !== undefined) throw new UsageError('EMAIL_INVALID', `email ${problem.message}`);
   const found = await directory.find(companyId, email);
   if (found.found) return found.customerId;
-  throw new BulkorderError('CUSTOMER_ID_UNKNOWN', `no customerId for this employee of company ${companyId}: ${found.reason}`, { exitCode: ExitCode.needsAttention, details: { accountKey: found.key } });
+  throw new BulkorderError(
+    'CUSTOMER_ID_UNKNOWN',
+    `no customerId for this employee of company ${companyId}: ${found.reason}`,
+    { exitCode: ExitCode.needsAttention, details: { accountKey: found.key } },
+  );
 }
 
 function urlFrom(outcome: LoginOutcome): string {
@@ -107,7 +134,11 @@ function urlFrom(outcome: LoginOutcome): string {
     case 'unauthorized':
       throw new UsageError(outcome.code, `cafetariaplan API refused our credentials: ${outcome.message}`);
     case 'permanent':
-      throw new BulkorderError(outcome.code, `cafetariaplan API refused the login request (HTTP ${outcome.status}): ${outcome.message}`, { exitCode: ExitCode.needsAttention });
+      throw new BulkorderError(
+        outcome.code,
+        `cafetariaplan API refused the login request (HTTP ${outcome.status}): ${outcome.message}`,
+        { exitCode: ExitCode.needsAttention },
+      );
     default:
       throw new InfrastructureError(outcome.code, `cafetariaplan API unavailable: ${outcome.message}`);
   }

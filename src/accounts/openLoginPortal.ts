@@ -28,7 +28,11 @@ export interface LoginPortal {
  * response.redirect(await portal.loginUrlFor({ email, companyId }));
  * ```
  */
-export async function openLoginPortal(config: Config, logger: Logger, options: { prefix?: string } = {}): Promise<LoginPortal> {
+export async function openLoginPortal(
+  config: Config,
+  logger: Logger,
+  options: { prefix?: string } = {},
+): Promise<LoginPortal> {
   const settings = requireApi(config, 'cafetariaplan');
   const prefix = options.prefix ?? redisPrefix(config, 'cafetariaplan');
   const redis = createRedis(config, 'producer');
@@ -45,7 +49,10 @@ export async function openLoginPortal(config: Config, logger: Logger, options: {
   const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix });
   const client = createCafetariaplanClient(settings, { transport, tokenProvider, logger });
   // The accounts kind names the keyspace, queue and retention its workers use (src/kinds/accounts.ts).
-  const ledger = new Ledger(redis, keys, { queueName: ACCOUNTS.queueName, retentionMs: ACCOUNTS.retentionMs(config.delivery) });
+  const ledger = new Ledger(redis, keys, {
+    queueName: ACCOUNTS.queueName,
+    retentionMs: ACCOUNTS.retentionMs(config.delivery),
+  });
   const directory = new CustomerDirectory(ledger);
   return {
     loginUrlFor: (target) => loginUrlFor(target, { login: (customerId) => client.login(customerId), directory }),

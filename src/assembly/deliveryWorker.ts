@@ -75,7 +75,9 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const blocking = createRedis(options.endpoint, 'worker');
   const keys = keyspace(prefix);
   try {
-    await assertRedisReady(commands, options.endpoint.redisUrl, { requirePersistence: delivery.requirePersistentRedis });
+    await assertRedisReady(commands, options.endpoint.redisUrl, {
+      requirePersistence: delivery.requirePersistentRedis,
+    });
     // A worker of an older bulkorder must not take jobs of a newer one's namespace (README "Deployment").
     await ensureNamespaceMarker(commands, keys, { processVersion: bulkorderVersion() });
   } catch (error) {
@@ -83,7 +85,12 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     if (options.redis === undefined) commands.disconnect();
     throw error;
   }
-  const ledger = new Ledger(commands, keys, { queueName, retentionMs: kind.retentionMs(delivery), parkedRetentionMs: delivery.parkedRetentionMs, ambiguousPolicy: delivery.ambiguousPolicy });
+  const ledger = new Ledger(commands, keys, {
+    queueName,
+    retentionMs: kind.retentionMs(delivery),
+    parkedRetentionMs: delivery.parkedRetentionMs,
+    ambiguousPolicy: delivery.ambiguousPolicy,
+  });
   const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
   const batchFile = cachedBatchFiles(batches);
   const queue = new Queue<AnyDeliveryJobData<P>>(queueName, { connection: commands, prefix });
@@ -94,7 +101,15 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
       // A person's pause wins: the breaker only undoes its own.
       if ((await commands.exists(keys.pausedBy)) === 0) await queue.resume();
     },
-    requeueBurst: (orderKeys) => requeueBurst(orderKeys, { redis: commands, keys, ledger, queue, jobName: kind.jobName, jobOptions: deliveryJobOptions(delivery) }),
+    requeueBurst: (orderKeys) =>
+      requeueBurst(orderKeys, {
+        redis: commands,
+        keys,
+        ledger,
+        queue,
+        jobName: kind.jobName,
+        jobOptions: deliveryJobOptions(delivery),
+      }),
     trialTimeoutMs: options.requestDeadlineMs + 10_000,
     ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),
   });
@@ -103,11 +118,17 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   ticker.unref();
   const presence = startPresence(commands, keys, { queue: queueName, concurrency: delivery.concurrency });
 
-  const send = options.metrics === undefined ? options.send : observeDelivery(options.send, options.metrics.sink, options.metrics.api);
+  const send =
+    options.metrics === undefined
+      ? options.send
+      : observeDelivery(options.send, options.metrics.sink, options.metrics.api);
   // Requests in flight in this process, shared by jobs of one record and chunk jobs alike.
   const slots = new RequestSlots(delivery.concurrency);
   // After a 429 every worker process paces its requests from one rate in Redis.
-  const rate = new SharedRate(commands, keys, { settings: delivery.rate, ceilingPerSecond: delivery.maxRequestsPerSecond });
+  const rate = new SharedRate(commands, keys, {
+    settings: delivery.rate,
+    ceilingPerSecond: delivery.maxRequestsPerSecond,
+  });
   rate.start();
   let stopping = false;
   const processor = createDeliveryProcessor<P>({
@@ -115,7 +136,9 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     slots,
     isClosing: () => stopping,
     ...(kind.payloadCodec === undefined ? {} : { codec: kind.payloadCodec }),
-    ...(options.metrics === undefined ? {} : { onRecordEnded: (outcome: OrderOutcome) => options.metrics!.sink.order(options.metrics!.api, outcome) }),
+    ...(options.metrics === undefined
+      ? {}
+      : { onRecordEnded: (outcome: OrderOutcome) => options.metrics!.sink.order(options.metrics!.api, outcome) }),
     wording,
     customerOf: (payload: P) => kind.customerOf(payload),
     ledger,
@@ -137,10 +160,19 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     maxStalledCount: 2,
     // Always a limiter: BullMQ honours a manual rateLimit() only for workers that have one, so
     // "no limit" is a limit too high to reach.
-    limiter: { max: delivery.maxRequestsPerSecond > 0 ? delivery.maxRequestsPerSecond : UNLIMITED_PER_SECOND, duration: 1000 },
+    limiter: {
+      max: delivery.maxRequestsPerSecond > 0 ? delivery.maxRequestsPerSecond : UNLIMITED_PER_SECOND,
+      duration: 1000,
+    },
     settings: {
       backoffStrategy: (attemptsMade, type, error) =>
-        type === BACKOFF_TYPE ? backoffDelay(attemptsMade, delivery.backoff, error instanceof RetryableDeliveryError ? error.retryAfterMs : undefined) : 0,
+        type === BACKOFF_TYPE
+          ? backoffDelay(
+              attemptsMade,
+              delivery.backoff,
+              error instanceof RetryableDeliveryError ? error.retryAfterMs : undefined,
+            )
+          : 0,
     },
   });
   worker.on('error', logRedisError);
@@ -149,11 +181,15 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   worker.on('failed', (job, error) => {
     if (job !== undefined) void parkOrphan(job, error, ledger, logger, wording.noun, batchFile, kind.payloadCodec);
   });
-  if (options.metrics !== undefined || options.onJobEnded !== undefined) watchJobEnds(worker, options.metrics, options.onJobEnded);
+  if (options.metrics !== undefined || options.onJobEnded !== undefined)
+    watchJobEnds(worker, options.metrics, options.onJobEnded);
 
   // An importer that died (SIGKILL, lost host) left reservations whose jobs it never added: queue them.
   const reconciler = startReconciler({ ledger, batches, queue, jobOptions: deliveryJobOptions(delivery), logger });
-  logger.info({ queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix }, 'delivery worker started');
+  logger.info(
+    { queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix },
+    'delivery worker started',
+  );
   let closing: Promise<void> | undefined;
   return {
     worker,
@@ -169,16 +205,28 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
           await worker.close();
           return true;
         })().catch(() => false);
-        const inTime = await Promise.race([stopped, new Promise<false>((resolve) => setTimeout(() => resolve(false), shutdownBudget(delivery.shutdownGraceMs).inFlightMs).unref())]);
+        const inTime = await Promise.race([
+          stopped,
+          new Promise<false>((resolve) =>
+            setTimeout(() => resolve(false), shutdownBudget(delivery.shutdownGraceMs).inFlightMs).unref(),
+          ),
+        ]);
         if (!inTime) {
           // Jobs still in flight stay active and come back as stalled; the ledger holds them for review.
           void worker.close(true).catch(() => undefined);
         }
-        await Promise.race([queue.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+        await Promise.race([
+          queue.close().catch(() => undefined),
+          new Promise((resolve) => setTimeout(resolve, 1000).unref()),
+        ]);
         blocking.disconnect();
         if (options.redis === undefined) commands.disconnect();
         if (inTime) logger.info({ queue: queueName }, 'delivery worker stopped');
-        else logger.warn({ queue: queueName, graceMs: delivery.shutdownGraceMs, redis: commands.status }, 'delivery worker stopped at the end of the grace period (requests in flight or Redis unreachable); unfinished jobs come back as stalled');
+        else
+          logger.warn(
+            { queue: queueName, graceMs: delivery.shutdownGraceMs, redis: commands.status },
+            'delivery worker stopped at the end of the grace period (requests in flight or Redis unreachable); unfinished jobs come back as stalled',
+          );
       })();
       return closing;
     },
@@ -186,10 +234,15 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
 }
 
 /** Counts how jobs ended and tells `onJobEnded`; BullMQ's events, so the delivery logic stays as it is. */
-function watchJobEnds<P>(worker: Worker<AnyDeliveryJobData<P>, DeliveryResult>, metrics: DeliveryWorkerOptions<P>['metrics'], onJobEnded: ((batchId: string) => void) | undefined): void {
+function watchJobEnds<P>(
+  worker: Worker<AnyDeliveryJobData<P>, DeliveryResult>,
+  metrics: DeliveryWorkerOptions<P>['metrics'],
+  onJobEnded: ((batchId: string) => void) | undefined,
+): void {
   worker.on('completed', (job, result) => {
     // A chunk job's records are counted as each ends (onRecordEnded), retried attempts included.
-    if (result.outcome !== 'chunk') metrics?.sink.order(metrics.api, result.outcome === 'already-delivered' ? 'already_delivered' : result.outcome);
+    if (result.outcome !== 'chunk')
+      metrics?.sink.order(metrics.api, result.outcome === 'already-delivered' ? 'already_delivered' : result.outcome);
     onJobEnded?.(job.data.batchId);
   });
   worker.on('failed', (job, error) => {

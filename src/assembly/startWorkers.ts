@@ -48,7 +48,10 @@ function observers(
 }
 
 /** Counts token requests when metrics are on. */
-function tokenObserver(options: StartOptions, api: MetricsApi): { onTokenRequest?(result: 'ok' | 'failed', error?: unknown): void } {
+function tokenObserver(
+  options: StartOptions,
+  api: MetricsApi,
+): { onTokenRequest?(result: 'ok' | 'failed', error?: unknown): void } {
   const metrics = options.metrics;
   return metrics === undefined ? {} : { onTokenRequest: (result, error) => metrics.tokenRequest(api, result, error) };
 }
@@ -58,13 +61,24 @@ function tokenObserver(options: StartOptions, api: MetricsApi): { onTokenRequest
  * token (Redis, under the kind's target prefix: one per token URL, client id and secret), the
  * kind's API client (RecordKind.connect) and the BullMQ worker.
  */
-async function startKindDelivery<P>(config: Config, kind: RecordKind<P>, logger: Logger, options: StartOptions): Promise<DeliveryWorker<P>> {
+async function startKindDelivery<P>(
+  config: Config,
+  kind: RecordKind<P>,
+  logger: Logger,
+  options: StartOptions,
+): Promise<DeliveryWorker<P>> {
   const prefix = options.prefix ?? redisPrefix(config, kind.api);
   const delivery = options.delivery ?? config.delivery;
   const settings = requireApi(config, kind.api);
   const redis = createRedis(config, 'worker');
   const transport = createHttpTransport({ ...settings.http, connectionsPerOrigin: delivery.concurrency });
-  const tokenProvider = createApiTokenProvider(settings, { transport, logger, redis, keyPrefix: prefix, ...tokenObserver(options, kind.api) });
+  const tokenProvider = createApiTokenProvider(settings, {
+    transport,
+    logger,
+    redis,
+    keyPrefix: prefix,
+    ...tokenObserver(options, kind.api),
+  });
   const client = kind.connect(settings, { transport, tokenProvider, logger });
   const worker = await startDeliveryWorker<P>({
     endpoint: config,
@@ -97,10 +111,18 @@ async function startKindDelivery<P>(config: Config, kind: RecordKind<P>, logger:
  * process runs scheduled imports; BullMQ gives each firing to one). Used by `bulkorder worker`,
  * `watch --deliver` and the demo.
  */
-export async function startBusinessDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<OrderPayload>> {
+export async function startBusinessDelivery(
+  config: Config,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<DeliveryWorker<OrderPayload>> {
   const delivery = await startKindDelivery(config, ORDERS, logger, options);
   const prefix = options.prefix ?? redisPrefix(config);
-  const scheduled = await startScheduledImportWorker(config, logger, { prefix, ...(options.delivery === undefined ? {} : { delivery: options.delivery }), ...(options.onScheduledImport === undefined ? {} : { onScheduledImport: options.onScheduledImport }) });
+  const scheduled = await startScheduledImportWorker(config, logger, {
+    prefix,
+    ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
+    ...(options.onScheduledImport === undefined ? {} : { onScheduledImport: options.onScheduledImport }),
+  });
   return {
     worker: delivery.worker,
     async close() {
@@ -116,7 +138,11 @@ export async function startBusinessDelivery(config: Config, logger: Logger, opti
  * keyspace, calling the Cafetariaplan API with its own credentials and shared token.
  * Started by `bulkorder worker` when Cafetariaplan credentials are configured.
  */
-export function startAccountDelivery(config: Config, logger: Logger, options: StartOptions = {}): Promise<DeliveryWorker<AccountPayload>> {
+export function startAccountDelivery(
+  config: Config,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<DeliveryWorker<AccountPayload>> {
   return startKindDelivery(config, ACCOUNTS, logger, options);
 }
 
@@ -130,18 +156,33 @@ export interface ScheduledImportWorker {
  * The BullMQ worker of the `schedules` queue: runs in every `bulkorder worker` process beside the
  * delivery worker, one import at a time per process. BullMQ hands each firing to one of them.
  */
-async function startScheduledImportWorker(config: Config, logger: Logger, options: StartOptions = {}): Promise<ScheduledImportWorker> {
+async function startScheduledImportWorker(
+  config: Config,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<ScheduledImportWorker> {
   const prefix = options.prefix ?? redisPrefix(config);
-  const services = await openServices(config, ORDERS, { prefix, role: 'worker', ...(options.delivery === undefined ? {} : { delivery: options.delivery }) });
-  const blocking = createRedis(config, 'worker');
-  const worker = new Worker<ScheduledImportData, ScheduledImportResult>(SCHEDULES_QUEUE, createScheduledImportProcessor(services.pipeline(logger)), {
-    connection: blocking,
+  const services = await openServices(config, ORDERS, {
     prefix,
-    concurrency: 1,
+    role: 'worker',
+    ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
   });
+  const blocking = createRedis(config, 'worker');
+  const worker = new Worker<ScheduledImportData, ScheduledImportResult>(
+    SCHEDULES_QUEUE,
+    createScheduledImportProcessor(services.pipeline(logger)),
+    {
+      connection: blocking,
+      prefix,
+      concurrency: 1,
+    },
+  );
   worker.on('error', throttledErrors(logger, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
-  if (options.onScheduledImport !== undefined) worker.on('completed', (_job, result) => options.onScheduledImport?.(result));
-  worker.on('failed', (job, error) => logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'));
+  if (options.onScheduledImport !== undefined)
+    worker.on('completed', (_job, result) => options.onScheduledImport?.(result));
+  worker.on('failed', (job, error) =>
+    logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'),
+  );
   let closing: Promise<void> | undefined;
   return {
     worker,

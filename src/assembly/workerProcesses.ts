@@ -56,7 +56,10 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
   const stopAll = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ reason, processes: children.size }, 'stopping worker processes: no new jobs; finishing requests in flight');
+    logger.info(
+      { reason, processes: children.size },
+      'stopping worker processes: no new jobs; finishing requests in flight',
+    );
     for (const child of children) child.kill('SIGTERM');
     setTimeout(() => {
       for (const child of children) {
@@ -87,7 +90,10 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
         // would fail the same way, and running on with fewer processes would hide it.
         const port = args.lastIndexOf('--http-port'); // the last one wins, as the CLI reads it
         const which = `worker process ${slot} (pid ${child.pid}${port >= 0 ? `, --http-port ${args[port + 1]}` : ''})`;
-        logger.error({ childPid: child.pid, slot, code, signal }, `${which} failed to start (exit ${code ?? signal}); stopping the others`);
+        logger.error(
+          { childPid: child.pid, slot, code, signal },
+          `${which} failed to start (exit ${code ?? signal}); stopping the others`,
+        );
         exitCode = code !== null && code !== 0 ? code : ExitCode.internal;
         stopAll(`${which} failed to start`);
         return;

@@ -58,23 +58,49 @@ export interface ImportFailure {
   exitCode: number;
 }
 
-const COUNT_FIELDS = ['rows', 'orders', 'valid', 'rejected', 'skippedDelivered', 'skippedHeld', 'skippedQueued', 'conflicts', 'skippedIdentical', 'enqueued', 'delivered', 'dead', 'held', 'possibleDuplicates'] as const;
+const COUNT_FIELDS = [
+  'rows',
+  'orders',
+  'valid',
+  'rejected',
+  'skippedDelivered',
+  'skippedHeld',
+  'skippedQueued',
+  'conflicts',
+  'skippedIdentical',
+  'enqueued',
+  'delivered',
+  'dead',
+  'held',
+  'possibleDuplicates',
+] as const;
 
 /** How long an importer may go without a heartbeat before its batch counts as interrupted. */
 export const IMPORT_OWNER_TTL_MS = 10_000;
 
 /** Batch records: one Redis hash each, indexed by start time, kept as long as the ledger. */
 export class BatchStore {
-  constructor(private readonly redis: RedisClient, private readonly keys: Keyspace, private readonly retentionMs: number) {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keyspace,
+    private readonly retentionMs: number,
+  ) {
     defineScripts(redis);
   }
 
   /** Creates an importing batch owned by the caller, who keeps it alive with `heartbeat`. */
-  async create(batch: Pick<Batch, 'id' | 'file' | 'sha256' | 'env' | 'startedAt' | 'columns' | 'rejectsFile' | 'resultsFile'>): Promise<void> {
+  async create(
+    batch: Pick<Batch, 'id' | 'file' | 'sha256' | 'env' | 'startedAt' | 'columns' | 'rejectsFile' | 'resultsFile'>,
+  ): Promise<void> {
     const key = this.keys.batch(batch.id);
     await this.redis
       .multi()
-      .hset(key, { ...batch, columns: JSON.stringify(batch.columns), importState: 'importing', ...Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) })
+      .hset(key, {
+        ...batch,
+        columns: JSON.stringify(batch.columns),
+        importState: 'importing',
+        ...Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])),
+      })
       .pexpire(key, this.retentionMs)
       .zadd(this.keys.batchIndex, batch.startedAt, batch.id)
       .set(this.keys.batchOwner(batch.id), '1', 'PX', IMPORT_OWNER_TTL_MS)
@@ -84,7 +110,13 @@ export class BatchStore {
 
   /** Renews the importer's ownership; false when the batch was closed as interrupted meanwhile. */
   async heartbeat(batchId: string): Promise<boolean> {
-    return (await this.redis.bulkorderHeartbeat(this.keys.batch(batchId), this.keys.batchOwner(batchId), IMPORT_OWNER_TTL_MS)) === 1;
+    return (
+      (await this.redis.bulkorderHeartbeat(
+        this.keys.batch(batchId),
+        this.keys.batchOwner(batchId),
+        IMPORT_OWNER_TTL_MS,
+      )) === 1
+    );
   }
 
   /** Whether the importer of each batch is alive (its owner key is present). */
@@ -101,7 +133,13 @@ export class BatchStore {
   async closeOrphaned(): Promise<string[]> {
     const closed: string[] = [];
     for (const id of await this.redis.smembers(this.keys.importing)) {
-      const outcome = await this.redis.bulkorderCloseOrphaned(this.keys.batch(id), this.keys.batchOwner(id), this.keys.importing, id, Date.now());
+      const outcome = await this.redis.bulkorderCloseOrphaned(
+        this.keys.batch(id),
+        this.keys.batchOwner(id),
+        this.keys.importing,
+        id,
+        Date.now(),
+      );
       if (outcome === 'closed') closed.push(id);
     }
     return closed;
@@ -114,8 +152,16 @@ export class BatchStore {
     await multi.exec();
   }
 
-  async finishImport(batchId: string, state: 'imported' | 'failed', totals: Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'>, failure?: ImportFailure): Promise<void> {
-    const why = failure === undefined ? {} : { failCode: failure.code, failReason: failure.reason.slice(0, 1000), failExitCode: failure.exitCode };
+  async finishImport(
+    batchId: string,
+    state: 'imported' | 'failed',
+    totals: Pick<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected'>,
+    failure?: ImportFailure,
+  ): Promise<void> {
+    const why =
+      failure === undefined
+        ? {}
+        : { failCode: failure.code, failReason: failure.reason.slice(0, 1000), failExitCode: failure.exitCode };
     await this.redis
       .multi()
       .hset(this.keys.batch(batchId), { importState: state, ...totals, ...why })
@@ -148,7 +194,9 @@ export class BatchStore {
     // A cursor batch gone meanwhile (expired): start over rather than guess.
     const start = rank === null ? 0 : rank + 1;
     const ids = await this.redis.zrevrange(this.keys.batchIndex, start, start + options.limit);
-    const batches = (await Promise.all(ids.slice(0, options.limit).map((id) => this.get(id)))).filter((b): b is Batch => b !== undefined);
+    const batches = (await Promise.all(ids.slice(0, options.limit).map((id) => this.get(id)))).filter(
+      (b): b is Batch => b !== undefined,
+    );
     return { batches, next: ids.length > options.limit ? ids[options.limit - 1] : undefined };
   }
 
@@ -169,12 +217,25 @@ export function isSettled(batch: Batch): boolean {
  * The one "needs attention" rule (exit code 4, a drop-folder summary's flag): some row was
  * rejected, some record was skipped because it is held, or some was dead-lettered or held.
  */
-export function needsAttention(facts: { rejected: number; skippedHeld: number; conflicts?: number; dead?: number; held?: number }): boolean {
-  return facts.rejected > 0 || facts.skippedHeld > 0 || (facts.conflicts ?? 0) > 0 || (facts.dead ?? 0) > 0 || (facts.held ?? 0) > 0;
+export function needsAttention(facts: {
+  rejected: number;
+  skippedHeld: number;
+  conflicts?: number;
+  dead?: number;
+  held?: number;
+}): boolean {
+  return (
+    facts.rejected > 0 ||
+    facts.skippedHeld > 0 ||
+    (facts.conflicts ?? 0) > 0 ||
+    (facts.dead ?? 0) > 0 ||
+    (facts.held ?? 0) > 0
+  );
 }
 
 function toBatch(raw: Record<string, string>): Batch {
-  const counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, Number(raw[f] ?? 0)])) as unknown as ImportCounts & DeliveryCounts;
+  const counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, Number(raw[f] ?? 0)])) as unknown as ImportCounts &
+    DeliveryCounts;
   return {
     ...counts,
     id: raw.id ?? '',
@@ -186,6 +247,8 @@ function toBatch(raw: Record<string, string>): Batch {
     importState: (raw.importState ?? 'importing') as Batch['importState'],
     ...(raw.rejectsFile === undefined ? {} : { rejectsFile: raw.rejectsFile }),
     ...(raw.resultsFile === undefined ? {} : { resultsFile: raw.resultsFile }),
-    ...(raw.failCode === undefined ? {} : { failure: { code: raw.failCode, reason: raw.failReason ?? '', exitCode: Number(raw.failExitCode ?? 1) } }),
+    ...(raw.failCode === undefined
+      ? {}
+      : { failure: { code: raw.failCode, reason: raw.failReason ?? '', exitCode: Number(raw.failExitCode ?? 1) } }),
   };
 }

@@ -26,7 +26,11 @@ export interface FollowOptions {
  * terminal it draws a live progress bar; otherwise it prints a plain line now and then.
  * Returns the batch as last seen, and whether it settled.
  */
-export async function followBatch(batches: BatchStore, batchId: string, options: FollowOptions = {}): Promise<{ batch: Batch; settled: boolean }> {
+export async function followBatch(
+  batches: BatchStore,
+  batchId: string,
+  options: FollowOptions = {},
+): Promise<{ batch: Batch; settled: boolean }> {
   const out = options.out ?? process.stderr;
   const tty = out.isTTY === true;
   const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
@@ -65,6 +69,10 @@ export function progressLine(batch: Batch, width = 30): string {
   const filled = Math.round(fraction * width);
   const bar = '#'.repeat(filled) + '-'.repeat(width - filled);
   const importing =
-    batch.importState === 'importing' ? ' (still reading the file)' : batch.importState === 'interrupted' ? ' (its importer stopped: what it reserved is queued; re-run the import for the rest)' : '';
+    batch.importState === 'importing'
+      ? ' (still reading the file)'
+      : batch.importState === 'interrupted'
+        ? ' (its importer stopped: what it reserved is queued; re-run the import for the rest)'
+        : '';
   return `[${bar}] ${done}/${total} settled: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held${importing}`;
 }

@@ -34,7 +34,12 @@ export async function writeResults<P>(
   // wait below races it, so a failed write surfaces instead of waiting for a drain that never comes.
   const written = pipeline(csv, createWriteStream(output.writePath)).catch(async (error: unknown) => {
     await output.discard().catch(() => undefined);
-    throw outputFileError('RESULTS_WRITE_FAILED', outPath, error, 'The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).');
+    throw outputFileError(
+      'RESULTS_WRITE_FAILED',
+      outPath,
+      error,
+      'The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).',
+    );
   });
   written.catch(() => undefined); // observed below; avoid an unhandled rejection while reading
   const counts: ResultsCounts = { orders: 0, byOutcome: {}, possibleDuplicates: 0 };
@@ -48,8 +53,15 @@ export async function writeResults<P>(
     (await ledger.getMany(validKeys)).forEach((entry, i) => entries.set(validKeys[i]!, entry));
     for (const item of items) {
       const entry = item.kind === 'valid' ? entries.get(item.key) : undefined;
-      const common = item.kind === 'valid' ? (reusedRow(item, entry) ?? resultRow(item, entry, batchId)) : resultRow(item, entry, batchId);
-      const row = { ...layout.describe(item, entry), ...common, outcome: layout.refine?.(common.outcome, entry) ?? common.outcome };
+      const common =
+        item.kind === 'valid'
+          ? (reusedRow(item, entry) ?? resultRow(item, entry, batchId))
+          : resultRow(item, entry, batchId);
+      const row = {
+        ...layout.describe(item, entry),
+        ...common,
+        outcome: layout.refine?.(common.outcome, entry) ?? common.outcome,
+      };
       counts.orders++;
       counts.byOutcome[row.outcome] = (counts.byOutcome[row.outcome] ?? 0) + 1;
       if (row.errorCode === POSSIBLE_DUPLICATE_CODE) counts.possibleDuplicates++;
@@ -74,7 +86,11 @@ export async function writeResults<P>(
   return counts;
 }
 
-function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, batchId: string): Record<CommonColumn, string> & { outcome: ResultOutcome } {
+function resultRow(
+  item: RecordItem<unknown>,
+  entry: LedgerEntry | undefined,
+  batchId: string,
+): Record<CommonColumn, string> & { outcome: ResultOutcome } {
   // Notes (PHONE_UNVERIFIED above all) travel with the order, so the results show what to check.
   const base = { lines: item.lines.join(' '), batch: '', notes: item.kind === 'valid' ? item.notes.join('; ') : '' };
   if (item.kind === 'rejected') {
@@ -91,7 +107,15 @@ function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, ba
   const duplicate = possibleDuplicate(entry);
   if (duplicate !== undefined) {
     // Still delivered, but an operator should check the service for a second copy.
-    return { ...base, batch: entry?.batchId ?? '', outcome, httpStatus: entry?.httpStatus === undefined ? '' : String(entry.httpStatus), errorCode: POSSIBLE_DUPLICATE_CODE, message: duplicate, attempts: String(entry?.attempts ?? 0) };
+    return {
+      ...base,
+      batch: entry?.batchId ?? '',
+      outcome,
+      httpStatus: entry?.httpStatus === undefined ? '' : String(entry.httpStatus),
+      errorCode: POSSIBLE_DUPLICATE_CODE,
+      message: duplicate,
+      attempts: String(entry?.attempts ?? 0),
+    };
   }
   return {
     ...base,
@@ -108,11 +132,19 @@ function resultRow(item: RecordItem<unknown>, entry: LedgerEntry | undefined, ba
 export const POSSIBLE_DUPLICATE_CODE = 'POSSIBLE_DUPLICATE';
 
 /** A valid record whose key the ledger knows with other content (and not dead-lettered): ORDER_REF_REUSED, not sent. */
-function reusedRow(item: RecordItem<unknown> & { kind: 'valid' }, entry: LedgerEntry | undefined): (Record<CommonColumn, string> & { outcome: ResultOutcome }) | undefined {
+function reusedRow(
+  item: RecordItem<unknown> & { kind: 'valid' },
+  entry: LedgerEntry | undefined,
+): (Record<CommonColumn, string> & { outcome: ResultOutcome }) | undefined {
   if (entry?.fingerprint === undefined || entry.state === 'dead') return undefined;
   const now = fingerprintOf(item.payload);
   if (now.hash === entry.fingerprint.hash) return undefined;
-  const earlier = { batchId: entry.batchId, at: entry.deliveredAt ?? entry.updatedAt, parts: entry.fingerprint.parts, state: entry.state };
+  const earlier = {
+    batchId: entry.batchId,
+    at: entry.deliveredAt ?? entry.updatedAt,
+    parts: entry.fingerprint.parts,
+    state: entry.state,
+  };
   return {
     lines: item.lines.join(' '),
     batch: entry.batchId,

@@ -12,8 +12,15 @@ export function register(program: Command, io: CommandIo): Command {
   const accounts = program
     .command('accounts')
     .summary('register employees as Cafetariaplan accounts (validate, import, status, resume, dead-letters, review)')
-    .description('Employee accounts on the Cafetariaplan API: registered by `bulkorder worker` when Cafetariaplan credentials are configured.');
-  withExamples(accounts, ['bulkorder accounts validate samples/employees.csv', 'bulkorder accounts import samples/employees.csv --wait', 'bulkorder accounts status', 'bulkorder accounts dead-letters list']);
+    .description(
+      'Employee accounts on the Cafetariaplan API: registered by `bulkorder worker` when Cafetariaplan credentials are configured.',
+    );
+  withExamples(accounts, [
+    'bulkorder accounts validate samples/employees.csv',
+    'bulkorder accounts import samples/employees.csv --wait',
+    'bulkorder accounts status',
+    'bulkorder accounts dead-letters list',
+  ]);
 
   const validate = accounts
     .command('validate')
@@ -24,7 +31,10 @@ export function register(program: Command, io: CommandIo): Command {
     .option('--json', 'print the summary as JSON on stdout');
   withExamples(
     validate,
-    ['bulkorder accounts validate samples/employees.csv', 'bulkorder accounts validate staff.csv --out /tmp/staff.rejects.csv --json'],
+    [
+      'bulkorder accounts validate samples/employees.csv',
+      'bulkorder accounts validate staff.csv --out /tmp/staff.rejects.csv --json',
+    ],
     'Exit codes: 0 every employee valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole; 2 usage error.',
   );
   validate.action(async (file: string, flags: ValidateFlags) => {
@@ -34,7 +44,10 @@ export function register(program: Command, io: CommandIo): Command {
       import('../ingest/validationReport.js'),
       import('../kinds/accounts.js'),
     ]);
-    const options = { ...(await ingestOptionsFromFlags(flags, ACCOUNTS.columns)), ...(flags.out === undefined ? {} : { out: flags.out }) };
+    const options = {
+      ...(await ingestOptionsFromFlags(flags, ACCOUNTS.columns)),
+      ...(flags.out === undefined ? {} : { out: flags.out }),
+    };
     const result = await validateFile(file, options, ACCOUNTS);
     io.stdout.write(validationReport(file, result, flags.json === true));
     io.setExitCode(result.exitCode);

@@ -4,7 +4,14 @@
  */
 import type { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { jsonText, loadCommandContext, withConfigFlags, withExamples, type ConfigFlags, type CommandIo } from './options.js';
+import {
+  jsonText,
+  loadCommandContext,
+  withConfigFlags,
+  withExamples,
+  type ConfigFlags,
+  type CommandIo,
+} from './options.js';
 
 interface ConfigCommandFlags extends ConfigFlags {
   json?: boolean;
@@ -14,11 +21,20 @@ interface ConfigCommandFlags extends ConfigFlags {
 export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('config')
-    .description('Print the effective configuration, where each value came from (env-file, environment, default) and the Redis namespaces; secrets masked')
+    .description(
+      'Print the effective configuration, where each value came from (env-file, environment, default) and the Redis namespaces; secrets masked',
+    )
     .option('--json', 'print it as JSON');
-  withExamples(command, ['bulkorder config --config-file .env', 'bulkorder config --json'], 'Exit codes: 0 printed; 2 the configuration is refused (the message names the variable).');
+  withExamples(
+    command,
+    ['bulkorder config --config-file .env', 'bulkorder config --json'],
+    'Exit codes: 0 printed; 2 the configuration is refused (the message names the variable).',
+  );
   withConfigFlags(command).action(async (flags: ConfigCommandFlags) => {
-    const [{ configReport, configReportLines }, context] = await Promise.all([import('../configReport.js'), loadCommandContext(flags, io, { announce: false })]);
+    const [{ configReport, configReportLines }, context] = await Promise.all([
+      import('../configReport.js'),
+      loadCommandContext(flags, io, { announce: false }),
+    ]);
     const report = configReport(context.config);
     io.stdout.write(flags.json === true ? jsonText(report) : `${configReportLines(report).join('\n')}\n`);
     io.setExitCode(ExitCode.ok);

@@ -12,8 +12,13 @@ export interface DashboardFlags extends ConfigFlags {
 /** `bulkorder dashboard`: serves until SIGTERM or SIGINT. */
 export async function runDashboard(flags: DashboardFlags, ctx: CommandContext): Promise<number> {
   const port = Number(flags.port ?? DEFAULT_PORTS.dashboard);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('USAGE', `--port must be a port number from 0 to 65535, not '${flags.port}'`);
-  const dashboard = await startDashboard(ctx.config, ctx.logger, { host: flags.host ?? '127.0.0.1', port, readOnly: flags.readOnly === true });
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError('USAGE', `--port must be a port number from 0 to 65535, not '${flags.port}'`);
+  const dashboard = await startDashboard(ctx.config, ctx.logger, {
+    host: flags.host ?? '127.0.0.1',
+    port,
+    readOnly: flags.readOnly === true,
+  });
   ctx.stdout.write(`dashboard: ${dashboard.url}/\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());

@@ -14,7 +14,7 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option('--out <dir>', 'where results and rejects files go', 'demo-output');
   withExamples(command, ['npm run demo', 'bulkorder demo --out /tmp/demo']).action(async (flags: DemoFlags) => {
-      const { runDemo } = await import('./demoRun.js');
-      io.setExitCode(await runDemo(flags, io));
-    });
+    const { runDemo } = await import('./demoRun.js');
+    io.setExitCode(await runDemo(flags, io));
+  });
 }

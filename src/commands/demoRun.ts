@@ -26,7 +26,13 @@ export interface DemoFlags {
 }
 
 /** The sample files the demo imports, in order; mistakes.csv shows rejects, gift-orders.csv dead letters. */
-export const DEMO_FILES = ['gift-orders.csv', 'multi-line-orders.csv', 'gift-orders.json', 'gift-orders.ndjson', 'mistakes.csv'];
+export const DEMO_FILES = [
+  'gift-orders.csv',
+  'multi-line-orders.csv',
+  'gift-orders.json',
+  'gift-orders.ndjson',
+  'mistakes.csv',
+];
 
 /** `bulkorder demo`: returns the exit code. */
 export async function runDemo(flags: DemoFlags, io: CommandIo): Promise<number> {
@@ -57,11 +63,18 @@ async function demoRedis(configuredUrl: string, say: (line: string) => void): Pr
     );
   }
   const local = await startLocalRedis(server);
-  say(`no Redis answers at ${redactUrl(configuredUrl)}: started a private one for this demo at ${local.url} (stopped at the end)`);
+  say(
+    `no Redis answers at ${redactUrl(configuredUrl)}: started a private one for this demo at ${local.url} (stopped at the end)`,
+  );
   return local;
 }
 
-async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: string) => void, io: CommandIo): Promise<number> {
+async function runDemoOn(
+  redisUrl: string | undefined,
+  out: string,
+  say: (line: string) => void,
+  io: CommandIo,
+): Promise<number> {
   const simulator = await startSimulator({ seed: 7, faults: { latencyMs: 20, jitterMs: 10, serverErrorRate: 0.05 } });
   const config = loadConfig({
     env: io.env,
@@ -82,9 +95,14 @@ async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: 
   });
   // The demo's terminal shows progress and summaries; the JSON log (status and body of every refusal) goes to a file.
   const logPath = join(out, 'demo.log');
-  const logger = createLogger({ level: config.logLevel, destination: pino.destination({ dest: logPath, sync: false }) });
+  const logger = createLogger({
+    level: config.logLevel,
+    destination: pino.destination({ dest: logPath, sync: false }),
+  });
   const prefix = redisPrefix(config);
-  say(`simulator (the stand-in for the Business and Cafetariaplan APIs) at ${simulator.url}: 20 ms latency, 5% server errors`);
+  say(
+    `simulator (the stand-in for the Business and Cafetariaplan APIs) at ${simulator.url}: 20 ms latency, 5% server errors`,
+  );
 
   let services;
   try {
@@ -95,7 +113,10 @@ async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: 
   }
   const workers = [
     await startBusinessDelivery(config, logger, { prefix, delivery: config.delivery }),
-    await startAccountDelivery(config, logger, { prefix: redisPrefix(config, 'cafetariaplan'), delivery: config.delivery }),
+    await startAccountDelivery(config, logger, {
+      prefix: redisPrefix(config, 'cafetariaplan'),
+      delivery: config.delivery,
+    }),
   ];
   try {
     // Every target of the demo's namespace: each run's simulator has a new port, so a new target id.
@@ -111,7 +132,9 @@ async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: 
         logger,
         { wait: true, resultsPath: join(out, `${base}.results.csv`), timeoutMs: 120_000, out: io.stderr },
       );
-      settledAll &&= outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
+      settledAll &&=
+        outcome.batch !== undefined &&
+        outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
       say(outcome.report);
     }
     settledAll &&= await demoAccounts(config, logger, out, say, io.stderr);
@@ -121,7 +144,9 @@ async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: 
         `${counters.accountsCreated} accounts created, ${counters.logins} login URL(s), token requests ${counters.tokenRequests.business} ` +
         `(business) + ${counters.tokenRequests.cafetariaplan} (cafetariaplan), faults injected: ${JSON.stringify(counters.faults)}`,
     );
-    say(`\nresults and rejects are in ${out}/, the JSON log (every refusal with its HTTP status and body) in ${logPath}`);
+    say(
+      `\nresults and rejects are in ${out}/, the JSON log (every refusal with its HTTP status and body) in ${logPath}`,
+    );
     return settledAll && counters.duplicateOrdersAccepted === 0 ? ExitCode.ok : ExitCode.needsAttention;
   } finally {
     await Promise.all(workers.map((w) => w.close()));
@@ -132,7 +157,13 @@ async function runDemoOn(redisUrl: string | undefined, out: string, say: (line: 
 }
 
 /** The Cafetariaplan journey: register the sample employees, then hand one of them a one-time login URL. */
-async function demoAccounts(config: Config, logger: Logger, out: string, say: (line: string) => void, progress: TextSink): Promise<boolean> {
+async function demoAccounts(
+  config: Config,
+  logger: Logger,
+  out: string,
+  say: (line: string) => void,
+  progress: TextSink,
+): Promise<boolean> {
   const file = join(samplesDir, 'employees.csv');
   const services = await openServices(config, ACCOUNTS);
   let settled: boolean;
@@ -145,7 +176,9 @@ async function demoAccounts(config: Config, logger: Logger, out: string, say: (l
       { wait: true, resultsPath: join(out, 'employees-csv.results.csv'), timeoutMs: 120_000, out: progress },
     );
     say(outcome.report);
-    settled = outcome.batch !== undefined && outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
+    settled =
+      outcome.batch !== undefined &&
+      outcome.batch.delivered + outcome.batch.dead + outcome.batch.held >= outcome.batch.enqueued;
   } finally {
     await services.close();
   }

@@ -1,5 +1,14 @@
 import type { Command } from 'commander';
-import { loadCommandContext, printReport, withConfigFlags, withExamples, withImportOptions, withJsonRefusal, type CommandIo, type RecordKindName } from './options.js';
+import {
+  loadCommandContext,
+  printReport,
+  withConfigFlags,
+  withExamples,
+  withImportOptions,
+  withJsonRefusal,
+  type CommandIo,
+  type RecordKindName,
+} from './options.js';
 import type { ImportFlags } from './importRun.js';
 
 /** Declares `import` under `parent` for one kind (`bulkorder import`, `bulkorder accounts import`); its code loads only when it runs. */
@@ -8,7 +17,11 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
   withConfigFlags(command).action(async (file: string, flags: ImportFlags) => {
     const [{ runImport }, { KINDS }] = await Promise.all([import('./importRun.js'), import('../kinds/kindByName.js')]);
     const json = flags.json === true;
-    io.setExitCode(await withJsonRefusal(io.stdout, json, { file }, async () => printReport(io.stdout, await runImport(file, flags, await loadCommandContext(flags, io), KINDS[kind]), json)));
+    io.setExitCode(
+      await withJsonRefusal(io.stdout, json, { file }, async () =>
+        printReport(io.stdout, await runImport(file, flags, await loadCommandContext(flags, io), KINDS[kind]), json),
+      ),
+    );
   });
 }
 
@@ -23,7 +36,11 @@ function describeOrders(parent: Command): Command {
     );
   return withExamples(
     withImportOptions(command, 'order'),
-    ['bulkorder import samples/gift-orders.csv --wait', 'bulkorder import nightly.csv --encoding windows-1252', 'bulkorder import nightly.csv --wait --max-wait 3600 --json > nightly.summary.json'],
+    [
+      'bulkorder import samples/gift-orders.csv --wait',
+      'bulkorder import nightly.csv --encoding windows-1252',
+      'bulkorder import nightly.csv --wait --max-wait 3600 --json > nightly.summary.json',
+    ],
     'Exit codes: 0 every order delivered now or before with the same content (without --wait: all ' +
       'valid and queued by this batch or already delivered); 4 some rows or orders need attention ' +
       '(rejected, ORDER_REF_REUSED, dead-lettered, held) or are not finished (queued by another batch ' +
@@ -36,7 +53,10 @@ function describeAccounts(accounts: Command): Command {
   const command = accounts
     .command('import')
     .summary('validate an employee file and queue its accounts for registration')
-    .argument('<file>', 'employee file: .csv, .json or .ndjson with email, firstName, lastName, isoLanguageCode, companyId')
+    .argument(
+      '<file>',
+      'employee file: .csv, .json or .ndjson with email, firstName, lastName, isoLanguageCode, companyId',
+    )
     .description(
       'Validate an employee file and queue each valid employee for registration (workers register them). ' +
         'Employees the ledger knows as registered are skipped; rejected rows go to <name>.rejects.csv; ' +
@@ -44,7 +64,11 @@ function describeAccounts(accounts: Command): Command {
     );
   return withExamples(
     withImportOptions(command, 'account'),
-    ['bulkorder accounts import samples/employees.csv --wait', 'bulkorder accounts import staff.csv --json', 'bulkorder login --email anna.devries@example.nl --company 3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01'],
+    [
+      'bulkorder accounts import samples/employees.csv --wait',
+      'bulkorder accounts import staff.csv --json',
+      'bulkorder login --email anna.devries@example.nl --company 3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01',
+    ],
     'Exit codes: 0 all valid and (with --wait) all registered; 4 some rows or accounts need attention ' +
       '(rejected, already existing, dead-lettered, held); 3 file refused; 5 Redis unavailable; 2 usage or configuration error.',
   );

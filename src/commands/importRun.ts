@@ -24,14 +24,24 @@ const DEFAULT_MAX_WAIT_MS = 6 * 3600 * 1000;
  * `bulkorder import` and `bulkorder accounts import`: imports (and with --wait follows) one file
  * of the kind; returns the report (text and JSON) and the exit code for the command to print.
  */
-export async function runImport<P>(file: string, request: ImportFlags, ctx: CommandContext, kind: RecordKind<P>): Promise<CommandReport> {
+export async function runImport<P>(
+  file: string,
+  request: ImportFlags,
+  ctx: CommandContext,
+  kind: RecordKind<P>,
+): Promise<CommandReport> {
   const services = await openServices(ctx.config, kind);
   try {
     if (kind.name === 'accounts' && ctx.config.credentials.cafetariaplan === undefined) {
       // Importing needs no credentials, but only a worker that has them registers accounts.
-      ctx.stderr.write('note: no Cafetariaplan credentials here (BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET): accounts are queued, and a `bulkorder worker` that has them registers them.\n');
+      ctx.stderr.write(
+        'note: no Cafetariaplan credentials here (BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET): accounts are queued, and a `bulkorder worker` that has them registers them.\n',
+      );
     }
-    const outcome = await importAndFollow(file, await importOptionsFrom(request, kind), services, ctx.logger, { ...followFrom(request), out: ctx.stderr });
+    const outcome = await importAndFollow(file, await importOptionsFrom(request, kind), services, ctx.logger, {
+      ...followFrom(request),
+      out: ctx.stderr,
+    });
     return { text: outcome.report, json: outcome.json, exitCode: outcome.exitCode };
   } finally {
     await services.close();
@@ -59,6 +69,7 @@ function followFrom(request: ImportFlags): FollowSettings {
 
 function seconds(text: string): number {
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new UsageError('USAGE', `--max-wait must be a positive number of seconds, not '${text}'`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new UsageError('USAGE', `--max-wait must be a positive number of seconds, not '${text}'`);
   return value;
 }

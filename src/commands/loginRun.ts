@@ -11,10 +11,20 @@ export interface LoginFlags extends ConfigFlags {
  * `bulkorder login`: with a customerId, one login call (no Redis needed); with --email and
  * --company, the customerId comes from this environment's accounts ledger first.
  */
-export async function runLogin(customerId: string | undefined, flags: LoginFlags, ctx: CommandContext): Promise<number> {
+export async function runLogin(
+  customerId: string | undefined,
+  flags: LoginFlags,
+  ctx: CommandContext,
+): Promise<number> {
   const byIdentity = flags.email !== undefined || flags.company !== undefined;
-  if (byIdentity === (customerId !== undefined) || (byIdentity && (flags.email === undefined || flags.company === undefined))) {
-    throw new UsageError('USAGE', 'give either a customerId, or --email and --company (e.g. bulkorder login --email anna@example.nl --company <companyId UUID>).');
+  if (
+    byIdentity === (customerId !== undefined) ||
+    (byIdentity && (flags.email === undefined || flags.company === undefined))
+  ) {
+    throw new UsageError(
+      'USAGE',
+      'give either a customerId, or --email and --company (e.g. bulkorder login --email anna@example.nl --company <companyId UUID>).',
+    );
   }
   let url: string;
   if (customerId !== undefined) {

@@ -20,7 +20,12 @@ export const DEFAULT_PORTS = { dashboard: 8080, simulator: 8081 } as const;
  * Flags people reach for that we name otherwise: commander suggests only near spellings, and
  * `--config` is too far from `--config-file` for it.
  */
-const FLAG_HINTS: Readonly<Record<string, string>> = { '--config': '--config-file', '--conf': '--config-file', '--env': '--config-file', '--dotenv': '--config-file' };
+const FLAG_HINTS: Readonly<Record<string, string>> = {
+  '--config': '--config-file',
+  '--conf': '--config-file',
+  '--env': '--config-file',
+  '--dotenv': '--config-file',
+};
 
 /** Commander's error text with our hint added ("did you mean --config-file?") where it has none. */
 export function withFlagHint(message: string): string {
@@ -41,7 +46,12 @@ export const HELP_WIDTH = 80;
  * and so carry no hard line breaks of their own.
  */
 export function withExamples(command: Command, examples: readonly string[], ...notes: string[]): Command {
-  const lines = ['', 'Examples:', ...examples.flatMap((example) => exampleLines(example)), ...notes.flatMap((note) => ['', ...wrapText(note, HELP_WIDTH)])];
+  const lines = [
+    '',
+    'Examples:',
+    ...examples.flatMap((example) => exampleLines(example)),
+    ...notes.flatMap((note) => ['', ...wrapText(note, HELP_WIDTH)]),
+  ];
   return command.addHelpText('after', lines.join('\n'));
 }
 
@@ -116,15 +126,29 @@ export interface ConfigFlags {
  */
 export function withConfigFlags(command: Command): Command {
   return command
-    .option('--config-file <path>', 'load BULKORDER_* variables from a dotenv file (its values win over inherited environment variables; bulkorder config shows the result)')
+    .option(
+      '--config-file <path>',
+      'load BULKORDER_* variables from a dotenv file (its values win over inherited environment variables; bulkorder config shows the result)',
+    )
     .addOption(new Option('--env-file <path>', 'former name of --config-file').hideHelp())
-    .addOption(new Option('--log-format <format>', 'log lines: pretty (readable), json, or auto: pretty on a terminal, JSON when piped (default: LOG_FORMAT or auto)').choices(['auto', 'json', 'pretty']))
-    .option('--production', 'confirm that BULKORDER_ENV=production is meant (same as BULKORDER_CONFIRM_PRODUCTION=yes)');
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'log lines: pretty (readable), json, or auto: pretty on a terminal, JSON when piped (default: LOG_FORMAT or auto)',
+      ).choices(['auto', 'json', 'pretty']),
+    )
+    .option(
+      '--production',
+      'confirm that BULKORDER_ENV=production is meant (same as BULKORDER_CONFIRM_PRODUCTION=yes)',
+    );
 }
 
 /** `--json` of a command: `what` as one JSON object on stdout; progress, logs and notes stay on stderr. */
 export function withJsonOption(command: Command, what: string): Command {
-  return command.option('--json', `print ${what} as one JSON object on stdout, with exitCode and exitMeaning (progress and notes go to stderr)`);
+  return command.option(
+    '--json',
+    `print ${what} as one JSON object on stdout, with exitCode and exitMeaning (progress and notes go to stderr)`,
+  );
 }
 
 /** What a command that changes something tells: lines for a person, the same facts for a script, its exit code. */
@@ -141,7 +165,11 @@ export function jsonText(value: unknown): string {
 
 /** Prints a report on stdout, as text or (--json) as one JSON object ending in its exit code and what it means; returns the exit code. */
 export function printReport(stdout: TextSink, report: CommandReport, json: boolean): number {
-  stdout.write(json ? jsonText({ ...report.json, exitCode: report.exitCode, exitMeaning: exitMeaning(report.exitCode) }) : report.text);
+  stdout.write(
+    json
+      ? jsonText({ ...report.json, exitCode: report.exitCode, exitMeaning: exitMeaning(report.exitCode) })
+      : report.text,
+  );
   return report.exitCode;
 }
 
@@ -151,13 +179,25 @@ export function printReport(stdout: TextSink, report: CommandReport, json: boole
  * exitMeaning}`, so a script reading stdout always gets one object; the error is then rethrown
  * and cli.ts says it on stderr and exits with its code, as without --json.
  */
-export async function withJsonRefusal(stdout: TextSink, json: boolean, context: Record<string, unknown>, run: () => Promise<number>): Promise<number> {
+export async function withJsonRefusal(
+  stdout: TextSink,
+  json: boolean,
+  context: Record<string, unknown>,
+  run: () => Promise<number>,
+): Promise<number> {
   try {
     return await run();
   } catch (error) {
     if (json && isBulkorderError(error)) {
-      const refused = { code: error.code, message: error.message, exitCode: error.exitCode, ...(error.details === undefined ? {} : { details: error.details }) };
-      stdout.write(jsonText({ ...context, refused, exitCode: error.exitCode, exitMeaning: exitMeaning(error.exitCode) }));
+      const refused = {
+        code: error.code,
+        message: error.message,
+        exitCode: error.exitCode,
+        ...(error.details === undefined ? {} : { details: error.details }),
+      };
+      stdout.write(
+        jsonText({ ...context, refused, exitCode: error.exitCode, exitMeaning: exitMeaning(error.exitCode) }),
+      );
     }
     throw error;
   }
@@ -172,16 +212,32 @@ export interface CommandContext {
 }
 
 /** Loads the configuration (from `io.env`) and a logger at its level; announces the environment once. */
-export async function loadCommandContext(flags: ConfigFlags, io: CommandIo, options: { announce?: boolean } = {}): Promise<CommandContext> {
-  const [{ loadConfig, announceConfig }, { createLogger }] = await Promise.all([import('../config.js'), import('../logger.js')]);
+export async function loadCommandContext(
+  flags: ConfigFlags,
+  io: CommandIo,
+  options: { announce?: boolean } = {},
+): Promise<CommandContext> {
+  const [{ loadConfig, announceConfig }, { createLogger }] = await Promise.all([
+    import('../config.js'),
+    import('../logger.js'),
+  ]);
   const file = flags.configFile ?? flags.envFile;
   const config = loadConfig({
     env: io.env,
-    ...(file === undefined ? {} : { envFile: file, envFileFlag: flags.configFile === undefined ? '--env-file' : '--config-file' }),
+    ...(file === undefined
+      ? {}
+      : { envFile: file, envFileFlag: flags.configFile === undefined ? '--env-file' : '--config-file' }),
     confirmProduction: flags.production === true,
   });
-  const format = flags.logFormat === 'json' || flags.logFormat === 'pretty' || flags.logFormat === 'auto' ? flags.logFormat : config.logFormat;
-  const logger = createLogger({ level: config.logLevel, format, ...(io.logDestination === undefined ? {} : { destination: io.logDestination }) });
+  const format =
+    flags.logFormat === 'json' || flags.logFormat === 'pretty' || flags.logFormat === 'auto'
+      ? flags.logFormat
+      : config.logFormat;
+  const logger = createLogger({
+    level: config.logLevel,
+    format,
+    ...(io.logDestination === undefined ? {} : { destination: io.logDestination }),
+  });
   if (options.announce !== false) announceConfig(config, logger);
   return { config, logger, stdout: io.stdout, stderr: io.stderr };
 }
@@ -191,35 +247,71 @@ export async function loadCommandContext(flags: ConfigFlags, io: CommandIo, opti
  * same for every command that reads one (validate, import, accounts, watch, schedule). The values
  * are checked in one place too, src/ingest/ingestFlags.ts, which also takes aliases (cp1252, utf8).
  */
-export function withReadingOptions(command: Command, whose = 'the file', mapNote = '', kind: 'orders' | 'accounts' = 'orders'): Command {
+export function withReadingOptions(
+  command: Command,
+  whose = 'the file',
+  mapNote = '',
+  kind: 'orders' | 'accounts' = 'orders',
+): Command {
   const orders = kind === 'orders';
   // Each kind's own example: an employee file has no house number.
   const example = orders ? '{"Huisnummer": "streetNumber"}' : '{"Voornaam": "firstName"}';
   command
     .option('--format <format>', `csv | json | ndjson (default: from the extension of ${whose})`)
-    .option('--delimiter <char>', 'CSV delimiter: "," ";" "tab" "|" or one other character (default: Excel\'s sep= line, else detected from the header)')
+    .option(
+      '--delimiter <char>',
+      'CSV delimiter: "," ";" "tab" "|" or one other character (default: Excel\'s sep= line, else detected from the header)',
+    )
     .option('--encoding <name>', 'utf-8 (default) | windows-1252 | latin1, for Excel "ANSI" exports')
     .option('--map <mapping.json>', `JSON object mapping your column names to ours, e.g. ${example}${mapNote}`);
   // Phone numbers and product lines are the orders' alone.
   if (orders) {
     command
-      .option('--strict-phone', 'refuse phone numbers that are possible for their country but not known to be in use (default: accept them with a PHONE_UNVERIFIED note)')
-      .option('--strict-products', 'refuse an order that lists one product on two lines (default: merge them into one line with the summed quantity, noted PRODUCTS_MERGED)');
+      .option(
+        '--strict-phone',
+        'refuse phone numbers that are possible for their country but not known to be in use (default: accept them with a PHONE_UNVERIFIED note)',
+      )
+      .option(
+        '--strict-products',
+        'refuse an order that lists one product on two lines (default: merge them into one line with the summed quantity, noted PRODUCTS_MERGED)',
+      );
   }
-  command.option('--allow-empty', `accept a file with no rows (default: refused, exit 3, "the file has no ${orders ? 'orders' : 'accounts'}")`);
-  if (orders) command.option('--max-lines-per-order <n>', 'most product lines in one order; a larger order is refused whole, its lines named (default: 1000)');
-  command.option('--max-rejected <percent>', 'refuse the file (exit 3, TOO_MANY_REJECTED, nothing queued) when more than this share of its first 10,000 rows are rejected; 100% never refuses (default: 50%)');
-  return command.option('--threads <n>', 'worker threads validating the rows of a large CSV file while it is read, ~40 MB each; 0: none (default: 1 on 4 or more cores, else 0)');
+  command.option(
+    '--allow-empty',
+    `accept a file with no rows (default: refused, exit 3, "the file has no ${orders ? 'orders' : 'accounts'}")`,
+  );
+  if (orders)
+    command.option(
+      '--max-lines-per-order <n>',
+      'most product lines in one order; a larger order is refused whole, its lines named (default: 1000)',
+    );
+  command.option(
+    '--max-rejected <percent>',
+    'refuse the file (exit 3, TOO_MANY_REJECTED, nothing queued) when more than this share of its first 10,000 rows are rejected; 100% never refuses (default: 50%)',
+  );
+  return command.option(
+    '--threads <n>',
+    'worker threads validating the rows of a large CSV file while it is read, ~40 MB each; 0: none (default: 1 on 4 or more cores, else 0)',
+  );
 }
 
 /** The options `import` and `accounts import` share (`noun`: what the file holds, `order` or `account`). */
 export function withImportOptions(command: Command, noun: string): Command {
-  return withJsonOption(withReadingOptions(command, 'the file', '', noun === 'order' ? 'orders' : 'accounts'), 'the summary (counts, batch id, rejects and results files; with --wait what was delivered)')
-    .option('--wait', `follow the batch until every ${noun} is delivered, dead-lettered or held; then write <name>.results.csv`)
+  return withJsonOption(
+    withReadingOptions(command, 'the file', '', noun === 'order' ? 'orders' : 'accounts'),
+    'the summary (counts, batch id, rejects and results files; with --wait what was delivered)',
+  )
+    .option(
+      '--wait',
+      `follow the batch until every ${noun} is delivered, dead-lettered or held; then write <name>.results.csv`,
+    )
     .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
     .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
     .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
-    .option('--max-wait <seconds>', 'with --wait: give up after this long, write the results so far and exit 5 with the reason (default 21600, 6 hours; the batch goes on)')
+    .option(
+      '--max-wait <seconds>',
+      'with --wait: give up after this long, write the results so far and exit 5 with the reason (default 21600, 6 hours; the batch goes on)',
+    )
     .option('--timeout <seconds>', 'alias of --max-wait');
 }
 
@@ -251,14 +343,18 @@ export function accountsAlias(): Option {
 /** Changing state without naming what: refuse, unless --all says so. */
 export function requireSelection(filter: ParkedFilter, flags: { all?: boolean }, command: string): void {
   if (isEmptyFilter(filter) && flags.all !== true) {
-    throw new UsageError('SELECTION_MISSING', `${command}: name order keys, give a filter (--batch, --status, --code, --older-than, --newer-than), or pass --all.`);
+    throw new UsageError(
+      'SELECTION_MISSING',
+      `${command}: name order keys, give a filter (--batch, --status, --code, --older-than, --newer-than), or pass --all.`,
+    );
   }
 }
 
 /** A flag that takes a whole number of at least 1 (--limit, --timeout). */
 export function positiveInteger(text: string, flag: string): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new UsageError('USAGE', `${flag} must be a whole number of at least 1 (got '${text}').`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new UsageError('USAGE', `${flag} must be a whole number of at least 1 (got '${text}').`);
   return value;
 }
 

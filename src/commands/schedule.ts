@@ -1,5 +1,12 @@
 import type { Command } from 'commander';
-import { type CommandIo, loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions } from './options.js';
+import {
+  type CommandIo,
+  loadCommandContext,
+  withConfigFlags,
+  withExamples,
+  withJsonRefusal,
+  withReadingOptions,
+} from './options.js';
 import type { ScheduleAction, ScheduleFlags } from './scheduleRun.js';
 
 export function register(program: Command, io: CommandIo): void {
@@ -20,16 +27,30 @@ export function register(program: Command, io: CommandIo): void {
 
   const run = async (action: ScheduleAction, args: string[], flags: ScheduleFlags): Promise<void> => {
     const { runSchedule } = await import('./scheduleRun.js');
-    io.setExitCode(await withJsonRefusal(io.stdout, flags.json === true, { action, ...(args[0] === undefined ? {} : { name: args[0] }) }, async () => runSchedule(action, args, flags, await loadCommandContext(flags, io, { announce: action === 'set' }))));
+    io.setExitCode(
+      await withJsonRefusal(
+        io.stdout,
+        flags.json === true,
+        { action, ...(args[0] === undefined ? {} : { name: args[0] }) },
+        async () =>
+          runSchedule(action, args, flags, await loadCommandContext(flags, io, { announce: action === 'set' })),
+      ),
+    );
   };
 
   const set = group
     .command('set')
     .description('create or replace a schedule')
     .argument('<name>', 'the schedule name; setting it again replaces it')
-    .requiredOption('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *" (02:00 every day); six fields put seconds first')
-    .option('--tz <zone>', 'IANA time zone of the pattern, e.g. Europe/Amsterdam (default: the workers\' local time)')
-    .requiredOption('--source <path>', 'a file, a folder (its .csv/.json/.ndjson files) or a glob like "/srv/in/orders-*.csv"')
+    .requiredOption(
+      '--cron <pattern>',
+      'cron pattern, e.g. "0 2 * * *" (02:00 every day); six fields put seconds first',
+    )
+    .option('--tz <zone>', "IANA time zone of the pattern, e.g. Europe/Amsterdam (default: the workers' local time)")
+    .requiredOption(
+      '--source <path>',
+      'a file, a folder (its .csv/.json/.ndjson files) or a glob like "/srv/in/orders-*.csv"',
+    )
     .option('--json', 'print the schedule as set, as JSON');
   withExamples(
     withConfigFlags(withReadingOptions(set, 'each file', ' (read now and kept with the schedule)')),
@@ -40,11 +61,17 @@ export function register(program: Command, io: CommandIo): void {
     'Exit codes: 0 set; 2 a bad pattern, zone, name, or a source that cannot exist; 5 Redis unavailable.',
   ).action((name: string, flags: ScheduleFlags) => run('set', [name], flags));
 
-  const list = withConfigFlags(group.command('list').description('list schedules with their next run').option('--json', 'print JSON'));
-  withExamples(list, ['bulkorder schedule list', 'bulkorder schedule list --json --config-file .env']).action((flags: ScheduleFlags) => run('list', [], flags));
+  const list = withConfigFlags(
+    group.command('list').description('list schedules with their next run').option('--json', 'print JSON'),
+  );
+  withExamples(list, ['bulkorder schedule list', 'bulkorder schedule list --json --config-file .env']).action(
+    (flags: ScheduleFlags) => run('list', [], flags),
+  );
 
   const remove = withConfigFlags(group.command('remove').description('remove a schedule').argument('<name>'));
-  withExamples(remove, ['bulkorder schedule remove nightly'], 'Exit codes: 0 removed; 2 no schedule of that name (schedule list shows them); 5 Redis unavailable.').action((name: string, flags: ScheduleFlags) =>
-    run('remove', [name], flags),
-  );
+  withExamples(
+    remove,
+    ['bulkorder schedule remove nightly'],
+    'Exit codes: 0 removed; 2 no schedule of that name (schedule list shows them); 5 Redis unavailable.',
+  ).action((name: string, flags: ScheduleFlags) => run('remove', [name], flags));
 }

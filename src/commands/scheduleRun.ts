@@ -24,7 +24,12 @@ export interface ScheduleFlags extends ConfigFlags, IngestFlags {
 }
 
 /** `bulkorder schedule <action>`: returns the exit code. */
-export async function runSchedule(action: ScheduleAction, args: string[], flags: ScheduleFlags, ctx: CommandContext): Promise<number> {
+export async function runSchedule(
+  action: ScheduleAction,
+  args: string[],
+  flags: ScheduleFlags,
+  ctx: CommandContext,
+): Promise<number> {
   if (action === 'set') await checkScheduleSource(resolve(flags.source!)); // a usage error needs no Redis
   const prefix = redisPrefix(ctx.config);
   const services = await openServices(ctx.config, ORDERS);
@@ -47,11 +52,20 @@ export async function runSchedule(action: ScheduleAction, args: string[], flags:
       case 'list': {
         const schedules = await store.list();
         if (flags.json === true) ctx.stdout.write(jsonText(schedules));
-        else ctx.stdout.write(schedules.length === 0 ? 'no schedules\n' : schedules.map((s) => `${s.name}: ${describeSchedule(s)}`).join('\n') + '\n');
+        else
+          ctx.stdout.write(
+            schedules.length === 0
+              ? 'no schedules\n'
+              : schedules.map((s) => `${s.name}: ${describeSchedule(s)}`).join('\n') + '\n',
+          );
         return ExitCode.ok;
       }
       case 'remove': {
-        if (!(await store.remove(args[0]!))) throw new UsageError('SCHEDULE_NOT_FOUND', `no schedule ${args[0]} in ${ctx.config.env} (bulkorder schedule list shows them)`);
+        if (!(await store.remove(args[0]!)))
+          throw new UsageError(
+            'SCHEDULE_NOT_FOUND',
+            `no schedule ${args[0]} in ${ctx.config.env} (bulkorder schedule list shows them)`,
+          );
         ctx.stdout.write(`schedule ${args[0]} removed\n`);
         return ExitCode.ok;
       }
@@ -71,7 +85,8 @@ export function describeSchedule(s: ScheduleInfo): string {
   const at = new Date(last.finishedAt).toISOString();
   if (last.state === 'failed') return `${line}\n  last run ${at} FAILED: ${last.failedReason ?? ''}`;
   // A source that named nothing is not "1 file, 1 refused": the export upstream did not come.
-  if (last.result !== undefined && foundNoFile(last.result)) return `${line}\n  last run ${at}: no file (the source named none; nothing imported)`;
+  if (last.result !== undefined && foundNoFile(last.result))
+    return `${line}\n  last run ${at}: no file (the source named none; nothing imported)`;
   const files = last.result?.files ?? [];
   const queued = files.reduce((n, f) => n + ('enqueued' in f ? f.enqueued : 0), 0);
   const refused = files.filter((f) => 'refused' in f).length;

@@ -42,22 +42,52 @@ export function register(program: Command, io: CommandIo): void {
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--latency <ms>', 'delay added to every API request', number('--latency'))
     .option('--jitter <ms>', 'extra random delay in [0, ms) per API request', number('--jitter'))
-    .option('--error-rate <fraction>', 'fraction of API requests answered 5xx (500/502/503/504, some with Retry-After, some HTML)', fraction('--error-rate'))
-    .option('--stored-then-error-rate <fraction>', 'fraction of API requests stored, then answered 500 (lost acknowledgement)', fraction('--stored-then-error-rate'))
-    .option('--unanswered-rate <fraction>', 'fraction of API requests stored and never answered (socket held open)', fraction('--unanswered-rate'))
-    .option('--rate-limit <perSecond>', 'global limit of API requests per second; above it 429 + Retry-After (0 = off)', number('--rate-limit'))
+    .option(
+      '--error-rate <fraction>',
+      'fraction of API requests answered 5xx (500/502/503/504, some with Retry-After, some HTML)',
+      fraction('--error-rate'),
+    )
+    .option(
+      '--stored-then-error-rate <fraction>',
+      'fraction of API requests stored, then answered 500 (lost acknowledgement)',
+      fraction('--stored-then-error-rate'),
+    )
+    .option(
+      '--unanswered-rate <fraction>',
+      'fraction of API requests stored and never answered (socket held open)',
+      fraction('--unanswered-rate'),
+    )
+    .option(
+      '--rate-limit <perSecond>',
+      'global limit of API requests per second; above it 429 + Retry-After (0 = off)',
+      number('--rate-limit'),
+    )
     .option('--retry-after <seconds>', 'Retry-After on 429 and on 503 answers (default 1)', number('--retry-after'))
-    .option('--token-failure-rate <fraction>', 'fraction of token requests answered 503', fraction('--token-failure-rate'))
+    .option(
+      '--token-failure-rate <fraction>',
+      'fraction of token requests answered 503',
+      fraction('--token-failure-rate'),
+    )
     .option('--token-latency <ms>', 'delay of every token answer', number('--token-latency'))
     .option('--token-lifetime <seconds>', 'expires_in of issued tokens', integer('--token-lifetime', 1), 3600)
     .option('--seed <n>', 'seed of the fault PRNG (runs are reproducible)', integer('--seed', 0))
-    .option('--customers <ids>', 'known businessCustomerIds, e.g. 1001-1010,2000 (default 1001-1010)', idList('--customers'))
+    .option(
+      '--customers <ids>',
+      'known businessCustomerIds, e.g. 1001-1010,2000 (default 1001-1010)',
+      idList('--customers'),
+    )
     .option('--products <ids>', 'catalogue productIds, e.g. 5001-5050 (default 5001-5050)', idList('--products'))
     .option('--business-client-id <id>', 'Business API client_id (default sim-business)')
     .option('--business-client-secret <secret>', 'Business API client_secret (default sim-business-secret)')
     .option('--cafetariaplan-client-id <id>', 'Cafetariaplan API client_id (default sim-cafetariaplan)')
-    .option('--cafetariaplan-client-secret <secret>', 'Cafetariaplan API client_secret (default sim-cafetariaplan-secret)')
-    .option('--profile <name>', 'answer profile for what the spec leaves open (status codes, id types, field names, error bodies): default, integer-ids, problem-json, oauth-errors, html-errors, bare')
+    .option(
+      '--cafetariaplan-client-secret <secret>',
+      'Cafetariaplan API client_secret (default sim-cafetariaplan-secret)',
+    )
+    .option(
+      '--profile <name>',
+      'answer profile for what the spec leaves open (status codes, id types, field names, error bodies): default, integer-ids, problem-json, oauth-errors, html-errors, bare',
+    )
     .option('--log-level <level>', 'pino log level on stderr', 'info')
     .option('--json', 'print one JSON line {url, credentials} instead of the text banner (for scripts)')
     .action(async (flags: SimulatorFlags) => {
@@ -66,7 +96,11 @@ export function register(program: Command, io: CommandIo): void {
     });
   withExamples(
     command,
-    [`bulkorder simulator --port ${DEFAULT_PORTS.simulator}`, 'bulkorder simulator --latency 20 --error-rate 0.05 --seed 7', 'bulkorder simulator --profile problem-json --json'],
+    [
+      `bulkorder simulator --port ${DEFAULT_PORTS.simulator}`,
+      'bulkorder simulator --latency 20 --error-rate 0.05 --seed 7',
+      'bulkorder simulator --profile problem-json --json',
+    ],
     'Admin endpoints (no auth, loopback tool): GET /__admin/counters, GET /__admin/orders, GET|POST /__admin/faults, ' +
       'POST /__admin/revoke-tokens, POST /__admin/reset.',
   );
@@ -77,7 +111,11 @@ async function runSimulator(flags: SimulatorFlags, io: CommandIo): Promise<void>
     import('../simulator/startSimulator.js'),
     import('../logger.js'),
   ]);
-  const logger = createLogger({ level: flags.logLevel, base: { component: 'simulator' }, ...(io.logDestination === undefined ? {} : { destination: io.logDestination }) });
+  const logger = createLogger({
+    level: flags.logLevel,
+    base: { component: 'simulator' },
+    ...(io.logDestination === undefined ? {} : { destination: io.logDestination }),
+  });
   const credentials = {
     business: {
       clientId: flags.businessClientId ?? DEFAULT_CREDENTIALS.business.clientId,
@@ -116,7 +154,11 @@ async function runSimulator(flags: SimulatorFlags, io: CommandIo): Promise<void>
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      throw new UsageError('SIMULATOR_LISTEN_FAILED', `cannot listen on ${flags.host}:${flags.port} (${code}); choose another --port or --host`, { cause: error });
+      throw new UsageError(
+        'SIMULATOR_LISTEN_FAILED',
+        `cannot listen on ${flags.host}:${flags.port} (${code}); choose another --port or --host`,
+        { cause: error },
+      );
     }
     throw error;
   }
@@ -130,7 +172,11 @@ async function runSimulator(flags: SimulatorFlags, io: CommandIo): Promise<void>
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-  io.stdout.write(flags.json === true ? JSON.stringify({ url: simulator.url, credentials }) + '\n' : banner(simulator.url, credentials));
+  io.stdout.write(
+    flags.json === true
+      ? JSON.stringify({ url: simulator.url, credentials }) + '\n'
+      : banner(simulator.url, credentials),
+  );
   const signal = await stopped;
   const counters = simulator.counters();
   await simulator.close();
@@ -138,7 +184,13 @@ async function runSimulator(flags: SimulatorFlags, io: CommandIo): Promise<void>
   logger.flush();
 }
 
-function banner(url: string, credentials: { business: { clientId: string; clientSecret: string }; cafetariaplan: { clientId: string; clientSecret: string } }): string {
+function banner(
+  url: string,
+  credentials: {
+    business: { clientId: string; clientSecret: string };
+    cafetariaplan: { clientId: string; clientSecret: string };
+  },
+): string {
   return [
     `Simulator listening on ${url} (token endpoint, Business API, Cafetariaplan API).`,
     'Point bulkorder at it with these settings (e.g. in a .env file):',
@@ -158,21 +210,27 @@ function banner(url: string, credentials: { business: { clientId: string; client
   ].join('\n');
 }
 
-function withoutUndefined<T extends Record<string, unknown>>(value: T): Partial<{ [K in keyof T]: Exclude<T[K], undefined> }> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<{ [K in keyof T]: Exclude<T[K], undefined> }>;
+function withoutUndefined<T extends Record<string, unknown>>(
+  value: T,
+): Partial<{ [K in keyof T]: Exclude<T[K], undefined> }> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<{
+    [K in keyof T]: Exclude<T[K], undefined>;
+  }>;
 }
 
 function number(flag: string): (value: string) => number {
   return (value) => {
     const parsed = Number(value);
-    if (value.trim() === '' || !Number.isFinite(parsed) || parsed < 0) throw new InvalidArgumentError(`${flag} must be a number >= 0.`);
+    if (value.trim() === '' || !Number.isFinite(parsed) || parsed < 0)
+      throw new InvalidArgumentError(`${flag} must be a number >= 0.`);
     return parsed;
   };
 }
 
 function integer(flag: string, min: number): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`${flag} must be an integer >= ${min}.`);
+    if (!/^\d+$/.test(value) || Number(value) < min)
+      throw new InvalidArgumentError(`${flag} must be an integer >= ${min}.`);
     return Number(value);
   };
 }
@@ -180,7 +238,8 @@ function integer(flag: string, min: number): (value: string) => number {
 function fraction(flag: string): (value: string) => number {
   return (value) => {
     const parsed = Number(value);
-    if (value.trim() === '' || !(parsed >= 0 && parsed <= 1)) throw new InvalidArgumentError(`${flag} must be a fraction between 0 and 1.`);
+    if (value.trim() === '' || !(parsed >= 0 && parsed <= 1))
+      throw new InvalidArgumentError(`${flag} must be a fraction between 0 and 1.`);
     return parsed;
   };
 }

@@ -11,7 +11,11 @@ export interface StatusFlags extends ConfigFlags {
 }
 
 /** Opens the kind's services, prints what `say` answers, closes them: status, pause and resume alike. */
-async function printWith(kind: RecordKindName, ctx: CommandContext, say: (services: Services<unknown>) => Promise<string>): Promise<number> {
+async function printWith(
+  kind: RecordKindName,
+  ctx: CommandContext,
+  say: (services: Services<unknown>) => Promise<string>,
+): Promise<number> {
   const services = await openServices(ctx.config, KINDS[kind]);
   try {
     ctx.stdout.write(await say(services));
@@ -22,8 +26,19 @@ async function printWith(kind: RecordKindName, ctx: CommandContext, say: (servic
 }
 
 /** `bulkorder [accounts] status`. */
-export function runStatus(kind: RecordKindName, batchId: string | undefined, flags: StatusFlags, ctx: CommandContext): Promise<number> {
-  return printWith(kind, ctx, (services) => queueStatus(services, { ...(batchId === undefined ? {} : { batchId }), limit: Number(flags.limit ?? 10), json: flags.json === true }));
+export function runStatus(
+  kind: RecordKindName,
+  batchId: string | undefined,
+  flags: StatusFlags,
+  ctx: CommandContext,
+): Promise<number> {
+  return printWith(kind, ctx, (services) =>
+    queueStatus(services, {
+      ...(batchId === undefined ? {} : { batchId }),
+      limit: Number(flags.limit ?? 10),
+      json: flags.json === true,
+    }),
+  );
 }
 
 /** `bulkorder [accounts] resume`: clears a manual pause and the kind's breaker (requeueing its burst) and resumes its queue. */

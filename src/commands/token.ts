@@ -15,11 +15,21 @@ export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('token')
     .description('Check the OAuth2 client credentials of each configured API (the token is never printed)')
-    .option('--check', 'request a fresh token for each API whose credentials are configured and report OK or why not (what `bulkorder token` does; kept for scripts)')
+    .option(
+      '--check',
+      'request a fresh token for each API whose credentials are configured and report OK or why not (what `bulkorder token` does; kept for scripts)',
+    )
     .option('--json', 'print the results as JSON');
-  withExamples(command, ['bulkorder token --config-file .env', 'bulkorder token --json'], 'Exit codes: 0 every API OK; 2 credentials refused or configuration incomplete; 5 token endpoint unreachable.');
+  withExamples(
+    command,
+    ['bulkorder token --config-file .env', 'bulkorder token --json'],
+    'Exit codes: 0 every API OK; 2 credentials refused or configuration incomplete; 5 token endpoint unreachable.',
+  );
   withConfigFlags(command).action(async (flags: TokenFlags) => {
-    const [{ checkCredentials, checkExitCode }, context] = await Promise.all([import('../delivery/checkCredentials.js'), loadCommandContext(flags, io)]);
+    const [{ checkCredentials, checkExitCode }, context] = await Promise.all([
+      import('../delivery/checkCredentials.js'),
+      loadCommandContext(flags, io),
+    ]);
     const checks = await checkCredentials(context.config, context.logger);
     if (flags.json === true) {
       io.stdout.write(`${JSON.stringify({ env: context.config.env, checks }, null, 2)}\n`);

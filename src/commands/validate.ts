@@ -15,27 +15,39 @@ export function register(program: Command, io: CommandIo): void {
   withExamples(
     withReadingOptions(command)
       .option('--out <path>', 'where to write rejected rows (default: <name>.rejects.csv beside the file)')
-      .option('--json', 'print the summary and every error as JSON on stdout (NDJSON, one error per line, past 10,000 errors)'),
-    ['bulkorder validate samples/gift-orders.csv', 'bulkorder validate samples/mistakes.csv --out /tmp/mistakes.rejects.csv', 'bulkorder validate export.csv --encoding windows-1252 --map mapping.json --json'],
+      .option(
+        '--json',
+        'print the summary and every error as JSON on stdout (NDJSON, one error per line, past 10,000 errors)',
+      ),
+    [
+      'bulkorder validate samples/gift-orders.csv',
+      'bulkorder validate samples/mistakes.csv --out /tmp/mistakes.rejects.csv',
+      'bulkorder validate export.csv --encoding windows-1252 --map mapping.json --json',
+    ],
     'Exit codes: 0 every order valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole ' +
       '(unreadable, missing columns, wrong encoding, broken CSV/JSON); 2 usage error; 1 internal error.',
   ).action(async (file: string, flags: ValidateFlags) => {
     const json = flags.json === true;
     io.setExitCode(
       await withJsonRefusal(io.stdout, json, { file }, async () => {
-        const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ORDERS }, { ErrorSink }] = await Promise.all([
-          import('../ingest/validateFile.js'),
-          import('../ingest/ingestFlags.js'),
-          import('../ingest/validationReport.js'),
-          import('../kinds/orders.js'),
-          import('../ingest/errorSink.js'),
-        ]);
+        const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ORDERS }, { ErrorSink }] =
+          await Promise.all([
+            import('../ingest/validateFile.js'),
+            import('../ingest/ingestFlags.js'),
+            import('../ingest/validationReport.js'),
+            import('../kinds/orders.js'),
+            import('../ingest/errorSink.js'),
+          ]);
         const sink = json ? new ErrorSink((text) => io.stdout.write(text)) : undefined;
-        const result = await validateFile(file, {
-          ...(await ingestOptionsFromFlags(flags)),
-          ...(flags.out === undefined ? {} : { out: flags.out }),
-          ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
-        }, ORDERS);
+        const result = await validateFile(
+          file,
+          {
+            ...(await ingestOptionsFromFlags(flags)),
+            ...(flags.out === undefined ? {} : { out: flags.out }),
+            ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
+          },
+          ORDERS,
+        );
         io.stdout.write(validationReport(file, result, json, sink));
         return result.exitCode;
       }),

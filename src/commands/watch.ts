@@ -1,5 +1,12 @@
 import type { Command } from 'commander';
-import { type CommandIo, loadCommandContext, withConfigFlags, withExamples, withJsonRefusal, withReadingOptions } from './options.js';
+import {
+  type CommandIo,
+  loadCommandContext,
+  withConfigFlags,
+  withExamples,
+  withJsonRefusal,
+  withReadingOptions,
+} from './options.js';
 import type { WatchFlags } from './watchRun.js';
 
 export function register(program: Command, io: CommandIo): void {
@@ -19,15 +26,26 @@ export function register(program: Command, io: CommandIo): void {
     .option('--max-size <MiB>', 'larger files are refused (moved to failed/)', '512')
     .option('--max-active <n>', 'files worked on at once', '4')
     .option('--once', 'take what the inbox holds, finish those files, then exit (for cron)')
-    .option('--deliver', 'also deliver in this process, as `bulkorder worker` does (otherwise workers elsewhere deliver)')
+    .option(
+      '--deliver',
+      'also deliver in this process, as `bulkorder worker` does (otherwise workers elsewhere deliver)',
+    )
     .option('--json', 'with --once: print what was done as JSON on stdout');
   withExamples(
     withConfigFlags(withReadingOptions(command, 'each file')),
-    ['bulkorder watch /srv/orders --config-file .env', 'bulkorder watch /srv/orders --once --deliver --stable 30   # cron, no worker', 'bulkorder watch /srv/orders --once --json'],
+    [
+      'bulkorder watch /srv/orders --config-file .env',
+      'bulkorder watch /srv/orders --once --deliver --stable 30   # cron, no worker',
+      'bulkorder watch /srv/orders --once --json',
+    ],
     'Exit codes (--once): 0 every file done without problems; 4 some file failed or has rejected, dead-lettered or held orders, ' +
-      'or a file stayed in processing/ under another watcher\'s lock (the waiting is said on stderr).',
+      "or a file stayed in processing/ under another watcher's lock (the waiting is said on stderr).",
   ).action(async (dir: string, flags: WatchFlags) => {
     const { runWatch } = await import('./watchRun.js');
-    io.setExitCode(await withJsonRefusal(io.stdout, flags.json === true && flags.once === true, { dir }, async () => runWatch(dir, flags, await loadCommandContext(flags, io))));
+    io.setExitCode(
+      await withJsonRefusal(io.stdout, flags.json === true && flags.once === true, { dir }, async () =>
+        runWatch(dir, flags, await loadCommandContext(flags, io)),
+      ),
+    );
   });
 }

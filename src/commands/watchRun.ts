@@ -31,7 +31,10 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandConte
   try {
     if (flags.deliver === true) {
       const { startBusinessDelivery } = await import('../assembly/startWorkers.js');
-      delivery = await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery: ctx.config.delivery });
+      delivery = await startBusinessDelivery(ctx.config, ctx.logger, {
+        prefix: redisPrefix(ctx.config),
+        delivery: ctx.config.delivery,
+      });
     }
   } catch (error) {
     await services.close();
@@ -39,24 +42,41 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandConte
   }
   const stop = new AbortController();
   const onSignal = (signal: string) => {
-    ctx.logger.info({ signal }, 'stopping: no new files; files being followed stay in processing/ and resume on the next start');
+    ctx.logger.info(
+      { signal },
+      'stopping: no new files; files being followed stay in processing/ and resume on the next start',
+    );
     stop.abort();
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
     const report = await watchFolder(
-      { dir, ...options, once: flags.once === true, signal: stop.signal, onWaiting: (message) => ctx.stderr.write(`bulkorder watch: ${message}\n`) },
+      {
+        dir,
+        ...options,
+        once: flags.once === true,
+        signal: stop.signal,
+        onWaiting: (message) => ctx.stderr.write(`bulkorder watch: ${message}\n`),
+      },
       { services, target: apiTarget(ctx.config, ORDERS.api), logger: ctx.logger },
     );
     const exitCode = report.needsAttention > 0 || report.unclaimed.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
     if (flags.once !== true) return exitCode;
     const { folder, ...rest } = report;
-    const lines = [`${folder.root}: ${report.done.length} done, ${report.failed.length} failed${report.needsAttention > 0 ? `; ${report.needsAttention} need attention (see their .summary.json)` : ''}`];
+    const lines = [
+      `${folder.root}: ${report.done.length} done, ${report.failed.length} failed${report.needsAttention > 0 ? `; ${report.needsAttention} need attention (see their .summary.json)` : ''}`,
+    ];
     if (report.unclaimed.length > 0) {
-      lines.push(`still in processing/ under another watcher's lock (not taken): ${report.unclaimed.join(', ')}; if no watcher is running, run watch --once again once the lock lapses`);
+      lines.push(
+        `still in processing/ under another watcher's lock (not taken): ${report.unclaimed.join(', ')}; if no watcher is running, run watch --once again once the lock lapses`,
+      );
     }
-    return printReport(ctx.stdout, { text: lines.join('\n') + '\n', json: { folder: folder.root, ...rest }, exitCode }, flags.json === true);
+    return printReport(
+      ctx.stdout,
+      { text: lines.join('\n') + '\n', json: { folder: folder.root, ...rest }, exitCode },
+      flags.json === true,
+    );
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
@@ -67,6 +87,7 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandConte
 
 function number(text: string, flag: string, min: number): number {
   const value = Number(text);
-  if (!Number.isFinite(value) || value < min) throw new UsageError('USAGE', `${flag} must be a number of at least ${min} (got '${text}').`);
+  if (!Number.isFinite(value) || value < min)
+    throw new UsageError('USAGE', `${flag} must be a number of at least ${min} (got '${text}').`);
   return value;
 }

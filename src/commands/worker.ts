@@ -11,10 +11,19 @@ export function register(program: Command, io: CommandIo): void {
         'Run any number of these, on any hosts sharing the Redis: they share one OAuth2 token and one ledger.',
     )
     .option('--concurrency <n>', 'requests in flight in each worker process (default BULKORDER_CONCURRENCY, 20)')
-    .option('--processes <n>', "worker processes: 'auto' (one per core) or a count; 1 in containers that scale by replicas (default BULKORDER_WORKER_PROCESSES, auto)")
-    .option('--http-port <n>', 'serve /metrics (Prometheus), /healthz and /readyz on this port (worker process i of --processes N: port + i)')
+    .option(
+      '--processes <n>',
+      "worker processes: 'auto' (one per core) or a count; 1 in containers that scale by replicas (default BULKORDER_WORKER_PROCESSES, auto)",
+    )
+    .option(
+      '--http-port <n>',
+      'serve /metrics (Prometheus), /healthz and /readyz on this port (worker process i of --processes N: port + i)',
+    )
     .option('--http-host <host>', 'interface of --http-port (default 127.0.0.1)');
-  withExamples(command, ['bulkorder worker --concurrency 50 --http-port 9464 --config-file .env', 'bulkorder worker --processes 1   # one process per container']);
+  withExamples(command, [
+    'bulkorder worker --concurrency 50 --http-port 9464 --config-file .env',
+    'bulkorder worker --processes 1   # one process per container',
+  ]);
   withConfigFlags(command).action(async (flags: WorkerFlags) => {
     const { runWorker } = await import('./workerRun.js');
     io.setExitCode(await runWorker(flags, await loadCommandContext(flags, io)));

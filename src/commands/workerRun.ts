@@ -2,7 +2,12 @@ import { shutdownBudget } from '../deliverySettings.js';
 import { redisPrefix, requireApi } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { startAccountDelivery, startBusinessDelivery } from '../assembly/startWorkers.js';
-import { reportStarted, runWorkerProcesses, stopWhenOrphaned, workerProcessCount } from '../assembly/workerProcesses.js';
+import {
+  reportStarted,
+  runWorkerProcesses,
+  stopWhenOrphaned,
+  workerProcessCount,
+} from '../assembly/workerProcesses.js';
 import type { CommandContext, ConfigFlags } from './options.js';
 import { startWorkerObservers, type WorkerObservers } from '../health/workerObservers.js';
 
@@ -41,7 +46,13 @@ export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promis
       '1',
       ...(httpPort === undefined || httpPort === 0 ? [] : ['--http-port', String(httpPort + slot)]),
     ];
-    return runWorkerProcesses({ count: processes, script, argsFor, graceMs: ctx.config.delivery.shutdownGraceMs, logger: ctx.logger });
+    return runWorkerProcesses({
+      count: processes,
+      script,
+      argsFor,
+      graceMs: ctx.config.delivery.shutdownGraceMs,
+      logger: ctx.logger,
+    });
   }
   const { business, cafetariaplan } = ctx.config.credentials;
   const running: { close(): Promise<void> }[] = [];
@@ -54,7 +65,10 @@ export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promis
     stopWhenOrphaned(() => resolve('parent process gone'));
   });
   const starting = (async () => {
-    observers = await startWorkerObservers(ctx.config, ctx.logger, { ...(httpPort === undefined ? {} : { httpPort }), ...(flags.httpHost === undefined ? {} : { host: flags.httpHost }) });
+    observers = await startWorkerObservers(ctx.config, ctx.logger, {
+      ...(httpPort === undefined ? {} : { httpPort }),
+      ...(flags.httpHost === undefined ? {} : { host: flags.httpHost }),
+    });
     const observed = {
       metrics: observers.metrics,
       ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
@@ -62,9 +76,19 @@ export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promis
       ...(observers.onBreakerEvent === undefined ? {} : { onBreakerEvent: observers.onBreakerEvent }),
     };
     // Orders unless only Cafetariaplan credentials are set; with none at all, startBusinessDelivery names what is missing.
-    if (business !== undefined || cafetariaplan === undefined) running.push(await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery, ...observed }));
+    if (business !== undefined || cafetariaplan === undefined)
+      running.push(
+        await startBusinessDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config), delivery, ...observed }),
+      );
     // Employee accounts whenever Cafetariaplan credentials are set: a second BullMQ worker on the accounts queue.
-    if (cafetariaplan !== undefined) running.push(await startAccountDelivery(ctx.config, ctx.logger, { prefix: redisPrefix(ctx.config, 'cafetariaplan'), delivery, ...observed }));
+    if (cafetariaplan !== undefined)
+      running.push(
+        await startAccountDelivery(ctx.config, ctx.logger, {
+          prefix: redisPrefix(ctx.config, 'cafetariaplan'),
+          delivery,
+          ...observed,
+        }),
+      );
   })();
   try {
     const early = await Promise.race([starting.then(() => undefined), signalled]);
@@ -89,7 +113,10 @@ export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promis
   // Requests in flight get most of the grace period (each worker's close bounds its own); this
   // bound covers the rest (token cache, scheduled imports, observers) when Redis is down, so
   // SIGTERM always ends the process within the grace period.
-  const limitMs = Math.max(0, shutdownBudget(ctx.config.delivery.shutdownGraceMs).exitByMs - (Date.now() - stopAt) - EXIT_DELAY_MS);
+  const limitMs = Math.max(
+    0,
+    shutdownBudget(ctx.config.delivery.shutdownGraceMs).exitByMs - (Date.now() - stopAt) - EXIT_DELAY_MS,
+  );
   const closed = await Promise.race([
     Promise.all(running.map((worker) => worker.close()))
       .then(() => observers?.close())
@@ -97,7 +124,10 @@ export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promis
     new Promise<false>((resolve) => setTimeout(() => resolve(false), limitMs).unref()),
   ]);
   if (!closed) {
-    ctx.logger.error({ limitMs }, 'worker could not close cleanly (Redis unreachable?); exiting anyway: unfinished jobs come back as stalled');
+    ctx.logger.error(
+      { limitMs },
+      'worker could not close cleanly (Redis unreachable?); exiting anyway: unfinished jobs come back as stalled',
+    );
     exitSoon(ExitCode.infrastructure);
     return ExitCode.infrastructure;
   }

@@ -6,10 +6,16 @@ import type { ApiName, ApiSettings, Config } from './configTypes.js';
 /** The settings one API needs; throws ConfigError naming the first missing variable. */
 export function requireApi(config: Config, api: ApiName): ApiSettings {
   const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
-  if (config.baseUrl === undefined) throw new ConfigError('BULKORDER_BASE_URL', 'is required to call the API ({base_url})');
-  if (config.userAgent === undefined) throw new ConfigError('BULKORDER_USER_AGENT', 'is required: <brand>-<CompanyName>, e.g. Acme-AcmeTradingBV');
+  if (config.baseUrl === undefined)
+    throw new ConfigError('BULKORDER_BASE_URL', 'is required to call the API ({base_url})');
+  if (config.userAgent === undefined)
+    throw new ConfigError('BULKORDER_USER_AGENT', 'is required: <brand>-<CompanyName>, e.g. Acme-AcmeTradingBV');
   const credentials = config.credentials[api];
-  if (credentials === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)`);
+  if (credentials === undefined)
+    throw new ConfigError(
+      `BULKORDER_${infix}_CLIENT_ID`,
+      `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)`,
+    );
   return Object.freeze({
     api,
     env: config.env,
@@ -34,11 +40,23 @@ export function requireApi(config: Config, api: ApiName): ApiSettings {
  * Throws ConfigError when the URL or client id is missing: a keyspace
  * guessed without them could answer for another API.
  */
-export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix' | 'baseUrl' | 'credentials'> & Partial<Pick<Config, 'redisClusterNodes'>>, api: ApiName = 'business'): string {
+export function redisPrefix(
+  config: Pick<Config, 'env' | 'redisKeyPrefix' | 'baseUrl' | 'credentials'> &
+    Partial<Pick<Config, 'redisClusterNodes'>>,
+  api: ApiName = 'business',
+): string {
   const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
-  if (config.baseUrl === undefined) throw new ConfigError('BULKORDER_BASE_URL', 'is required: what Redis keeps (ledger, queue, batches) belongs to the API it is sent to');
+  if (config.baseUrl === undefined)
+    throw new ConfigError(
+      'BULKORDER_BASE_URL',
+      'is required: what Redis keeps (ledger, queue, batches) belongs to the API it is sent to',
+    );
   const credentials = config.credentials[api];
-  if (credentials === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET): its Redis keys are kept per client`);
+  if (credentials === undefined)
+    throw new ConfigError(
+      `BULKORDER_${infix}_CLIENT_ID`,
+      `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET): its Redis keys are kept per client`,
+    );
   const prefix = `${config.redisKeyPrefix}:${config.env}:${targetId(config.env, apiBaseUrl(config.baseUrl, api), credentials.clientId)}`;
   // On a Redis Cluster a hash tag: BullMQ's scripts and ours touch several keys at once, which a cluster
   // allows only within one slot; each environment and target (src/keyspace.ts subPrefix: and kind) gets its own.
@@ -46,11 +64,19 @@ export function redisPrefix(config: Pick<Config, 'env' | 'redisKeyPrefix' | 'bas
 }
 
 /** Which API one kind's records go to (environment, base URL, client id): what src/target.ts `targetId` hashes. */
-export function apiTarget(config: Pick<Config, 'env' | 'baseUrl' | 'credentials'>, api: ApiName = 'business'): { env: string; apiBaseUrl: string; clientId: string } {
+export function apiTarget(
+  config: Pick<Config, 'env' | 'baseUrl' | 'credentials'>,
+  api: ApiName = 'business',
+): { env: string; apiBaseUrl: string; clientId: string } {
   const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
-  if (config.baseUrl === undefined) throw new ConfigError('BULKORDER_BASE_URL', 'is required: the records go to the API it names');
+  if (config.baseUrl === undefined)
+    throw new ConfigError('BULKORDER_BASE_URL', 'is required: the records go to the API it names');
   const credentials = config.credentials[api];
-  if (credentials === undefined) throw new ConfigError(`BULKORDER_${infix}_CLIENT_ID`, `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)`);
+  if (credentials === undefined)
+    throw new ConfigError(
+      `BULKORDER_${infix}_CLIENT_ID`,
+      `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)`,
+    );
   return { env: config.env, apiBaseUrl: apiBaseUrl(config.baseUrl, api), clientId: credentials.clientId };
 }
 

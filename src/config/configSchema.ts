@@ -11,7 +11,28 @@ import type { RedisNode } from './configTypes.js';
 
 export const SECOND = 1000;
 
-const LIBRARY_BRANDS = new Set(['node', 'nodejs', 'undici', 'axios', 'got', 'fetch', 'nodefetch', 'curl', 'wget', 'python', 'requests', 'okhttp', 'java', 'go', 'postman', 'insomnia', 'httpie', 'mozilla', 'bulkorder', 'brand']);
+const LIBRARY_BRANDS = new Set([
+  'node',
+  'nodejs',
+  'undici',
+  'axios',
+  'got',
+  'fetch',
+  'nodefetch',
+  'curl',
+  'wget',
+  'python',
+  'requests',
+  'okhttp',
+  'java',
+  'go',
+  'postman',
+  'insomnia',
+  'httpie',
+  'mozilla',
+  'bulkorder',
+  'brand',
+]);
 const USER_AGENT_FORMAT = /^[A-Za-z0-9]+-[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 const milliseconds = (fallback: number) =>
@@ -19,7 +40,13 @@ const milliseconds = (fallback: number) =>
     .string()
     .regex(/^\d+$/, 'must be a whole number of milliseconds')
     .transform(Number)
-    .pipe(z.number().int().min(1, 'must be at least 1').max(3600 * SECOND, 'must be at most 3600000 (one hour)'))
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(1, 'must be at least 1')
+        .max(3600 * SECOND, 'must be at most 3600000 (one hour)'),
+    )
     .default(fallback);
 const count = (fallback: number, min: number, max: number) =>
   z
@@ -49,18 +76,26 @@ const hostList = (fallback: string) =>
       return splitHostList(value);
     });
 const clientId = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters');
-const clientSecret = z.string().max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value));
+const clientSecret = z
+  .string()
+  .max(1000, 'is longer than 1000 characters')
+  .transform((value) => new Secret(value));
 
 export const schema = z.object({
-  BULKORDER_ENV: z.enum(['acceptance', 'production'], { error: 'must be acceptance or production' }).default('acceptance'),
+  BULKORDER_ENV: z
+    .enum(['acceptance', 'production'], { error: 'must be acceptance or production' })
+    .default('acceptance'),
   BULKORDER_CONFIRM_PRODUCTION: z.enum(['yes', 'no'], { error: 'must be yes or no' }).default('no'),
   BULKORDER_BASE_URL: url.optional(),
   BULKORDER_AUTH_URL: url.optional(),
-  BULKORDER_USER_AGENT: z.string().transform((value, ctx) => {
-    const problem = userAgentProblem(value);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-    return value;
-  }).optional(),
+  BULKORDER_USER_AGENT: z
+    .string()
+    .transform((value, ctx) => {
+      const problem = userAgentProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      return value;
+    })
+    .optional(),
   BULKORDER_BUSINESS_CLIENT_ID: clientId.optional(),
   BULKORDER_BUSINESS_CLIENT_SECRET: clientSecret.optional(),
   BULKORDER_CAFETARIAPLAN_CLIENT_ID: clientId.optional(),
@@ -69,7 +104,10 @@ export const schema = z.object({
   BULKORDER_ACCEPTANCE_HOSTS: hostList(AUTO),
   BULKORDER_ALLOW_VOLATILE_REDIS: z.enum(['yes', 'no'], { error: 'must be yes or no' }).default('no'),
   BULKORDER_PARKED_RETENTION_DAYS: count(30, 1, 3650),
-  BULKORDER_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -').default('bulkorder'),
+  BULKORDER_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -')
+    .default('bulkorder'),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
@@ -77,7 +115,10 @@ export const schema = z.object({
     .transform((url) => new SecretUrl(url)),
   BULKORDER_REDIS_CLUSTER_NODES: z
     .string()
-    .regex(/^$|^[A-Za-z0-9_.-]+:\d{1,5}(,[A-Za-z0-9_.-]+:\d{1,5})*$/, 'must be a comma-separated list of host:port, e.g. 10.0.0.1:7000,10.0.0.2:7000')
+    .regex(
+      /^$|^[A-Za-z0-9_.-]+:\d{1,5}(,[A-Za-z0-9_.-]+:\d{1,5})*$/,
+      'must be a comma-separated list of host:port, e.g. 10.0.0.1:7000,10.0.0.2:7000',
+    )
     .default('')
     .transform((value) => (value === '' ? [] : value.split(',').map(redisNode))),
   BULKORDER_WORKER_PROCESSES: z
@@ -85,7 +126,11 @@ export const schema = z.object({
     .regex(/^(auto|[1-9]\d{0,2})$/, "must be 'auto' (one per core) or a whole number from 1 to 999")
     .default('auto')
     .transform((value) => (value === 'auto' ? ('auto' as const) : Number(value))),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty'], { error: 'must be auto, json or pretty' }).default('auto'),
   BULKORDER_TOKEN_AUTH: z.enum(['body', 'basic'], { error: 'must be body or basic' }).default('body'),
   BULKORDER_HTTP_CONNECT_TIMEOUT_MS: milliseconds(10 * SECOND),
@@ -129,38 +174,83 @@ export const schema = z.object({
   BULKORDER_BREAKER_ALERT_AFTER_MS: milliseconds(1800 * SECOND),
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
-  BULKORDER_DASHBOARD_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)').max(1000, 'is longer than 1000 characters').transform((value) => new Secret(value)).optional(),
+  BULKORDER_DASHBOARD_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)')
+    .max(1000, 'is longer than 1000 characters')
+    .transform((value) => new Secret(value))
+    .optional(),
   BULKORDER_UPLOAD_MAX_BYTES: count(200 * 1024 * 1024, 1, 64 * 1024 * 1024 * 1024),
-  BULKORDER_DASHBOARD_URL: z.string().url('must be a URL, e.g. https://bulkorder.example.com').transform((value) => value.replace(/\/+$/, '')).optional(),
+  BULKORDER_DASHBOARD_URL: z
+    .string()
+    .url('must be a URL, e.g. https://bulkorder.example.com')
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
   BULKORDER_DASHBOARD_HOSTS: z
     .string()
     .default('')
-    .transform((value) => value.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== ''))
-    .pipe(z.array(z.string().regex(/^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/, 'must be host names (dash.example.com), *.domain, [IPv6] or *, comma-separated'))),
-  BULKORDER_NOTIFY_URLS: z.string().transform((value, ctx) => {
-    const urls = value.split(',').map((u) => u.trim()).filter((u) => u !== '');
-    for (const [i, u] of urls.entries()) {
-      // A `slack:`, `teams:` or `json:` before the URL picks the payload (src/notify/webhookPayload.ts); Teams workflow URLs carry their signature in the query.
-      const problem = urlProblem(u.replace(/^(slack|teams|json):(?=https?:\/\/)/i, ''), { allowQuery: true });
-      // The URL itself is not echoed: webhook URLs carry their secret in the path.
-      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `URL ${i + 1} ${problem}` });
-    }
-    return urls.map((u) => new Secret(u));
-  }).optional(),
+    .transform((value) =>
+      value
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => h !== ''),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/,
+            'must be host names (dash.example.com), *.domain, [IPv6] or *, comma-separated',
+          ),
+      ),
+    ),
+  BULKORDER_NOTIFY_URLS: z
+    .string()
+    .transform((value, ctx) => {
+      const urls = value
+        .split(',')
+        .map((u) => u.trim())
+        .filter((u) => u !== '');
+      for (const [i, u] of urls.entries()) {
+        // A `slack:`, `teams:` or `json:` before the URL picks the payload (src/notify/webhookPayload.ts); Teams workflow URLs carry their signature in the query.
+        const problem = urlProblem(u.replace(/^(slack|teams|json):(?=https?:\/\/)/i, ''), { allowQuery: true });
+        // The URL itself is not echoed: webhook URLs carry their secret in the path.
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `URL ${i + 1} ${problem}` });
+      }
+      return urls.map((u) => new Secret(u));
+    })
+    .optional(),
   BULKORDER_NOTIFY_TIMEOUT_MS: milliseconds(5 * SECOND),
-  BULKORDER_NOTIFY_SMTP_HOST: z.string().regex(/^[A-Za-z0-9.:[\]-]{1,253}$/, 'must be a host name or address').optional(),
+  BULKORDER_NOTIFY_SMTP_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.:[\]-]{1,253}$/, 'must be a host name or address')
+    .optional(),
   BULKORDER_NOTIFY_SMTP_PORT: count(587, 1, 65535),
-  BULKORDER_NOTIFY_SMTP_SECURE: z.enum(['yes', 'no'], { error: 'must be yes (TLS from the start, port 465) or no (STARTTLS when offered)' }).default('no'),
+  BULKORDER_NOTIFY_SMTP_SECURE: z
+    .enum(['yes', 'no'], { error: 'must be yes (TLS from the start, port 465) or no (STARTTLS when offered)' })
+    .default('no'),
   BULKORDER_NOTIFY_SMTP_USER: z.string().max(200).optional(),
   BULKORDER_NOTIFY_SMTP_PASSWORD: clientSecret.optional(),
   BULKORDER_NOTIFY_SMTP_FROM: z.string().email('must be an e-mail address').optional(),
   BULKORDER_NOTIFY_SMTP_TO: z
     .string()
-    .transform((value) => value.split(',').map((a) => a.trim()).filter((a) => a !== ''))
-    .pipe(z.array(z.string().email('must be a comma-separated list of e-mail addresses')).min(1, 'must name at least one address'))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== ''),
+    )
+    .pipe(
+      z
+        .array(z.string().email('must be a comma-separated list of e-mail addresses'))
+        .min(1, 'must name at least one address'),
+    )
     .optional(),
   BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error,errors.0.code'),
-  BULKORDER_ERROR_MESSAGE_FIELDS: fieldList('message,error_description,detail,error.message,errors.0.message,errors.0.detail,title'),
+  BULKORDER_ERROR_MESSAGE_FIELDS: fieldList(
+    'message,error_description,detail,error.message,errors.0.message,errors.0.detail,title',
+  ),
   BULKORDER_REMOTE_ID_FIELDS: fieldList('orderId,id,orderNumber,order.id,data.orderId,data.id'),
   BULKORDER_CUSTOMER_ID_FIELDS: fieldList('customerId,id,customer.id,data.customerId'),
   BULKORDER_LOGIN_URL_FIELDS: fieldList('loginUrl,url,redirectUrl,loginURL,data.loginUrl'),
@@ -181,8 +271,10 @@ function urlProblem(value: string, options: { allowQuery?: boolean } = {}): stri
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must start with https://';
   if (parsed.username !== '' || parsed.password !== '') return 'must not contain credentials';
-  if ((parsed.search !== '' && options.allowQuery !== true) || parsed.hash !== '') return 'must not have a query or fragment';
-  if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) return 'http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost); use https://';
+  if ((parsed.search !== '' && options.allowQuery !== true) || parsed.hash !== '')
+    return 'must not have a query or fragment';
+  if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname))
+    return 'http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost); use https://';
   return undefined;
 }
 
@@ -195,7 +287,8 @@ function isLoopback(hostname: string): boolean {
 
 function userAgentProblem(value: string): string | undefined {
   if (value.length > 100) return 'is longer than 100 characters';
-  if (!USER_AGENT_FORMAT.test(value)) return 'must look like <brand>-<CompanyName> (letters and digits, one dash after the brand), e.g. Acme-AcmeTradingBV';
+  if (!USER_AGENT_FORMAT.test(value))
+    return 'must look like <brand>-<CompanyName> (letters and digits, one dash after the brand), e.g. Acme-AcmeTradingBV';
   const brand = value.slice(0, value.indexOf('-')).toLowerCase();
   if (LIBRARY_BRANDS.has(brand)) return `must name your brand and company, not "${brand}"`;
   return undefined;

@@ -11,7 +11,10 @@ const SERIES = [
  * Orders delivered, refused (dead-lettered) and held per minute over 24 hours, as an inline SVG:
  * no script, no chart library. One x unit per minute.
  */
-export function activityChart(points: readonly MinutePoint[], latency: { p50Ms: number | undefined; p95Ms: number | undefined }): Safe {
+export function activityChart(
+  points: readonly MinutePoint[],
+  latency: { p50Ms: number | undefined; p95Ms: number | undefined },
+): Safe {
   const height = 100;
   const max = Math.max(1, ...points.flatMap((p) => [p.delivered, p.refused, p.held]));
   const totals = Object.fromEntries(SERIES.map(([name]) => [name, points.reduce((sum, p) => sum + p[name], 0)]));

@@ -11,10 +11,22 @@ import { formatAge } from '../deadLetter/formatParked.js';
 import { causeTable } from './causeTable.js';
 
 /** `/batches`: the most recent batches, 50 a page. */
-export async function batchesPage(target: DashboardTarget, ctx: PageContext, after: string | undefined): Promise<string> {
-  const { batches, next } = await target.services.batches.page({ ...(after === undefined ? {} : { after }), limit: PAGE_SIZE });
+export async function batchesPage(
+  target: DashboardTarget,
+  ctx: PageContext,
+  after: string | undefined,
+): Promise<string> {
+  const { batches, next } = await target.services.batches.page({
+    ...(after === undefined ? {} : { after }),
+    limit: PAGE_SIZE,
+  });
   const query = { ...(ctx.kind === 'accounts' ? { kind: 'accounts' } : {}) };
-  return page(ctx, 'Batches', h`${batchTable(batches, ctx)}${pager('/batches', query, next, after === undefined)}`, after === undefined ? { refreshSeconds: 10 } : {});
+  return page(
+    ctx,
+    'Batches',
+    h`${batchTable(batches, ctx)}${pager('/batches', query, next, after === undefined)}`,
+    after === undefined ? { refreshSeconds: 10 } : {},
+  );
 }
 
 /**
@@ -27,7 +39,14 @@ export async function batchFiles(batch: Batch): Promise<{ results?: string; reje
   const found: { results?: string; rejects?: string } = {};
   for (const which of ['results', 'rejects'] as const) {
     const path = paths[which];
-    if (path !== undefined && (await access(path).then(() => true, () => false))) found[which] = path;
+    if (
+      path !== undefined &&
+      (await access(path).then(
+        () => true,
+        () => false,
+      ))
+    )
+      found[which] = path;
   }
   return found;
 }
@@ -46,7 +65,8 @@ export async function batchPage(target: DashboardTarget, ctx: PageContext, batch
   const problems = [...dead.items, ...held.items].slice(0, PAGE_SIZE);
   const total = batch.dead + batch.held;
   const base = `/batches/${encodeURIComponent(batch.id)}`;
-  const listQuery = (path: string) => `${path}?${new URLSearchParams({ batch: batch.id, ...(ctx.kind === 'accounts' ? { kind: 'accounts' } : {}) }).toString()}`;
+  const listQuery = (path: string) =>
+    `${path}?${new URLSearchParams({ batch: batch.id, ...(ctx.kind === 'accounts' ? { kind: 'accounts' } : {}) }).toString()}`;
   const body = h`
 ${attention(batch) ? h`<p class="breaker" data-test="attention"><strong>Needs attention:</strong> ${batch.importState === 'failed' ? 'the import failed; ' : ''}${batch.dead} dead-lettered, ${batch.held} held for review, ${batch.rejected} rows rejected${batch.skippedHeld > 0 ? `, ${batch.skippedHeld} skipped as held` : ''}.</p>` : ''}
 <table><tr><th style="width:160px">file</th><td>${batch.file}</td></tr><tr><th>sha256</th><td>${batch.sha256 || '-'}</td></tr>
@@ -67,15 +87,21 @@ ${parkedTable(problems, ctx)}`;
 }
 
 /** Dead letters and held orders, personal data masked; the order page shows the rest. */
-export function parkedTable(items: readonly ParkedItem[], ctx: PageContext, options: { selectable?: boolean } = {}): Safe {
+export function parkedTable(
+  items: readonly ParkedItem[],
+  ctx: PageContext,
+  options: { selectable?: boolean } = {},
+): Safe {
   if (items.length === 0) return h`<p data-test="parked-empty">None.</p>`;
   const now = Date.now();
   const k = kindQuery(ctx.kind);
   return h`<table data-test="parked"><tr>${options.selectable === true ? h`<th style="width:24px"><span title="select">✓</span></th>` : ''}<th>order key</th><th>outcome</th><th>batch</th><th style="width:90px">answer</th><th>message</th><th>recipient</th><th>source</th><th style="width:70px">age</th><th style="width:80px">ledger now</th></tr>
-${items.map(({ record, entry }) => h`<tr data-key="${record.key}">
+${items.map(
+  ({ record, entry }) => h`<tr data-key="${record.key}">
 ${options.selectable === true ? h`<td><input type="checkbox" name="keys" value="${record.key}" form="bulk" aria-label="select ${record.key}"></td>` : ''}
 <td><a href="/orders/${encodeURIComponent(record.key)}${k}">${record.key}</a>${record.orderRef === undefined ? '' : h`<br><small>ref ${record.orderRef}</small>`}</td>
 <td>${record.kind === 'dead' ? 'dead-lettered' : 'held'}</td><td><a href="/batches/${encodeURIComponent(record.batchId)}${k}">${record.batchId}</a></td>
 <td>${record.httpStatus ?? '-'}<br><small>${record.code ?? '-'}</small></td><td>${record.message ?? record.reason}</td><td>${maskedWho(record.payload)}</td>
-<td>${basename(record.file)}:${record.lines.join(',')}</td><td>${formatAge(now - record.parkedAt)}</td><td>${entry?.state ?? 'forgotten'}</td></tr>`)}</table>`;
+<td>${basename(record.file)}:${record.lines.join(',')}</td><td>${formatAge(now - record.parkedAt)}</td><td>${entry?.state ?? 'forgotten'}</td></tr>`,
+)}</table>`;
 }

@@ -23,20 +23,45 @@ export interface BreakerBannerView {
 }
 
 /** The breaker's view (readBreakerView) as the banner's: closed but failing under the threshold is `degraded`. */
-export function bannerView(view: BreakerView, extra: Pick<BreakerBannerView, 'waiting' | 'burst' | 'pausedBy'>): BreakerBannerView {
+export function bannerView(
+  view: BreakerView,
+  extra: Pick<BreakerBannerView, 'waiting' | 'burst' | 'pausedBy'>,
+): BreakerBannerView {
   const breaker = view.status;
   if (view.state === 'closed' && view.degraded !== undefined) {
-    return { state: 'degraded', reason: view.degraded.text, degradedShare: view.degraded.share, since: undefined, nextTrialAt: undefined, overdue: false, ...extra };
+    return {
+      state: 'degraded',
+      reason: view.degraded.text,
+      degradedShare: view.degraded.share,
+      since: undefined,
+      nextTrialAt: undefined,
+      overdue: false,
+      ...extra,
+    };
   }
-  return { state: breaker.state, reason: breaker.reason ?? breaker.signature, since: breaker.since, nextTrialAt: view.nextTrialAt, overdue: breaker.overdue, ...extra };
+  return {
+    state: breaker.state,
+    reason: breaker.reason ?? breaker.signature,
+    since: breaker.since,
+    nextTrialAt: view.nextTrialAt,
+    overdue: breaker.overdue,
+    ...extra,
+  };
 }
 
 /** The breaker's state, what it saw, its next trial and what waits; a person's pause above it. */
 export function breakerBanner(view: BreakerBannerView): Safe {
-  const pause = view.pausedBy === undefined ? h`` : h`<div class="breaker" data-test="paused">Delivery paused by ${view.pausedBy.by} since ${time(view.pausedBy.at)}: <code>bulkorder resume</code> resumes it.</div>`;
-  const waits = [view.waiting === undefined ? '' : `${view.waiting} jobs waiting or delayed`, view.burst === 0 ? '' : `${view.burst} dead letters go back when it closes`].filter((s) => s !== '');
+  const pause =
+    view.pausedBy === undefined
+      ? h``
+      : h`<div class="breaker" data-test="paused">Delivery paused by ${view.pausedBy.by} since ${time(view.pausedBy.at)}: <code>bulkorder resume</code> resumes it.</div>`;
+  const waits = [
+    view.waiting === undefined ? '' : `${view.waiting} jobs waiting or delayed`,
+    view.burst === 0 ? '' : `${view.burst} dead letters go back when it closes`,
+  ].filter((s) => s !== '');
   const what = waits.length === 0 ? h`` : h` Waiting: ${waits.join('; ')}.`;
-  if (view.state === 'closed') return h`${pause}<p class="ok" data-test="breaker">Circuit breaker closed: delivering.</p>`;
+  if (view.state === 'closed')
+    return h`${pause}<p class="ok" data-test="breaker">Circuit breaker closed: delivering.</p>`;
   if (view.state === 'degraded') {
     const share = view.degradedShare === undefined ? '' : `: ${Math.round(view.degradedShare * 100)}% failing`;
     return h`${pause}<div class="breaker" data-test="breaker"><strong>${view.reason ?? `API failing${share}`}</strong> (the breaker is still closed).${what}</div>`;

@@ -32,12 +32,17 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
   const ledger = target.services.ledger;
   switch (verb) {
     case 'retry': {
-      const items = (await target.dead.select(filter)).filter((item) => item.entry === undefined || item.entry.state === 'dead');
+      const items = (await target.dead.select(filter)).filter(
+        (item) => item.entry === undefined || item.entry.state === 'dead',
+      );
       return requeued('retried', await retryDeadLetters(items, target.requeue));
     }
     case 'purge': {
       const items = await target.dead.select(filter);
-      const purged = await ledger.purgeParked('dead', items.map((item) => item.record.key));
+      const purged = await ledger.purgeParked(
+        'dead',
+        items.map((item) => item.record.key),
+      );
       return `Purged ${purged} dead letter${purged === 1 ? '' : 's'}; they were not sent (importing them again sends them).`;
     }
     case 'release': {
@@ -46,7 +51,10 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
     }
     case 'resolve': {
       const items = await target.held.select(filter);
-      const outcomes = await resolveHeld(items, ledger, { ...review(form), ...(form.remoteId === undefined ? {} : { remoteId: form.remoteId }) });
+      const outcomes = await resolveHeld(items, ledger, {
+        ...review(form),
+        ...(form.remoteId === undefined ? {} : { remoteId: form.remoteId }),
+      });
       const resolved = outcomes.filter((o) => o.outcome === 'resolved').length;
       const moved = outcomes.filter((o) => o.outcome !== 'resolved').map((o) => `${o.key} is ${o.outcome} now`);
       return `Resolved as delivered by ${form.by}: ${resolved}.${moved.length === 0 ? '' : ` Not resolved: ${moved.join('; ')}.`}`;
@@ -57,12 +65,19 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
 }
 
 /** Dead letters matching the filter as the CLI's export writes them; with several column sets, file `part` (1-based). */
-export async function exportCsv(target: DashboardTarget, filter: ParkedFilter, part: number): Promise<{ csv: Buffer; parts: number } | undefined> {
+export async function exportCsv(
+  target: DashboardTarget,
+  filter: ParkedFilter,
+  part: number,
+): Promise<{ csv: Buffer; parts: number } | undefined> {
   const items = await target.dead.select(filter);
   if (items.length === 0) return undefined;
   const dir = await mkdtemp(join(tmpdir(), 'bulkorder-export-'));
   try {
-    const files = await exportDeadLetters(items, target.services.batches, { outPath: join(dir, 'dead-letters.csv'), rebuild: target.services.kind.rebuildRows });
+    const files = await exportDeadLetters(items, target.services.batches, {
+      outPath: join(dir, 'dead-letters.csv'),
+      rebuild: target.services.kind.rebuildRows,
+    });
     const file = files[Math.min(Math.max(part, 1), files.length) - 1]!;
     return { csv: await readFile(file.path), parts: files.length };
   } finally {
@@ -77,7 +92,9 @@ export async function exportCsv(target: DashboardTarget, filter: ParkedFilter, p
 export async function purgeConfirmPage(target: DashboardTarget, ctx: PageContext, form: ActionForm): Promise<string> {
   const selected = form.action === 'purge-selected';
   const fields = Object.entries(pickFilter(form)).filter((e): e is [string, string] => e[1] !== undefined);
-  const count = selected ? form.keys.length : (await target.dead.causes(parkedFilterFromFlags(pickFilter(form)))).reduce((sum, c) => sum + c.count, 0);
+  const count = selected
+    ? form.keys.length
+    : (await target.dead.causes(parkedFilterFromFlags(pickFilter(form)))).reduce((sum, c) => sum + c.count, 0);
   const back = `/dead-letters?${new URLSearchParams([...fields, ...(ctx.kind === 'accounts' ? [['kind', 'accounts'] as [string, string]] : [])]).toString()}`;
   const body = h`<div class="breaker" data-test="purge-confirm"><p><strong>Purge ${count} dead letter${count === 1 ? '' : 's'}?</strong>
 They are not sent, and their records (the payload and source rows) are gone for good; importing the orders again sends them.</p>
@@ -90,7 +107,9 @@ ${fields.map(([name, value]) => h`<input type="hidden" name="${name}" value="${v
 
 function pickFilter(form: ActionForm): FilterFields {
   const { batch, status, code, olderThan, newerThan, cause } = form;
-  return Object.fromEntries(Object.entries({ batch, status, code, olderThan, newerThan, cause }).filter(([, v]) => v !== undefined));
+  return Object.fromEntries(
+    Object.entries({ batch, status, code, olderThan, newerThan, cause }).filter(([, v]) => v !== undefined),
+  );
 }
 
 function review(form: ActionForm): { by: string; note?: string } {

@@ -27,7 +27,8 @@ export class DashboardAuth {
   caller(authorization: string | undefined): Caller {
     if (this.token === undefined || authorization === undefined) return { authenticated: false, user: 'dashboard' };
     const [scheme, value = ''] = authorization.split(' ', 2);
-    if (scheme?.toLowerCase() === 'bearer') return { authenticated: sameText(value.trim(), this.token.reveal()), user: 'dashboard' };
+    if (scheme?.toLowerCase() === 'bearer')
+      return { authenticated: sameText(value.trim(), this.token.reveal()), user: 'dashboard' };
     if (scheme?.toLowerCase() === 'basic') {
       const decoded = Buffer.from(value.trim(), 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
@@ -68,6 +69,9 @@ function sameText(a: string, b: string): boolean {
 }
 
 function safeUser(user: string): string {
-  const cleaned = user.replace(/[^\p{L}\p{N}._@ -]/gu, '').slice(0, 64).trim();
+  const cleaned = user
+    .replace(/[^\p{L}\p{N}._@ -]/gu, '')
+    .slice(0, 64)
+    .trim();
   return cleaned === '' ? 'dashboard' : cleaned;
 }

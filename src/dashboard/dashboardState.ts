@@ -35,8 +35,12 @@ export interface DashboardState {
 /** Opens the orders' services and, with Cafetariaplan credentials, the accounts'. */
 export async function openDashboardState(config: Config, logger: Logger): Promise<DashboardState> {
   const orders = await openTarget(config, logger, 'orders');
-  const accounts = config.credentials.cafetariaplan === undefined ? undefined : await openTarget(config, logger, 'accounts');
-  const scheduleQueue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: orders.services.redis, prefix: redisPrefix(config) });
+  const accounts =
+    config.credentials.cafetariaplan === undefined ? undefined : await openTarget(config, logger, 'accounts');
+  const scheduleQueue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
+    connection: orders.services.redis,
+    prefix: redisPrefix(config),
+  });
   scheduleQueue.on('error', () => undefined);
   const stateTargets: StateTarget[] = [{ api: 'business', services: orders.services }];
   if (accounts !== undefined) stateTargets.push({ api: 'cafetariaplan', services: accounts.services });

@@ -69,7 +69,12 @@ export function csrfField(ctx: PageContext): Safe {
 }
 
 export function time(ms: number | undefined): string {
-  return ms === undefined || !Number.isFinite(ms) || ms <= 0 ? '-' : new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return ms === undefined || !Number.isFinite(ms) || ms <= 0
+    ? '-'
+    : new Date(ms)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z');
 }
 
 /** A batch's counts as the outcome bar reads them. */
@@ -92,15 +97,23 @@ const SEGMENTS = ['delivered', 'dead', 'held', 'rejected'] as const;
 export function outcomeBar(b: BarCounts): Safe {
   const total = b.enqueued + b.rejected;
   const done = b.delivered + b.dead + b.held;
-  if (b.importState === 'failed') return h`<span class="bad" data-test="bar">import failed</span> ${done}/${b.enqueued} queued ended`;
+  if (b.importState === 'failed')
+    return h`<span class="bad" data-test="bar">import failed</span> ${done}/${b.enqueued} queued ended`;
   const width = (n: number) => (total === 0 ? 0 : Math.round((n / total) * 1000) / 10);
   const title = SEGMENTS.map((s) => `${b[s]} ${s}`).join(', ');
   return h`<span class="bar" data-test="bar" title="${title}">${SEGMENTS.map((s) => (b[s] === 0 ? '' : h`<span class="${s}" style="width:${width(b[s])}%"></span>`))}</span> ${done}/${b.enqueued}`;
 }
 
 /** A "next page" link for cursor paging, keeping the page's other query parameters. */
-export function pager(path: string, query: Record<string, string | undefined>, next: string | undefined, first: boolean): Safe {
-  const keep = Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '' && e[0] !== 'after');
+export function pager(
+  path: string,
+  query: Record<string, string | undefined>,
+  next: string | undefined,
+  first: boolean,
+): Safe {
+  const keep = Object.entries(query).filter(
+    (e): e is [string, string] => e[1] !== undefined && e[1] !== '' && e[0] !== 'after',
+  );
   const link = (extra: [string, string][]) => `${path}?${new URLSearchParams([...keep, ...extra]).toString()}`;
   return h`<p class="pager" data-test="pager">${first ? '' : h`<a href="${link([])}">first page</a> `}${next === undefined ? (first ? '' : '· last page') : h`<a href="${link([['after', next]])}" data-test="next-page">next ${PAGE_SIZE} →</a>`}</p>`;
 }
@@ -111,7 +124,9 @@ export const PAGE_SIZE = 50;
 /** The recipient of an order (or the employee of an account) masked as the CLI masks it: lists never show personal data. */
 export function maskedWho(payload: unknown): string {
   const flat = flatten(payload);
-  const name = [flat.firstName, flat.lastName].filter((v): v is string => typeof v === 'string').map((v, i) => maskValue(i === 0 ? 'firstName' : 'lastName', v));
+  const name = [flat.firstName, flat.lastName]
+    .filter((v): v is string => typeof v === 'string')
+    .map((v, i) => maskValue(i === 0 ? 'firstName' : 'lastName', v));
   const email = typeof flat.email === 'string' ? maskValue('email', flat.email) : '';
   return [name.join(' '), email].filter((s) => s !== '').join(', ');
 }

@@ -36,8 +36,12 @@ ${breakerBanner(bannerView(breaker, { waiting: queue === undefined ? undefined :
 </div>
 ${activityChart(activity.points, activity)}
 <h2>Live workers (${health.workers.length})</h2>
-${health.workers.length === 0 ? h`<p class="warn">No worker is connected: queued ${ctx.kind === 'orders' ? 'orders' : 'accounts'} wait. Start <code>bulkorder worker</code>.</p>` : h`<table><tr><th>host</th><th>pid</th><th>concurrency</th><th>running since</th></tr>
-${health.workers.map((w) => h`<tr><td>${w.host}</td><td>${w.pid}</td><td>${w.concurrency}</td><td>${time(w.since)}</td></tr>`)}</table>`}
+${
+  health.workers.length === 0
+    ? h`<p class="warn">No worker is connected: queued ${ctx.kind === 'orders' ? 'orders' : 'accounts'} wait. Start <code>bulkorder worker</code>.</p>`
+    : h`<table><tr><th>host</th><th>pid</th><th>concurrency</th><th>running since</th></tr>
+${health.workers.map((w) => h`<tr><td>${w.host}</td><td>${w.pid}</td><td>${w.concurrency}</td><td>${time(w.since)}</td></tr>`)}</table>`
+}
 <h2>Recent batches</h2>
 ${batchTable(batches, ctx)}`;
   return page(ctx, 'Overview', body, { refreshSeconds: 10 });
@@ -49,7 +53,9 @@ export function batchTable(batches: readonly Batch[], ctx: PageContext): Safe {
   const k = kindQuery(ctx.kind);
   return h`<table data-test="batches"><tr><th>batch</th><th>file</th><th>sha256</th><th>started</th><th>state</th><th>progress <small class="legend"><span class="ok">■ delivered</span> <span class="bad">■ dead</span> <span class="warn">■ held</span> <span style="color:#7b5ea7">■ rejected</span></small></th><th>delivered</th><th>dead</th><th>held</th><th>rejected</th><th>skipped</th></tr>
 ${batches.map(
-  (b) => h`<tr class="${attention(b) ? 'attention' : ''}" data-batch="${b.id}"><td>${attention(b) ? h`<span class="attention-mark" data-test="attention">needs attention</span><br>` : ''}<a href="/batches/${encodeURIComponent(b.id)}${k}">${b.id}</a></td><td title="${b.file}">${basename(b.file)}</td><td title="${b.sha256}">${b.sha256.slice(0, 12)}</td><td>${time(b.startedAt)}</td>
+  (
+    b,
+  ) => h`<tr class="${attention(b) ? 'attention' : ''}" data-batch="${b.id}"><td>${attention(b) ? h`<span class="attention-mark" data-test="attention">needs attention</span><br>` : ''}<a href="/batches/${encodeURIComponent(b.id)}${k}">${b.id}</a></td><td title="${b.file}">${basename(b.file)}</td><td title="${b.sha256}">${b.sha256.slice(0, 12)}</td><td>${time(b.startedAt)}</td>
 <td>${stateOf(b)}</td><td>${outcomeBar(b)}</td><td class="ok">${b.delivered}</td><td class="${b.dead > 0 ? 'bad' : ''}">${b.dead}</td><td class="${b.held > 0 ? 'warn' : ''}">${b.held}</td><td>${b.rejected}</td><td>${b.skippedDelivered + b.skippedHeld + b.skippedQueued}</td></tr>`,
 )}</table>`;
 }
@@ -58,7 +64,11 @@ ${batches.map(
 export function stateOf(batch: Batch): string {
   if (batch.importState === 'failed') return 'import failed';
   if (batch.importState === 'importing') return 'importing';
-  return isSettled(batch) ? (batch.dead + batch.held + batch.rejected > 0 ? 'settled, needs attention' : 'settled') : 'delivering';
+  return isSettled(batch)
+    ? batch.dead + batch.held + batch.rejected > 0
+      ? 'settled, needs attention'
+      : 'settled'
+    : 'delivering';
 }
 
 /** A batch a person must look at: its import failed, or it dead-lettered, held or rejected something. */

@@ -22,16 +22,31 @@ export interface FilterFields {
  * `/dead-letters` and `/held`: a filter, the matching records grouped by cause (each group with its
  * actions), then the records themselves 50 a page (cursor `after`), and the bulk actions.
  */
-export async function parkedListPage(target: DashboardTarget, ctx: PageContext, which: 'dead' | 'held', filter: ParkedFilter, fields: FilterFields, after: string | undefined): Promise<string> {
+export async function parkedListPage(
+  target: DashboardTarget,
+  ctx: PageContext,
+  which: 'dead' | 'held',
+  filter: ParkedFilter,
+  fields: FilterFields,
+  after: string | undefined,
+): Promise<string> {
   const store = which === 'dead' ? target.dead : target.held;
   // Groups and counts read every matching record: the first page shows them, later pages cost only their own.
   const first = after === undefined;
-  const [causes, all, { items, next }] = await Promise.all([first ? store.causes(filter) : [], first ? store.count() : 0, store.page(filter, { ...(first ? {} : { after }), limit: PAGE_SIZE })]);
+  const [causes, all, { items, next }] = await Promise.all([
+    first ? store.causes(filter) : [],
+    first ? store.count() : 0,
+    store.page(filter, { ...(first ? {} : { after }), limit: PAGE_SIZE }),
+  ]);
   const matched = causes.reduce((sum, c) => sum + c.count, 0);
   const path = which === 'dead' ? '/dead-letters' : '/held';
   const kindField = ctx.kind === 'accounts' ? { kind: 'accounts' } : {};
-  const query = new URLSearchParams(Object.entries({ ...fields, ...kindField }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
-  const hidden = Object.entries(fields).filter(([, v]) => v !== undefined && v !== '').map(([name, v]) => h`<input type="hidden" name="${name}" value="${v}">`);
+  const query = new URLSearchParams(
+    Object.entries({ ...fields, ...kindField }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''),
+  );
+  const hidden = Object.entries(fields)
+    .filter(([, v]) => v !== undefined && v !== '')
+    .map(([name, v]) => h`<input type="hidden" name="${name}" value="${v}">`);
   const filterForm = h`<form method="get" action="${path}"><fieldset><legend>Filter</legend>
 ${ctx.kind === 'accounts' ? h`<input type="hidden" name="kind" value="accounts">` : ''}${fields.cause === undefined ? '' : h`<input type="hidden" name="cause" value="${fields.cause}">`}
 batch <input name="batch" value="${fields.batch ?? ''}" size="24"> HTTP status <input name="status" value="${fields.status ?? ''}" size="5" placeholder="422|none">
@@ -50,7 +65,10 @@ note <input name="note" size="30" placeholder="why (recorded)"> by <input name="
 <button name="action" value="release-selected" data-test="release-selected">Not there: release selected (send again)</button>
 remote id <input name="remoteId" size="14">
 <button name="action" value="resolve-selected" data-test="resolve-selected">There: resolve selected as delivered</button></fieldset></form>`;
-  const exportLink = which === 'dead' ? h` · <a href="/dead-letters/export.csv?${query.toString()}" data-test="export">export CSV (original columns + errors, to fix and re-import)</a>` : '';
+  const exportLink =
+    which === 'dead'
+      ? h` · <a href="/dead-letters/export.csv?${query.toString()}" data-test="export">export CSV (original columns + errors, to fix and re-import)</a>`
+      : '';
   const body = h`${filterForm}
 <p data-test="matched">${first ? `${matched} match (${all} in all)` : h`continued: <a href="${path}?${query.toString()}">first page</a> has the counts and groups`}${fields.cause === undefined ? '' : h` · one cause: <a href="${path}?${new URLSearchParams(Object.entries({ ...fields, cause: undefined, ...kindField }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '')).toString()}">all causes</a>`}${exportLink}</p>
 ${causes.length === 0 ? '' : h`<h2>By cause (${causes.length})</h2>${causeTable(causes, ctx, path, { ...fields, cause: undefined })}`}
@@ -63,28 +81,37 @@ ${pager(path, { ...fields, ...kindField }, next, after === undefined)}`;
 
 /** `/orders/:key`: everything about one order, personal data included (its own page only). */
 export async function orderPage(target: DashboardTarget, ctx: PageContext, key: string): Promise<string | undefined> {
-  const [entry, dead, held] = await Promise.all([target.services.ledger.get(key), target.dead.get(key), target.held.get(key)]);
+  const [entry, dead, held] = await Promise.all([
+    target.services.ledger.get(key),
+    target.dead.get(key),
+    target.held.get(key),
+  ]);
   if (entry === undefined && dead === undefined && held === undefined) return undefined;
   const parked = dead ?? held;
   const r = parked?.record;
   const columns = r === undefined ? undefined : (await target.services.batches.get(r.batchId))?.columns;
-  const action = !ctx.canAct || parked === undefined
-    ? ''
-    : r?.kind === 'dead'
-      ? h`<form method="post" action="/dead-letters/action">${csrfField(ctx)}<input type="hidden" name="keys" value="${key}">
+  const action =
+    !ctx.canAct || parked === undefined
+      ? ''
+      : r?.kind === 'dead'
+        ? h`<form method="post" action="/dead-letters/action">${csrfField(ctx)}<input type="hidden" name="keys" value="${key}">
 <button name="action" value="retry-selected" data-test="retry-one">Retry</button> <button name="action" value="purge-selected">Purge</button></form>`
-      : h`<form method="post" action="/held/action">${csrfField(ctx)}<input type="hidden" name="keys" value="${key}"><fieldset><legend>Decide</legend>
+        : h`<form method="post" action="/held/action">${csrfField(ctx)}<input type="hidden" name="keys" value="${key}"><fieldset><legend>Decide</legend>
 note <input name="note" size="30"> by <input name="by" value="${ctx.caller.user}" size="12"> <button name="action" value="release-selected">Release (send again)</button>
 remote id <input name="remoteId" size="14"> <button name="action" value="resolve-selected">Resolve as delivered</button></fieldset></form>`;
   const body = h`${ledgerTable(entry)}
-${r === undefined ? '' : h`<h2>${r.kind === 'dead' ? 'Dead letter' : 'Held for review'}</h2>
+${
+  r === undefined
+    ? ''
+    : h`<h2>${r.kind === 'dead' ? 'Dead letter' : 'Held for review'}</h2>
 <table><tr><th>why</th><td>${r.reason}</td></tr><tr><th>answer</th><td>HTTP ${r.httpStatus ?? '-'} ${r.code ?? ''} ${r.message ?? ''}</td></tr>
 <tr><th>source</th><td>${r.file}, lines ${r.lines.join(', ')}${r.orderRef === undefined ? '' : `, orderRef ${r.orderRef}`}</td></tr>
 <tr><th>attempts</th><td>${r.attempts}, parked ${time(r.parkedAt)}</td></tr></table>
 ${action}
 ${r.body === undefined ? '' : h`<h3>Error body${r.bodyTruncated === true ? ' (truncated)' : ''}</h3><pre data-test="error-body">${typeof r.body === 'string' ? r.body : JSON.stringify(r.body, null, 2)}</pre>`}
 <h3>Payload</h3><pre>${JSON.stringify(r.payload, null, 2)}</pre>
-<h3>Source rows</h3><pre data-test="source-rows">${sourceRows(r, columns, target)}</pre>`}`;
+<h3>Source rows</h3><pre data-test="source-rows">${sourceRows(r, columns, target)}</pre>`
+}`;
   return page(ctx, `Order ${key}`, body);
 }
 
@@ -100,7 +127,13 @@ ${entry.review === undefined ? '' : h`<tr><th>review</th><td>${entry.review.acti
 
 /** The record's rows as its input had them: kept cells, or rebuilt through its kind when the job left them out. */
 function sourceRows(r: ParkedRecord<unknown>, columns: readonly string[] | undefined, target: DashboardTarget): string {
-  const source = r.cells.length > 0 ? { columns, rows: r.cells } : originalRows(r, columns, target.services.kind.rebuildRows);
+  const source =
+    r.cells.length > 0 ? { columns, rows: r.cells } : originalRows(r, columns, target.services.kind.rebuildRows);
   const names = source.columns;
-  return source.rows.map((row, i) => `line ${r.lines[i] ?? r.lines[0] ?? '?'}: ${(names !== undefined && names.length === row.length ? row.map((v, c) => `${names[c]}=${v}`) : row).join(', ')}`).join('\n');
+  return source.rows
+    .map(
+      (row, i) =>
+        `line ${r.lines[i] ?? r.lines[0] ?? '?'}: ${(names !== undefined && names.length === row.length ? row.map((v, c) => `${names[c]}=${v}`) : row).join(', ')}`,
+    )
+    .join('\n');
 }

@@ -51,7 +51,13 @@ async function answers(redis: RedisClient): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS)));
   try {
-    return await Promise.race([redis.ping().then(() => true, () => false), timeout]);
+    return await Promise.race([
+      redis.ping().then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -44,8 +44,12 @@ export async function searchPage(state: DashboardState, ctx: PageContext, q: str
     }
   }
   const body = h`<p>${hits.length} found for <code>${q}</code> (order key, or orderRef across all batches).</p>
-${hits.length === 0 ? '' : h`<table data-test="hits"><tr><th>key</th><th>kind</th><th>ledger state</th><th>batch</th></tr>
-${hits.map((hit) => h`<tr><td><a href="/orders/${encodeURIComponent(hit.key)}${hit.kind === 'accounts' ? '?kind=accounts' : ''}">${hit.key}</a></td><td>${hit.kind}</td><td>${hit.state}</td><td>${hit.batchId}</td></tr>`)}</table>`}`;
+${
+  hits.length === 0
+    ? ''
+    : h`<table data-test="hits"><tr><th>key</th><th>kind</th><th>ledger state</th><th>batch</th></tr>
+${hits.map((hit) => h`<tr><td><a href="/orders/${encodeURIComponent(hit.key)}${hit.kind === 'accounts' ? '?kind=accounts' : ''}">${hit.key}</a></td><td>${hit.kind}</td><td>${hit.state}</td><td>${hit.batchId}</td></tr>`)}</table>`
+}`;
   return page(ctx, 'Search', body);
 }
 
@@ -69,8 +73,18 @@ export async function schedulesPage(state: DashboardState, ctx: PageContext): Pr
     schedules.length === 0
       ? h`<p>No schedules. <code>bulkorder schedule set nightly --cron "0 2 * * *" --source /srv/exports</code></p>`
       : h`<table data-test="schedules"><tr><th>name</th><th>cron</th><th>time zone</th><th>source</th><th>next</th><th>last firing</th></tr>
-${schedules.map((s) => h`<tr><td>${s.name}</td><td>${s.cron}</td><td>${s.tz ?? 'local'}</td><td>${s.source}</td><td>${time(s.next)}</td>
-<td>${s.lastRun === undefined ? 'never (or no longer kept)' : s.lastRun.result !== undefined && foundNoFile(s.lastRun.result) ? h`${time(s.lastRun.finishedAt)}: <span class="warn">no file</span> (the source named none; nothing imported)` : h`${time(s.lastRun.finishedAt)}: ${s.lastRun.state}${s.lastRun.failedReason === undefined ? '' : ` (${s.lastRun.failedReason})`}
-${s.lastRun.result === undefined ? '' : s.lastRun.result.files.map((f) => h`<br>${f.file}: ${'refused' in f ? `refused: ${f.refused}` : h`<a href="/batches/${encodeURIComponent(f.batchId)}">${f.batchId}</a>, ${f.enqueued} queued`}`)}`}</td></tr>`)}</table>`;
+${schedules.map(
+  (
+    s,
+  ) => h`<tr><td>${s.name}</td><td>${s.cron}</td><td>${s.tz ?? 'local'}</td><td>${s.source}</td><td>${time(s.next)}</td>
+<td>${
+    s.lastRun === undefined
+      ? 'never (or no longer kept)'
+      : s.lastRun.result !== undefined && foundNoFile(s.lastRun.result)
+        ? h`${time(s.lastRun.finishedAt)}: <span class="warn">no file</span> (the source named none; nothing imported)`
+        : h`${time(s.lastRun.finishedAt)}: ${s.lastRun.state}${s.lastRun.failedReason === undefined ? '' : ` (${s.lastRun.failedReason})`}
+${s.lastRun.result === undefined ? '' : s.lastRun.result.files.map((f) => h`<br>${f.file}: ${'refused' in f ? `refused: ${f.refused}` : h`<a href="/batches/${encodeURIComponent(f.batchId)}">${f.batchId}</a>, ${f.enqueued} queued`}`)}`
+  }</td></tr>`,
+)}</table>`;
   return page(ctx, 'Schedules', body);
 }

@@ -28,18 +28,39 @@ export interface RunningDashboard {
  * Opens the stores and serves the dashboard. Listening beyond loopback without
  * BULKORDER_DASHBOARD_TOKEN is refused: anyone on the network could read every page.
  */
-export async function startDashboard(config: Config, logger: Logger, options: DashboardServerOptions = {}): Promise<RunningDashboard> {
+export async function startDashboard(
+  config: Config,
+  logger: Logger,
+  options: DashboardServerOptions = {},
+): Promise<RunningDashboard> {
   const host = options.host ?? '127.0.0.1';
   if (!isLoopback(host) && config.dashboard.token === undefined) {
-    throw new UsageError('DASHBOARD_TOKEN_REQUIRED', `--host ${host} would let the network read the dashboard: set BULKORDER_DASHBOARD_TOKEN first (or keep the default 127.0.0.1).`);
+    throw new UsageError(
+      'DASHBOARD_TOKEN_REQUIRED',
+      `--host ${host} would let the network read the dashboard: set BULKORDER_DASHBOARD_TOKEN first (or keep the default 127.0.0.1).`,
+    );
   }
   const state = await openDashboardState(config, logger);
   const spool = new UploadSpool(config.dashboard.uploadMaxBytes);
   let stopping = false;
   try {
-    const hosts = new HostCheck({ listenHost: host, publicUrl: config.dashboard.publicUrl, hosts: config.dashboard.hosts });
-    const server = await startHttpServer(dashboardApp(state, { readOnly: options.readOnly === true, hosts, shuttingDown: () => stopping, spool }), { host, port: options.port ?? 8080 });
-    logger.info({ url: server.url, readOnly: options.readOnly === true, actions: config.dashboard.token !== undefined && options.readOnly !== true }, 'dashboard listening');
+    const hosts = new HostCheck({
+      listenHost: host,
+      publicUrl: config.dashboard.publicUrl,
+      hosts: config.dashboard.hosts,
+    });
+    const server = await startHttpServer(
+      dashboardApp(state, { readOnly: options.readOnly === true, hosts, shuttingDown: () => stopping, spool }),
+      { host, port: options.port ?? 8080 },
+    );
+    logger.info(
+      {
+        url: server.url,
+        readOnly: options.readOnly === true,
+        actions: config.dashboard.token !== undefined && options.readOnly !== true,
+      },
+      'dashboard listening',
+    );
     return {
       url: server.url,
       shuttingDown() {

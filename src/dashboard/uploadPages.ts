@@ -49,7 +49,12 @@ ${savedMapping ? 'The header mapping saved from an earlier file is applied.' : '
 }
 
 /** The preview: counts, each error kind with its count, the first rejected lines, the notes, and Import. */
-export function previewPage(ctx: PageContext, upload: Upload, summary: ValidationSummaryJson, rejectsReady: boolean): string {
+export function previewPage(
+  ctx: PageContext,
+  upload: Upload,
+  summary: ValidationSummaryJson,
+  rejectsReady: boolean,
+): string {
   const k = kindQuery(ctx.kind, '&');
   const base = `/upload/${encodeURIComponent(upload.id)}`;
   const nothing = summary.valid === 0;
@@ -57,25 +62,38 @@ export function previewPage(ctx: PageContext, upload: Upload, summary: Validatio
 <div class="cards" data-test="preview-counts">
 <div class="card"><b>${summary.rows}</b>rows</div><div class="card"><b>${summary.orders}</b>${ctx.kind === 'accounts' ? 'accounts' : 'orders'}</div>
 <div class="card"><b class="ok" data-test="valid">${summary.valid}</b>valid</div><div class="card"><b class="${summary.rejected > 0 ? 'bad' : ''}" data-test="rejected">${summary.rejected}</b>rejected</div></div>
-${summary.errorKinds.length === 0 ? h`<p class="ok">No row is rejected.</p>` : h`<h2>Rejected, by kind</h2><table data-test="error-kinds"><tr><th>code</th><th>field</th><th>count</th><th>what it means</th></tr>
+${
+  summary.errorKinds.length === 0
+    ? h`<p class="ok">No row is rejected.</p>`
+    : h`<h2>Rejected, by kind</h2><table data-test="error-kinds"><tr><th>code</th><th>field</th><th>count</th><th>what it means</th></tr>
 ${summary.errorKinds.map((e) => h`<tr><td>${e.code}</td><td>${e.column ?? '-'}</td><td>${e.count}</td><td>${e.description}</td></tr>`)}</table>
 <h2>First rejected lines</h2><table data-test="first-errors"><tr><th>line</th><th>field</th><th>value (masked)</th><th>reason</th></tr>
 ${summary.firstErrors.map((e) => h`<tr><td>${e.line}</td><td>${e.column ?? '-'}</td><td>${e.value ?? ''}</td><td>${e.message}</td></tr>`)}</table>
-${rejectsReady ? h`<p><a href="${base}/rejects.csv?x=1${k}" data-test="rejects-link">Download the rejected rows (rejects CSV)</a>: fix them there and upload that file.</p>` : ''}`}
-${summary.noteKinds.length === 0 ? '' : h`<h2>Notes</h2><table data-test="notes"><tr><th>note</th><th>count</th><th>what it means</th></tr>
-${summary.noteKinds.map((n) => h`<tr><td>${n.code}</td><td>${n.count}</td><td>${n.description}</td></tr>`)}</table>`}
-${ctx.canAct
+${rejectsReady ? h`<p><a href="${base}/rejects.csv?x=1${k}" data-test="rejects-link">Download the rejected rows (rejects CSV)</a>: fix them there and upload that file.</p>` : ''}`
+}
+${
+  summary.noteKinds.length === 0
+    ? ''
+    : h`<h2>Notes</h2><table data-test="notes"><tr><th>note</th><th>count</th><th>what it means</th></tr>
+${summary.noteKinds.map((n) => h`<tr><td>${n.code}</td><td>${n.count}</td><td>${n.description}</td></tr>`)}</table>`
+}
+${
+  ctx.canAct
     ? h`<form method="post" action="${base}/import" class="inline"><input type="hidden" name="_csrf" value="${ctx.csrf}"><input type="hidden" name="kind" value="${ctx.kind}">
 <button data-test="import" ${nothing ? raw('disabled') : ''}>Import the ${summary.valid} valid ${ctx.kind === 'accounts' ? 'accounts' : 'orders'}</button></form>
 <form method="post" action="${base}/discard" class="inline"><input type="hidden" name="_csrf" value="${ctx.csrf}"><input type="hidden" name="kind" value="${ctx.kind}"><button>Discard</button></form>`
-    : ''}`;
+    : ''
+}`;
   return page(ctx, 'Preview', body);
 }
 
 /** The mapping step: for each field the file lacks, a choice among its headers, the near miss pre-selected. */
 export function mappingPage(ctx: PageContext, upload: Upload, need: MappingNeed, message: string): string {
   const base = `/upload/${encodeURIComponent(upload.id)}`;
-  const select = (field: string, required: boolean): Safe => h`<tr><th><label for="map-${field}">${field}</label>${required ? ' *' : ''}</th><td>
+  const select = (
+    field: string,
+    required: boolean,
+  ): Safe => h`<tr><th><label for="map-${field}">${field}</label>${required ? ' *' : ''}</th><td>
 <select id="map-${field}" name="map:${field}" data-test="map-${field}"><option value="">${required ? '- choose a column -' : '- none -'}</option>
 ${need.headers.map((header) => h`<option value="${header}" ${need.suggestions[field] === header ? raw('selected') : ''}>${header}</option>`)}</select></td></tr>`;
   const body = h`<p class="bad" data-test="refusal">${message}</p>

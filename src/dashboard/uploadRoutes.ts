@@ -38,27 +38,55 @@ const savedMappingKey = (target: DashboardTarget) => `${target.services.keys.pre
 export function uploadRoutes(app: Hono<Env>, deps: UploadRouteDeps): void {
   const { state, spool } = deps;
   const checks = new Map<string, Checked>();
-  const targetOf = (kind: string | undefined): DashboardTarget | undefined => (kind === 'accounts' ? state.targets.accounts : state.targets.orders);
+  const targetOf = (kind: string | undefined): DashboardTarget | undefined =>
+    kind === 'accounts' ? state.targets.accounts : state.targets.orders;
   const refuse = (c: Context<Env>, kind: TargetKind) =>
-    c.html(page(deps.context(c, kind), 'Import a file', h`<p>Importing from the browser is an action: ${deps.context(c, kind).readOnlyReason ?? ''}</p>`), 403);
+    c.html(
+      page(
+        deps.context(c, kind),
+        'Import a file',
+        h`<p>Importing from the browser is an action: ${deps.context(c, kind).readOnlyReason ?? ''}</p>`,
+      ),
+      403,
+    );
   const gone = (c: Context<Env>, kind: TargetKind) =>
-    c.html(page(deps.context(c, kind), 'Not found', h`<p>This upload was imported, discarded or has expired. <a href="/upload${kindQuery(kind)}">Upload a file</a></p>`), 404);
+    c.html(
+      page(
+        deps.context(c, kind),
+        'Not found',
+        h`<p>This upload was imported, discarded or has expired. <a href="/upload${kindQuery(kind)}">Upload a file</a></p>`,
+      ),
+      404,
+    );
 
   const check = async (upload: Upload, target: DashboardTarget): Promise<Checked> => {
     const rejectsPath = join(dirname(upload.path), 'rejects.csv');
     try {
       const mapping = upload.mapping;
-      const result = await validateFile(upload.path, { ...(mapping === undefined ? {} : { mapping }), out: rejectsPath }, target.services.kind);
+      const result = await validateFile(
+        upload.path,
+        { ...(mapping === undefined ? {} : { mapping }), out: rejectsPath },
+        target.services.kind,
+      );
       const summary = result.summary.toJSON();
       // The page has a line column: the spool's path in front of each reason means nothing to the reader.
-      summary.firstErrors = summary.firstErrors.map((e) => ({ ...e, message: e.message.replace(`${upload.path}:${e.line}: `, '').replaceAll(upload.path, upload.name) }));
+      summary.firstErrors = summary.firstErrors.map((e) => ({
+        ...e,
+        message: e.message.replace(`${upload.path}:${e.line}: `, '').replaceAll(upload.path, upload.name),
+      }));
       return { state: 'preview', summary, rejectsPath: result.rejectsPath };
     } catch (error) {
       if (!(error instanceof FileRefusedError)) throw error;
       const message = error.message.replaceAll(upload.path, upload.name);
-      const details = error.details as { missing?: string[]; headers?: string[]; suggestions?: Record<string, string> } | undefined;
+      const details = error.details as
+        { missing?: string[]; headers?: string[]; suggestions?: Record<string, string> } | undefined;
       if (error.code === 'COLUMNS_MISSING' && details?.missing !== undefined && details.headers !== undefined) {
-        const need = { missing: details.missing, headers: details.headers, suggestions: details.suggestions ?? {}, fields: target.services.kind.columns.fields };
+        const need = {
+          missing: details.missing,
+          headers: details.headers,
+          suggestions: details.suggestions ?? {},
+          fields: target.services.kind.columns.fields,
+        };
         return { state: 'mapping', need, message };
       }
       return { state: 'refused', code: error.code, message };
@@ -83,19 +111,26 @@ export function uploadRoutes(app: Hono<Env>, deps: UploadRouteDeps): void {
       upload = await spool.receive(c.req.raw.body, c.req.query('name') ?? 'upload.csv', target.kind);
     } catch (error) {
       if (!(error instanceof FileRefusedError)) throw error;
-      return c.json({ error: `${error.code}: ${error.message} (the CLI: exit 3, file refused)` }, error.code === 'FILE_TOO_LARGE' ? 413 : 422);
+      return c.json(
+        { error: `${error.code}: ${error.message} (the CLI: exit 3, file refused)` },
+        error.code === 'FILE_TOO_LARGE' ? 413 : 422,
+      );
     }
     const saved = await target.services.redis.get(savedMappingKey(target));
     if (saved !== null) upload.mapping = JSON.parse(saved) as Record<string, string>;
     checks.set(upload.id, await check(upload, target));
-    state.logger.info({ upload: upload.id, file: upload.name, bytes: upload.bytes, by: c.get('caller').user }, 'dashboard upload');
+    state.logger.info(
+      { upload: upload.id, file: upload.name, bytes: upload.bytes, by: c.get('caller').user },
+      'dashboard upload',
+    );
     return c.json({ next: `/upload/${encodeURIComponent(upload.id)}${kindQuery(target.kind)}` });
   });
 
   app.get('/upload/:id', (c) => {
     const upload = spool.get(c.req.param('id'));
     const checked = upload === undefined ? undefined : checks.get(upload.id);
-    if (upload === undefined || checked === undefined) return gone(c, c.req.query('kind') === 'accounts' ? 'accounts' : 'orders');
+    if (upload === undefined || checked === undefined)
+      return gone(c, c.req.query('kind') === 'accounts' ? 'accounts' : 'orders');
     const ctx = deps.context(c, upload.kind);
     if (!ctx.canAct) return refuse(c, upload.kind);
     if (checked.state === 'mapping') return c.html(mappingPage(ctx, upload, checked.need, checked.message));
@@ -106,10 +141,14 @@ export function uploadRoutes(app: Hono<Env>, deps: UploadRouteDeps): void {
   app.get('/upload/:id/rejects.csv', async (c) => {
     const upload = spool.get(c.req.param('id'));
     const checked = upload === undefined ? undefined : checks.get(upload.id);
-    if (upload === undefined || checked?.state !== 'preview' || checked.rejectsPath === undefined) return gone(c, 'orders');
+    if (upload === undefined || checked?.state !== 'preview' || checked.rejectsPath === undefined)
+      return gone(c, 'orders');
     if (!deps.context(c, upload.kind).canAct) return refuse(c, upload.kind);
     const name = upload.name.replace(/\.[^.]*$/, '') + '.rejects.csv';
-    return c.body(new Uint8Array(await readFile(checked.rejectsPath)), 200, { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${name}"` });
+    return c.body(new Uint8Array(await readFile(checked.rejectsPath)), 200, {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="${name}"`,
+    });
   });
 
   app.post('/upload/:id/mapping', async (c) => {
@@ -119,7 +158,8 @@ export function uploadRoutes(app: Hono<Env>, deps: UploadRouteDeps): void {
     const form = await c.req.parseBody();
     const chosen: Record<string, string> = { ...upload.mapping };
     for (const [name, value] of Object.entries(form)) {
-      if (name.startsWith('map:') && typeof value === 'string' && value !== '') chosen[value] = name.slice('map:'.length);
+      if (name.startsWith('map:') && typeof value === 'string' && value !== '')
+        chosen[value] = name.slice('map:'.length);
     }
     upload.mapping = chosen;
     if (form.save === 'yes') await target.services.redis.set(savedMappingKey(target), JSON.stringify(chosen));
@@ -143,12 +183,27 @@ export function uploadRoutes(app: Hono<Env>, deps: UploadRouteDeps): void {
     const by = c.get('caller').user;
     try {
       const mapping = upload.mapping;
-      const result = await importFile(upload.path, { ...(mapping === undefined ? {} : { mapping }), rejectsPath: join(dirname(upload.path), 'rejects.csv') }, target.services.pipeline(state.logger.child({ upload: upload.id, by })));
-      state.logger.info({ upload: upload.id, file: upload.name, batchId: result.batchId, queued: result.counts, by }, 'dashboard import');
+      const result = await importFile(
+        upload.path,
+        { ...(mapping === undefined ? {} : { mapping }), rejectsPath: join(dirname(upload.path), 'rejects.csv') },
+        target.services.pipeline(state.logger.child({ upload: upload.id, by })),
+      );
+      state.logger.info(
+        { upload: upload.id, file: upload.name, batchId: result.batchId, queued: result.counts, by },
+        'dashboard import',
+      );
       return c.redirect(`/batches/${encodeURIComponent(result.batchId)}${kindQuery(upload.kind)}`, 303);
     } catch (error) {
       if (!isBulkorderError(error)) throw error;
-      return c.html(refusedPage(deps.context(c, upload.kind), upload.name, error.code, error.message.replaceAll(upload.path, upload.name)), 422);
+      return c.html(
+        refusedPage(
+          deps.context(c, upload.kind),
+          upload.name,
+          error.code,
+          error.message.replaceAll(upload.path, upload.name),
+        ),
+        422,
+      );
     } finally {
       await spool.remove(upload.id);
     }

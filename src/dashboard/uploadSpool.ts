@@ -42,21 +42,32 @@ export class UploadSpool {
     this.#root ??= await mkdtemp(join(tmpdir(), 'bulkorder-upload-'));
     const id = randomBytes(9).toString('base64url');
     const dir = await mkdtemp(join(this.#root, `${id}-`));
-    const safeName = basename(name).replace(/[^\p{L}\p{N}._ -]/gu, '_').slice(0, 120) || 'upload.csv';
+    const safeName =
+      basename(name)
+        .replace(/[^\p{L}\p{N}._ -]/gu, '_')
+        .slice(0, 120) || 'upload.csv';
     const path = join(dir, safeName);
     let bytes = 0;
     const cap = this.maxBytes;
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         bytes += chunk.length;
-        if (bytes > cap) done(new FileRefusedError('FILE_TOO_LARGE', safeName, `larger than the upload limit of ${formatBytes(cap)} (BULKORDER_UPLOAD_MAX_BYTES); import it with \`bulkorder import\` instead.`));
+        if (bytes > cap)
+          done(
+            new FileRefusedError(
+              'FILE_TOO_LARGE',
+              safeName,
+              `larger than the upload limit of ${formatBytes(cap)} (BULKORDER_UPLOAD_MAX_BYTES); import it with \`bulkorder import\` instead.`,
+            ),
+          );
         else done(null, chunk);
       },
     });
     try {
       if (body === null) throw new FileRefusedError('FILE_EMPTY', safeName, 'the upload has no content (0 bytes).');
       await pipeline(Readable.fromWeb(body), counter, createWriteStream(path, { mode: 0o600 }));
-      if ((await stat(path)).size === 0) throw new FileRefusedError('FILE_EMPTY', safeName, 'the upload has no content (0 bytes).');
+      if ((await stat(path)).size === 0)
+        throw new FileRefusedError('FILE_EMPTY', safeName, 'the upload has no content (0 bytes).');
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
       throw error;
@@ -91,5 +102,9 @@ export class UploadSpool {
 }
 
 export function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MB` : bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} B`;
+  return bytes >= 1024 * 1024
+    ? `${Math.round(bytes / (1024 * 1024))} MB`
+    : bytes >= 1024
+      ? `${Math.round(bytes / 1024)} KB`
+      : `${bytes} B`;
 }

@@ -16,7 +16,12 @@ import { originalRows, type RowRebuilder } from '../kinds/originalRows.js';
  * fix-and-import-again file: an empty orderRef there means the order never had one) plus
  * `reject_status`. Ingest ignores all of them (ERROR_COLUMNS).
  */
-const EXPORT_ERROR_COLUMNS = ['reject_line', 'reject_status', 'reject_codes', 'reject_reasons'] as const satisfies readonly (typeof ERROR_COLUMNS)[number][];
+const EXPORT_ERROR_COLUMNS = [
+  'reject_line',
+  'reject_status',
+  'reject_codes',
+  'reject_reasons',
+] as const satisfies readonly (typeof ERROR_COLUMNS)[number][];
 
 const RESERVED = new Set<string>(ERROR_COLUMNS);
 
@@ -52,9 +57,16 @@ export interface ExportOptions {
  * Dead letters of inputs with different columns cannot share a header, so each column set gets a
  * file of its own. Files are written under a temporary name and renamed when complete.
  */
-export async function exportDeadLetters(items: readonly ParkedItem[], batches: BatchStore, options: ExportOptions): Promise<ExportedFile[]> {
+export async function exportDeadLetters(
+  items: readonly ParkedItem[],
+  batches: BatchStore,
+  options: ExportOptions,
+): Promise<ExportedFile[]> {
   const columnsOf = new Map<string, string[] | undefined>();
-  const groups = new Map<string, { columns: string[]; keep: number[]; canonical: boolean; entries: { item: ParkedItem; rows: string[][] }[] }>();
+  const groups = new Map<
+    string,
+    { columns: string[]; keep: number[]; canonical: boolean; entries: { item: ParkedItem; rows: string[][] }[] }
+  >();
   for (const item of items) {
     const batchId = item.record.batchId;
     if (!columnsOf.has(batchId)) columnsOf.set(batchId, (await batches.get(batchId))?.columns);
@@ -80,7 +92,13 @@ export async function exportDeadLetters(items: readonly ParkedItem[], batches: B
         const r = item.record;
         for (const [n, row] of cells.entries()) {
           const line = r.lines[n] ?? r.lines[0] ?? '';
-          await file.write([...row, String(line), r.httpStatus === undefined ? '' : String(r.httpStatus), r.code ?? '', reasonWithDetails(r.reason, r.body)]);
+          await file.write([
+            ...row,
+            String(line),
+            r.httpStatus === undefined ? '' : String(r.httpStatus),
+            r.code ?? '',
+            reasonWithDetails(r.reason, r.body),
+          ]);
           rows++;
         }
       }
@@ -92,7 +110,9 @@ export async function exportDeadLetters(items: readonly ParkedItem[], batches: B
         rows,
         batches: [...new Set(group.entries.map((e) => e.item.record.batchId))],
         canonical: group.canonical,
-        withoutOrderRef: group.entries.filter((e) => e.item.record.orderRef === undefined).map((e) => e.item.record.key),
+        withoutOrderRef: group.entries
+          .filter((e) => e.item.record.orderRef === undefined)
+          .map((e) => e.item.record.key),
       });
     } catch (error) {
       await file.abort();
@@ -127,19 +147,30 @@ class CsvFile {
   private readonly partial: string;
   private readonly stream: WriteStream;
 
-  constructor(readonly path: string, private readonly delimiter: string) {
+  constructor(
+    readonly path: string,
+    private readonly delimiter: string,
+  ) {
     this.partial = `${path}.partial-${process.pid}`;
     this.stream = createWriteStream(this.partial, { encoding: 'utf8' });
   }
 
   async write(cells: readonly string[], prefix = ''): Promise<void> {
     // csv-stringify quotes a lone LF only when told to, with CRLF record ends (as RejectsWriter does).
-    const text = prefix + stringify([cells.map(neutralizeCell)], { delimiter: this.delimiter, record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+    const text =
+      prefix +
+      stringify([cells.map(neutralizeCell)], {
+        delimiter: this.delimiter,
+        record_delimiter: 'windows',
+        quoted_match: /[\r\n]/,
+      });
     if (!this.stream.write(text)) await new Promise<void>((resolve) => this.stream.once('drain', resolve));
   }
 
   async close(): Promise<void> {
-    await new Promise<void>((resolve, reject) => this.stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      this.stream.end((error?: Error | null) => (error ? reject(error) : resolve())),
+    );
     await rename(this.partial, this.path);
   }
 

@@ -28,7 +28,11 @@ export interface RequeuedBatchReport {
  * exit 0 when all were delivered, 4 when some were dead-lettered or held again (or following
  * stopped before the end).
  */
-export async function reportRequeued(made: readonly RequeueBatch[], batches: BatchStore, options: { wait: boolean; timeoutMs?: number; out?: TextSink }): Promise<RequeueReport> {
+export async function reportRequeued(
+  made: readonly RequeueBatch[],
+  batches: BatchStore,
+  options: { wait: boolean; timeoutMs?: number; out?: TextSink },
+): Promise<RequeueReport> {
   const lines: string[] = [];
   const reports: RequeuedBatchReport[] = [];
   let attention = false;
@@ -42,8 +46,13 @@ export async function reportRequeued(made: readonly RequeueBatch[], batches: Bat
       reports.push({ batchId, counts });
       continue;
     }
-    const { batch, settled } = await followBatch(batches, batchId, { ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }), ...(options.out === undefined ? {} : { out: options.out }) });
-    lines.push(`  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`);
+    const { batch, settled } = await followBatch(batches, batchId, {
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.out === undefined ? {} : { out: options.out }),
+    });
+    lines.push(
+      `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,
+    );
     reports.push({ batchId, counts, settled, delivered: batch.delivered, dead: batch.dead, held: batch.held });
     attention ||= !settled || batch.dead > 0 || batch.held > 0;
   }

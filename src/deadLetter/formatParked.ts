@@ -32,17 +32,27 @@ export function parkedTable(items: readonly ParkedItem[], now = Date.now()): str
   ]);
   const header = ['ORDER KEY', 'BATCH', 'STATUS', 'CODE', 'AGE', 'EXPIRES IN', 'SOURCE', 'LEDGER'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  const line = (cells: string[]): string =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(header), ...rows.map(line)];
 }
 
 /** One parked record for `list --json`: the record, its age and expiry, and the ledger's view. */
 export function parkedJson(item: ParkedItem, now = Date.now()): Record<string, unknown> {
-  return { ...item.record, ageMs: now - item.record.parkedAt, expiresAt: new Date(item.expiresAt).toISOString(), ledger: item.entry ?? null };
+  return {
+    ...item.record,
+    ageMs: now - item.record.parkedAt,
+    expiresAt: new Date(item.expiresAt).toISOString(),
+    ledger: item.entry ?? null,
+  };
 }
 
 /** Everything kept about one parked order, for `show`. */
-export function parkedDetails(item: ParkedItem, columns: readonly string[] | undefined, rebuild: RowRebuilder | undefined): string[] {
+export function parkedDetails(
+  item: ParkedItem,
+  columns: readonly string[] | undefined,
+  rebuild: RowRebuilder | undefined,
+): string[] {
   const r = item.record;
   const lines = [
     `${r.kind === 'dead' ? 'dead letter' : 'held for review'}: ${r.key}`,
@@ -51,10 +61,15 @@ export function parkedDetails(item: ParkedItem, columns: readonly string[] | und
     `  source: ${r.file}, line${r.lines.length === 1 ? '' : 's'} ${r.lines.join(', ')}${r.orderRef === undefined ? '' : `, orderRef ${r.orderRef}`}`,
     `  why: ${r.reason}`,
   ];
-  if (r.httpStatus !== undefined || r.code !== undefined) lines.push(`  answer: HTTP ${r.httpStatus ?? '-'} ${r.code ?? ''}${r.message === undefined ? '' : `: ${r.message}`}`);
+  if (r.httpStatus !== undefined || r.code !== undefined)
+    lines.push(
+      `  answer: HTTP ${r.httpStatus ?? '-'} ${r.code ?? ''}${r.message === undefined ? '' : `: ${r.message}`}`,
+    );
   if (item.entry?.review !== undefined) {
     const review = item.entry.review;
-    lines.push(`  review: ${review.action} by ${review.by} at ${new Date(review.at).toISOString()}${review.note === undefined ? '' : ` (${review.note})`}`);
+    lines.push(
+      `  review: ${review.action} by ${review.by} at ${new Date(review.at).toISOString()}${review.note === undefined ? '' : ` (${review.note})`}`,
+    );
   }
   if (r.body !== undefined) {
     lines.push(`  error body${r.bodyTruncated === true ? ' (truncated)' : ''}:`);
@@ -63,12 +78,18 @@ export function parkedDetails(item: ParkedItem, columns: readonly string[] | und
   }
   lines.push('  source rows:');
   // Cells left out of the job (the payload rebuilds them exactly, RecordKind.rebuildRows) come back here.
-  const source: { columns: readonly string[] | undefined; rows: string[][] } = r.cells.length > 0 ? { columns, rows: r.cells } : originalRows(r, columns, rebuild);
+  const source: { columns: readonly string[] | undefined; rows: string[][] } =
+    r.cells.length > 0 ? { columns, rows: r.cells } : originalRows(r, columns, rebuild);
   for (const [i, row] of source.rows.entries()) {
     const names = source.columns;
     const cells = names !== undefined && names.length === row.length ? row.map((v, c) => `${names[c]}=${v}`) : row;
     lines.push(`    line ${r.lines[i] ?? r.lines[0] ?? '?'}: ${cells.join(', ')}`);
   }
-  lines.push('  order sent:', ...JSON.stringify(r.payload, null, 2).split('\n').map((l) => `    ${l}`));
+  lines.push(
+    '  order sent:',
+    ...JSON.stringify(r.payload, null, 2)
+      .split('\n')
+      .map((l) => `    ${l}`),
+  );
   return lines;
 }

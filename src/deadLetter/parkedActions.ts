@@ -26,7 +26,12 @@ export async function openParked(config: Config, kind: RecordKind<unknown>, park
  * The text of `list` for dead letters or held records: at most `limit` of them (or all matched as
  * JSON), a head counting them, then what to do next. The command prints it.
  */
-export async function listParked(store: ParkedStore, filter: ParkedFilter, options: { json: boolean; limit: number }, hints: readonly string[]): Promise<string> {
+export async function listParked(
+  store: ParkedStore,
+  filter: ParkedFilter,
+  options: { json: boolean; limit: number },
+  hints: readonly string[],
+): Promise<string> {
   const { limit } = options;
   const noun = store.kind === 'dead' ? 'dead letter' : 'held order';
   const items = [];
@@ -34,7 +39,14 @@ export async function listParked(store: ParkedStore, filter: ParkedFilter, optio
   for await (const item of store.scan(filter)) {
     if (matched++ < limit) items.push(item);
   }
-  if (options.json) return JSON.stringify(items.map((item) => parkedJson(item)), null, 2) + '\n';
+  if (options.json)
+    return (
+      JSON.stringify(
+        items.map((item) => parkedJson(item)),
+        null,
+        2,
+      ) + '\n'
+    );
   const total = await store.count();
   if (matched === 0) return total === 0 ? `no ${noun}s\n` : `no ${noun}s match (${total} in all)\n`;
   const head =
@@ -44,10 +56,18 @@ export async function listParked(store: ParkedStore, filter: ParkedFilter, optio
 }
 
 /** The text of `show` for one dead letter or held record (JSON or lines); a key not parked is a usage error. */
-export async function showParked(store: ParkedStore, services: Services<unknown>, key: string, options: { json: boolean }): Promise<string> {
+export async function showParked(
+  store: ParkedStore,
+  services: Services<unknown>,
+  key: string,
+  options: { json: boolean },
+): Promise<string> {
   const item = await store.get(key);
   if (item === undefined) {
-    const [code, what, list] = store.kind === 'dead' ? ['DEAD_LETTER_NOT_FOUND', 'dead letter', 'dead-letters list'] : ['HELD_ORDER_NOT_FOUND', 'held order', 'review list'];
+    const [code, what, list] =
+      store.kind === 'dead'
+        ? ['DEAD_LETTER_NOT_FOUND', 'dead letter', 'dead-letters list']
+        : ['HELD_ORDER_NOT_FOUND', 'held order', 'review list'];
     throw new UsageError(code, `no ${what} ${key} (bulkorder ${list} shows the keys)`);
   }
   if (options.json) return JSON.stringify(parkedJson(item), null, 2) + '\n';

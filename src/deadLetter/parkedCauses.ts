@@ -21,17 +21,41 @@ const SLICE = 1000;
  * an index kept by every script that parks or unparks (seven of them): it reads the index in
  * slices of 1000 and returns ~100 bytes a record, so 10,000 dead letters are 10 short calls.
  */
-export async function parkedCauses(redis: RedisClient, keys: Keyspace, kind: ParkedKind, filter: ParkedFilter = {}, now = Date.now()): Promise<ParkedCause[]> {
+export async function parkedCauses(
+  redis: RedisClient,
+  keys: Keyspace,
+  kind: ParkedKind,
+  filter: ParkedFilter = {},
+  now = Date.now(),
+): Promise<ParkedCause[]> {
   // The cause fields decoded in Redis (parkedCauses-1.lua): only those cross the network.
   const commands = defineScripts(redis);
   const groups = new Map<string, ParkedCause>();
   for (let start = 0; ; start += SLICE) {
-    const flat = await commands.bulkorderParkedCauses(keys.parkedIndex(kind), keys.parked(kind, ''), start, start + SLICE - 1);
+    const flat = await commands.bulkorderParkedCauses(
+      keys.parkedIndex(kind),
+      keys.parked(kind, ''),
+      start,
+      start + SLICE - 1,
+    );
     for (let i = 0; i < flat.length; i += 6) {
-      const [key, batchId, status, code, message, at] = flat.slice(i, i + 6) as [string, string, string, string, string, string];
+      const [key, batchId, status, code, message, at] = flat.slice(i, i + 6) as [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+      ];
       if (batchId === '' && at === '') continue; // expired between ZRANGE and GET: the next read prunes it
       const parkedAt = Number(at);
-      const fields = { key, batchId, ...(status === '' ? {} : { httpStatus: Number(status) }), ...(code === '' ? {} : { code }), ...(message === '' ? {} : { message }) };
+      const fields = {
+        key,
+        batchId,
+        ...(status === '' ? {} : { httpStatus: Number(status) }),
+        ...(code === '' ? {} : { code }),
+        ...(message === '' ? {} : { message }),
+      };
       if (!matchesFilter(fields, filter) || !inAge(parkedAt, filter, now)) continue;
       const id = causeId(fields);
       const group = groups.get(id);

@@ -30,12 +30,19 @@ export interface ParkedFilterFlags {
   cause?: string;
 }
 
-const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+const UNIT_MS: Readonly<Record<string, number>> = {
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 7 * 86_400_000,
+};
 
 /** `90s`, `30m`, `12h`, `7d`, `2w` -> milliseconds; UsageError naming the flag otherwise. */
 function parseAge(text: string, flag: string): number {
   const match = /^(\d+)\s*([smhdw])$/i.exec(text.trim());
-  if (match === null) throw new UsageError('AGE_INVALID', `${flag} takes an age like 30m, 12h, 7d or 2w (got '${text}').`);
+  if (match === null)
+    throw new UsageError('AGE_INVALID', `${flag} takes an age like 30m, 12h, 7d or 2w (got '${text}').`);
   return Number(match[1]) * UNIT_MS[match[2]!.toLowerCase()]!;
 }
 
@@ -47,7 +54,10 @@ export function parkedFilterFromFlags(flags: ParkedFilterFlags, keys: readonly s
   if (flags.status !== undefined) {
     const status = flags.status.toLowerCase() === 'none' ? 'none' : Number(flags.status);
     if (status !== 'none' && !(Number.isInteger(status) && status >= 100 && status <= 599)) {
-      throw new UsageError('STATUS_INVALID', `--status takes an HTTP status (100-599) or 'none' (got '${flags.status}').`);
+      throw new UsageError(
+        'STATUS_INVALID',
+        `--status takes an HTTP status (100-599) or 'none' (got '${flags.status}').`,
+      );
     }
     filter.httpStatus = status;
   }
@@ -64,12 +74,16 @@ export function isEmptyFilter(filter: ParkedFilter): boolean {
 }
 
 /** Does one record pass the filter? (Age is applied on the index scores, before records are read.) */
-export function matchesFilter(record: Pick<ParkedRecord, 'key' | 'batchId' | 'httpStatus' | 'code' | 'message'>, filter: ParkedFilter): boolean {
+export function matchesFilter(
+  record: Pick<ParkedRecord, 'key' | 'batchId' | 'httpStatus' | 'code' | 'message'>,
+  filter: ParkedFilter,
+): boolean {
   if (filter.cause !== undefined && causeId(record) !== filter.cause) return false;
   if (filter.keys !== undefined && !filter.keys.includes(record.key)) return false;
   if (filter.batchId !== undefined && record.batchId !== filter.batchId) return false;
   if (filter.httpStatus !== undefined) {
-    if (filter.httpStatus === 'none' ? record.httpStatus !== undefined : record.httpStatus !== filter.httpStatus) return false;
+    if (filter.httpStatus === 'none' ? record.httpStatus !== undefined : record.httpStatus !== filter.httpStatus)
+      return false;
   }
   if (filter.code !== undefined && (record.code ?? '').toLowerCase() !== filter.code.toLowerCase()) return false;
   return true;

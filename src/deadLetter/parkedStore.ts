@@ -65,14 +65,16 @@ export class ParkedStore {
     let offset = 0;
     for (;;) {
       const orderKeys = filter.keys ?? (await this.redis.zrangebyscore(index, min, max, 'LIMIT', offset, PAGE));
-      const records = orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
+      const records =
+        orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
       const parsed = records.flatMap((json) => (json === null ? [] : [JSON.parse(json) as ParkedRecord]));
       const ghosts = filter.keys === undefined ? orderKeys.filter((_, i) => records[i] === null) : [];
       // Removed members shift the next page's offset back by as many.
       offset += orderKeys.length - (await dropGhosts(this.redis, this.keys, this.kind, ghosts));
       const wanted = parsed.filter((record) => matchesFilter(record, filter) && inAgeRange(record, filter, now));
       const entries = await this.ledger.getMany(wanted.map((record) => record.key));
-      for (const [i, record] of wanted.entries()) yield { record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs };
+      for (const [i, record] of wanted.entries())
+        yield { record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs };
       if (filter.keys !== undefined || orderKeys.length < PAGE) return;
     }
   }
@@ -82,7 +84,11 @@ export class ParkedStore {
    * of the page before): a page costs its own records, however long the list. The cursor is the
    * last key shown; when that record is gone meanwhile, its parked-at (`<ms>.<key>`) finds the place.
    */
-  async page(filter: ParkedFilter, options: { after?: string; limit: number }, now = Date.now()): Promise<{ items: ParkedItem[]; next: string | undefined }> {
+  async page(
+    filter: ParkedFilter,
+    options: { after?: string; limit: number },
+    now = Date.now(),
+  ): Promise<{ items: ParkedItem[]; next: string | undefined }> {
     const index = this.keys.parkedIndex(this.kind);
     const items: ParkedItem[] = [];
     let start = await this.startAfter(options.after);
@@ -90,19 +96,26 @@ export class ParkedStore {
     let slice = options.limit + 1;
     for (;;) {
       const orderKeys = await this.redis.zrange(index, String(start), String(start + slice - 1));
-      const records = orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
+      const records =
+        orderKeys.length === 0 ? [] : await this.redis.mget(orderKeys.map((key) => this.keys.parked(this.kind, key)));
       const wanted: ParkedRecord[] = [];
       for (const json of records) {
         const record = json === null ? undefined : (JSON.parse(json) as ParkedRecord);
-        if (record !== undefined && matchesFilter(record, filter) && inAgeRange(record, filter, now)) wanted.push(record);
+        if (record !== undefined && matchesFilter(record, filter) && inAgeRange(record, filter, now))
+          wanted.push(record);
       }
       const taken = wanted.slice(0, options.limit - items.length);
       const entries = await this.ledger.getMany(taken.map((record) => record.key));
-      taken.forEach((record, i) => items.push({ record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs }));
+      taken.forEach((record, i) =>
+        items.push({ record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs }),
+      );
       if (items.length >= options.limit) {
         const last = items[items.length - 1]!.record;
         // A next page only when something is left to read: the rest of this slice or more index.
-        const more = wanted.length > taken.length || orderKeys.indexOf(last.key) < orderKeys.length - 1 || orderKeys.length === slice;
+        const more =
+          wanted.length > taken.length ||
+          orderKeys.indexOf(last.key) < orderKeys.length - 1 ||
+          orderKeys.length === slice;
         return { items, next: more ? `${last.parkedAt}.${last.key}` : undefined };
       }
       if (orderKeys.length < slice) return { items, next: undefined };

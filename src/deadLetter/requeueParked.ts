@@ -9,14 +9,19 @@ import type { ParkedItem } from './parkedStore.js';
 import { originalRows } from '../kinds/originalRows.js';
 
 /** What requeueing needs: the same ledger, queue, options and kind as an import (`services.pipeline(logger)`). */
-export interface RequeueDeps extends Pick<ImportDeps<unknown>, 'batches' | 'env' | 'logger' | 'jobOptions' | 'kind' | 'ledger'> {
+export interface RequeueDeps extends Pick<
+  ImportDeps<unknown>,
+  'batches' | 'env' | 'logger' | 'jobOptions' | 'kind' | 'ledger'
+> {
   /** Any kind's queue: a parked record goes back with the payload it was parked with. */
   queue: RequeueQueue;
 }
 
 /** The one queue call a requeue makes; every kind's BullMQ queue has it. */
 export interface RequeueQueue {
-  addBulk(jobs: { name: string; data: DeliveryJobData<ParkedRecord['payload']>; opts: JobsOptions }[]): Promise<unknown>;
+  addBulk(
+    jobs: { name: string; data: DeliveryJobData<ParkedRecord['payload']>; opts: JobsOptions }[],
+  ): Promise<unknown>;
 }
 
 /** How the ledger answered for one order; `reserved` means its job must be added now. */
@@ -53,11 +58,16 @@ const CHUNK = 500;
  * finished by a worker's reconciler, as for an import. Orders of inputs with different columns go
  * into different batches, because a batch keeps one column list for exporting its dead letters.
  */
-export async function requeueParked(items: readonly ParkedItem[], strategy: RequeueStrategy, deps: RequeueDeps): Promise<RequeueBatch[]> {
+export async function requeueParked(
+  items: readonly ParkedItem[],
+  strategy: RequeueStrategy,
+  deps: RequeueDeps,
+): Promise<RequeueBatch[]> {
   const columnsOf = new Map<string, string[] | undefined>();
   const groups = new Map<string, { columns: readonly string[]; jobs: { record: ParkedRecord; cells: string[][] }[] }>();
   for (const { record } of items) {
-    if (!columnsOf.has(record.batchId)) columnsOf.set(record.batchId, (await deps.batches.get(record.batchId))?.columns);
+    if (!columnsOf.has(record.batchId))
+      columnsOf.set(record.batchId, (await deps.batches.get(record.batchId))?.columns);
     const original = originalRows(record, columnsOf.get(record.batchId), deps.kind.rebuildRows);
     const id = JSON.stringify(original.columns);
     let group = groups.get(id);
@@ -69,13 +79,34 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
   for (const group of groups.values()) {
     const batchId = newBatchId();
     const log = deps.logger.child({ batchId, requeue: strategy.label });
-    await deps.batches.create({ id: batchId, file: strategy.label, sha256: '', env: deps.env, startedAt: Date.now(), columns: [...group.columns] });
+    await deps.batches.create({
+      id: batchId,
+      file: strategy.label,
+      sha256: '',
+      env: deps.env,
+      startedAt: Date.now(),
+      columns: [...group.columns],
+    });
     const heartbeat = startImportHeartbeat(deps.batches, batchId); // a live batch is not taken for an orphan
-    const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0, enqueued: 0 };
+    const counts: ImportCounts = {
+      rows: 0,
+      orders: 0,
+      valid: 0,
+      rejected: 0,
+      skippedDelivered: 0,
+      skippedHeld: 0,
+      skippedQueued: 0,
+      conflicts: 0,
+      skippedIdentical: 0,
+      enqueued: 0,
+    };
     try {
       for (let start = 0; start < group.jobs.length; start += CHUNK) {
         const chunk = group.jobs.slice(start, start + CHUNK);
-        const items = chunk.map(({ record, cells }): RequeueItem => ({ record, job: { name: deps.kind.jobName, data: requeuedJobData(record, batchId, cells) } }));
+        const items = chunk.map(({ record, cells }): RequeueItem => ({
+          record,
+          job: { name: deps.kind.jobName, data: requeuedJobData(record, batchId, cells) },
+        }));
         const outcomes = await strategy.reserve(items, batchId);
         const delta = { skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0 };
         const jobs: { name: string; data: DeliveryJobData<ParkedRecord['payload']>; opts: JobsOptions }[] = [];
@@ -87,11 +118,17 @@ export async function requeueParked(items: readonly ParkedItem[], strategy: Requ
         try {
           if (jobs.length > 0) await deps.queue.addBulk(jobs);
         } catch (error) {
-          for (const job of jobs) await strategy.undo?.(chunk.find((j) => j.record.key === job.data.key)!.record, batchId).catch(() => undefined);
+          for (const job of jobs)
+            await strategy
+              .undo?.(chunk.find((j) => j.record.key === job.data.key)!.record, batchId)
+              .catch(() => undefined);
           throw error;
         }
         // The jobs are in BullMQ: the ledger drops the kept jobs and the batch counts them queued.
-        counts.enqueued += await deps.ledger.confirmQueued(jobs.map((job) => job.data.key), batchId);
+        counts.enqueued += await deps.ledger.confirmQueued(
+          jobs.map((job) => job.data.key),
+          batchId,
+        );
         await deps.batches.addImportCounts(batchId, delta);
         for (const [field, by] of Object.entries(delta)) counts[field as keyof typeof delta] += by;
         counts.rows += chunk.reduce((sum, j) => sum + j.cells.length, 0);

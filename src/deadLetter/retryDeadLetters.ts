@@ -14,7 +14,11 @@ export function retryDeadLetters(items: readonly ParkedItem[], deps: RequeueDeps
     {
       label: 'dead-letters retry',
       async reserve(items, batchId) {
-        const results = await ledger.reserveJobs(items.map(({ record, job }) => ({ orderKey: record.key, job })), batchId, false);
+        const results = await ledger.reserveJobs(
+          items.map(({ record, job }) => ({ orderKey: record.key, job })),
+          batchId,
+          false,
+        );
         return results.map((result): RequeueOutcome => {
           switch (result.outcome) {
             case 'reserved':

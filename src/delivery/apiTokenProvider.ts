@@ -48,14 +48,18 @@ export function createApiTokenProvider(settings: ApiSettings, deps: ApiTokenProv
   return createTokenProvider({
     ...deps.cache,
     api: settings.api,
-    fetchToken: report === undefined ? () => fetchAccessToken(endpoint) : () => observed(fetchAccessToken(endpoint), report),
+    fetchToken:
+      report === undefined ? () => fetchAccessToken(endpoint) : () => observed(fetchAccessToken(endpoint), report),
     logger: deps.logger,
     ...(deps.redis === undefined ? {} : { redis: deps.redis, keyPrefix: deps.keyPrefix }),
     credentialsId: credentialsId(settings),
   });
 }
 
-async function observed<T>(request: Promise<T>, report: NonNullable<ApiTokenProviderDeps['onTokenRequest']>): Promise<T> {
+async function observed<T>(
+  request: Promise<T>,
+  report: NonNullable<ApiTokenProviderDeps['onTokenRequest']>,
+): Promise<T> {
   try {
     const token = await request;
     report('ok');
@@ -71,5 +75,8 @@ async function observed<T>(request: Promise<T>, report: NonNullable<ApiTokenProv
  * (48 bits of a hash of a long random secret, mixed with the rest, tell nothing about it).
  */
 function credentialsId(settings: Pick<ApiSettings, 'tokenUrl' | 'clientId' | 'clientSecret'>): string {
-  return createHash('sha256').update(`${settings.tokenUrl}\n${settings.clientId}\n${settings.clientSecret.reveal()}`).digest('hex').slice(0, 12);
+  return createHash('sha256')
+    .update(`${settings.tokenUrl}\n${settings.clientId}\n${settings.clientSecret.reveal()}`)
+    .digest('hex')
+    .slice(0, 12);
 }

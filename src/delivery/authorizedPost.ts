@@ -32,13 +32,23 @@ export interface PostOptions {
 }
 
 /** POSTs `payload` as JSON to `settings.apiBaseUrl + path` and classifies the answer. Never throws for remote failures. */
-export async function authorizedPost(settings: ApiSettings, deps: ApiClientDeps, path: string, payload: unknown, options: PostOptions = {}): Promise<Outcome> {
+export async function authorizedPost(
+  settings: ApiSettings,
+  deps: ApiClientDeps,
+  path: string,
+  payload: unknown,
+  options: PostOptions = {},
+): Promise<Outcome> {
   const url = `${settings.apiBaseUrl}${path}`;
   // Bound per line rather than with logger.child(): this runs once per request.
   const logger = deps.logger;
   const where = { api: settings.api, path };
   const body = JSON.stringify(payload);
-  const classify: ClassifyOptions = { ...deps.classify, fields: settings.responseFields, ambiguousStatuses: settings.ambiguousStatuses };
+  const classify: ClassifyOptions = {
+    ...deps.classify,
+    fields: settings.responseFields,
+    ambiguousStatuses: settings.ambiguousStatuses,
+  };
 
   const send = async (token: AccessToken): Promise<Outcome> => {
     const exchange = await deps.transport.send({
@@ -49,7 +59,9 @@ export async function authorizedPost(settings: ApiSettings, deps: ApiClientDeps,
         'user-agent': settings.userAgent,
         'content-type': 'application/json',
         accept: 'application/json',
-        ...(settings.idempotencyHeader === undefined || options.idempotencyKey === undefined ? {} : { [settings.idempotencyHeader]: options.idempotencyKey }),
+        ...(settings.idempotencyHeader === undefined || options.idempotencyKey === undefined
+          ? {}
+          : { [settings.idempotencyHeader]: options.idempotencyKey }),
       },
       body,
       signal: options.signal,
@@ -62,7 +74,10 @@ export async function authorizedPost(settings: ApiSettings, deps: ApiClientDeps,
   if ('kind' in first) return report(logger, where, first);
   let outcome = await send(first.token);
   if (outcome.kind === 'unauthorized') {
-    logger.info({ ...where, status: outcome.status, code: outcome.code, tokenId: first.token.id }, 'API refused the access token; refreshing once');
+    logger.info(
+      { ...where, status: outcome.status, code: outcome.code, tokenId: first.token.id },
+      'API refused the access token; refreshing once',
+    );
     await deps.tokenProvider.invalidate(first.token);
     const second = await tokenOr(settings.api, deps.tokenProvider);
     if ('kind' in second) return report(logger, where, second);
@@ -92,7 +107,17 @@ function report(logger: Logger, where: { api: string; path: string }, outcome: O
   if (outcome.kind === 'delivered') {
     logger.debug({ ...where, status: outcome.status, remoteId: outcome.remoteId }, 'API accepted the request');
   } else if (outcome.kind === 'permanent') {
-    logger.warn({ ...where, status: outcome.status, code: outcome.code, message: outcome.message, body: outcome.body, bodyTruncated: outcome.bodyTruncated }, 'API refused the request');
+    logger.warn(
+      {
+        ...where,
+        status: outcome.status,
+        code: outcome.code,
+        message: outcome.message,
+        body: outcome.body,
+        bodyTruncated: outcome.bodyTruncated,
+      },
+      'API refused the request',
+    );
   } else {
     const { kind, code, message } = outcome;
     const status = 'status' in outcome ? outcome.status : undefined;

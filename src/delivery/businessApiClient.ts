@@ -17,7 +17,8 @@ export interface BusinessApiClient {
 
 /** A client for the Business API; `settings` from `requireApi(config, 'business')`. */
 export function createBusinessApiClient(settings: ApiSettings, deps: ApiClientDeps): BusinessApiClient {
-  if (settings.api !== 'business') throw new Error(`createBusinessApiClient needs business settings, got ${settings.api}`);
+  if (settings.api !== 'business')
+    throw new Error(`createBusinessApiClient needs business settings, got ${settings.api}`);
   return {
     createOrder: (payload, options) => authorizedPost(settings, deps, '/orders', payload, options),
   };

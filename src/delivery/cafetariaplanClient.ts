@@ -40,7 +40,8 @@ export interface CafetariaplanClient {
 
 /** A client for the Cafetariaplan API; `settings` from `requireApi(config, 'cafetariaplan')`. */
 export function createCafetariaplanClient(settings: ApiSettings, deps: ApiClientDeps): CafetariaplanClient {
-  if (settings.api !== 'cafetariaplan') throw new Error(`createCafetariaplanClient needs cafetariaplan settings, got ${settings.api}`);
+  if (settings.api !== 'cafetariaplan')
+    throw new Error(`createCafetariaplanClient needs cafetariaplan settings, got ${settings.api}`);
   const fields = settings.responseFields;
   return {
     async createAccount(account, options) {
@@ -49,8 +50,16 @@ export function createCafetariaplanClient(settings: ApiSettings, deps: ApiClient
       const customerId = findValue(outcome.body, fields.customerId);
       if (customerId === undefined) {
         // The account exists now but we cannot name it; posting again would only meet a 409.
-        deps.logger.warn({ api: settings.api, status: outcome.status, body: outcome.body }, 'account created but no customerId found in the answer');
-        return { kind: 'ambiguous', status: outcome.status, code: 'CUSTOMER_ID_MISSING', message: `HTTP ${outcome.status} without any of the fields ${fields.customerId.join(', ')} (BULKORDER_CUSTOMER_ID_FIELDS)` };
+        deps.logger.warn(
+          { api: settings.api, status: outcome.status, body: outcome.body },
+          'account created but no customerId found in the answer',
+        );
+        return {
+          kind: 'ambiguous',
+          status: outcome.status,
+          code: 'CUSTOMER_ID_MISSING',
+          message: `HTTP ${outcome.status} without any of the fields ${fields.customerId.join(', ')} (BULKORDER_CUSTOMER_ID_FIELDS)`,
+        };
       }
       return { kind: 'delivered', status: outcome.status, body: outcome.body, customerId };
     },
@@ -59,7 +68,14 @@ export function createCafetariaplanClient(settings: ApiSettings, deps: ApiClient
       if (outcome.kind !== 'delivered') return outcome;
       const found = loginUrlIn(outcome.body, fields.loginUrl);
       if ('problem' in found) {
-        return { kind: 'permanent', status: outcome.status, code: found.problem, message: `HTTP ${outcome.status}: ${found.message}`, body: outcome.body, bodyTruncated: false };
+        return {
+          kind: 'permanent',
+          status: outcome.status,
+          code: found.problem,
+          message: `HTTP ${outcome.status}: ${found.message}`,
+          body: outcome.body,
+          bodyTruncated: false,
+        };
       }
       const loginUrl = found.url;
       return { kind: 'delivered', status: outcome.status, body: outcome.body, loginUrl };
@@ -72,13 +88,21 @@ export function createCafetariaplanClient(settings: ApiSettings, deps: ApiClient
  * when it holds an absolute http(s) URL, else the one absolute http(s) URL anywhere in the body.
  * Two or more candidates and no configured field is refused rather than guessed.
  */
-export function loginUrlIn(body: unknown, fields: readonly string[]): { url: string } | { problem: 'LOGIN_URL_MISSING' | 'LOGIN_URL_INVALID' | 'LOGIN_URL_AMBIGUOUS'; message: string } {
+export function loginUrlIn(
+  body: unknown,
+  fields: readonly string[],
+): { url: string } | { problem: 'LOGIN_URL_MISSING' | 'LOGIN_URL_INVALID' | 'LOGIN_URL_AMBIGUOUS'; message: string } {
   const named = findField(body, fields);
   if (named !== undefined && ABSOLUTE_URL.test(named)) return { url: named };
   const urls = [...new Set(findUrls(body))];
   if (urls.length === 1) return { url: urls[0] as string };
   const where = `(BULKORDER_LOGIN_URL_FIELDS: ${fields.join(', ')})`;
-  if (urls.length > 1) return { problem: 'LOGIN_URL_AMBIGUOUS', message: `${urls.length} URLs in the answer and none in the configured fields ${where}` };
-  if (named !== undefined) return { problem: 'LOGIN_URL_INVALID', message: `the login URL field holds no absolute http(s) URL ${where}` };
+  if (urls.length > 1)
+    return {
+      problem: 'LOGIN_URL_AMBIGUOUS',
+      message: `${urls.length} URLs in the answer and none in the configured fields ${where}`,
+    };
+  if (named !== undefined)
+    return { problem: 'LOGIN_URL_INVALID', message: `the login URL field holds no absolute http(s) URL ${where}` };
   return { problem: 'LOGIN_URL_MISSING', message: `no login URL in the answer ${where}` };
 }

@@ -22,10 +22,17 @@ export interface CredentialCheck {
 }
 
 /** Checks each configured API; throws ConfigError when none is configured or one is incomplete. */
-export async function checkCredentials(config: Config, logger: Logger, options: { attempts?: number } = {}): Promise<CredentialCheck[]> {
+export async function checkCredentials(
+  config: Config,
+  logger: Logger,
+  options: { attempts?: number } = {},
+): Promise<CredentialCheck[]> {
   const apis = (['business', 'cafetariaplan'] as const).filter((api) => config.credentials[api] !== undefined);
   if (apis.length === 0) {
-    throw new ConfigError('BULKORDER_BUSINESS_CLIENT_ID', 'no API credentials are configured (set BULKORDER_BUSINESS_CLIENT_ID/_SECRET or BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET)');
+    throw new ConfigError(
+      'BULKORDER_BUSINESS_CLIENT_ID',
+      'no API credentials are configured (set BULKORDER_BUSINESS_CLIENT_ID/_SECRET or BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET)',
+    );
   }
   const settings = apis.map((api) => requireApi(config, api));
   const transport = createHttpTransport(config.http);
@@ -34,10 +41,23 @@ export async function checkCredentials(config: Config, logger: Logger, options: 
       settings.map(async (s): Promise<CredentialCheck> => {
         try {
           const token = await fetchAccessToken({ ...s, transport, logger, attempts: options.attempts ?? 3 });
-          return { api: s.api, tokenUrl: s.tokenUrl, ok: true, lifetimeSeconds: Math.round(token.lifetimeMs / 1000), exitCode: ExitCode.ok };
+          return {
+            api: s.api,
+            tokenUrl: s.tokenUrl,
+            ok: true,
+            lifetimeSeconds: Math.round(token.lifetimeMs / 1000),
+            exitCode: ExitCode.ok,
+          };
         } catch (error) {
           if (!isBulkorderError(error)) throw error;
-          return { api: s.api, tokenUrl: s.tokenUrl, ok: false, code: error.code, reason: error.message, exitCode: error.exitCode };
+          return {
+            api: s.api,
+            tokenUrl: s.tokenUrl,
+            ok: false,
+            code: error.code,
+            reason: error.message,
+            exitCode: error.exitCode,
+          };
         }
       }),
     );

@@ -76,7 +76,10 @@ export const TRANSPORT_ERRORS: Readonly<Record<string, { code: string; sent: 'ne
 };
 
 /** Status classes: the first matching row wins. */
-const STATUS_TABLE: ReadonlyArray<{ test: (status: number) => boolean; kind: 'delivered' | 'unauthorized' | 'rateLimited' | 'retry' | 'permanent' }> = [
+const STATUS_TABLE: ReadonlyArray<{
+  test: (status: number) => boolean;
+  kind: 'delivered' | 'unauthorized' | 'rateLimited' | 'retry' | 'permanent';
+}> = [
   { test: (s) => s >= 200 && s < 300, kind: 'delivered' },
   { test: (s) => s === 401, kind: 'unauthorized' },
   { test: (s) => s === 429, kind: 'rateLimited' },
@@ -114,7 +117,13 @@ function classifyResponse(response: HttpResponse, options: ClassifyOptions): Out
     case 'unauthorized':
       return { kind: 'unauthorized', status, code, message, body };
     case 'rateLimited':
-      return { kind: 'rateLimited', status: 429, code, message, retryAfterMs: retryAfter(response.headers, options) ?? (options.defaultRetryAfterMs ?? 5 * SECOND) };
+      return {
+        kind: 'rateLimited',
+        status: 429,
+        code,
+        message,
+        retryAfterMs: retryAfter(response.headers, options) ?? options.defaultRetryAfterMs ?? 5 * SECOND,
+      };
     case 'retry': {
       const retryAfterMs = retryAfter(response.headers, options);
       return { kind: 'retry', status, code, message, body, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
@@ -125,7 +134,11 @@ function classifyResponse(response: HttpResponse, options: ClassifyOptions): Out
 }
 
 /** Retry-After as delta-seconds or an HTTP date (RFC 9110 10.2.3), capped; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | undefined, now: number, maxMs: number = 3600 * SECOND): number | undefined {
+export function parseRetryAfter(
+  value: string | undefined,
+  now: number,
+  maxMs: number = 3600 * SECOND,
+): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
   let ms: number;
@@ -150,7 +163,11 @@ function retryAfter(headers: IncomingHttpHeaders, options: ClassifyOptions): num
 function idFromLocation(headers: IncomingHttpHeaders): string | undefined {
   const location = headers.location;
   if (typeof location !== 'string') return undefined;
-  const last = location.split('?')[0]?.split('/').filter((part) => part !== '').pop();
+  const last = location
+    .split('?')[0]
+    ?.split('/')
+    .filter((part) => part !== '')
+    .pop();
   if (last === undefined) return undefined;
   try {
     return decodeURIComponent(last);

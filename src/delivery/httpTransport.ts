@@ -101,7 +101,12 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
   };
 }
 
-function sendOnce(agent: Agent, request: HttpRequest, deadlineMs: number, caps: { error: number; success: number; discard: number }): Promise<HttpExchange> {
+function sendOnce(
+  agent: Agent,
+  request: HttpRequest,
+  deadlineMs: number,
+  caps: { error: number; success: number; discard: number },
+): Promise<HttpExchange> {
   return new Promise<HttpExchange>((resolve) => {
     const url = new URL(request.url);
     let settled = false;
@@ -192,7 +197,13 @@ function sendOnce(agent: Agent, request: HttpRequest, deadlineMs: number, caps: 
     request.signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
       agent.dispatch(
-        { origin: url.origin, path: url.pathname + url.search, method: request.method, headers: request.headers, body: request.body ?? null },
+        {
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: request.method,
+          headers: request.headers,
+          body: request.body ?? null,
+        },
         handler,
       );
     } catch (error) {

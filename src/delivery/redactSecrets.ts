@@ -16,7 +16,13 @@ let last: { key: string; needles: readonly string[] } | undefined;
 function needlesOf(secrets: readonly string[]): readonly string[] {
   const key = secrets.join('\u0000');
   if (last?.key === key) return last.needles;
-  const needles = [...new Set(secrets.filter((s) => s.length >= 4).flatMap((s) => [s, encodeURIComponent(s), new URLSearchParams({ s }).toString().slice(2)]))];
+  const needles = [
+    ...new Set(
+      secrets
+        .filter((s) => s.length >= 4)
+        .flatMap((s) => [s, encodeURIComponent(s), new URLSearchParams({ s }).toString().slice(2)]),
+    ),
+  ];
   last = { key, needles };
   return needles;
 }
@@ -25,5 +31,10 @@ function walk(value: unknown, needles: readonly string[], depth: number): unknow
   if (typeof value === 'string') return needles.reduce((text, needle) => text.split(needle).join('[redacted]'), value);
   if (depth > 20 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((item) => walk(item, needles, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [walk(key, needles, depth + 1) as string, walk(item, needles, depth + 1)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      walk(key, needles, depth + 1) as string,
+      walk(item, needles, depth + 1),
+    ]),
+  );
 }

@@ -43,14 +43,25 @@ export function createRedisTokenStore(redis: RedisClient, key: string): TokenSto
         const fields = await redis.hgetall(key);
         const expiresAt = Number(fields.expiresAt);
         const lifetimeMs = Number(fields.lifetimeMs);
-        if (fields.value === undefined || fields.id === undefined || !Number.isFinite(expiresAt) || !Number.isFinite(lifetimeMs)) return undefined;
+        if (
+          fields.value === undefined ||
+          fields.id === undefined ||
+          !Number.isFinite(expiresAt) ||
+          !Number.isFinite(lifetimeMs)
+        )
+          return undefined;
         return { value: fields.value, id: fields.id, expiresAt, lifetimeMs };
       }),
     write: (token) =>
       guard(async () => {
         await redis
           .multi()
-          .hset(key, { value: token.value, id: token.id, expiresAt: String(token.expiresAt), lifetimeMs: String(token.lifetimeMs) })
+          .hset(key, {
+            value: token.value,
+            id: token.id,
+            expiresAt: String(token.expiresAt),
+            lifetimeMs: String(token.lifetimeMs),
+          })
           .pexpireat(key, token.expiresAt)
           .del(failureKey)
           .exec();
@@ -82,6 +93,9 @@ async function guard<T>(operation: () => Promise<T>): Promise<T> {
     return await operation();
   } catch (error) {
     // No `cause`: ioredis errors carry the command's arguments, and HSET's include the token.
-    throw new InfrastructureError('REDIS_UNAVAILABLE', `the shared token cache in Redis failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new InfrastructureError(
+      'REDIS_UNAVAILABLE',
+      `the shared token cache in Redis failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

@@ -50,11 +50,19 @@ export interface TokenEndpointOptions {
 /** A token endpoint refusal of our credentials: needs a person, retrying cannot help (exit 2). */
 class TokenRefusedError extends UsageError {
   constructor(api: ApiName, status: number, reason: string) {
-    super('TOKEN_REFUSED', `the token endpoint refused the ${api} API credentials (HTTP ${status} ${reason}); check BULKORDER_${api.toUpperCase()}_CLIENT_ID and _SECRET`, { details: { api, status } });
+    super(
+      'TOKEN_REFUSED',
+      `the token endpoint refused the ${api} API credentials (HTTP ${status} ${reason}); check BULKORDER_${api.toUpperCase()}_CLIENT_ID and _SECRET`,
+      { details: { api, status } },
+    );
   }
 }
 
-const ERROR_FIELDS = { errorCode: ['error', 'code', 'errorCode'], errorMessage: ['error_description', 'message', 'detail'], remoteId: [] };
+const ERROR_FIELDS = {
+  errorCode: ['error', 'code', 'errorCode'],
+  errorMessage: ['error_description', 'message', 'detail'],
+  remoteId: [],
+};
 
 /** Gets a new token, retrying transient failures with backoff; throws TokenRefusedError or InfrastructureError. */
 export async function fetchAccessToken(options: TokenEndpointOptions): Promise<AccessToken> {
@@ -70,11 +78,18 @@ export async function fetchAccessToken(options: TokenEndpointOptions): Promise<A
     if (attempt < attempts) {
       const backoff = Math.min(max, base * 2 ** (attempt - 1));
       // Equal jitter: processes that failed together do not come back together.
-      const delay = result.retryAfterMs !== undefined ? Math.min(max, result.retryAfterMs) : backoff / 2 + Math.random() * (backoff / 2);
+      const delay =
+        result.retryAfterMs !== undefined
+          ? Math.min(max, result.retryAfterMs)
+          : backoff / 2 + Math.random() * (backoff / 2);
       await sleep(delay);
     }
   }
-  throw new InfrastructureError('TOKEN_ENDPOINT_UNAVAILABLE', `no ${options.api} API token after ${attempts} attempts at ${options.tokenUrl}: ${last}`, { details: { api: options.api } });
+  throw new InfrastructureError(
+    'TOKEN_ENDPOINT_UNAVAILABLE',
+    `no ${options.api} API token after ${attempts} attempts at ${options.tokenUrl}: ${last}`,
+    { details: { api: options.api } },
+  );
 }
 
 type Attempt = { token: AccessToken } | { reason: string; retryAfterMs?: number };
@@ -112,9 +127,11 @@ async function requestOnce(options: TokenEndpointOptions): Promise<Attempt> {
     const value = findField(outcome.body, ['access_token']);
     if (value === undefined) return { reason: `HTTP ${outcome.status} without access_token` };
     const tokenType = findField(outcome.body, ['token_type']);
-    if (tokenType !== undefined && tokenType.toLowerCase() !== 'bearer') return { reason: `unsupported token_type ${tokenType.slice(0, 40)}` };
+    if (tokenType !== undefined && tokenType.toLowerCase() !== 'bearer')
+      return { reason: `unsupported token_type ${tokenType.slice(0, 40)}` };
     const expiresIn = Number(findField(outcome.body, ['expires_in']));
-    const lifetimeMs = Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * SECOND : (options.defaultLifetimeMs ?? 300 * SECOND);
+    const lifetimeMs =
+      Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * SECOND : (options.defaultLifetimeMs ?? 300 * SECOND);
     return { token: { value, id: tokenId(value), expiresAt: sentAt + lifetimeMs, lifetimeMs } };
   }
   const reason = redactSecrets(`${outcome.code}: ${outcome.message}`, secrets).slice(0, 300);
@@ -122,7 +139,10 @@ async function requestOnce(options: TokenEndpointOptions): Promise<Attempt> {
     // 400 invalid_client / 401 / 403: our credentials or request are wrong, not the endpoint.
     throw new TokenRefusedError(options.api, outcome.status, reason);
   }
-  return { reason, ...('retryAfterMs' in outcome && outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}) };
+  return {
+    reason,
+    ...('retryAfterMs' in outcome && outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
+  };
 }
 
 /** application/x-www-form-urlencoded, as RFC 6749 appendix B asks for Basic credentials. */

@@ -63,7 +63,10 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
   let store: TokenStore | undefined;
   if (options.redis !== undefined) {
     if (options.keyPrefix === undefined) throw new Error('createTokenProvider: keyPrefix is required with redis');
-    store = createRedisTokenStore(options.redis, `${options.keyPrefix}:token:${options.api}:${options.credentialsId ?? 'default'}`);
+    store = createRedisTokenStore(
+      options.redis,
+      `${options.keyPrefix}:token:${options.api}:${options.credentialsId ?? 'default'}`,
+    );
   }
 
   let current: AccessToken | undefined;
@@ -92,7 +95,12 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
     } catch (error) {
       const failure = isBulkorderError(error)
         ? { owner, code: error.code, message: error.message, exitCode: error.exitCode }
-        : { owner, code: 'TOKEN_REFRESH_FAILED', message: error instanceof Error ? error.message : String(error), exitCode: ExitCode.infrastructure };
+        : {
+            owner,
+            code: 'TOKEN_REFRESH_FAILED',
+            message: error instanceof Error ? error.message : String(error),
+            exitCode: ExitCode.infrastructure,
+          };
       await shared.noteFailure(failure, failureMemoryMs).catch(() => undefined);
       throw error;
     } finally {
@@ -118,7 +126,10 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
       const holder = await shared.lockOwner();
       if (holder !== undefined) waitedFor.add(holder);
       if (now() > giveUpAt) {
-        throw new InfrastructureError('TOKEN_WAIT_TIMEOUT', `waited ${waitTimeoutMs} ms for another process to refresh the ${options.api} API token`);
+        throw new InfrastructureError(
+          'TOKEN_WAIT_TIMEOUT',
+          `waited ${waitTimeoutMs} ms for another process to refresh the ${options.api} API token`,
+        );
       }
       await sleep(pollMs / 2 + Math.random() * pollMs);
     }

@@ -16,7 +16,11 @@ export function opsRoutes(deps: ReadinessDeps & { metrics: BulkorderMetrics }): 
   app.get('/healthz', (c) => {
     const delayMs = Math.round(loopDelay.max / 1e6);
     loopDelay.reset();
-    return c.json({ status: 'ok', uptimeSeconds: Math.round((Date.now() - started) / 1000), eventLoopDelayMaxMs: delayMs });
+    return c.json({
+      status: 'ok',
+      uptimeSeconds: Math.round((Date.now() - started) / 1000),
+      eventLoopDelayMaxMs: delayMs,
+    });
   });
   app.get('/readyz', async (c) => {
     const report = await checkReadiness(deps);

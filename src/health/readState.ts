@@ -6,7 +6,9 @@ import type { MetricsApi, StateSnapshot } from '../metrics/bulkorderMetrics.js';
 /** One delivery target whose shared state is read: orders, or employee accounts. */
 export interface StateTarget {
   api: MetricsApi;
-  services: Pick<Services<unknown>, 'redis' | 'keys' | 'batches'> & { queue: Pick<Queue, 'getJobCounts' | 'isPaused' | 'getWorkersCount' | 'getWorkers'> };
+  services: Pick<Services<unknown>, 'redis' | 'keys' | 'batches'> & {
+    queue: Pick<Queue, 'getJobCounts' | 'isPaused' | 'getWorkersCount' | 'getWorkers'>;
+  };
 }
 
 /** Past this, a scrape gives up on Redis: /metrics must answer even while Redis is away. */
@@ -18,7 +20,9 @@ const STATE_TIMEOUT_MS = 2_000;
  */
 export async function readState(targets: readonly StateTarget[]): Promise<StateSnapshot | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), STATE_TIMEOUT_MS).unref()));
+  const timeout = new Promise<undefined>(
+    (resolve) => (timer = setTimeout(() => resolve(undefined), STATE_TIMEOUT_MS).unref()),
+  );
   try {
     return await Promise.race([read(targets), timeout]);
   } finally {
@@ -55,7 +59,14 @@ async function read(targets: readonly StateTarget[]): Promise<StateSnapshot> {
   ]);
   const batchesByState: Record<string, number> = { importing: 0, delivering: 0, settled: 0, failed: 0 };
   for (const b of batches) {
-    const state = b.importState === 'failed' ? 'failed' : b.importState === 'importing' ? 'importing' : isSettled(b) ? 'settled' : 'delivering';
+    const state =
+      b.importState === 'failed'
+        ? 'failed'
+        : b.importState === 'importing'
+          ? 'importing'
+          : isSettled(b)
+            ? 'settled'
+            : 'delivering';
     batchesByState[state] = (batchesByState[state] ?? 0) + 1;
   }
   return { queues, batchesByState, deadLetters, held };

@@ -29,13 +29,21 @@ const CHECK_TIMEOUT_MS = 2_000;
  */
 export async function checkReadiness(deps: ReadinessDeps): Promise<{ ready: boolean; checks: ReadyCheck[] }> {
   const checks: ReadyCheck[] = [];
-  checks.push({ name: 'shutdown', ok: !deps.shuttingDown(), ...(deps.shuttingDown() ? { detail: 'shutting down' } : {}) });
+  checks.push({
+    name: 'shutdown',
+    ok: !deps.shuttingDown(),
+    ...(deps.shuttingDown() ? { detail: 'shutting down' } : {}),
+  });
   checks.push(await redisCheck(deps));
   const failure = deps.metrics?.lastTokenFailure();
   checks.push(
     failure === undefined
       ? { name: 'token', ok: true }
-      : { name: 'token', ok: false, detail: `the last ${failure.api} token request failed at ${new Date(failure.at).toISOString()} (${failure.message})` },
+      : {
+          name: 'token',
+          ok: false,
+          detail: `the last ${failure.api} token request failed at ${new Date(failure.at).toISOString()} (${failure.message})`,
+        },
   );
   return { ready: checks.every((c) => c.ok), checks };
 }
@@ -45,7 +53,9 @@ async function redisCheck(deps: ReadinessDeps): Promise<ReadyCheck> {
   try {
     await Promise.race([
       assertRedisReady(deps.redis, deps.redisUrl),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no answer within 2 s')), CHECK_TIMEOUT_MS).unref())),
+      new Promise(
+        (_, reject) => (timer = setTimeout(() => reject(new Error('no answer within 2 s')), CHECK_TIMEOUT_MS).unref()),
+      ),
     ]);
     return { name: 'redis', ok: true };
   } catch (error) {

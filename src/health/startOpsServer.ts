@@ -9,11 +9,23 @@ export interface OpsServer {
 }
 
 /** Serves a hono app on host:port (loopback unless told otherwise). */
-export async function startHttpServer(app: { fetch(request: Request): Response | Promise<Response> }, options: { host: string; port: number }): Promise<OpsServer> {
+export async function startHttpServer(
+  app: { fetch(request: Request): Response | Promise<Response> },
+  options: { host: string; port: number },
+): Promise<OpsServer> {
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: (request: Request) => app.fetch(request), hostname: options.host, port: options.port }, () => resolve(s));
+    const s = serve(
+      { fetch: (request: Request) => app.fetch(request), hostname: options.host, port: options.port },
+      () => resolve(s),
+    );
     s.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new InfrastructureError('HTTP_LISTEN_FAILED', `cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}): choose another --port or --host`, { cause: error })),
+      reject(
+        new InfrastructureError(
+          'HTTP_LISTEN_FAILED',
+          `cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}): choose another --port or --host`,
+          { cause: error },
+        ),
+      ),
     );
   });
   const address = server.address();

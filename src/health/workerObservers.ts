@@ -36,7 +36,15 @@ export interface WorkerObservers {
  * `/healthz` and `/readyz` on `host`; with BULKORDER_NOTIFY_* set, announcements of settled
  * batches and (through onBreakerEvent) of the circuit breaker; always, the per-minute outcome counts of the dashboard's chart.
  */
-export async function startWorkerObservers(config: Config, logger: Logger, options: { httpPort?: number; host?: string; /** Tests: how often notifications look at batches and the breaker. */ pollMs?: number }): Promise<WorkerObservers> {
+export async function startWorkerObservers(
+  config: Config,
+  logger: Logger,
+  options: {
+    httpPort?: number;
+    host?: string;
+    /** Tests: how often notifications look at batches and the breaker. */ pollMs?: number;
+  },
+): Promise<WorkerObservers> {
   // Built before the metrics, so its failures are counted once there are any.
   let countFailure: ((destination: string) => void) | undefined;
   const notifier = createNotifier(config.notify, logger, { onFailure: (destination) => countFailure?.(destination) });
@@ -57,7 +65,13 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
   const closers: (() => unknown)[] = [() => orders?.close(), () => accounts?.close(), () => notifier.close()];
 
   // The dashboard's 24-hour chart: every worker adds its minutes, whatever else is configured.
-  const stats = createMinuteStats({ ...(orders === undefined ? {} : { business: orders }), ...(accounts === undefined ? {} : { cafetariaplan: accounts }) }, options.pollMs === undefined ? {} : { flushMs: options.pollMs });
+  const stats = createMinuteStats(
+    {
+      ...(orders === undefined ? {} : { business: orders }),
+      ...(accounts === undefined ? {} : { cafetariaplan: accounts }),
+    },
+    options.pollMs === undefined ? {} : { flushMs: options.pollMs },
+  );
   closers.unshift(() => stats.close());
 
   let stopping = false;
@@ -97,9 +111,31 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
     const link = dashboardUrl === undefined ? {} : { dashboardUrl };
     for (const services of [orders, accounts]) {
       if (services === undefined) continue;
-      const parked = (['dead', 'held'] as const).map((kind) => new ParkedStore(services.redis, services.keys, services.ledger, kind));
-      watches.push(startBatchWatch({ redis: services.redis, keys: services.keys, batches: services.batches, parked, notifier, logger, ...link, ...(options.pollMs === undefined ? {} : { sweepMs: options.pollMs }) }));
-      breakerWatches.push(startBreakerWatch({ services, settings: services.delivery.breaker, notifier, logger, ...link, ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }) }));
+      const parked = (['dead', 'held'] as const).map(
+        (kind) => new ParkedStore(services.redis, services.keys, services.ledger, kind),
+      );
+      watches.push(
+        startBatchWatch({
+          redis: services.redis,
+          keys: services.keys,
+          batches: services.batches,
+          parked,
+          notifier,
+          logger,
+          ...link,
+          ...(options.pollMs === undefined ? {} : { sweepMs: options.pollMs }),
+        }),
+      );
+      breakerWatches.push(
+        startBreakerWatch({
+          services,
+          settings: services.delivery.breaker,
+          notifier,
+          logger,
+          ...link,
+          ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+        }),
+      );
     }
     for (const watch of [...watches, ...breakerWatches]) closers.unshift(() => watch.close());
   }
@@ -107,9 +143,13 @@ export async function startWorkerObservers(config: Config, logger: Logger, optio
     metrics: sink,
     // Batch ids are unique across kinds, so each watch just finds nothing for the other kind's batches.
     ...(watches.length === 0 ? {} : { onJobEnded: (batchId: string) => watches.forEach((w) => w.jobEnded(batchId)) }),
-    ...(!notifier.enabled ? {} : { onScheduledImport: (result: ScheduledImportResult) => void announceNoFile(result, config, notifier) }),
+    ...(!notifier.enabled
+      ? {}
+      : { onScheduledImport: (result: ScheduledImportResult) => void announceNoFile(result, config, notifier) }),
     // A transition this process made is looked at now rather than at the next poll; the watch decides what to send.
-    ...(breakerWatches.length === 0 ? {} : { onBreakerEvent: async () => void (await Promise.all(breakerWatches.map((w) => w.check()))) }),
+    ...(breakerWatches.length === 0
+      ? {}
+      : { onBreakerEvent: async () => void (await Promise.all(breakerWatches.map((w) => w.check()))) }),
     url: server?.url,
     shuttingDown() {
       stopping = true;

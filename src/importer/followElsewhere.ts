@@ -21,7 +21,11 @@ const RECONCILE_EVERY_MS = 3_000;
  * importer died) until each is delivered, dead-lettered or held, so `import --wait` reports on
  * every order of its file, not only the ones it queued itself. Returns how many are still open.
  */
-export async function followElsewhere(ledger: Ledger, orderKeys: readonly string[], options: FollowElsewhereOptions = {}): Promise<number> {
+export async function followElsewhere(
+  ledger: Ledger,
+  orderKeys: readonly string[],
+  options: FollowElsewhereOptions = {},
+): Promise<number> {
   const out = options.out ?? process.stderr;
   let open = [...orderKeys];
   let lastReconcile = 0;

@@ -62,10 +62,29 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   const rejectsPath = options.rejectsPath ?? RejectsWriter.defaultPath(file);
   // Absolute, so a dashboard started in another folder finds them (results: the default of import --wait).
   const outputs = { rejectsFile: resolve(rejectsPath), resultsFile: resolve(outputPath(file, 'results')) };
-  await deps.batches.create({ id: batchId, file, sha256, env: deps.env, startedAt: Date.now(), columns: source.columns, ...outputs });
+  await deps.batches.create({
+    id: batchId,
+    file,
+    sha256,
+    env: deps.env,
+    startedAt: Date.now(),
+    columns: source.columns,
+    ...outputs,
+  });
   const heartbeat = startImportHeartbeat(deps.batches, batchId);
 
-  const counts: ImportCounts = { rows: 0, orders: 0, valid: 0, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0, enqueued: 0 };
+  const counts: ImportCounts = {
+    rows: 0,
+    orders: 0,
+    valid: 0,
+    rejected: 0,
+    skippedDelivered: 0,
+    skippedHeld: 0,
+    skippedQueued: 0,
+    conflicts: 0,
+    skippedIdentical: 0,
+    enqueued: 0,
+  };
   const elsewhere: ImportResult['elsewhere'] = [];
   const identicalLines: number[] = [];
   const summary = new ValidationSummary(10, deps.kind.noun);
@@ -78,15 +97,29 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
 
   // Each record in a job of its own, the order key as job id.
   const queueSingly = async (orders: ValidRecord<P>[]): Promise<{ results: ReserveResult[]; enqueued: number }> => {
-    const jobs = orders.map((order) => ({ name: deps.kind.jobName, data: toJobData(order, batchId, source.columns, deps.kind, file), opts: { ...deps.jobOptions, jobId: order.key } }));
+    const jobs = orders.map((order) => ({
+      name: deps.kind.jobName,
+      data: toJobData(order, batchId, source.columns, deps.kind, file),
+      opts: { ...deps.jobOptions, jobId: order.key },
+    }));
     const results = await deps.ledger.reserveJobs(
-      orders.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), job: { name: jobs[i]!.name, data: jobs[i]!.data } })),
+      orders.map((order, i) => ({
+        orderKey: order.key,
+        fingerprint: fingerprintOf(order.payload),
+        job: { name: jobs[i]!.name, data: jobs[i]!.data },
+      })),
       batchId,
       options.force === true,
     );
     const toAdd = jobs.filter((_, i) => results[i]!.outcome === 'reserved');
     if (toAdd.length > 0) await deps.queue.addBulk(toAdd);
-    return { results, enqueued: await deps.ledger.confirmQueued(toAdd.map((job) => job.data.key), batchId) };
+    return {
+      results,
+      enqueued: await deps.ledger.confirmQueued(
+        toAdd.map((job) => job.data.key),
+        batchId,
+      ),
+    };
   };
 
   // `perJob` records to a job (chunkJobId as its id): each chunk job holds the records its reservation took.
@@ -96,7 +129,13 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     const ids = groups.map(() => chunkJobId(batchId, ++chunksQueued));
     const records = groups.map((group) => group.map((order) => toChunkRecord(order, source.columns, deps.kind)));
     const reserved = await deps.ledger.reserveChunks(
-      groups.map((group, c) => group.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), record: records[c]![i] }))),
+      groups.map((group, c) =>
+        group.map((order, i) => ({
+          orderKey: order.key,
+          fingerprint: fingerprintOf(order.payload),
+          record: records[c]![i],
+        })),
+      ),
       ids,
       { name: deps.kind.chunkJobName, layout: deps.kind.payloadCodec?.version },
       batchId,
@@ -106,16 +145,27 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     for (const [c, group] of records.entries()) {
       const taken = group.filter((_, i) => reserved[c]![i]!.outcome === 'reserved');
       // The same data as the job the ledger keeps (reserveChunk.lua, through keptChunkFrame): the records taken.
-      if (taken.length > 0) toAdd.push({ name: deps.kind.chunkJobName, data: chunkJob(batchId, taken, deps.kind.payloadCodec?.version), opts: { ...deps.jobOptions, jobId: ids[c]! } });
+      if (taken.length > 0)
+        toAdd.push({
+          name: deps.kind.chunkJobName,
+          data: chunkJob(batchId, taken, deps.kind.payloadCodec?.version),
+          opts: { ...deps.jobOptions, jobId: ids[c]! },
+        });
     }
     if (toAdd.length > 0) await deps.queue.addBulk(toAdd);
-    const enqueued = await deps.ledger.confirmChunks(toAdd.map((job) => ({ chunkId: job.opts.jobId!, orderKeys: job.data.records.map((record) => record.key) })), batchId);
+    const enqueued = await deps.ledger.confirmChunks(
+      toAdd.map((job) => ({ chunkId: job.opts.jobId!, orderKeys: job.data.records.map((record) => record.key) })),
+      batchId,
+    );
     return { results: reserved.flat(), enqueued };
   };
 
   const flush = async (): Promise<void> => {
     if (heartbeat.lost) {
-      throw new InfrastructureError('IMPORT_INTERRUPTED', `Redis did not hear from this import for a while, so batch ${batchId} was closed as interrupted and its reserved orders queued; run the same command again to finish the file (nothing is sent twice).`);
+      throw new InfrastructureError(
+        'IMPORT_INTERRUPTED',
+        `Redis did not hear from this import for a while, so batch ${batchId} was closed as interrupted and its reserved orders queued; run the same command again to finish the file (nothing is sent twice).`,
+      );
     }
     const orders = chunk;
     chunk = [];
@@ -177,12 +227,22 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
   Object.assign(counts, totalsOf(source));
   await deps.batches.finishImport(batchId, 'imported', totalsOf(source));
   log.info({ counts }, 'file imported');
-  return { batchId, counts, summary, rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined, elsewhere, identicalLines };
+  return {
+    batchId,
+    counts,
+    summary,
+    rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined,
+    elsewhere,
+    identicalLines,
+  };
 }
 
 /** Sortable and unique: `b-20261122T021500-1a2b3c`. */
 export function newBatchId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, '');
   return `b-${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
@@ -195,5 +255,9 @@ function totalsOf(source: RecordSource<unknown>): Pick<ImportCounts, 'rows' | 'o
 /** Why an import stopped, as its batch keeps it: a refused file is exit 3 with its code, anything else its own. */
 function importFailure(error: unknown): ImportFailure {
   if (isBulkorderError(error)) return { code: error.code, reason: error.message, exitCode: error.exitCode };
-  return { code: 'INTERNAL', reason: error instanceof Error ? error.message : String(error), exitCode: ExitCode.internal };
+  return {
+    code: 'INTERNAL',
+    reason: error instanceof Error ? error.message : String(error),
+    exitCode: ExitCode.internal,
+  };
 }

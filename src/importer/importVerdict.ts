@@ -9,7 +9,9 @@ export function importAttention(result: ImportResult, noun: string): string[] {
   const c = result.counts;
   const lines: string[] = [];
   if (c.conflicts > 0) {
-    lines.push(`  NOT SENT: ${c.conflicts} ${noun}(s) reuse an orderRef known with other content (ORDER_REF_REUSED; line, earlier batch and what differs in the rejects file)`);
+    lines.push(
+      `  NOT SENT: ${c.conflicts} ${noun}(s) reuse an orderRef known with other content (ORDER_REF_REUSED; line, earlier batch and what differs in the rejects file)`,
+    );
   }
   if (c.skippedIdentical > 0) {
     const shown = result.identicalLines.join(', ') + (c.skippedIdentical > result.identicalLines.length ? ', ...' : '');

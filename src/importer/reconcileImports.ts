@@ -45,19 +45,35 @@ export async function reconcileImports(deps: ReconcileDeps, now = Date.now()): P
     const alive = await deps.batches.ownersAlive(page.map((entry) => entry.batchId));
     const live = page.filter((entry) => alive.get(entry.batchId) === true);
     // Their importer is still working (or between reserving and confirming): look again later.
-    await deps.ledger.touchStranded(live.map((entry) => entry.orderKey), Date.now());
+    await deps.ledger.touchStranded(
+      live.map((entry) => entry.orderKey),
+      Date.now(),
+    );
     const orphaned = page.filter((entry) => alive.get(entry.batchId) !== true);
     const gone = orphaned.filter((entry) => entry.state === undefined || entry.job === undefined);
-    await deps.ledger.touchStranded(gone.map((entry) => entry.orderKey), undefined);
+    await deps.ledger.touchStranded(
+      gone.map((entry) => entry.orderKey),
+      undefined,
+    );
     const toAdd = orphaned.filter((entry) => entry.state === 'queued' && entry.job !== undefined && !entry.jobExists);
     if (toAdd.length > 0) await deps.queue.addBulk(toAdd.map((entry) => jobOf(entry, deps.jobOptions)));
-    for (const [batchId, entries] of groupByBatch(orphaned.filter((entry) => entry.state !== undefined && entry.job !== undefined))) {
+    for (const [batchId, entries] of groupByBatch(
+      orphaned.filter((entry) => entry.state !== undefined && entry.job !== undefined),
+    )) {
       const singles = entries.filter((entry) => entry.chunkKeys === undefined);
       const chunks = entries.filter((entry) => entry.chunkKeys !== undefined);
       const counted =
-        (await deps.ledger.confirmQueued(singles.map((entry) => entry.orderKey), batchId)) +
-        (await deps.ledger.confirmChunks(chunks.map((entry) => ({ chunkId: entry.orderKey, orderKeys: entry.chunkKeys! })), batchId));
-      const added = entries.filter((entry) => toAdd.includes(entry)).reduce((sum, entry) => sum + (entry.chunkKeys?.length ?? 1), 0);
+        (await deps.ledger.confirmQueued(
+          singles.map((entry) => entry.orderKey),
+          batchId,
+        )) +
+        (await deps.ledger.confirmChunks(
+          chunks.map((entry) => ({ chunkId: entry.orderKey, orderKeys: entry.chunkKeys! })),
+          batchId,
+        ));
+      const added = entries
+        .filter((entry) => toAdd.includes(entry))
+        .reduce((sum, entry) => sum + (entry.chunkKeys?.length ?? 1), 0);
       report.requeued += added;
       report.confirmed += Math.max(0, counted - added);
     }
@@ -65,7 +81,10 @@ export async function reconcileImports(deps: ReconcileDeps, now = Date.now()): P
   }
   report.closed = await deps.batches.closeOrphaned();
   if (report.requeued > 0 || report.confirmed > 0 || report.closed.length > 0) {
-    deps.logger.warn(report, 'finished the work of an importer that stopped: reserved orders queued, its batch closed as interrupted');
+    deps.logger.warn(
+      report,
+      'finished the work of an importer that stopped: reserved orders queued, its batch closed as interrupted',
+    );
   }
   return report;
 }

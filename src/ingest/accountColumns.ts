@@ -11,9 +11,26 @@ export const ACCOUNT_FIELD_TABLE = [
   { name: 'firstName', synonyms: ['givenname', 'voornaam', 'vorname', 'first'] },
   { name: 'lastName', synonyms: ['surname', 'familyname', 'achternaam', 'nachname', 'familienname', 'last'] },
   /** Two-letter lowercase ISO 639-1 code. An order file's `languageCode` header means the same: accepted silently. */
-  { name: 'isoLanguageCode', synonyms: ['language', 'lang', 'taal', 'taalcode', 'sprache', 'locale'], aliases: ['languageCode'] },
+  {
+    name: 'isoLanguageCode',
+    synonyms: ['language', 'lang', 'taal', 'taalcode', 'sprache', 'locale'],
+    aliases: ['languageCode'],
+  },
   /** The employer's company id, a UUID (lower case). */
-  { name: 'companyId', synonyms: ['company', 'companyuuid', 'employer', 'employerid', 'bedrijf', 'bedrijfsid', 'werkgever', 'firma', 'firmenid'] },
+  {
+    name: 'companyId',
+    synonyms: [
+      'company',
+      'companyuuid',
+      'employer',
+      'employerid',
+      'bedrijf',
+      'bedrijfsid',
+      'werkgever',
+      'firma',
+      'firmenid',
+    ],
+  },
 ] as const satisfies readonly { name: string; synonyms: readonly string[]; aliases?: readonly string[] }[];
 
 export type AccountField = (typeof ACCOUNT_FIELD_TABLE)[number]['name'];
@@ -29,6 +46,8 @@ export const ACCOUNT_COLUMNS: ColumnSchema = {
   noun: 'account',
   fields: ACCOUNT_FIELDS,
   required: ACCOUNT_FIELDS,
-  aliases: Object.fromEntries(ACCOUNT_FIELD_TABLE.flatMap((spec) => ('aliases' in spec ? [[spec.name, spec.aliases]] : []))),
+  aliases: Object.fromEntries(
+    ACCOUNT_FIELD_TABLE.flatMap((spec) => ('aliases' in spec ? [[spec.name, spec.aliases]] : [])),
+  ),
   synonyms: Object.fromEntries(ACCOUNT_FIELD_TABLE.map((spec) => [spec.name, spec.synonyms])),
 };

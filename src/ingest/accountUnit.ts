@@ -35,7 +35,8 @@ export interface AccountUnit {
 
 /** Turns one CSV record of an employee file into a unit. */
 export function accountCsvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan): AccountUnit {
-  if (record.kind === 'bad') return lone(record.line, fitCells(record.values, plan.columns.length), record.code, record.message);
+  if (record.kind === 'bad')
+    return lone(record.line, fitCells(record.values, plan.columns.length), record.code, record.message);
   const text: AccountText = {};
   for (const field of ACCOUNT_FIELDS) {
     const index = plan.fieldIndex[field];
@@ -51,7 +52,13 @@ export function accountCsvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPla
  */
 export function accountJsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitContext): AccountUnit {
   const empty = ACCOUNT_FIELDS.map(() => '');
-  if (record.kind === 'oversize') return lone(record.line, empty, 'RECORD_TOO_LARGE', 'this element is longer than the record-size cap; it was skipped unread.');
+  if (record.kind === 'oversize')
+    return lone(
+      record.line,
+      empty,
+      'RECORD_TOO_LARGE',
+      'this element is longer than the record-size cap; it was skipped unread.',
+    );
   let value: unknown;
   try {
     value = JSON.parse(record.text);
@@ -59,13 +66,19 @@ export function accountJsonUnit(record: JsonRecord | JsonOversize, context: Json
     return lone(record.line, empty, 'JSON_SYNTAX', `this element is not valid JSON (${(error as Error).message}).`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return lone(record.line, empty, 'NOT_AN_ACCOUNT', `expected an account object, found ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}.`);
+    return lone(
+      record.line,
+      empty,
+      'NOT_AN_ACCOUNT',
+      `expected an account object, found ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}.`,
+    );
   }
   const text: AccountText = {};
   const typeErrors: RowError[] = [];
   for (const [key, raw] of Object.entries(value)) {
     const mapped = context.mapping.get(normalizeHeader(key));
-    const field = (mapped === undefined ? fieldForName(key, ACCOUNT_COLUMNS) : mapped) as (typeof ACCOUNT_FIELDS)[number] | null | undefined;
+    const field = (mapped === undefined ? fieldForName(key, ACCOUNT_COLUMNS) : mapped) as
+      (typeof ACCOUNT_FIELDS)[number] | null | undefined;
     if (field === undefined || field === null || field in text) {
       if (mapped !== null) context.ignored.add(key);
       continue;
@@ -75,17 +88,33 @@ export function accountJsonUnit(record: JsonRecord | JsonOversize, context: Json
     else {
       // Every account field is a string in the API's shape; a number or object here is a mistake upstream.
       text[field] = typeof raw === 'object' ? JSON.stringify(raw) : String(raw);
-      typeErrors.push({ line: record.line, column: field, code: 'FIELD_TYPE', message: `${field} must be a JSON string in the API's account shape, not ${JSON.stringify(raw)}.` });
+      typeErrors.push({
+        line: record.line,
+        column: field,
+        code: 'FIELD_TYPE',
+        message: `${field} must be a JSON string in the API's account shape, not ${JSON.stringify(raw)}.`,
+      });
     }
   }
-  return unitOf(record.line, ACCOUNT_FIELDS.map((field) => text[field] ?? ''), text, typeErrors);
+  return unitOf(
+    record.line,
+    ACCOUNT_FIELDS.map((field) => text[field] ?? ''),
+    text,
+    typeErrors,
+  );
 }
 
 function unitOf(line: number, cells: string[], text: AccountText, typeErrors: RowError[]): AccountUnit {
   const checked = validateAccountRow(line, text);
   const typed = new Set(typeErrors.map((e) => e.column));
   const errors = [...typeErrors, ...checked.errors.filter((e) => !typed.has(e.column))];
-  const row: AccountRow = { line, cells, errors, notes: checked.notes, ...(errors.length === 0 && checked.value !== undefined ? { value: checked.value } : {}) };
+  const row: AccountRow = {
+    line,
+    cells,
+    errors,
+    notes: checked.notes,
+    ...(errors.length === 0 && checked.value !== undefined ? { value: checked.value } : {}),
+  };
   if (checked.identity === undefined) return { group: `s|${line}`, rows: [row] };
   const key = accountKey(checked.identity.companyId, checked.identity.email);
   return { group: `k|${key}`, key, rows: [row] };

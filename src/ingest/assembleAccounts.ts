@@ -9,7 +9,10 @@ import type { AccountUnit } from './accountUnit.js';
  * the service keeps one account per employee and silently picking one of two differing rows
  * would be a guess. Items come out in line order.
  */
-export function* assembleAccounts(units: readonly AccountUnit[], context: AssembleContext): Generator<RecordItem<AccountPayload>> {
+export function* assembleAccounts(
+  units: readonly AccountUnit[],
+  context: AssembleContext,
+): Generator<RecordItem<AccountPayload>> {
   const firstLine = new Map<string, number>();
   const ordered = [...units].sort((a, b) => a.rows[0].line - b.rows[0].line);
   for (const unit of ordered) {
@@ -30,7 +33,12 @@ export function* assembleAccounts(units: readonly AccountUnit[], context: Assemb
     if (errors.length === 0 && row.value !== undefined && unit.key !== undefined) {
       yield { kind: 'valid', key: unit.key, ...base, payload: row.value, notes: row.notes };
     } else {
-      yield { kind: 'rejected', ...(unit.key === undefined ? {} : { key: unit.key }), ...base, errors: errors.sort((a, b) => a.line - b.line) };
+      yield {
+        kind: 'rejected',
+        ...(unit.key === undefined ? {} : { key: unit.key }),
+        ...base,
+        errors: errors.sort((a, b) => a.line - b.line),
+      };
     }
   }
 }

@@ -7,7 +7,6 @@ import { payloadKey } from './orderKey.js';
 import { rowNote } from './rowNotes.js';
 import type { IngestItem, RejectedRecord, RowError, ValidOrder } from './types.js';
 
-
 /**
  * Second pass over one bucket: units of one orderRef become one order (checked for recipient
  * agreement and repeated products), valid orders without orderRef get their occurrence number
@@ -34,7 +33,8 @@ export function* assembleOrders(units: readonly OrderUnit[], context: AssembleCo
     const unit = group[Math.max(index, 0)]!;
     if (index === -1) yield refOrder(group, context);
     else if (unit.kind === 'hash') yield valid(unit.rows, payloadKey(unit.hash!, index + 1), undefined, context);
-    else yield rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], undefined, undefined, context);
+    else
+      yield rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], undefined, undefined, context);
   }
 }
 
@@ -52,18 +52,32 @@ function refOrder(units: readonly OrderUnit[], context: AssembleContext): Ingest
     const firstLine = units[0]!.rows[0]?.line ?? 0;
     for (const unit of units.slice(1)) {
       const line = unit.rows[0]?.line ?? 0;
-      errors.push({ line, column: 'orderRef', value: orderRef, code: 'DUPLICATE_ORDER_REF', message: `orderRef '${orderRef}' is also used by the order on line ${firstLine}; each order needs its own orderRef.` });
+      errors.push({
+        line,
+        column: 'orderRef',
+        value: orderRef,
+        code: 'DUPLICATE_ORDER_REF',
+        message: `orderRef '${orderRef}' is also used by the order on line ${firstLine}; each order needs its own orderRef.`,
+      });
     }
   }
   if (rows.length > context.maxLinesPerOrder && !errors.some((e) => e.code === 'ORDER_TOO_MANY_LINES')) {
-    errors.push({ line: rows[0]!.line, column: 'orderRef', value: orderRef, code: 'ORDER_TOO_MANY_LINES', message: `orderRef '${orderRef}' has ${rows.length} product lines; at most ${context.maxLinesPerOrder} are accepted.` });
+    errors.push({
+      line: rows[0]!.line,
+      column: 'orderRef',
+      value: orderRef,
+      code: 'ORDER_TOO_MANY_LINES',
+      message: `orderRef '${orderRef}' has ${rows.length} product lines; at most ${context.maxLinesPerOrder} are accepted.`,
+    });
   }
   const strict = context.strictProducts === true;
   errors.push(...recipientMismatches(rows, orderRef), ...(strict ? repeatedProducts(rows, orderRef) : []));
   for (const row of rows) errors.push(...row.errors);
 
   if (errors.length === 0 && rows.every((row) => row.value !== undefined)) {
-    return strict ? valid(rows, first.key!, orderRef, context) : valid(rows, first.key!, orderRef, context, mergeRepeatedProducts(rows));
+    return strict
+      ? valid(rows, first.key!, orderRef, context)
+      : valid(rows, first.key!, orderRef, context, mergeRepeatedProducts(rows));
   }
   return rejected(rows, errors, first.key, orderRef, context);
 }
@@ -114,7 +128,14 @@ function mergeRepeatedProducts(rows: readonly UnitRow[]): { values: NonNullable<
     }
     const merged = { ...values[earlier.index]!, quantity: values[earlier.index]!.quantity + value.quantity };
     values[earlier.index] = merged;
-    notes.push(rowNote(row.line, 'productId', 'PRODUCTS_MERGED', `productId ${value.productId} is also on line ${earlier.line}: one line sent, quantity ${merged.quantity} (--strict-products refuses this)`));
+    notes.push(
+      rowNote(
+        row.line,
+        'productId',
+        'PRODUCTS_MERGED',
+        `productId ${value.productId} is also on line ${earlier.line}: one line sent, quantity ${merged.quantity} (--strict-products refuses this)`,
+      ),
+    );
   }
   return { values, notes };
 }
@@ -141,7 +162,13 @@ function repeatedProducts(rows: readonly UnitRow[], orderRef: string): RowError[
   return errors;
 }
 
-function valid(rows: readonly UnitRow[], key: string, orderRef: string | undefined, context: AssembleContext, merged?: { values: NonNullable<UnitRow['value']>[]; notes: string[] }): ValidOrder {
+function valid(
+  rows: readonly UnitRow[],
+  key: string,
+  orderRef: string | undefined,
+  context: AssembleContext,
+  merged?: { values: NonNullable<UnitRow['value']>[]; notes: string[] },
+): ValidOrder {
   return {
     kind: 'valid',
     key,
@@ -155,7 +182,13 @@ function valid(rows: readonly UnitRow[], key: string, orderRef: string | undefin
   };
 }
 
-function rejected(rows: readonly UnitRow[], errors: RowError[], key: string | undefined, orderRef: string | undefined, context: AssembleContext): RejectedRecord {
+function rejected(
+  rows: readonly UnitRow[],
+  errors: RowError[],
+  key: string | undefined,
+  orderRef: string | undefined,
+  context: AssembleContext,
+): RejectedRecord {
   return {
     kind: 'rejected',
     ...(key === undefined ? {} : { key }),

@@ -17,7 +17,8 @@ export interface AtomicOutput {
  */
 export async function atomicOutput(path: string): Promise<AtomicOutput> {
   const info = await stat(path).catch(() => undefined);
-  if (info !== undefined && !info.isFile()) return { writePath: path, commit: async () => undefined, discard: async () => undefined };
+  if (info !== undefined && !info.isFile())
+    return { writePath: path, commit: async () => undefined, discard: async () => undefined };
   const partial = `${path}.partial-${process.pid}`;
   return {
     writePath: partial,

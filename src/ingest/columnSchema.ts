@@ -19,5 +19,8 @@ export interface ColumnSchema {
    * Facts about an accepted header a person should see (e.g. "no orderRef column").
    * `lookalike(field)` is the unmatched header that plausibly means `field`, if any.
    */
-  warnings?(fieldIndex: Readonly<Partial<Record<string, number>>>, lookalike: (field: string) => string | undefined): string[];
+  warnings?(
+    fieldIndex: Readonly<Partial<Record<string, number>>>,
+    lookalike: (field: string) => string | undefined,
+  ): string[];
 }

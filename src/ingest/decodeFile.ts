@@ -32,14 +32,27 @@ export async function sniffFile(file: string, encoding: IngestEncoding): Promise
     await handle.close();
   }
   if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
-    throw new FileRefusedError('ENCODING_UNSUPPORTED', file, 'the file is UTF-16 ("Unicode text"). Save it as "CSV UTF-8" instead.');
+    throw new FileRefusedError(
+      'ENCODING_UNSUPPORTED',
+      file,
+      'the file is UTF-16 ("Unicode text"). Save it as "CSV UTF-8" instead.',
+    );
   }
   const binary = binaryKind(head);
   if (binary !== undefined) {
-    throw new FileRefusedError('FILE_NOT_TEXT', file, `this is ${binary.what}, not a CSV or JSON text file. ${binary.advice.replace('<file>', file)}`, { details: { kind: binary.what } });
+    throw new FileRefusedError(
+      'FILE_NOT_TEXT',
+      file,
+      `this is ${binary.what}, not a CSV or JSON text file. ${binary.advice.replace('<file>', file)}`,
+      { details: { kind: binary.what } },
+    );
   }
   if (encoding !== 'utf-8' && head.subarray(0, 3).equals(UTF8_BOM)) {
-    throw new FileRefusedError('ENCODING_MISMATCH', file, `the file starts with a UTF-8 byte-order mark, so it is UTF-8, not ${encoding}. Leave out --encoding.`);
+    throw new FileRefusedError(
+      'ENCODING_MISMATCH',
+      file,
+      `the file starts with a UTF-8 byte-order mark, so it is UTF-8, not ${encoding}. Leave out --encoding.`,
+    );
   }
 }
 
@@ -130,7 +143,16 @@ function firstInvalidUtf8(buf: Buffer): number {
   let i = 0;
   while (i < buf.length) {
     const byte = buf[i] ?? 0;
-    const length = byte < 0x80 ? 1 : byte >= 0xc2 && byte < 0xe0 ? 2 : byte >= 0xe0 && byte < 0xf0 ? 3 : byte >= 0xf0 && byte < 0xf5 ? 4 : 0;
+    const length =
+      byte < 0x80
+        ? 1
+        : byte >= 0xc2 && byte < 0xe0
+          ? 2
+          : byte >= 0xe0 && byte < 0xf0
+            ? 3
+            : byte >= 0xf0 && byte < 0xf5
+              ? 4
+              : 0;
     if (length === 0 || i + length > buf.length) return i;
     if (!isUtf8(buf.subarray(i, i + length))) return i;
     i += length;

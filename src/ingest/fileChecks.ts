@@ -15,7 +15,10 @@ export function formatFromExtension(file: string): IngestFormat {
   if (ext === '.csv' || ext === '.tsv' || ext === '.txt') return 'csv';
   if (ext === '.json') return 'json';
   if (ext === '.ndjson' || ext === '.jsonl') return 'ndjson';
-  throw new UsageError('FORMAT_UNKNOWN', `cannot tell the format of ${file} from its extension; pass --format csv, json or ndjson.`);
+  throw new UsageError(
+    'FORMAT_UNKNOWN',
+    `cannot tell the format of ${file} from its extension; pass --format csv, json or ndjson.`,
+  );
 }
 
 export async function fileSize(file: string): Promise<number> {
@@ -24,7 +27,12 @@ export async function fileSize(file: string): Promise<number> {
     info = await stat(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : `cannot be read (${code ?? String(error)})`;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : `cannot be read (${code ?? String(error)})`;
     throw new FileRefusedError('FILE_UNREADABLE', file, why, { cause: error });
   }
   if (!info.isFile()) throw new FileRefusedError('FILE_UNREADABLE', file, 'not a regular file');
@@ -33,7 +41,12 @@ export async function fileSize(file: string): Promise<number> {
 }
 
 /** The first characters of the file (up to maxChars and a bit), decoded and so checked in its encoding. */
-export async function readHead(file: string, encoding: IngestEncoding, maxChars: number, chunkBytes: number | undefined): Promise<{ text: string; whole: boolean }> {
+export async function readHead(
+  file: string,
+  encoding: IngestEncoding,
+  maxChars: number,
+  chunkBytes: number | undefined,
+): Promise<{ text: string; whole: boolean }> {
   let text = '';
   for await (const chunk of decodeFile(file, { encoding, ...(chunkBytes ? { chunkBytes } : {}) })) {
     text += chunk;

@@ -75,7 +75,9 @@ export class GroupCutter<U extends { group: string; rows: readonly unknown[] }> 
   }
 
   finish(): U[] {
-    const units = [...this.cut.values()].map((entry) => this.limit.oversized(entry.first, entry.rows, entry.lines.toString()));
+    const units = [...this.cut.values()].map((entry) =>
+      this.limit.oversized(entry.first, entry.rows, entry.lines.toString()),
+    );
     this.cut.clear();
     this.counts.clear();
     return units;

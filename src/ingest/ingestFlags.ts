@@ -35,17 +35,25 @@ const ENCODINGS: Readonly<Record<string, IngestEncoding>> = {
  * Turns the shared flags into IngestOptions, so both commands read files alike. Bad values are
  * usage errors (exit 2); the --map file is read and checked here (against `schema`'s fields), before the input file.
  */
-export async function ingestOptionsFromFlags(flags: IngestFlags, schema: ColumnSchema = ORDER_COLUMNS): Promise<IngestOptions> {
+export async function ingestOptionsFromFlags(
+  flags: IngestFlags,
+  schema: ColumnSchema = ORDER_COLUMNS,
+): Promise<IngestOptions> {
   const options: IngestOptions = {};
   if (flags.format !== undefined) {
     const format = flags.format.toLowerCase() as IngestFormat;
-    if (!FORMATS.includes(format)) throw new UsageError('FORMAT_INVALID', `--format must be csv, json or ndjson (got "${flags.format}").`);
+    if (!FORMATS.includes(format))
+      throw new UsageError('FORMAT_INVALID', `--format must be csv, json or ndjson (got "${flags.format}").`);
     options.format = format;
   }
   if (flags.delimiter !== undefined) options.delimiter = parseDelimiter(flags.delimiter);
   if (flags.encoding !== undefined) {
     const encoding = ENCODINGS[flags.encoding.toLowerCase()];
-    if (encoding === undefined) throw new UsageError('ENCODING_OPTION_INVALID', `--encoding must be utf-8, windows-1252 or latin1 (got "${flags.encoding}").`);
+    if (encoding === undefined)
+      throw new UsageError(
+        'ENCODING_OPTION_INVALID',
+        `--encoding must be utf-8, windows-1252 or latin1 (got "${flags.encoding}").`,
+      );
     options.encoding = encoding;
   }
   if (flags.map !== undefined) options.mapping = await loadMapping(flags.map, schema);
@@ -55,13 +63,19 @@ export async function ingestOptionsFromFlags(flags: IngestFlags, schema: ColumnS
   if (flags.maxLinesPerOrder !== undefined) {
     const max = Number(flags.maxLinesPerOrder);
     if (!/^\d+$/.test(flags.maxLinesPerOrder) || max < 1 || max > 100_000) {
-      throw new UsageError('MAX_LINES_INVALID', `--max-lines-per-order must be a whole number from 1 to 100000 (got "${flags.maxLinesPerOrder}").`);
+      throw new UsageError(
+        'MAX_LINES_INVALID',
+        `--max-lines-per-order must be a whole number from 1 to 100000 (got "${flags.maxLinesPerOrder}").`,
+      );
     }
     options.maxLinesPerOrder = max;
   }
   if (flags.threads !== undefined) {
     if (!/^\d+$/.test(flags.threads) || Number(flags.threads) > 64) {
-      throw new UsageError('THREADS_INVALID', `--threads must be a whole number from 0 to 64 (got "${flags.threads}").`);
+      throw new UsageError(
+        'THREADS_INVALID',
+        `--threads must be a whole number from 0 to 64 (got "${flags.threads}").`,
+      );
     }
     options.threads = Number(flags.threads);
   }

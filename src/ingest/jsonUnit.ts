@@ -7,8 +7,6 @@ import { fieldForName, normalizeHeader } from './resolveColumns.js';
 import { validateRow, type RowRules, type RowText } from './validateRow.js';
 import type { RowError } from './types.js';
 
-
-
 /**
  * Turns one JSON element (or NDJSON line) into a unit. An element with `recipient` or
  * `products` is an order in the API's shape (several product lines; unknown fields refused,
@@ -28,21 +26,33 @@ export function jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitCon
     return lone(line, 'JSON_SYNTAX', `this element is not valid JSON (${(error as Error).message}).`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return lone(line, 'NOT_AN_ORDER', `expected an order object, found ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}.`);
+    return lone(
+      line,
+      'NOT_AN_ORDER',
+      `expected an order object, found ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}.`,
+    );
   }
   const object = value as Record<string, unknown>;
-  return 'recipient' in object || 'products' in object ? apiOrder(line, object, context) : flatRow(line, object, context);
+  return 'recipient' in object || 'products' in object
+    ? apiOrder(line, object, context)
+    : flatRow(line, object, context);
 }
 
 function apiOrder(line: number, order: Record<string, unknown>, context: JsonUnitContext): OrderUnit {
   const errors: RowError[] = [];
   const unknown = (path: string): void => {
-    errors.push({ line, column: path, code: 'UNKNOWN_FIELD', message: `"${path}" is not part of the API's order shape; remove it (it would not reach the API).` });
+    errors.push({
+      line,
+      column: path,
+      code: 'UNKNOWN_FIELD',
+      message: `"${path}" is not part of the API's order shape; remove it (it would not reach the API).`,
+    });
   };
   // Outer objects first (the order, recipient, recipient.address); product lines below.
   for (const [path, keys] of API_KEYS) {
     if (path === PRODUCTS) continue;
-    for (const key of Object.keys(objectAt(order, path))) if (!keys.has(key)) unknown(path === '' ? key : `${path}.${key}`);
+    for (const key of Object.keys(objectAt(order, path)))
+      if (!keys.has(key)) unknown(path === '' ? key : `${path}.${key}`);
   }
 
   // The order's own fields; an optional one only when its key is there.
@@ -59,10 +69,20 @@ function apiOrder(line: number, order: Record<string, unknown>, context: JsonUni
   let products = Array.isArray(order[PRODUCTS]) ? (order[PRODUCTS] as unknown[]) : [];
   const noProducts = products.length === 0;
   if (noProducts) {
-    errors.push({ line, column: 'products', code: 'FIELD_REQUIRED', message: 'products must be a non-empty list of { "productId", "quantity" }.' });
+    errors.push({
+      line,
+      column: 'products',
+      code: 'FIELD_REQUIRED',
+      message: 'products must be a non-empty list of { "productId", "quantity" }.',
+    });
     products = [{}];
   } else if (products.length > context.maxLinesPerOrder) {
-    errors.push({ line, column: 'products', code: 'ORDER_TOO_MANY_LINES', message: `this order has ${products.length} product lines; at most ${context.maxLinesPerOrder} are accepted.` });
+    errors.push({
+      line,
+      column: 'products',
+      code: 'ORDER_TOO_MANY_LINES',
+      message: `this order has ${products.length} product lines; at most ${context.maxLinesPerOrder} are accepted.`,
+    });
   }
   const rows = products.map((product) => {
     const item = objectAt(product, '');
@@ -98,7 +118,6 @@ function flatRow(line: number, object: Record<string, unknown>, context: JsonUni
   return unitOf([checkedRow(line, fields, false, context.rules)], false, []);
 }
 
-
 /**
  * Converts JSON values to text (numbers as JSON wrote them) and checks the row. With
  * `apiTypes` (an order in the API's shape) the JSON types must be the API's: numbers for the
@@ -118,11 +137,21 @@ function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boo
       text[field] = String(value);
       if (apiTypes && field !== 'orderRef' && (typeof value === 'number') !== INTEGER_FIELDS.has(field)) {
         const wanted = INTEGER_FIELDS.has(field) ? 'a JSON number' : 'a JSON string';
-        softTypeErrors.push({ line, column: field, code: 'FIELD_TYPE', message: `${field} must be ${wanted} in the API's order shape, not ${JSON.stringify(value)}.` });
+        softTypeErrors.push({
+          line,
+          column: field,
+          code: 'FIELD_TYPE',
+          message: `${field} must be ${wanted} in the API's order shape, not ${JSON.stringify(value)}.`,
+        });
       }
     } else {
       text[field] = JSON.stringify(value);
-      typeErrors.push({ line, column: field, code: 'FIELD_TYPE', message: `${field} must be text or a number, not ${Array.isArray(value) ? 'a list' : typeof value}.` });
+      typeErrors.push({
+        line,
+        column: field,
+        code: 'FIELD_TYPE',
+        message: `${field} must be text or a number, not ${Array.isArray(value) ? 'a list' : typeof value}.`,
+      });
     }
   }
   if (!('orderRef' in values)) delete text.orderRef;
@@ -143,6 +172,12 @@ function splitPath(path: string): [parent: string, leaf: string] {
 }
 
 function lone(line: number, code: string, message: string): OrderUnit {
-  const row: UnitRow = { line, cells: ORDER_FIELDS.map(() => ''), errors: [], notes: [], identity: { businessCustomerId: '' } };
+  const row: UnitRow = {
+    line,
+    cells: ORDER_FIELDS.map(() => ''),
+    errors: [],
+    notes: [],
+    identity: { businessCustomerId: '' },
+  };
   return unitOf([row], false, [{ line, code, message }]);
 }

@@ -15,20 +15,27 @@ export async function loadMapping(path: string, schema: ColumnSchema = ORDER_COL
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new UsageError('MAPPING_INVALID', `--map ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, { cause: error });
+    throw new UsageError(
+      'MAPPING_INVALID',
+      `--map ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
+      { cause: error },
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
-    throw new UsageError('MAPPING_INVALID', `--map ${path}: not valid JSON (${(error as Error).message}).`, { cause: error });
+    throw new UsageError('MAPPING_INVALID', `--map ${path}: not valid JSON (${(error as Error).message}).`, {
+      cause: error,
+    });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new UsageError('MAPPING_INVALID', `--map ${path}: must be a JSON object like {"Voornaam": "firstName"}.`);
   }
   const mapping: Record<string, string> = {};
   for (const [header, field] of Object.entries(value)) {
-    if (typeof field !== 'string') throw new UsageError('MAPPING_INVALID', `--map ${path}: the value for "${header}" must be a field name or "".`);
+    if (typeof field !== 'string')
+      throw new UsageError('MAPPING_INVALID', `--map ${path}: the value for "${header}" must be a field name or "".`);
     mapping[header] = field;
   }
   resolveMapping(mapping, schema); // fails early on unknown field names

@@ -162,16 +162,28 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   // Excel's `sep=;` line names the delimiter; the header is the line after it.
   const sep = format === 'csv' ? sepLine(head.text) : undefined;
   if (format === 'csv') {
-    const line = headerLine((sep === undefined ? head.text : head.text.slice(sep.length)).replace(/^[\r\n]+/, ''), head.whole);
+    const line = headerLine(
+      (sep === undefined ? head.text : head.text.slice(sep.length)).replace(/^[\r\n]+/, ''),
+      head.whole,
+    );
     if (line === undefined) {
-      throw new FileRefusedError('HEADER_INVALID', file, `no header line within the first ${maxRecordBytes} characters; is this a CSV file with a header row?`);
+      throw new FileRefusedError(
+        'HEADER_INVALID',
+        file,
+        `no header line within the first ${maxRecordBytes} characters; is this a CSV file with a header row?`,
+      );
     }
     delimiter = options.delimiter ?? sep?.delimiter ?? detectDelimiter(line);
     const [headers] = parseCsvSync(line, { delimiter, bom: true, relax_quotes: true, relax_column_count: true });
     const guess = (headers ?? []).length === 1 && options.delimiter === undefined ? otherDelimiter(line) : undefined;
     if (guess !== undefined) {
       // A --map hint would be meaningless: the columns were never split.
-      throw new FileRefusedError('DELIMITER_UNKNOWN', file, `line 1: the header reads as one column; its delimiter is not one of , ; tab | (it looks like ${JSON.stringify(guess)}). Give it with --delimiter '${guess}'.`, { details: { line: 1, guess } });
+      throw new FileRefusedError(
+        'DELIMITER_UNKNOWN',
+        file,
+        `line 1: the header reads as one column; its delimiter is not one of , ; tab | (it looks like ${JSON.stringify(guess)}). Give it with --delimiter '${guess}'.`,
+        { details: { line: 1, guess } },
+      );
     }
     plan = resolveColumns(file, headers ?? [], mapping, schema.columns);
   } else {
@@ -180,7 +192,10 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   }
 
   const spillThreshold = options.spillThresholdBytes ?? MIB;
-  const bucketCount = size <= spillThreshold ? 1 : Math.min(MAX_BUCKETS, Math.max(2, Math.ceil(size / (options.bucketBytes ?? 128 * KIB))));
+  const bucketCount =
+    size <= spillThreshold
+      ? 1
+      : Math.min(MAX_BUCKETS, Math.max(2, Math.ceil(size / (options.bucketBytes ?? 128 * KIB))));
   const stats: SourceStats = { rows: 0, records: 0, valid: 0, rejected: 0 };
   const ignored = new Set(plan.ignored);
   let blankRows = 0;
@@ -191,8 +206,20 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
   const fromLine = sep === undefined ? {} : { fromLine: 2 };
   const units = (): AsyncGenerator<U> =>
     format === 'csv'
-      ? csvUnits(file, plan, { delimiter, encoding, maxRecordBytes, ...chunk, ...fromLine }, schema, rules, () => blankRows++)
-      : jsonUnits(file, format, { encoding, maxRecordBytes, ...chunk }, schema, { mapping, ignored, maxLinesPerOrder, rules });
+      ? csvUnits(
+          file,
+          plan,
+          { delimiter, encoding, maxRecordBytes, ...chunk, ...fromLine },
+          schema,
+          rules,
+          () => blankRows++,
+        )
+      : jsonUnits(file, format, { encoding, maxRecordBytes, ...chunk }, schema, {
+          mapping,
+          ignored,
+          maxLinesPerOrder,
+          rules,
+        });
 
   return {
     file,
@@ -218,7 +245,9 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
         const threads = options.threads ?? defaultIngestThreads();
         if (format === 'csv' && bucketCount > 1 && threads > 0 && schema.thread !== undefined) {
           pool = createUnitPool({ threads, schema: schema.thread, plan, rules, bucketCount });
-          for await (const encoded of pool.encode(csvRecords(file, { delimiter, encoding, maxRecordBytes, ...chunk, ...fromLine }, () => blankRows++))) {
+          for await (const encoded of pool.encode(
+            csvRecords(file, { delimiter, encoding, maxRecordBytes, ...chunk, ...fromLine }, () => blankRows++),
+          )) {
             stats.rows += encoded.rows;
             await store.addEncoded(encoded);
           }
@@ -231,9 +260,18 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
         }
         if (stats.rows === 0 && options.allowEmpty !== true) {
           const blank = blankRows > 0 ? ` (only ${blankRows} blank row${blankRows === 1 ? '' : 's'})` : '';
-          throw new FileRefusedError('FILE_EMPTY', file, `the file has no ${schema.columns.noun}s${blank}. An export that came out empty is not a success; check the export, or pass --allow-empty if an empty file is expected.`);
+          throw new FileRefusedError(
+            'FILE_EMPTY',
+            file,
+            `the file has no ${schema.columns.noun}s${blank}. An export that came out empty is not a success; check the export, or pass --allow-empty if an empty file is expected.`,
+          );
         }
-        const context: AssembleContext = { file, columns: plan.columns, maxLinesPerOrder, ...(options.strictProducts === true ? { strictProducts: true } : {}) };
+        const context: AssembleContext = {
+          file,
+          columns: plan.columns,
+          maxLinesPerOrder,
+          ...(options.strictProducts === true ? { strictProducts: true } : {}),
+        };
         for await (const bucket of store.buckets()) {
           for (const item of schema.assemble(bucket, context)) {
             stats.records++;
@@ -262,7 +300,11 @@ async function* csvUnits<U extends GroupedUnit & { rows: readonly unknown[] }>(
 }
 
 /** The data records of a CSV file: the header (already resolved by openRecordSource) and blank rows left out. */
-async function* csvRecords(file: string, read: Parameters<typeof readCsvRecords>[1], onBlank: () => void): AsyncGenerator<CsvRecord | CsvBadRecord> {
+async function* csvRecords(
+  file: string,
+  read: Parameters<typeof readCsvRecords>[1],
+  onBlank: () => void,
+): AsyncGenerator<CsvRecord | CsvBadRecord> {
   let header = true;
   for await (const record of readCsvRecords(file, read)) {
     if (header) {

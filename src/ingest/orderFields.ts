@@ -41,7 +41,17 @@ export const ORDER_FIELD_TABLE = [
     rule: 'reference',
     optional: true,
     payload: false,
-    synonyms: ['ordernumber', 'orderno', 'reference', 'ref', 'bestelnummer', 'ordernummer', 'referentie', 'bestellnummer', 'referenz'],
+    synonyms: [
+      'ordernumber',
+      'orderno',
+      'reference',
+      'ref',
+      'bestelnummer',
+      'ordernummer',
+      'referentie',
+      'bestellnummer',
+      'referenz',
+    ],
   },
   {
     name: 'businessCustomerId',
@@ -49,24 +59,95 @@ export const ORDER_FIELD_TABLE = [
     rule: 'integer',
     synonyms: ['customer', 'customerid', 'customernumber', 'klant', 'klantnummer', 'klantid', 'kundennummer', 'kunde'],
   },
-  { name: 'firstName', path: 'recipient.address.firstName', rule: 'text', personal: true, synonyms: ['firstname', 'givenname', 'voornaam', 'vorname'] },
-  { name: 'lastName', path: 'recipient.address.lastName', rule: 'text', personal: true, synonyms: ['surname', 'familyname', 'achternaam', 'nachname', 'familienname'] },
-  { name: 'street', path: 'recipient.address.street', rule: 'text', personal: true, synonyms: ['straat', 'straatnaam', 'strasse', 'straße', 'address', 'adres', 'adresse'] },
-  { name: 'streetNumber', path: 'recipient.address.streetNumber', rule: 'houseNumber', synonyms: ['housenumber', 'houseno', 'number', 'huisnummer', 'huisnr', 'nr', 'hausnummer'] },
-  { name: 'postalCode', path: 'recipient.address.postalCode', rule: 'text', personal: true, synonyms: ['zip', 'zipcode', 'postcode', 'plz', 'postleitzahl'] },
-  { name: 'city', path: 'recipient.address.city', rule: 'text', synonyms: ['town', 'plaats', 'woonplaats', 'stad', 'ort', 'stadt', 'gemeente'] },
-  { name: 'countryCode', path: 'recipient.address.countryCode', rule: 'country', synonyms: ['country', 'land', 'landcode', 'landescode'] },
-  { name: 'languageCode', path: 'recipient.languageCode', rule: 'language', synonyms: ['language', 'lang', 'taal', 'taalcode', 'sprache', 'locale'] },
-  { name: 'email', path: 'recipient.email', rule: 'email', personal: true, synonyms: ['mail', 'emailaddress', 'emailadres', 'emailadresse'] },
+  {
+    name: 'firstName',
+    path: 'recipient.address.firstName',
+    rule: 'text',
+    personal: true,
+    synonyms: ['firstname', 'givenname', 'voornaam', 'vorname'],
+  },
+  {
+    name: 'lastName',
+    path: 'recipient.address.lastName',
+    rule: 'text',
+    personal: true,
+    synonyms: ['surname', 'familyname', 'achternaam', 'nachname', 'familienname'],
+  },
+  {
+    name: 'street',
+    path: 'recipient.address.street',
+    rule: 'text',
+    personal: true,
+    synonyms: ['straat', 'straatnaam', 'strasse', 'straße', 'address', 'adres', 'adresse'],
+  },
+  {
+    name: 'streetNumber',
+    path: 'recipient.address.streetNumber',
+    rule: 'houseNumber',
+    synonyms: ['housenumber', 'houseno', 'number', 'huisnummer', 'huisnr', 'nr', 'hausnummer'],
+  },
+  {
+    name: 'postalCode',
+    path: 'recipient.address.postalCode',
+    rule: 'text',
+    personal: true,
+    synonyms: ['zip', 'zipcode', 'postcode', 'plz', 'postleitzahl'],
+  },
+  {
+    name: 'city',
+    path: 'recipient.address.city',
+    rule: 'text',
+    synonyms: ['town', 'plaats', 'woonplaats', 'stad', 'ort', 'stadt', 'gemeente'],
+  },
+  {
+    name: 'countryCode',
+    path: 'recipient.address.countryCode',
+    rule: 'country',
+    synonyms: ['country', 'land', 'landcode', 'landescode'],
+  },
+  {
+    name: 'languageCode',
+    path: 'recipient.languageCode',
+    rule: 'language',
+    synonyms: ['language', 'lang', 'taal', 'taalcode', 'sprache', 'locale'],
+  },
+  {
+    name: 'email',
+    path: 'recipient.email',
+    rule: 'email',
+    personal: true,
+    synonyms: ['mail', 'emailaddress', 'emailadres', 'emailadresse'],
+  },
   {
     name: 'telephoneNumber',
     path: 'recipient.telephoneNumber',
     rule: 'phone',
     personal: true,
-    synonyms: ['phone', 'phonenumber', 'telephone', 'mobile', 'telefoon', 'telefoonnummer', 'mobiel', 'telefon', 'telefonnummer', 'handy'],
+    synonyms: [
+      'phone',
+      'phonenumber',
+      'telephone',
+      'mobile',
+      'telefoon',
+      'telefoonnummer',
+      'mobiel',
+      'telefon',
+      'telefonnummer',
+      'handy',
+    ],
   },
-  { name: 'productId', path: 'products.productId', rule: 'integer', synonyms: ['product', 'sku', 'article', 'artikel', 'artikelnummer', 'productnummer', 'item'] },
-  { name: 'quantity', path: 'products.quantity', rule: 'integer', synonyms: ['qty', 'amount', 'count', 'aantal', 'anzahl', 'menge'] },
+  {
+    name: 'productId',
+    path: 'products.productId',
+    rule: 'integer',
+    synonyms: ['product', 'sku', 'article', 'artikel', 'artikelnummer', 'productnummer', 'item'],
+  },
+  {
+    name: 'quantity',
+    path: 'products.quantity',
+    rule: 'integer',
+    synonyms: ['qty', 'amount', 'count', 'aantal', 'anzahl', 'menge'],
+  },
 ] as const satisfies readonly FieldSpec[];
 
 type Spec = (typeof ORDER_FIELD_TABLE)[number];
@@ -83,7 +164,9 @@ export type FieldValue<F extends OrderField> = ValueOfRule<SpecOf<F>['rule']>;
 type OptionalField = Extract<Spec, { readonly optional: true }>['name'];
 
 /** One product line, parsed and normalised (validateRow's output). */
-export type NormalizedRow = Flat<{ [F in Exclude<OrderField, OptionalField>]: FieldValue<F> } & { [F in OptionalField]?: FieldValue<F> }>;
+export type NormalizedRow = Flat<
+  { [F in Exclude<OrderField, OptionalField>]: FieldValue<F> } & { [F in OptionalField]?: FieldValue<F> }
+>;
 
 /** The segment of `path` that holds the product lines (an array in the API's shape). */
 export const PRODUCTS = 'products';
@@ -97,7 +180,9 @@ type Nest<P extends string, V, Optional> = P extends `${infer Head}.${infer Rest
     ? { [K in P]?: V }
     : { [K in P]: V };
 type Leaf<S extends Spec> = S['path'] extends `${typeof PRODUCTS}.${infer Rest}` ? Rest : S['path'];
-type NestOf<S extends Spec> = S extends unknown ? Nest<Leaf<S>, ValueOfRule<S['rule']>, S extends { readonly optional: true } ? true : false> : never;
+type NestOf<S extends Spec> = S extends unknown
+  ? Nest<Leaf<S>, ValueOfRule<S['rule']>, S extends { readonly optional: true } ? true : false>
+  : never;
 type Intersect<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 type Merge<T> = T extends readonly (infer E)[] ? Merge<E>[] : T extends object ? { [K in keyof T]: Merge<T[K]> } : T;
 
@@ -110,13 +195,17 @@ const SPECS: ReadonlyMap<string, FieldSpec> = new Map(ORDER_FIELD_TABLE.map((spe
 export const ORDER_FIELDS: readonly OrderField[] = ORDER_FIELD_TABLE.map((spec) => spec.name);
 
 /** Every field except the optional ones (orderRef) must have a column; without orderRef, one row is one order. */
-export const REQUIRED_FIELDS: readonly OrderField[] = ORDER_FIELD_TABLE.filter((spec) => !('optional' in spec)).map((spec) => spec.name);
+export const REQUIRED_FIELDS: readonly OrderField[] = ORDER_FIELD_TABLE.filter((spec) => !('optional' in spec)).map(
+  (spec) => spec.name,
+);
 
 /** A field that describes the recipient (its API path is under `recipient.`). */
 export type RecipientField = Extract<Spec, { readonly path: `recipient.${string}` }>['name'];
 
 /** Fields that describe the recipient: rows of one order must agree on all of them. */
-export const RECIPIENT_FIELDS: readonly RecipientField[] = ORDER_FIELD_TABLE.flatMap((spec) => (isRecipient(spec) ? [spec.name] : []));
+export const RECIPIENT_FIELDS: readonly RecipientField[] = ORDER_FIELD_TABLE.flatMap((spec) =>
+  isRecipient(spec) ? [spec.name] : [],
+);
 
 function isRecipient(spec: Spec): spec is Extract<Spec, { readonly path: `recipient.${string}` }> {
   return spec.path.startsWith('recipient.');
@@ -129,7 +218,9 @@ export const API_PATHS: Readonly<Record<OrderField, string>> = fieldRecord((fiel
 export const SYNONYMS: Readonly<Record<OrderField, readonly string[]>> = fieldRecord((field) => specOf(field).synonyms);
 
 /** Fields whose value is a number (a JSON number in the API's shape). */
-export const INTEGER_FIELDS: ReadonlySet<string> = new Set(ORDER_FIELD_TABLE.filter((spec) => isNumberRule(spec.rule)).map((spec) => spec.name));
+export const INTEGER_FIELDS: ReadonlySet<string> = new Set(
+  ORDER_FIELD_TABLE.filter((spec) => isNumberRule(spec.rule)).map((spec) => spec.name),
+);
 
 function isNumberRule(rule: FieldRule): boolean {
   return rule === 'integer' || rule === 'houseNumber';
@@ -148,13 +239,14 @@ export const REJECT_COLUMNS = ['reject_line', 'reject_codes', 'reject_reasons'] 
 export const ERROR_COLUMNS = [...REJECT_COLUMNS, 'reject_status'] as const;
 
 /** Personal data: masked wherever a value is shown (messages, summaries, logs). */
-export const PERSONAL_FIELDS: ReadonlySet<string> = new Set(ORDER_FIELD_TABLE.filter((spec) => 'personal' in spec).map((spec) => spec.name));
+export const PERSONAL_FIELDS: ReadonlySet<string> = new Set(
+  ORDER_FIELD_TABLE.filter((spec) => 'personal' in spec).map((spec) => spec.name),
+);
 
 /** The table row of a field. */
 function specOf(field: OrderField): FieldSpec {
   return SPECS.get(field)!;
 }
-
 
 /**
  * A record with one entry per field, built by `valueOf`. The one place a field-keyed object is

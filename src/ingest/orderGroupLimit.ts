@@ -42,7 +42,13 @@ export function orderGroupLimit(maxLines: number): GroupLimit<OrderUnit> {
                 `if they are separate gifts, give each its own orderRef.`,
             };
       // A `solo` unit is assembled as a rejected record of its own; a `ref` unit with an error is rejected by refOrder.
-      return { ...first, kind: first.kind === 'ref' ? 'ref' : 'solo', whole: false, rows: [row], errors: [...first.errors, error] };
+      return {
+        ...first,
+        kind: first.kind === 'ref' ? 'ref' : 'solo',
+        whole: false,
+        rows: [row],
+        errors: [...first.errors, error],
+      };
     },
   };
 }

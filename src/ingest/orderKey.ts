@@ -46,7 +46,15 @@ export function canonicalPayload(payload: OrderPayload): string {
     .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   return JSON.stringify([
     payload.businessCustomerId,
-    [address.firstName, address.lastName, address.street, address.streetNumber, address.postalCode, address.city, address.countryCode],
+    [
+      address.firstName,
+      address.lastName,
+      address.street,
+      address.streetNumber,
+      address.postalCode,
+      address.city,
+      address.countryCode,
+    ],
     payload.recipient.languageCode,
     payload.recipient.email,
     payload.recipient.telephoneNumber,

@@ -15,7 +15,10 @@ const SENT = ORDER_FIELD_TABLE.filter((spec) => !('payload' in spec));
 /** Fields of the order as a whole (one value per order), with their path. */
 const HEAD = SENT.filter((spec) => !spec.path.startsWith(PREFIX));
 /** Fields of one product line, with their path inside the line. */
-const LINE = SENT.filter((spec) => spec.path.startsWith(PREFIX)).map((spec) => ({ name: spec.name, path: spec.path.slice(PREFIX.length) }));
+const LINE = SENT.filter((spec) => spec.path.startsWith(PREFIX)).map((spec) => ({
+  name: spec.name,
+  path: spec.path.slice(PREFIX.length),
+}));
 
 /** The names of the product-line fields (`productId`, `quantity`). */
 export const PRODUCT_FIELDS: ReadonlySet<string> = new Set(LINE.map((spec) => spec.name));
@@ -61,7 +64,10 @@ export function packPayload(payload: OrderPayload): PackedPayload {
     const value = valueAt(object, path);
     return typeof value === 'string' || typeof value === 'number' ? value : null;
   };
-  return [HEAD.map((spec) => leaf(payload, spec.path)), payload[PRODUCTS].map((product) => LINE.map((spec) => leaf(product, spec.path)))];
+  return [
+    HEAD.map((spec) => leaf(payload, spec.path)),
+    payload[PRODUCTS].map((product) => LINE.map((spec) => leaf(product, spec.path))),
+  ];
 }
 
 /**
@@ -72,10 +78,18 @@ export function packPayload(payload: OrderPayload): PackedPayload {
 export function unpackPayload(packed: unknown, version = 1): OrderPayload {
   const layout = PACKED_LAYOUTS[version];
   if (layout === undefined) {
-    throw new JobDataError('JOB_DATA_NEWER', `a payload packed in layout ${version}; this bulkorder knows layouts 1 to ${NEWEST_PACKED_LAYOUT}`, { layout: version, known: NEWEST_PACKED_LAYOUT });
+    throw new JobDataError(
+      'JOB_DATA_NEWER',
+      `a payload packed in layout ${version}; this bulkorder knows layouts 1 to ${NEWEST_PACKED_LAYOUT}`,
+      { layout: version, known: NEWEST_PACKED_LAYOUT },
+    );
   }
   if (!fitsLayout(packed, layout)) {
-    throw new JobDataError('JOB_DATA_MALFORMED', `a packed payload does not fit layout ${version} (${layout.head.length} order values, ${layout.line.length} per product line)`, { layout: version });
+    throw new JobDataError(
+      'JOB_DATA_MALFORMED',
+      `a packed payload does not fit layout ${version} (${layout.head.length} order values, ${layout.line.length} per product line)`,
+      { layout: version },
+    );
   }
   const [head, lines] = packed;
   const payload: JsonObject = {};
@@ -92,12 +106,23 @@ export function unpackPayload(packed: unknown, version = 1): OrderPayload {
 
 function fitsLayout(packed: unknown, layout: PackedLayout): packed is PackedPayload {
   const leaves = (values: unknown, length: number): boolean =>
-    Array.isArray(values) && values.length === length && values.every((v) => v === null || typeof v === 'string' || typeof v === 'number');
-  return Array.isArray(packed) && packed.length === 2 && leaves(packed[0], layout.head.length) && Array.isArray(packed[1]) && packed[1].every((line) => leaves(line, layout.line.length));
+    Array.isArray(values) &&
+    values.length === length &&
+    values.every((v) => v === null || typeof v === 'string' || typeof v === 'number');
+  return (
+    Array.isArray(packed) &&
+    packed.length === 2 &&
+    leaves(packed[0], layout.head.length) &&
+    Array.isArray(packed[1]) &&
+    packed[1].every((line) => leaves(line, layout.line.length))
+  );
 }
 
 /** The flat fields of each product line of a payload (orderRef is not in a payload: `orderRef` gives it). */
-export function payloadLines(payload: OrderPayload, orderRef: string | undefined): Partial<Record<OrderField, string | number>>[] {
+export function payloadLines(
+  payload: OrderPayload,
+  orderRef: string | undefined,
+): Partial<Record<OrderField, string | number>>[] {
   const head: Partial<Record<OrderField, string | number>> = orderRef === undefined ? {} : { orderRef };
   for (const spec of HEAD) {
     const value = valueAt(payload, spec.path);

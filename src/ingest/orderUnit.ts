@@ -45,10 +45,20 @@ export function csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan, rule
   if (record.kind === 'bad') {
     // Guess the identity from where the columns should be: when the guess holds, the whole
     // order is rejected with this row instead of being sent without one of its product lines.
-    const at = (index: number | undefined): string | undefined => (index === undefined ? undefined : (record.values[index] ?? '').trim());
+    const at = (index: number | undefined): string | undefined =>
+      index === undefined ? undefined : (record.values[index] ?? '').trim();
     const orderRef = at(plan.fieldIndex.orderRef);
-    const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: at(plan.fieldIndex.businessCustomerId) ?? '' };
-    const row: UnitRow = { line: record.line, cells: fitCells(record.values, plan.columns.length), errors: [], notes: [], identity };
+    const identity = {
+      ...(orderRef === undefined ? {} : { orderRef }),
+      businessCustomerId: at(plan.fieldIndex.businessCustomerId) ?? '',
+    };
+    const row: UnitRow = {
+      line: record.line,
+      cells: fitCells(record.values, plan.columns.length),
+      errors: [],
+      notes: [],
+      identity,
+    };
     return unitOf([row], false, [{ line: record.line, code: record.code, message: record.message }]);
   }
   const text: RowText = {};

@@ -36,7 +36,10 @@ export const NEWEST_PACKED_LAYOUT = Math.max(...Object.keys(PACKED_LAYOUTS).map(
 
 /** The version of a layout, or undefined when it is none of PACKED_LAYOUTS (the field table changed without a new row here). */
 export function packedLayoutVersion(layout: PackedLayout): number | undefined {
-  const same = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((path, i) => path === b[i]);
-  const found = Object.entries(PACKED_LAYOUTS).find(([, known]) => same(known.head, layout.head) && same(known.line, layout.line));
+  const same = (a: readonly string[], b: readonly string[]): boolean =>
+    a.length === b.length && a.every((path, i) => path === b[i]);
+  const found = Object.entries(PACKED_LAYOUTS).find(
+    ([, known]) => same(known.head, layout.head) && same(known.line, layout.line),
+  );
   return found === undefined ? undefined : Number(found[0]);
 }

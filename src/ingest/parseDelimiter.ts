@@ -17,6 +17,9 @@ export function parseDelimiter(flag: string): string {
  */
 export function checkDelimiter(delimiter: string, written: string = delimiter): void {
   if (delimiter.length !== 1 || /["\r\n]/.test(delimiter)) {
-    throw new UsageError('DELIMITER_INVALID', `--delimiter must be "tab" or one character other than a quote or line break (got ${JSON.stringify(written)}).`);
+    throw new UsageError(
+      'DELIMITER_INVALID',
+      `--delimiter must be "tab" or one character other than a quote or line break (got ${JSON.stringify(written)}).`,
+    );
   }
 }

@@ -96,7 +96,13 @@ export async function* readCsvRecords(file: string, options: CsvReadOptions): As
     const code = RECORD_LEVEL[error.code];
     if (code !== undefined && error.record !== undefined) {
       const line = lineOf(error.record, error.lines ?? 0);
-      queue.push({ kind: 'bad', line, code, message: recordMessage(code, error.record.length, headerLength), values: error.record });
+      queue.push({
+        kind: 'bad',
+        line,
+        code,
+        message: recordMessage(code, error.record.length, headerLength),
+        values: error.record,
+      });
       return;
     }
     fatal ??= fileError(file, error, lastGoodLine, maxRecordBytes);
@@ -136,7 +142,12 @@ function recordMessage(code: CsvBadRecord['code'], got: number, expected: number
 function fileError(file: string, error: CsvError, lastGoodLine: number, maxRecordBytes: number): FileRefusedError {
   const after = lastGoodLine > 0 ? ` after line ${lastGoodLine}` : '';
   if (error.code === 'CSV_QUOTE_NOT_CLOSED') {
-    return new FileRefusedError('CSV_QUOTE_NOT_CLOSED', file, `a quoted value opened${after} is never closed. Look for a stray double quote (") there.`, { cause: error });
+    return new FileRefusedError(
+      'CSV_QUOTE_NOT_CLOSED',
+      file,
+      `a quoted value opened${after} is never closed. Look for a stray double quote (") there.`,
+      { cause: error },
+    );
   }
   if (error.code === 'CSV_MAX_RECORD_SIZE') {
     return new FileRefusedError(
@@ -146,7 +157,9 @@ function fileError(file: string, error: CsvError, lastGoodLine: number, maxRecor
       { cause: error },
     );
   }
-  return new FileRefusedError('CSV_UNREADABLE', file, `cannot be read as CSV${after}: ${error.message}`, { cause: error });
+  return new FileRefusedError('CSV_UNREADABLE', file, `cannot be read as CSV${after}: ${error.message}`, {
+    cause: error,
+  });
 }
 
 function count(text: string, needle: string): number {

@@ -33,7 +33,10 @@ type State = 'start' | 'firstValue' | 'value' | 'inValue' | 'afterValue' | 'done
  * is then parsed on its own with JSON.parse. A broken structure (no array, a missing comma,
  * a truncated file) refuses the file; a malformed element only spoils itself.
  */
-export async function* readJsonArray(file: string, options: JsonReadOptions = {}): AsyncGenerator<JsonRecord | JsonOversize> {
+export async function* readJsonArray(
+  file: string,
+  options: JsonReadOptions = {},
+): AsyncGenerator<JsonRecord | JsonOversize> {
   const max = options.maxRecordBytes ?? 64 * 1024;
   // Typed wide on purpose: finish() changes it from inside a closure, which narrowing cannot see.
   let state = 'start' as State;
@@ -46,7 +49,8 @@ export async function* readJsonArray(file: string, options: JsonReadOptions = {}
   let parts: string[] = [];
   let size = 0;
   let startLine = 0;
-  const refuse = (message: string): FileRefusedError => new FileRefusedError('JSON_INVALID', file, `line ${line}: ${message}`);
+  const refuse = (message: string): FileRefusedError =>
+    new FileRefusedError('JSON_INVALID', file, `line ${line}: ${message}`);
 
   for await (const text of decodeFile(file, options)) {
     const out: (JsonRecord | JsonOversize)[] = [];
@@ -134,14 +138,18 @@ export async function* readJsonArray(file: string, options: JsonReadOptions = {}
   if (state === 'inValue' && scalar) {
     throw refuse('the file ends inside the array; is it complete?');
   }
-  if (state !== 'done') throw refuse(state === 'start' ? 'the file is empty.' : 'the file ends before the closing "]"; is it complete?');
+  if (state !== 'done')
+    throw refuse(state === 'start' ? 'the file is empty.' : 'the file ends before the closing "]"; is it complete?');
 }
 
 /**
  * Streams NDJSON: one JSON value per line, blank lines skipped. Lines end with LF, CRLF or CR.
  * Each line is parsed by the caller, so one bad line spoils only itself.
  */
-export async function* readNdjson(file: string, options: JsonReadOptions = {}): AsyncGenerator<JsonRecord | JsonOversize> {
+export async function* readNdjson(
+  file: string,
+  options: JsonReadOptions = {},
+): AsyncGenerator<JsonRecord | JsonOversize> {
   const max = options.maxRecordBytes ?? 64 * 1024;
   let line = 1;
   let parts: string[] = [];
@@ -149,7 +157,11 @@ export async function* readNdjson(file: string, options: JsonReadOptions = {}): 
   let skipLf = false;
   const take = (): JsonRecord | JsonOversize | undefined => {
     const record: JsonRecord | JsonOversize | undefined =
-      size > max ? { kind: 'oversize', line } : size > 0 && parts.join('').trim() !== '' ? { kind: 'element', line, text: parts.join('') } : undefined;
+      size > max
+        ? { kind: 'oversize', line }
+        : size > 0 && parts.join('').trim() !== ''
+          ? { kind: 'element', line, text: parts.join('') }
+          : undefined;
     parts = [];
     size = 0;
     line++;

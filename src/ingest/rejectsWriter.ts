@@ -65,7 +65,12 @@ export class RejectsWriter {
       this.failed = new Promise<never>((_, reject) => {
         // A read-only folder or a full disk: an 'error' without a listener would end the process with a stack trace.
         stream.once('error', (error) => {
-          this.error = outputFileError('REJECTS_WRITE_FAILED', this.path, error, 'Orders of this file before the failure may be queued; run the same import again once it can be written (what was queued is not sent twice).');
+          this.error = outputFileError(
+            'REJECTS_WRITE_FAILED',
+            this.path,
+            error,
+            'Orders of this file before the failure may be queued; run the same import again once it can be written (what was queued is not sent twice).',
+          );
           reject(this.error);
         });
       });
@@ -80,8 +85,15 @@ export class RejectsWriter {
       const reasons =
         errors.length > 0
           ? errors.map((e) => e.message)
-          : [`not sent because line${badLines.length === 1 ? '' : 's'} ${badLines.join(', ')} of this order ${badLines.length === 1 ? 'has' : 'have'} errors${order.orderRef === undefined ? '' : ` (orderRef '${order.orderRef}')`}.`];
-      const cells = [...this.columns.map((column) => row[column] ?? ''), String(line), codes.join(' '), reasons.join(' | ')];
+          : [
+              `not sent because line${badLines.length === 1 ? '' : 's'} ${badLines.join(', ')} of this order ${badLines.length === 1 ? 'has' : 'have'} errors${order.orderRef === undefined ? '' : ` (orderRef '${order.orderRef}')`}.`,
+            ];
+      const cells = [
+        ...this.columns.map((column) => row[column] ?? ''),
+        String(line),
+        codes.join(' '),
+        reasons.join(' | '),
+      ];
       await this.put(this.format(cells.map(neutralizeCell)));
       this.rowsWritten++;
     }
@@ -122,7 +134,8 @@ export class RejectsWriter {
   private async put(text: string): Promise<void> {
     if (this.error !== undefined) throw this.error;
     const stream = this.stream!;
-    if (!stream.write(text)) await Promise.race([new Promise<void>((resolve) => stream.once('drain', resolve)), this.failed]);
+    if (!stream.write(text))
+      await Promise.race([new Promise<void>((resolve) => stream.once('drain', resolve)), this.failed]);
   }
 }
 

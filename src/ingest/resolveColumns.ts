@@ -45,7 +45,11 @@ const aliasCache = new WeakMap<ColumnSchema, ReadonlyMap<string, string>>();
 function aliasesOf(schema: ColumnSchema): ReadonlyMap<string, string> {
   let aliases = aliasCache.get(schema);
   if (aliases === undefined) {
-    aliases = new Map(schema.fields.flatMap((field) => [field, ...(schema.aliases[field] ?? [])].map((name) => [normalizeHeader(name), field] as const)));
+    aliases = new Map(
+      schema.fields.flatMap((field) =>
+        [field, ...(schema.aliases[field] ?? [])].map((name) => [normalizeHeader(name), field] as const),
+      ),
+    );
     aliasCache.set(schema, aliases);
   }
   return aliases;
@@ -63,7 +67,10 @@ export function fieldForName(name: string, schema: ColumnSchema = ORDER_COLUMNS)
  * Throws UsageError (exit 2) for targets that are not fields: a typo there is a usage mistake,
  * not a problem with the order file.
  */
-export function resolveMapping(mapping: Readonly<Record<string, unknown>> | undefined, schema: ColumnSchema = ORDER_COLUMNS): ResolvedMapping {
+export function resolveMapping(
+  mapping: Readonly<Record<string, unknown>> | undefined,
+  schema: ColumnSchema = ORDER_COLUMNS,
+): ResolvedMapping {
   const resolved = new Map<string, string | null>();
   for (const [header, target] of Object.entries(mapping ?? {})) {
     if (target === '' || target === null) {
@@ -87,7 +94,12 @@ export function resolveMapping(mapping: Readonly<Record<string, unknown>> | unde
  * when a required column is missing or two columns mean the same field, naming the closest
  * headers the file does have so the fix is obvious.
  */
-export function resolveColumns(file: string, headers: readonly string[], mapping: ResolvedMapping = new Map(), schema: ColumnSchema = ORDER_COLUMNS): ColumnPlan {
+export function resolveColumns(
+  file: string,
+  headers: readonly string[],
+  mapping: ResolvedMapping = new Map(),
+  schema: ColumnSchema = ORDER_COLUMNS,
+): ColumnPlan {
   const aliases = aliasesOf(schema);
   const fieldIndex: Partial<Record<string, number>> = {};
   const ignored: string[] = [];
@@ -134,8 +146,11 @@ export function resolveColumns(file: string, headers: readonly string[], mapping
       { details: { missing, headers: [...headers], suggestions: Object.fromEntries(suggestions) } },
     );
   }
-  const warnings = schema.warnings?.(fieldIndex, (field) => suggestHeaders([field], unmatched, schema).get(field)) ?? [];
-  const rejectsFile = REJECT_COLUMNS.every((column) => headers.some((header) => normalizeHeader(header) === normalizeHeader(column)));
+  const warnings =
+    schema.warnings?.(fieldIndex, (field) => suggestHeaders([field], unmatched, schema).get(field)) ?? [];
+  const rejectsFile = REJECT_COLUMNS.every((column) =>
+    headers.some((header) => normalizeHeader(header) === normalizeHeader(column)),
+  );
   return { columns: [...headers], fieldIndex, ignored, warnings, ...(rejectsFile ? { rejectsFile } : {}) };
 }
 
@@ -144,7 +159,11 @@ export function resolveColumns(file: string, headers: readonly string[], mapping
  * half the length, or one name containing the other); each header is suggested once, best
  * pairs first. Far-fetched pairs are left out: a wrong hint costs more than none.
  */
-function suggestHeaders(missing: readonly string[], headers: readonly string[], schema: ColumnSchema): Map<string, string> {
+function suggestHeaders(
+  missing: readonly string[],
+  headers: readonly string[],
+  schema: ColumnSchema,
+): Map<string, string> {
   const pairs: { field: string; header: string; score: number }[] = [];
   for (const field of missing) {
     const target = normalizeHeader(field);
@@ -152,7 +171,11 @@ function suggestHeaders(missing: readonly string[], headers: readonly string[], 
       const candidate = normalizeHeader(header);
       if (candidate.length < 2) continue;
       const contains = target.includes(candidate) || candidate.includes(target);
-      const score = (schema.synonyms[field] ?? []).includes(candidate) ? 0 : contains ? 0.3 : editDistance(target, candidate) / Math.max(target.length, candidate.length);
+      const score = (schema.synonyms[field] ?? []).includes(candidate)
+        ? 0
+        : contains
+          ? 0.3
+          : editDistance(target, candidate) / Math.max(target.length, candidate.length);
       if (score <= 0.42) pairs.push({ field, header, score });
     }
   }

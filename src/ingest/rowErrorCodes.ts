@@ -22,9 +22,11 @@ export const ROW_ERROR_CODES = {
   RECIPIENT_MISMATCH: 'rows of one order disagree on the recipient',
   DUPLICATE_PRODUCT: 'one order lists the same product twice',
   DUPLICATE_ORDER_REF: 'two complete JSON orders use the same orderRef',
-  ORDER_REF_REUSED: 'the orderRef was used before for an order with other content (delivered, held or in flight): not sent',
+  ORDER_REF_REUSED:
+    'the orderRef was used before for an order with other content (delivered, held or in flight): not sent',
   ORDER_TOO_MANY_LINES: 'an order has more product lines than allowed',
-  IDENTICAL_ORDERS_TOO_MANY: 'one order without orderRef is repeated over more lines than one order may have (a pasted row?)',
+  IDENTICAL_ORDERS_TOO_MANY:
+    'one order without orderRef is repeated over more lines than one order may have (a pasted row?)',
   ORDER_NOT_SENT: 'this row is fine, but another row of its order is not',
   UNKNOWN_FIELD: 'a JSON order has a field the API order shape does not have',
   CSV_FIELD_COUNT: 'a CSV row has more or fewer cells than the header',

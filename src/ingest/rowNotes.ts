@@ -7,9 +7,11 @@ export const ROW_NOTE_CODES = {
   TRIMMED: 'spaces around a value removed',
   LINE_BREAKS_JOINED: 'line breaks inside a text joined with ", "',
   LEADING_ZEROS: 'leading zeros of a number removed (00079 -> 79)',
-  PRODUCTS_MERGED: 'one product on two lines of an order: sent as one line with the summed quantity (--strict-products refuses it)',
+  PRODUCTS_MERGED:
+    'one product on two lines of an order: sent as one line with the summed quantity (--strict-products refuses it)',
   EXCEL_TEXT_UNWRAPPED: 'an Excel ="..." cell (written to keep a leading + or 0) read as the text inside',
-  PHONE_UNVERIFIED: 'a phone number possible for its country but not known to the phone-number metadata: check it (--strict-phone refuses these)',
+  PHONE_UNVERIFIED:
+    'a phone number possible for its country but not known to the phone-number metadata: check it (--strict-phone refuses these)',
 } as const;
 
 export type RowNoteCode = keyof typeof ROW_NOTE_CODES;

@@ -82,7 +82,9 @@ export class SpillWriter {
   /** Waits for writes under way and closes the files, ignoring errors (for dispose). */
   async close(): Promise<void> {
     await Promise.all(this.#tails);
-    await Promise.all(this.#handles.filter((handle) => handle !== undefined).map((handle) => handle.close().catch(() => undefined)));
+    await Promise.all(
+      this.#handles.filter((handle) => handle !== undefined).map((handle) => handle.close().catch(() => undefined)),
+    );
     this.#handles.fill(undefined);
   }
 
@@ -103,12 +105,14 @@ export class SpillWriter {
     this.#pendingBytes[bucket] = 0;
     this.written[bucket]! += text.length;
     this.#inFlight += text.length;
-    const write = this.#tails[bucket]!.then(() => this.#write(bucket, text)).then(
-      () => undefined,
-      (error: unknown) => {
-        this.#failure ??= { error };
-      },
-    );
+    const write = this.#tails
+      [bucket]!.then(() => this.#write(bucket, text))
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.#failure ??= { error };
+        },
+      );
     const settled = write.then(() => {
       this.#inFlight -= text.length;
       this.#writing.delete(settled);

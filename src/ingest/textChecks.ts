@@ -34,15 +34,26 @@ export function textProblem(raw: string): ValueProblem | undefined {
   if (looksLikeFormula(raw)) {
     return {
       code: 'FORMULA_TEXT',
-      message: 'is a spreadsheet formula, not a name or address (it starts with = + - or @ followed by formula text). The export copied a formula instead of its value: export the values, or type the text.',
+      message:
+        'is a spreadsheet formula, not a name or address (it starts with = + - or @ followed by formula text). The export copied a formula instead of its value: export the values, or type the text.',
     };
   }
-   
-  if (/[\u0000-\u001f\u007f]/.test(raw)) return { code: 'CONTROL_CHARACTER', message: 'contains a tab or other control character; remove it.' };
+
+  if (/[\u0000-\u001f\u007f]/.test(raw))
+    return { code: 'CONTROL_CHARACTER', message: 'contains a tab or other control character; remove it.' };
   // C1 controls are what windows-1252 letters (€ Š ‘ ’ “ ” …) become when read as latin1.
-  if (/[\u0080-\u009f]/.test(raw)) return { code: 'CONTROL_CHARACTER', message: 'contains an invisible control character; if the file is an Excel "ANSI" export, read it with --encoding windows-1252.' };
+  if (/[\u0080-\u009f]/.test(raw))
+    return {
+      code: 'CONTROL_CHARACTER',
+      message:
+        'contains an invisible control character; if the file is an Excel "ANSI" export, read it with --encoding windows-1252.',
+    };
   if (raw.includes('\uFFFD')) {
-    return { code: 'REPLACEMENT_CHARACTER', message: 'contains "\uFFFD": this text was damaged by a wrong character encoding before it reached this file. Retype it.' };
+    return {
+      code: 'REPLACEMENT_CHARACTER',
+      message:
+        'contains "\uFFFD": this text was damaged by a wrong character encoding before it reached this file. Retype it.',
+    };
   }
   return undefined;
 }
@@ -51,7 +62,8 @@ export function textProblem(raw: string): ValueProblem | undefined {
 export function emailProblem(raw: string): ValueProblem | undefined {
   if (raw === '') return { code: 'FIELD_REQUIRED', message: 'is empty; it is required.' };
   if (/[,;]/.test(raw)) return { code: 'EMAIL_INVALID', message: 'holds more than one address; give exactly one.' };
-  if (!emailSchema.safeParse(raw).success) return { code: 'EMAIL_INVALID', message: 'is not a valid e-mail address (like name@example.com).' };
+  if (!emailSchema.safeParse(raw).success)
+    return { code: 'EMAIL_INVALID', message: 'is not a valid e-mail address (like name@example.com).' };
   return undefined;
 }
 
@@ -66,5 +78,10 @@ export function languageCode(raw: string): { value: string } | { problem: ValueP
   if (isLanguageCode(recased)) return { value: recased };
   const base = recased.split(/[-_]/)[0] ?? '';
   const hint = base !== recased && isLanguageCode(base) ? ` Use just the language: '${base}'.` : '';
-  return { problem: { code: 'LANGUAGE_CODE_INVALID', message: `is not an ISO 639-1 two-letter language code such as nl, fr, de or en.${hint}` } };
+  return {
+    problem: {
+      code: 'LANGUAGE_CODE_INVALID',
+      message: `is not an ISO 639-1 two-letter language code such as nl, fr, de or en.${hint}`,
+    },
+  };
 }

@@ -1,4 +1,12 @@
-import { ORDER_FIELDS, RECIPIENT_FIELDS, normalizedRow, recipientRecord, type NormalizedRow, type OrderField, type RecipientField } from './orderFields.js';
+import {
+  ORDER_FIELDS,
+  RECIPIENT_FIELDS,
+  normalizedRow,
+  recipientRecord,
+  type NormalizedRow,
+  type OrderField,
+  type RecipientField,
+} from './orderFields.js';
 import type { OrderUnit, UnitRow } from './orderUnit.js';
 import type { RowError } from './types.js';
 
@@ -8,8 +16,25 @@ import type { RowError } from './types.js';
  * plain JSON, which is most of the cost of spilling. A normalised row is its values in
  * ORDER_FIELDS order (null for an absent optional one), so the field table drives the codec.
  */
-type EncodedRow = [line: number, cells: string[], errors: RowError[] | 0, notes: string[] | 0, value: NormalizedValue | 0, recipient: string[] | 0, orderRef: string | null, businessCustomerId: string];
-type EncodedUnit = [kind: 0 | 1 | 2, whole: 0 | 1, orderRef: string | null, key: string | null, hash: string | null, errors: RowError[] | 0, rows: EncodedRow[]];
+type EncodedRow = [
+  line: number,
+  cells: string[],
+  errors: RowError[] | 0,
+  notes: string[] | 0,
+  value: NormalizedValue | 0,
+  recipient: string[] | 0,
+  orderRef: string | null,
+  businessCustomerId: string,
+];
+type EncodedUnit = [
+  kind: 0 | 1 | 2,
+  whole: 0 | 1,
+  orderRef: string | null,
+  key: string | null,
+  hash: string | null,
+  errors: RowError[] | 0,
+  rows: EncodedRow[],
+];
 type NormalizedValue = (string | number | null)[];
 
 const KINDS = ['ref', 'hash', 'solo'] as const;
@@ -30,7 +55,9 @@ export function encodeUnit(unit: OrderUnit): string {
       row.notes.length > 0 ? row.notes : 0,
       row.value === undefined ? 0 : encodeValue(row.value),
       // A valid row's recipient is its normalised value; only invalid rows need theirs kept.
-      row.value === undefined && row.recipient !== undefined ? RECIPIENT_FIELDS.map((field) => row.recipient![field]) : 0,
+      row.value === undefined && row.recipient !== undefined
+        ? RECIPIENT_FIELDS.map((field) => row.recipient![field])
+        : 0,
       row.identity.orderRef ?? null,
       row.identity.businessCustomerId,
     ]),
@@ -45,17 +72,28 @@ export function decodeUnit(text: string): OrderUnit {
   const decodedRows = rows.map(([line, cells, rowErrors, notes, value, recipient, ref, bcid]): UnitRow => {
     const normalized = value === 0 ? undefined : decodeValue(value);
     const identity = { ...(ref === null ? {} : { orderRef: ref }), businessCustomerId: bcid };
-    const row: UnitRow = { line, cells, errors: rowErrors === 0 ? [] : rowErrors, notes: notes === 0 ? [] : notes, identity };
+    const row: UnitRow = {
+      line,
+      cells,
+      errors: rowErrors === 0 ? [] : rowErrors,
+      notes: notes === 0 ? [] : notes,
+      identity,
+    };
     if (normalized !== undefined) row.value = normalized;
     if (unitKind === 'ref') {
       if (normalized !== undefined) row.recipient = recipientOf(normalized);
-      else if (recipient !== 0) row.recipient = recipientRecord((field) => recipient[RECIPIENT_FIELDS.indexOf(field)] ?? '');
+      else if (recipient !== 0)
+        row.recipient = recipientRecord((field) => recipient[RECIPIENT_FIELDS.indexOf(field)] ?? '');
     }
     return row;
   });
   const first = decodedRows[0];
   const group =
-    unitKind === 'ref' ? `r|${first?.identity.businessCustomerId ?? ''}|${orderRef ?? ''}` : unitKind === 'hash' ? `h|${hash ?? ''}` : `s|${first?.line ?? 0}`;
+    unitKind === 'ref'
+      ? `r|${first?.identity.businessCustomerId ?? ''}|${orderRef ?? ''}`
+      : unitKind === 'hash'
+        ? `h|${hash ?? ''}`
+        : `s|${first?.line ?? 0}`;
   return {
     kind: unitKind,
     group,

@@ -64,7 +64,10 @@ export interface UnitPool {
 /** The worker entry beside this module: unitThread.js when built, unitThread.ts under tsx or vitest (loaded through tsx). */
 function threadEntry(): { filename: string; execArgv: string[] } {
   const typescript = import.meta.url.endsWith('.ts');
-  return { filename: new URL(typescript ? './unitThread.ts' : './unitThread.js', import.meta.url).href, execArgv: typescript ? ['--import', 'tsx'] : [] };
+  return {
+    filename: new URL(typescript ? './unitThread.ts' : './unitThread.js', import.meta.url).href,
+    execArgv: typescript ? ['--import', 'tsx'] : [],
+  };
 }
 
 export function createUnitPool(options: UnitPoolOptions): UnitPool {
@@ -82,7 +85,13 @@ export function createUnitPool(options: UnitPoolOptions): UnitPool {
   });
   let closed: Promise<void> | undefined;
   const task = (records: (CsvRecord | CsvBadRecord)[]): Promise<EncodedUnits> => {
-    const run = pool.run({ schema: options.schema, plan: options.plan, rules: options.rules, bucketCount: options.bucketCount, records });
+    const run = pool.run({
+      schema: options.schema,
+      plan: options.plan,
+      rules: options.rules,
+      bucketCount: options.bucketCount,
+      records,
+    });
     run.catch(() => undefined); // awaited in order by encode; not unhandled when the reader stops early
     return run;
   };

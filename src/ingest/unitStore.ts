@@ -42,7 +42,11 @@ export interface EncodedUnits {
 }
 
 /** The spill lines of `units` for a store of `count` buckets (what `add` writes), made wherever the units are. */
-export function encodeSpill<U extends GroupedUnit>(units: readonly U[], codec: UnitCodec<U>, count: number): EncodedUnits {
+export function encodeSpill<U extends GroupedUnit>(
+  units: readonly U[],
+  codec: UnitCodec<U>,
+  count: number,
+): EncodedUnits {
   const encoded: EncodedUnits = { buckets: [], lines: [], rows: 0 };
   for (const unit of units) {
     encoded.buckets.push(bucketOf(unit.group, count));
@@ -75,7 +79,13 @@ const READ_AHEAD_CHARS = 2 * 1024 * 1024;
 /** A store in memory (bucketCount 1) or spilling to temp files. */
 export async function createUnitStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): Promise<UnitStore<U>> {
   if (options.bucketCount <= 1) return memoryStore<U>(options.codec, options.limit);
-  return spillStore(options.codec, options.bucketCount, options.tmpDir ?? tmpdir(), options.flushBytes ?? 4 * 1024, options.limit);
+  return spillStore(
+    options.codec,
+    options.bucketCount,
+    options.tmpDir ?? tmpdir(),
+    options.flushBytes ?? 4 * 1024,
+    options.limit,
+  );
 }
 
 function memoryStore<U extends GroupedUnit>(codec: UnitCodec<U>, limit: GroupLimit<U> | undefined): UnitStore<U> {
@@ -124,7 +134,13 @@ function readPrefix(line: string): { rows: number; group: string; rest: number }
   return { rows: Number(line.slice(0, tab1)), group: line.slice(tab2 + 1, tab2 + 1 + length), rest: tab2 + 1 + length };
 }
 
-async function spillStore<U extends GroupedUnit>(codec: UnitCodec<U>, count: number, parent: string, flushBytes: number, limit: GroupLimit<U> | undefined): Promise<UnitStore<U>> {
+async function spillStore<U extends GroupedUnit>(
+  codec: UnitCodec<U>,
+  count: number,
+  parent: string,
+  flushBytes: number,
+  limit: GroupLimit<U> | undefined,
+): Promise<UnitStore<U>> {
   const dir = createSpillDir(parent);
   const path = (bucket: number): string => join(dir, `bucket-${bucket}.ndjson`);
   const writer = new SpillWriter({ count, path, flushBytes });

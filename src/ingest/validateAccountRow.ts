@@ -32,7 +32,13 @@ export function validateAccountRow(line: number, text: AccountText): CheckedAcco
   const notes: string[] = [];
   const fail = (field: AccountField, raw: string, code: RowErrorCode, message: string): void => {
     const shown = maskValue(field, raw);
-    errors.push({ line, column: field, value: shown, code, message: `${field}${raw === '' ? '' : ` '${shown}'`} ${message}` });
+    errors.push({
+      line,
+      column: field,
+      value: shown,
+      code,
+      message: `${field}${raw === '' ? '' : ` '${shown}'`} ${message}`,
+    });
   };
   const read = (field: AccountField): string => {
     let value = (text[field] ?? '').trim();
@@ -58,12 +64,19 @@ export function validateAccountRow(line: number, text: AccountText): CheckedAcco
   const rawLanguage = read('isoLanguageCode');
   const language = languageCode(rawLanguage);
   if ('problem' in language) fail('isoLanguageCode', rawLanguage, language.problem.code, language.problem.message);
-  else if (language.value !== rawLanguage) notes.push(`line ${line}: isoLanguageCode '${rawLanguage}' -> '${language.value}'`);
+  else if (language.value !== rawLanguage)
+    notes.push(`line ${line}: isoLanguageCode '${rawLanguage}' -> '${language.value}'`);
 
   const companyId = company(read('companyId'), line, fail, notes);
 
   const identity = companyId !== undefined && emailIssue === undefined ? { companyId, email: rawEmail } : undefined;
-  if (errors.length > 0 || firstName === undefined || lastName === undefined || !('value' in language) || companyId === undefined) {
+  if (
+    errors.length > 0 ||
+    firstName === undefined ||
+    lastName === undefined ||
+    !('value' in language) ||
+    companyId === undefined
+  ) {
     return { line, errors, notes, ...(identity === undefined ? {} : { identity }) };
   }
   return {
@@ -81,7 +94,12 @@ export function normalizeCompanyId(raw: string): string | undefined {
   return UUID.test(lower) ? lower : undefined;
 }
 
-function company(raw: string, line: number, fail: (field: AccountField, raw: string, code: RowErrorCode, message: string) => void, notes: string[]): string | undefined {
+function company(
+  raw: string,
+  line: number,
+  fail: (field: AccountField, raw: string, code: RowErrorCode, message: string) => void,
+  notes: string[],
+): string | undefined {
   if (raw === '') {
     fail('companyId', raw, 'FIELD_REQUIRED', 'is empty; it is required.');
     return undefined;

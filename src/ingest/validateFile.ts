@@ -36,18 +36,25 @@ export interface ValidateKind {
  * rejects file. Throws FileRefusedError for a file refused as a whole (exit 3), also when more than
  * `maxRejectedPercent` of its first 10,000 rows are rejected.
  */
-export async function validateFile(file: string, options: ValidateOptions, kind: ValidateKind): Promise<ValidateResult> {
+export async function validateFile(
+  file: string,
+  options: ValidateOptions,
+  kind: ValidateKind,
+): Promise<ValidateResult> {
   const source = await kind.openSource(file, options);
   refuseNul(file, await scanFile(file)); // as import does: a NUL anywhere refuses the whole file
   const summary = new ValidationSummary(10, kind.noun);
-  const rejects = new RejectsWriter(options.out ?? RejectsWriter.defaultPath(file), source.columns, { delimiter: source.delimiter });
+  const rejects = new RejectsWriter(options.out ?? RejectsWriter.defaultPath(file), source.columns, {
+    delimiter: source.delimiter,
+  });
   try {
     // A mostly wrong file is refused (TOO_MANY_REJECTED) before its rejects are written.
     for await (const item of limitRejections(source.items(), file, options.maxRejectedPercent)) {
       summary.add(item);
       if (item.kind === 'rejected') {
         await rejects.write(item);
-        for (const error of item.errors) options.onError?.({ ...error, message: `${item.file}:${error.line}: ${error.message}` });
+        for (const error of item.errors)
+          options.onError?.({ ...error, message: `${item.file}:${error.line}: ${error.message}` });
       }
     }
   } catch (error) {

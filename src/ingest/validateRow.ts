@@ -3,7 +3,15 @@ import { isCountryCode } from '../reference/isoCodes.js';
 import { isNeutralizedCell } from './csvCells.js';
 import { emailProblem, languageCode, textProblem } from './textChecks.js';
 import { maskValue } from './maskValue.js';
-import { ORDER_FIELD_TABLE, normalizedRow, recipientRecord as recipientFields, type FieldRule, type NormalizedRow, type OrderField, type RecipientField } from './orderFields.js';
+import {
+  ORDER_FIELD_TABLE,
+  normalizedRow,
+  recipientRecord as recipientFields,
+  type FieldRule,
+  type NormalizedRow,
+  type OrderField,
+  type RecipientField,
+} from './orderFields.js';
 import type { RowErrorCode } from './rowErrorCodes.js';
 import { rowNote } from './rowNotes.js';
 import type { RowError } from './types.js';
@@ -44,7 +52,13 @@ export function validateRow(line: number, text: RowText, rules: RowRules = {}): 
   const notes: string[] = [];
   const fail = (field: OrderField, raw: string, code: RowErrorCode, message: string): void => {
     const shown = maskValue(field, raw);
-    errors.push({ line, column: field, value: shown, code, message: `${field}${raw === '' ? '' : ` '${shown}'`} ${message}` });
+    errors.push({
+      line,
+      column: field,
+      value: shown,
+      code,
+      message: `${field}${raw === '' ? '' : ` '${shown}'`} ${message}`,
+    });
   };
   const read = (field: OrderField): string => {
     const written = text[field] ?? '';
@@ -113,8 +127,14 @@ export function validateRow(line: number, text: RowText, rules: RowRules = {}): 
     switch (rule) {
       case 'reference':
         if (raw === '') {
-          fail(field, '', 'ORDER_REF_MISSING', 'is empty. This file groups rows into orders by orderRef, so every row needs one (or leave the column out: then each row is one order).');
-        } else if (/[\u0000-\u001f\u007f]/.test(raw)) fail(field, raw, 'CONTROL_CHARACTER', 'contains a control character.');
+          fail(
+            field,
+            '',
+            'ORDER_REF_MISSING',
+            'is empty. This file groups rows into orders by orderRef, so every row needs one (or leave the column out: then each row is one order).',
+          );
+        } else if (/[\u0000-\u001f\u007f]/.test(raw))
+          fail(field, raw, 'CONTROL_CHARACTER', 'contains a control character.');
         return raw;
       case 'integer':
       case 'houseNumber':
@@ -146,7 +166,8 @@ export function validateRow(line: number, text: RowText, rules: RowRules = {}): 
   });
   const orderRef = raws.orderRef;
   // The normalised id when valid, so "001001" groups with "1001".
-  const bcid = values.businessCustomerId === undefined ? (raws.businessCustomerId ?? '') : String(values.businessCustomerId);
+  const bcid =
+    values.businessCustomerId === undefined ? (raws.businessCustomerId ?? '') : String(values.businessCustomerId);
   const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: bcid };
   if (errors.length > 0) return { line, errors, notes, recipient, identity };
   return { line, errors, notes, recipient, identity, value: normalizedRow(values) };
@@ -160,22 +181,39 @@ type Fail = (field: OrderField, raw: string, code: RowErrorCode, message: string
  */
 export function integerProblem(raw: string): { code: RowErrorCode; message: string } | undefined {
   if (/^[1-9]\d*$/.test(raw)) {
-    return Number.isSafeInteger(Number(raw)) ? undefined : { code: 'INTEGER_TOO_LARGE', message: `is larger than ${Number.MAX_SAFE_INTEGER}.` };
+    return Number.isSafeInteger(Number(raw))
+      ? undefined
+      : { code: 'INTEGER_TOO_LARGE', message: `is larger than ${Number.MAX_SAFE_INTEGER}.` };
   }
   if (raw === '') return { code: 'FIELD_REQUIRED', message: 'is empty; it is required.' };
   if (/^-\d+$/.test(raw) || /^0+$/.test(raw)) return { code: 'INTEGER_NOT_POSITIVE', message: 'must be 1 or more.' };
-  if (/^0\d+$/.test(raw)) return { code: 'INTEGER_INVALID', message: 'has a leading zero; write the number without it.' };
+  if (/^0\d+$/.test(raw))
+    return { code: 'INTEGER_INVALID', message: 'has a leading zero; write the number without it.' };
   if (/^\+\d+$/.test(raw)) return { code: 'INTEGER_INVALID', message: 'has a + sign; write just the digits.' };
-  if (/^0x[\da-f]+$/i.test(raw)) return { code: 'INTEGER_INVALID', message: 'is hexadecimal; write the number in decimal digits.' };
+  if (/^0x[\da-f]+$/i.test(raw))
+    return { code: 'INTEGER_INVALID', message: 'is hexadecimal; write the number in decimal digits.' };
   if (/^[-+]?(\d+\.?\d*|\.\d+)e[-+]?\d+$/i.test(raw)) {
-    return { code: 'INTEGER_INVALID', message: 'is in scientific notation (as Excel shows long numbers); format the column as text or number with no decimals and write every digit.' };
+    return {
+      code: 'INTEGER_INVALID',
+      message:
+        'is in scientific notation (as Excel shows long numbers); format the column as text or number with no decimals and write every digit.',
+    };
   }
-  if (/^-?\d+[.,]\d+$/.test(raw)) return { code: 'INTEGER_INVALID', message: 'is not a whole number; it must be an integer.' };
-  if (/^\d{1,3}([ .,\u00a0]\d{3})+$/.test(raw)) return { code: 'INTEGER_INVALID', message: 'has digit-group separators; write just the digits.' };
+  if (/^-?\d+[.,]\d+$/.test(raw))
+    return { code: 'INTEGER_INVALID', message: 'is not a whole number; it must be an integer.' };
+  if (/^\d{1,3}([ .,\u00a0]\d{3})+$/.test(raw))
+    return { code: 'INTEGER_INVALID', message: 'has digit-group separators; write just the digits.' };
   return { code: 'INTEGER_INVALID', message: 'is not a whole number written in digits.' };
 }
 
-function code(field: OrderField, raw: string, cased: 'upper' | 'lower', line: number, fail: Fail, notes: string[]): string | undefined {
+function code(
+  field: OrderField,
+  raw: string,
+  cased: 'upper' | 'lower',
+  line: number,
+  fail: Fail,
+  notes: string[],
+): string | undefined {
   if (cased === 'lower') {
     const checked = languageCode(raw);
     if ('problem' in checked) fail(field, raw, checked.problem.code, checked.problem.message);
@@ -192,12 +230,25 @@ function code(field: OrderField, raw: string, cased: 'upper' | 'lower', line: nu
     notes.push(`line ${line}: ${field} '${raw}' -> '${recased}'`);
     return recased;
   }
-  const hint = recased === 'UK' ? ' The United Kingdom is GB.' : recased.length === 3 ? ' Use the two-letter code (NL, not NLD).' : '';
+  const hint =
+    recased === 'UK'
+      ? ' The United Kingdom is GB.'
+      : recased.length === 3
+        ? ' Use the two-letter code (NL, not NLD).'
+        : '';
   fail(field, raw, 'COUNTRY_CODE_INVALID', `is not an ISO 3166-1 two-letter country code such as NL, BE or DE.${hint}`);
   return undefined;
 }
 
-function phone(field: OrderField, raw: string, countryCode: string | undefined, line: number, fail: Fail, notes: string[], rules: RowRules): string | undefined {
+function phone(
+  field: OrderField,
+  raw: string,
+  countryCode: string | undefined,
+  line: number,
+  fail: Fail,
+  notes: string[],
+  rules: RowRules,
+): string | undefined {
   if (raw === '') {
     fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
     return undefined;
@@ -223,16 +274,33 @@ function phone(field: OrderField, raw: string, countryCode: string | undefined, 
   // Refuse only what cannot be right: a length or prefix impossible for the country the calling
   // code names. Numbers newer than the library's metadata are possible but not "valid".
   if (parsed === undefined || !parsed.isPossible()) {
-    fail(field, raw, 'PHONE_INVALID', 'cannot be a phone number of the country its calling code names (check the country code and the number of digits).');
+    fail(
+      field,
+      raw,
+      'PHONE_INVALID',
+      'cannot be a phone number of the country its calling code names (check the country code and the number of digits).',
+    );
     return undefined;
   }
   if (!parsed.isValid()) {
     const where = parsed.country ?? `+${parsed.countryCallingCode}`;
     if (rules.strictPhone === true) {
-      fail(field, raw, 'PHONE_UNVERIFIED', `is possible for ${where} but not a number range known to be in use; --strict-phone refuses it. Check it with the recipient, or import without --strict-phone.`);
+      fail(
+        field,
+        raw,
+        'PHONE_UNVERIFIED',
+        `is possible for ${where} but not a number range known to be in use; --strict-phone refuses it. Check it with the recipient, or import without --strict-phone.`,
+      );
       return undefined;
     }
-    notes.push(rowNote(line, field, 'PHONE_UNVERIFIED', `possible for ${where} but not a number range known to be in use; sent as written, check it if the delivery fails`));
+    notes.push(
+      rowNote(
+        line,
+        field,
+        'PHONE_UNVERIFIED',
+        `possible for ${where} but not a number range known to be in use; sent as written, check it if the delivery fails`,
+      ),
+    );
   }
   if (parsed.number !== raw) notes.push(`line ${line}: ${field} written as E.164 (spaces and punctuation removed)`);
   return parsed.number;

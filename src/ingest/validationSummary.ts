@@ -96,9 +96,15 @@ export class ValidationSummary {
       if (kind !== undefined) kind.count++;
       else {
         const description = (ROW_ERROR_CODES as Record<string, string>)[error.code] ?? error.code;
-        this.kinds.set(id, { code: error.code, ...(error.column === undefined ? {} : { column: error.column }), count: 1, description });
+        this.kinds.set(id, {
+          code: error.code,
+          ...(error.column === undefined ? {} : { column: error.column }),
+          count: 1,
+          description,
+        });
       }
-      if (this.firstErrors.length < this.keep) this.firstErrors.push({ ...error, message: `${item.file}:${error.line}: ${error.message}` });
+      if (this.firstErrors.length < this.keep)
+        this.firstErrors.push({ ...error, message: `${item.file}:${error.line}: ${error.message}` });
     }
   }
 
@@ -109,10 +115,17 @@ export class ValidationSummary {
 
   /** Note kinds, PHONE_UNVERIFIED (the one a person should act on) first, then most frequent. */
   noteKindList(): NoteKind[] {
-    const describe = (code: string): string => (ROW_NOTE_CODES as Record<string, string>)[code] ?? 'recasing of country and language codes, E.164 spacing of phone numbers, removed apostrophes';
+    const describe = (code: string): string =>
+      (ROW_NOTE_CODES as Record<string, string>)[code] ??
+      'recasing of country and language codes, E.164 spacing of phone numbers, removed apostrophes';
     return [...this.noteKinds.entries()]
       .map(([code, kind]) => ({ code, count: kind.count, description: describe(code) }))
-      .sort((a, b) => Number(b.code === 'PHONE_UNVERIFIED') - Number(a.code === 'PHONE_UNVERIFIED') || b.count - a.count || a.code.localeCompare(b.code));
+      .sort(
+        (a, b) =>
+          Number(b.code === 'PHONE_UNVERIFIED') - Number(a.code === 'PHONE_UNVERIFIED') ||
+          b.count - a.count ||
+          a.code.localeCompare(b.code),
+      );
   }
 
   /** How many notes of one code. */
@@ -140,7 +153,13 @@ export class ValidationSummary {
   formatText(context: SummaryContext = {}): string {
     const out: string[] = [];
     if (context.file !== undefined) {
-      const how = [context.format, context.format === 'csv' && context.delimiter !== undefined ? `delimiter ${delimiterName(context.delimiter)}` : undefined, context.encoding]
+      const how = [
+        context.format,
+        context.format === 'csv' && context.delimiter !== undefined
+          ? `delimiter ${delimiterName(context.delimiter)}`
+          : undefined,
+        context.encoding,
+      ]
         .filter(Boolean)
         .join(', ');
       out.push(`${context.file}${how === '' ? '' : ` (${how})`}`);
@@ -150,13 +169,16 @@ export class ValidationSummary {
     out.push(`  rows      ${n(this.rows)}${context.blankRows ? `  (+${context.blankRows} blank, skipped)` : ''}`);
     out.push(`  ${`${this.noun}s`.padEnd(9)} ${n(this.orders)}`);
     out.push(`  valid     ${n(this.valid)}`);
-    out.push(`  rejected  ${n(this.rejected)}${this.rejected > 0 ? `  (${this.rejectedRows} row${this.rejectedRows === 1 ? '' : 's'})` : ''}`);
+    out.push(
+      `  rejected  ${n(this.rejected)}${this.rejected > 0 ? `  (${this.rejectedRows} row${this.rejectedRows === 1 ? '' : 's'})` : ''}`,
+    );
     const kinds = this.errorKinds();
     if (kinds.length > 0) {
       out.push('', 'Top error kinds:');
       const label = (k: ErrorKind): string => `${k.code}${k.column === undefined ? '' : ` (${k.column})`}`;
       const pad = Math.max(...kinds.map((k) => label(k).length));
-      for (const kind of kinds) out.push(`  ${String(kind.count).padStart(5)}  ${label(kind).padEnd(pad)}  ${kind.description}`);
+      for (const kind of kinds)
+        out.push(`  ${String(kind.count).padStart(5)}  ${label(kind).padEnd(pad)}  ${kind.description}`);
       out.push('', 'First errors:');
       for (const error of this.firstErrors) out.push(`  ${error.message}`);
     }
@@ -169,10 +191,14 @@ export class ValidationSummary {
       }
     }
     if (context.ignoredColumns !== undefined && context.ignoredColumns.length > 0) {
-      out.push('', `Ignored columns (not part of an ${this.noun}): ${context.ignoredColumns.map((c) => `"${c}"`).join(', ')}`);
+      out.push(
+        '',
+        `Ignored columns (not part of an ${this.noun}): ${context.ignoredColumns.map((c) => `"${c}"`).join(', ')}`,
+      );
     }
     for (const warning of context.warnings ?? []) out.push('', `Note: ${warning}`);
-    if (context.rejectsPath !== undefined) out.push('', `Rejected rows written to ${context.rejectsPath}: fix them there and import that file.`);
+    if (context.rejectsPath !== undefined)
+      out.push('', `Rejected rows written to ${context.rejectsPath}: fix them there and import that file.`);
     return out.join('\n') + '\n';
   }
 }

@@ -4,7 +4,20 @@ import type { ACCOUNT_FIELDS, AccountPayload } from '../ingest/accountColumns.js
 import { ACCOUNT_EXISTS_STATUS } from './accountWording.js';
 
 /** Columns of `<name>.results.csv` for an employee file. */
-const ACCOUNT_RESULT_COLUMNS = ['accountKey', 'email', 'companyId', 'lines', 'outcome', 'customerId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch', 'notes'] as const;
+const ACCOUNT_RESULT_COLUMNS = [
+  'accountKey',
+  'email',
+  'companyId',
+  'lines',
+  'outcome',
+  'customerId',
+  'httpStatus',
+  'errorCode',
+  'message',
+  'attempts',
+  'batch',
+  'notes',
+] as const;
 
 /**
  * The results file of an employee file: every employee with the customerId the service
@@ -17,8 +30,15 @@ export const ACCOUNT_RESULTS: ResultsLayout<AccountPayload> = {
   describe(item, entry) {
     // A rejected row has no payload; its cells are under the file's headers, usually the field names.
     const identity = item.kind === 'valid' ? item.payload : (item.rows[0] ?? {});
-    const field = (name: (typeof ACCOUNT_FIELDS)[number]): string => (identity as Partial<Record<string, string>>)[name] ?? '';
-    return { accountKey: item.key ?? '', email: field('email'), companyId: field('companyId'), customerId: entry?.remoteId === undefined ? '' : encodeRemoteId(entry.remoteId) };
+    const field = (name: (typeof ACCOUNT_FIELDS)[number]): string =>
+      (identity as Partial<Record<string, string>>)[name] ?? '';
+    return {
+      accountKey: item.key ?? '',
+      email: field('email'),
+      companyId: field('companyId'),
+      customerId: entry?.remoteId === undefined ? '' : encodeRemoteId(entry.remoteId),
+    };
   },
-  refine: (outcome, entry) => (outcome === 'dead-lettered' && entry?.httpStatus === ACCOUNT_EXISTS_STATUS ? 'account-exists' : undefined),
+  refine: (outcome, entry) =>
+    outcome === 'dead-lettered' && entry?.httpStatus === ACCOUNT_EXISTS_STATUS ? 'account-exists' : undefined,
 };

@@ -6,7 +6,8 @@ export const ACCOUNT_EXISTS_STATUS = 409;
 /** How reasons name an account; a 409 says plainly that the account exists. */
 export const ACCOUNT_WORDING: RecordWording = {
   noun: 'account',
-  heldHint: 'Check on the service whether the account exists; it is never registered again automatically (a re-import skips it while it is held).',
+  heldHint:
+    'Check on the service whether the account exists; it is never registered again automatically (a re-import skips it while it is held).',
   refusal(outcome) {
     if (outcome.status !== ACCOUNT_EXISTS_STATUS) return undefined;
     return (

@@ -35,11 +35,18 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   cli: 'bulkorder accounts',
   connect(settings, deps) {
     const client = createCafetariaplanClient(settings, deps);
-    return { send: async (account, record) => asDeliveryOutcome(await client.createAccount(account, { idempotencyKey: record.key })) };
+    return {
+      send: async (account, record) =>
+        asDeliveryOutcome(await client.createAccount(account, { idempotencyKey: record.key })),
+    };
   },
   reportResults(results) {
     const exists = results.byOutcome['account-exists'] ?? 0;
-    return exists === 0 ? [] : [`  ${exists} account${exists === 1 ? '' : 's'} already existed on the service (account-exists): not registered again, customerId unknown here`];
+    return exists === 0
+      ? []
+      : [
+          `  ${exists} account${exists === 1 ? '' : 's'} already existed on the service (account-exists): not registered again, customerId unknown here`,
+        ];
   },
 };
 

@@ -25,11 +25,24 @@ export interface RowRebuilder {
  * do not fit the cells, the rows are rebuilt in the kind's column names, which import reads without
  * a mapping (`canonical`). Either way the same key comes out of a re-import of unchanged rows.
  */
-export function originalRows(record: ParkedRecord<unknown>, batchColumns: readonly string[] | undefined, rebuild: RowRebuilder | undefined): OriginalRows {
-  const fits = batchColumns !== undefined && batchColumns.length > 0 && record.cells.length > 0 && record.cells.every((row) => row.length === batchColumns.length);
+export function originalRows(
+  record: ParkedRecord<unknown>,
+  batchColumns: readonly string[] | undefined,
+  rebuild: RowRebuilder | undefined,
+): OriginalRows {
+  const fits =
+    batchColumns !== undefined &&
+    batchColumns.length > 0 &&
+    record.cells.length > 0 &&
+    record.cells.every((row) => row.length === batchColumns.length);
   if (fits) return { columns: batchColumns, rows: record.cells.map((row) => [...row]), canonical: false };
-  if (rebuild === undefined) return { columns: batchColumns ?? [], rows: record.cells.map((row) => [...row]), canonical: true };
-  return { columns: rebuild.columns, rows: rebuild.rows(record.payload as never, record.orderRef), canonical: record.cells.length > 0 };
+  if (rebuild === undefined)
+    return { columns: batchColumns ?? [], rows: record.cells.map((row) => [...row]), canonical: true };
+  return {
+    columns: rebuild.columns,
+    rows: rebuild.rows(record.payload as never, record.orderRef),
+    canonical: record.cells.length > 0,
+  };
 }
 
 /** One row per product line, in ORDER_FIELDS order (read back along the field table's paths). */

@@ -55,7 +55,10 @@ export interface RecordKind<P> {
    * A job whose source cells equal these is queued without them (they are most of its bytes);
    * dead-letter show, export and retry rebuild them. Kinds without it keep the cells in every job.
    */
-  readonly rebuildRows?: { readonly columns: readonly string[]; rows(payload: P, orderRef: string | undefined): string[][] };
+  readonly rebuildRows?: {
+    readonly columns: readonly string[];
+    rows(payload: P, orderRef: string | undefined): string[][];
+  };
   /**
    * Its payload without field names, for chunk jobs (orders: src/ingest/orderShape.ts packPayload). An
    * import packs a payload only when `unpack` gives back exactly the same one; kinds without it keep theirs.

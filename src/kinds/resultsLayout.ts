@@ -4,12 +4,26 @@ import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js'
 import type { OrderPayload, RecordItem } from '../ingest/types.js';
 
 /** Outcome column of the results file. */
-export type ResultOutcome = 'delivered' | 'already-delivered' | 'dead-lettered' | 'held-for-review' | 'queued-elsewhere' | 'pending' | 'rejected';
+export type ResultOutcome =
+  'delivered' | 'already-delivered' | 'dead-lettered' | 'held-for-review' | 'queued-elsewhere' | 'pending' | 'rejected';
 
-const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remoteOrderId', 'httpStatus', 'errorCode', 'message', 'attempts', 'batch', 'notes'] as const;
+const RESULT_COLUMNS = [
+  'orderKey',
+  'orderRef',
+  'lines',
+  'outcome',
+  'remoteOrderId',
+  'httpStatus',
+  'errorCode',
+  'message',
+  'attempts',
+  'batch',
+  'notes',
+] as const;
 
 /** The columns every results file has, whatever the record kind. */
-export type CommonColumn = 'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch' | 'notes';
+export type CommonColumn =
+  'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch' | 'notes';
 
 /**
  * What differs between the results files of two record kinds (each RecordKind, src/kinds/, has one):
@@ -27,7 +41,11 @@ export interface ResultsLayout<P> {
 /** The orders results file. */
 export const ORDER_RESULTS: ResultsLayout<OrderPayload> = {
   columns: RESULT_COLUMNS,
-  describe: (item, entry) => ({ orderKey: item.key ?? '', orderRef: item.orderRef ?? '', remoteOrderId: entry?.remoteId === undefined ? '' : encodeRemoteId(entry.remoteId) }),
+  describe: (item, entry) => ({
+    orderKey: item.key ?? '',
+    orderRef: item.orderRef ?? '',
+    remoteOrderId: entry?.remoteId === undefined ? '' : encodeRemoteId(entry.remoteId),
+  }),
 };
 
 /** What writeResults needs of a record kind: how its input is read again, and its layout (a RecordKind is one). */

@@ -34,10 +34,18 @@ export function fingerprintOf(payload: unknown): Fingerprint {
 
 /** The top-level fields whose fingerprints differ (e.g. `['recipient', 'products']`). */
 export function differingParts(earlier: string, now: string): string[] {
-  const parse = (text: string) => new Map(text.split(';').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
+  const parse = (text: string) =>
+    new Map(
+      text
+        .split(';')
+        .filter(Boolean)
+        .map((pair) => pair.split('=') as [string, string]),
+    );
   const a = parse(earlier);
   const b = parse(now);
-  return [...new Set([...a.keys(), ...b.keys()])].filter((key) => a.get(key)?.slice(0, PART_HEX) !== b.get(key)?.slice(0, PART_HEX)).sort();
+  return [...new Set([...a.keys(), ...b.keys()])]
+    .filter((key) => a.get(key)?.slice(0, PART_HEX) !== b.get(key)?.slice(0, PART_HEX))
+    .sort();
 }
 
 /** JSON with object keys sorted and array elements sorted by their canonical text. */

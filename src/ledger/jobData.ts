@@ -1,4 +1,12 @@
-import { JOB_DATA_VERSION, type ChunkJobData, type ChunkRecord, type DeliveryJobData, type ParkedRecord, type PayloadCodec, type StoredChunkRecord } from '../deliveryJob.js';
+import {
+  JOB_DATA_VERSION,
+  type ChunkJobData,
+  type ChunkRecord,
+  type DeliveryJobData,
+  type ParkedRecord,
+  type PayloadCodec,
+  type StoredChunkRecord,
+} from '../deliveryJob.js';
 import { JobDataError } from '../errors.js';
 import type { ValidRecord } from '../ingest/types.js';
 
@@ -11,7 +19,10 @@ import type { ValidRecord } from '../ingest/types.js';
 
 /** What of a record kind building a job needs (RecordKind's `rebuildRows` and `payloadCodec`). */
 export interface JobKind<P> {
-  readonly rebuildRows?: { readonly columns: readonly string[]; rows(payload: P, orderRef: string | undefined): string[][] };
+  readonly rebuildRows?: {
+    readonly columns: readonly string[];
+    rows(payload: P, orderRef: string | undefined): string[][];
+  };
   readonly payloadCodec?: PayloadCodec<P>;
 }
 
@@ -22,7 +33,13 @@ export type UnpackedChunk<P> = Omit<ChunkJobData<P>, 'records'> & { records: Chu
  * The delivery job of one valid record (also what the ledger keeps until the job is queued).
  * `batchFile`: the batch's file as its record keeps it; a record read from it leaves its file out.
  */
-export function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: readonly string[], kind: JobKind<P> = {}, batchFile?: string): DeliveryJobData<P> {
+export function toJobData<P>(
+  order: ValidRecord<P>,
+  batchId: string,
+  columns: readonly string[],
+  kind: JobKind<P> = {},
+  batchFile?: string,
+): DeliveryJobData<P> {
   const cells = order.rows.map((row) => columns.map((column) => row[column] ?? ''));
   return {
     v: JOB_DATA_VERSION,
@@ -38,7 +55,11 @@ export function toJobData<P>(order: ValidRecord<P>, batchId: string, columns: re
 }
 
 /** The job that sends a parked record again, into `batchId` (the inverse of parkedRecord): dead-letters retry, review release, the breaker's burst. */
-export function requeuedJobData<P>(record: ParkedRecord<P>, batchId: string, cells: string[][] = record.cells): DeliveryJobData<P> {
+export function requeuedJobData<P>(
+  record: ParkedRecord<P>,
+  batchId: string,
+  cells: string[][] = record.cells,
+): DeliveryJobData<P> {
   return {
     v: JOB_DATA_VERSION,
     key: record.key,
@@ -56,7 +77,11 @@ export function requeuedJobData<P>(record: ParkedRecord<P>, batchId: string, cel
  * packed where the kind can (in the layout chunkJob names) and the packed form gives back exactly
  * the same payload.
  */
-export function toChunkRecord<P>(order: ValidRecord<P>, columns: readonly string[], kind: JobKind<P> = {}): StoredChunkRecord<P> {
+export function toChunkRecord<P>(
+  order: ValidRecord<P>,
+  columns: readonly string[],
+  kind: JobKind<P> = {},
+): StoredChunkRecord<P> {
   // Read from the batch's own file, so toJobData leaves the file out.
   const { v: _v, batchId: _batchId, file: _file, payload, ...record } = toJobData(order, '', columns, kind, order.file);
   const codec = kind.payloadCodec;
@@ -68,7 +93,11 @@ export function toChunkRecord<P>(order: ValidRecord<P>, columns: readonly string
 }
 
 /** A chunk job of `records` of one batch, `layout` the version its packed payloads are in (its kind's PayloadCodec.version). */
-export function chunkJob<P>(batchId: string, records: StoredChunkRecord<P>[], layout: number | undefined): ChunkJobData<P> {
+export function chunkJob<P>(
+  batchId: string,
+  records: StoredChunkRecord<P>[],
+  layout: number | undefined,
+): ChunkJobData<P> {
   return { v: JOB_DATA_VERSION, batchId, ...(layout === undefined ? {} : { pk: layout }), records };
 }
 
@@ -76,7 +105,11 @@ export function chunkJob<P>(batchId: string, records: StoredChunkRecord<P>[], la
  * The JSON of a chunk job `{name, data}` around its records, for the ledger's kept job (RESERVE_CHUNK
  * joins `head`, the records it reserved and `tail`): chunkJob's own output, so the two cannot differ.
  */
-export function keptChunkFrame(name: string, batchId: string, layout: number | undefined): { head: string; tail: string } {
+export function keptChunkFrame(
+  name: string,
+  batchId: string,
+  layout: number | undefined,
+): { head: string; tail: string } {
   const json = JSON.stringify({ name, data: chunkJob(batchId, [], layout) });
   const at = json.lastIndexOf('"records":[]');
   return { head: json.slice(0, at + '"records":['.length), tail: json.slice(at + '"records":['.length) };
@@ -85,9 +118,16 @@ export function keptChunkFrame(name: string, batchId: string, layout: number | u
 /** Refuses a job written by a newer bulkorder than this one. */
 export function checkJobVersion(data: { v?: number }, jobId: string): void {
   const version = data.v ?? 1;
-  if (!Number.isInteger(version) || version < 1) throw new JobDataError('JOB_DATA_MALFORMED', `job ${jobId}: data version ${String(data.v)} is not a version`, { jobId });
+  if (!Number.isInteger(version) || version < 1)
+    throw new JobDataError('JOB_DATA_MALFORMED', `job ${jobId}: data version ${String(data.v)} is not a version`, {
+      jobId,
+    });
   if (version > JOB_DATA_VERSION) {
-    throw new JobDataError('JOB_DATA_NEWER', `job ${jobId}: data version ${version} was written by a newer bulkorder; this one reads up to ${JOB_DATA_VERSION}`, { jobId, version, known: JOB_DATA_VERSION });
+    throw new JobDataError(
+      'JOB_DATA_NEWER',
+      `job ${jobId}: data version ${version} was written by a newer bulkorder; this one reads up to ${JOB_DATA_VERSION}`,
+      { jobId, version, known: JOB_DATA_VERSION },
+    );
   }
 }
 
@@ -95,26 +135,53 @@ export function checkJobVersion(data: { v?: number }, jobId: string): void {
  * A chunk job's records with their payloads, each packed one unpacked in the job's layout (`pk`;
  * absent: 1). Throws JobDataError for a job this code cannot read; nothing is guessed.
  */
-export function readChunk<P>(data: ChunkJobData<P>, jobId: string, codec: PayloadCodec<P> | undefined): UnpackedChunk<P> {
+export function readChunk<P>(
+  data: ChunkJobData<P>,
+  jobId: string,
+  codec: PayloadCodec<P> | undefined,
+): UnpackedChunk<P> {
   checkJobVersion(data, jobId);
   const layout = data.pk ?? 1;
   const records = data.records.map((record): ChunkRecord<P> => {
     if (record.packed === undefined) return record as ChunkRecord<P>;
-    if (codec === undefined) throw new JobDataError('JOB_DATA_MALFORMED', `job ${jobId}: record ${record.key} has a packed payload and its kind no codec`, { jobId });
+    if (codec === undefined)
+      throw new JobDataError(
+        'JOB_DATA_MALFORMED',
+        `job ${jobId}: record ${record.key} has a packed payload and its kind no codec`,
+        { jobId },
+      );
     const { packed, ...rest } = record;
     try {
       return { ...rest, payload: codec.unpack(packed, layout) };
     } catch (error) {
-      if (error instanceof JobDataError) throw new JobDataError(error.code, `job ${jobId}, record ${record.key}: ${error.message}`, { ...error.details, jobId });
+      if (error instanceof JobDataError)
+        throw new JobDataError(error.code, `job ${jobId}, record ${record.key}: ${error.message}`, {
+          ...error.details,
+          jobId,
+        });
       throw error;
     }
   });
   return { ...data, records };
 }
 
-function rebuildsExactly<P>(kind: JobKind<P>, columns: readonly string[], cells: string[][], payload: P, orderRef: string | undefined): boolean {
+function rebuildsExactly<P>(
+  kind: JobKind<P>,
+  columns: readonly string[],
+  cells: string[][],
+  payload: P,
+  orderRef: string | undefined,
+): boolean {
   const rebuild = kind.rebuildRows;
-  if (rebuild === undefined || columns.length !== rebuild.columns.length || columns.some((c, i) => c !== rebuild.columns[i])) return false;
+  if (
+    rebuild === undefined ||
+    columns.length !== rebuild.columns.length ||
+    columns.some((c, i) => c !== rebuild.columns[i])
+  )
+    return false;
   const rows = rebuild.rows(payload, orderRef);
-  return rows.length === cells.length && rows.every((row, r) => row.length === cells[r]!.length && row.every((value, c) => value === cells[r]![c]));
+  return (
+    rows.length === cells.length &&
+    rows.every((row, r) => row.length === cells[r]!.length && row.every((value, c) => value === cells[r]![c]))
+  );
 }

@@ -91,7 +91,10 @@ export class Ledger {
    * The chunk jobs are in BullMQ: drops their kept jobs and counts, once, each record still
    * reserved into its chunk by `batchId`. Returns how many this call counted.
    */
-  confirmChunks(chunks: readonly { chunkId: string; orderKeys: readonly string[] }[], batchId: string): Promise<number> {
+  confirmChunks(
+    chunks: readonly { chunkId: string; orderKeys: readonly string[] }[],
+    batchId: string,
+  ): Promise<number> {
     return confirmChunks(this.scope, chunks, batchId);
   }
 
@@ -173,7 +176,13 @@ export class Ledger {
   }
 
   /** Puts a released order back on hold (its job could not be added); false if it moved on meanwhile. */
-  unrelease(orderKey: string, releasedBatchId: string, previousBatchId: string, record: string, parkedAt: number): Promise<boolean> {
+  unrelease(
+    orderKey: string,
+    releasedBatchId: string,
+    previousBatchId: string,
+    record: string,
+    parkedAt: number,
+  ): Promise<boolean> {
     return unrelease(this.scope, orderKey, releasedBatchId, previousBatchId, record, parkedAt);
   }
 
@@ -181,7 +190,10 @@ export class Ledger {
    * A person's `review resolve --delivered`: held -> delivered without sending, recorded as
    * theirs; the held batch counts it delivered. Returns `resolved` or the state that forbids it.
    */
-  resolveDelivered(orderKey: string, review: ReviewInput & { remoteId?: string }): Promise<'resolved' | LedgerState | 'missing'> {
+  resolveDelivered(
+    orderKey: string,
+    review: ReviewInput & { remoteId?: string },
+  ): Promise<'resolved' | LedgerState | 'missing'> {
     return resolveDelivered(this.scope, orderKey, review);
   }
 

@@ -5,16 +5,37 @@
  */
 import { decodeRemoteId, encodeRemoteId } from '../delivery/remoteId.js';
 import { argv } from '../lua/scriptArgv.js';
-import type { ChunkClaim, ChunkClaimResult, ClaimGate, ClaimResult, LedgerScope, SettleInput, SettleOutcome } from './ledgerTypes.js';
+import type {
+  ChunkClaim,
+  ChunkClaimResult,
+  ClaimGate,
+  ClaimResult,
+  LedgerScope,
+  SettleInput,
+  SettleOutcome,
+} from './ledgerTypes.js';
 
 /** Ledger.claim: marks an order `sending` for this attempt unless its state forbids it; the gate asked first when given. */
-export async function claim(scope: LedgerScope, orderKey: string, token: string, gate: ClaimGate | undefined, chunkId: string): Promise<ClaimResult> {
+export async function claim(
+  scope: LedgerScope,
+  orderKey: string,
+  token: string,
+  gate: ClaimGate | undefined,
+  chunkId: string,
+): Promise<ClaimResult> {
   const entry = scope.keys.ledger(orderKey);
   const [outcome, value, verdict] = await scope.redis.bulkorderClaim(
     entry,
     // Without a gate, the entry again: the script never reads it, and the slot stays the entry's.
     gate?.key ?? entry,
-    ...argv('claim', { token, now: Date.now(), retentionMs: scope.retentionMs, ambiguousPolicy: scope.ambiguousPolicy, askGate: gate === undefined ? '0' : '1', jobId: chunkId }),
+    ...argv('claim', {
+      token,
+      now: Date.now(),
+      retentionMs: scope.retentionMs,
+      ambiguousPolicy: scope.ambiguousPolicy,
+      askGate: gate === undefined ? '0' : '1',
+      jobId: chunkId,
+    }),
   );
   const trial = verdict === 'trial' ? { trial: true as const } : {};
   switch (outcome) {
@@ -33,7 +54,13 @@ export async function claim(scope: LedgerScope, orderKey: string, token: string,
 }
 
 /** Ledger.claimMany: the records of chunk job `chunkId` for one attempt of it, the gate asked once. */
-export async function claimMany(scope: LedgerScope, orderKeys: readonly string[], token: string, chunkId: string, gate: ClaimGate | undefined): Promise<ChunkClaimResult> {
+export async function claimMany(
+  scope: LedgerScope,
+  orderKeys: readonly string[],
+  token: string,
+  chunkId: string,
+  gate: ClaimGate | undefined,
+): Promise<ChunkClaimResult> {
   const entries = orderKeys.map((key) => scope.keys.ledger(key));
   const reply = await scope.redis.bulkorderClaimMany(
     1 + entries.length,
@@ -70,7 +97,20 @@ export async function settle(scope: LedgerScope, input: SettleInput): Promise<Se
     k.parkedIndex('dead'),
     k.parked('held', input.orderKey),
     k.parkedIndex('held'),
-    ...argv('settle', { token, newState, now: Date.now(), retentionMs: scope.retentionMs, orderKey, remoteId, httpStatus, code, message, parkedRecord, parkedRetentionMs: scope.parkedRetentionMs, answered5xx }),
+    ...argv('settle', {
+      token,
+      newState,
+      now: Date.now(),
+      retentionMs: scope.retentionMs,
+      orderKey,
+      remoteId,
+      httpStatus,
+      code,
+      message,
+      parkedRecord,
+      parkedRetentionMs: scope.parkedRetentionMs,
+      answered5xx,
+    }),
   );
 }
 
@@ -82,7 +122,12 @@ export async function settleMany(scope: LedgerScope, inputs: readonly SettleInpu
     2 + 4 * inputs.length,
     k.parkedIndex('dead'),
     k.parkedIndex('held'),
-    ...inputs.flatMap((input) => [k.ledger(input.orderKey), k.batch(input.batchId), k.parked('dead', input.orderKey), k.parked('held', input.orderKey)]),
+    ...inputs.flatMap((input) => [
+      k.ledger(input.orderKey),
+      k.batch(input.batchId),
+      k.parked('dead', input.orderKey),
+      k.parked('held', input.orderKey),
+    ]),
     Date.now(),
     scope.retentionMs,
     scope.parkedRetentionMs,
@@ -91,7 +136,19 @@ export async function settleMany(scope: LedgerScope, inputs: readonly SettleInpu
 }
 
 /** One settle's per-record arguments, in the order of settleMany.lua's `per record` line. */
-function settleArgs(input: SettleInput): [token: string, newState: string, orderKey: string, remoteId: string, httpStatus: string, code: string, message: string, parkedRecord: string, answered5xx: string] {
+function settleArgs(
+  input: SettleInput,
+): [
+  token: string,
+  newState: string,
+  orderKey: string,
+  remoteId: string,
+  httpStatus: string,
+  code: string,
+  message: string,
+  parkedRecord: string,
+  answered5xx: string,
+] {
   return [
     input.token,
     input.state,

@@ -49,6 +49,7 @@ export function toEntry(raw: Record<string, string>): LedgerEntry | undefined {
   if (raw.f) entry.fingerprint = { hash: raw.f, parts: raw.fp ?? '' };
   if (raw.x) entry.answered5xx = Number(raw.x);
   if (raw.q) entry.chunkId = `${raw.b ?? ''}.${raw.q}`;
-  if (raw.rv === 'released' || raw.rv === 'resolved') entry.review = { action: raw.rv, by: raw.rw ?? '', at: Number(raw.rt ?? 0), ...(raw.rn ? { note: raw.rn } : {}) };
+  if (raw.rv === 'released' || raw.rv === 'resolved')
+    entry.review = { action: raw.rv, by: raw.rw ?? '', at: Number(raw.rt ?? 0), ...(raw.rn ? { note: raw.rn } : {}) };
   return entry;
 }

@@ -5,10 +5,22 @@
  */
 import { argv } from '../lua/scriptArgv.js';
 import { keptChunkFrame } from './jobData.js';
-import type { ChunkReservation, LedgerScope, LedgerState, Reservation, ReserveResult, StrandedEntry } from './ledgerTypes.js';
+import type {
+  ChunkReservation,
+  LedgerScope,
+  LedgerState,
+  Reservation,
+  ReserveResult,
+  StrandedEntry,
+} from './ledgerTypes.js';
 
 /** Ledger.reserveJobs: each record into a job of its own, its job kept until confirmed; one round trip. */
-export async function reserveJobs(scope: LedgerScope, items: readonly Reservation[], batchId: string, force: boolean): Promise<ReserveResult[]> {
+export async function reserveJobs(
+  scope: LedgerScope,
+  items: readonly Reservation[],
+  batchId: string,
+  force: boolean,
+): Promise<ReserveResult[]> {
   if (items.length === 0) return [];
   const { keys } = scope;
   const now = Date.now();
@@ -74,7 +86,12 @@ export async function reserveChunks(
       head,
       tail,
       chunkNumber(chunkIds[c]!, batchId),
-      ...items.flatMap((item) => [item.orderKey, item.fingerprint?.hash ?? '', item.fingerprint?.parts ?? '', JSON.stringify(item.record)]),
+      ...items.flatMap((item) => [
+        item.orderKey,
+        item.fingerprint?.hash ?? '',
+        item.fingerprint?.parts ?? '',
+        JSON.stringify(item.record),
+      ]),
     );
   }
   const replies = (await pipeline.exec()) ?? [];
@@ -85,23 +102,41 @@ export async function reserveChunks(
 }
 
 /** Ledger.confirmChunks: drops the chunks' kept jobs and counts each record once. Returns how many it counted. */
-export async function confirmChunks(scope: LedgerScope, chunks: readonly { chunkId: string; orderKeys: readonly string[] }[], batchId: string): Promise<number> {
+export async function confirmChunks(
+  scope: LedgerScope,
+  chunks: readonly { chunkId: string; orderKeys: readonly string[] }[],
+  batchId: string,
+): Promise<number> {
   if (chunks.length === 0) return 0;
   const { keys } = scope;
   const pipeline = scope.redis.pipeline();
   for (const chunk of chunks) {
     const entries = chunk.orderKeys.map((key) => keys.ledger(key));
-    pipeline.bulkorderConfirmChunk(3 + entries.length, keys.batch(batchId), keys.unqueued, keys.unqueuedJobs, ...entries, batchId, chunk.chunkId, chunkNumber(chunk.chunkId, batchId));
+    pipeline.bulkorderConfirmChunk(
+      3 + entries.length,
+      keys.batch(batchId),
+      keys.unqueued,
+      keys.unqueuedJobs,
+      ...entries,
+      batchId,
+      chunk.chunkId,
+      chunkNumber(chunk.chunkId, batchId),
+    );
   }
   return sumOf((await pipeline.exec()) ?? []);
 }
 
 /** Ledger.confirmQueued: drops the kept jobs of these keys and counts each order once. Returns how many it counted. */
-export async function confirmQueued(scope: LedgerScope, orderKeys: readonly string[], batchId: string): Promise<number> {
+export async function confirmQueued(
+  scope: LedgerScope,
+  orderKeys: readonly string[],
+  batchId: string,
+): Promise<number> {
   if (orderKeys.length === 0) return 0;
   const { keys } = scope;
   const pipeline = scope.redis.pipeline();
-  for (const key of orderKeys) pipeline.bulkorderConfirm(keys.ledger(key), keys.batch(batchId), keys.unqueued, keys.unqueuedJobs, batchId, key);
+  for (const key of orderKeys)
+    pipeline.bulkorderConfirm(keys.ledger(key), keys.batch(batchId), keys.unqueued, keys.unqueuedJobs, batchId, key);
   return sumOf((await pipeline.exec()) ?? []);
 }
 
@@ -128,16 +163,41 @@ export async function stranded(scope: LedgerScope, before: number, limit: number
     const job = (kept as string | null) ?? j ?? undefined;
     const chunk = s === null && job !== undefined ? chunkOf(job) : undefined;
     // A chunk's job id has no entry of its own: the chunk stands for its records, queued by its batch.
-    if (chunk !== undefined) return { orderKey, state: 'queued', batchId: chunk.batchId, job, jobExists: Number(exists) === 1, chunkKeys: chunk.keys };
-    return { orderKey, state: (s ?? undefined) as LedgerState | undefined, batchId: b ?? '', job, jobExists: Number(exists) === 1 };
+    if (chunk !== undefined)
+      return {
+        orderKey,
+        state: 'queued',
+        batchId: chunk.batchId,
+        job,
+        jobExists: Number(exists) === 1,
+        chunkKeys: chunk.keys,
+      };
+    return {
+      orderKey,
+      state: (s ?? undefined) as LedgerState | undefined,
+      batchId: b ?? '',
+      job,
+      jobExists: Number(exists) === 1,
+    };
   });
 }
 
 /** Ledger.touchStranded: index members to the back (`score`), or dropped (undefined: nothing left to do). */
-export async function touchStranded(scope: LedgerScope, orderKeys: readonly string[], score: number | undefined): Promise<void> {
+export async function touchStranded(
+  scope: LedgerScope,
+  orderKeys: readonly string[],
+  score: number | undefined,
+): Promise<void> {
   if (orderKeys.length === 0) return;
   const { keys } = scope;
-  if (score === undefined) await scope.redis.bulkorderDropStranded(2 + orderKeys.length, keys.unqueued, keys.unqueuedJobs, ...orderKeys.map((key) => keys.ledger(key)), ...orderKeys);
+  if (score === undefined)
+    await scope.redis.bulkorderDropStranded(
+      2 + orderKeys.length,
+      keys.unqueued,
+      keys.unqueuedJobs,
+      ...orderKeys.map((key) => keys.ledger(key)),
+      ...orderKeys,
+    );
   else await scope.redis.zadd(keys.unqueued, 'XX', ...orderKeys.flatMap((key) => [score, key]));
 }
 
@@ -151,7 +211,8 @@ function sumOf(replies: [Error | null, unknown][]): number {
 /** The number of a chunk job of `batchId` (its id is `<batchId>.<number>`, src/queues.ts chunkJobId): what its records' entries keep. */
 function chunkNumber(chunkId: string, batchId: string): string {
   const number = chunkId.startsWith(`${batchId}.`) ? chunkId.slice(batchId.length + 1) : '';
-  if (number === '' || number.includes('.')) throw new Error(`chunk job id ${chunkId} is not <batch id>.<number> of batch ${batchId}`);
+  if (number === '' || number.includes('.'))
+    throw new Error(`chunk job id ${chunkId} is not <batch id>.<number> of batch ${batchId}`);
   return number;
 }
 
@@ -159,12 +220,15 @@ function chunkNumber(chunkId: string, batchId: string): string {
 function toReserveResult(reply: readonly string[], at: number): ReserveResult {
   const [outcome, previousBatch = '', parts = '', when = '0', state = ''] = reply.slice(at, at + 5);
   if (outcome === 'reserved') return { outcome };
-  if (outcome === 'conflict') return { outcome, batchId: previousBatch, parts, at: Number(when), state: state as LedgerState };
+  if (outcome === 'conflict')
+    return { outcome, batchId: previousBatch, parts, at: Number(when), state: state as LedgerState };
   return { outcome: outcome as 'delivered' | 'held' | 'queued', batchId: previousBatch };
 }
 
 /** The batch and record keys of a kept chunk job ({name, data: {batchId, records}} JSON); undefined for a job of one record. */
 function chunkOf(job: string): { batchId: string; keys: string[] } | undefined {
   const data = (JSON.parse(job) as { data?: { batchId?: string; records?: { key: string }[] } }).data;
-  return data?.records === undefined ? undefined : { batchId: data.batchId ?? '', keys: data.records.map((record) => record.key) };
+  return data?.records === undefined
+    ? undefined
+    : { batchId: data.batchId ?? '', keys: data.records.map((record) => record.key) };
 }

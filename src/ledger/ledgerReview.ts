@@ -7,7 +7,13 @@ import { argv } from '../lua/scriptArgv.js';
 import type { LedgerScope, LedgerState, ReleaseResult, Reservation, ReviewInput } from './ledgerTypes.js';
 
 /** Ledger.release: held -> queued in `batchId`, the held record removed, `job` kept until confirmed. */
-export async function release(scope: LedgerScope, orderKey: string, batchId: string, review: ReviewInput, job: Reservation['job']): Promise<ReleaseResult> {
+export async function release(
+  scope: LedgerScope,
+  orderKey: string,
+  batchId: string,
+  review: ReviewInput,
+  job: Reservation['job'],
+): Promise<ReleaseResult> {
   const k = scope.keys;
   const [outcome, previousBatchId, record] = await scope.redis.bulkorderRelease(
     k.ledger(orderKey),
@@ -15,13 +21,28 @@ export async function release(scope: LedgerScope, orderKey: string, batchId: str
     k.parkedIndex('held'),
     k.unqueued,
     k.unqueuedJobs,
-    ...argv('release', { newBatch: batchId, now: Date.now(), retentionMs: scope.retentionMs, orderKey, who: review.by, note: review.note ?? '', jobJson: JSON.stringify(job) }),
+    ...argv('release', {
+      newBatch: batchId,
+      now: Date.now(),
+      retentionMs: scope.retentionMs,
+      orderKey,
+      who: review.by,
+      note: review.note ?? '',
+      jobJson: JSON.stringify(job),
+    }),
   );
   return outcome === 'released' ? { outcome, previousBatchId, record } : { outcome: 'not-held', state: outcome };
 }
 
 /** Ledger.unrelease: back on hold (its job could not be added); false if it moved on meanwhile. */
-export async function unrelease(scope: LedgerScope, orderKey: string, releasedBatchId: string, previousBatchId: string, record: string, parkedAt: number): Promise<boolean> {
+export async function unrelease(
+  scope: LedgerScope,
+  orderKey: string,
+  releasedBatchId: string,
+  previousBatchId: string,
+  record: string,
+  parkedAt: number,
+): Promise<boolean> {
   const k = scope.keys;
   const now = Date.now();
   const put = await scope.redis.bulkorderUnrelease(
@@ -46,7 +67,11 @@ export async function unrelease(scope: LedgerScope, orderKey: string, releasedBa
 }
 
 /** Ledger.resolveDelivered: held -> delivered without sending; `resolved` or the state that forbids it. */
-export async function resolveDelivered(scope: LedgerScope, orderKey: string, review: ReviewInput & { remoteId?: string }): Promise<'resolved' | LedgerState | 'missing'> {
+export async function resolveDelivered(
+  scope: LedgerScope,
+  orderKey: string,
+  review: ReviewInput & { remoteId?: string },
+): Promise<'resolved' | LedgerState | 'missing'> {
   const k = scope.keys;
   for (;;) {
     const batchId = (await scope.redis.hget(k.ledger(orderKey), 'b')) ?? '';
@@ -55,7 +80,15 @@ export async function resolveDelivered(scope: LedgerScope, orderKey: string, rev
       k.batch(batchId),
       k.parked('held', orderKey),
       k.parkedIndex('held'),
-      ...argv('resolve', { expectedBatch: batchId, now: Date.now(), retentionMs: scope.retentionMs, orderKey, remoteId: review.remoteId ?? '', who: review.by, note: review.note ?? '' }),
+      ...argv('resolve', {
+        expectedBatch: batchId,
+        now: Date.now(),
+        retentionMs: scope.retentionMs,
+        orderKey,
+        remoteId: review.remoteId ?? '',
+        who: review.by,
+        note: review.note ?? '',
+      }),
     );
     // `moved`: the entry changed batch between the read and the script: read again.
     if (outcome !== 'moved') return outcome;

@@ -89,15 +89,17 @@ export interface StrandedEntry {
  * What a worker learns when it claims an order before sending it. `trial`: the gate, asked,
  * let this attempt through as one of its few trials (the circuit breaker's half-open state).
  */
-export type ClaimResult = (
-  | { outcome: 'claimed'; attempt: number }
-  | { outcome: 'delivered'; remoteId: RemoteId }
-  | { outcome: 'held' }
-  /** The order is already `sending` under another claim: that attempt may or may not have reached the API. */
-  | { outcome: 'stale'; staleToken: string }
-  /** The order is queued in another job now (a dead letter sent again, a released held order): not this job's. */
-  | { outcome: 'moved' }
-) & { trial?: true } | ClaimRefused;
+export type ClaimResult =
+  | ((
+      | { outcome: 'claimed'; attempt: number }
+      | { outcome: 'delivered'; remoteId: RemoteId }
+      | { outcome: 'held' }
+      /** The order is already `sending` under another claim: that attempt may or may not have reached the API. */
+      | { outcome: 'stale'; staleToken: string }
+      /** The order is queued in another job now (a dead letter sent again, a released held order): not this job's. */
+      | { outcome: 'moved' }
+    ) & { trial?: true })
+  | ClaimRefused;
 
 /**
  * What one record of a chunk job is, as its job's claim finds it: as ClaimResult, plus `dead` (an

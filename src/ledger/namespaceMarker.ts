@@ -68,7 +68,11 @@ export async function readNamespaceMarker(redis: RedisClient, keys: Keyspace): P
  * A namespace with batches and no marker was written before markers existed: it is version 1.
  * `processVersion`: this bulkorder's version, kept as createdBy / upgradedBy.
  */
-export async function ensureNamespaceMarker(redis: RedisClient, keys: Keyspace, options: { processVersion: string; dataVersion?: number; now?: number }): Promise<EnsuredMarker> {
+export async function ensureNamespaceMarker(
+  redis: RedisClient,
+  keys: Keyspace,
+  options: { processVersion: string; dataVersion?: number; now?: number },
+): Promise<EnsuredMarker> {
   const known = options.dataVersion ?? DATA_VERSION;
   const now = options.now ?? Date.now();
   let created = false;
@@ -101,7 +105,16 @@ export async function ensureNamespaceMarker(redis: RedisClient, keys: Keyspace, 
     await migrate(redis, keys);
     // Raised only, never lowered: another process may have migrated further meanwhile.
     const current = Number(await redis.hget(keys.meta, 'dataVersion'));
-    if (current <= version) await redis.hset(keys.meta, 'dataVersion', String(version + 1), 'upgradedAt', String(now), 'upgradedBy', options.processVersion);
+    if (current <= version)
+      await redis.hset(
+        keys.meta,
+        'dataVersion',
+        String(version + 1),
+        'upgradedAt',
+        String(now),
+        'upgradedBy',
+        options.processVersion,
+      );
   }
   marker = (await readNamespaceMarker(redis, keys))!;
   return { created, version: marker.dataVersion, migratedFrom: stored, marker };

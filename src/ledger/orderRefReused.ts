@@ -15,7 +15,12 @@ export interface EarlierUse {
   state?: string;
 }
 
-const STATE_WORDS: Record<string, string> = { delivered: 'delivered', held: 'held for review', queued: 'queued', sending: 'being sent' };
+const STATE_WORDS: Record<string, string> = {
+  delivered: 'delivered',
+  held: 'held for review',
+  queued: 'queued',
+  sending: 'being sent',
+};
 
 /**
  * The sentence a person reads for a reused orderRef: which earlier batch used it, when, and which
@@ -42,6 +47,12 @@ export function conflictRejection<P>(record: ValidRecord<P>, earlier: EarlierUse
     ...(record.orderRef === undefined ? {} : { orderRef: record.orderRef }),
     rows: record.rows,
     rowLines: record.rowLines,
-    errors: [{ line: record.lines[0] ?? 0, code: ORDER_REF_REUSED, message: orderRefReusedMessage(record.orderRef, earlier, now) }],
+    errors: [
+      {
+        line: record.lines[0] ?? 0,
+        code: ORDER_REF_REUSED,
+        message: orderRefReusedMessage(record.orderRef, earlier, now),
+      },
+    ],
   };
 }

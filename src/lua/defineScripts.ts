@@ -16,7 +16,10 @@ export function defineScripts<C extends RedisClient>(redis: C): C {
   if (defined.has(redis)) return redis;
   scripts ??= loadScripts();
   for (const script of scripts) {
-    redis.defineCommand(script.command, script.numberOfKeys === undefined ? { lua: script.lua } : { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    redis.defineCommand(
+      script.command,
+      script.numberOfKeys === undefined ? { lua: script.lua } : { numberOfKeys: script.numberOfKeys, lua: script.lua },
+    );
   }
   defined.add(redis);
   return redis;

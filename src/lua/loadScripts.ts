@@ -56,7 +56,9 @@ function resolveIncludes(source: string, dir: string, seen: Set<string>, from: s
     try {
       text = readFileSync(join(dir, 'includes', `${include}.lua`), 'utf8');
     } catch (error) {
-      throw new Error(`Lua script ${from} includes "${include}", which is not in ${join(dir, 'includes')}`, { cause: error });
+      throw new Error(`Lua script ${from} includes "${include}", which is not in ${join(dir, 'includes')}`, {
+        cause: error,
+      });
     }
     return resolveIncludes(text, dir, seen, `${include}.lua`);
   });

@@ -19,45 +19,159 @@ type Varying<T, Context extends ClientContext> = (numberOfKeys: number, ...keysA
 declare module 'ioredis' {
   interface RedisCommander<Context extends ClientContext = { type: 'default' }> {
     // The ledger (src/ledger/).
-    bulkorderReserve(ledger: string, jobHash: string, unqueuedIndex: string, unqueuedJobs: string, batch: string, ...argv: NamedArgv<'reserve'>): Result<string[], Context>;
+    bulkorderReserve(
+      ledger: string,
+      jobHash: string,
+      unqueuedIndex: string,
+      unqueuedJobs: string,
+      batch: string,
+      ...argv: NamedArgv<'reserve'>
+    ): Result<string[], Context>;
     bulkorderReserveChunk: Varying<string[], Context>;
-    bulkorderConfirm(ledger: string, batch: string, unqueuedIndex: string, unqueuedJobs: string, batchId: string, orderKey: string): Result<number, Context>;
+    bulkorderConfirm(
+      ledger: string,
+      batch: string,
+      unqueuedIndex: string,
+      unqueuedJobs: string,
+      batchId: string,
+      orderKey: string,
+    ): Result<number, Context>;
     bulkorderConfirmChunk: Varying<number, Context>;
     bulkorderDropStranded: Varying<number, Context>;
-    bulkorderClaim(ledger: string, gate: string, ...argv: NamedArgv<'claim'>): Result<[outcome: string, value: string, verdict: string], Context>;
+    bulkorderClaim(
+      ledger: string,
+      gate: string,
+      ...argv: NamedArgv<'claim'>
+    ): Result<[outcome: string, value: string, verdict: string], Context>;
     bulkorderClaimMany: Varying<string[], Context>;
-    bulkorderSettle(ledger: string, batch: string, deadRecord: string, deadIndex: string, heldRecord: string, heldIndex: string, ...argv: NamedArgv<'settle'>): Result<Settled, Context>;
+    bulkorderSettle(
+      ledger: string,
+      batch: string,
+      deadRecord: string,
+      deadIndex: string,
+      heldRecord: string,
+      heldIndex: string,
+      ...argv: NamedArgv<'settle'>
+    ): Result<Settled, Context>;
     bulkorderSettleMany: Varying<Settled[], Context>;
-    bulkorderRelease(ledger: string, heldRecord: string, heldIndex: string, unqueuedIndex: string, unqueuedJobs: string, ...argv: NamedArgv<'release'>): Result<[outcome: 'released' | EntryState, previousBatch: string, record: string], Context>;
-    bulkorderUnrelease(ledger: string, heldRecord: string, heldIndex: string, unqueuedIndex: string, unqueuedJobs: string, ...argv: NamedArgv<'unrelease'>): Result<number, Context>;
-    bulkorderResolve(ledger: string, batch: string, heldRecord: string, heldIndex: string, ...argv: NamedArgv<'resolve'>): Result<'resolved' | 'moved' | EntryState, Context>;
+    bulkorderRelease(
+      ledger: string,
+      heldRecord: string,
+      heldIndex: string,
+      unqueuedIndex: string,
+      unqueuedJobs: string,
+      ...argv: NamedArgv<'release'>
+    ): Result<[outcome: 'released' | EntryState, previousBatch: string, record: string], Context>;
+    bulkorderUnrelease(
+      ledger: string,
+      heldRecord: string,
+      heldIndex: string,
+      unqueuedIndex: string,
+      unqueuedJobs: string,
+      ...argv: NamedArgv<'unrelease'>
+    ): Result<number, Context>;
+    bulkorderResolve(
+      ledger: string,
+      batch: string,
+      heldRecord: string,
+      heldIndex: string,
+      ...argv: NamedArgv<'resolve'>
+    ): Result<'resolved' | 'moved' | EntryState, Context>;
     // The circuit breaker (src/worker/circuitBreaker.ts).
-    bulkorderRecordHealthy(state: string, bucketPrefix: string, now: number, windowMs: number, count: number): Result<number, Context>;
-    bulkorderRecordFailure(state: string, failures: string, orders: string, burst: string, customers: string, exempt: string, ...argv: NamedArgv<'recordFailure'>): Result<[transition: string, state: BreakerState, ...opened: (string | number)[]], Context>;
+    bulkorderRecordHealthy(
+      state: string,
+      bucketPrefix: string,
+      now: number,
+      windowMs: number,
+      count: number,
+    ): Result<number, Context>;
+    bulkorderRecordFailure(
+      state: string,
+      failures: string,
+      orders: string,
+      burst: string,
+      customers: string,
+      exempt: string,
+      ...argv: NamedArgv<'recordFailure'>
+    ): Result<[transition: string, state: BreakerState, ...opened: (string | number)[]], Context>;
     bulkorderAdmit(state: string): Result<[verdict: string, nextProbeAt: string], Context>;
-    bulkorderCloseBreaker(state: string, burst: string, exempt: string, ...argv: NamedArgv<'closeBreaker'>): Result<string[], Context>;
-    bulkorderReadWindow(failures: string, now: number, windowMs: number, bucketPrefix: string): Result<[total: number, serverFailing: number, counts: string], Context>;
-    bulkorderTickBreaker(state: string, pausedBy: string, ...argv: NamedArgv<'tickBreaker'>): Result<[transition: string, state: BreakerState], Context>;
+    bulkorderCloseBreaker(
+      state: string,
+      burst: string,
+      exempt: string,
+      ...argv: NamedArgv<'closeBreaker'>
+    ): Result<string[], Context>;
+    bulkorderReadWindow(
+      failures: string,
+      now: number,
+      windowMs: number,
+      bucketPrefix: string,
+    ): Result<[total: number, serverFailing: number, counts: string], Context>;
+    bulkorderTickBreaker(
+      state: string,
+      pausedBy: string,
+      ...argv: NamedArgv<'tickBreaker'>
+    ): Result<[transition: string, state: BreakerState], Context>;
     // The shared request rate (src/worker/sharedRate.ts).
-    bulkorderTakeRate(rate: string, now: number, n: number, ceiling: number, increase: number): Result<[at: string, spacing: string, active: string], Context>;
+    bulkorderTakeRate(
+      rate: string,
+      now: number,
+      n: number,
+      ceiling: number,
+      increase: number,
+    ): Result<[at: string, spacing: string, active: string], Context>;
     bulkorderCutRate(rate: string, workers: string, ...argv: NamedArgv<'cutRate'>): Result<string, Context>;
     // Parked records, locks, the shared token, imports.
-    bulkorderParkedCauses(index: string, recordKeyPrefix: string, start: number, stop: number): Result<string[], Context>;
+    bulkorderParkedCauses(
+      index: string,
+      recordKeyPrefix: string,
+      start: number,
+      stop: number,
+    ): Result<string[], Context>;
     bulkorderPruneParked(index: string, cutoff: number, recordKeyPrefix: string): Result<number, Context>;
     bulkorderDropGhosts(index: string, recordKeyPrefix: string, ...members: string[]): Result<number, Context>;
     bulkorderExtendIfOwner(lock: string, owner: string, ttlMs: number): Result<number, Context>;
     bulkorderDeleteIfOwner(lock: string, owner: string): Result<number, Context>;
     bulkorderInvalidateToken(token: string, tokenId: string): Result<number, Context>;
     bulkorderHeartbeat(batch: string, owner: string, ttlMs: number): Result<number, Context>;
-    bulkorderCloseOrphaned(batch: string, owner: string, importingSet: string, batchId: string, now: number): Result<string, Context>;
+    bulkorderCloseOrphaned(
+      batch: string,
+      owner: string,
+      importingSet: string,
+      batchId: string,
+      now: number,
+    ): Result<string, Context>;
   }
 }
 
 /** Every command declared above: test/lua/scriptHeaders.test.ts holds it equal to the files. */
 export const SCRIPT_COMMANDS = [
-  'bulkorderReserve', 'bulkorderReserveChunk', 'bulkorderConfirm', 'bulkorderConfirmChunk', 'bulkorderDropStranded',
-  'bulkorderClaim', 'bulkorderClaimMany', 'bulkorderSettle', 'bulkorderSettleMany', 'bulkorderRelease', 'bulkorderUnrelease',
-  'bulkorderResolve', 'bulkorderRecordHealthy', 'bulkorderRecordFailure', 'bulkorderAdmit', 'bulkorderCloseBreaker',
-  'bulkorderTickBreaker', 'bulkorderReadWindow', 'bulkorderTakeRate', 'bulkorderCutRate', 'bulkorderParkedCauses', 'bulkorderPruneParked', 'bulkorderDropGhosts', 'bulkorderExtendIfOwner', 'bulkorderDeleteIfOwner',
-  'bulkorderInvalidateToken', 'bulkorderHeartbeat', 'bulkorderCloseOrphaned',
+  'bulkorderReserve',
+  'bulkorderReserveChunk',
+  'bulkorderConfirm',
+  'bulkorderConfirmChunk',
+  'bulkorderDropStranded',
+  'bulkorderClaim',
+  'bulkorderClaimMany',
+  'bulkorderSettle',
+  'bulkorderSettleMany',
+  'bulkorderRelease',
+  'bulkorderUnrelease',
+  'bulkorderResolve',
+  'bulkorderRecordHealthy',
+  'bulkorderRecordFailure',
+  'bulkorderAdmit',
+  'bulkorderCloseBreaker',
+  'bulkorderTickBreaker',
+  'bulkorderReadWindow',
+  'bulkorderTakeRate',
+  'bulkorderCutRate',
+  'bulkorderParkedCauses',
+  'bulkorderPruneParked',
+  'bulkorderDropGhosts',
+  'bulkorderExtendIfOwner',
+  'bulkorderDeleteIfOwner',
+  'bulkorderInvalidateToken',
+  'bulkorderHeartbeat',
+  'bulkorderCloseOrphaned',
 ] as const;

@@ -22,7 +22,15 @@ export interface DeliveryMetricsSink {
 
 /** Reads the shared state (Redis) at scrape time: queue depth, breaker, batches, workers. */
 export interface StateSnapshot {
-  queues: { api: MetricsApi; waiting: number; active: number; delayed: number; paused: boolean; workers: number; breakerOpen: boolean }[];
+  queues: {
+    api: MetricsApi;
+    waiting: number;
+    active: number;
+    delayed: number;
+    paused: boolean;
+    workers: number;
+    breakerOpen: boolean;
+  }[];
   batchesByState: Record<string, number>;
   deadLetters: number;
   held: number;
@@ -50,7 +58,11 @@ const NO_ANSWER_CODES = new Set(['NETWORK_ERROR', ...Object.values(TRANSPORT_ERR
  * prom-client's default gauges that end in `_total` (sums of the per-type gauges it also exports):
  * Prometheus reserves `_total` for counters, and `promtool check metrics` refuses them.
  */
-const DEFAULT_GAUGES_NAMED_TOTAL = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+const DEFAULT_GAUGES_NAMED_TOTAL = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
 
 /** Request durations in seconds: our HTTP deadline is 60 s by default. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -60,26 +72,66 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
  * counters, no per-order labels). `snapshot` is called on each scrape; give none where nothing
  * shared is known (tests), and the gauges stay empty.
  */
-export function createMetrics(options: { snapshot?: () => Promise<StateSnapshot | undefined>; processMetrics?: boolean } = {}): BulkorderMetrics {
+export function createMetrics(
+  options: { snapshot?: () => Promise<StateSnapshot | undefined>; processMetrics?: boolean } = {},
+): BulkorderMetrics {
   const registry = new Registry();
   if (options.processMetrics !== false) {
     // prom-client names its own metrics process_* and nodejs_*: the prefix is ours alone.
     collectDefaultMetrics({ register: registry, prefix: 'bulkorder_' });
     for (const name of DEFAULT_GAUGES_NAMED_TOTAL) registry.removeSingleMetric(`bulkorder_${name}`);
   }
-  const orders = new Counter({ name: 'bulkorder_orders_total', help: 'Delivery jobs ended, by API and outcome (accounts count under api="cafetariaplan").', labelNames: ['api', 'outcome'], registers: [registry] });
-  const requests = new Histogram({ name: 'bulkorder_api_request_duration_seconds', help: 'API requests (POST) by API and classified outcome kind.', labelNames: ['api', 'kind'], buckets: DURATION_BUCKETS, registers: [registry] });
-  const refusals = new Counter({ name: 'bulkorder_api_refusals_total', help: 'API answers that were not a success, by HTTP status and error code.', labelNames: ['api', 'status', 'code'], registers: [registry] });
-  const noAnswers = new Counter({ name: 'bulkorder_api_no_answer_total', help: 'API requests that got no (complete) answer: timeouts, resets, refused connections, by our code.', labelNames: ['api', 'code'], registers: [registry] });
-  const notifyFailures = new Counter({ name: 'bulkorder_notification_failures_total', help: 'Notifications that failed after their retries, by destination (webhook URL with its secret parts masked, or email).', labelNames: ['destination'], registers: [registry] });
-  const tokens = new Counter({ name: 'bulkorder_token_requests_total', help: 'Requests to the token endpoint by this process, by result.', labelNames: ['api', 'result'], registers: [registry] });
+  const orders = new Counter({
+    name: 'bulkorder_orders_total',
+    help: 'Delivery jobs ended, by API and outcome (accounts count under api="cafetariaplan").',
+    labelNames: ['api', 'outcome'],
+    registers: [registry],
+  });
+  const requests = new Histogram({
+    name: 'bulkorder_api_request_duration_seconds',
+    help: 'API requests (POST) by API and classified outcome kind.',
+    labelNames: ['api', 'kind'],
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'bulkorder_api_refusals_total',
+    help: 'API answers that were not a success, by HTTP status and error code.',
+    labelNames: ['api', 'status', 'code'],
+    registers: [registry],
+  });
+  const noAnswers = new Counter({
+    name: 'bulkorder_api_no_answer_total',
+    help: 'API requests that got no (complete) answer: timeouts, resets, refused connections, by our code.',
+    labelNames: ['api', 'code'],
+    registers: [registry],
+  });
+  const notifyFailures = new Counter({
+    name: 'bulkorder_notification_failures_total',
+    help: 'Notifications that failed after their retries, by destination (webhook URL with its secret parts masked, or email).',
+    labelNames: ['destination'],
+    registers: [registry],
+  });
+  const tokens = new Counter({
+    name: 'bulkorder_token_requests_total',
+    help: 'Requests to the token endpoint by this process, by result.',
+    labelNames: ['api', 'result'],
+    registers: [registry],
+  });
   let lastSnapshot: Promise<StateSnapshot | undefined> | undefined;
   const snapshot = (): Promise<StateSnapshot | undefined> => {
     // One Redis round per scrape, shared by every gauge below.
-    lastSnapshot ??= (options.snapshot?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (lastSnapshot = undefined), 0));
+    lastSnapshot ??= (options.snapshot?.() ?? Promise.resolve(undefined))
+      .catch(() => undefined)
+      .finally(() => setTimeout(() => (lastSnapshot = undefined), 0));
     return lastSnapshot;
   };
-  const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, s: StateSnapshot) => void): void => {
+  const gauge = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    fill: (g: Gauge, s: StateSnapshot) => void,
+  ): void => {
     new Gauge({
       name,
       help,
@@ -92,13 +144,30 @@ export function createMetrics(options: { snapshot?: () => Promise<StateSnapshot 
       },
     });
   };
-  gauge('bulkorder_queue_jobs', 'Jobs in the delivery queue by state (waiting, active, delayed).', ['api', 'state'], (g, s) => {
-    for (const q of s.queues) for (const state of ['waiting', 'active', 'delayed'] as const) g.set({ api: q.api, state }, q[state]);
-  });
-  gauge('bulkorder_queue_paused', '1 when the delivery queue is paused.', ['api'], (g, s) => s.queues.forEach((q) => g.set({ api: q.api }, q.paused ? 1 : 0)));
-  gauge('bulkorder_breaker_open', '1 when the circuit breaker has tripped (delivery paused until `bulkorder resume`).', ['api'], (g, s) => s.queues.forEach((q) => g.set({ api: q.api }, q.breakerOpen ? 1 : 0)));
-  gauge('bulkorder_workers', 'Live worker connections on the delivery queue (BullMQ getWorkers).', ['api'], (g, s) => s.queues.forEach((q) => g.set({ api: q.api }, q.workers)));
-  gauge('bulkorder_batches', 'Recent batches (the last 200) by state.', ['state'], (g, s) => Object.entries(s.batchesByState).forEach(([state, n]) => g.set({ state }, n)));
+  gauge(
+    'bulkorder_queue_jobs',
+    'Jobs in the delivery queue by state (waiting, active, delayed).',
+    ['api', 'state'],
+    (g, s) => {
+      for (const q of s.queues)
+        for (const state of ['waiting', 'active', 'delayed'] as const) g.set({ api: q.api, state }, q[state]);
+    },
+  );
+  gauge('bulkorder_queue_paused', '1 when the delivery queue is paused.', ['api'], (g, s) =>
+    s.queues.forEach((q) => g.set({ api: q.api }, q.paused ? 1 : 0)),
+  );
+  gauge(
+    'bulkorder_breaker_open',
+    '1 when the circuit breaker has tripped (delivery paused until `bulkorder resume`).',
+    ['api'],
+    (g, s) => s.queues.forEach((q) => g.set({ api: q.api }, q.breakerOpen ? 1 : 0)),
+  );
+  gauge('bulkorder_workers', 'Live worker connections on the delivery queue (BullMQ getWorkers).', ['api'], (g, s) =>
+    s.queues.forEach((q) => g.set({ api: q.api }, q.workers)),
+  );
+  gauge('bulkorder_batches', 'Recent batches (the last 200) by state.', ['state'], (g, s) =>
+    Object.entries(s.batchesByState).forEach(([state, n]) => g.set({ state }, n)),
+  );
   gauge('bulkorder_dead_letters', 'Dead letters kept (orders).', [], (g, s) => g.set(s.deadLetters));
   gauge('bulkorder_held_for_review', 'Orders held for review (orders).', [], (g, s) => g.set(s.held));
 
@@ -109,15 +178,28 @@ export function createMetrics(options: { snapshot?: () => Promise<StateSnapshot 
       requests.observe({ api, kind: outcome.kind }, durationSeconds);
       if (outcome.kind === 'delivered') return;
       // A timeout is not the API refusing: no answer came (or not all of it, even after a status line).
-      if (outcome.status === undefined || NO_ANSWER_CODES.has(outcome.code)) noAnswers.inc({ api, code: NO_ANSWER_CODES.has(outcome.code) ? outcome.code : 'OTHER' });
-      else refusals.inc({ api, status: String(outcome.status), code: CODE_LABEL.test(outcome.code) ? outcome.code : 'OTHER' });
+      if (outcome.status === undefined || NO_ANSWER_CODES.has(outcome.code))
+        noAnswers.inc({ api, code: NO_ANSWER_CODES.has(outcome.code) ? outcome.code : 'OTHER' });
+      else
+        refusals.inc({
+          api,
+          status: String(outcome.status),
+          code: CODE_LABEL.test(outcome.code) ? outcome.code : 'OTHER',
+        });
     },
     order(api, outcome) {
       orders.inc({ api, outcome });
     },
     tokenRequest(api, result, error) {
       tokens.inc({ api, result });
-      tokenFailure = result === 'ok' ? undefined : { api, at: Date.now(), message: error instanceof Error ? ((error as { code?: string }).code ?? error.name) : 'failed' };
+      tokenFailure =
+        result === 'ok'
+          ? undefined
+          : {
+              api,
+              at: Date.now(),
+              message: error instanceof Error ? ((error as { code?: string }).code ?? error.name) : 'failed',
+            };
     },
     lastTokenFailure: () => tokenFailure,
     notificationFailed(destination) {

@@ -28,7 +28,10 @@ export interface StatsTarget {
  * the dashboard's 24-hour chart and p50/p95. Counted in memory and written every few seconds
  * (one HINCRBY pipeline per flush, not per order), so it costs delivery nothing measurable.
  */
-export function createMinuteStats(targets: Partial<Record<MetricsApi, StatsTarget>>, options: { flushMs?: number } = {}): Pick<DeliveryMetricsSink, 'request' | 'order'> & { flush(): Promise<void>; close(): Promise<void> } {
+export function createMinuteStats(
+  targets: Partial<Record<MetricsApi, StatsTarget>>,
+  options: { flushMs?: number } = {},
+): Pick<DeliveryMetricsSink, 'request' | 'order'> & { flush(): Promise<void>; close(): Promise<void> } {
   const pending = new Map<string, Map<string, number>>(); // `${api}|${minute}` -> field -> count
   const add = (api: MetricsApi, field: string): void => {
     const id = `${api}|${Math.floor(Date.now() / MINUTE)}`;
@@ -70,7 +73,10 @@ export function createMinuteStats(targets: Partial<Record<MetricsApi, StatsTarge
 }
 
 /** The last 24 h, one point per minute (missing minutes are zeros), and p50/p95 of the last hour's requests. */
-export async function readMinuteStats(target: StatsTarget, now = Date.now()): Promise<{ points: MinutePoint[]; p50Ms: number | undefined; p95Ms: number | undefined }> {
+export async function readMinuteStats(
+  target: StatsTarget,
+  now = Date.now(),
+): Promise<{ points: MinutePoint[]; p50Ms: number | undefined; p95Ms: number | undefined }> {
   const last = Math.floor(now / MINUTE);
   const minutes = Array.from({ length: 24 * 60 }, (_, i) => last - 24 * 60 + 1 + i);
   const pipeline = target.redis.pipeline();
@@ -80,7 +86,12 @@ export async function readMinuteStats(target: StatsTarget, now = Date.now()): Pr
   const points = minutes.map((minute, i) => {
     const raw = (results[i]?.[1] ?? {}) as Record<string, string>;
     if (i >= minutes.length - 60) LATENCY_BUCKETS_MS.forEach((_, b) => (buckets[b]! += Number(raw[`lat:${b}`] ?? 0)));
-    return { minute, delivered: Number(raw.delivered ?? 0), refused: Number(raw.refused ?? 0), held: Number(raw.held ?? 0) };
+    return {
+      minute,
+      delivered: Number(raw.delivered ?? 0),
+      refused: Number(raw.refused ?? 0),
+      held: Number(raw.held ?? 0),
+    };
   });
   return { points, p50Ms: percentile(buckets, 0.5), p95Ms: percentile(buckets, 0.95) };
 }

@@ -15,7 +15,11 @@ export interface NoticeOptions {
  * would give: 0 or 4), with the batch's most frequent error codes; `file-refused` (exit 3) or
  * `import-failed` for an import that stopped, with its code and reason.
  */
-export async function batchNotice(batch: Batch, parked: readonly ParkedStore[], options: NoticeOptions): Promise<NotifyEvent> {
+export async function batchNotice(
+  batch: Batch,
+  parked: readonly ParkedStore[],
+  options: NoticeOptions,
+): Promise<NotifyEvent> {
   if (batch.importState === 'failed') return failedNotice(batch, options);
   const codes = new Map<string, number>();
   for (const store of parked) {
@@ -31,7 +35,10 @@ export async function batchNotice(batch: Batch, parked: readonly ParkedStore[], 
     : batch.enqueued === 0
       ? `Batch ${batch.id} (${file}) settled: nothing new to send (${batch.skippedDelivered} already delivered, ${batch.skippedQueued} queued by another batch).`
       : `Batch ${batch.id} (${file}) settled: all ${batch.delivered} queued orders delivered.`;
-  const topErrorCodes = [...codes.entries()].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([code, count]) => ({ code, count }));
+  const topErrorCodes = [...codes.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([code, count]) => ({ code, count }));
   const event = attention ? 'batch-needs-attention' : 'batch-settled';
   return {
     ...base(event, batch, text, options),
@@ -46,9 +53,15 @@ export function recoveredNotice(batch: Batch, options: NoticeOptions): NotifyEve
   const file = basename(batch.file);
   const rejected = batch.rejected > 0 ? ` ${batch.rejected} rejected rows are still in the rejects file.` : '';
   return {
-    ...base('batch-recovered', batch, `Batch ${batch.id} (${file}) recovered: all ${batch.delivered} queued orders delivered after all.${rejected}`, options),
+    ...base(
+      'batch-recovered',
+      batch,
+      `Batch ${batch.id} (${file}) recovered: all ${batch.delivered} queued orders delivered after all.${rejected}`,
+      options,
+    ),
     counts: counts(batch),
-    exitCode: batch.rejected > 0 || batch.skippedHeld > 0 || batch.conflicts > 0 ? ExitCode.needsAttention : ExitCode.ok,
+    exitCode:
+      batch.rejected > 0 || batch.skippedHeld > 0 || batch.conflicts > 0 ? ExitCode.needsAttention : ExitCode.ok,
   };
 }
 
@@ -70,11 +83,18 @@ function failedNotice(batch: Batch, options: NoticeOptions): NotifyEvent {
   const text = refused
     ? `File ${file} refused (${failure.code}): ${reason}. Nothing after the refusal was queued; fix the file and import it again.`
     : `Import of ${file} stopped (${failure.code}): ${reason}. Run it again to finish (nothing is queued twice).`;
-  return { ...base(refused ? 'file-refused' : 'import-failed', batch, text, options), counts: counts(batch), exitCode: failure.exitCode, code: failure.code, reason };
+  return {
+    ...base(refused ? 'file-refused' : 'import-failed', batch, text, options),
+    counts: counts(batch),
+    exitCode: failure.exitCode,
+    code: failure.code,
+    reason,
+  };
 }
 
 function base(event: NotifyEvent['event'], batch: Batch, text: string, options: NoticeOptions): NotifyEvent {
-  const link = options.dashboardUrl === undefined ? undefined : `${options.dashboardUrl}/batches/${encodeURIComponent(batch.id)}`;
+  const link =
+    options.dashboardUrl === undefined ? undefined : `${options.dashboardUrl}/batches/${encodeURIComponent(batch.id)}`;
   return {
     id: `${event}:${batch.id}`,
     event,

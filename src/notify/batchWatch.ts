@@ -49,7 +49,8 @@ export function startBatchWatch(options: BatchWatchOptions): { jobEnded(batchId:
   const send = async (batch: Batch, event: NotifyEvent): Promise<void> => {
     if (!(await claimEvent(options.redis, options.keys, event.id))) return;
     // Only dead or held orders can recover; rejected rows stay rejected.
-    const as = event.event === 'batch-needs-attention' && deliveryNeedsAttention(batch) ? DELIVERY_ATTENTION : event.event;
+    const as =
+      event.event === 'batch-needs-attention' && deliveryNeedsAttention(batch) ? DELIVERY_ATTENTION : event.event;
     await options.redis.hset(options.keys.batch(batch.id), NOTIFIED_AS, as);
     await options.notifier.notify(event);
   };
@@ -76,13 +77,25 @@ export function startBatchWatch(options: BatchWatchOptions): { jobEnded(batchId:
     pending.clear();
     if (ids.length === 0) return;
     const from = await notifyWatermark(options.redis, options.keys);
-    await Promise.all(ids.map((id) => check(id, from).catch((error: unknown) => options.logger.warn({ batchId: id, err: error }, 'could not check whether the batch settled'))));
+    await Promise.all(
+      ids.map((id) =>
+        check(id, from).catch((error: unknown) =>
+          options.logger.warn({ batchId: id, err: error }, 'could not check whether the batch settled'),
+        ),
+      ),
+    );
   };
   const sweepOnce = (): void => {
-    void options.batches.list(20).then(
-      (batches) => batches.forEach((b) => pending.add(b.id)),
-      () => undefined,
-    ).then(flush).catch((error: unknown) => options.logger.warn({ err: error }, 'could not look at recent batches for notifications'));
+    void options.batches
+      .list(20)
+      .then(
+        (batches) => batches.forEach((b) => pending.add(b.id)),
+        () => undefined,
+      )
+      .then(flush)
+      .catch((error: unknown) =>
+        options.logger.warn({ err: error }, 'could not look at recent batches for notifications'),
+      );
   };
   // At start: the watermark is set (or kept) and batches in flight are marked seen before they settle.
   sweepOnce();

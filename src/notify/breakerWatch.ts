@@ -11,7 +11,13 @@ import type { Notifier } from './notifier.js';
 
 export interface BreakerWatchOptions {
   /** One record kind's breaker: its Redis, keys and queue (a Services object fits). */
-  services: { redis: RedisClient; keys: Keyspace; queue: Pick<Queue, 'getJobCounts'>; env: string; kind: { name: string } };
+  services: {
+    redis: RedisClient;
+    keys: Keyspace;
+    queue: Pick<Queue, 'getJobCounts'>;
+    env: string;
+    kind: { name: string };
+  };
   settings: Pick<BreakerSettings, 'windowMs' | 'serverFailingRatio' | 'alertAfterMs'>;
   notifier: Notifier;
   logger: Logger;
@@ -29,7 +35,11 @@ export interface BreakerWatchOptions {
 export function startBreakerWatch(options: BreakerWatchOptions): { check(): Promise<void>; close(): void } {
   const { redis, keys } = options.services;
   const kind = options.services.kind.name;
-  const notice = { env: options.services.env, kind, ...(options.dashboardUrl === undefined ? {} : { dashboardUrl: options.dashboardUrl }) };
+  const notice = {
+    env: options.services.env,
+    kind,
+    ...(options.dashboardUrl === undefined ? {} : { dashboardUrl: options.dashboardUrl }),
+  };
   let running: Promise<void> | undefined;
   const checkOnce = async (): Promise<void> => {
     const from = await notifyWatermark(redis, keys);
@@ -40,7 +50,13 @@ export function startBreakerWatch(options: BreakerWatchOptions): { check(): Prom
         const closedBy = view.state === 'closed' ? await redis.hget(keys.breaker, 'closedBy') : null;
         // Only if it is still the one closed (deleteIfOwner-1.lua): a new one may have opened meanwhile.
         await defineScripts(redis).bulkorderDeleteIfOwner(keys.notifyBreakerEpisode, episode);
-        await options.notifier.notify(breakerNotice('breaker-closed', view, { ...notice, since: Number(episode), closedBy: closedBy ?? 'a successful trial call' }));
+        await options.notifier.notify(
+          breakerNotice('breaker-closed', view, {
+            ...notice,
+            since: Number(episode),
+            closedBy: closedBy ?? 'a successful trial call',
+          }),
+        );
       }
     }
     if (view.state === 'closed' || view.since === undefined || view.since < from) return;
@@ -55,7 +71,9 @@ export function startBreakerWatch(options: BreakerWatchOptions): { check(): Prom
   // One look at a time per process; a look asked for meanwhile joins the running one.
   const check = (): Promise<void> => {
     running ??= checkOnce()
-      .catch((error: unknown) => options.logger.warn({ err: error }, 'could not look at the circuit breaker for notifications'))
+      .catch((error: unknown) =>
+        options.logger.warn({ err: error }, 'could not look at the circuit breaker for notifications'),
+      )
       .finally(() => (running = undefined));
     return running;
   };

@@ -16,7 +16,12 @@ const CLAIM_TTL_MS = 8 * 24 * 3600_000;
  * on replays nothing; being in Redis, it survives a restart of every worker.
  */
 export async function notifyWatermark(redis: RedisClient, keys: Keyspace, now = Date.now()): Promise<number> {
-  const replies = await redis.multi().set(keys.notifyFrom, String(now), 'PX', WATERMARK_TTL_MS, 'NX').get(keys.notifyFrom).pexpire(keys.notifyFrom, WATERMARK_TTL_MS).exec();
+  const replies = await redis
+    .multi()
+    .set(keys.notifyFrom, String(now), 'PX', WATERMARK_TTL_MS, 'NX')
+    .get(keys.notifyFrom)
+    .pexpire(keys.notifyFrom, WATERMARK_TTL_MS)
+    .exec();
   const value = replies?.[1]?.[1] as string | null | undefined;
   return Number(value ?? now);
 }

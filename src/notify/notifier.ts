@@ -27,7 +27,11 @@ export type NotificationFailureSink = (destination: string) => void;
  * (webhookPayload.ts). Webhook URLs are secrets (Slack and Teams put a token in the path): logs
  * name a webhook by its position and its masked URL only.
  */
-export function createNotifier(settings: NotifySettings, logger: Logger, options: { onFailure?: NotificationFailureSink } = {}): Notifier {
+export function createNotifier(
+  settings: NotifySettings,
+  logger: Logger,
+  options: { onFailure?: NotificationFailureSink } = {},
+): Notifier {
   const mail: Transporter | undefined =
     settings.smtp === undefined
       ? undefined
@@ -35,7 +39,9 @@ export function createNotifier(settings: NotifySettings, logger: Logger, options
           host: settings.smtp.host,
           port: settings.smtp.port,
           secure: settings.smtp.secure,
-          ...(settings.smtp.user === undefined ? {} : { auth: { user: settings.smtp.user, pass: settings.smtp.password?.reveal() ?? '' } }),
+          ...(settings.smtp.user === undefined
+            ? {}
+            : { auth: { user: settings.smtp.user, pass: settings.smtp.password?.reveal() ?? '' } }),
           connectionTimeout: settings.timeoutMs,
           greetingTimeout: settings.timeoutMs,
           socketTimeout: settings.timeoutMs,
@@ -48,22 +54,46 @@ export function createNotifier(settings: NotifySettings, logger: Logger, options
   return {
     enabled: settings.urls.length > 0 || mail !== undefined,
     async notify(event) {
-      const sends = hooks.map((hook) => postWithRetries(hook.url, JSON.stringify(webhookPayload(hook.format, event)), settings.timeoutMs).then(
-        () => logger.info({ event: event.event, id: event.id, webhook: hook.position, url: hook.masked }, 'notification sent'),
-        (error: unknown) => {
-          options.onFailure?.(hook.masked);
-          logger.warn({ event: event.event, id: event.id, webhook: hook.position, url: hook.masked, format: hook.format, reason: (error as Error).message }, `notification to webhook ${hook.position} (${hook.masked}) failed after ${ATTEMPTS} attempts`);
-        },
-      ));
+      const sends = hooks.map((hook) =>
+        postWithRetries(hook.url, JSON.stringify(webhookPayload(hook.format, event)), settings.timeoutMs).then(
+          () =>
+            logger.info(
+              { event: event.event, id: event.id, webhook: hook.position, url: hook.masked },
+              'notification sent',
+            ),
+          (error: unknown) => {
+            options.onFailure?.(hook.masked);
+            logger.warn(
+              {
+                event: event.event,
+                id: event.id,
+                webhook: hook.position,
+                url: hook.masked,
+                format: hook.format,
+                reason: (error as Error).message,
+              },
+              `notification to webhook ${hook.position} (${hook.masked}) failed after ${ATTEMPTS} attempts`,
+            );
+          },
+        ),
+      );
       if (mail !== undefined && smtp !== undefined) {
         sends.push(
           mail
-            .sendMail({ from: smtp.from, to: [...smtp.to], subject: `[bulkorder ${event.env}] ${event.text.split('\n')[0]}`, text: mailText(event) })
+            .sendMail({
+              from: smtp.from,
+              to: [...smtp.to],
+              subject: `[bulkorder ${event.env}] ${event.text.split('\n')[0]}`,
+              text: mailText(event),
+            })
             .then(
               () => logger.info({ event: event.event }, 'notification e-mailed'),
               (error: unknown) => {
                 options.onFailure?.('email');
-                logger.warn({ event: event.event, id: event.id, reason: (error as Error).message }, 'notification e-mail failed');
+                logger.warn(
+                  { event: event.event, id: event.id, reason: (error as Error).message },
+                  'notification e-mail failed',
+                );
               },
             ),
         );
@@ -103,13 +133,21 @@ async function postWithRetries(url: string, body: string, timeoutMs: number): Pr
 
 function mailText(event: NotifyEvent): string {
   const lines = [event.text, ''];
-  if (event.batchId !== undefined) lines.push(`batch: ${event.batchId}${event.file === undefined ? '' : ` (${event.file})`}`);
-  if (event.counts !== undefined) lines.push(`counts: ${Object.entries(event.counts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (event.batchId !== undefined)
+    lines.push(`batch: ${event.batchId}${event.file === undefined ? '' : ` (${event.file})`}`);
+  if (event.counts !== undefined)
+    lines.push(
+      `counts: ${Object.entries(event.counts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   if (event.exitCode !== undefined) lines.push(`exit code: ${event.exitCode}`);
-  if (event.topErrorCodes !== undefined && event.topErrorCodes.length > 0) lines.push(`top error codes: ${event.topErrorCodes.map((c) => `${c.code} (${c.count})`).join(', ')}`);
+  if (event.topErrorCodes !== undefined && event.topErrorCodes.length > 0)
+    lines.push(`top error codes: ${event.topErrorCodes.map((c) => `${c.code} (${c.count})`).join(', ')}`);
   if (event.reason !== undefined) lines.push(`reason: ${event.reason}`);
   if (event.nextTrialAt !== undefined) lines.push(`next trial: ${event.nextTrialAt}`);
-  if (event.waiting !== undefined) lines.push(`waiting: ${event.waiting.jobs} jobs, ${event.waiting.burst} dead letters to send again`);
+  if (event.waiting !== undefined)
+    lines.push(`waiting: ${event.waiting.jobs} jobs, ${event.waiting.burst} dead letters to send again`);
   if (event.closedBy !== undefined) lines.push(`closed by: ${event.closedBy}`);
   if (event.dashboardUrl !== undefined) lines.push(`dashboard: ${event.dashboardUrl}`);
   lines.push(`environment: ${event.env}`, `at: ${event.at}`, `event id: ${event.id}`);

@@ -10,7 +10,8 @@ export type WebhookFormat = 'json' | 'slack' | 'teams';
  */
 export function webhookTarget(entry: string): { format: WebhookFormat; url: string } {
   const explicit = /^(slack|teams|json):(?=https?:\/\/)/i.exec(entry);
-  if (explicit !== null) return { format: explicit[1]!.toLowerCase() as WebhookFormat, url: entry.slice(explicit[0].length) };
+  if (explicit !== null)
+    return { format: explicit[1]!.toLowerCase() as WebhookFormat, url: entry.slice(explicit[0].length) };
   let host: string;
   try {
     host = new URL(entry).hostname.toLowerCase();
@@ -18,7 +19,12 @@ export function webhookTarget(entry: string): { format: WebhookFormat; url: stri
     return { format: 'json', url: entry };
   }
   if (host === 'hooks.slack.com' || host.endsWith('.slack.com')) return { format: 'slack', url: entry };
-  if (/(^|\.)(webhook\.office\.com|outlook\.office\.com|logic\.azure\.com|powerautomate\.com|powerplatform\.com)$/.test(host)) return { format: 'teams', url: entry };
+  if (
+    /(^|\.)(webhook\.office\.com|outlook\.office\.com|logic\.azure\.com|powerautomate\.com|powerplatform\.com)$/.test(
+      host,
+    )
+  )
+    return { format: 'teams', url: entry };
   return { format: 'json', url: entry };
 }
 
@@ -31,14 +37,26 @@ export function webhookPayload(format: WebhookFormat, event: NotifyEvent): unkno
 
 /** The facts beside the text, as label/value pairs (the same in Slack and Teams). */
 function facts(event: NotifyEvent): { title: string; value: string }[] {
-  const out: { title: string; value: string }[] = [{ title: 'Event', value: event.event }, { title: 'Environment', value: event.env }];
-  if (event.batchId !== undefined) out.push({ title: 'Batch', value: `${event.batchId}${event.file === undefined ? '' : ` (${event.file})`}` });
-  if (event.counts !== undefined) out.push({ title: 'Counts', value: Object.entries(event.counts).map(([k, v]) => `${k} ${v}`).join(', ') });
+  const out: { title: string; value: string }[] = [
+    { title: 'Event', value: event.event },
+    { title: 'Environment', value: event.env },
+  ];
+  if (event.batchId !== undefined)
+    out.push({ title: 'Batch', value: `${event.batchId}${event.file === undefined ? '' : ` (${event.file})`}` });
+  if (event.counts !== undefined)
+    out.push({
+      title: 'Counts',
+      value: Object.entries(event.counts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', '),
+    });
   if (event.exitCode !== undefined) out.push({ title: 'Exit code', value: String(event.exitCode) });
   if (event.code !== undefined) out.push({ title: 'Code', value: event.code });
-  if (event.topErrorCodes !== undefined && event.topErrorCodes.length > 0) out.push({ title: 'Top error codes', value: event.topErrorCodes.map((c) => `${c.code} (${c.count})`).join(', ') });
+  if (event.topErrorCodes !== undefined && event.topErrorCodes.length > 0)
+    out.push({ title: 'Top error codes', value: event.topErrorCodes.map((c) => `${c.code} (${c.count})`).join(', ') });
   if (event.nextTrialAt !== undefined) out.push({ title: 'Next trial', value: event.nextTrialAt });
-  if (event.waiting !== undefined) out.push({ title: 'Waiting', value: `${event.waiting.jobs} jobs, ${event.waiting.burst} dead letters to resend` });
+  if (event.waiting !== undefined)
+    out.push({ title: 'Waiting', value: `${event.waiting.jobs} jobs, ${event.waiting.burst} dead letters to resend` });
   if (event.closedBy !== undefined) out.push({ title: 'Closed by', value: event.closedBy });
   if (event.schedule !== undefined) out.push({ title: 'Schedule', value: event.schedule });
   out.push({ title: 'Event id', value: event.id });
@@ -50,10 +68,20 @@ function slack(event: NotifyEvent): unknown {
   const [headline = '', ...rest] = event.text.split('\n');
   const blocks: unknown[] = [
     { type: 'section', text: { type: 'mrkdwn', text: escapeSlack(headline) } },
-    { type: 'section', fields: facts(event).slice(0, 10).map((f) => ({ type: 'mrkdwn', text: `*${f.title}*\n${escapeSlack(f.value)}` })) },
+    {
+      type: 'section',
+      fields: facts(event)
+        .slice(0, 10)
+        .map((f) => ({ type: 'mrkdwn', text: `*${f.title}*\n${escapeSlack(f.value)}` })),
+    },
   ];
-  if (event.dashboardUrl !== undefined) blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open the dashboard' }, url: event.dashboardUrl }] });
-  else if (rest.length > 0) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: escapeSlack(rest.join('\n')) }] });
+  if (event.dashboardUrl !== undefined)
+    blocks.push({
+      type: 'actions',
+      elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open the dashboard' }, url: event.dashboardUrl }],
+    });
+  else if (rest.length > 0)
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: escapeSlack(rest.join('\n')) }] });
   return { text: event.text, blocks };
 }
 
@@ -69,9 +97,14 @@ function teams(event: NotifyEvent): unknown {
       { type: 'TextBlock', text: headline, wrap: true, weight: 'Bolder', ...(attention ? { color: 'Attention' } : {}) },
       { type: 'FactSet', facts: facts(event) },
     ],
-    ...(event.dashboardUrl === undefined ? {} : { actions: [{ type: 'Action.OpenUrl', title: 'Open the dashboard', url: event.dashboardUrl }] }),
+    ...(event.dashboardUrl === undefined
+      ? {}
+      : { actions: [{ type: 'Action.OpenUrl', title: 'Open the dashboard', url: event.dashboardUrl }] }),
   };
-  return { type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card }] };
+  return {
+    type: 'message',
+    attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card }],
+  };
 }
 
 /** Slack's three control characters in mrkdwn. */

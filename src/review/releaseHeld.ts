@@ -1,6 +1,11 @@
 import type { ReviewInput } from '../ledger/ledger.js';
 import type { ParkedItem } from '../deadLetter/parkedStore.js';
-import { requeueParked, type RequeueBatch, type RequeueDeps, type RequeueOutcome } from '../deadLetter/requeueParked.js';
+import {
+  requeueParked,
+  type RequeueBatch,
+  type RequeueDeps,
+  type RequeueOutcome,
+} from '../deadLetter/requeueParked.js';
 
 /**
  * `review release`: a person checked that a held order is not on the service, so it is sent again.
@@ -8,7 +13,11 @@ import { requeueParked, type RequeueBatch, type RequeueDeps, type RequeueOutcome
  * record removed, and its job is added as in an import, in a new batch. If the job cannot be
  * added the order is put back on hold.
  */
-export function releaseHeld(items: readonly ParkedItem[], review: ReviewInput, deps: RequeueDeps): Promise<RequeueBatch[]> {
+export function releaseHeld(
+  items: readonly ParkedItem[],
+  review: ReviewInput,
+  deps: RequeueDeps,
+): Promise<RequeueBatch[]> {
   const { ledger } = deps;
   const released = new Map<string, { previousBatchId: string; record: string; parkedAt: number }>();
   return requeueParked(
@@ -20,15 +29,27 @@ export function releaseHeld(items: readonly ParkedItem[], review: ReviewInput, d
         for (const { record, job } of items) {
           const result = await ledger.release(record.key, batchId, review, job);
           if (result.outcome === 'released') {
-            released.set(record.key, { previousBatchId: result.previousBatchId, record: result.record, parkedAt: record.parkedAt });
+            released.set(record.key, {
+              previousBatchId: result.previousBatchId,
+              record: result.record,
+              parkedAt: record.parkedAt,
+            });
             outcomes.push('reserved');
-          } else outcomes.push(result.state === 'delivered' ? 'skippedDelivered' : result.state === 'held' ? 'skippedHeld' : 'skippedQueued');
+          } else
+            outcomes.push(
+              result.state === 'delivered'
+                ? 'skippedDelivered'
+                : result.state === 'held'
+                  ? 'skippedHeld'
+                  : 'skippedQueued',
+            );
         }
         return outcomes;
       },
       async undo(record, batchId) {
         const facts = released.get(record.key);
-        if (facts !== undefined) await ledger.unrelease(record.key, batchId, facts.previousBatchId, facts.record, facts.parkedAt);
+        if (facts !== undefined)
+          await ledger.unrelease(record.key, batchId, facts.previousBatchId, facts.record, facts.parkedAt);
       },
     },
     deps,

@@ -13,8 +13,13 @@ export interface ResolveOutcome {
  * delivered (by them, with the remote id if they give one) and never sent. Its batch counts it
  * delivered; a later import of the same order skips it as already delivered.
  */
-export async function resolveHeld(items: readonly ParkedItem[], ledger: Ledger, review: ReviewInput & { remoteId?: string }): Promise<ResolveOutcome[]> {
+export async function resolveHeld(
+  items: readonly ParkedItem[],
+  ledger: Ledger,
+  review: ReviewInput & { remoteId?: string },
+): Promise<ResolveOutcome[]> {
   const outcomes: ResolveOutcome[] = [];
-  for (const { record } of items) outcomes.push({ key: record.key, outcome: await ledger.resolveDelivered(record.key, review) });
+  for (const { record } of items)
+    outcomes.push({ key: record.key, outcome: await ledger.resolveDelivered(record.key, review) });
   return outcomes;
 }

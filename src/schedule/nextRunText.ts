@@ -6,6 +6,14 @@ export function nextRunText(next: number | undefined, tz: string | undefined): s
   if (next === undefined) return 'unknown';
   const utc = new Date(next).toISOString();
   if (tz === undefined || tz === 'UTC') return utc;
-  const local = new Intl.DateTimeFormat('sv-SE', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(next));
+  const local = new Intl.DateTimeFormat('sv-SE', {
+    timeZone: tz,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).format(new Date(next));
   return `${utc} (${local} ${tz})`;
 }

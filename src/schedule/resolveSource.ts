@@ -16,7 +16,8 @@ export async function resolveSource(source: string): Promise<string[]> {
   const name = basename(source);
   if (/[*?]/.test(name)) {
     const folder = dirname(source);
-    if (/[*?]/.test(folder)) throw new FileRefusedError('SOURCE_INVALID', source, 'wildcards are only allowed in the last part of the path');
+    if (/[*?]/.test(folder))
+      throw new FileRefusedError('SOURCE_INVALID', source, 'wildcards are only allowed in the last part of the path');
     const pattern = globPattern(name);
     return regularFiles(folder, (entry) => pattern.test(entry) && !OUR_OUTPUT.test(entry));
   }
@@ -25,7 +26,12 @@ export async function resolveSource(source: string): Promise<string[]> {
     info = await stat(source);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && ORDER_FILE.test(name)) return []; // tonight's file has not arrived
-    throw new FileRefusedError('SOURCE_UNREADABLE', source, `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+    throw new FileRefusedError(
+      'SOURCE_UNREADABLE',
+      source,
+      `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      { cause: error },
+    );
   }
   if (info.isDirectory()) return regularFiles(source, (entry) => ORDER_FILE.test(entry) && !OUR_OUTPUT.test(entry));
   return [source];
@@ -40,15 +46,27 @@ export async function checkScheduleSource(source: string): Promise<void> {
   const name = basename(source);
   const folderOf = async (folder: string, what: string): Promise<void> => {
     const info = await stat(folder).catch(() => undefined);
-    if (info?.isDirectory() !== true) throw new UsageError('SOURCE_NOT_FOUND', `--source ${source}: ${what} ${folder} does not exist (or is not a folder); give an existing file, folder or folder/pattern-*.csv`);
+    if (info?.isDirectory() !== true)
+      throw new UsageError(
+        'SOURCE_NOT_FOUND',
+        `--source ${source}: ${what} ${folder} does not exist (or is not a folder); give an existing file, folder or folder/pattern-*.csv`,
+      );
   };
   if (/[*?]/.test(name)) {
-    if (/[*?]/.test(dirname(source))) throw new UsageError('SOURCE_INVALID', `--source ${source}: wildcards are only allowed in the last part of the path`);
+    if (/[*?]/.test(dirname(source)))
+      throw new UsageError(
+        'SOURCE_INVALID',
+        `--source ${source}: wildcards are only allowed in the last part of the path`,
+      );
     return folderOf(dirname(source), 'the folder');
   }
   const info = await stat(source).catch(() => undefined);
   if (info !== undefined) return;
-  if (!ORDER_FILE.test(name)) throw new UsageError('SOURCE_NOT_FOUND', `--source ${source}: no such file or folder; give an existing file, folder or folder/pattern-*.csv`);
+  if (!ORDER_FILE.test(name))
+    throw new UsageError(
+      'SOURCE_NOT_FOUND',
+      `--source ${source}: no such file or folder; give an existing file, folder or folder/pattern-*.csv`,
+    );
   return folderOf(dirname(source), 'the folder of the file,');
 }
 
@@ -57,7 +75,12 @@ async function regularFiles(folder: string, wanted: (name: string) => boolean): 
   try {
     names = await readdir(folder);
   } catch (error) {
-    throw new FileRefusedError('SOURCE_UNREADABLE', folder, `the folder cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+    throw new FileRefusedError(
+      'SOURCE_UNREADABLE',
+      folder,
+      `the folder cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      { cause: error },
+    );
   }
   const files: string[] = [];
   for (const name of names.filter(wanted).sort()) {
@@ -68,6 +91,9 @@ async function regularFiles(folder: string, wanted: (name: string) => boolean): 
 }
 
 function globPattern(glob: string): RegExp {
-  const escaped = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const escaped = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${escaped}$`);
 }

@@ -46,7 +46,12 @@ const NAME = /^[A-Za-z0-9._-]{1,64}$/;
  * which is safe because the ledger skips what the first try queued; a few finished jobs are kept
  * so `schedule list` can tell what the last run did.
  */
-const SCHEDULED_JOB_OPTIONS: JobsOptions = { attempts: 3, backoff: { type: 'exponential', delay: 30_000 }, removeOnComplete: 20, removeOnFail: 50 };
+const SCHEDULED_JOB_OPTIONS: JobsOptions = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 30_000 },
+  removeOnComplete: 20,
+  removeOnFail: 50,
+};
 
 /**
  * Schedules through BullMQ job schedulers on their own queue: the running workers fire them, and
@@ -56,15 +61,31 @@ export class ScheduleStore {
   constructor(private readonly queue: Queue<ScheduledImportData>) {}
 
   async set(input: ScheduleInput): Promise<ScheduleInfo> {
-    if (!NAME.test(input.name)) throw new UsageError('SCHEDULE_NAME_INVALID', `schedule name '${input.name}': use 1-64 letters, digits, '.', '_' or '-'.`);
-    if (!isAbsolute(input.source)) throw new UsageError('SOURCE_INVALID', `--source must be an absolute path (workers may run elsewhere), got '${input.source}'.`);
+    if (!NAME.test(input.name))
+      throw new UsageError(
+        'SCHEDULE_NAME_INVALID',
+        `schedule name '${input.name}': use 1-64 letters, digits, '.', '_' or '-'.`,
+      );
+    if (!isAbsolute(input.source))
+      throw new UsageError(
+        'SOURCE_INVALID',
+        `--source must be an absolute path (workers may run elsewhere), got '${input.source}'.`,
+      );
     if (input.tz !== undefined) checkTimeZone(input.tz);
     const data: ScheduledImportData = { schedule: input.name, source: input.source, ingest: input.ingest ?? {} };
     try {
-      await this.queue.upsertJobScheduler(input.name, { pattern: input.cron, ...(input.tz === undefined ? {} : { tz: input.tz }) }, { name: SCHEDULED_IMPORT, data, opts: SCHEDULED_JOB_OPTIONS });
+      await this.queue.upsertJobScheduler(
+        input.name,
+        { pattern: input.cron, ...(input.tz === undefined ? {} : { tz: input.tz }) },
+        { name: SCHEDULED_IMPORT, data, opts: SCHEDULED_JOB_OPTIONS },
+      );
     } catch (error) {
       if (error instanceof Error && /cron|pattern|invalid|constraint|validation/i.test(error.message)) {
-        throw new UsageError('CRON_INVALID', `--cron '${input.cron}' is not a cron pattern (${error.message}). Example: "0 2 * * *" is every night at 02:00.`, { cause: error });
+        throw new UsageError(
+          'CRON_INVALID',
+          `--cron '${input.cron}' is not a cron pattern (${error.message}). Example: "0 2 * * *" is every night at 02:00.`,
+          { cause: error },
+        );
       }
       throw error;
     }
@@ -81,7 +102,9 @@ export class ScheduleStore {
     const schedules = (await this.queue.getJobSchedulers(0, -1, true)).map(toInfo);
     const finished = await this.queue.getJobs(['completed', 'failed'], 0, 99);
     for (const info of schedules) {
-      const last = finished.filter((job) => job.data?.schedule === info.name && job.finishedOn !== undefined).sort((a, b) => b.finishedOn! - a.finishedOn!)[0];
+      const last = finished
+        .filter((job) => job.data?.schedule === info.name && job.finishedOn !== undefined)
+        .sort((a, b) => b.finishedOn! - a.finishedOn!)[0];
       if (last === undefined) continue;
       const failed = last.failedReason !== undefined && last.failedReason !== '' && last.returnvalue == null;
       info.lastRun = {
@@ -115,6 +138,9 @@ function checkTimeZone(tz: string): void {
   try {
     new Intl.DateTimeFormat('en', { timeZone: tz });
   } catch {
-    throw new UsageError('TZ_INVALID', `--tz '${tz}' is not a time zone; use an IANA name such as Europe/Amsterdam or UTC.`);
+    throw new UsageError(
+      'TZ_INVALID',
+      `--tz '${tz}' is not a time zone; use an IANA name such as Europe/Amsterdam or UTC.`,
+    );
   }
 }

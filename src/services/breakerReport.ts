@@ -30,7 +30,10 @@ export async function readBreakerReport(
   deps: { redis: RedisClient; keys: Keyspace; queue: Pick<Queue, 'getJobCounts'> },
   settings: Pick<BreakerSettings, 'windowMs' | 'serverFailingRatio' | 'alertAfterMs'>,
 ): Promise<BreakerReport> {
-  const [view, burst] = await Promise.all([readBreakerView(deps.redis, deps.keys, settings, { queue: deps.queue }), deps.redis.scard(deps.keys.breakerBurst)]);
+  const [view, burst] = await Promise.all([
+    readBreakerView(deps.redis, deps.keys, settings, { queue: deps.queue }),
+    deps.redis.scard(deps.keys.breakerBurst),
+  ]);
   const s = view.status;
   const report: BreakerReport = {
     state: view.state,
@@ -49,7 +52,9 @@ export async function readBreakerReport(
 /** Lines for `status` and `import --wait` beside describeHealth's: what waits on an open breaker, or a closed one failing. */
 export function describeBreakerReport(report: BreakerReport): string[] {
   if (report.state !== 'closed') {
-    return [`  waiting: ${report.waiting.jobs} jobs in the queue${report.waiting.burst > 0 ? `, ${report.waiting.burst} dead letters of the burst sent again on close` : ''}`];
+    return [
+      `  waiting: ${report.waiting.jobs} jobs in the queue${report.waiting.burst > 0 ? `, ${report.waiting.burst} dead letters of the burst sent again on close` : ''}`,
+    ];
   }
   return report.degraded === undefined ? [] : [`${report.degraded.text} (${report.degraded.seen})`];
 }

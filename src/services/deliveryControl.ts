@@ -36,7 +36,10 @@ export interface DeliveryHealth {
 }
 
 /** `bulkorder pause`: pauses the queue for every worker and records who did it; the breaker never undoes it. */
-export async function pauseDelivery(deps: Pick<ControlDeps, 'redis' | 'keys'> & { queue: Pick<Queue, 'pause'> }, by = `${safeUser()}@${hostname()}`): Promise<PauseRecord> {
+export async function pauseDelivery(
+  deps: Pick<ControlDeps, 'redis' | 'keys'> & { queue: Pick<Queue, 'pause'> },
+  by = `${safeUser()}@${hostname()}`,
+): Promise<PauseRecord> {
   const record: PauseRecord = { by, at: Date.now() };
   await deps.redis.set(deps.keys.pausedBy, JSON.stringify(record));
   await deps.queue.pause();
@@ -47,7 +50,15 @@ export async function pauseDelivery(deps: Pick<ControlDeps, 'redis' | 'keys'> & 
  * `bulkorder resume`: clears a manual pause, closes the breaker (the person says the cause is
  * fixed: the burst's dead letters go back to the queue) and resumes the queue.
  */
-export async function resumeDelivery<P>(deps: ControlDeps<P>, options: { settings: BreakerSettings; jobName: string; logger: Logger; /** Who resumes (default user@host), recorded for the breaker-closed notification. */ by?: string }): Promise<{ breaker: BreakerStatus; pausedBy: PauseRecord | undefined; requeued: number }> {
+export async function resumeDelivery<P>(
+  deps: ControlDeps<P>,
+  options: {
+    settings: BreakerSettings;
+    jobName: string;
+    logger: Logger;
+    /** Who resumes (default user@host), recorded for the breaker-closed notification. */ by?: string;
+  },
+): Promise<{ breaker: BreakerStatus; pausedBy: PauseRecord | undefined; requeued: number }> {
   const pausedBy = await readPausedBy(deps);
   const breaker = new CircuitBreaker(deps.redis, deps.keys, options.logger, {
     settings: options.settings,
@@ -59,12 +70,16 @@ export async function resumeDelivery<P>(deps: ControlDeps<P>, options: { setting
   await deps.redis.del(deps.keys.pausedBy);
   const requeued = await breaker.reset();
   // The notifier says who closed it: every breaker-opened gets its breaker-closed, whoever closed it.
-  if (before.state !== 'closed') await deps.redis.hset(deps.keys.breaker, 'closedBy', `resume by ${options.by ?? `${safeUser()}@${hostname()}`}`);
+  if (before.state !== 'closed')
+    await deps.redis.hset(deps.keys.breaker, 'closedBy', `resume by ${options.by ?? `${safeUser()}@${hostname()}`}`);
   await deps.queue.resume();
   return { breaker: before, pausedBy, requeued };
 }
 
-export async function readDeliveryHealth(deps: Pick<ControlDeps, 'redis' | 'keys'> & { queue: Pick<Queue, 'isPaused'> }, alertAfterMs: number): Promise<DeliveryHealth> {
+export async function readDeliveryHealth(
+  deps: Pick<ControlDeps, 'redis' | 'keys'> & { queue: Pick<Queue, 'isPaused'> },
+  alertAfterMs: number,
+): Promise<DeliveryHealth> {
   const [paused, pausedBy, breaker, workers, burst] = await Promise.all([
     deps.queue.isPaused(),
     readPausedBy(deps),
@@ -79,20 +94,32 @@ export async function readDeliveryHealth(deps: Pick<ControlDeps, 'redis' | 'keys
  * Lines that say why a queue may not move and what to do; empty when nothing is wrong.
  * `commands` names this record kind's commands (`bulkorder resume`, `bulkorder worker`).
  */
-export function describeHealth(health: DeliveryHealth, commands: { resume: string; worker: string }, options: { showWorkers?: boolean } = {}): string[] {
+export function describeHealth(
+  health: DeliveryHealth,
+  commands: { resume: string; worker: string },
+  options: { showWorkers?: boolean } = {},
+): string[] {
   const lines: string[] = [];
   const b = health.breaker;
   if (b.state !== 'closed') {
     const probe = b.state === 'halfOpen' ? 'trial jobs are going through now' : `next trial at ${iso(b.nextProbeAt)}`;
-    lines.push(`circuit breaker ${b.state === 'open' ? 'OPEN' : 'HALF-OPEN'} since ${iso(b.since)}: ${b.reason ?? ''}; ${probe}`);
-    if (b.overdue) lines.push(`  open for too long (since ${iso(b.since)}): fix the cause (${b.signature ?? 'see above'}), then \`${commands.resume}\``);
+    lines.push(
+      `circuit breaker ${b.state === 'open' ? 'OPEN' : 'HALF-OPEN'} since ${iso(b.since)}: ${b.reason ?? ''}; ${probe}`,
+    );
+    if (b.overdue)
+      lines.push(
+        `  open for too long (since ${iso(b.since)}): fix the cause (${b.signature ?? 'see above'}), then \`${commands.resume}\``,
+      );
   }
-  if (health.pausedBy !== undefined) lines.push(`the queue is paused by ${health.pausedBy.by} since ${iso(health.pausedBy.at)}: \`${commands.resume}\``);
+  if (health.pausedBy !== undefined)
+    lines.push(`the queue is paused by ${health.pausedBy.by} since ${iso(health.pausedBy.at)}: \`${commands.resume}\``);
   else if (health.paused && b.state === 'closed') lines.push(`the queue is paused: \`${commands.resume}\``);
   if (health.workers.length === 0) lines.push(`no worker is running: start \`${commands.worker}\``);
   else if (options.showWorkers === true) {
     const hosts = [...new Set(health.workers.map((w) => w.host))];
-    lines.push(`workers: ${health.workers.length} on ${hosts.join(', ')} (concurrency ${health.workers.reduce((sum, w) => sum + w.concurrency, 0)})`);
+    lines.push(
+      `workers: ${health.workers.length} on ${hosts.join(', ')} (concurrency ${health.workers.reduce((sum, w) => sum + w.concurrency, 0)})`,
+    );
   }
   return lines;
 }

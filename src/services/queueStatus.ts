@@ -1,7 +1,14 @@
 import { UsageError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
-import { describeHealth, pauseDelivery, readDeliveryHealth, resumeDelivery as resumeQueue, type DeliveryHealth, type PauseRecord } from './deliveryControl.js';
+import {
+  describeHealth,
+  pauseDelivery,
+  readDeliveryHealth,
+  resumeDelivery as resumeQueue,
+  type DeliveryHealth,
+  type PauseRecord,
+} from './deliveryControl.js';
 import { describeBreakerReport, readBreakerReport, type BreakerReport } from './breakerReport.js';
 import { progressLine } from '../batches/followBatch.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
@@ -26,13 +33,20 @@ export interface StatusReport {
 }
 
 /** Reads a kind's status: its recent batches (or the one named), queue counts, breaker, workers and parked records. */
-export async function readQueueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number } = {}): Promise<{ report: StatusReport; health: DeliveryHealth; view: BreakerReport }> {
+export async function readQueueStatus<P>(
+  services: Services<P>,
+  options: { batchId?: string; limit?: number } = {},
+): Promise<{ report: StatusReport; health: DeliveryHealth; view: BreakerReport }> {
   const { kind, env } = services;
   let batches: Batch[];
   if (options.batchId === undefined) batches = await services.batches.list(options.limit ?? 10);
   else {
     const batch = await services.batches.get(options.batchId);
-    if (batch === undefined) throw new UsageError('BATCH_NOT_FOUND', `no ${own(services).thing}batch ${options.batchId} in ${env} (${kind.cli} status lists recent ones)`);
+    if (batch === undefined)
+      throw new UsageError(
+        'BATCH_NOT_FOUND',
+        `no ${own(services).thing}batch ${options.batchId} in ${env} (${kind.cli} status lists recent ones)`,
+      );
     batches = [batch];
   }
   const [queue, health, view, dead, held] = await Promise.all([
@@ -45,7 +59,11 @@ export async function readQueueStatus<P>(services: Services<P>, options: { batch
   const report: StatusReport = {
     env,
     queue: { jobs: queue, paused: health.paused, pausedBy: health.pausedBy ?? null },
-    breaker: { ...health.breaker, waiting: view.waiting, ...(view.degraded === undefined ? {} : { degraded: view.degraded }) },
+    breaker: {
+      ...health.breaker,
+      waiting: view.waiting,
+      ...(view.degraded === undefined ? {} : { degraded: view.degraded }),
+    },
     workers: health.workers,
     deadLetters: dead,
     heldForReview: held,
@@ -58,7 +76,10 @@ export async function readQueueStatus<P>(services: Services<P>, options: { batch
  * `bulkorder status` and `bulkorder accounts status`, written once: a kind's batches, its queue,
  * its circuit breaker and its parked records, as text or JSON.
  */
-export async function queueStatus<P>(services: Services<P>, options: { batchId?: string; limit?: number; json?: boolean }): Promise<string> {
+export async function queueStatus<P>(
+  services: Services<P>,
+  options: { batchId?: string; limit?: number; json?: boolean },
+): Promise<string> {
   const { kind, env } = services;
   const words = own(services);
   const { report, health, view } = await readQueueStatus(services, options);
@@ -76,7 +97,11 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
     `environment ${env}; ${words.queue}: jobs ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed (up to ${services.delivery.ordersPerJob} ${kind.noun}s a job)${paused ? ' (PAUSED)' : ''}`,
     `${words.thing}dead letters: ${dead}; held for review: ${held}`,
   ];
-  const breakerLines = describeHealth(health, { resume: `${kind.cli} resume`, worker: 'bulkorder worker' }, { showWorkers: true });
+  const breakerLines = describeHealth(
+    health,
+    { resume: `${kind.cli} resume`, worker: 'bulkorder worker' },
+    { showWorkers: true },
+  );
   // What the breaker sees goes right under its own line (open: what waits; closed: failing anyway).
   breakerLines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerReport(view));
   lines.push(`circuit breaker ${health.breaker.state}`, ...breakerLines);
@@ -94,9 +119,16 @@ export async function queueStatus<P>(services: Services<P>, options: { batchId?:
 
 /** `resume` of one kind: clears a manual pause and the breaker (requeueing its burst) and resumes its queue; returns the line to print. */
 export async function resumeDelivery<P>(services: Services<P>, logger: Logger): Promise<string> {
-  const done = await resumeQueue(services, { settings: services.delivery.breaker, jobName: services.kind.jobName, logger });
+  const done = await resumeQueue(services, {
+    settings: services.delivery.breaker,
+    jobName: services.kind.jobName,
+    logger,
+  });
   const what = services.kind.name === 'orders' ? 'delivery' : `${services.kind.noun} registration`;
-  const was = [done.pausedBy === undefined ? '' : `paused by ${done.pausedBy.by}`, done.breaker.state === 'closed' ? '' : `breaker ${done.breaker.state}: ${done.breaker.reason ?? ''}`].filter((t) => t !== '');
+  const was = [
+    done.pausedBy === undefined ? '' : `paused by ${done.pausedBy.by}`,
+    done.breaker.state === 'closed' ? '' : `breaker ${done.breaker.state}: ${done.breaker.reason ?? ''}`,
+  ].filter((t) => t !== '');
   return `${what} resumed${was.length === 0 ? '' : ` (it was ${was.join('; ')})`}${done.requeued > 0 ? `; ${done.requeued} dead letters of the breaker's burst queued again` : ''}\n`;
 }
 

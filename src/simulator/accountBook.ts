@@ -22,7 +22,8 @@ export class AccountBook {
   create(companyId: string, email: string): string | number | undefined {
     const key = companyId.toLowerCase() + '\n' + email.toLowerCase();
     if (this.#byKey.has(key)) return undefined;
-    const customerId = this.ids === 'integer' ? this.#next++ : this.ids === 'digits' ? String(this.#next++) : randomUUID();
+    const customerId =
+      this.ids === 'integer' ? this.#next++ : this.ids === 'digits' ? String(this.#next++) : randomUUID();
     this.#byKey.set(key, customerId);
     this.#customers.add(customerKey(customerId));
     return customerId;

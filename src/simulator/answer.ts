@@ -23,7 +23,13 @@ export interface Problem {
 }
 
 /** The API error body `{ code, message, details? }`. */
-export function apiError(status: number, code: string, message: string, details?: unknown[], headers?: Record<string, string>): Answer {
+export function apiError(
+  status: number,
+  code: string,
+  message: string,
+  details?: unknown[],
+  headers?: Record<string, string>,
+): Answer {
   const body = details === undefined ? { code, message } : { code, message, details };
   return headers === undefined ? { status, body, code } : { status, body, code, headers };
 }

@@ -29,11 +29,48 @@ const USER_AGENT_REQUIRED = { status: 400, code: 'USER_AGENT_REQUIRED' } as cons
  */
 export const ANSWER_PROFILES: Readonly<Record<string, Readonly<AnswerProfile>>> = Object.freeze({
   default: DEFAULT_PROFILE,
-  'integer-ids': { ...DEFAULT_PROFILE, unknownCustomerStatus: 404, ids: 'integer', loginUrl: 'url', success: { status: 200, body: true }, errors: 'errors-array', userAgentRefusal: USER_AGENT_REQUIRED },
-  'problem-json': { ...DEFAULT_PROFILE, loginUrl: 'nested', success: { status: 201, body: false }, errors: 'problem', userAgentRefusal: USER_AGENT_REQUIRED, idempotency: 'honour' },
-  'oauth-errors': { ...DEFAULT_PROFILE, unknownCustomerStatus: 403, ids: 'integer', loginUrl: 'nested', success: { status: 200, body: false }, errors: 'oauth', userAgentRefusal: USER_AGENT_REQUIRED, idempotency: 'honour' },
-  'html-errors': { ...DEFAULT_PROFILE, ids: 'integer', errors: 'html', userAgentRefusal: { status: 403, code: 'USER_AGENT_REQUIRED' } },
-  bare: { ...DEFAULT_PROFILE, unknownCustomerStatus: 404, ids: 'digits', loginUrl: 'url', success: { status: 200, body: false }, errors: 'empty', userAgentRefusal: USER_AGENT_REQUIRED },
+  'integer-ids': {
+    ...DEFAULT_PROFILE,
+    unknownCustomerStatus: 404,
+    ids: 'integer',
+    loginUrl: 'url',
+    success: { status: 200, body: true },
+    errors: 'errors-array',
+    userAgentRefusal: USER_AGENT_REQUIRED,
+  },
+  'problem-json': {
+    ...DEFAULT_PROFILE,
+    loginUrl: 'nested',
+    success: { status: 201, body: false },
+    errors: 'problem',
+    userAgentRefusal: USER_AGENT_REQUIRED,
+    idempotency: 'honour',
+  },
+  'oauth-errors': {
+    ...DEFAULT_PROFILE,
+    unknownCustomerStatus: 403,
+    ids: 'integer',
+    loginUrl: 'nested',
+    success: { status: 200, body: false },
+    errors: 'oauth',
+    userAgentRefusal: USER_AGENT_REQUIRED,
+    idempotency: 'honour',
+  },
+  'html-errors': {
+    ...DEFAULT_PROFILE,
+    ids: 'integer',
+    errors: 'html',
+    userAgentRefusal: { status: 403, code: 'USER_AGENT_REQUIRED' },
+  },
+  bare: {
+    ...DEFAULT_PROFILE,
+    unknownCustomerStatus: 404,
+    ids: 'digits',
+    loginUrl: 'url',
+    success: { status: 200, body: false },
+    errors: 'empty',
+    userAgentRefusal: USER_AGENT_REQUIRED,
+  },
 });
 
 /** A profile by name, or dimensions over the default; throws UsageError SIMULATOR_PROFILE_UNKNOWN. */
@@ -41,7 +78,11 @@ export function resolveProfile(profile: string | Partial<AnswerProfile> | undefi
   if (profile === undefined) return DEFAULT_PROFILE;
   if (typeof profile !== 'string') return { ...DEFAULT_PROFILE, ...profile };
   const named = ANSWER_PROFILES[profile];
-  if (named === undefined) throw new UsageError('SIMULATOR_PROFILE_UNKNOWN', `unknown simulator profile '${profile}'; choose one of ${Object.keys(ANSWER_PROFILES).join(', ')}`);
+  if (named === undefined)
+    throw new UsageError(
+      'SIMULATOR_PROFILE_UNKNOWN',
+      `unknown simulator profile '${profile}'; choose one of ${Object.keys(ANSWER_PROFILES).join(', ')}`,
+    );
   return named;
 }
 
@@ -51,21 +92,42 @@ export function resolveProfile(profile: string | Partial<AnswerProfile> | undefi
  */
 export function shapeError(answer: Answer, profile: AnswerProfile): Answer {
   if (answer.status < 400 || profile.errors === 'code-message') return answer;
-  const body = typeof answer.body === 'object' ? (answer.body as { code?: string; message?: string; details?: { path: string; problem: string }[] }) : {};
+  const body =
+    typeof answer.body === 'object'
+      ? (answer.body as { code?: string; message?: string; details?: { path: string; problem: string }[] })
+      : {};
   const code = body.code ?? answer.code ?? `HTTP_${answer.status}`;
   const message = body.message ?? '';
   const headers = { ...answer.headers };
-  const shaped = (value: string | object | undefined): Answer => ({ status: answer.status, ...(value === undefined ? {} : { body: value }), ...(answer.code === undefined ? {} : { code: answer.code }), headers });
+  const shaped = (value: string | object | undefined): Answer => ({
+    status: answer.status,
+    ...(value === undefined ? {} : { body: value }),
+    ...(answer.code === undefined ? {} : { code: answer.code }),
+    headers,
+  });
   switch (profile.errors) {
     case 'oauth':
       return shaped({ error: code.toLowerCase(), error_description: message });
     case 'problem':
       headers['content-type'] = 'application/problem+json';
-      return shaped({ type: `https://api.example.test/problems/${code.toLowerCase().replaceAll('_', '-')}`, title: titleOf(code), status: answer.status, detail: message, ...(body.details === undefined ? {} : { invalidParams: body.details }) });
+      return shaped({
+        type: `https://api.example.test/problems/${code.toLowerCase().replaceAll('_', '-')}`,
+        title: titleOf(code),
+        status: answer.status,
+        detail: message,
+        ...(body.details === undefined ? {} : { invalidParams: body.details }),
+      });
     case 'errors-array':
-      return shaped({ errors: body.details === undefined ? [{ code, message }] : body.details.map((d) => ({ code, message: d.problem, field: d.path })) });
+      return shaped({
+        errors:
+          body.details === undefined
+            ? [{ code, message }]
+            : body.details.map((d) => ({ code, message: d.problem, field: d.path })),
+      });
     case 'html':
-      return shaped(`<html><head><title>${answer.status}</title></head><body><h1>${answer.status} ${titleOf(code)}</h1><p>${escapeHtml(message)}</p></body></html>\n`);
+      return shaped(
+        `<html><head><title>${answer.status}</title></head><body><h1>${answer.status} ${titleOf(code)}</h1><p>${escapeHtml(message)}</p></body></html>\n`,
+      );
     case 'empty':
       return shaped(undefined);
   }

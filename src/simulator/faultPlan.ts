@@ -44,7 +44,13 @@ export interface TokenDecision {
 }
 
 const RATE_FIELDS = ['serverErrorRate', 'storedThenErrorRate', 'noAnswerRate', 'tokenFailureRate'] as const;
-const NON_NEGATIVE_FIELDS = ['latencyMs', 'jitterMs', 'rateLimitPerSecond', 'retryAfterSeconds', 'tokenLatencyMs'] as const;
+const NON_NEGATIVE_FIELDS = [
+  'latencyMs',
+  'jitterMs',
+  'rateLimitPerSecond',
+  'retryAfterSeconds',
+  'tokenLatencyMs',
+] as const;
 const SCRIPT_PATHS: readonly ScriptPath[] = ['orders', 'accounts', 'login', 'token'];
 
 /**
@@ -64,7 +70,8 @@ function mergeFaults(base: Readonly<FaultOptions>, patch: unknown): FaultOptions
       merged.script = checkScript(value);
       continue;
     } else if (key === 'forbiddenCustomers') {
-      if (!Array.isArray(value) || !value.every((id) => Number.isInteger(id))) invalid(key, 'must be an array of customer ids');
+      if (!Array.isArray(value) || !value.every((id) => Number.isInteger(id)))
+        invalid(key, 'must be an array of customer ids');
       merged.forbiddenCustomers = [...(value as number[])];
       continue;
     } else {
@@ -90,14 +97,18 @@ function checkScript(value: unknown): ScriptedResponse[] {
     if (e.path !== undefined && !SCRIPT_PATHS.includes(e.path as ScriptPath)) {
       invalid(`${where}.path`, `must be one of ${SCRIPT_PATHS.join(', ')}`);
     }
-    if (e.delayMs !== undefined && (typeof e.delayMs !== 'number' || !(e.delayMs >= 0))) invalid(`${where}.delayMs`, 'must be >= 0');
-    if (e.headers !== undefined && (typeof e.headers !== 'object' || e.headers === null)) invalid(`${where}.headers`, 'must be an object');
+    if (e.delayMs !== undefined && (typeof e.delayMs !== 'number' || !(e.delayMs >= 0)))
+      invalid(`${where}.delayMs`, 'must be >= 0');
+    if (e.headers !== undefined && (typeof e.headers !== 'object' || e.headers === null))
+      invalid(`${where}.headers`, 'must be an object');
     return { ...(e as unknown as ScriptedResponse) };
   });
 }
 
 function invalid(field: string, problem: string): never {
-  throw new UsageError('SIMULATOR_FAULTS_INVALID', `simulator fault option ${field} ${problem}`, { details: { field } });
+  throw new UsageError('SIMULATOR_FAULTS_INVALID', `simulator fault option ${field} ${problem}`, {
+    details: { field },
+  });
 }
 
 /** The faults in force and the state behind them (PRNG, rate window, pending script). */
@@ -118,13 +129,18 @@ export class FaultPlan {
 
   /** The faults in force (a copy). */
   get faults(): FaultOptions {
-    return { ...this.#faults, script: [...this.#faults.script], forbiddenCustomers: [...this.#faults.forbiddenCustomers] };
+    return {
+      ...this.#faults,
+      script: [...this.#faults.script],
+      forbiddenCustomers: [...this.#faults.forbiddenCustomers],
+    };
   }
 
   /** Merges `patch` (see {@link mergeFaults}); a changed rate limit starts a fresh window. */
   set(patch: unknown): void {
     const next = mergeFaults(this.#faults, patch);
-    if (next.rateLimitPerSecond !== this.#faults.rateLimitPerSecond) this.#limiter = new SlidingWindowLimiter(next.rateLimitPerSecond);
+    if (next.rateLimitPerSecond !== this.#faults.rateLimitPerSecond)
+      this.#limiter = new SlidingWindowLimiter(next.rateLimitPerSecond);
     this.#faults = next;
   }
 

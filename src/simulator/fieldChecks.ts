@@ -29,7 +29,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * Checks that `value` is an object with no fields outside `allowed`; missing fields are left
  * to the field checks. Returns the object, or undefined after recording why it is not one.
  */
-export function checkObject(value: unknown, path: string, allowed: readonly string[], problems: Problem[]): Record<string, unknown> | undefined {
+export function checkObject(
+  value: unknown,
+  path: string,
+  allowed: readonly string[],
+  problems: Problem[],
+): Record<string, unknown> | undefined {
   if (value === undefined) {
     problems.push({ path, problem: 'is required' });
     return undefined;
@@ -86,7 +91,8 @@ export function checkEmail(value: unknown, path: string, problems: Problem[]): v
 /** E.164 (a plus and 7-15 digits, no spaces) and valid for its country per libphonenumber's full metadata. */
 export function checkPhone(value: unknown, path: string, problems: Problem[]): void {
   if (!checkString(value, path, problems)) return;
-  if (!E164.test(value)) fail(problems, path, 'must be in E.164 format: a leading + and digits only, e.g. +31612345678');
+  if (!E164.test(value))
+    fail(problems, path, 'must be in E.164 format: a leading + and digits only, e.g. +31612345678');
   else if (!isValidPhoneNumber(value)) fail(problems, path, 'is not a valid phone number for its country');
 }
 

@@ -9,12 +9,19 @@ import { apiError, writeAnswer, type Answer } from './answer.js';
 import { readBody } from './readBody.js';
 import type { Simulator } from './simulatorTypes.js';
 
-type AdminControls = Pick<Simulator, 'counters' | 'orders' | 'setFaults' | 'revokeTokens' | 'reset'> & { faults(): unknown };
+type AdminControls = Pick<Simulator, 'counters' | 'orders' | 'setFaults' | 'revokeTokens' | 'reset'> & {
+  faults(): unknown;
+};
 
 const OK: Answer = { status: 200, body: { ok: true } };
 
 /** Handles one admin request; `action` is the path after /__admin/. */
-export async function handleAdmin(req: IncomingMessage, res: ServerResponse, sim: AdminControls, action: string): Promise<void> {
+export async function handleAdmin(
+  req: IncomingMessage,
+  res: ServerResponse,
+  sim: AdminControls,
+  action: string,
+): Promise<void> {
   const method = req.method ?? 'GET';
   const route = `${method} ${action}`;
   switch (route) {
@@ -34,14 +41,21 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, sim
       return writeAnswer(res, await setFaults(req, sim), undefined);
     default: {
       const known = ['counters', 'orders', 'faults', 'revoke-tokens', 'reset'].includes(action);
-      return writeAnswer(res, known ? apiError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on /__admin/${action}.`) : apiError(404, 'NOT_FOUND', `No admin endpoint /__admin/${action}.`), undefined);
+      return writeAnswer(
+        res,
+        known
+          ? apiError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on /__admin/${action}.`)
+          : apiError(404, 'NOT_FOUND', `No admin endpoint /__admin/${action}.`),
+        undefined,
+      );
     }
   }
 }
 
 async function setFaults(req: IncomingMessage, sim: AdminControls): Promise<Answer> {
   const read = await readBody(req, 1024 * 1024);
-  if (!read.ok) return apiError(413, 'PAYLOAD_TOO_LARGE', 'The faults body is too large.', undefined, { connection: 'close' });
+  if (!read.ok)
+    return apiError(413, 'PAYLOAD_TOO_LARGE', 'The faults body is too large.', undefined, { connection: 'close' });
   let patch: unknown;
   try {
     patch = JSON.parse(read.body.toString('utf8'));

@@ -36,19 +36,31 @@ const INVALID_TOKEN_CHALLENGE = { 'www-authenticate': 'Bearer realm="simulator",
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Handles one POST to a known API route. */
-export async function handleApi(req: IncomingMessage, res: ServerResponse, ctx: SimulatorContext, route: ApiRoute): Promise<void> {
+export async function handleApi(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: SimulatorContext,
+  route: ApiRoute,
+): Promise<void> {
   const { counters } = ctx;
   counters.apiRequest(route.api);
   counters.enterFlight();
   res.once('close', () => counters.leaveFlight());
 
   const decision = ctx.faults.decideApi(route.path, ctx.clock());
-  if (decision.fate !== 'normal') ctx.logger.debug({ fault: decision.fate, path: route.path }, 'simulator injects a fault');
+  if (decision.fate !== 'normal')
+    ctx.logger.debug({ fault: decision.fate, path: route.path }, 'simulator injects a fault');
   if (decision.delayMs > 0) await sleep(decision.delayMs);
   switch (decision.fate) {
     case 'rateLimited': {
       const retryAfter = String(Math.max(1, Math.ceil(ctx.faults.faults.retryAfterSeconds)));
-      writeAnswer(res, apiError(429, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After.', undefined, { 'retry-after': retryAfter }), counters);
+      writeAnswer(
+        res,
+        apiError(429, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After.', undefined, {
+          'retry-after': retryAfter,
+        }),
+        counters,
+      );
       return;
     }
     case 'serverError':
@@ -80,12 +92,20 @@ export async function handleApi(req: IncomingMessage, res: ServerResponse, ctx: 
  * Runs every check and, when they pass, the endpoint's effect, answered in the profile's shapes.
  * Undefined when the body never arrived.
  */
-async function processRequest(req: IncomingMessage, ctx: SimulatorContext, route: ApiRoute): Promise<Answer | undefined> {
+async function processRequest(
+  req: IncomingMessage,
+  ctx: SimulatorContext,
+  route: ApiRoute,
+): Promise<Answer | undefined> {
   const answer = await processChecked(req, ctx, route);
   return answer === undefined ? undefined : shapeError(answer, ctx.profile);
 }
 
-async function processChecked(req: IncomingMessage, ctx: SimulatorContext, route: ApiRoute): Promise<Answer | undefined> {
+async function processChecked(
+  req: IncomingMessage,
+  ctx: SimulatorContext,
+  route: ApiRoute,
+): Promise<Answer | undefined> {
   // Creates may carry an Idempotency-Key; counted always, honoured when the profile says so.
   const key = route.path === 'login' ? undefined : singleHeader(req.headers['idempotency-key']);
   if (key !== undefined) ctx.counters.idempotencyKey();
@@ -94,7 +114,9 @@ async function processChecked(req: IncomingMessage, ctx: SimulatorContext, route
   const read = await readBody(req, API_BODY_CAP);
   if (!read.ok) {
     if (read.reason === 'aborted') return undefined;
-    return apiError(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${API_BODY_CAP} bytes.`, undefined, { connection: 'close' });
+    return apiError(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${API_BODY_CAP} bytes.`, undefined, {
+      connection: 'close',
+    });
   }
   let body: unknown;
   try {
@@ -109,7 +131,12 @@ async function processChecked(req: IncomingMessage, ctx: SimulatorContext, route
     ctx.counters.idempotentReplay();
     return earlier;
   }
-  const answer = route.path === 'orders' ? createOrder(ctx, body, key) : route.path === 'accounts' ? createAccount(ctx, body) : login(ctx, body);
+  const answer =
+    route.path === 'orders'
+      ? createOrder(ctx, body, key)
+      : route.path === 'accounts'
+        ? createAccount(ctx, body)
+        : login(ctx, body);
   // Only a create that happened is replayed; a refusal may be fixed and sent again under the same key.
   if (replayKey !== undefined && answer.status < 300) ctx.idempotent.set(replayKey, answer);
   return answer;
@@ -124,16 +151,27 @@ function checkHeaders(req: IncomingMessage, ctx: SimulatorContext, api: ApiName)
   const authorization = req.headers.authorization;
   const match = authorization === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
   if (match === null) {
-    return apiError(401, 'TOKEN_MISSING', 'An Authorization: Bearer <access token> header is required.', undefined, BEARER_CHALLENGE);
+    return apiError(
+      401,
+      'TOKEN_MISSING',
+      'An Authorization: Bearer <access token> header is required.',
+      undefined,
+      BEARER_CHALLENGE,
+    );
   }
   const check = ctx.tokens.check(match[1] as string, api, ctx.clock());
   if (!check.ok) return apiError(401, check.code, check.message, undefined, INVALID_TOKEN_CHALLENGE);
 
   const agentProblem = userAgentProblem(req.headers['user-agent']);
-  if (agentProblem !== undefined) return apiError(ctx.profile.userAgentRefusal.status, ctx.profile.userAgentRefusal.code, agentProblem);
+  if (agentProblem !== undefined)
+    return apiError(ctx.profile.userAgentRefusal.status, ctx.profile.userAgentRefusal.code, agentProblem);
 
   if (!isJsonContentType(req.headers['content-type'])) {
-    return apiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be sent with Content-Type: application/json.');
+    return apiError(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'The request body must be sent with Content-Type: application/json.',
+    );
   }
   return undefined;
 }
@@ -157,11 +195,18 @@ function createOrder(ctx: SimulatorContext, body: unknown, idempotencyKey: strin
     return apiError(403, 'UNKNOWN_CUSTOMER', `This client may not order for business customer ${customer}.`);
   }
   const refused = validateOrder(body, ctx.customers, ctx.products);
-  if (refused !== undefined) return refused.code === 'CUSTOMER_UNKNOWN' ? { ...refused, status: profile.unknownCustomerStatus } : refused;
-  const { orderId, number, duplicate } = ctx.orders.store(body, canonicalOrder(body as ValidOrder), ctx.clock(), idempotencyKey);
+  if (refused !== undefined)
+    return refused.code === 'CUSTOMER_UNKNOWN' ? { ...refused, status: profile.unknownCustomerStatus } : refused;
+  const { orderId, number, duplicate } = ctx.orders.store(
+    body,
+    canonicalOrder(body as ValidOrder),
+    ctx.clock(),
+    idempotencyKey,
+  );
   ctx.counters.orderAccepted(duplicate);
   const id = profile.ids === 'integer' ? number : profile.ids === 'digits' ? String(number) : orderId;
-  if (!profile.success.body) return { status: profile.success.status, headers: { location: `/business-api/orders/${id}` } };
+  if (!profile.success.body)
+    return { status: profile.success.status, headers: { location: `/business-api/orders/${id}` } };
   return { status: profile.success.status, body: { orderId: id, status: 'received' } };
 }
 
@@ -195,6 +240,9 @@ function login(ctx: SimulatorContext, body: unknown): Answer {
       return { status: 200, body: { url, expiresIn: 300 } };
     case 'nested':
       // A field name no configuration lists: only "the one absolute URL in the body" finds it.
-      return { status: 200, body: { session: { customer: customerId, links: { sso: url, help: 'see the portal' } }, expiresIn: 300 } };
+      return {
+        status: 200,
+        body: { session: { customer: customerId, links: { sso: url, help: 'see the portal' } }, expiresIn: 300 },
+      };
   }
 }

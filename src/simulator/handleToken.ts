@@ -18,12 +18,21 @@ const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
 /** Handles one request to the token endpoint. */
 export async function handleToken(req: IncomingMessage, res: ServerResponse, ctx: SimulatorContext): Promise<void> {
   if (req.method !== 'POST') {
-    writeAnswer(res, oauthError(405, 'invalid_request', 'The token endpoint accepts POST only.', { allow: 'POST' }), ctx.counters);
+    writeAnswer(
+      res,
+      oauthError(405, 'invalid_request', 'The token endpoint accepts POST only.', { allow: 'POST' }),
+      ctx.counters,
+    );
     return;
   }
   const read = await readBody(req, TOKEN_BODY_CAP);
   if (!read.ok) {
-    if (read.reason === 'tooLarge') writeAnswer(res, oauthError(413, 'invalid_request', 'The token request is too large.', { connection: 'close' }), ctx.counters);
+    if (read.reason === 'tooLarge')
+      writeAnswer(
+        res,
+        oauthError(413, 'invalid_request', 'The token request is too large.', { connection: 'close' }),
+        ctx.counters,
+      );
     return;
   }
   const request = parseTokenRequest(req, read.body);
@@ -34,7 +43,13 @@ export async function handleToken(req: IncomingMessage, res: ServerResponse, ctx
   if (decision.delayMs > 0) await sleep(decision.delayMs);
   if (decision.fate === 'tokenFailure') {
     const retryAfter = String(Math.ceil(ctx.faults.faults.retryAfterSeconds));
-    writeAnswer(res, oauthError(503, 'temporarily_unavailable', 'The token service is temporarily unavailable.', { 'retry-after': retryAfter }), ctx.counters);
+    writeAnswer(
+      res,
+      oauthError(503, 'temporarily_unavailable', 'The token service is temporarily unavailable.', {
+        'retry-after': retryAfter,
+      }),
+      ctx.counters,
+    );
     return;
   }
   const scripted = decision.scripted;
@@ -97,28 +112,49 @@ function grant(ctx: SimulatorContext, request: TokenRequest, api: ApiName | unde
   if (!request.contentTypeOk || params === undefined) {
     return oauthError(400, 'invalid_request', 'The token request must be application/x-www-form-urlencoded.');
   }
-  if (request.duplicate !== undefined) return oauthError(400, 'invalid_request', `The parameter ${request.duplicate} appears more than once.`);
+  if (request.duplicate !== undefined)
+    return oauthError(400, 'invalid_request', `The parameter ${request.duplicate} appears more than once.`);
   const grantType = params.get('grant_type');
-  if (grantType === null || grantType === '') return oauthError(400, 'invalid_request', 'The parameter grant_type is required.');
-  if (grantType !== 'client_credentials') return oauthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
+  if (grantType === null || grantType === '')
+    return oauthError(400, 'invalid_request', 'The parameter grant_type is required.');
+  if (grantType !== 'client_credentials')
+    return oauthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
 
   // A client that tried Basic gets a Basic challenge (RFC 6749 5.2).
-  const challenge = basic === undefined ? undefined : { 'www-authenticate': 'Basic realm="simulator", charset="UTF-8"' };
-  if (basic === 'malformed') return oauthError(401, 'invalid_client', 'The Basic authorization header is malformed.', challenge);
+  const challenge =
+    basic === undefined ? undefined : { 'www-authenticate': 'Basic realm="simulator", charset="UTF-8"' };
+  if (basic === 'malformed')
+    return oauthError(401, 'invalid_client', 'The Basic authorization header is malformed.', challenge);
   let secret: string | null;
   if (basic !== undefined) {
-    if (params.has('client_secret')) return oauthError(400, 'invalid_request', 'Use one client authentication method: Basic or form fields, not both.');
+    if (params.has('client_secret'))
+      return oauthError(
+        400,
+        'invalid_request',
+        'Use one client authentication method: Basic or form fields, not both.',
+      );
     const bodyId = params.get('client_id');
-    if (bodyId !== null && bodyId !== basic.clientId) return oauthError(400, 'invalid_request', 'client_id in the body differs from the Basic credentials.');
+    if (bodyId !== null && bodyId !== basic.clientId)
+      return oauthError(400, 'invalid_request', 'client_id in the body differs from the Basic credentials.');
     secret = basic.clientSecret;
   } else {
     secret = params.get('client_secret');
   }
   if (request.clientId === undefined || request.clientId === '' || secret === null) {
-    return oauthError(401, 'invalid_client', 'Client authentication is required (client_id and client_secret).', challenge);
+    return oauthError(
+      401,
+      'invalid_client',
+      'Client authentication is required (client_id and client_secret).',
+      challenge,
+    );
   }
   if (api === undefined || !sameSecret(secret, ctx.credentials[api].clientSecret)) {
-    return oauthError(401, 'invalid_client', 'Client authentication failed: unknown client or wrong secret.', challenge);
+    return oauthError(
+      401,
+      'invalid_client',
+      'Client authentication failed: unknown client or wrong secret.',
+      challenge,
+    );
   }
   const now = ctx.clock();
   const accessToken = ctx.tokens.issue(api, now + ctx.tokenLifetimeSeconds * 1000, now);

@@ -21,13 +21,24 @@ export class OrderBook {
    * Stores a validated order; `duplicate` when the same `canonical` text was stored before.
    * `number` is the order's sequence number (the id an integer-ids profile answers with).
    */
-  store(payload: unknown, canonical: string, now: number, idempotencyKey?: string): { orderId: string; number: number; duplicate: boolean } {
+  store(
+    payload: unknown,
+    canonical: string,
+    now: number,
+    idempotencyKey?: string,
+  ): { orderId: string; number: number; duplicate: boolean } {
     const number = this.#next++;
     const orderId = `SIM-${number}`;
     const digest = hash('sha256', canonical, 'base64');
     const duplicate = this.#seen.has(digest);
     if (!duplicate) this.#seen.add(digest);
-    if (this.#retain) this.#orders.push({ orderId, payload, receivedAt: new Date(now).toISOString(), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
+    if (this.#retain)
+      this.#orders.push({
+        orderId,
+        payload,
+        receivedAt: new Date(now).toISOString(),
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      });
     return { orderId, number, duplicate };
   }
 

@@ -24,10 +24,11 @@ import { TokenRegistry } from './tokenRegistry.js';
 export type * from './simulatorTypes.js';
 
 /** Credentials the simulator accepts unless told otherwise. */
-export const DEFAULT_CREDENTIALS: Readonly<{ business: ClientCredentials; cafetariaplan: ClientCredentials }> = Object.freeze({
-  business: { clientId: 'sim-business', clientSecret: 'sim-business-secret' },
-  cafetariaplan: { clientId: 'sim-cafetariaplan', clientSecret: 'sim-cafetariaplan-secret' },
-});
+export const DEFAULT_CREDENTIALS: Readonly<{ business: ClientCredentials; cafetariaplan: ClientCredentials }> =
+  Object.freeze({
+    business: { clientId: 'sim-business', clientSecret: 'sim-business-secret' },
+    cafetariaplan: { clientId: 'sim-cafetariaplan', clientSecret: 'sim-cafetariaplan-secret' },
+  });
 
 /** Seed used when none is given, so that runs are reproducible by default. */
 const DEFAULT_SEED = 0x5eed;
@@ -38,7 +39,10 @@ const SECOND = 1000;
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const tokenLifetimeSeconds = options.tokenLifetimeSeconds ?? 3600;
   if (!Number.isInteger(tokenLifetimeSeconds) || tokenLifetimeSeconds <= 0) {
-    throw new UsageError('SIMULATOR_OPTION_INVALID', 'tokenLifetimeSeconds must be a positive integer (expires_in is an integer).');
+    throw new UsageError(
+      'SIMULATOR_OPTION_INVALID',
+      'tokenLifetimeSeconds must be a positive integer (expires_in is an integer).',
+    );
   }
   const seed = options.seed ?? DEFAULT_SEED;
   const profile = Object.freeze(resolveProfile(options.profile));
@@ -100,7 +104,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   return simulator;
 }
 
-function dispatch(req: IncomingMessage, res: ServerResponse, ctx: SimulatorContext, simulator: Simulator): Promise<void> {
+function dispatch(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: SimulatorContext,
+  simulator: Simulator,
+): Promise<void> {
   const url = req.url ?? '/';
   const query = url.indexOf('?');
   const path = query < 0 ? url : url.slice(0, query);
@@ -110,7 +119,13 @@ function dispatch(req: IncomingMessage, res: ServerResponse, ctx: SimulatorConte
   const route = API_ROUTES.get(path);
   if (route !== undefined) {
     if (req.method === 'POST') return handleApi(req, res, ctx, route);
-    writeAnswer(res, apiError(405, 'METHOD_NOT_ALLOWED', `${req.method ?? ''} is not allowed on ${path}; use POST.`, undefined, { allow: 'POST' }), ctx.counters);
+    writeAnswer(
+      res,
+      apiError(405, 'METHOD_NOT_ALLOWED', `${req.method ?? ''} is not allowed on ${path}; use POST.`, undefined, {
+        allow: 'POST',
+      }),
+      ctx.counters,
+    );
   } else if (path === '/oauth2/token') {
     return handleToken(req, res, ctx);
   } else if (path.startsWith('/sso/') && path.length > '/sso/'.length) {

@@ -6,9 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { ApiName } from './simulatorTypes.js';
 
 /** Result of checking a bearer token against an API. */
-export type TokenCheck =
-  | { ok: true }
-  | { ok: false; code: 'TOKEN_INVALID' | 'TOKEN_EXPIRED'; message: string };
+export type TokenCheck = { ok: true } | { ok: false; code: 'TOKEN_INVALID' | 'TOKEN_EXPIRED'; message: string };
 
 // Above this many tokens, expired ones are swept on the next issue; a well-behaved client
 // holds one per API, so only a misbehaving one ever gets here.
@@ -31,11 +29,17 @@ export class TokenRegistry {
   /** Checks `token` for a request to `api` at `now`. */
   check(token: string, api: ApiName, now: number): TokenCheck {
     const entry = this.#tokens.get(token);
-    if (entry === undefined) return { ok: false, code: 'TOKEN_INVALID', message: 'The access token is unknown or revoked.' };
+    if (entry === undefined)
+      return { ok: false, code: 'TOKEN_INVALID', message: 'The access token is unknown or revoked.' };
     if (entry.api !== api) {
-      return { ok: false, code: 'TOKEN_INVALID', message: `The access token was issued for the ${entry.api} API, not the ${api} API.` };
+      return {
+        ok: false,
+        code: 'TOKEN_INVALID',
+        message: `The access token was issued for the ${entry.api} API, not the ${api} API.`,
+      };
     }
-    if (now >= entry.expiresAt) return { ok: false, code: 'TOKEN_EXPIRED', message: 'The access token has expired; request a new one.' };
+    if (now >= entry.expiresAt)
+      return { ok: false, code: 'TOKEN_EXPIRED', message: 'The access token has expired; request a new one.' };
     return { ok: true };
   }
 

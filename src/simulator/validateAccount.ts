@@ -32,13 +32,20 @@ export function validateLogin(body: unknown, ids: 'string' | 'integer' | 'digits
   if (login !== undefined) {
     const id = login.customerId;
     if (ids === 'string') checkUuid(id, 'customerId', problems);
-    else if (ids === 'integer' && !Number.isSafeInteger(id)) problems.push({ path: 'customerId', problem: 'must be an integer (a JSON number, not a string)' });
-    else if (ids === 'digits' && (typeof id !== 'string' || !/^\d+$/.test(id))) problems.push({ path: 'customerId', problem: 'must be a string of digits (not a JSON number)' });
+    else if (ids === 'integer' && !Number.isSafeInteger(id))
+      problems.push({ path: 'customerId', problem: 'must be an integer (a JSON number, not a string)' });
+    else if (ids === 'digits' && (typeof id !== 'string' || !/^\d+$/.test(id)))
+      problems.push({ path: 'customerId', problem: 'must be a string of digits (not a JSON number)' });
   }
   return invalidIfAny(problems, 'login request');
 }
 
 function invalidIfAny(problems: Problem[], what: string): Answer | undefined {
   if (problems.length === 0) return undefined;
-  return apiError(400, 'VALIDATION_FAILED', `The ${what} is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}).`, problems);
+  return apiError(
+    400,
+    'VALIDATION_FAILED',
+    `The ${what} is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}).`,
+    problems,
+  );
 }

@@ -22,14 +22,30 @@ const MAX_QUANTITY = 100;
 
 const ORDER_FIELDS = ['businessCustomerId', 'recipient', 'products'] as const;
 const RECIPIENT_FIELDS = ['address', 'languageCode', 'email', 'telephoneNumber'] as const;
-const ADDRESS_FIELDS = ['firstName', 'lastName', 'street', 'streetNumber', 'postalCode', 'city', 'countryCode'] as const;
+const ADDRESS_FIELDS = [
+  'firstName',
+  'lastName',
+  'street',
+  'streetNumber',
+  'postalCode',
+  'city',
+  'countryCode',
+] as const;
 const LINE_FIELDS = ['productId', 'quantity'] as const;
 
 /** The shape of an order once {@link validateOrder} accepted it: exactly these fields. */
 export interface ValidOrder {
   businessCustomerId: number;
   recipient: {
-    address: { firstName: string; lastName: string; street: string; streetNumber: number; postalCode: string; city: string; countryCode: string };
+    address: {
+      firstName: string;
+      lastName: string;
+      street: string;
+      streetNumber: number;
+      postalCode: string;
+      city: string;
+      countryCode: string;
+    };
     languageCode: string;
     email: string;
     telephoneNumber: string;
@@ -38,7 +54,11 @@ export interface ValidOrder {
 }
 
 /** Returns the error answer for `body`, or undefined when it is an acceptable order. */
-export function validateOrder(body: unknown, customers: ReadonlySet<number>, products: ReadonlySet<number>): Answer | undefined {
+export function validateOrder(
+  body: unknown,
+  customers: ReadonlySet<number>,
+  products: ReadonlySet<number>,
+): Answer | undefined {
   const problems: Problem[] = [];
   const order = checkObject(body, '', ORDER_FIELDS, problems);
   if (order !== undefined) {
@@ -62,7 +82,12 @@ export function validateOrder(body: unknown, customers: ReadonlySet<number>, pro
     checkProductLines(order.products, problems);
   }
   if (problems.length > 0) {
-    return apiError(400, 'VALIDATION_FAILED', `The order is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}).`, problems);
+    return apiError(
+      400,
+      'VALIDATION_FAILED',
+      `The order is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}).`,
+      problems,
+    );
   }
   return checkCatalogue(body as ValidOrder, customers, products);
 }
@@ -91,7 +116,11 @@ function checkProductLines(value: unknown, problems: Problem[]): void {
 }
 
 /** Rules about the customer and catalogue: the order is well formed but cannot be taken. */
-function checkCatalogue(order: ValidOrder, customers: ReadonlySet<number>, products: ReadonlySet<number>): Answer | undefined {
+function checkCatalogue(
+  order: ValidOrder,
+  customers: ReadonlySet<number>,
+  products: ReadonlySet<number>,
+): Answer | undefined {
   if (!customers.has(order.businessCustomerId)) {
     return apiError(422, 'CUSTOMER_UNKNOWN', `Business customer ${order.businessCustomerId} is not known.`, [
       { path: 'businessCustomerId', problem: 'is not a known business customer' },
@@ -100,10 +129,17 @@ function checkCatalogue(order: ValidOrder, customers: ReadonlySet<number>, produ
   const unknown: Problem[] = [];
   const tooMany: Problem[] = [];
   order.products.forEach((line, index) => {
-    if (!products.has(line.productId)) unknown.push({ path: `products[${index}].productId`, problem: `product ${line.productId} is not in the catalogue` });
-    if (line.quantity > MAX_QUANTITY) tooMany.push({ path: `products[${index}].quantity`, problem: `must be at most ${MAX_QUANTITY}` });
+    if (!products.has(line.productId))
+      unknown.push({
+        path: `products[${index}].productId`,
+        problem: `product ${line.productId} is not in the catalogue`,
+      });
+    if (line.quantity > MAX_QUANTITY)
+      tooMany.push({ path: `products[${index}].quantity`, problem: `must be at most ${MAX_QUANTITY}` });
   });
-  if (unknown.length > 0) return apiError(422, 'PRODUCT_UNKNOWN', 'The order names products that are not in the catalogue.', unknown);
-  if (tooMany.length > 0) return apiError(422, 'QUANTITY_LIMIT', `A product line may order at most ${MAX_QUANTITY} items.`, tooMany);
+  if (unknown.length > 0)
+    return apiError(422, 'PRODUCT_UNKNOWN', 'The order names products that are not in the catalogue.', unknown);
+  if (tooMany.length > 0)
+    return apiError(422, 'QUANTITY_LIMIT', `A product line may order at most ${MAX_QUANTITY} items.`, tooMany);
   return undefined;
 }

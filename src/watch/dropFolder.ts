@@ -18,7 +18,11 @@ export interface DropFolder {
 
 /** What is written beside a file: results and rejects of its import, and the summary. */
 export type Sidecar = 'results' | 'rejects' | 'summary';
-export const SIDECAR_EXT: Readonly<Record<Sidecar, string>> = { results: '.results.csv', rejects: '.rejects.csv', summary: '.summary.json' };
+export const SIDECAR_EXT: Readonly<Record<Sidecar, string>> = {
+  results: '.results.csv',
+  rejects: '.rejects.csv',
+  summary: '.summary.json',
+};
 
 /**
  * Upload tools write under a temporary name and rename when done: such names (and dotfiles,
@@ -30,11 +34,18 @@ const IN_PROGRESS = /\.(tmp|part|partial|filepart|crdownload|swp)$/i;
 export async function openDropFolder(dir: string): Promise<DropFolder> {
   await mkdir(dir, { recursive: true });
   const root = await realpath(dir);
-  const folder: DropFolder = { root, inbox: join(root, 'inbox'), processing: join(root, 'processing'), done: join(root, 'done'), failed: join(root, 'failed') };
+  const folder: DropFolder = {
+    root,
+    inbox: join(root, 'inbox'),
+    processing: join(root, 'processing'),
+    done: join(root, 'done'),
+    failed: join(root, 'failed'),
+  };
   for (const sub of [folder.inbox, folder.processing, folder.done, folder.failed]) {
     await mkdir(sub, { recursive: true });
     // A subfolder that is a link would move files outside the folder, or across file systems (no atomic rename).
-    if (!(await lstat(sub)).isDirectory()) throw new UsageError('WATCH_FOLDER_INVALID', `${sub} must be a folder inside ${root}, not a link or a file.`);
+    if (!(await lstat(sub)).isDirectory())
+      throw new UsageError('WATCH_FOLDER_INVALID', `${sub} must be a folder inside ${root}, not a link or a file.`);
   }
   return folder;
 }
@@ -49,7 +60,10 @@ export function isInProgressName(name: string): boolean {
  * again under the same name never overwrites one in processing/ or done/, and sortable by time.
  */
 export function newClaimName(original: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${randomBytes(3).toString('hex')}.${original}`;
 }
 

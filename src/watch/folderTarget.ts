@@ -30,7 +30,12 @@ const TARGET_FILE = '.bulkorder-target.json';
  */
 export async function claimFolderTarget(root: string, target: FolderTarget): Promise<void> {
   const path = join(root, TARGET_FILE);
-  const mine: TargetRecord = { ...publicTarget(target), targetId: targetOf(target), since: new Date().toISOString(), recordedBy: `${hostname()}-${process.pid}` };
+  const mine: TargetRecord = {
+    ...publicTarget(target),
+    targetId: targetOf(target),
+    since: new Date().toISOString(),
+    recordedBy: `${hostname()}-${process.pid}`,
+  };
   const temp = `${path}.${randomBytes(4).toString('hex')}.partial`;
   await writeFile(temp, JSON.stringify(mine, null, 2) + '\n');
   try {

@@ -22,7 +22,10 @@ export async function inboxNames(folder: DropFolder, log: Logger): Promise<strin
     const renamed = await freeName(folder.inbox, bytes.toString('latin1'));
     try {
       await rename(Buffer.concat([Buffer.from(folder.inbox + '/'), bytes]), join(folder.inbox, renamed));
-      log.warn({ file: renamed, originalNameHex: bytes.toString('hex') }, 'a drop-folder file name was not UTF-8: renamed, reading it as Latin-1, and taken');
+      log.warn(
+        { file: renamed, originalNameHex: bytes.toString('hex') },
+        'a drop-folder file name was not UTF-8: renamed, reading it as Latin-1, and taken',
+      );
       names.push(renamed);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // taken by another watcher meanwhile

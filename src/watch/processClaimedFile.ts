@@ -63,22 +63,43 @@ export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>)
   for (const id of batchIds) {
     const batch = await services.batches.get(id);
     // Its importer died mid-file: close the batch so it can settle on what it queued; the file is imported again.
-    if (batch?.importState === 'importing') await services.batches.finishImport(id, 'failed', { rows: batch.rows, orders: batch.orders, valid: batch.valid, rejected: batch.rejected });
+    if (batch?.importState === 'importing')
+      await services.batches.finishImport(id, 'failed', {
+        rows: batch.rows,
+        orders: batch.orders,
+        valid: batch.valid,
+        rejected: batch.rejected,
+      });
   }
   // What such a dead import reserved but never queued is queued now (under its batch, which then settles).
-  const reconcile = () => reconcileImports({ ledger: services.ledger, batches: services.batches, queue: services.queue, jobOptions: services.jobOptions, logger: log });
+  const reconcile = () =>
+    reconcileImports({
+      ledger: services.ledger,
+      batches: services.batches,
+      queue: services.queue,
+      jobOptions: services.jobOptions,
+      logger: log,
+    });
   await reconcile();
   let elsewhere: string[] = [];
   const last = batchIds.length === 0 ? undefined : await services.batches.get(batchIds[batchIds.length - 1]!);
   if (last === undefined || last.importState !== 'imported') {
     await dropSidecar(folder, claim, 'rejects');
     try {
-      const result = await importFile(path, { ...deps.ingest, rejectsPath: workingSidecar(folder, claim, 'rejects') }, services.pipeline(log));
+      const result = await importFile(
+        path,
+        { ...deps.ingest, rejectsPath: workingSidecar(folder, claim, 'rejects') },
+        services.pipeline(log),
+      );
       batchIds = [...batchIds, result.batchId];
       // Every one, those of this file's earlier (dead) import too: what it reserved but never queued
       // counts in its batch only once a reconciler queues it, so following its batch alone can end first.
       elsewhere = result.elsewhere.map((e) => e.orderKey);
-      await services.redis.multi().hset(claimKey, { batches: JSON.stringify(batchIds), watcher: deps.watcherId }).pexpire(claimKey, services.delivery.ledgerRetentionMs).exec();
+      await services.redis
+        .multi()
+        .hset(claimKey, { batches: JSON.stringify(batchIds), watcher: deps.watcherId })
+        .pexpire(claimKey, services.delivery.ledgerRetentionMs)
+        .exec();
       log.info({ batchId: result.batchId, counts: result.counts }, 'drop-folder file imported');
     } catch (error) {
       if (isBulkorderError(error) && (error.exitCode === 2 || error.exitCode === 3)) {
@@ -90,24 +111,65 @@ export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>)
 
   const batches: Batch[] = [];
   for (const id of batchIds) {
-    const { batch, settled } = await followBatch(services.batches, id, { out: quiet, pollMs: 250, signal: deps.signal });
+    const { batch, settled } = await followBatch(services.batches, id, {
+      out: quiet,
+      pollMs: 250,
+      signal: deps.signal,
+    });
     if (!settled) return { to: 'interrupted' };
     batches.push(batch);
   }
   // Orders of this file another batch had queued: the results must show how they ended.
-  if ((await followElsewhere(services.ledger, elsewhere, { reconcile, out: quiet, ...(deps.signal ? { signal: deps.signal } : {}) })) > 0) return { to: 'interrupted' };
+  if (
+    (await followElsewhere(services.ledger, elsewhere, {
+      reconcile,
+      out: quiet,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    })) > 0
+  )
+    return { to: 'interrupted' };
   const lastBatch = batches[batches.length - 1]!;
   const resultsPath = workingSidecar(folder, claim, 'results');
-  const results: ResultsCounts = await writeResults(path, deps.ingest, lastBatch.id, services.ledger, resultsPath, services.kind);
-  const totals = { delivered: sum(batches, 'delivered'), dead: sum(batches, 'dead'), held: sum(batches, 'held'), possibleDuplicates: results.possibleDuplicates };
-  const attention = needsAttention({ rejected: lastBatch.rejected, skippedHeld: lastBatch.skippedHeld, conflicts: lastBatch.conflicts, dead: totals.dead, held: totals.held }) || resultsAttention(results);
+  const results: ResultsCounts = await writeResults(
+    path,
+    deps.ingest,
+    lastBatch.id,
+    services.ledger,
+    resultsPath,
+    services.kind,
+  );
+  const totals = {
+    delivered: sum(batches, 'delivered'),
+    dead: sum(batches, 'dead'),
+    held: sum(batches, 'held'),
+    possibleDuplicates: results.possibleDuplicates,
+  };
+  const attention =
+    needsAttention({
+      rejected: lastBatch.rejected,
+      skippedHeld: lastBatch.skippedHeld,
+      conflicts: lastBatch.conflicts,
+      dead: totals.dead,
+      held: totals.held,
+    }) || resultsAttention(results);
   await writeSummary(folder, claim, {
     file: originalName(claim),
     claimedAs: claim,
     outcome: 'done',
     needsAttention: attention,
     batches: batchIds,
-    import: { rows: lastBatch.rows, orders: lastBatch.orders, valid: lastBatch.valid, rejected: lastBatch.rejected, enqueued: lastBatch.enqueued, skippedDelivered: lastBatch.skippedDelivered, skippedHeld: lastBatch.skippedHeld, skippedQueued: lastBatch.skippedQueued, conflicts: lastBatch.conflicts, skippedIdentical: lastBatch.skippedIdentical },
+    import: {
+      rows: lastBatch.rows,
+      orders: lastBatch.orders,
+      valid: lastBatch.valid,
+      rejected: lastBatch.rejected,
+      enqueued: lastBatch.enqueued,
+      skippedDelivered: lastBatch.skippedDelivered,
+      skippedHeld: lastBatch.skippedHeld,
+      skippedQueued: lastBatch.skippedQueued,
+      conflicts: lastBatch.conflicts,
+      skippedIdentical: lastBatch.skippedIdentical,
+    },
     delivery: totals,
     results: results.byOutcome,
     watcher: deps.watcherId,
@@ -120,11 +182,28 @@ export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>)
   return { to: 'done', needsAttention: attention };
 }
 
-async function fail<P>(claim: string, deps: ProcessDeps<P>, why: { code: string; message: string }, claimedAt: string): Promise<ProcessOutcome> {
-  await writeSummary(deps.folder, claim, { file: originalName(claim), claimedAs: claim, outcome: 'failed', code: why.code, reason: why.message, watcher: deps.watcherId, claimedAt, finishedAt: new Date().toISOString() });
+async function fail<P>(
+  claim: string,
+  deps: ProcessDeps<P>,
+  why: { code: string; message: string },
+  claimedAt: string,
+): Promise<ProcessOutcome> {
+  await writeSummary(deps.folder, claim, {
+    file: originalName(claim),
+    claimedAs: claim,
+    outcome: 'failed',
+    code: why.code,
+    reason: why.message,
+    watcher: deps.watcherId,
+    claimedAt,
+    finishedAt: new Date().toISOString(),
+  });
   const moved = await moveClaimed(deps.folder, claim, 'failed');
   await deps.services.redis.del(deps.services.keys.watchClaim(claim));
-  deps.logger.warn({ file: originalName(claim), to: moved, code: why.code, reason: why.message }, 'drop-folder file refused');
+  deps.logger.warn(
+    { file: originalName(claim), to: moved, code: why.code, reason: why.message },
+    'drop-folder file refused',
+  );
   return { to: 'failed', needsAttention: true };
 }
 
@@ -135,10 +214,17 @@ async function fail<P>(claim: string, deps: ProcessDeps<P>, why: { code: string;
  */
 async function checkFile(path: string, maxBytes: number): Promise<{ code: string; message: string } | undefined> {
   const info = await lstat(path);
-  if (info.isSymbolicLink()) return { code: 'WATCH_SYMLINK', message: 'a symbolic link: drop the file itself, not a link to it' };
-  if (!info.isFile()) return { code: 'WATCH_NOT_A_FILE', message: 'not a regular file (a folder, device, pipe or socket)' };
-  if (info.nlink > 1) return { code: 'WATCH_HARD_LINK', message: 'a hard link to a file elsewhere: drop a copy of the file' };
-  if (info.size > maxBytes) return { code: 'WATCH_TOO_LARGE', message: `${info.size} bytes, over the cap of ${maxBytes} (watch --max-size); split the file or import it with bulkorder import` };
+  if (info.isSymbolicLink())
+    return { code: 'WATCH_SYMLINK', message: 'a symbolic link: drop the file itself, not a link to it' };
+  if (!info.isFile())
+    return { code: 'WATCH_NOT_A_FILE', message: 'not a regular file (a folder, device, pipe or socket)' };
+  if (info.nlink > 1)
+    return { code: 'WATCH_HARD_LINK', message: 'a hard link to a file elsewhere: drop a copy of the file' };
+  if (info.size > maxBytes)
+    return {
+      code: 'WATCH_TOO_LARGE',
+      message: `${info.size} bytes, over the cap of ${maxBytes} (watch --max-size); split the file or import it with bulkorder import`,
+    };
   return undefined;
 }
 

@@ -98,9 +98,19 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
     lost.set(claim, aborted);
     let outcome: ProcessOutcome = { to: 'interrupted' };
     try {
-      outcome = await processClaimedFile(claim, { ...deps, folder: claims.own, ingest: options.ingest ?? {}, maxBytes: options.maxBytes ?? 512 * MIB, watcherId, signal: aborted.signal });
+      outcome = await processClaimedFile(claim, {
+        ...deps,
+        folder: claims.own,
+        ingest: options.ingest ?? {},
+        maxBytes: options.maxBytes ?? 512 * MIB,
+        watcherId,
+        signal: aborted.signal,
+      });
     } catch (error) {
-      log.error({ claim, err: error }, 'could not finish a drop-folder file; it stays in processing/ and is tried again');
+      log.error(
+        { claim, err: error },
+        'could not finish a drop-folder file; it stays in processing/ and is tried again',
+      );
     } finally {
       lost.delete(claim);
       stop.signal.removeEventListener('abort', onStop);
@@ -134,18 +144,30 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
         start(claim);
       }
       held = scan.held;
-      const waiting = await takeFromInbox(folder, stability, Date.now(), maxActive - active.size, async (name) => {
-        const claim = await claimFile(claims.own, name);
-        if (claim !== undefined) start(claim); // undefined: another watcher took it first
-      }, log);
+      const waiting = await takeFromInbox(
+        folder,
+        stability,
+        Date.now(),
+        maxActive - active.size,
+        async (name) => {
+          const claim = await claimFile(claims.own, name);
+          if (claim !== undefined) start(claim); // undefined: another watcher took it first
+        },
+        log,
+      );
       if (options.once === true && waiting === 0 && active.size === 0) {
         if (held.length === 0) break;
         const now = Date.now();
         if (heldSince === undefined) {
           heldSince = now;
           const names = held.map((h) => h.path).join(', ');
-          log.warn({ claims: held.map((h) => h.path), lockMs: claims.ttlMs }, 'waiting for files another watcher holds');
-          options.onWaiting?.(`waiting for ${names}: another watcher holds ${held.length === 1 ? 'it' : 'them'}; if that watcher died, its heartbeat lapses within ${Math.ceil(claims.ttlMs / 1000)} s and the file is resumed here`);
+          log.warn(
+            { claims: held.map((h) => h.path), lockMs: claims.ttlMs },
+            'waiting for files another watcher holds',
+          );
+          options.onWaiting?.(
+            `waiting for ${names}: another watcher holds ${held.length === 1 ? 'it' : 'them'}; if that watcher died, its heartbeat lapses within ${Math.ceil(claims.ttlMs / 1000)} s and the file is resumed here`,
+          );
         } else if (now - heldSince > claims.ttlMs + 2 * pollMs) {
           report.unclaimed = held.map((h) => h.claim);
           log.warn({ claims: report.unclaimed }, 'files still held by another watcher; leaving them');
@@ -167,7 +189,14 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
  * Looks at the inbox once and claims up to `room` complete files. Returns how many entries are
  * still waiting (not in progress by name): with `--once` the watcher ends when none are left.
  */
-async function takeFromInbox(folder: DropFolder, stability: FileStability, now: number, room: number, take: (name: string) => Promise<void>, log: Logger): Promise<number> {
+async function takeFromInbox(
+  folder: DropFolder,
+  stability: FileStability,
+  now: number,
+  room: number,
+  take: (name: string) => Promise<void>,
+  log: Logger,
+): Promise<number> {
   const names = (await inboxNames(folder, log)).filter((name) => !isInProgressName(name)).sort();
   stability.keepOnly(new Set(names));
   let waiting = 0;

@@ -33,7 +33,12 @@ export class WatcherClaims {
 
   static async open(folder: DropFolder, watcherId: string, ttlMs: number): Promise<WatcherClaims> {
     const dirName = `${WATCHER_DIR}${watcherId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
-    const claims = new WatcherClaims({ ...folder, processing: join(folder.processing, dirName) }, folder, dirName, ttlMs);
+    const claims = new WatcherClaims(
+      { ...folder, processing: join(folder.processing, dirName) },
+      folder,
+      dirName,
+      ttlMs,
+    );
     await claims.beat();
     return claims;
   }
@@ -85,7 +90,8 @@ export class WatcherClaims {
       else if (entry.isDirectory() && entry.name.startsWith(WATCHER_DIR)) {
         const dir = join(this.shared.processing, entry.name);
         const claims = await claimsIn(dir);
-        if (await isAlive(dir, now, this.ttlMs)) held.push(...claims.map((claim) => ({ claim, path: `processing/${entry.name}/${claim}` })));
+        if (await isAlive(dir, now, this.ttlMs))
+          held.push(...claims.map((claim) => ({ claim, path: `processing/${entry.name}/${claim}` })));
         else {
           candidates.push(...claims.map((claim) => ({ from: dir, claim })));
           dead.push(dir);

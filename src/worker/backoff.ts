@@ -8,7 +8,12 @@ export type { BackoffSettings };
  * to between 63 and 127 minutes (retryWindowMs), so a nightly run rides out an hour-long outage
  * whatever the jitter draws.
  */
-export function backoffDelay(attemptsMade: number, settings: BackoffSettings, retryAfterMs?: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attemptsMade: number,
+  settings: BackoffSettings,
+  retryAfterMs?: number,
+  random: () => number = Math.random,
+): number {
   const exponential = Math.min(settings.maxMs, settings.baseMs * 2 ** Math.max(0, attemptsMade - 1));
   const jittered = Math.round(exponential / 2 + (random() * exponential) / 2);
   return Math.max(jittered, retryAfterMs ?? 0);

@@ -33,20 +33,59 @@ const EVIDENCE: { readonly [K in OutcomeKind]: (outcome: Extract<Outcome, { kind
   rateLimited: () => ({ kind: 'neutral' }),
   // 409: the record conflicts with what the API holds (an account that exists): the API judged this record.
   permanent: (o) => (o.status === 409 ? { kind: 'healthy' } : refusal(o.status, o.code, o.message)),
-  unauthorized: (o) => ({ kind: 'failure', class: 'credentials', signature: 'CREDENTIALS_REFUSED', label: String(o.status), status: o.status, code: o.code, message: o.message }),
+  unauthorized: (o) => ({
+    kind: 'failure',
+    class: 'credentials',
+    signature: 'CREDENTIALS_REFUSED',
+    label: String(o.status),
+    status: o.status,
+    code: o.code,
+    message: o.message,
+  }),
   // Sent, then no (complete) answer: a timeout or a cut connection, the way a failing server behaves.
-  ambiguous: (o) => ({ kind: 'failure', class: 'serverFailing', signature: SERVER_FAILING, label: 'no answer', ...(o.status === undefined ? {} : { status: o.status }), code: o.code, message: o.message }),
+  ambiguous: (o) => ({
+    kind: 'failure',
+    class: 'serverFailing',
+    signature: SERVER_FAILING,
+    label: 'no answer',
+    ...(o.status === undefined ? {} : { status: o.status }),
+    code: o.code,
+    message: o.message,
+  }),
   // No status means the request never left (no connection); a 5xx is the server failing, whatever its code.
   retry: (o) =>
     o.status === undefined
-      ? { kind: 'failure', class: 'unreachable', signature: 'NO_CONNECTION', label: o.code, code: o.code, message: o.message }
+      ? {
+          kind: 'failure',
+          class: 'unreachable',
+          signature: 'NO_CONNECTION',
+          label: o.code,
+          code: o.code,
+          message: o.message,
+        }
       : o.status >= 500
-        ? { kind: 'failure', class: 'serverFailing', signature: SERVER_FAILING, label: String(o.status), status: o.status, code: o.code, message: o.message }
+        ? {
+            kind: 'failure',
+            class: 'serverFailing',
+            signature: SERVER_FAILING,
+            label: String(o.status),
+            status: o.status,
+            code: o.code,
+            message: o.message,
+          }
         : refusal(o.status, o.code, o.message),
 };
 
 function refusal(status: number, code: string, message: string): Evidence {
-  return { kind: 'failure', class: 'refusal', signature: `HTTP ${status} ${code}`, label: String(status), status, code, message };
+  return {
+    kind: 'failure',
+    class: 'refusal',
+    signature: `HTTP ${status} ${code}`,
+    label: String(status),
+    status,
+    code,
+    message,
+  };
 }
 
 /** The breaker's reading of one outcome. */

@@ -31,7 +31,12 @@ export interface BreakerStatus {
 }
 
 /** The breaker's state as stored, for `status` and `import --wait` (no breaker instance needed). */
-export async function readBreakerStatus(redis: RedisClient, keys: Keyspace, alertAfterMs: number, now = Date.now()): Promise<BreakerStatus> {
+export async function readBreakerStatus(
+  redis: RedisClient,
+  keys: Keyspace,
+  alertAfterMs: number,
+  now = Date.now(),
+): Promise<BreakerStatus> {
   const raw = await redis.hgetall(keys.breaker);
   const state = (raw.state ?? 'closed') as BreakerState;
   if (state === 'closed') return { state, overdue: false };
@@ -50,7 +55,9 @@ export async function readBreakerStatus(redis: RedisClient, keys: Keyspace, aler
     nextProbeAt: state === 'open' ? num(raw.nextProbeAt) : undefined,
     openCount: num(raw.openCount),
   };
-  const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<BreakerStatus>;
+  const defined = Object.fromEntries(
+    Object.entries(fields).filter(([, v]) => v !== undefined),
+  ) as Partial<BreakerStatus>;
   return { ...defined, state, overdue: since !== undefined && now - since >= alertAfterMs };
 }
 
@@ -84,18 +91,36 @@ export async function readBreakerView(
   const now = options.now ?? Date.now();
   const [status, window, jobs] = await Promise.all([
     readBreakerStatus(redis, keys, settings.alertAfterMs, now),
-    defineScripts(redis).bulkorderReadWindow(keys.breakerFailures + SERVER_FAILING, now, settings.windowMs, keys.breakerBuckets),
+    defineScripts(redis).bulkorderReadWindow(
+      keys.breakerFailures + SERVER_FAILING,
+      now,
+      settings.windowMs,
+      keys.breakerBuckets,
+    ),
     options.queue?.getJobCounts('waiting', 'paused', 'delayed', 'prioritized'),
   ]);
   const waiting = jobs === undefined ? {} : { waiting: Object.values(jobs).reduce((sum, n) => sum + n, 0) };
   if (status.state !== 'closed') {
-    return { state: status.state, counts: status.counts ?? {}, status, ...waiting, ...(status.reason === undefined ? {} : { reason: status.reason }), ...(status.nextProbeAt === undefined ? {} : { nextTrialAt: status.nextProbeAt }) };
+    return {
+      state: status.state,
+      counts: status.counts ?? {},
+      status,
+      ...waiting,
+      ...(status.reason === undefined ? {} : { reason: status.reason }),
+      ...(status.nextProbeAt === undefined ? {} : { nextTrialAt: status.nextProbeAt }),
+    };
   }
   const [total, failing, counts] = window;
   const share = total === 0 ? 0 : failing / total;
   const degraded = failing >= 5 && share >= settings.serverFailingRatio / 2;
   const text = `API failing: ${Math.round(share * 100)}% 5xx or no answer in the last ${spanOf(settings.windowMs)}`;
-  return { state: 'closed', counts: JSON.parse(counts) as Record<string, number>, status, ...waiting, ...(degraded ? { degraded: { share, windowMs: settings.windowMs, text } } : {}) };
+  return {
+    state: 'closed',
+    counts: JSON.parse(counts) as Record<string, number>,
+    status,
+    ...waiting,
+    ...(degraded ? { degraded: { share, windowMs: settings.windowMs, text } } : {}),
+  };
 }
 
 /** The numbers a breaker's opening is judged on. */
@@ -112,7 +137,10 @@ export interface TripFacts {
  * Why it opened, naming what was seen: `server failing: 500 x61, 502 x60, 503 x59 of 190 attempts
  * in 60 s (120 orders)`, `refused with HTTP 403 X: 25 of 26 attempts in 60 s (20 orders, 3 customers)`.
  */
-export function breakerReason(evidence: { class: EvidenceClass; signature: string; code: string }, facts: TripFacts): string {
+export function breakerReason(
+  evidence: { class: EvidenceClass; signature: string; code: string },
+  facts: TripFacts,
+): string {
   const counts = Object.entries(facts.counts)
     .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
     .map(([label, n]) => `${label} x${n}`)

@@ -137,7 +137,12 @@ export class CircuitBreaker {
         signature,
         minAttempts: credentials ? s.credentialsMinAttempts : s.minAttempts,
         minOrders: credentials ? 1 : s.minOrders,
-        ratio: { refusal: s.refusalRatio, serverFailing: s.serverFailingRatio, unreachable: s.unreachableRatio, credentials: s.refusalRatio }[evidence.class],
+        ratio: {
+          refusal: s.refusalRatio,
+          serverFailing: s.serverFailingRatio,
+          unreachable: s.unreachableRatio,
+          credentials: s.refusalRatio,
+        }[evidence.class],
         openMs: s.openMs,
         maxOpenMs: s.maxOpenMs,
         class: evidence.class,
@@ -154,17 +159,30 @@ export class CircuitBreaker {
   }
 
   /** Says why it opened (what was seen), pauses and announces an opening; closes on `closeNow`. */
-  private async afterFailure(reply: [string, BreakerState, ...(string | number)[]], evidence: Extract<Evidence, { kind: 'failure' }>): Promise<void> {
+  private async afterFailure(
+    reply: [string, BreakerState, ...(string | number)[]],
+    evidence: Extract<Evidence, { kind: 'failure' }>,
+  ): Promise<void> {
     const transition = reply[0];
     if (transition === 'opened') {
       const [failures, total, orders, customers, counts] = reply.slice(2) as [number, number, number, number, string];
-      const reason = breakerReason(evidence, { failures, total, orders, customers, counts: JSON.parse(counts) as Record<string, number>, windowMs: this.settings.windowMs });
+      const reason = breakerReason(evidence, {
+        failures,
+        total,
+        orders,
+        customers,
+        counts: JSON.parse(counts) as Record<string, number>,
+        windowMs: this.settings.windowMs,
+      });
       await this.redis.hset(this.keys.breaker, 'reason', reason, 'counts', counts);
     }
     if (transition === 'opened' || transition === 'reopened') {
       await this.options.pauseQueue();
       const status = await this.status();
-      this.logger.error({ breaker: status }, `circuit breaker ${transition}: delivery paused; next trial at ${isoTime(status.nextProbeAt)}`);
+      this.logger.error(
+        { breaker: status },
+        `circuit breaker ${transition}: delivery paused; next trial at ${isoTime(status.nextProbeAt)}`,
+      );
       await this.emit({ type: transition, status });
     } else if (transition === 'closeNow') {
       await this.close(true, '');
@@ -180,12 +198,23 @@ export class CircuitBreaker {
     if (this.healthy > 0) {
       const count = this.healthy;
       this.healthy = 0;
-      await this.redis.bulkorderRecordHealthy(this.keys.breaker, this.keys.breakerBuckets, now, this.settings.windowMs, count);
+      await this.redis.bulkorderRecordHealthy(
+        this.keys.breaker,
+        this.keys.breakerBuckets,
+        now,
+        this.settings.windowMs,
+        count,
+      );
     }
     const [transition, state] = await this.redis.bulkorderTickBreaker(
       this.keys.breaker,
       this.keys.pausedBy,
-      ...argv('tickBreaker', { now, trialCalls: this.settings.trialCalls, trialTimeoutMs: this.options.trialTimeoutMs ?? 120_000, alertAfterMs: this.settings.alertAfterMs }),
+      ...argv('tickBreaker', {
+        now,
+        trialCalls: this.settings.trialCalls,
+        trialTimeoutMs: this.options.trialTimeoutMs ?? 120_000,
+        alertAfterMs: this.settings.alertAfterMs,
+      }),
     );
     this.view = state;
     if (transition === 'halfOpen') {
@@ -197,11 +226,17 @@ export class CircuitBreaker {
         if (sent !== 1) await this.redis.sadd(this.keys.breakerBurst, probe);
       }
       const status = await this.status();
-      this.logger.warn({ breaker: status }, `circuit breaker half-open: letting ${this.settings.trialCalls} trial jobs through`);
+      this.logger.warn(
+        { breaker: status },
+        `circuit breaker half-open: letting ${this.settings.trialCalls} trial jobs through`,
+      );
       await this.emit({ type: 'halfOpen', status });
     } else if (transition === 'stuck') {
       const status = await this.status();
-      this.logger.error({ breaker: status }, `circuit breaker open for more than ${Math.round(this.settings.alertAfterMs / 60_000)} min: delivery is stalled; ${status.reason ?? ''}`);
+      this.logger.error(
+        { breaker: status },
+        `circuit breaker open for more than ${Math.round(this.settings.alertAfterMs / 60_000)} min: delivery is stalled; ${status.reason ?? ''}`,
+      );
       await this.emit({ type: 'stuck', status });
     }
   }
@@ -226,12 +261,23 @@ export class CircuitBreaker {
       keys.breaker,
       keys.breakerBurst,
       keys.breakerExempt,
-      ...argv('closeBreaker', { now: this.now(), onlyHalfOpen: onlyHalfOpen ? '1' : '0', failuresPrefix: keys.breakerFailures, ordersPrefix: keys.breakerOrders, customersPrefix: keys.breakerCustomers, trialCustomer, exemptMs: EXEMPT_MS }),
+      ...argv('closeBreaker', {
+        now: this.now(),
+        onlyHalfOpen: onlyHalfOpen ? '1' : '0',
+        failuresPrefix: keys.breakerFailures,
+        ordersPrefix: keys.breakerOrders,
+        customersPrefix: keys.breakerCustomers,
+        trialCustomer,
+        exemptMs: EXEMPT_MS,
+      }),
     );
     if (verdict !== 'closed') return 0;
     this.view = 'closed';
     if (about === 'customers') {
-      this.logger.warn({ breaker: before }, 'circuit breaker closed: another customer was served, so the refusals were about the refused customers; their orders stay dead-lettered');
+      this.logger.warn(
+        { breaker: before },
+        'circuit breaker closed: another customer was served, so the refusals were about the refused customers; their orders stay dead-lettered',
+      );
       await this.emit({ type: 'closed', status: { state: 'closed', overdue: false }, requeued: 0 });
       return 0;
     }
@@ -239,9 +285,15 @@ export class CircuitBreaker {
     try {
       requeued = burst.length === 0 ? 0 : ((await this.options.requeueBurst?.(burst)) ?? 0);
     } catch (error) {
-      this.logger.error({ err: error, orders: burst.length }, 'could not requeue the dead letters of the burst: `bulkorder dead-letters retry` sends them');
+      this.logger.error(
+        { err: error, orders: burst.length },
+        'could not requeue the dead letters of the burst: `bulkorder dead-letters retry` sends them',
+      );
     }
-    this.logger.warn({ breaker: before, requeued }, `circuit breaker closed: delivery goes on; ${requeued} dead-lettered by the burst sent again`);
+    this.logger.warn(
+      { breaker: before, requeued },
+      `circuit breaker closed: delivery goes on; ${requeued} dead-lettered by the burst sent again`,
+    );
     await this.emit({ type: 'closed', status: { state: 'closed', overdue: false }, requeued });
     return requeued;
   }

@@ -3,7 +3,14 @@ import { recordOfChunk, type ChunkRecord } from '../deliveryJob.js';
 import type { UnpackedChunk } from '../ledger/jobData.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
-import { CREDENTIALS_POSTPONE_MS, RetryableDeliveryError, slowDown, type AttemptInfo, type DeliverDeps, type DeliveryResult } from './deliverRecord.js';
+import {
+  CREDENTIALS_POSTPONE_MS,
+  RetryableDeliveryError,
+  slowDown,
+  type AttemptInfo,
+  type DeliverDeps,
+  type DeliveryResult,
+} from './deliverRecord.js';
 import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
 import type { RequestSlots } from './requestSlots.js';
@@ -47,7 +54,11 @@ export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
  * as it waits after a refused token. Each record's
  * attempts are its chunk's: every record still queued at attempt k failed attempts 1..k-1.
  */
-export async function deliverChunk<P>(chunk: UnpackedChunk<P>, attempt: ChunkAttempt, deps: ChunkDeps<P>): Promise<DeliveryResult> {
+export async function deliverChunk<P>(
+  chunk: UnpackedChunk<P>,
+  attempt: ChunkAttempt,
+  deps: ChunkDeps<P>,
+): Promise<DeliveryResult> {
   const { slots } = deps;
   const counts: ChunkCounts = {};
   const ended = (outcome: OrderOutcome): void => {
@@ -55,7 +66,14 @@ export async function deliverChunk<P>(chunk: UnpackedChunk<P>, attempt: ChunkAtt
     deps.onRecordEnded?.(outcome);
   };
   const wave = Math.min(chunk.records.length, slots.capacity);
-  const ends: WaveEnds = { retry: undefined, retryAfterMs: undefined, rateLimitMs: undefined, credentials: false, unsent: false, waitMs: undefined };
+  const ends: WaveEnds = {
+    retry: undefined,
+    retryAfterMs: undefined,
+    rateLimitMs: undefined,
+    credentials: false,
+    unsent: false,
+    waitMs: undefined,
+  };
   const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
   for (let start = 0; start < chunk.records.length && !ends.unsent; start += wave) {
     const records = chunk.records.slice(start, start + wave);
@@ -114,7 +132,6 @@ async function endChunk<P>(ends: WaveEnds, deps: ChunkDeps<P>): Promise<void> {
   }
 }
 
-
 /** What the waves of one attempt found that decides how the job ends. */
 interface WaveEnds {
   retry: Extract<Verdict, { next: 'retry' }> | undefined;
@@ -167,8 +184,20 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
   for (const [i, { outcome, durationMs }] of answers.entries()) {
     const record = toSend[i]!;
     const verdict = verdictOf(outcome, wave.attempt, deps.ledger.ambiguousPolicy, deps.wording);
-    const facts = { orderKey: record.key, lines: record.lines, attempt: wave.attempt.attempt, durationMs, ...(trial ? { trial: true } : {}) };
-    const effect = verdictEffect(verdict, recordOfChunk(wave.chunk, record), { token: wave.attempt.token, attempt: wave.attempt.attempt, file: wave.batchFile, logger: deps.logger, facts });
+    const facts = {
+      orderKey: record.key,
+      lines: record.lines,
+      attempt: wave.attempt.attempt,
+      durationMs,
+      ...(trial ? { trial: true } : {}),
+    };
+    const effect = verdictEffect(verdict, recordOfChunk(wave.chunk, record), {
+      token: wave.attempt.token,
+      attempt: wave.attempt.attempt,
+      file: wave.batchFile,
+      logger: deps.logger,
+      facts,
+    });
     settles.push(effect.settle);
     if (effect.ended !== undefined) wave.ended(effect.ended);
     await noteEnd(wave, verdict, slotOf(wave.attempt.grant, i), deps);
@@ -176,7 +205,8 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
   await settleWave(settles, deps);
   const { ends } = wave;
   // A record that must wait (429, breaker, credentials) stops the chunk here; the rest keep their attempts.
-  if (ends.rateLimitMs !== undefined || ends.credentials || (ends.retry !== undefined && deps.breaker.holdsBack())) ends.unsent = true;
+  if (ends.rateLimitMs !== undefined || ends.credentials || (ends.retry !== undefined && deps.breaker.holdsBack()))
+    ends.unsent = true;
 }
 
 /**
@@ -184,10 +214,22 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
  * trial). Undefined when the breaker refused; otherwise the records to send, and the settles of
  * records the claim found held by an earlier attempt that may have sent them.
  */
-async function claimWave<P>(wave: Wave<P>, deps: ChunkDeps<P>): Promise<{ toSend: ChunkRecord<P>[]; settles: SettleInput[]; trial: boolean } | undefined> {
+async function claimWave<P>(
+  wave: Wave<P>,
+  deps: ChunkDeps<P>,
+): Promise<{ toSend: ChunkRecord<P>[]; settles: SettleInput[]; trial: boolean } | undefined> {
   const { records, attempt, ends } = wave;
-  const claim = await deps.ledger.claimMany(records.map((record) => record.key), attempt.token, attempt.jobId, deps.breaker.gate());
-  const admission = deps.breaker.admission(claim.outcome === 'wait' ? claim : { outcome: 'claimed', attempt: 0, ...(claim.trial ? { trial: true as const } : {}) });
+  const claim = await deps.ledger.claimMany(
+    records.map((record) => record.key),
+    attempt.token,
+    attempt.jobId,
+    deps.breaker.gate(),
+  );
+  const admission = deps.breaker.admission(
+    claim.outcome === 'wait'
+      ? claim
+      : { outcome: 'claimed', attempt: 0, ...(claim.trial ? { trial: true as const } : {}) },
+  );
   if (claim.outcome === 'wait' || !admission.go) {
     ends.unsent = true;
     ends.waitMs = admission.go ? undefined : admission.waitMs;
@@ -202,9 +244,22 @@ async function claimWave<P>(wave: Wave<P>, deps: ChunkDeps<P>): Promise<{ toSend
     // Queued in another job since (sent again from the dead letters, released from review): that job sends it.
     else if (found.outcome === 'moved' && attempt.attempt === 1) wave.ended('superseded');
     else if (found.outcome === 'stale') {
-      const verdict: Verdict = { next: 'held', answered5xx: false, log: 'held for review: a previous attempt may have sent it', facts: staleFacts(deps.wording) };
+      const verdict: Verdict = {
+        next: 'held',
+        answered5xx: false,
+        log: 'held for review: a previous attempt may have sent it',
+        facts: staleFacts(deps.wording),
+      };
       const facts = { orderKey: record.key, lines: record.lines };
-      settles.push(verdictEffect(verdict, recordOfChunk(wave.chunk, record), { token: found.staleToken, attempt: attempt.attempt, file: wave.batchFile, logger: deps.logger, facts }).settle);
+      settles.push(
+        verdictEffect(verdict, recordOfChunk(wave.chunk, record), {
+          token: found.staleToken,
+          attempt: attempt.attempt,
+          file: wave.batchFile,
+          logger: deps.logger,
+          facts,
+        }).settle,
+      );
       wave.ended('held');
     }
     // delivered: its entry names this chunk, which delivered and counted it; held, dead: parked before.
@@ -228,6 +283,10 @@ async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, dep
 async function settleWave<P>(settles: SettleInput[], deps: ChunkDeps<P>): Promise<void> {
   const settled = await deps.ledger.settleMany(settles);
   for (const [i, outcome] of settled.entries()) {
-    if (outcome === 'lost') deps.logger.warn({ orderKey: settles[i]!.orderKey, state: settles[i]!.state }, `another attempt owns this ${deps.wording?.noun ?? 'order'} now; left its state alone`);
+    if (outcome === 'lost')
+      deps.logger.warn(
+        { orderKey: settles[i]!.orderKey, state: settles[i]!.state },
+        `another attempt owns this ${deps.wording?.noun ?? 'order'} now; left its state alone`,
+      );
   }
 }

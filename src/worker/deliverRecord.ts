@@ -75,7 +75,11 @@ export const CREDENTIALS_POSTPONE_MS = 5_000;
  * held, or possibly sent. Its answer's effects are a chunk's (verdictEffect); only how the job
  * ends is its own.
  */
-export async function deliverRecord<P>(job: DeliveryJobData<P>, attempt: AttemptInfo, deps: DeliverDeps<P>): Promise<DeliveryResult> {
+export async function deliverRecord<P>(
+  job: DeliveryJobData<P>,
+  attempt: AttemptInfo,
+  deps: DeliverDeps<P>,
+): Promise<DeliveryResult> {
   const { ledger, logger } = deps;
   // Paced before the claim: a worker stopped while it waits its turn has marked nothing `sending`.
   const grant = (await deps.rate?.pace(1)) ?? { at: Date.now(), spacingMs: 0, paced: false };
@@ -98,8 +102,22 @@ export async function deliverRecord<P>(job: DeliveryJobData<P>, attempt: Attempt
       logger.info('queued in another job: not sent by this one');
       return { outcome: 'superseded' };
     case 'stale': {
-      const verdict: Verdict = { next: 'held', answered5xx: false, log: 'held for review: a previous attempt may have sent it', facts: staleFacts(deps.wording) };
-      await settle(deps, verdictEffect(verdict, job, { token: claim.staleToken, attempt: attempt.attempt, file: await fileOf(job, deps), logger, facts: {} }).settle);
+      const verdict: Verdict = {
+        next: 'held',
+        answered5xx: false,
+        log: 'held for review: a previous attempt may have sent it',
+        facts: staleFacts(deps.wording),
+      };
+      await settle(
+        deps,
+        verdictEffect(verdict, job, {
+          token: claim.staleToken,
+          attempt: attempt.attempt,
+          file: await fileOf(job, deps),
+          logger,
+          facts: {},
+        }).settle,
+      );
       return { outcome: 'held', reason: verdict.facts.reason };
     }
     default:
@@ -114,7 +132,16 @@ export async function deliverRecord<P>(job: DeliveryJobData<P>, attempt: Attempt
   const verdict = verdictOf(outcome, attempt, ledger.ambiguousPolicy, deps.wording);
   // Bound per line rather than with logger.child(): a child per attempt costs ~4% of a worker's CPU.
   const facts = { attempt: attempt.attempt, durationMs, ...(admission.trial ? { trial: true } : {}) };
-  await settle(deps, verdictEffect(verdict, job, { token: attempt.token, attempt: attempt.attempt, file: await fileOf(job, deps), logger, facts }).settle);
+  await settle(
+    deps,
+    verdictEffect(verdict, job, {
+      token: attempt.token,
+      attempt: attempt.attempt,
+      file: await fileOf(job, deps),
+      logger,
+      facts,
+    }).settle,
+  );
   return endJob(verdict, grant, deps);
 }
 
@@ -122,7 +149,11 @@ export async function deliverRecord<P>(job: DeliveryJobData<P>, attempt: Attempt
 async function endJob<P>(verdict: Verdict, grant: RateGrant, deps: DeliverDeps<P>): Promise<DeliveryResult> {
   switch (verdict.next) {
     case 'delivered':
-      return { outcome: 'delivered', status: verdict.status, ...(verdict.remoteId === undefined ? {} : { remoteId: verdict.remoteId }) };
+      return {
+        outcome: 'delivered',
+        status: verdict.status,
+        ...(verdict.remoteId === undefined ? {} : { remoteId: verdict.remoteId }),
+      };
     case 'held':
       return { outcome: 'held', reason: verdict.facts.reason };
     case 'dead':
@@ -136,7 +167,11 @@ async function endJob<P>(verdict: Verdict, grant: RateGrant, deps: DeliverDeps<P
         await deps.postpone(1000 + Math.round(Math.random() * 1000));
         throw new DelayedError();
       }
-      throw new RetryableDeliveryError(verdict.code, verdict.message, verdict.unanswered ? undefined : verdict.retryAfterMs);
+      throw new RetryableDeliveryError(
+        verdict.code,
+        verdict.message,
+        verdict.unanswered ? undefined : verdict.retryAfterMs,
+      );
     case 'rateLimited':
       // Every worker slows down together (the shared rate); this record waits its Retry-After, attempt unspent.
       await slowDown(deps, grant, verdict.retryAfterMs);
@@ -151,7 +186,9 @@ async function endJob<P>(verdict: Verdict, grant: RateGrant, deps: DeliverDeps<P
 
 /** Tells the shared rate of a 429; a Redis error here must not lose the record's own outcome. */
 export async function slowDown<P>(deps: DeliverDeps<P>, grant: RateGrant, retryAfterMs: number): Promise<void> {
-  await deps.rate?.slowDown(grant, retryAfterMs).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not slow the shared rate down'));
+  await deps.rate
+    ?.slowDown(grant, retryAfterMs)
+    .catch((error: unknown) => deps.logger.warn({ err: error }, 'could not slow the shared rate down'));
 }
 
 /** The file a record's parked record and log lines name: its job's, or its batch's. */
@@ -161,5 +198,9 @@ async function fileOf<P>(job: DeliveryJobData<P>, deps: DeliverDeps<P>): Promise
 
 async function settle<P>(deps: DeliverDeps<P>, input: SettleInput): Promise<void> {
   const settled = await deps.ledger.settle(input);
-  if (settled === 'lost') deps.logger.warn({ state: input.state }, `another attempt owns this ${deps.wording?.noun ?? 'order'} now; left its state alone`);
+  if (settled === 'lost')
+    deps.logger.warn(
+      { state: input.state },
+      `another attempt owns this ${deps.wording?.noun ?? 'order'} now; left its state alone`,
+    );
 }

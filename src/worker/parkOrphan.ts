@@ -1,5 +1,12 @@
 import type { Job } from 'bullmq';
-import { isChunk, parkedRecord, recordOfChunk, type AnyDeliveryJobData, type DeliveryJobData, type PayloadCodec } from '../deliveryJob.js';
+import {
+  isChunk,
+  parkedRecord,
+  recordOfChunk,
+  type AnyDeliveryJobData,
+  type DeliveryJobData,
+  type PayloadCodec,
+} from '../deliveryJob.js';
 import { JobDataError } from '../errors.js';
 import { readChunk } from '../ledger/jobData.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -34,7 +41,9 @@ export async function parkOrphan<P>(
   const data = job.data;
   let records: DeliveryJobData<P>[];
   try {
-    records = isChunk(data) ? readChunk(data, job.id ?? '', codec).records.map((record) => recordOfChunk(data, record)) : [data];
+    records = isChunk(data)
+      ? readChunk(data, job.id ?? '', codec).records.map((record) => recordOfChunk(data, record))
+      : [data];
   } catch (error) {
     if (!(error instanceof JobDataError)) throw error;
     // A record parked with guessed fields would be resent with them: its entry stays queued for a newer worker's import to take over.
@@ -45,7 +54,16 @@ export async function parkOrphan<P>(
   for (const record of records) await parkRecord(record, chunkId, job, error, ledger, logger, noun, batchFile);
 }
 
-async function parkRecord<P>(data: DeliveryJobData<P>, chunkId: string, job: Job, error: Error, ledger: Ledger, logger: Logger, noun: string, batchFile: (batchId: string) => Promise<string>): Promise<void> {
+async function parkRecord<P>(
+  data: DeliveryJobData<P>,
+  chunkId: string,
+  job: Job,
+  error: Error,
+  ledger: Ledger,
+  logger: Logger,
+  noun: string,
+  batchFile: (batchId: string) => Promise<string>,
+): Promise<void> {
   try {
     const entry = await ledger.get(data.key);
     if (entry === undefined || (entry.state !== 'sending' && entry.state !== 'queued')) return;
@@ -57,13 +75,33 @@ async function parkRecord<P>(data: DeliveryJobData<P>, chunkId: string, job: Job
       kind === 'held'
         ? `The job failed while the ${noun} was being sent (${error.message}); it may or may not have reached the API.`
         : `The job failed before the ${noun} could be delivered: ${error.message}`;
-    const record = parkedRecord(data, data.file ?? (await batchFile(data.batchId)), kind, { reason, code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED', message: error.message }, job.attemptsMade);
+    const record = parkedRecord(
+      data,
+      data.file ?? (await batchFile(data.batchId)),
+      kind,
+      { reason, code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED', message: error.message },
+      job.attemptsMade,
+    );
     // A queued entry has no claim token; claim it first so the park is atomic.
     const parkToken = token ?? `orphan-${job.id}`;
     if (entry.state === 'queued') await ledger.claim(data.key, parkToken, undefined, chunkId);
-    await ledger.settle({ orderKey: data.key, batchId: data.batchId, token: parkToken, state: kind, parkedRecord: record, code: record.code!, message: error.message });
-    logger.warn({ batchId: data.batchId, orderKey: data.key, kind, err: error }, 'job failed outside the delivery logic; parked');
+    await ledger.settle({
+      orderKey: data.key,
+      batchId: data.batchId,
+      token: parkToken,
+      state: kind,
+      parkedRecord: record,
+      code: record.code!,
+      message: error.message,
+    });
+    logger.warn(
+      { batchId: data.batchId, orderKey: data.key, kind, err: error },
+      'job failed outside the delivery logic; parked',
+    );
   } catch (parkError) {
-    logger.error({ batchId: data.batchId, orderKey: data.key, err: parkError }, 'could not park a failed job; the import will find it queued without a job and take it over');
+    logger.error(
+      { batchId: data.batchId, orderKey: data.key, err: parkError },
+      'could not park a failed job; the import will find it queued without a job and take it over',
+    );
   }
 }

@@ -8,7 +8,8 @@ export class RequestSlots {
   private readonly waiting: { n: number; resolve(): void }[] = [];
 
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`request slots must be a positive integer, not ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`request slots must be a positive integer, not ${capacity}`);
     this.free = capacity;
   }
 

@@ -26,7 +26,8 @@ export interface RequeueBurstDeps<P> {
  * removes it) or is replaced if it is refused again. Returns how many went back.
  */
 export async function requeueBurst<P>(orderKeys: readonly string[], deps: RequeueBurstDeps<P>): Promise<number> {
-  const json = orderKeys.length === 0 ? [] : await deps.redis.mget(orderKeys.map((key) => deps.keys.parked('dead', key)));
+  const json =
+    orderKeys.length === 0 ? [] : await deps.redis.mget(orderKeys.map((key) => deps.keys.parked('dead', key)));
   const byBatch = new Map<string, ParkedRecord<P>[]>();
   for (const text of json) {
     if (text === null) continue;
@@ -46,7 +47,10 @@ export async function requeueBurst<P>(orderKeys: readonly string[], deps: Requeu
       .map((job) => ({ ...job, opts: { ...deps.jobOptions, jobId: job.data.key } }));
     if (jobs.length === 0) continue;
     await deps.queue.addBulk(jobs);
-    await deps.ledger.confirmQueued(jobs.map((job) => job.data.key), batchId);
+    await deps.ledger.confirmQueued(
+      jobs.map((job) => job.data.key),
+      batchId,
+    );
     requeued += jobs.length;
   }
   return requeued;

@@ -111,11 +111,23 @@ export class SharedRate implements RequestPacer {
     const total = waiters.reduce((sum, w) => sum + w.n, 0);
     try {
       const now = this.now();
-      const [at, spacing, active] = (await this.redis.bulkorderTakeRate(this.keys.rate, now, total, this.options.ceilingPerSecond, this.options.settings.increasePerSecond)).map(Number) as [number, number, number];
+      const [at, spacing, active] = (
+        await this.redis.bulkorderTakeRate(
+          this.keys.rate,
+          now,
+          total,
+          this.options.ceilingPerSecond,
+          this.options.settings.increasePerSecond,
+        )
+      ).map(Number) as [number, number, number];
       this.active = active === 1;
       let slot = 0;
       for (const waiter of waiters) {
-        waiter.resolve(this.active ? { at: at + slot * spacing, spacingMs: spacing, paced: true } : { at: now, spacingMs: 0, paced: false });
+        waiter.resolve(
+          this.active
+            ? { at: at + slot * spacing, spacingMs: spacing, paced: true }
+            : { at: now, spacingMs: 0, paced: false },
+        );
         slot += waiter.n;
       }
     } catch (error) {
@@ -125,7 +137,8 @@ export class SharedRate implements RequestPacer {
 
   private count(n: number): void {
     const second = Math.floor(this.now() / 1000);
-    if (second !== this.sent.second) this.sent = { second, current: 0, previous: second === this.sent.second + 1 ? this.sent.current : 0 };
+    if (second !== this.sent.second)
+      this.sent = { second, current: 0, previous: second === this.sent.second + 1 ? this.sent.current : 0 };
     this.sent.current += n;
   }
 

@@ -27,11 +27,18 @@ export interface VerdictContext {
 export function verdictEffect<P>(verdict: Verdict, record: DeliveryJobData<P>, ctx: VerdictContext): VerdictEffect {
   const { logger, facts } = ctx;
   const base = { orderKey: record.key, batchId: record.batchId, token: ctx.token };
-  const queued = (answered5xx: boolean): SettleInput => ({ ...base, state: 'queued', ...(answered5xx ? { answered5xx } : {}) });
+  const queued = (answered5xx: boolean): SettleInput => ({
+    ...base,
+    state: 'queued',
+    ...(answered5xx ? { answered5xx } : {}),
+  });
   switch (verdict.next) {
     case 'delivered':
       logger.info({ ...facts, status: verdict.status, remoteId: verdict.remoteId }, 'delivered');
-      return { settle: { ...base, state: 'delivered', remoteId: verdict.remoteId ?? '', httpStatus: verdict.status }, ended: 'delivered' };
+      return {
+        settle: { ...base, state: 'delivered', remoteId: verdict.remoteId ?? '', httpStatus: verdict.status },
+        ended: 'delivered',
+      };
     case 'dead':
     case 'held': {
       const f = verdict.facts;
@@ -48,14 +55,25 @@ export function verdictEffect<P>(verdict: Verdict, record: DeliveryJobData<P>, c
       return { settle, ended: verdict.next === 'dead' ? 'dead_lettered' : 'held' };
     }
     case 'retry':
-      if (verdict.unanswered) logger.warn({ ...facts, code: verdict.code }, 'no answer; sending again (policy: at-least-once)');
-      else logger.warn({ ...facts, status: verdict.status, code: verdict.code, retryAfterMs: verdict.retryAfterMs }, 'temporary failure: will retry');
+      if (verdict.unanswered)
+        logger.warn({ ...facts, code: verdict.code }, 'no answer; sending again (policy: at-least-once)');
+      else
+        logger.warn(
+          { ...facts, status: verdict.status, code: verdict.code, retryAfterMs: verdict.retryAfterMs },
+          'temporary failure: will retry',
+        );
       return { settle: queued(verdict.answered5xx) };
     case 'rateLimited':
-      logger.warn({ ...facts, status: 429, retryAfterMs: verdict.retryAfterMs }, 'rate limited: every worker slows down; waits its Retry-After');
+      logger.warn(
+        { ...facts, status: 429, retryAfterMs: verdict.retryAfterMs },
+        'rate limited: every worker slows down; waits its Retry-After',
+      );
       return { settle: queued(false) };
     case 'credentials':
-      logger.error({ ...facts, status: verdict.status, code: verdict.code, body: verdict.body }, 'our credentials were refused even with a fresh token: not dead-lettered');
+      logger.error(
+        { ...facts, status: verdict.status, code: verdict.code, body: verdict.body },
+        'our credentials were refused even with a fresh token: not dead-lettered',
+      );
       return { settle: queued(false) };
   }
 }

@@ -18,19 +18,53 @@ export type Verdict =
   | { next: 'delivered'; status: number; remoteId?: RemoteId }
   /** `log`: the log line's message. */
   | { next: 'dead' | 'held'; facts: ParkFacts; answered5xx: boolean; log: string }
-  | { next: 'retry'; answered5xx: boolean; code: string; message: string; retryAfterMs?: number; status?: number; unanswered?: true }
+  | {
+      next: 'retry';
+      answered5xx: boolean;
+      code: string;
+      message: string;
+      retryAfterMs?: number;
+      status?: number;
+      unanswered?: true;
+    }
   | { next: 'rateLimited'; retryAfterMs: number }
   | { next: 'credentials'; status: number; code: string; body?: unknown };
 
-export function verdictOf(outcome: ApiOutcome, attempt: { attempt: number; maxAttempts: number }, policy: 'hold' | 'resend', wording: RecordWording = ORDER_WORDING): Verdict {
+export function verdictOf(
+  outcome: ApiOutcome,
+  attempt: { attempt: number; maxAttempts: number },
+  policy: 'hold' | 'resend',
+  wording: RecordWording = ORDER_WORDING,
+): Verdict {
   const noun = wording.noun;
   switch (outcome.kind) {
     case 'delivered':
-      return { next: 'delivered', status: outcome.status, ...(outcome.remoteId === undefined ? {} : { remoteId: outcome.remoteId }) };
+      return {
+        next: 'delivered',
+        status: outcome.status,
+        ...(outcome.remoteId === undefined ? {} : { remoteId: outcome.remoteId }),
+      };
     case 'ambiguous': {
-      if (policy === 'resend') return { next: 'retry', unanswered: true, answered5xx: answeredAfterSending(outcome.status), code: outcome.code, message: outcome.message };
+      if (policy === 'resend')
+        return {
+          next: 'retry',
+          unanswered: true,
+          answered5xx: answeredAfterSending(outcome.status),
+          code: outcome.code,
+          message: outcome.message,
+        };
       const reason = `Sent, but no answer came (${outcome.code}: ${outcome.message}). The ${noun} may or may not exist on the service.`;
-      return { next: 'held', answered5xx: false, log: 'held for review: sent without an answer', facts: { reason, code: outcome.code, message: outcome.message, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) } };
+      return {
+        next: 'held',
+        answered5xx: false,
+        log: 'held for review: sent without an answer',
+        facts: {
+          reason,
+          code: outcome.code,
+          message: outcome.message,
+          ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }),
+        },
+      };
     }
     case 'rateLimited':
       return { next: 'rateLimited', retryAfterMs: outcome.retryAfterMs };
@@ -39,20 +73,47 @@ export function verdictOf(outcome: ApiOutcome, attempt: { attempt: number; maxAt
       const status = outcome.status === undefined ? {} : { status: outcome.status };
       if (attempt.attempt >= attempt.maxAttempts) {
         const reason = `Gave up after ${attempt.attempt} attempts; the last failure was ${outcome.code}: ${outcome.message}.`;
-        return { next: 'dead', answered5xx, log: 'dead-lettered: retries exhausted', facts: { reason, code: outcome.code, message: outcome.message, body: outcome.body, ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }) } };
+        return {
+          next: 'dead',
+          answered5xx,
+          log: 'dead-lettered: retries exhausted',
+          facts: {
+            reason,
+            code: outcome.code,
+            message: outcome.message,
+            body: outcome.body,
+            ...(outcome.status === undefined ? {} : { httpStatus: outcome.status }),
+          },
+        };
       }
-      return { next: 'retry', answered5xx, code: outcome.code, message: outcome.message, ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }), ...status };
+      return {
+        next: 'retry',
+        answered5xx,
+        code: outcome.code,
+        message: outcome.message,
+        ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }),
+        ...status,
+      };
     }
     case 'unauthorized':
       return { next: 'credentials', status: outcome.status, code: outcome.code, body: outcome.body };
     case 'permanent': {
-      const reason = wording.refusal?.(outcome) ?? `The API refused the ${noun}: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
+      const reason =
+        wording.refusal?.(outcome) ??
+        `The API refused the ${noun}: HTTP ${outcome.status} ${outcome.code}: ${outcome.message}`;
       // The API's details (which field, which product) travel into the ledger, so the results file shows them.
       return {
         next: 'dead',
         answered5xx: false,
         log: 'dead-lettered: refused by the API',
-        facts: { reason, httpStatus: outcome.status, code: outcome.code, message: reasonWithDetails(outcome.message, outcome.body), body: outcome.body, bodyTruncated: outcome.bodyTruncated },
+        facts: {
+          reason,
+          httpStatus: outcome.status,
+          code: outcome.code,
+          message: reasonWithDetails(outcome.message, outcome.body),
+          body: outcome.body,
+          bodyTruncated: outcome.bodyTruncated,
+        },
       };
     }
   }

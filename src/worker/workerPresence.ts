@@ -19,16 +19,37 @@ export const WORKER_STALE_MS = 15_000;
 const HEARTBEAT_MS = 5_000;
 
 /** Registers this worker and keeps its heartbeat until `stop()`; heartbeat errors (Redis down) are left to the worker's own logs. */
-export function startPresence(redis: RedisClient, keys: Keyspace, facts: Omit<WorkerFacts, 'id' | 'host' | 'pid' | 'since'>): { stop(): Promise<void> } {
-  const self: WorkerFacts = { id: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`, host: hostname(), pid: process.pid, since: Date.now(), ...facts };
-  const beat = () => redis.multi().zadd(keys.workers, Date.now(), self.id).hset(keys.workerInfo, self.id, JSON.stringify(self)).exec().catch(() => undefined);
+export function startPresence(
+  redis: RedisClient,
+  keys: Keyspace,
+  facts: Omit<WorkerFacts, 'id' | 'host' | 'pid' | 'since'>,
+): { stop(): Promise<void> } {
+  const self: WorkerFacts = {
+    id: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    host: hostname(),
+    pid: process.pid,
+    since: Date.now(),
+    ...facts,
+  };
+  const beat = () =>
+    redis
+      .multi()
+      .zadd(keys.workers, Date.now(), self.id)
+      .hset(keys.workerInfo, self.id, JSON.stringify(self))
+      .exec()
+      .catch(() => undefined);
   void beat();
   const timer = setInterval(() => void beat(), HEARTBEAT_MS);
   timer.unref();
   return {
     async stop() {
       clearInterval(timer);
-      await redis.multi().zrem(keys.workers, self.id).hdel(keys.workerInfo, self.id).exec().catch(() => undefined);
+      await redis
+        .multi()
+        .zrem(keys.workers, self.id)
+        .hdel(keys.workerInfo, self.id)
+        .exec()
+        .catch(() => undefined);
     },
   };
 }
@@ -36,7 +57,12 @@ export function startPresence(redis: RedisClient, keys: Keyspace, facts: Omit<Wo
 /** Workers whose heartbeat is fresh; forgets the stale ones. */
 export async function liveWorkers(redis: RedisClient, keys: Keyspace, now = Date.now()): Promise<WorkerFacts[]> {
   const stale = await redis.zrangebyscore(keys.workers, '-inf', now - WORKER_STALE_MS);
-  if (stale.length > 0) await redis.multi().zrem(keys.workers, ...stale).hdel(keys.workerInfo, ...stale).exec();
+  if (stale.length > 0)
+    await redis
+      .multi()
+      .zrem(keys.workers, ...stale)
+      .hdel(keys.workerInfo, ...stale)
+      .exec();
   const ids = await redis.zrangebyscore(keys.workers, now - WORKER_STALE_MS, '+inf');
   if (ids.length === 0) return [];
   const info = await redis.hmget(keys.workerInfo, ...ids);

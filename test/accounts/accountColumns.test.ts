@@ -10,7 +10,8 @@ describe('the account field table', () => {
       expect(spec.synonyms.length, spec.name).toBeGreaterThan(0);
       for (const synonym of spec.synonyms) expect(synonym).toBe(normalizeHeader(synonym));
       expect(fieldForName(spec.name, ACCOUNT_COLUMNS)).toBe(spec.name);
-      for (const alias of 'aliases' in spec ? spec.aliases : []) expect(fieldForName(alias, ACCOUNT_COLUMNS)).toBe(spec.name);
+      for (const alias of 'aliases' in spec ? spec.aliases : [])
+        expect(fieldForName(alias, ACCOUNT_COLUMNS)).toBe(spec.name);
     }
     expect(ACCOUNT_COLUMNS.required).toEqual(ACCOUNT_FIELDS);
   });
@@ -25,7 +26,10 @@ describe('the account field table', () => {
     };
     expect(validateAccountRow(2, good)).toMatchObject({ errors: [], value: good });
     for (const field of ACCOUNT_FIELDS) {
-      expect(validateAccountRow(2, { ...good, [field]: '' }).errors.map((e) => e.column), field).toContain(field);
+      expect(
+        validateAccountRow(2, { ...good, [field]: '' }).errors.map((e) => e.column),
+        field,
+      ).toContain(field);
     }
   });
 });

@@ -20,8 +20,10 @@ async function readAll(file: string, options: IngestOptions = {}): Promise<Recor
   for await (const item of source.items()) items.push(item);
   return items.sort((a, b) => a.lines[0]! - b.lines[0]!);
 }
-const valid = (items: RecordItem<AccountPayload>[]) => items.filter((i): i is ValidRecord<AccountPayload> => i.kind === 'valid');
-const rejected = (items: RecordItem<AccountPayload>[]) => items.filter((i): i is RejectedRecord => i.kind === 'rejected');
+const valid = (items: RecordItem<AccountPayload>[]) =>
+  items.filter((i): i is ValidRecord<AccountPayload> => i.kind === 'valid');
+const rejected = (items: RecordItem<AccountPayload>[]) =>
+  items.filter((i): i is RejectedRecord => i.kind === 'rejected');
 
 describe('employee files through the shared ingest machinery', () => {
   it('reads the CSV, JSON and NDJSON samples into API-shaped accounts with stable keys', async () => {
@@ -29,7 +31,13 @@ describe('employee files through the shared ingest machinery', () => {
     expect(valid(csv)).toHaveLength(5);
     const dirk = valid(csv).find((i) => i.payload.firstName === 'Dirk')!;
     // Upper-case language code and companyId are normalised, and the normalisation is noted.
-    expect(dirk.payload).toEqual({ email: 'dirk.peeters@example.be', firstName: 'Dirk', lastName: 'Peeters', isoLanguageCode: 'nl', companyId: COMPANY });
+    expect(dirk.payload).toEqual({
+      email: 'dirk.peeters@example.be',
+      firstName: 'Dirk',
+      lastName: 'Peeters',
+      isoLanguageCode: 'nl',
+      companyId: COMPANY,
+    });
     expect(dirk.notes.join(' ')).toMatch(/isoLanguageCode 'NL' -> 'nl'.*companyId written in lower case/);
     expect(dirk.key).toBe(accountKey(COMPANY, 'Dirk.Peeters@example.be'));
     expect(dirk.key).toMatch(/^acct\.3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01\.[0-9a-f]{32}$/);
@@ -76,7 +84,9 @@ describe('employee files through the shared ingest machinery', () => {
       const file = await t.file('x.csv', 'Mail,Voornaam,lastName,taal\na@b.nl,A,B,nl\n');
       const error = await openAccountSource(file).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(FileRefusedError);
-      expect((error as FileRefusedError).message).toMatch(/missing required columns: email \(closest header: "Mail"\), firstName \(closest header: "Voornaam"\), isoLanguageCode \(closest header: "taal"\), companyId/);
+      expect((error as FileRefusedError).message).toMatch(
+        /missing required columns: email \(closest header: "Mail"\), firstName \(closest header: "Voornaam"\), isoLanguageCode \(closest header: "taal"\), companyId/,
+      );
       // An order file is not an employee file.
       const orders = await openAccountSource(join(samplesDir, 'gift-orders.csv')).catch((e: unknown) => e);
       expect((orders as FileRefusedError).code).toBe('COLUMNS_MISSING');
@@ -88,8 +98,17 @@ describe('employee files through the shared ingest machinery', () => {
   it('maps other column names with --map against the account fields, and refuses order fields there', async () => {
     const t = await tempDir();
     try {
-      const file = await t.file('dutch.csv', `E-mailadres;Voornaam;Achternaam;Taal;Bedrijf\nanna@example.nl;Anna;Jansen;nl;${COMPANY}\n`);
-      const mapping = { 'E-mailadres': 'email', Voornaam: 'firstName', Achternaam: 'lastName', Taal: 'isoLanguageCode', Bedrijf: 'companyId' };
+      const file = await t.file(
+        'dutch.csv',
+        `E-mailadres;Voornaam;Achternaam;Taal;Bedrijf\nanna@example.nl;Anna;Jansen;nl;${COMPANY}\n`,
+      );
+      const mapping = {
+        'E-mailadres': 'email',
+        Voornaam: 'firstName',
+        Achternaam: 'lastName',
+        Taal: 'isoLanguageCode',
+        Bedrijf: 'companyId',
+      };
       expect(valid(await readAll(file, { mapping }))).toHaveLength(1);
       await expect(openAccountSource(file, { mapping: { Straat: 'street' } })).rejects.toBeInstanceOf(UsageError);
     } finally {
@@ -103,8 +122,21 @@ describe('employee files through the shared ingest machinery', () => {
       const file = await t.file(
         'e.ndjson',
         [
-          JSON.stringify({ email: 'a@example.nl', firstName: 'A', lastName: 'B', isoLanguageCode: 'nl', companyId: COMPANY, employeeNo: 17 }),
-          JSON.stringify({ email: 'b@example.nl', firstName: 12, lastName: 'B', isoLanguageCode: 'nl', companyId: COMPANY }),
+          JSON.stringify({
+            email: 'a@example.nl',
+            firstName: 'A',
+            lastName: 'B',
+            isoLanguageCode: 'nl',
+            companyId: COMPANY,
+            employeeNo: 17,
+          }),
+          JSON.stringify({
+            email: 'b@example.nl',
+            firstName: 12,
+            lastName: 'B',
+            isoLanguageCode: 'nl',
+            companyId: COMPANY,
+          }),
           '[1]',
           '{"email": ',
         ].join('\n') + '\n',
@@ -114,14 +146,22 @@ describe('employee files through the shared ingest machinery', () => {
       for await (const item of source.items()) items.push(item);
       expect(items.filter((i) => i.kind === 'valid')).toHaveLength(1);
       expect(source.ignoredColumns()).toEqual(['employeeNo']);
-      expect(rejected(items).flatMap((i) => i.errors.map((e) => e.code)).sort()).toEqual(['FIELD_TYPE', 'JSON_SYNTAX', 'NOT_AN_ACCOUNT']);
+      expect(
+        rejected(items)
+          .flatMap((i) => i.errors.map((e) => e.code))
+          .sort(),
+      ).toEqual(['FIELD_TYPE', 'JSON_SYNTAX', 'NOT_AN_ACCOUNT']);
     } finally {
       await t.cleanup();
     }
   });
 
   it('leaves order files reading exactly as before (the validate dry run still takes orders)', async () => {
-    const result = await validateFile(join(samplesDir, 'gift-orders.csv'), { out: join(samplesDir, 'never-written.rejects.csv') }, ORDERS);
+    const result = await validateFile(
+      join(samplesDir, 'gift-orders.csv'),
+      { out: join(samplesDir, 'never-written.rejects.csv') },
+      ORDERS,
+    );
     expect(result.summary.toJSON()).toMatchObject({ orders: 20, valid: 20, rejected: 0 });
   });
 });

@@ -14,13 +14,16 @@ afterEach(async () => {
   rig = undefined;
 });
 
-
 describe('bulkorder accounts import, worker and login, as a user runs them', () => {
   it('registers the sample employees, writes their customerIds, prints a login URL by e-mail and company, and exits 4 for rows that need attention', async () => {
     rig = await deliveryRig('accounts-cli', {}, CAFETARIAPLAN);
     const env = { ...rig.env, LOG_LEVEL: 'warn' };
     // Only Cafetariaplan credentials: the worker registers accounts and delivers no orders.
-    const worker = startCli(['worker', '--concurrency', '3'], { ...env, BULKORDER_BUSINESS_CLIENT_ID: '', BULKORDER_BUSINESS_CLIENT_SECRET: '' });
+    const worker = startCli(['worker', '--concurrency', '3'], {
+      ...env,
+      BULKORDER_BUSINESS_CLIENT_ID: '',
+      BULKORDER_BUSINESS_CLIENT_SECRET: '',
+    });
     const employees = join(rig.dir, 'employees.csv');
     const mistakes = join(rig.dir, 'employees-mistakes.csv');
     await copyFile(join(samplesDir, 'employees.csv'), employees);
@@ -30,9 +33,13 @@ describe('bulkorder accounts import, worker and login, as a user runs them', () 
     expect(imported.code).toBe(0);
     expect(imported.output).toMatch(/accounts 5: 5 valid, 0 rejected/);
     expect(imported.output).toMatch(/settled: 5 delivered, 0 dead-lettered, 0 held/);
-    const results = parse<Record<string, string>>(await readFile(join(rig.dir, 'employees.csv.results.csv'), 'utf8'), { columns: true, bom: true });
+    const results = parse<Record<string, string>>(await readFile(join(rig.dir, 'employees.csv.results.csv'), 'utf8'), {
+      columns: true,
+      bom: true,
+    });
     expect(results).toHaveLength(5);
-    for (const row of results) expect(row).toMatchObject({ outcome: 'delivered', customerId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    for (const row of results)
+      expect(row).toMatchObject({ outcome: 'delivered', customerId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
 
     const login = await runCli(['login', '--email', 'anna.devries@example.nl', '--company', COMPANY], env);
     expect(login.code).toBe(0);
@@ -51,7 +58,10 @@ describe('bulkorder accounts import, worker and login, as a user runs them', () 
     const rejects = await readFile(join(rig.dir, 'employees-mistakes.csv.rejects.csv'), 'utf8');
     expect(rejects).toMatch(/DUPLICATE_ACCOUNT/);
     expect(rejects).toMatch(/COMPANY_ID_INVALID/);
-    const mixed = parse<Record<string, string>>(await readFile(join(rig.dir, 'employees-mistakes.csv.results.csv'), 'utf8'), { columns: true, bom: true });
+    const mixed = parse<Record<string, string>>(
+      await readFile(join(rig.dir, 'employees-mistakes.csv.results.csv'), 'utf8'),
+      { columns: true, bom: true },
+    );
     expect(mixed.map((r) => [r.lines, r.outcome, r.email, r.errorCode])).toEqual([
       ['2', 'delivered', 'joost.dekker@example.nl', ''],
       ['3', 'rejected', 'not-an-email', 'EMAIL_INVALID'],
@@ -63,7 +73,10 @@ describe('bulkorder accounts import, worker and login, as a user runs them', () 
 
     const status = await runCli(['accounts', 'status', '--json'], env);
     expect(status.code).toBe(0);
-    const report = JSON.parse(status.output.slice(status.output.indexOf('{'))) as { batches: { delivered: number }[]; deadLetters: number };
+    const report = JSON.parse(status.output.slice(status.output.indexOf('{'))) as {
+      batches: { delivered: number }[];
+      deadLetters: number;
+    };
     expect(report.batches.map((b) => b.delivered).sort()).toEqual([1, 5]);
     expect(report.deadLetters).toBe(0);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);

@@ -14,19 +14,23 @@ afterEach(async () => {
 });
 
 describe('npm run demo with no Redis running', () => {
-  it('starts a private redis-server on a spare port, runs the whole demo on it, then stops it and removes its folder', { timeout: 180_000 }, async () => {
-    const out = await mkdtemp(join(tmpdir(), 'bulkorder-test-demo-'));
-    cleanups.push(out);
-    const before = await demoRedisDirs();
-    const nothingHere = `redis://127.0.0.1:${await sparePort()}`;
-    const demo = startCli(['demo', '--out', out], { REDIS_URL: nothingHere });
-    expect(await demo.exited).toBe(0);
-    const started = /started a private one for this demo at (redis:\/\/127\.0\.0\.1:\d+)/.exec(demo.stdout())?.[1];
-    expect(started, demo.output()).toBeDefined();
-    expect(demo.stdout()).toMatch(/orders accepted, 0 duplicates/);
-    expect(await redisAnswers(started!)).toBe(false);
-    expect(await demoRedisDirs()).toEqual(before);
-  });
+  it(
+    'starts a private redis-server on a spare port, runs the whole demo on it, then stops it and removes its folder',
+    { timeout: 180_000 },
+    async () => {
+      const out = await mkdtemp(join(tmpdir(), 'bulkorder-test-demo-'));
+      cleanups.push(out);
+      const before = await demoRedisDirs();
+      const nothingHere = `redis://127.0.0.1:${await sparePort()}`;
+      const demo = startCli(['demo', '--out', out], { REDIS_URL: nothingHere });
+      expect(await demo.exited).toBe(0);
+      const started = /started a private one for this demo at (redis:\/\/127\.0\.0\.1:\d+)/.exec(demo.stdout())?.[1];
+      expect(started, demo.output()).toBeDefined();
+      expect(demo.stdout()).toMatch(/orders accepted, 0 duplicates/);
+      expect(await redisAnswers(started!)).toBe(false);
+      expect(await demoRedisDirs()).toEqual(before);
+    },
+  );
 
   it('without redis-server on the PATH, names the one command that gets a Redis and exits 5', async () => {
     const out = await mkdtemp(join(tmpdir(), 'bulkorder-test-demo-'));
@@ -36,7 +40,9 @@ describe('npm run demo with no Redis running', () => {
     const nothingHere = `redis://127.0.0.1:${await sparePort()}`;
     const demo = startCli(['demo', '--out', out], { REDIS_URL: nothingHere, PATH: emptyPath });
     expect(await demo.exited).toBe(5);
-    expect(demo.output()).toMatch(/no Redis answers at redis:\/\/127\.0\.0\.1:\d+ and redis-server is not installed\. Get one with `(sudo apt-get install -y redis-server|brew install redis|sudo dnf install -y redis|docker compose up -d redis)`/);
+    expect(demo.output()).toMatch(
+      /no Redis answers at redis:\/\/127\.0\.0\.1:\d+ and redis-server is not installed\. Get one with `(sudo apt-get install -y redis-server|brew install redis|sudo dnf install -y redis|docker compose up -d redis)`/,
+    );
   });
 
   it('the hint names the package manager the system has, else Docker Compose', async () => {

@@ -36,12 +36,16 @@ const RANKS: readonly (readonly string[])[] = [
 async function importsOf(file: string): Promise<string[]> {
   const text = await readFile(join(projectRoot, file), 'utf8');
   const specs = [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
-  return specs.map((spec) => relative(projectRoot, resolve(dirname(join(projectRoot, file)), spec)).replace(/\.js$/, '.ts'));
+  return specs.map((spec) =>
+    relative(projectRoot, resolve(dirname(join(projectRoot, file)), spec)).replace(/\.js$/, '.ts'),
+  );
 }
 
 async function tsFiles(dir: string): Promise<string[]> {
   const entries = await readdir(join(projectRoot, dir), { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => relative(projectRoot, join(e.parentPath, e.name)));
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => relative(projectRoot, join(e.parentPath, e.name)));
 }
 
 /** `src/worker/deliverRecord.ts` -> `worker`, `src/services.ts` -> `services`, `jobs/x.ts` -> `jobs`; undefined outside src/ and jobs/. */

@@ -21,7 +21,10 @@ describe('a command that needs the Business API credentials, started without the
   for (const args of [['dashboard', '--port', '0'], ['status']]) {
     it(`bulkorder ${args[0]} exits 2 naming the missing variable, and does not stay running`, async () => {
       const cli = startCli(args, accountsOnly);
-      const code = await Promise.race([cli.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 45 s'), 45_000).unref())]);
+      const code = await Promise.race([
+        cli.exited,
+        new Promise<string>((resolve) => setTimeout(() => resolve('still running after 45 s'), 45_000).unref()),
+      ]);
       expect(code).toBe(2);
       expect(cli.output()).toMatch(/BULKORDER_BUSINESS_CLIENT_ID: is required for the business API/);
     }, 60_000);

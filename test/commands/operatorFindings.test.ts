@@ -24,7 +24,12 @@ function flags(command: Command): string[] {
 }
 
 describe('the CLI as a new user meets it', () => {
-  const program = buildProgram('0.0.0', { stdout: process.stdout, stderr: process.stderr, env: {}, setExitCode: () => undefined });
+  const program = buildProgram('0.0.0', {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: {},
+    setExitCode: () => undefined,
+  });
 
   it('accounts import and validate list no order-only flag and no order example', () => {
     for (const path of ['accounts import', 'accounts validate']) {
@@ -38,7 +43,9 @@ describe('the CLI as a new user meets it', () => {
       expect(help, path).not.toContain('no orders');
     }
     // The orders' commands keep theirs.
-    expect(flags(find(program, 'import'))).toEqual(expect.arrayContaining(['--strict-phone', '--strict-products', '--max-lines-per-order']));
+    expect(flags(find(program, 'import'))).toEqual(
+      expect.arrayContaining(['--strict-phone', '--strict-products', '--max-lines-per-order']),
+    );
     expect(helpOf(find(program, 'validate'))).toContain('Huisnummer');
   });
 
@@ -50,13 +57,20 @@ describe('the CLI as a new user meets it', () => {
 
   it('--config gets "did you mean --config-file?"', () => {
     let err = '';
-    const run = buildProgram('0.0.0', { stdout: process.stdout, stderr: process.stderr, env: {}, setExitCode: () => undefined });
+    const run = buildProgram('0.0.0', {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: {},
+      setExitCode: () => undefined,
+    });
     const status = find(run, 'status');
     for (const c of [run, status]) c.configureOutput({ writeErr: (text) => (err += text) });
     expect(() => run.parse(['node', 'bulkorder', 'status', '--config', '.env'])).toThrow();
     expect(err).toContain("unknown option '--config' (Did you mean --config-file?)");
     // Commander's own suggestion is left alone.
-    expect(withFlagHint("error: unknown option '--config-fil'\n(Did you mean --config-file?)\n")).toBe("error: unknown option '--config-fil'\n(Did you mean --config-file?)\n");
+    expect(withFlagHint("error: unknown option '--config-fil'\n(Did you mean --config-file?)\n")).toBe(
+      "error: unknown option '--config-fil'\n(Did you mean --config-file?)\n",
+    );
   });
 
   it('README names the sample files the demo imports, and only those', async () => {

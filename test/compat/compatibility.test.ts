@@ -5,7 +5,13 @@ import { Queue } from 'bullmq';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
-import { isChunk, recordOfChunk, type AnyDeliveryJobData, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
+import {
+  isChunk,
+  recordOfChunk,
+  type AnyDeliveryJobData,
+  type ChunkJobData,
+  type DeliveryJobData,
+} from '../../src/deliveryJob.js';
 import { checkJobVersion, readChunk } from '../../src/ledger/jobData.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
 import { keyspace } from '../../src/keyspace.js';
@@ -50,12 +56,15 @@ afterAll(() => redis.disconnect());
 async function load<E>(version: string, shape: string): Promise<{ prefix: string; expect: E }> {
   const prefix = testPrefix(`compat-${shape}`);
   prefixes.push(prefix);
-  const text = readFileSync(join(here, 'fixtures', version, `${shape}.json`), 'utf8').replaceAll('{prefix}', prefix).replaceAll('{samples}', SAMPLES);
+  const text = readFileSync(join(here, 'fixtures', version, `${shape}.json`), 'utf8')
+    .replaceAll('{prefix}', prefix)
+    .replaceAll('{samples}', SAMPLES);
   const fixture = JSON.parse(text) as Fixture<E>;
   for (const { key, type, value } of fixture.keys) {
     if (type === 'string') await redis.set(key, value as string);
     else if (type === 'hash') await redis.hset(key, value as Record<string, string>);
-    else if (type === 'zset') for (const [member, score] of value as [string, string][]) await redis.zadd(key, score, member);
+    else if (type === 'zset')
+      for (const [member, score] of value as [string, string][]) await redis.zadd(key, score, member);
     else if (type === 'set') await redis.sadd(key, ...(value as string[]));
     else await redis.rpush(key, ...(value as string[]));
   }
@@ -69,7 +78,11 @@ function ordersQueue(prefix: string): Queue<AnyDeliveryJobData<OrderPayload>> {
 }
 
 function ledgerOf(prefix: string): Ledger {
-  return new Ledger(redis, keyspace(prefix), { queueName: ORDERS_QUEUE, retentionMs: CENTURY, parkedRetentionMs: CENTURY });
+  return new Ledger(redis, keyspace(prefix), {
+    queueName: ORDERS_QUEUE,
+    retentionMs: CENTURY,
+    parkedRetentionMs: CENTURY,
+  });
 }
 
 /** The records of a chunk job as the worker reads them (jobs/deliveryProcessor.ts). */
@@ -81,7 +94,11 @@ function chunkRecords(data: AnyDeliveryJobData<OrderPayload>, jobId: string): De
 
 describe.each(VERSIONS)('data written by %s', (version) => {
   it('a chunk job unpacks into the same records and payloads', async () => {
-    const { prefix, expect: want } = await load<{ jobId: string; batchId: string; records: DeliveryJobData<OrderPayload>[] }>(version, 'chunk-job');
+    const { prefix, expect: want } = await load<{
+      jobId: string;
+      batchId: string;
+      records: DeliveryJobData<OrderPayload>[];
+    }>(version, 'chunk-job');
     const job = await ordersQueue(prefix).getJob(want.jobId);
     expect(job?.name).toBe(ORDERS.chunkJobName);
     const records = chunkRecords(job!.data, want.jobId);
@@ -91,7 +108,15 @@ describe.each(VERSIONS)('data written by %s', (version) => {
     expect(records[0]!.payload).toEqual({
       businessCustomerId: 1003,
       recipient: {
-        address: { firstName: 'Jan', lastName: 'de Vries', street: 'Keizersgracht', streetNumber: 112, postalCode: '1015 CX', city: 'Amsterdam', countryCode: 'NL' },
+        address: {
+          firstName: 'Jan',
+          lastName: 'de Vries',
+          street: 'Keizersgracht',
+          streetNumber: 112,
+          postalCode: '1015 CX',
+          city: 'Amsterdam',
+          countryCode: 'NL',
+        },
         languageCode: 'nl',
         email: 'jan.devries@example.nl',
         telephoneNumber: '+31612345678',
@@ -105,10 +130,18 @@ describe.each(VERSIONS)('data written by %s', (version) => {
   });
 
   it('a chunk job the ledger kept (never queued) is found by the reconciler and unpacks', async () => {
-    const { prefix, expect: want } = await load<{ chunkId: string; keys: string[]; payloads: OrderPayload[] }>(version, 'kept-chunk-job');
+    const { prefix, expect: want } = await load<{ chunkId: string; keys: string[]; payloads: OrderPayload[] }>(
+      version,
+      'kept-chunk-job',
+    );
     const stranded = await ledgerOf(prefix).stranded(Number.MAX_SAFE_INTEGER, 100);
     expect(stranded).toHaveLength(1);
-    expect(stranded[0]).toMatchObject({ orderKey: want.chunkId, state: 'queued', chunkKeys: want.keys, jobExists: false });
+    expect(stranded[0]).toMatchObject({
+      orderKey: want.chunkId,
+      state: 'queued',
+      chunkKeys: want.keys,
+      jobExists: false,
+    });
     const job = JSON.parse(stranded[0]!.job!) as { name: string; data: ChunkJobData<OrderPayload> };
     expect(job.name).toBe(ORDERS.chunkJobName);
     const records = chunkRecords(job.data, want.chunkId);
@@ -117,18 +150,29 @@ describe.each(VERSIONS)('data written by %s', (version) => {
   });
 
   it('a job of one order reads as it was written', async () => {
-    const { prefix, expect: want } = await load<{ jobId: string; data: DeliveryJobData<OrderPayload> }>(version, 'job-of-one');
+    const { prefix, expect: want } = await load<{ jobId: string; data: DeliveryJobData<OrderPayload> }>(
+      version,
+      'job-of-one',
+    );
     const job = await ordersQueue(prefix).getJob(want.jobId);
     expect(job?.name).toBe(ORDERS.jobName);
     expect(isChunk(job!.data)).toBe(false);
     const data = job!.data as DeliveryJobData<OrderPayload>;
     checkJobVersion(data, want.jobId);
-    expect(data).toMatchObject({ key: want.jobId, batchId: want.data.batchId, lines: want.data.lines, payload: want.data.payload });
+    expect(data).toMatchObject({
+      key: want.jobId,
+      batchId: want.data.batchId,
+      lines: want.data.lines,
+      payload: want.data.payload,
+    });
     expect(data.payload.businessCustomerId).toBe(1001);
   });
 
   it('a ledger entry reads as delivered with its remote id and fingerprint', async () => {
-    const { prefix, expect: want } = await load<{ orderKey: string; entry: Record<string, unknown> }>(version, 'ledger-entry');
+    const { prefix, expect: want } = await load<{ orderKey: string; entry: Record<string, unknown> }>(
+      version,
+      'ledger-entry',
+    );
     const entry = await ledgerOf(prefix).get(want.orderKey);
     expect(entry).toEqual(want.entry);
     expect(entry).toMatchObject({ state: 'delivered', remoteId: 'R-100001', httpStatus: 201, attempts: 1 });
@@ -152,17 +196,33 @@ describe.each(VERSIONS)('data written by %s', (version) => {
     const batches = new BatchStore(redis, keyspace(prefix), CENTURY);
     const batch = await batches.get(want.batchId);
     expect(batch).toEqual(want.batch);
-    expect(batch).toMatchObject({ importState: 'imported', file: join(SAMPLES, 'gift-orders.csv'), orders: 20, enqueued: 20, dead: 1, held: 1, delivered: 1 });
+    expect(batch).toMatchObject({
+      importState: 'imported',
+      file: join(SAMPLES, 'gift-orders.csv'),
+      orders: 20,
+      enqueued: 20,
+      dead: 1,
+      held: 1,
+      delivered: 1,
+    });
     expect((await batches.list()).map((b) => b.id)).toContain(want.batchId);
   });
 
   it('a schedule lists with its cron, zone and source', async () => {
-    const { prefix, expect: want } = await load<{ name: string; cron: string; tz: string; source: string }>(version, 'schedule');
+    const { prefix, expect: want } = await load<{ name: string; cron: string; tz: string; source: string }>(
+      version,
+      'schedule',
+    );
     const queue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: redis, prefix });
     queues.push(queue as Queue);
     const list = await new ScheduleStore(queue).list();
     expect(list).toHaveLength(1);
-    expect(list[0]).toMatchObject({ name: 'nightly', cron: '0 2 * * *', tz: 'Europe/Amsterdam', source: '/srv/bulkorder/inbox/*.csv' });
+    expect(list[0]).toMatchObject({
+      name: 'nightly',
+      cron: '0 2 * * *',
+      tz: 'Europe/Amsterdam',
+      source: '/srv/bulkorder/inbox/*.csv',
+    });
     expect(list[0]).toMatchObject(want);
   });
 

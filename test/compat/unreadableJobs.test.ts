@@ -39,8 +39,14 @@ describe('a job of a newer bulkorder', () => {
 
     await rig.startWorker({ concurrency: 2 });
     const stateOf = async (id: string): Promise<string | undefined> => (await queue.getJob(id))?.getState();
-    await waitFor(async () => (await stateOf(chunk.id!)) === 'delayed' && (await stateOf('newer-one')) === 'delayed', 'both jobs put back');
-    const [chunkAfter, oneAfter] = [(await queue.getJob(chunk.id!)) as Job<ChunkJobData>, await queue.getJob('newer-one')];
+    await waitFor(
+      async () => (await stateOf(chunk.id!)) === 'delayed' && (await stateOf('newer-one')) === 'delayed',
+      'both jobs put back',
+    );
+    const [chunkAfter, oneAfter] = [
+      (await queue.getJob(chunk.id!)) as Job<ChunkJobData>,
+      await queue.getJob('newer-one'),
+    ];
     expect([await chunkAfter.getState(), await oneAfter!.getState()]).toEqual(['delayed', 'delayed']);
     expect([chunkAfter.attemptsMade, oneAfter!.attemptsMade]).toEqual([0, 0]);
     expect(rig.simulator.counters().apiRequests.business).toBe(0);
@@ -50,7 +56,11 @@ describe('a job of a newer bulkorder', () => {
     await chunkAfter.updateData(original);
     await chunkAfter.promote();
     await oneAfter!.remove();
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 50, timeoutMs: 25_000, out: quiet });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 50,
+      timeoutMs: 25_000,
+      out: quiet,
+    });
     expect(settled, JSON.stringify(batch)).toBe(true);
     expect(batch).toMatchObject({ enqueued: 3, delivered: 3, dead: 0, held: 0 });
     expect(rig.simulator.counters().ordersAccepted).toBe(3);

@@ -13,7 +13,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { BatchStore } from '../../src/batches/batchStore.js';
-import { parkedRecord, type AnyDeliveryJobData, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
+import {
+  parkedRecord,
+  type AnyDeliveryJobData,
+  type ChunkJobData,
+  type DeliveryJobData,
+} from '../../src/deliveryJob.js';
 import { importFile } from '../../src/importer/importFile.js';
 import { readChunk, toChunkRecord } from '../../src/ledger/jobData.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
@@ -50,13 +55,29 @@ async function main(): Promise<void> {
   const queue = new Queue<AnyDeliveryJobData<OrderPayload>>(ORDERS_QUEUE, { connection: redis, prefix });
   const ledger = new Ledger(redis, keys, { queueName: ORDERS_QUEUE });
   const batches = new BatchStore(redis, keys, 90 * 24 * 3600_000);
-  const deps = { queue, ledger, batches, env: 'acceptance', logger, jobOptions: { attempts: 5, backoff: { type: 'bulkorder' } }, kind: ORDERS };
+  const deps = {
+    queue,
+    ledger,
+    batches,
+    env: 'acceptance',
+    logger,
+    jobOptions: { attempts: 5, backoff: { type: 'bulkorder' } },
+    kind: ORDERS,
+  };
   const dumps: Record<string, { about: string; keys: StoredKey[]; expect: unknown }> = {};
   try {
     // Jobs of one order: gift-orders.csv, each order a BullMQ job with its key as id.
-    const single = await importFile(join(SAMPLES, 'gift-orders.csv'), { rejectsPath: '/dev/null' }, { ...deps, ordersPerJob: 1 });
+    const single = await importFile(
+      join(SAMPLES, 'gift-orders.csv'),
+      { rejectsPath: '/dev/null' },
+      { ...deps, ordersPerJob: 1 },
+    );
     // Chunk jobs: multi-line-orders.csv, ten orders to a job (orders of several product lines).
-    const chunked = await importFile(join(SAMPLES, 'multi-line-orders.csv'), { rejectsPath: '/dev/null' }, { ...deps, ordersPerJob: 10 });
+    const chunked = await importFile(
+      join(SAMPLES, 'multi-line-orders.csv'),
+      { rejectsPath: '/dev/null' },
+      { ...deps, ordersPerJob: 10 },
+    );
 
     const firstChunk = chunkJobId(chunked.batchId, 1);
     const chunkJob = await queue.getJob(firstChunk);
@@ -64,9 +85,16 @@ async function main(): Promise<void> {
       about: 'a chunk job (deliver-orders) as BullMQ keeps it: packed payloads, no cells',
       keys: [await dumpKey(redis, keys.job(ORDERS_QUEUE, firstChunk))],
       // What the worker must read from it: each record with its payload as today's code unpacks it.
-      expect: { jobId: firstChunk, batchId: chunked.batchId, records: readChunk(chunkJob!.data as ChunkJobData<OrderPayload>, firstChunk, ORDERS.payloadCodec).records },
+      expect: {
+        jobId: firstChunk,
+        batchId: chunked.batchId,
+        records: readChunk(chunkJob!.data as ChunkJobData<OrderPayload>, firstChunk, ORDERS.payloadCodec).records,
+      },
     };
-    const singleIds = (await queue.getJobs(['wait'], 0, 100)).filter((job) => job.name === ORDERS.jobName).map((job) => job.id!).sort();
+    const singleIds = (await queue.getJobs(['wait'], 0, 100))
+      .filter((job) => job.name === ORDERS.jobName)
+      .map((job) => job.id!)
+      .sort();
     const oneId = singleIds[0]!;
     const oneJob = await queue.getJob(oneId);
     dumps['job-of-one'] = {
@@ -77,49 +105,105 @@ async function main(): Promise<void> {
 
     // A chunk reserved and never queued (its importer died): the job the ledger keeps, built by RESERVE_CHUNK.
     const keptBatch = 'b-20261125T180000-fixtur';
-    await batches.create({ id: keptBatch, file: join(SAMPLES, 'multi-line-orders.csv'), sha256: '0'.repeat(64), env: 'acceptance', startedAt: 1_764_093_600_000, columns: ['orderRef'] });
+    await batches.create({
+      id: keptBatch,
+      file: join(SAMPLES, 'multi-line-orders.csv'),
+      sha256: '0'.repeat(64),
+      env: 'acceptance',
+      startedAt: 1_764_093_600_000,
+      columns: ['orderRef'],
+    });
     const source = await ORDERS.openSource(join(SAMPLES, 'multi-line-orders.csv'), {});
     const kept: ValidRecord<OrderPayload>[] = [];
     // Other keys than the imported ones (a reservation of its own), the same content.
-    for await (const item of source.items()) if (item.kind === 'valid' && kept.length < 3) kept.push({ ...item, key: `kept-${item.key}` });
+    for await (const item of source.items())
+      if (item.kind === 'valid' && kept.length < 3) kept.push({ ...item, key: `kept-${item.key}` });
     const keptChunk = chunkJobId(keptBatch, 1);
     const keptRecords = kept.map((order) => toChunkRecord(order, source.columns, ORDERS));
-    await ledger.reserveChunks([kept.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), record: keptRecords[i] }))], [keptChunk], { name: ORDERS.chunkJobName, layout: ORDERS.payloadCodec!.version }, keptBatch, false);
+    await ledger.reserveChunks(
+      [
+        kept.map((order, i) => ({
+          orderKey: order.key,
+          fingerprint: fingerprintOf(order.payload),
+          record: keptRecords[i],
+        })),
+      ],
+      [keptChunk],
+      { name: ORDERS.chunkJobName, layout: ORDERS.payloadCodec!.version },
+      keptBatch,
+      false,
+    );
     dumps['kept-chunk-job'] = {
-      about: 'a chunk job the ledger keeps between reservation and confirm (unqueued-jobs hash, built by string concatenation in Lua)',
-      keys: [await dumpKey(redis, keys.unqueuedJobs), await dumpKey(redis, keys.unqueued), ...(await Promise.all(kept.map((order) => dumpKey(redis, keys.ledger(order.key)))))],
-      expect: { chunkId: keptChunk, keys: kept.map((order) => order.key), payloads: kept.map((order) => order.payload) },
+      about:
+        'a chunk job the ledger keeps between reservation and confirm (unqueued-jobs hash, built by string concatenation in Lua)',
+      keys: [
+        await dumpKey(redis, keys.unqueuedJobs),
+        await dumpKey(redis, keys.unqueued),
+        ...(await Promise.all(kept.map((order) => dumpKey(redis, keys.ledger(order.key))))),
+      ],
+      expect: {
+        chunkId: keptChunk,
+        keys: kept.map((order) => order.key),
+        payloads: kept.map((order) => order.payload),
+      },
     };
 
     // Three orders of the jobs of one, settled delivered, dead and held as a worker would.
     const [deliveredId, deadId, heldId] = singleIds.slice(1, 4) as [string, string, string];
-    const jobData = async (id: string): Promise<DeliveryJobData<OrderPayload>> => (await queue.getJob(id))!.data as DeliveryJobData<OrderPayload>;
+    const jobData = async (id: string): Promise<DeliveryJobData<OrderPayload>> =>
+      (await queue.getJob(id))!.data as DeliveryJobData<OrderPayload>;
     const batchFile = await batches.file(single.batchId);
-    const settle = async (id: string, state: 'delivered' | 'dead' | 'held', extra: Record<string, unknown>): Promise<void> => {
+    const settle = async (
+      id: string,
+      state: 'delivered' | 'dead' | 'held',
+      extra: Record<string, unknown>,
+    ): Promise<void> => {
       const claim = await ledger.claim(id, `token-${id}`);
       if (claim.outcome !== 'claimed') throw new Error(`claim of ${id}: ${claim.outcome}`);
       await ledger.settle({ orderKey: id, batchId: single.batchId, token: `token-${id}`, state, ...extra });
     };
     await settle(deliveredId, 'delivered', { remoteId: 'R-100001', httpStatus: 201 });
     dumps['ledger-entry'] = {
-      about: 'a delivered order\'s ledger entry (hash)',
+      about: "a delivered order's ledger entry (hash)",
       keys: [await dumpKey(redis, keys.ledger(deliveredId))],
       expect: { orderKey: deliveredId, entry: await ledger.get(deliveredId) },
     };
-    const deadFacts = { reason: 'the API refused the order (400 UNKNOWN_PRODUCT)', httpStatus: 400, code: 'UNKNOWN_PRODUCT', message: 'Product 5001 is unknown', body: { code: 'UNKNOWN_PRODUCT', message: 'Product 5001 is unknown' }, bodyTruncated: false };
+    const deadFacts = {
+      reason: 'the API refused the order (400 UNKNOWN_PRODUCT)',
+      httpStatus: 400,
+      code: 'UNKNOWN_PRODUCT',
+      message: 'Product 5001 is unknown',
+      body: { code: 'UNKNOWN_PRODUCT', message: 'Product 5001 is unknown' },
+      bodyTruncated: false,
+    };
     const dead = parkedRecord(await jobData(deadId), batchFile, 'dead', deadFacts, 1);
-    await settle(deadId, 'dead', { httpStatus: 400, code: 'UNKNOWN_PRODUCT', message: 'Product 5001 is unknown', parkedRecord: dead });
+    await settle(deadId, 'dead', {
+      httpStatus: 400,
+      code: 'UNKNOWN_PRODUCT',
+      message: 'Product 5001 is unknown',
+      parkedRecord: dead,
+    });
     dumps['dead-letter'] = {
       about: 'a dead letter: its record (JSON string), the index and its ledger entry',
-      keys: [await dumpKey(redis, keys.parked('dead', deadId)), await dumpKey(redis, keys.parkedIndex('dead')), await dumpKey(redis, keys.ledger(deadId))],
+      keys: [
+        await dumpKey(redis, keys.parked('dead', deadId)),
+        await dumpKey(redis, keys.parkedIndex('dead')),
+        await dumpKey(redis, keys.ledger(deadId)),
+      ],
       expect: { orderKey: deadId, record: JSON.parse((await redis.get(keys.parked('dead', deadId)))!) as unknown },
     };
-    const heldFacts = { reason: 'sent without an answer (socket closed after the request was written): it may have been stored' };
+    const heldFacts = {
+      reason: 'sent without an answer (socket closed after the request was written): it may have been stored',
+    };
     const held = parkedRecord(await jobData(heldId), batchFile, 'held', heldFacts, 2);
     await settle(heldId, 'held', { parkedRecord: held });
     dumps['held-record'] = {
       about: 'a record held for review: its record (JSON string), the index and its ledger entry',
-      keys: [await dumpKey(redis, keys.parked('held', heldId)), await dumpKey(redis, keys.parkedIndex('held')), await dumpKey(redis, keys.ledger(heldId))],
+      keys: [
+        await dumpKey(redis, keys.parked('held', heldId)),
+        await dumpKey(redis, keys.parkedIndex('held')),
+        await dumpKey(redis, keys.ledger(heldId)),
+      ],
       expect: { orderKey: heldId, record: JSON.parse((await redis.get(keys.parked('held', heldId)))!) as unknown },
     };
 
@@ -132,9 +216,17 @@ async function main(): Promise<void> {
     // A schedule: a BullMQ job scheduler on the schedules queue (and the delayed job of its next firing).
     const scheduleQueue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: redis, prefix });
     const schedules = new ScheduleStore(scheduleQueue);
-    await schedules.set({ name: 'nightly', cron: '0 2 * * *', tz: 'Europe/Amsterdam', source: '/srv/bulkorder/inbox/*.csv', ingest: { delimiter: ';' } });
+    await schedules.set({
+      name: 'nightly',
+      cron: '0 2 * * *',
+      tz: 'Europe/Amsterdam',
+      source: '/srv/bulkorder/inbox/*.csv',
+      ingest: { delimiter: ';' },
+    });
     // BullMQ's event stream is a log, not state.
-    const scheduleKeys = (await scanKeys(redis, `${prefix}:${SCHEDULES_QUEUE}:*`)).filter((key) => !key.endsWith(':events')).sort();
+    const scheduleKeys = (await scanKeys(redis, `${prefix}:${SCHEDULES_QUEUE}:*`))
+      .filter((key) => !key.endsWith(':events'))
+      .sort();
     const scheduleInfo = await schedules.get('nightly');
     dumps['schedule'] = {
       about: 'a schedule: every key of the schedules queue after `schedule set`',
@@ -144,19 +236,57 @@ async function main(): Promise<void> {
     await scheduleQueue.close();
 
     // The breaker opened by refusals of many orders (the state hash the workers share).
-    const settings = { windowMs: 60_000, minAttempts: 20, minOrders: 10, minCustomers: 3, refusalRatio: 0.9, serverFailingRatio: 0.5, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 3, alertAfterMs: 1_800_000 };
-    const breaker = new CircuitBreaker(redis, keys, logger, { settings, pauseQueue: async () => undefined, resumeQueue: async () => undefined });
-    for (let i = 0; i < 25; i++) await breaker.record({ kind: 'permanent', status: 403, code: 'UNKNOWN_CUSTOMER', message: 'UNKNOWN_CUSTOMER', body: { code: 'UNKNOWN_CUSTOMER' }, bodyTruncated: false }, `order-${i % 12}`);
+    const settings = {
+      windowMs: 60_000,
+      minAttempts: 20,
+      minOrders: 10,
+      minCustomers: 3,
+      refusalRatio: 0.9,
+      serverFailingRatio: 0.5,
+      unreachableRatio: 0.5,
+      credentialsMinAttempts: 3,
+      openMs: 30_000,
+      maxOpenMs: 600_000,
+      trialCalls: 3,
+      alertAfterMs: 1_800_000,
+    };
+    const breaker = new CircuitBreaker(redis, keys, logger, {
+      settings,
+      pauseQueue: async () => undefined,
+      resumeQueue: async () => undefined,
+    });
+    for (let i = 0; i < 25; i++)
+      await breaker.record(
+        {
+          kind: 'permanent',
+          status: 403,
+          code: 'UNKNOWN_CUSTOMER',
+          message: 'UNKNOWN_CUSTOMER',
+          body: { code: 'UNKNOWN_CUSTOMER' },
+          bodyTruncated: false,
+        },
+        `order-${i % 12}`,
+      );
     const status = await breaker.status();
     dumps['breaker-state'] = {
-      about: 'the circuit breaker\'s state hash, open',
+      about: "the circuit breaker's state hash, open",
       keys: [await dumpKey(redis, keys.breaker)],
       expect: { state: status.state, reason: status.reason },
     };
 
     await mkdir(out, { recursive: true });
     for (const [name, dump] of Object.entries(dumps)) {
-      const text = JSON.stringify({ shape: name, about: dump.about, writtenBy: 'test/compat/writeFixtures.ts', keys: dump.keys, expect: dump.expect }, null, 2);
+      const text = JSON.stringify(
+        {
+          shape: name,
+          about: dump.about,
+          writtenBy: 'test/compat/writeFixtures.ts',
+          keys: dump.keys,
+          expect: dump.expect,
+        },
+        null,
+        2,
+      );
       await writeFile(join(out, `${name}.json`), placeholders(text, prefix) + '\n');
     }
     process.stdout.write(`wrote ${Object.keys(dumps).length} fixtures to ${out}\n`);

@@ -32,7 +32,12 @@ describe('loadConfig', () => {
     expect(config.redisUrl.reveal()).toBe('redis://127.0.0.1:6379');
     expect(config.logLevel).toBe('info');
     expect(config.tokenAuth).toBe('body');
-    expect(config.http).toEqual({ connectTimeoutMs: 10_000, headersTimeoutMs: 30_000, bodyTimeoutMs: 30_000, deadlineMs: 60_000 });
+    expect(config.http).toEqual({
+      connectTimeoutMs: 10_000,
+      headersTimeoutMs: 30_000,
+      bodyTimeoutMs: 30_000,
+      deadlineMs: 60_000,
+    });
     expect(config.baseUrl).toBeUndefined();
     expect(config.credentials).toEqual({});
     expect(config.responseFields.remoteId[0]).toBe('orderId');
@@ -52,11 +57,22 @@ describe('loadConfig', () => {
   it('reads an env file above inherited environment variables, and says which it overrode; empty values mean unset', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'bulkorder-config-'));
     const file = join(dir, '.env');
-    await writeFile(file, 'BULKORDER_USER_AGENT=File-FromTheFile\nLOG_LEVEL=debug\nBULKORDER_HTTP_DEADLINE_MS=\nBULKORDER_BASE_URL="http://localhost:8080/"\n');
-    const config = loadConfig({ env: { LOG_LEVEL: 'warn', BULKORDER_USER_AGENT: 'File-FromTheFile', REDIS_URL: 'redis://127.0.0.1:6390' }, envFile: file });
+    await writeFile(
+      file,
+      'BULKORDER_USER_AGENT=File-FromTheFile\nLOG_LEVEL=debug\nBULKORDER_HTTP_DEADLINE_MS=\nBULKORDER_BASE_URL="http://localhost:8080/"\n',
+    );
+    const config = loadConfig({
+      env: { LOG_LEVEL: 'warn', BULKORDER_USER_AGENT: 'File-FromTheFile', REDIS_URL: 'redis://127.0.0.1:6390' },
+      envFile: file,
+    });
     expect(config.logLevel).toBe('debug');
     expect(config.shadowed).toEqual(['LOG_LEVEL']);
-    expect(config.sources).toMatchObject({ LOG_LEVEL: 'env-file', BULKORDER_USER_AGENT: 'env-file', REDIS_URL: 'environment', BULKORDER_ENV: 'default' });
+    expect(config.sources).toMatchObject({
+      LOG_LEVEL: 'env-file',
+      BULKORDER_USER_AGENT: 'env-file',
+      REDIS_URL: 'environment',
+      BULKORDER_ENV: 'default',
+    });
     expect(config.redisUrl.reveal()).toBe('redis://127.0.0.1:6390');
     expect(config.userAgent).toBe('File-FromTheFile');
     expect(config.http.deadlineMs).toBe(60_000);
@@ -70,13 +86,22 @@ describe('loadConfig', () => {
   });
 
   it('accepts http:// for loopback hosts only', () => {
-    for (const url of ['http://127.0.0.1:1234', 'http://127.9.9.9', 'http://localhost:80', 'http://[::1]:8080', 'https://api.example.test/prefix']) {
+    for (const url of [
+      'http://127.0.0.1:1234',
+      'http://127.9.9.9',
+      'http://localhost:80',
+      'http://[::1]:8080',
+      'https://api.example.test/prefix',
+    ]) {
       expect(loadConfig({ env: { BULKORDER_BASE_URL: url } }).baseUrl).toBe(url);
     }
   });
 
   it('builds ApiSettings with the API path prefix and the token URL', () => {
-    const settings = requireApi(loadConfig({ env: { ...COMPLETE, BULKORDER_AUTH_URL: 'https://auth.example.test/' } }), 'business');
+    const settings = requireApi(
+      loadConfig({ env: { ...COMPLETE, BULKORDER_AUTH_URL: 'https://auth.example.test/' } }),
+      'business',
+    );
     expect(settings.apiBaseUrl).toBe('https://api.example.test/business-api');
     expect(settings.tokenUrl).toBe('https://auth.example.test/oauth2/token');
     expect(settings.clientSecret.reveal()).toBe('business-secret-value');
@@ -91,7 +116,12 @@ describe('loadConfig', () => {
   });
 
   it('namespaces Redis by target: environment, API base URL and client id', () => {
-    const PRODUCTION = { ...COMPLETE, BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes', BULKORDER_BASE_URL: 'https://api.vendor.nl' };
+    const PRODUCTION = {
+      ...COMPLETE,
+      BULKORDER_ENV: 'production',
+      BULKORDER_CONFIRM_PRODUCTION: 'yes',
+      BULKORDER_BASE_URL: 'https://api.vendor.nl',
+    };
     const prefixes = [
       redisPrefix(loadConfig({ env: COMPLETE })),
       redisPrefix(loadConfig({ env: { ...COMPLETE, BULKORDER_BASE_URL: 'https://other.example.test' } })),
@@ -102,14 +132,21 @@ describe('loadConfig', () => {
     expect(prefixes[3]).toMatch(/^bulkorder:production:[0-9a-f]{8}$/);
     expect(new Set(prefixes).size).toBe(4);
     // Stable: the same target gives the same prefix, whatever the case of the host or a trailing slash.
-    expect(redisPrefix(loadConfig({ env: { ...COMPLETE, BULKORDER_BASE_URL: 'https://API.example.test/' } }))).toBe(prefixes[0]);
-    const both = loadConfig({ env: { ...COMPLETE, BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'acme-cp', BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 's' } });
+    expect(redisPrefix(loadConfig({ env: { ...COMPLETE, BULKORDER_BASE_URL: 'https://API.example.test/' } }))).toBe(
+      prefixes[0],
+    );
+    const both = loadConfig({
+      env: { ...COMPLETE, BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'acme-cp', BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 's' },
+    });
     expect(redisPrefix(both, 'cafetariaplan')).not.toBe(redisPrefix(both));
     expect(redisPrefix(both)).toBe(prefixes[0]);
   });
 
   it('accepts production when it is chosen explicitly, by variable or flag', () => {
-    const byFlag = loadConfig({ env: { ...COMPLETE, BULKORDER_ENV: 'production', BULKORDER_BASE_URL: 'https://api.vendor.nl' }, confirmProduction: true });
+    const byFlag = loadConfig({
+      env: { ...COMPLETE, BULKORDER_ENV: 'production', BULKORDER_BASE_URL: 'https://api.vendor.nl' },
+      confirmProduction: true,
+    });
     expect(byFlag.env).toBe('production');
     expect(byFlag.productionConfirmed).toBe(true);
   });
@@ -126,9 +163,15 @@ const REFUSALS: Array<[string, Record<string, string>, LoadOptions?]> = [
   ['BULKORDER_BASE_URL', { BULKORDER_BASE_URL: 'ftp://api.example.test' }],
   ['BULKORDER_BASE_URL', { BULKORDER_BASE_URL: 'not a url' }],
   ['BULKORDER_BASE_URL', { BULKORDER_BASE_URL: 'https://user:pw@api.example.test' }],
-  ['BULKORDER_BASE_URL', { BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes', BULKORDER_BASE_URL: 'http://127.0.0.1:8080' }],
+  [
+    'BULKORDER_BASE_URL',
+    { BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes', BULKORDER_BASE_URL: 'http://127.0.0.1:8080' },
+  ],
   ['BULKORDER_AUTH_URL', { BULKORDER_AUTH_URL: 'http://auth.example.test' }],
-  ['BULKORDER_AUTH_URL', { BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes', BULKORDER_AUTH_URL: 'http://localhost' }],
+  [
+    'BULKORDER_AUTH_URL',
+    { BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes', BULKORDER_AUTH_URL: 'http://localhost' },
+  ],
   ['BULKORDER_USER_AGENT', { BULKORDER_USER_AGENT: 'AcmeTradingBV' }],
   ['BULKORDER_USER_AGENT', { BULKORDER_USER_AGENT: 'Acme Trading' }],
   ['BULKORDER_USER_AGENT', { BULKORDER_USER_AGENT: 'undici-Acme' }],
@@ -156,7 +199,9 @@ describe('refused configurations', () => {
   });
 
   it('never repeats a refused secret in the message', () => {
-    const error = refusal(() => loadConfig({ env: { BULKORDER_BUSINESS_CLIENT_SECRET: 'x'.repeat(1001) + 'canary-secret' } }));
+    const error = refusal(() =>
+      loadConfig({ env: { BULKORDER_BUSINESS_CLIENT_SECRET: 'x'.repeat(1001) + 'canary-secret' } }),
+    );
     expect(error.variable).toBe('BULKORDER_BUSINESS_CLIENT_SECRET');
     expect(error.message).not.toContain('canary-secret');
   });
@@ -166,7 +211,11 @@ describe('requireApi', () => {
   const cases: Array<[string, Record<string, string>, 'business' | 'cafetariaplan']> = [
     ['BULKORDER_BASE_URL', { ...COMPLETE, BULKORDER_BASE_URL: '' }, 'business'],
     ['BULKORDER_USER_AGENT', { ...COMPLETE, BULKORDER_USER_AGENT: '' }, 'business'],
-    ['BULKORDER_BUSINESS_CLIENT_ID', { ...COMPLETE, BULKORDER_BUSINESS_CLIENT_ID: '', BULKORDER_BUSINESS_CLIENT_SECRET: '' }, 'business'],
+    [
+      'BULKORDER_BUSINESS_CLIENT_ID',
+      { ...COMPLETE, BULKORDER_BUSINESS_CLIENT_ID: '', BULKORDER_BUSINESS_CLIENT_SECRET: '' },
+      'business',
+    ],
     ['BULKORDER_CAFETARIAPLAN_CLIENT_ID', COMPLETE, 'cafetariaplan'],
   ];
   it.each(cases)('names the missing %s', (variable, env, api) => {

@@ -25,6 +25,8 @@ describe('log format', () => {
       error = e;
     }
     expect(error).toMatchObject({ exitCode: 2 });
-    expect(String((error as Error).message)).toMatch(/--config-file.*\/nonexistent\/nope\.env: no such file|\/nonexistent\/nope\.env: no such file/);
+    expect(String((error as Error).message)).toMatch(
+      /--config-file.*\/nonexistent\/nope\.env: no such file|\/nonexistent\/nope\.env: no such file/,
+    );
   });
 });

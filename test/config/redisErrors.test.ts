@@ -15,7 +15,13 @@ async function replyError(reply: string): Promise<unknown> {
 
 describe('which errors mean "Redis is not there" (exit 5, run again) rather than an internal error', () => {
   it('a Redis restarting from its AOF or failing over is unavailable, not a bug', async () => {
-    for (const reply of ['LOADING Redis is loading the dataset in memory', 'READONLY You can\'t write against a read only replica.', 'MASTERDOWN Link with MASTER is down', 'CLUSTERDOWN The cluster is down', 'TRYAGAIN Multiple keys request during rehashing of slot']) {
+    for (const reply of [
+      'LOADING Redis is loading the dataset in memory',
+      "READONLY You can't write against a read only replica.",
+      'MASTERDOWN Link with MASTER is down',
+      'CLUSTERDOWN The cluster is down',
+      'TRYAGAIN Multiple keys request during rehashing of slot',
+    ]) {
       expect(isRedisConnectionError(await replyError(reply)), reply).toBe(true);
     }
   });
@@ -28,7 +34,9 @@ describe('which errors mean "Redis is not there" (exit 5, run again) rather than
 
   it('a script error or a wrong command stays an internal error', async () => {
     expect(isRedisConnectionError(await replyError('ERR something the script did not expect'))).toBe(false);
-    expect(isRedisConnectionError(await replyError('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
+    expect(
+      isRedisConnectionError(await replyError('WRONGTYPE Operation against a key holding the wrong kind of value')),
+    ).toBe(false);
     expect(isRedisConnectionError(new TypeError('x is undefined'))).toBe(false);
   });
 });

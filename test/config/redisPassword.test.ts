@@ -18,7 +18,10 @@ describe('a wrong Redis password', () => {
     ] as const) {
       const redis = createRedis(url, 'producer');
       try {
-        const error = await assertRedisReady(redis, url).then(() => undefined, (e: unknown) => e);
+        const error = await assertRedisReady(redis, url).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(error, word).toMatchObject({ exitCode: 2, variable: 'REDIS_URL' });
         expect(String((error as Error).message)).toContain(word);
         expect(String((error as Error).message)).not.toContain('wrong-secret');

@@ -60,22 +60,46 @@ describe('REDIS_URL is a secret wherever it is printed', () => {
 
     // A worker's /readyz and /metrics.
     const worker = startCli(['worker', '--http-port', '0'], { ...env, LOG_LEVEL: 'info' });
-    await waitFor(() => /"url":"(http:[^"]+)","msg":"serving \/metrics/.test(worker.output()), 'the worker to serve /readyz', 60_000);
+    await waitFor(
+      () => /"url":"(http:[^"]+)","msg":"serving \/metrics/.test(worker.output()),
+      'the worker to serve /readyz',
+      60_000,
+    );
     const workerUrl = /"url":"(http:[^"]+)","msg":"serving \/metrics/.exec(worker.output())![1]!;
-    for (const path of ['/readyz', '/healthz', '/metrics']) outputs[`worker${path}`] = await (await fetch(workerUrl + path)).text();
+    for (const path of ['/readyz', '/healthz', '/metrics'])
+      outputs[`worker${path}`] = await (await fetch(workerUrl + path)).text();
     worker.child.kill('SIGTERM');
     await worker.exited;
     outputs.worker = worker.output();
 
     // The dashboard, every page that reads state.
     dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
-    for (const path of ['/', '/batches', '/dead-letters', '/held', '/schedules', '/search?q=R-1', '/readyz', '/metrics', '/dead-letters/export.csv']) {
+    for (const path of [
+      '/',
+      '/batches',
+      '/dead-letters',
+      '/held',
+      '/schedules',
+      '/search?q=R-1',
+      '/readyz',
+      '/metrics',
+      '/dead-letters/export.csv',
+    ]) {
       outputs[`dashboard${path}`] = await (await fetch(dashboard.url + path)).text();
     }
 
-    const leaks = Object.entries(outputs).filter(([, text]) => text.includes(CANARY)).map(([name]) => name);
+    const leaks = Object.entries(outputs)
+      .filter(([, text]) => text.includes(CANARY))
+      .map(([name]) => name);
     expect(leaks).toEqual([]);
     expect(Object.keys(outputs).length).toBeGreaterThanOrEqual(20);
-    recordReliability({ fault: `a Redis password (canary) in REDIS_URL`, behaviour: `found in none of ${Object.keys(outputs).length} outputs (config, status, --help, refused imports, Redis down, worker /readyz /metrics, every dashboard page); the URL shown with ***`, orders: 0, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: `a Redis password (canary) in REDIS_URL`,
+      behaviour: `found in none of ${Object.keys(outputs).length} outputs (config, status, --help, refused imports, Redis down, worker /readyz /metrics, every dashboard page); the URL shown with ***`,
+      orders: 0,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 240_000);
 });

@@ -38,14 +38,26 @@ describe('host rules', () => {
       }
       return 'accepted';
     };
-    expect(refuse({ BULKORDER_BASE_URL: 'https://api.vendor.nl', BULKORDER_PRODUCTION_HOSTS: 'api.vendor.nl' })).toMatch(/^BULKORDER_ENV: .*acceptance \(default\).*BULKORDER_BASE_URL.*production host/);
+    expect(
+      refuse({ BULKORDER_BASE_URL: 'https://api.vendor.nl', BULKORDER_PRODUCTION_HOSTS: 'api.vendor.nl' }),
+    ).toMatch(/^BULKORDER_ENV: .*acceptance \(default\).*BULKORDER_BASE_URL.*production host/);
     expect(refuse({ BULKORDER_BASE_URL: 'https://api.vendor.nl' })).toMatch(/BULKORDER_ACCEPTANCE_HOSTS/);
-    expect(refuse({ BULKORDER_BASE_URL: 'https://api.vendor.nl', BULKORDER_ACCEPTANCE_HOSTS: 'auto,api.vendor.nl' })).toBe('accepted');
-    expect(refuse({ BULKORDER_BASE_URL: 'https://api-acc.vendor.nl', BULKORDER_AUTH_URL: 'https://login.vendor.nl' })).toMatch(/BULKORDER_AUTH_URL/);
+    expect(
+      refuse({ BULKORDER_BASE_URL: 'https://api.vendor.nl', BULKORDER_ACCEPTANCE_HOSTS: 'auto,api.vendor.nl' }),
+    ).toBe('accepted');
+    expect(
+      refuse({ BULKORDER_BASE_URL: 'https://api-acc.vendor.nl', BULKORDER_AUTH_URL: 'https://login.vendor.nl' }),
+    ).toMatch(/BULKORDER_AUTH_URL/);
     const production = { BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes' };
     expect(refuse({ ...production, BULKORDER_BASE_URL: 'https://api.example.test' })).toMatch(/acceptance host/);
     expect(refuse({ ...production, BULKORDER_BASE_URL: 'https://api.vendor.nl' })).toBe('accepted');
-    expect(refuse({ ...production, BULKORDER_BASE_URL: 'https://api2.vendor.nl', BULKORDER_PRODUCTION_HOSTS: 'api.vendor.nl' })).toMatch(/not one of BULKORDER_PRODUCTION_HOSTS/);
+    expect(
+      refuse({
+        ...production,
+        BULKORDER_BASE_URL: 'https://api2.vendor.nl',
+        BULKORDER_PRODUCTION_HOSTS: 'api.vendor.nl',
+      }),
+    ).toMatch(/not one of BULKORDER_PRODUCTION_HOSTS/);
     expect(refuse({ BULKORDER_PRODUCTION_HOSTS: 'http://x' })).toMatch(/^BULKORDER_PRODUCTION_HOSTS: /);
   });
 
@@ -53,6 +65,13 @@ describe('host rules', () => {
     const id = targetId('acceptance', 'https://api.example.test/business-api', 'c');
     expect(id).toMatch(/^[0-9a-f]{8}$/);
     expect(targetId('acceptance', 'https://API.example.test:443/business-api/', 'c')).toBe(id);
-    expect(new Set([id, targetId('production', 'https://api.example.test/business-api', 'c'), targetId('acceptance', 'https://api.example.test/cafetariaplan-api', 'c'), targetId('acceptance', 'https://api.example.test/business-api', 'd')]).size).toBe(4);
+    expect(
+      new Set([
+        id,
+        targetId('production', 'https://api.example.test/business-api', 'c'),
+        targetId('acceptance', 'https://api.example.test/cafetariaplan-api', 'c'),
+        targetId('acceptance', 'https://api.example.test/business-api', 'd'),
+      ]).size,
+    ).toBe(4);
   });
 });

@@ -23,7 +23,9 @@ afterEach(async () => {
 /** Everything a person could ever see of an error. */
 function exposed(error: unknown): string {
   const e = error as Error & { details?: unknown };
-  return [e.message, e.stack, inspect(e, { depth: 10 }), JSON.stringify(e.details ?? null), JSON.stringify(e)].join('\n');
+  return [e.message, e.stack, inspect(e, { depth: 10 }), JSON.stringify(e.details ?? null), JSON.stringify(e)].join(
+    '\n',
+  );
 }
 
 /** A server that echoes everything it was sent (headers and body) in a 400 JSON error. */
@@ -33,7 +35,17 @@ async function echoServer(status = 400): Promise<RawServer> {
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
       const echo = `headers=${JSON.stringify(req.headers)} body=${body}`;
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ECHO', message: echo, error: 'invalid_client', error_description: echo, details: { headers: req.headers, body } }));
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            code: 'ECHO',
+            message: echo,
+            error: 'invalid_client',
+            error_description: echo,
+            details: { headers: req.headers, body },
+          }),
+        );
     });
   });
   cleanups.push(() => server.close());
@@ -42,7 +54,10 @@ async function echoServer(status = 400): Promise<RawServer> {
 
 it('a canary secret and every token stay out of logs, errors and outcomes', async () => {
   const { logger, lines } = capturedLogger('trace');
-  const credentials = { business: { clientId: 'canary-client', clientSecret: CANARY }, cafetariaplan: { clientId: 'cp', clientSecret: 'cp-secret-value' } };
+  const credentials = {
+    business: { clientId: 'canary-client', clientSecret: CANARY },
+    cafetariaplan: { clientId: 'cp', clientSecret: 'cp-secret-value' },
+  };
   const rig: ApiRig = await apiRig({ credentials, tokenLifetimeSeconds: 60 }, {}, logger);
   cleanups.push(() => rig.close());
   const redis = testRedis();
@@ -59,24 +74,46 @@ it('a canary secret and every token stay out of logs, errors and outcomes', asyn
   seen.push(await client.createOrder(validOrder()));
   tokens.push(await tokenProvider.getToken());
   seen.push(await client.createOrder(validOrder(4242)));
-  rig.simulator.setFaults({ script: [{ status: 503, body: '<html>busy</html>' }, { status: 500, body: { code: 'BOOM', message: 'boom' } }] });
+  rig.simulator.setFaults({
+    script: [
+      { status: 503, body: '<html>busy</html>' },
+      { status: 500, body: { code: 'BOOM', message: 'boom' } },
+    ],
+  });
   seen.push(await client.createOrder(validOrder()), await client.createOrder(validOrder()));
   rig.simulator.revokeTokens();
   seen.push(await client.createOrder(validOrder()));
   tokens.push(await tokenProvider.getToken());
-  rig.simulator.setFaults({ script: [{ status: 401, body: { code: 'TOKEN_INVALID', message: 'no' } }, { status: 401, body: { code: 'TOKEN_INVALID', message: 'no' } }] });
+  rig.simulator.setFaults({
+    script: [
+      { status: 401, body: { code: 'TOKEN_INVALID', message: 'no' } },
+      { status: 401, body: { code: 'TOKEN_INVALID', message: 'no' } },
+    ],
+  });
   seen.push(await client.createOrder(validOrder()));
   tokens.push(await tokenProvider.getToken());
   rig.simulator.revokeTokens();
   rig.simulator.setFaults({ tokenFailureRate: 1, retryAfterSeconds: 0 });
   seen.push(await client.createOrder(validOrder()));
   rig.simulator.setFaults({ tokenFailureRate: 0 });
-  expect(seen.map((o) => (o as { kind: string }).kind)).toEqual(['delivered', 'permanent', 'retry', 'retry', 'delivered', 'unauthorized', 'retry']);
+  expect(seen.map((o) => (o as { kind: string }).kind)).toEqual([
+    'delivered',
+    'permanent',
+    'retry',
+    'retry',
+    'delivered',
+    'unauthorized',
+    'retry',
+  ]);
 
   // An API that echoes the request (Authorization included) back in its error body.
   const echoApi = await echoServer(422);
   const echoSettings = { ...rig.settings('business'), apiBaseUrl: echoApi.url };
-  const echoClient = createBusinessApiClient(echoSettings, { transport: rig.transport, tokenProvider: rig.tokenProvider('business'), logger });
+  const echoClient = createBusinessApiClient(echoSettings, {
+    transport: rig.transport,
+    tokenProvider: rig.tokenProvider('business'),
+    logger,
+  });
   const echoed = await echoClient.createOrder(validOrder());
   expect(echoed.kind).toBe('permanent');
   expect(JSON.stringify(echoed)).toContain('[redacted]');
@@ -84,7 +121,11 @@ it('a canary secret and every token stay out of logs, errors and outcomes', asyn
 
   // Token endpoints that echo the form (client_secret) or the Basic header back, refusing or failing.
   const errors: unknown[] = [];
-  for (const [status, tokenAuth] of [[400, 'body'], [401, 'basic'], [500, 'body']] as const) {
+  for (const [status, tokenAuth] of [
+    [400, 'body'],
+    [401, 'basic'],
+    [500, 'body'],
+  ] as const) {
     const echoToken = await echoServer(status);
     const settings = { ...rig.settings('business'), tokenUrl: `${echoToken.url}/oauth2/token`, tokenAuth };
     await fetchAccessToken({ ...settings, transport: rig.transport, logger, attempts: 2, baseDelayMs: 1 }).then(
@@ -92,17 +133,31 @@ it('a canary secret and every token stay out of logs, errors and outcomes', asyn
       (error: unknown) => errors.push(error),
     );
   }
-  expect(errors.map((e) => (e as { code: string }).code)).toEqual(['TOKEN_REFUSED', 'TOKEN_REFUSED', 'TOKEN_ENDPOINT_UNAVAILABLE']);
+  expect(errors.map((e) => (e as { code: string }).code)).toEqual([
+    'TOKEN_REFUSED',
+    'TOKEN_REFUSED',
+    'TOKEN_ENDPOINT_UNAVAILABLE',
+  ]);
 
   // The `token --check` path, with a wrong secret and the right one.
   const echoConfig = loadConfig({
-    env: { BULKORDER_BASE_URL: (await echoServer(401)).url, BULKORDER_USER_AGENT: USER_AGENT, BULKORDER_BUSINESS_CLIENT_ID: 'canary-client', BULKORDER_BUSINESS_CLIENT_SECRET: CANARY },
+    env: {
+      BULKORDER_BASE_URL: (await echoServer(401)).url,
+      BULKORDER_USER_AGENT: USER_AGENT,
+      BULKORDER_BUSINESS_CLIENT_ID: 'canary-client',
+      BULKORDER_BUSINESS_CLIENT_SECRET: CANARY,
+    },
   });
   const checks = await checkCredentials(echoConfig, logger);
   expect(checks[0]).toMatchObject({ ok: false, code: 'TOKEN_REFUSED' });
   seen.push(checks, inspect(requireApi(echoConfig, 'business'), { depth: 10 }), JSON.stringify(echoConfig));
 
-  const needles = [CANARY, encodeURIComponent(CANARY), Buffer.from(`canary-client:${CANARY}`).toString('base64'), ...tokens.map((t) => t.value)];
+  const needles = [
+    CANARY,
+    encodeURIComponent(CANARY),
+    Buffer.from(`canary-client:${CANARY}`).toString('base64'),
+    ...tokens.map((t) => t.value),
+  ];
   expect(new Set(tokens.map((t) => t.id)).size).toBe(3);
   const log = lines();
   expect(log).toContain('API refused the request');

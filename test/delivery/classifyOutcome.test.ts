@@ -15,17 +15,37 @@ const classify = (exchange: HttpExchange) => classifyOutcome(exchange, { fields,
 
 describe('statuses', () => {
   it.each([
-    [200, 'delivered'], [201, 'delivered'], [204, 'delivered'],
-    [301, 'permanent'], [400, 'permanent'], [403, 'permanent'], [404, 'permanent'], [409, 'permanent'], [422, 'permanent'],
-    [401, 'unauthorized'], [429, 'rateLimited'], [408, 'retry'], [425, 'retry'],
-    [500, 'retry'], [502, 'retry'], [503, 'retry'], [504, 'retry'],
+    [200, 'delivered'],
+    [201, 'delivered'],
+    [204, 'delivered'],
+    [301, 'permanent'],
+    [400, 'permanent'],
+    [403, 'permanent'],
+    [404, 'permanent'],
+    [409, 'permanent'],
+    [422, 'permanent'],
+    [401, 'unauthorized'],
+    [429, 'rateLimited'],
+    [408, 'retry'],
+    [425, 'retry'],
+    [500, 'retry'],
+    [502, 'retry'],
+    [503, 'retry'],
+    [504, 'retry'],
   ])('%i is %s', (status, kind) => {
     expect(classify(response(status)).kind).toBe(kind);
   });
 
   it('the API code and message when the body has them, else our own', () => {
-    expect(classify(response(422, { code: 'PRODUCT_UNKNOWN', message: 'no such product' }))).toMatchObject({ code: 'PRODUCT_UNKNOWN', message: 'no such product' });
-    expect(classify(response(404, 'Not here'))).toMatchObject({ code: 'HTTP_404', message: 'HTTP 404 Not Found', body: 'Not here' });
+    expect(classify(response(422, { code: 'PRODUCT_UNKNOWN', message: 'no such product' }))).toMatchObject({
+      code: 'PRODUCT_UNKNOWN',
+      message: 'no such product',
+    });
+    expect(classify(response(404, 'Not here'))).toMatchObject({
+      code: 'HTTP_404',
+      message: 'HTTP 404 Not Found',
+      body: 'Not here',
+    });
   });
 
   it('the remote id from the configured fields, numbers as strings', () => {
@@ -38,20 +58,35 @@ describe('statuses', () => {
 
 describe('ambiguous statuses (BULKORDER_AMBIGUOUS_STATUSES)', () => {
   it('turns the listed statuses into ambiguous, keeping the API code, and leaves the others alone', () => {
-    const options = { fields, now: () => NOW, ambiguousStatuses: loadConfig({ env: { BULKORDER_AMBIGUOUS_STATUSES: '500,504' } }).ambiguousStatuses };
-    expect(classifyOutcome(response(500, { code: 'INTERNAL_ERROR', message: 'oops' }), options)).toEqual({ kind: 'ambiguous', status: 500, code: 'INTERNAL_ERROR', message: 'oops' });
+    const options = {
+      fields,
+      now: () => NOW,
+      ambiguousStatuses: loadConfig({ env: { BULKORDER_AMBIGUOUS_STATUSES: '500,504' } }).ambiguousStatuses,
+    };
+    expect(classifyOutcome(response(500, { code: 'INTERNAL_ERROR', message: 'oops' }), options)).toEqual({
+      kind: 'ambiguous',
+      status: 500,
+      code: 'INTERNAL_ERROR',
+      message: 'oops',
+    });
     expect(classifyOutcome(response(504), options)).toMatchObject({ kind: 'ambiguous', status: 504, code: 'HTTP_504' });
     expect(classifyOutcome(response(503), options)).toMatchObject({ kind: 'retry', status: 503 });
     expect(classify(response(500))).toMatchObject({ kind: 'retry' });
   });
 
   it('refuses a malformed list, naming the variable', () => {
-    expect(() => loadConfig({ env: { BULKORDER_AMBIGUOUS_STATUSES: '500;504' } })).toThrow(/BULKORDER_AMBIGUOUS_STATUSES/);
+    expect(() => loadConfig({ env: { BULKORDER_AMBIGUOUS_STATUSES: '500;504' } })).toThrow(
+      /BULKORDER_AMBIGUOUS_STATUSES/,
+    );
   });
 });
 
 describe('transport failures', () => {
-  const fail = (code: string, requestStarted: boolean): HttpExchange => ({ type: 'failure', requestStarted, error: Object.assign(new Error(`failed ${code}`), { code }) });
+  const fail = (code: string, requestStarted: boolean): HttpExchange => ({
+    type: 'failure',
+    requestStarted,
+    error: Object.assign(new Error(`failed ${code}`), { code }),
+  });
 
   it('not started is retry, started is ambiguous, whatever the code', () => {
     for (const [raw, { code }] of Object.entries(TRANSPORT_ERRORS)) {

@@ -30,7 +30,12 @@ afterAll(async () => {
 
 async function envFile(name: string, values: Record<string, string>): Promise<string> {
   const path = join(dir, name);
-  await writeFile(path, Object.entries(values).map(([k, v]) => `${k}=${v}`).join('\n'));
+  await writeFile(
+    path,
+    Object.entries(values)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n'),
+  );
   return path;
 }
 
@@ -54,9 +59,15 @@ function simulatorEnv(overrides: Record<string, string> = {}): Record<string, st
 it('token --check: 0 when every API is OK, 2 when credentials are refused, 5 when unreachable; never the token', async () => {
   const [ok, refused, unreachable, unconfigured] = await Promise.all([
     envFile('ok.env', simulatorEnv()).then((f) => bulkorder(['token', '--check', '--env-file', f])),
-    envFile('refused.env', simulatorEnv({ BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'wrong' })).then((f) => bulkorder(['token', '--check', '--env-file', f])),
-    closedPort().then((port) => envFile('down.env', simulatorEnv({ BULKORDER_BASE_URL: `http://127.0.0.1:${port}` }))).then((f) => bulkorder(['token', '--check', '--json', '--env-file', f])),
-    envFile('none.env', { BULKORDER_BASE_URL: simulator.url }).then((f) => bulkorder(['token', '--check', '--env-file', f])),
+    envFile('refused.env', simulatorEnv({ BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'wrong' })).then((f) =>
+      bulkorder(['token', '--check', '--env-file', f]),
+    ),
+    closedPort()
+      .then((port) => envFile('down.env', simulatorEnv({ BULKORDER_BASE_URL: `http://127.0.0.1:${port}` })))
+      .then((f) => bulkorder(['token', '--check', '--json', '--env-file', f])),
+    envFile('none.env', { BULKORDER_BASE_URL: simulator.url }).then((f) =>
+      bulkorder(['token', '--check', '--env-file', f]),
+    ),
   ]);
   expect(ok.code).toBe(0);
   expect(ok.stdout).toMatch(/^business\s+OK\s/m);
@@ -64,10 +75,14 @@ it('token --check: 0 when every API is OK, 2 when credentials are refused, 5 whe
   expect(refused.code).toBe(2);
   expect(refused.stdout).toMatch(/^cafetariaplan\s+FAILED TOKEN_REFUSED/m);
   expect(unreachable.code).toBe(5);
-  expect(JSON.parse(unreachable.stdout).checks.map((c: { code: string }) => c.code)).toEqual(['TOKEN_ENDPOINT_UNAVAILABLE', 'TOKEN_ENDPOINT_UNAVAILABLE']);
+  expect(JSON.parse(unreachable.stdout).checks.map((c: { code: string }) => c.code)).toEqual([
+    'TOKEN_ENDPOINT_UNAVAILABLE',
+    'TOKEN_ENDPOINT_UNAVAILABLE',
+  ]);
   expect(unconfigured.code).toBe(2);
   expect(unconfigured.stderr).toContain('BULKORDER_BUSINESS_CLIENT_ID');
-  for (const run of [ok, refused, unreachable]) expect(`${run.stdout}${run.stderr}`).not.toMatch(/access_token|secret"|Bearer [A-Za-z0-9]/);
+  for (const run of [ok, refused, unreachable])
+    expect(`${run.stdout}${run.stderr}`).not.toMatch(/access_token|secret"|Bearer [A-Za-z0-9]/);
 }, 30_000);
 
 it('login prints the one-time URL alone on stdout; an unknown customer exits 4', async () => {
@@ -86,10 +101,25 @@ it('login prints the one-time URL alone on stdout; an unknown customer exits 4',
 /** Creates an employee account at this test's simulator and returns its customerId as the CLI takes it. */
 async function createAccount(file: string): Promise<string> {
   const settings = requireApi(loadConfig({ env: {}, envFile: file }), 'cafetariaplan');
-  const transport = createHttpTransport({ connectTimeoutMs: 1000, headersTimeoutMs: 1000, bodyTimeoutMs: 1000, deadlineMs: 2000 });
+  const transport = createHttpTransport({
+    connectTimeoutMs: 1000,
+    headersTimeoutMs: 1000,
+    bodyTimeoutMs: 1000,
+    deadlineMs: 2000,
+  });
   const logger = silentLogger();
-  const client = createCafetariaplanClient(settings, { transport, logger, tokenProvider: createApiTokenProvider(settings, { transport, logger }) });
-  const outcome = await client.createAccount({ email: 'kees@example.nl', firstName: 'Kees', lastName: 'Bakker', isoLanguageCode: 'nl', companyId: '0b8e6f2e-2a52-4a4c-9a3b-4c6f1d2e3f40' });
+  const client = createCafetariaplanClient(settings, {
+    transport,
+    logger,
+    tokenProvider: createApiTokenProvider(settings, { transport, logger }),
+  });
+  const outcome = await client.createAccount({
+    email: 'kees@example.nl',
+    firstName: 'Kees',
+    lastName: 'Bakker',
+    isoLanguageCode: 'nl',
+    companyId: '0b8e6f2e-2a52-4a4c-9a3b-4c6f1d2e3f40',
+  });
   await transport.close();
   if (outcome.kind !== 'delivered') throw new Error(`account not created: ${outcome.kind}`);
   return encodeRemoteId(outcome.customerId);

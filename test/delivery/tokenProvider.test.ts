@@ -22,13 +22,19 @@ afterEach(async () => {
   }
 });
 
-async function setup(options: Parameters<typeof apiRig>[0] = {}): Promise<{ rig: ApiRig; redis: Redis; shared: () => TokenProvider }> {
+async function setup(
+  options: Parameters<typeof apiRig>[0] = {},
+): Promise<{ rig: ApiRig; redis: Redis; shared: () => TokenProvider }> {
   rig = await apiRig(options);
   redis = testRedis();
   prefix = testPrefix('token');
   const r = redis;
   const g = rig;
-  return { rig: g, redis: r, shared: () => g.tokenProvider('business', { redis: r, keyPrefix: prefix, endpoint: { attempts: 1 } }) };
+  return {
+    rig: g,
+    redis: r,
+    shared: () => g.tokenProvider('business', { redis: r, keyPrefix: prefix, endpoint: { attempts: 1 } }),
+  };
 }
 
 describe('token provider', () => {
@@ -75,7 +81,8 @@ describe('token provider', () => {
   it('a refresh failure reaches the processes that waited for it, without more token requests', async () => {
     const { rig, shared } = await setup({ faults: { tokenLatencyMs: 300, tokenFailureRate: 1 } });
     const holder = shared().getToken();
-    while (rig.simulator.counters().tokenRequests.business === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (rig.simulator.counters().tokenRequests.business === 0)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     const waiter = shared().getToken();
     // Both awaited at once: the waiter may fail while the holder is awaited, and a rejection seen before its handler is unhandled.
     await Promise.all([
@@ -104,7 +111,8 @@ describe('token provider', () => {
     let clock = Date.now(); // Redis expires the shared token at its expiry by this clock: never before the test ends
     const now = () => clock;
     const { rig, redis } = await setup({ tokenLifetimeSeconds: 3600, clock: now });
-    const shared = () => rig.tokenProvider('business', { redis, keyPrefix: prefix, endpoint: { attempts: 1 }, cache: { now } });
+    const shared = () =>
+      rig.tokenProvider('business', { redis, keyPrefix: prefix, endpoint: { attempts: 1 }, cache: { now } });
     const providers = [shared(), shared()];
     const seen: string[][] = [];
     for (let step = 0; step <= 18; step++) {

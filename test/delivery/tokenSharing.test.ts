@@ -32,7 +32,11 @@ interface Child {
 }
 
 function startChild(env: Record<string, string>): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+    cwd: projectRoot,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   let markReady: () => void = () => undefined;
@@ -44,7 +48,11 @@ function startChild(env: Record<string, string>): Child {
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const tally = new Promise<Record<string, number>>((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.slice('ready\n'.length)) as Record<string, number>) : reject(new Error(`child exited ${code}: ${err}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.slice('ready\n'.length)) as Record<string, number>)
+        : reject(new Error(`child exited ${code}: ${err}`)),
+    );
   });
   // A child that dies before it is ready fails the test through `tally`, not by a hang on `ready`.
   void tally.catch(() => markReady());

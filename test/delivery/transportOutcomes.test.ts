@@ -7,7 +7,11 @@ import { recordReliability } from '../helpers/reliabilityLog.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { classifyOutcome, type Outcome } from '../../src/delivery/classifyOutcome.js';
-import { createHttpTransport, type HttpTransport, type HttpTransportOptions } from '../../src/delivery/httpTransport.js';
+import {
+  createHttpTransport,
+  type HttpTransport,
+  type HttpTransportOptions,
+} from '../../src/delivery/httpTransport.js';
 import { closedPort, httpServer, tcpServer, type RawServer } from './support/rawServers.js';
 
 const fields = loadConfig({ env: {} }).responseFields;
@@ -17,7 +21,13 @@ afterEach(async () => {
 });
 
 function transport(overrides: Partial<HttpTransportOptions> = {}): HttpTransport {
-  const t = createHttpTransport({ connectTimeoutMs: 300, headersTimeoutMs: 400, bodyTimeoutMs: 400, deadlineMs: 5000, ...overrides });
+  const t = createHttpTransport({
+    connectTimeoutMs: 300,
+    headersTimeoutMs: 400,
+    bodyTimeoutMs: 400,
+    deadlineMs: 5000,
+    ...overrides,
+  });
   cleanups.push(() => t.close());
   return t;
 }
@@ -28,7 +38,13 @@ function track(server: RawServer): RawServer {
 }
 
 async function post(url: string, t: HttpTransport = transport(), signal?: AbortSignal): Promise<Outcome> {
-  const exchange = await t.send({ method: 'POST', url: `${url}/orders`, headers: { 'content-type': 'application/json' }, body: '{"a":1}', signal });
+  const exchange = await t.send({
+    method: 'POST',
+    url: `${url}/orders`,
+    headers: { 'content-type': 'application/json' },
+    body: '{"a":1}',
+    signal,
+  });
   return classifyOutcome(exchange, { fields, now: () => Date.parse('2030-01-01T00:00:00Z') });
 }
 
@@ -48,7 +64,14 @@ describe('provably not sent: retry', () => {
     const outcome = await post(server.url);
     expect(outcome).toMatchObject({ kind: 'retry', code: 'CONNECT_TIMEOUT' });
     expect(server.hits()).toBe(1);
-    recordReliability({ fault: 'a connect that never completes (TLS handshake never answered)', behaviour: 'connect timeout: classified retry, since the request provably never left', orders: 1, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'a connect that never completes (TLS handshake never answered)',
+      behaviour: 'connect timeout: classified retry, since the request provably never left',
+      orders: 1,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   });
 
   it('cancelled before it was written', async () => {
@@ -114,12 +137,23 @@ describe('sent, no complete answer: ambiguous', () => {
 
 describe('the status line decides once it has arrived', () => {
   it('201 whose body is cut off is still delivered', async () => {
-    const server = track(await tcpServer({ onData: (socket) => socket.end('HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"orderId":') }));
+    const server = track(
+      await tcpServer({
+        onData: (socket) =>
+          socket.end(
+            'HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"orderId":',
+          ),
+      }),
+    );
     expect(await post(server.url)).toMatchObject({ kind: 'delivered', status: 201 });
   });
 
   it('503 whose body stalls (body timeout) is retry', async () => {
-    const server = track(await tcpServer({ onData: (socket) => socket.write('HTTP/1.1 503 Service Unavailable\r\ncontent-length: 100\r\n\r\nsorry') }));
+    const server = track(
+      await tcpServer({
+        onData: (socket) => socket.write('HTTP/1.1 503 Service Unavailable\r\ncontent-length: 100\r\n\r\nsorry'),
+      }),
+    );
     expect(await post(server.url)).toMatchObject({ kind: 'retry', status: 503, code: 'HTTP_503' });
   });
 
@@ -127,7 +161,9 @@ describe('the status line decides once it has arrived', () => {
     const server = track(
       await tcpServer({
         onData: (socket) => {
-          socket.write('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+          socket.write(
+            'HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+          );
           const timer = setInterval(() => socket.write('1\r\n \r\n'), 50);
           socket.on('close', () => clearInterval(timer));
         },
@@ -150,7 +186,9 @@ describe('answers', () => {
 
   it('error bodies over 16 KiB are cut at the cap, marked truncated, kept raw', async () => {
     const big = JSON.stringify({ code: 'TOO_MUCH', message: 'x'.repeat(100_000) });
-    const server = track(await httpServer((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end(big)));
+    const server = track(
+      await httpServer((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end(big)),
+    );
     const outcome = await post(server.url);
     expect(outcome).toMatchObject({ kind: 'permanent', status: 400, code: 'HTTP_400', bodyTruncated: true });
     expect(typeof (outcome as { body: unknown }).body).toBe('string');
@@ -158,14 +196,27 @@ describe('answers', () => {
   });
 
   it('a huge error body is abandoned, not buffered', async () => {
-    const server = track(await httpServer((_req, res) => res.writeHead(422, { 'content-type': 'text/plain' }).end(Buffer.alloc(8 * 1024 * 1024, 'y'))));
+    const server = track(
+      await httpServer((_req, res) =>
+        res.writeHead(422, { 'content-type': 'text/plain' }).end(Buffer.alloc(8 * 1024 * 1024, 'y')),
+      ),
+    );
     const outcome = await post(server.url);
     expect(outcome).toMatchObject({ kind: 'permanent', status: 422, bodyTruncated: true });
   });
 
   it('non-JSON 5xx: our own code, the raw body kept', async () => {
-    const server = track(await httpServer((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>')));
-    expect(await post(server.url)).toMatchObject({ kind: 'retry', status: 502, code: 'HTTP_502', body: '<html>Bad gateway</html>' });
+    const server = track(
+      await httpServer((_req, res) =>
+        res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>'),
+      ),
+    );
+    expect(await post(server.url)).toMatchObject({
+      kind: 'retry',
+      status: 502,
+      code: 'HTTP_502',
+      body: '<html>Bad gateway</html>',
+    });
   });
 
   it('API error codes under other field names', async () => {
@@ -175,7 +226,11 @@ describe('answers', () => {
       [{ error: 'invalid_request', error_description: 'third' }, 'invalid_request', 'third'],
     ] as const;
     for (const [body, code, message] of bodies) {
-      const server = track(await httpServer((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(body))));
+      const server = track(
+        await httpServer((_req, res) =>
+          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+        ),
+      );
       expect(await post(server.url)).toMatchObject({ kind: 'permanent', code, message, body });
     }
   });
@@ -193,7 +248,19 @@ describe('answers', () => {
   });
 
   it('503 carries its Retry-After', async () => {
-    const server = track(await httpServer((_req, res) => res.writeHead(503, { 'retry-after': '2', 'content-type': 'application/json' }).end('{"code":"MAINTENANCE","message":"back soon"}')));
-    expect(await post(server.url)).toMatchObject({ kind: 'retry', status: 503, retryAfterMs: 2000, code: 'MAINTENANCE', message: 'back soon' });
+    const server = track(
+      await httpServer((_req, res) =>
+        res
+          .writeHead(503, { 'retry-after': '2', 'content-type': 'application/json' })
+          .end('{"code":"MAINTENANCE","message":"back soon"}'),
+      ),
+    );
+    expect(await post(server.url)).toMatchObject({
+      kind: 'retry',
+      status: 503,
+      retryAfterMs: 2000,
+      code: 'MAINTENANCE',
+      message: 'back soon',
+    });
   });
 });

@@ -36,7 +36,9 @@ export function startCli(args: string[], env: Record<string, string>): CliProces
     stdout += chunk.toString();
   });
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const cli: CliProcess = { child, output: () => output, stdout: () => stdout, exited };
   running.add(cli);
   void exited.then(() => running.delete(cli));
@@ -44,7 +46,11 @@ export function startCli(args: string[], env: Record<string, string>): CliProces
 }
 
 /** Waits until `predicate` holds, polling; throws with `what` after `timeoutMs` (generous: a bound for a hang, not a speed). */
-export async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+export async function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -32,12 +32,16 @@ export interface DeliveryRig {
 }
 
 /** Cafetariaplan credentials of the simulator, for rigs that register employee accounts. */
-export const CAFETARIAPLAN = { BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'sim-cafetariaplan', BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'sim-cafetariaplan-secret' };
+export const CAFETARIAPLAN = {
+  BULKORDER_CAFETARIAPLAN_CLIENT_ID: 'sim-cafetariaplan',
+  BULKORDER_CAFETARIAPLAN_CLIENT_SECRET: 'sim-cafetariaplan-secret',
+};
 
 /** The company of the employee samples (samples/employees.csv). */
 export const COMPANY = '3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01';
 
-export const HEADER = 'orderRef,businessCustomerId,firstName,lastName,street,streetNumber,postalCode,city,countryCode,languageCode,email,telephoneNumber,productId,quantity';
+export const HEADER =
+  'orderRef,businessCustomerId,firstName,lastName,street,streetNumber,postalCode,city,countryCode,languageCode,email,telephoneNumber,productId,quantity';
 
 /** One flat CSV row of a valid order for the simulator's catalogue. */
 export function orderRow(ref: string, productId = 5001, quantity = 1, customer = 1001): string {
@@ -51,7 +55,11 @@ export function ordersCsv(prefix: string, count: number, customerOf: (i: number)
   return rows.join('\n') + '\n';
 }
 
-export async function deliveryRig(name: string, simulatorOptions: SimulatorOptions = {}, envOverrides: Record<string, string> = {}): Promise<DeliveryRig> {
+export async function deliveryRig(
+  name: string,
+  simulatorOptions: SimulatorOptions = {},
+  envOverrides: Record<string, string> = {},
+): Promise<DeliveryRig> {
   const simulator = await startSimulator({ seed: 1, ...simulatorOptions });
   const keyPrefix = `bulkorder-test-${name}-${randomBytes(4).toString('hex')}`;
   const env = {
@@ -86,7 +94,10 @@ export async function deliveryRig(name: string, simulatorOptions: SimulatorOptio
     logger,
     dir,
     async startWorker(overrides = {}) {
-      const worker = await startBusinessDelivery(config, logger, { prefix, delivery: { ...config.delivery, ...overrides } });
+      const worker = await startBusinessDelivery(config, logger, {
+        prefix,
+        delivery: { ...config.delivery, ...overrides },
+      });
       workers.push(worker);
       return worker;
     },

@@ -33,7 +33,11 @@ export async function rerun(rig: DeliveryRig, file: string): Promise<{ exit: num
 export async function killImportAt(rig: DeliveryRig, file: string, atLeast: number): Promise<Batch> {
   const url = rig.config.redisUrl.reveal();
   const importer = startCli(['import', file], { ...rig.env, LOG_LEVEL: 'warn' });
-  await waitFor(async () => ((await batchesNow(url, rig.prefix))[0]?.enqueued ?? 0) >= atLeast, `${atLeast} orders queued`, 60_000);
+  await waitFor(
+    async () => ((await batchesNow(url, rig.prefix))[0]?.enqueued ?? 0) >= atLeast,
+    `${atLeast} orders queued`,
+    60_000,
+  );
   importer.child.kill('SIGKILL');
   expect(await importer.exited, 'the importer finished before it could be killed').toBe('SIGKILL');
   return (await batchesNow(url, rig.prefix))[0]!;

@@ -23,7 +23,19 @@ export interface PrivateRedis {
 export async function startPrivateRedis(extraArgs: string[] = []): Promise<PrivateRedis> {
   const port = await sparePort();
   const dir = await mkdtemp(join(tmpdir(), 'bulkorder-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    ...extraArgs,
+  ];
   const url = `redis://127.0.0.1:${port}`;
   const spawnServer = async (): Promise<ChildProcess> => {
     const child = spawn('redis-server', args, { stdio: 'ignore' });

@@ -25,7 +25,11 @@ export async function deletePrefix(redis: RedisClient, prefix: string): Promise<
  * The batch store of a prefix read through a connection of its own, made and closed for this one
  * read: a rig's long-lived connection fails fast while a test has Redis down or restarting.
  */
-export async function withFreshBatches<T>(url: string, prefix: string, read: (batches: BatchStore) => Promise<T>): Promise<T> {
+export async function withFreshBatches<T>(
+  url: string,
+  prefix: string,
+  read: (batches: BatchStore) => Promise<T>,
+): Promise<T> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   try {

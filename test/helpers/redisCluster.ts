@@ -46,7 +46,14 @@ export async function startTestCluster(): Promise<TestCluster> {
       const dir = await mkdtemp(join(tmpdir(), 'bulkorder-redis-cluster-'));
       dirs.push(dir);
       const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'];
-      args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000');
+      args.push(
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(dir, 'nodes.conf'),
+        '--cluster-node-timeout',
+        '5000',
+      );
       args.push('--maxmemory-policy', 'noeviction');
       children.push(spawn('redis-server', args, { stdio: 'ignore' }));
       await waitUntilAnswering(`redis://127.0.0.1:${port}`);

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 
 /** One key's value as a table test states it: a string, or a tagged hash, sorted set or set. */
-export type KeyValue = string | { hash: Record<string, string> } | { zset: Record<string, number> } | { set: string[] } | { list: string[] };
+export type KeyValue =
+  string | { hash: Record<string, string> } | { zset: Record<string, number> } | { set: string[] } | { list: string[] };
 
 /** Keys (names below the prefix) and their values. */
 export type RedisState = Record<string, KeyValue>;
@@ -13,7 +14,8 @@ export async function seedState(redis: Redis, prefix: string, state: RedisState)
     await redis.del(key);
     if (typeof value === 'string') await redis.set(key, value);
     else if ('hash' in value) await redis.hset(key, value.hash);
-    else if ('zset' in value) await redis.zadd(key, ...Object.entries(value.zset).flatMap(([member, score]) => [score, member]));
+    else if ('zset' in value)
+      await redis.zadd(key, ...Object.entries(value.zset).flatMap(([member, score]) => [score, member]));
     else if ('set' in value) await redis.sadd(key, ...value.set);
     else await redis.rpush(key, ...value.list);
   }

@@ -40,5 +40,11 @@ export async function startTcpGate(targetUrl = 'http://127.0.0.1:1'): Promise<Tc
     if (s !== undefined) await new Promise<void>((resolve) => s.close(() => resolve()));
   };
   await listen();
-  return { url: `http://127.0.0.1:${port}`, down, up: listen, close: down, setTarget: (url) => (target = new URL(url)) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    down,
+    up: listen,
+    close: down,
+    setTarget: (url) => (target = new URL(url)),
+  };
 }

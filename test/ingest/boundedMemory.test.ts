@@ -41,13 +41,19 @@ describe('memory bounded whatever the shape', () => {
     await mkdir(spill);
     for (const options of [{}, { spillThresholdBytes: 0, bucketBytes: 4096, tmpDir: spill }]) {
       const items = await readAll(file, options);
-      expect(valid(items).map((o) => o.orderRef).sort()).toEqual(['SMALL-1', 'SMALL-2']);
+      expect(
+        valid(items)
+          .map((o) => o.orderRef)
+          .sort(),
+      ).toEqual(['SMALL-1', 'SMALL-2']);
       const [huge] = rejected(items);
       expect(huge!.orderRef).toBe('HUGE');
       expect(huge!.rows).toHaveLength(1);
       expect(huge!.lines).toEqual([3]);
       expect(huge!.errors.map((e) => e.code)).toEqual(['ORDER_TOO_MANY_LINES']);
-      expect(huge!.errors[0]!.message).toContain("orderRef 'HUGE' has 1500 product lines (lines 3-1502); at most 1000 are accepted");
+      expect(huge!.errors[0]!.message).toContain(
+        "orderRef 'HUGE' has 1500 product lines (lines 3-1502); at most 1000 are accepted",
+      );
     }
     expect(await readdir(spill)).toEqual([]); // the private spill folder is gone after reading
     const raised = await readAll(file, { maxLinesPerOrder: 2000 });
@@ -74,7 +80,9 @@ describe('memory bounded whatever the shape', () => {
       expect(copies!.rows).toHaveLength(1);
       expect(copies!.lines).toEqual([3]);
       expect(copies!.errors.map((e) => e.code)).toEqual(['IDENTICAL_ORDERS_TOO_MANY']);
-      expect(copies!.errors[0]!.message).toContain('repeated over 1500 product lines (lines 3-1502); at most 1000 are accepted');
+      expect(copies!.errors[0]!.message).toContain(
+        'repeated over 1500 product lines (lines 3-1502); at most 1000 are accepted',
+      );
     }
     expect(await readdir(spill)).toEqual([]);
     const raised = await readAll(file, { maxLinesPerOrder: 2000 });
@@ -88,9 +96,15 @@ describe('memory bounded whatever the shape', () => {
     const values = row({ orderRef: '' }).split(',').slice(1);
     const spill = join(tmp.dir, 'spill');
     await mkdir(spill);
-    const store = await createUnitStore<OrderUnit>({ codec: ORDER_SCHEMA.codec, bucketCount: 4, tmpDir: spill, limit: ORDER_SCHEMA.limit!(1000) });
+    const store = await createUnitStore<OrderUnit>({
+      codec: ORDER_SCHEMA.codec,
+      bucketCount: 4,
+      tmpDir: spill,
+      limit: ORDER_SCHEMA.limit!(1000),
+    });
     try {
-      for (let line = 2; line < 20_002; line++) await store.add(ORDER_SCHEMA.csvUnit({ kind: 'record', line, values }, plan, {}));
+      for (let line = 2; line < 20_002; line++)
+        await store.add(ORDER_SCHEMA.csvUnit({ kind: 'record', line, values }, plan, {}));
       const sizes: number[] = [];
       for await (const bucket of store.buckets()) sizes.push(bucket.length);
       expect(sizes).toEqual([1]);
@@ -103,11 +117,20 @@ describe('memory bounded whatever the shape', () => {
     const plan = resolveColumns('many.csv', HEADER.split(','));
     const spill = join(tmp.dir, 'spill');
     await mkdir(spill);
-    const store = await createUnitStore<OrderUnit>({ codec: ORDER_SCHEMA.codec, bucketCount: 600, tmpDir: spill, flushBytes: 512, limit: ORDER_SCHEMA.limit!(1000) });
+    const store = await createUnitStore<OrderUnit>({
+      codec: ORDER_SCHEMA.codec,
+      bucketCount: 600,
+      tmpDir: spill,
+      flushBytes: 512,
+      limit: ORDER_SCHEMA.limit!(1000),
+    });
     const openFiles = async () => (await readdir('/proc/self/fd')).length;
     const before = await openFiles();
     try {
-      for (let line = 2; line < 3002; line++) await store.add(ORDER_SCHEMA.csvUnit({ kind: 'record', line, values: row({ orderRef: `R-${line}` }).split(',') }, plan, {}));
+      for (let line = 2; line < 3002; line++)
+        await store.add(
+          ORDER_SCHEMA.csvUnit({ kind: 'record', line, values: row({ orderRef: `R-${line}` }).split(',') }, plan, {}),
+        );
       expect(await openFiles()).toBeLessThan(before + 10); // not one descriptor per bucket
       const lines: number[] = [];
       for await (const bucket of store.buckets()) lines.push(...bucket.map((unit) => unit.rows[0]!.line));
@@ -140,42 +163,49 @@ describe('memory bounded whatever the shape', () => {
     removeSpillDir(dir);
   });
 
-  it('a process stopped by SIGTERM or SIGINT removes its spill folder; one killed outright leaves it to the next start', { timeout: 90_000 }, async () => {
-    const file = await tmp.file('orders.csv', bigOrderFile(50));
-    const spill = join(tmp.dir, 'spill');
-    await mkdir(spill);
-    const script = await tmp.file(
-      'hold.mts',
-      `import { openOrderSource } from ${JSON.stringify(join(projectRoot, 'src/ingest/openOrderSource.ts'))};\n` +
-        `const source = await openOrderSource(${JSON.stringify(file)}, { spillThresholdBytes: 0, bucketBytes: 1024, tmpDir: ${JSON.stringify(spill)} });\n` +
-        `const items = source.items()[Symbol.asyncIterator]();\n` +
-        `await items.next();\n` +
-        `process.stdout.write('ready\\n');\n` +
-        `setInterval(() => undefined, 1000);\n`,
-    );
-    const run = (signal: NodeJS.Signals) =>
-      new Promise<{ left: string[]; code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-        let left: string[] = [];
-        child.stdout.on('data', (chunk: Buffer) => {
-          if (!chunk.toString().includes('ready')) return;
-          void readdir(spill).then((names) => {
-            left = names;
-            child.kill(signal);
-          }, reject);
+  it(
+    'a process stopped by SIGTERM or SIGINT removes its spill folder; one killed outright leaves it to the next start',
+    { timeout: 90_000 },
+    async () => {
+      const file = await tmp.file('orders.csv', bigOrderFile(50));
+      const spill = join(tmp.dir, 'spill');
+      await mkdir(spill);
+      const script = await tmp.file(
+        'hold.mts',
+        `import { openOrderSource } from ${JSON.stringify(join(projectRoot, 'src/ingest/openOrderSource.ts'))};\n` +
+          `const source = await openOrderSource(${JSON.stringify(file)}, { spillThresholdBytes: 0, bucketBytes: 1024, tmpDir: ${JSON.stringify(spill)} });\n` +
+          `const items = source.items()[Symbol.asyncIterator]();\n` +
+          `await items.next();\n` +
+          `process.stdout.write('ready\\n');\n` +
+          `setInterval(() => undefined, 1000);\n`,
+      );
+      const run = (signal: NodeJS.Signals) =>
+        new Promise<{ left: string[]; code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', script], {
+            cwd: projectRoot,
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          let left: string[] = [];
+          child.stdout.on('data', (chunk: Buffer) => {
+            if (!chunk.toString().includes('ready')) return;
+            void readdir(spill).then((names) => {
+              left = names;
+              child.kill(signal);
+            }, reject);
+          });
+          child.on('exit', (code, sig) => resolve({ left, code, signal: sig }));
         });
-        child.on('exit', (code, sig) => resolve({ left, code, signal: sig }));
-      });
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      const { left, code } = await run(signal);
-      expect(left, signal).toHaveLength(1); // it was spilling
-      expect(code, signal).toBe(signal === 'SIGTERM' ? 143 : 130);
-      expect(await readdir(spill), signal).toEqual([]);
-    }
-    const killed = await run('SIGKILL');
-    expect(killed.signal).toBe('SIGKILL');
-    expect(await readdir(spill)).toEqual(killed.left); // a crash leaves it...
-    await readAll(file, { spillThresholdBytes: 0, tmpDir: spill });
-    expect(await readdir(spill)).toEqual([]); // ...and the next start sweeps it
-  });
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        const { left, code } = await run(signal);
+        expect(left, signal).toHaveLength(1); // it was spilling
+        expect(code, signal).toBe(signal === 'SIGTERM' ? 143 : 130);
+        expect(await readdir(spill), signal).toEqual([]);
+      }
+      const killed = await run('SIGKILL');
+      expect(killed.signal).toBe('SIGKILL');
+      expect(await readdir(spill)).toEqual(killed.left); // a crash leaves it...
+      await readAll(file, { spillThresholdBytes: 0, tmpDir: spill });
+      expect(await readdir(spill)).toEqual([]); // ...and the next start sweeps it
+    },
+  );
 });

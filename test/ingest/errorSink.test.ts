@@ -21,7 +21,10 @@ describe('validate --json gives every error', () => {
     let out = '';
     const sink = new ErrorSink((text) => (out += text));
     const result = await validateFile(file, { onError: (e) => sink.add(e) }, ORDERS);
-    const report = JSON.parse(validationReport(file, result, true, sink)) as { errors: RowError[]; firstErrors: RowError[] };
+    const report = JSON.parse(validationReport(file, result, true, sink)) as {
+      errors: RowError[];
+      firstErrors: RowError[];
+    };
     expect(out).toBe('');
     expect(report.firstErrors).toHaveLength(10);
     expect(report.errors).toHaveLength(25);

@@ -24,7 +24,8 @@ describe('bench/generateOrders', () => {
     expect((await readFile(a, 'utf8')).trimEnd().split('\n')).toHaveLength(3001);
     expect(await readFile(a, 'utf8')).toBe(await readFile(b, 'utf8'));
     expect(await readFile(a, 'utf8')).not.toBe(await readFile(c, 'utf8'));
-    for (const rows of [0, 1, 2, 5, 17]) expect([...orderRows({ rows, seed: 3, multiLineShare: 0.9, spread: 3 })], String(rows)).toHaveLength(rows);
+    for (const rows of [0, 1, 2, 5, 17])
+      expect([...orderRows({ rows, seed: 3, multiLineShare: 0.9, spread: 3 })], String(rows)).toHaveLength(rows);
   });
 
   it('produces valid orders, some with product lines that are not adjacent', async () => {

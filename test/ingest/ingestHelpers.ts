@@ -5,7 +5,8 @@ import { openOrderSource, type IngestOptions } from '../../src/ingest/openOrderS
 import type { IngestItem, RejectedRecord, ValidOrder } from '../../src/ingest/types.js';
 
 /** The default header, in order. */
-export const HEADER = 'orderRef,businessCustomerId,firstName,lastName,street,streetNumber,postalCode,city,countryCode,languageCode,email,telephoneNumber,productId,quantity';
+export const HEADER =
+  'orderRef,businessCustomerId,firstName,lastName,street,streetNumber,postalCode,city,countryCode,languageCode,email,telephoneNumber,productId,quantity';
 
 /** A valid row; `over` replaces fields by name. */
 export function row(over: Record<string, string> = {}): string {
@@ -32,7 +33,11 @@ export function row(over: Record<string, string> = {}): string {
 }
 
 /** A fresh temp folder; remove it with `cleanup`. */
-export async function tempDir(): Promise<{ dir: string; file: (name: string, content: string | Buffer) => Promise<string>; cleanup: () => Promise<void> }> {
+export async function tempDir(): Promise<{
+  dir: string;
+  file: (name: string, content: string | Buffer) => Promise<string>;
+  cleanup: () => Promise<void>;
+}> {
   const dir = await mkdtemp(join(tmpdir(), 'bulkorder-test-'));
   return {
     dir,

@@ -26,7 +26,8 @@ describe('isCountryCode', () => {
   });
 
   it('refuses lowercase, user-assigned and reserved codes', () => {
-    for (const code of ['nl', 'Nl', 'XK', 'UK', 'EU', 'ZZ', 'AN', 'NLD', '', ' NL']) expect(isCountryCode(code), code).toBe(false);
+    for (const code of ['nl', 'Nl', 'XK', 'UK', 'EU', 'ZZ', 'AN', 'NLD', '', ' NL'])
+      expect(isCountryCode(code), code).toBe(false);
     for (const code of ['NL', 'BE', 'DE', 'AQ', 'SS', 'BQ']) expect(isCountryCode(code), code).toBe(true);
   });
 });
@@ -40,7 +41,8 @@ describe('isLanguageCode', () => {
   });
 
   it('refuses uppercase, three-letter and unknown codes', () => {
-    for (const code of ['NL', 'Nl', 'nld', 'xx', 'jp', 'sh', '', 'nl-BE']) expect(isLanguageCode(code), code).toBe(false);
+    for (const code of ['NL', 'Nl', 'nld', 'xx', 'jp', 'sh', '', 'nl-BE'])
+      expect(isLanguageCode(code), code).toBe(false);
     for (const code of ['nl', 'fr', 'de', 'en', 'fy', 'lb', 'bh']) expect(isLanguageCode(code), code).toBe(true);
   });
 });

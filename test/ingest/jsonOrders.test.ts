@@ -13,7 +13,15 @@ const apiOrder = (over: Record<string, unknown> = {}): Record<string, unknown> =
   orderRef: 'J-1',
   businessCustomerId: 1001,
   recipient: {
-    address: { firstName: 'Jan', lastName: 'de Vries', street: 'Keizersgracht', streetNumber: 112, postalCode: '1015 CX', city: 'Amsterdam', countryCode: 'NL' },
+    address: {
+      firstName: 'Jan',
+      lastName: 'de Vries',
+      street: 'Keizersgracht',
+      streetNumber: 112,
+      postalCode: '1015 CX',
+      city: 'Amsterdam',
+      countryCode: 'NL',
+    },
     languageCode: 'nl',
     email: 'jan.devries@example.nl',
     telephoneNumber: '+31612345678',
@@ -45,7 +53,14 @@ const flat = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
 
 describe('JSON input', () => {
   it('reads orders in the API shape, several product lines each', async () => {
-    const file = await tmp.file('orders.json', JSON.stringify([apiOrder(), apiOrder({ orderRef: 'J-2', products: [{ productId: 5003, quantity: 1 }] })], null, 2));
+    const file = await tmp.file(
+      'orders.json',
+      JSON.stringify(
+        [apiOrder(), apiOrder({ orderRef: 'J-2', products: [{ productId: 5003, quantity: 1 }] })],
+        null,
+        2,
+      ),
+    );
     const orders = valid(await readAll(file));
     expect(orders.map((o) => [o.key, o.lines, o.rowLines])).toEqual([
       ['ref.1001.J-1', [2], [2, 2]],
@@ -53,18 +68,30 @@ describe('JSON input', () => {
     ]);
     const { orderRef: _ref, ...payload } = apiOrder();
     expect(orders[0]!.payload).toEqual(payload);
-    expect(orders[0]!.rows[1]).toMatchObject({ orderRef: 'J-1', businessCustomerId: '1001', productId: '5002', quantity: '2' });
+    expect(orders[0]!.rows[1]).toMatchObject({
+      orderRef: 'J-1',
+      businessCustomerId: '1001',
+      productId: '5002',
+      quantity: '2',
+    });
   });
 
   it('keys an API-shape order without orderRef by its payload', async () => {
     const { orderRef: _ref, ...noRef } = apiOrder();
     const file = await tmp.file('noref.json', JSON.stringify([noRef, noRef]));
-    expect(valid(await readAll(file)).map((o) => o.key.replace(/^sha\.[0-9a-f]{32}/, 'sha'))).toEqual(['sha.1', 'sha.2']);
+    expect(valid(await readAll(file)).map((o) => o.key.replace(/^sha\.[0-9a-f]{32}/, 'sha'))).toEqual([
+      'sha.1',
+      'sha.2',
+    ]);
   });
 
   it('refuses fields the API shape does not have, and wrong types, listing each', async () => {
     const order = apiOrder({ giftMessage: 'Enjoy!', products: [{ productId: '5001', quantity: true, colour: 'red' }] });
-    (order.recipient as Record<string, unknown>).address = { ...(order.recipient as { address: object }).address, streetNumber: '12a', houseNumberAddition: 'a' };
+    (order.recipient as Record<string, unknown>).address = {
+      ...(order.recipient as { address: object }).address,
+      streetNumber: '12a',
+      houseNumberAddition: 'a',
+    };
     const file = await tmp.file('unknown.json', JSON.stringify([order]));
     expect(errorList(await readAll(file))).toEqual([
       '1:FIELD_TYPE:productId',
@@ -89,7 +116,10 @@ describe('JSON input', () => {
   });
 
   it('refuses two complete orders with one orderRef', async () => {
-    const file = await tmp.file('dup.json', `[\n${JSON.stringify(apiOrder())},\n${JSON.stringify(apiOrder({ products: [{ productId: 5009, quantity: 1 }] }))}\n]`);
+    const file = await tmp.file(
+      'dup.json',
+      `[\n${JSON.stringify(apiOrder())},\n${JSON.stringify(apiOrder({ products: [{ productId: 5009, quantity: 1 }] }))}\n]`,
+    );
     expect(errorList(await readAll(file))).toEqual(['3:DUPLICATE_ORDER_REF:orderRef']);
   });
 
@@ -105,7 +135,9 @@ describe('JSON input', () => {
     const mapped = rows.map(({ firstName, ...rest }) => ({ ...rest, Voornaam: firstName }));
     const file = await tmp.file('rows.json', JSON.stringify(mapped));
     const items = await readAll(file, { mapping: { Voornaam: 'firstName', Opmerking: '' } });
-    expect(valid(items).map((o) => [o.orderRef, o.payload.products.length, o.payload.recipient.address.firstName])).toEqual([
+    expect(
+      valid(items).map((o) => [o.orderRef, o.payload.products.length, o.payload.recipient.address.firstName]),
+    ).toEqual([
       ['F-1', 2, 'Jan'],
       ['F-2', 1, 'Jan'],
     ]);
@@ -114,15 +146,27 @@ describe('JSON input', () => {
 
 describe('NDJSON input', () => {
   it('reads one flat row or one order per line, with line numbers', async () => {
-    const lines = [flat(), flat({ orderRef: 'F-2' }), '', flat({ productId: 5002 }), apiOrder({ orderRef: 'J-9' }), flat({ orderRef: 'F-3', email: 'nope' })];
-    const file = await tmp.file('rows.ndjson', lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\r\n'));
+    const lines = [
+      flat(),
+      flat({ orderRef: 'F-2' }),
+      '',
+      flat({ productId: 5002 }),
+      apiOrder({ orderRef: 'J-9' }),
+      flat({ orderRef: 'F-3', email: 'nope' }),
+    ];
+    const file = await tmp.file(
+      'rows.ndjson',
+      lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\r\n'),
+    );
     const items = await readAll(file);
     expect(valid(items).map((o) => [o.orderRef, o.lines])).toEqual([
       ['F-1', [1, 4]],
       ['F-2', [2]],
       ['J-9', [5]],
     ]);
-    expect(rejected(items).map((o) => [o.orderRef, o.errors[0]?.line, o.errors[0]?.code])).toEqual([['F-3', 6, 'EMAIL_INVALID']]);
+    expect(rejected(items).map((o) => [o.orderRef, o.errors[0]?.line, o.errors[0]?.code])).toEqual([
+      ['F-3', 6, 'EMAIL_INVALID'],
+    ]);
   });
 
   it('treats a flat row without orderRef as an order of its own', async () => {

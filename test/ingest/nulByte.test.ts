@@ -22,6 +22,14 @@ describe('a NUL byte anywhere refuses the whole file (issue 26, item 11)', () =>
     expect(refused!.message).toContain('line 1336 holds a NUL byte');
     expect(await rig.services.batches.list(10)).toEqual([]);
     expect(await rig.services.queue.count()).toBe(0);
-    recordReliability({ fault: 'a NUL byte after row 1,334 of a 2,000-order file', behaviour: 'the whole file refused before anything was queued, exit 3 naming the line (it used to reject that row and queue the 1,334 before it)', orders: 0, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'a NUL byte after row 1,334 of a 2,000-order file',
+      behaviour:
+        'the whole file refused before anything was queued, exit 3 naming the line (it used to reject that row and queue the 1,334 before it)',
+      orders: 0,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   });
 });

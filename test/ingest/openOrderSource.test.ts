@@ -58,16 +58,29 @@ describe('openOrderSource: grouping by orderRef', () => {
   }
 
   it('keeps orders of different customers with the same orderRef apart', async () => {
-    const file = await tmp.file('two.csv', csv(row({ orderRef: 'A' }), row({ orderRef: 'A', businessCustomerId: '1002', productId: '5002' })));
+    const file = await tmp.file(
+      'two.csv',
+      csv(row({ orderRef: 'A' }), row({ orderRef: 'A', businessCustomerId: '1002', productId: '5002' })),
+    );
     expect(valid(await readAll(file)).map((o) => o.key)).toEqual(['ref.1001.A', 'ref.1002.A']);
   });
 
   it('rejects the whole order when its rows disagree on the recipient, naming the lines', async () => {
-    const file = await tmp.file('mismatch.csv', csv(row({ orderRef: 'A' }), row({ orderRef: 'B' }), row({ orderRef: 'A', lastName: 'Jansen', city: 'Utrecht', productId: '5002' })));
+    const file = await tmp.file(
+      'mismatch.csv',
+      csv(
+        row({ orderRef: 'A' }),
+        row({ orderRef: 'B' }),
+        row({ orderRef: 'A', lastName: 'Jansen', city: 'Utrecht', productId: '5002' }),
+      ),
+    );
     const items = await readAll(file);
     const [a] = rejected(items);
     expect(a).toMatchObject({ orderRef: 'A', key: 'ref.1001.A', lines: [2, 4] });
-    expect(a!.errors.map((e) => `${e.line}:${e.code}:${e.column}`)).toEqual(['4:RECIPIENT_MISMATCH:lastName', '4:RECIPIENT_MISMATCH:city']);
+    expect(a!.errors.map((e) => `${e.line}:${e.code}:${e.column}`)).toEqual([
+      '4:RECIPIENT_MISMATCH:lastName',
+      '4:RECIPIENT_MISMATCH:city',
+    ]);
     expect(a!.errors[0]!.message).toContain('line 2');
     expect(a!.errors[0]!.message).not.toContain('Jansen');
     expect(a!.errors[1]!.message).toContain("'Utrecht' differs from 'Amsterdam'");
@@ -75,13 +88,25 @@ describe('openOrderSource: grouping by orderRef', () => {
   });
 
   it('compares recipients after normalisation (spacing of a phone number is not a disagreement)', async () => {
-    const file = await tmp.file('norm.csv', csv(row({ orderRef: 'A' }), row({ orderRef: 'A', telephoneNumber: '+31 6 1234 5678', countryCode: 'nl', productId: '5002' })));
+    const file = await tmp.file(
+      'norm.csv',
+      csv(
+        row({ orderRef: 'A' }),
+        row({ orderRef: 'A', telephoneNumber: '+31 6 1234 5678', countryCode: 'nl', productId: '5002' }),
+      ),
+    );
     const [order] = valid(await readAll(file));
-    expect(order!.notes).toEqual(["line 3: countryCode 'nl' -> 'NL'", 'line 3: telephoneNumber written as E.164 (spaces and punctuation removed)']);
+    expect(order!.notes).toEqual([
+      "line 3: countryCode 'nl' -> 'NL'",
+      'line 3: telephoneNumber written as E.164 (spaces and punctuation removed)',
+    ]);
   });
 
   it('rejects a whole order when one of its rows is invalid, keeping all its rows', async () => {
-    const file = await tmp.file('partial.csv', csv(row({ orderRef: 'A' }), row({ orderRef: 'A', quantity: '1.5', productId: '5002' })));
+    const file = await tmp.file(
+      'partial.csv',
+      csv(row({ orderRef: 'A' }), row({ orderRef: 'A', quantity: '1.5', productId: '5002' })),
+    );
     const [order] = rejected(await readAll(file));
     expect(order!.rows).toHaveLength(2);
     expect(order!.errors.map((e) => `${e.line}:${e.code}`)).toEqual(['3:INTEGER_INVALID']);
@@ -138,7 +163,10 @@ describe('openOrderSource: files without orderRef', () => {
     const rows = [plain(), plain({ productId: '5002' }), plain()];
     const first = await tmp.file('day1.csv', [header, ...rows].join('\n'));
     const overlapping = await tmp.file('day2.csv', [header, plain({ productId: '5003' }), ...rows].join('\n'));
-    const keys = async (file: string, options: IngestOptions = {}): Promise<string[]> => valid(await readAll(file, options)).map((o) => o.key).sort();
+    const keys = async (file: string, options: IngestOptions = {}): Promise<string[]> =>
+      valid(await readAll(file, options))
+        .map((o) => o.key)
+        .sort();
     const once = await keys(first);
     expect(await keys(first)).toEqual(once);
     expect(await keys(first, spill())).toEqual(once);
@@ -148,7 +176,9 @@ describe('openOrderSource: files without orderRef', () => {
 
 describe('openOrderSource: memory and temp files', () => {
   it('spills big files to temp files and always removes them, also when stopped early', async () => {
-    const rows = Array.from({ length: 300 }, (_, i) => row({ orderRef: `R-${i % 97}`, productId: String(5001 + Math.floor(i / 97)) }));
+    const rows = Array.from({ length: 300 }, (_, i) =>
+      row({ orderRef: `R-${i % 97}`, productId: String(5001 + Math.floor(i / 97)) }),
+    );
     const file = await tmp.file('big.csv', csv(...rows));
     const spillDir = join(tmp.dir, 'spill');
     await (await import('node:fs/promises')).mkdir(spillDir);
@@ -178,7 +208,12 @@ describe('openOrderSource: memory and temp files', () => {
     const file = await tmp.file('late.csv', bytes);
     const spillDir = join(tmp.dir, 'spill');
     await (await import('node:fs/promises')).mkdir(spillDir);
-    const source = await openOrderSource(file, { spillThresholdBytes: 0, tmpDir: spillDir, chunkBytes: 1024, maxRecordBytes: 1024 });
+    const source = await openOrderSource(file, {
+      spillThresholdBytes: 0,
+      tmpDir: spillDir,
+      chunkBytes: 1024,
+      maxRecordBytes: 1024,
+    });
     const seen: IngestItem[] = [];
     const error = await (async () => {
       for await (const item of source.items()) seen.push(item);
@@ -228,12 +263,25 @@ describe('openOrderSource: whole-file checks', () => {
   });
 
   it('reads a windows-1252 export when told, and refuses it otherwise', async () => {
-    const text = csv(row({ lastName: 'Müller', street: 'Mönckebergstraße', city: 'Köln', countryCode: 'DE', languageCode: 'de', telephoneNumber: '+4915123456789' }));
+    const text = csv(
+      row({
+        lastName: 'Müller',
+        street: 'Mönckebergstraße',
+        city: 'Köln',
+        countryCode: 'DE',
+        languageCode: 'de',
+        telephoneNumber: '+4915123456789',
+      }),
+    );
     const file = await tmp.file('ansi.csv', Buffer.from(text, 'latin1'));
     const error = await openOrderSource(file).catch((e: unknown) => e);
     expect((error as FileRefusedError).code).toBe('ENCODING_INVALID');
     const [order] = valid(await readAll(file, { encoding: 'windows-1252' }));
-    expect(order!.payload.recipient.address).toMatchObject({ lastName: 'Müller', street: 'Mönckebergstraße', city: 'Köln' });
+    expect(order!.payload.recipient.address).toMatchObject({
+      lastName: 'Müller',
+      street: 'Mönckebergstraße',
+      city: 'Köln',
+    });
   });
 
   it('items() can be iterated once', async () => {

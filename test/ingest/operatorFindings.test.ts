@@ -20,21 +20,27 @@ function withDelimiter(lines: string[], delimiter: string): string {
 
 describe('delimiters', () => {
   it("honours Excel's sep= first line, and line numbers stay the editor's", async () => {
-    const text = 'sep=;\r\n' + withDelimiter([HEADER, row({ orderRef: 'S-1' }), row({ orderRef: 'S-2', quantity: 'x' })], ';');
+    const text =
+      'sep=;\r\n' + withDelimiter([HEADER, row({ orderRef: 'S-1' }), row({ orderRef: 'S-2', quantity: 'x' })], ';');
     const items = await readAll(await file('excel.csv', text));
     expect(valid(items).map((o) => o.orderRef)).toEqual(['S-1']);
     expect(errorList(items)).toEqual(['4:INTEGER_INVALID:quantity']);
   });
 
   it('detects |', async () => {
-    const items = await readAll(await file('pipes.csv', withDelimiter([HEADER, row({ orderRef: 'P-1' }), row({ orderRef: 'P-2' })], '|')));
+    const items = await readAll(
+      await file('pipes.csv', withDelimiter([HEADER, row({ orderRef: 'P-1' }), row({ orderRef: 'P-2' })], '|')),
+    );
     expect(valid(items).map((o) => o.orderRef)).toEqual(['P-1', 'P-2']);
     expect(rejected(items)).toEqual([]);
   });
 
   it('another delimiter gets a --delimiter hint, not a --map one', async () => {
     const path = await file('colons.csv', withDelimiter([HEADER, row()], ':'));
-    const error = await readAll(path).then(() => undefined, (e: unknown) => e as { code: string; exitCode: number; message: string });
+    const error = await readAll(path).then(
+      () => undefined,
+      (e: unknown) => e as { code: string; exitCode: number; message: string },
+    );
     expect(error).toMatchObject({ code: 'DELIMITER_UNKNOWN', exitCode: 3 });
     expect(error!.message).toContain("--delimiter ':'");
     expect(error!.message).not.toContain('--map');
@@ -43,15 +49,27 @@ describe('delimiters', () => {
 });
 
 describe('one product on two lines of an order', () => {
-  const lines = [HEADER, row({ orderRef: 'M-1', productId: '5001', quantity: '2' }), row({ orderRef: 'M-1', productId: '5002', quantity: '1' }), row({ orderRef: 'M-1', productId: '5001', quantity: '3' })];
+  const lines = [
+    HEADER,
+    row({ orderRef: 'M-1', productId: '5001', quantity: '2' }),
+    row({ orderRef: 'M-1', productId: '5002', quantity: '1' }),
+    row({ orderRef: 'M-1', productId: '5001', quantity: '3' }),
+  ];
 
   it('is merged into one line with the summed quantity and a note', async () => {
     const items = await readAll(await file('twice.csv', lines.join('\n') + '\n'));
     expect(rejected(items)).toEqual([]);
     const [order] = valid(items);
-    expect(order!.payload.products).toEqual([{ productId: 5001, quantity: 5 }, { productId: 5002, quantity: 1 }]);
+    expect(order!.payload.products).toEqual([
+      { productId: 5001, quantity: 5 },
+      { productId: 5002, quantity: 1 },
+    ]);
     expect(order!.lines).toEqual([2, 3, 4]);
-    expect(order!.notes).toContainEqual(expect.stringMatching(/^line 4: productId PRODUCTS_MERGED: productId 5001 is also on line 2: one line sent, quantity 5/));
+    expect(order!.notes).toContainEqual(
+      expect.stringMatching(
+        /^line 4: productId PRODUCTS_MERGED: productId 5001 is also on line 2: one line sent, quantity 5/,
+      ),
+    );
   });
 
   it('is refused under --strict-products', async () => {
@@ -60,10 +78,14 @@ describe('one product on two lines of an order', () => {
   });
 });
 
-describe("Excel's =\"...\" cells", () => {
+describe('Excel\'s ="..." cells', () => {
   it('are unwrapped with a note', async () => {
     // As Excel writes the formula in a CSV: the cell quoted, its quotes doubled.
-    const text = [HEADER, row({ orderRef: 'E-1' }).replace('+31612345678', '"=""+31612345678"""').replace(',1001,', ',"=""1001""",')].join('\n') + '\n';
+    const text =
+      [
+        HEADER,
+        row({ orderRef: 'E-1' }).replace('+31612345678', '"=""+31612345678"""').replace(',1001,', ',"=""1001""",'),
+      ].join('\n') + '\n';
     const items = await readAll(await file('excel-text.csv', text));
     expect(rejected(items)).toEqual([]);
     const [order] = valid(items);

@@ -3,7 +3,15 @@ import { canonicalRows } from '../../src/kinds/originalRows.js';
 import { jsonUnit } from '../../src/ingest/jsonUnit.js';
 import { maskValue } from '../../src/ingest/maskValue.js';
 import { ORDER_COLUMNS } from '../../src/ingest/orderColumns.js';
-import { ORDER_FIELD_TABLE, ORDER_FIELDS, PERSONAL_FIELDS, RECIPIENT_FIELDS, REQUIRED_FIELDS, type FieldRule, type OrderField } from '../../src/ingest/orderFields.js';
+import {
+  ORDER_FIELD_TABLE,
+  ORDER_FIELDS,
+  PERSONAL_FIELDS,
+  RECIPIENT_FIELDS,
+  REQUIRED_FIELDS,
+  type FieldRule,
+  type OrderField,
+} from '../../src/ingest/orderFields.js';
 import { payloadHash } from '../../src/ingest/orderKey.js';
 import { buildPayload, valueAt } from '../../src/ingest/orderShape.js';
 import { unitOf } from '../../src/ingest/orderUnit.js';
@@ -69,13 +77,19 @@ describe('the order field table', () => {
   });
 
   it('lets the recipient fields be the ones under recipient. and masks personal data', () => {
-    expect(RECIPIENT_FIELDS).toEqual(ORDER_FIELD_TABLE.filter((spec) => spec.path.startsWith('recipient.')).map((spec) => spec.name));
+    expect(RECIPIENT_FIELDS).toEqual(
+      ORDER_FIELD_TABLE.filter((spec) => spec.path.startsWith('recipient.')).map((spec) => spec.name),
+    );
     for (const field of PERSONAL_FIELDS) expect(maskValue(field, 'Keizersgracht'), field).not.toBe('Keizersgracht');
   });
 
   it('round-trips every field through the spill codec', () => {
     const value = validValue();
-    const unit = unitOf([{ ...validateRow(2, fullText), cells: ORDER_FIELDS.map((field) => fullText[field] ?? '') }], false, []);
+    const unit = unitOf(
+      [{ ...validateRow(2, fullText), cells: ORDER_FIELDS.map((field) => fullText[field] ?? '') }],
+      false,
+      [],
+    );
     const decoded = decodeUnit(encodeUnit(unit));
     expect(decoded).toEqual(unit);
     expect(decoded.rows[0]?.value).toEqual(value);
@@ -92,14 +106,21 @@ describe('the order field table', () => {
       expect(at, spec.path).toBe(expected[spec.name]);
     }
     const leaves = (value: unknown): number =>
-      Array.isArray(value) ? value.reduce((n: number, v) => n + leaves(v), 0) : typeof value === 'object' && value !== null ? Object.values(value).reduce((n: number, v) => n + leaves(v), 0) : 1;
+      Array.isArray(value)
+        ? value.reduce((n: number, v) => n + leaves(v), 0)
+        : typeof value === 'object' && value !== null
+          ? Object.values(value).reduce((n: number, v) => n + leaves(v), 0)
+          : 1;
     expect(leaves(payload)).toBe(sent.length);
   });
 
   it('reads every field back from a JSON order in the API shape and from a payload (dead-letter rows)', () => {
     const value = validValue();
     const payload = buildPayload([value]);
-    const unit = jsonUnit({ kind: 'element', line: 2, text: JSON.stringify({ orderRef: expected.orderRef, ...payload }) }, { mapping: new Map(), ignored: new Set(), maxLinesPerOrder: 10 });
+    const unit = jsonUnit(
+      { kind: 'element', line: 2, text: JSON.stringify({ orderRef: expected.orderRef, ...payload }) },
+      { mapping: new Map(), ignored: new Set(), maxLinesPerOrder: 10 },
+    );
     expect(unit.errors).toEqual([]);
     expect(unit.rows[0]?.value).toEqual(value);
     expect(canonicalRows(payload, String(expected.orderRef))).toEqual([ORDER_FIELDS.map((field) => fullText[field])]);

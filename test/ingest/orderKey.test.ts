@@ -8,7 +8,15 @@ const SAFE = /^[A-Za-z0-9._~-]+$/;
 const payload: OrderPayload = {
   businessCustomerId: 1001,
   recipient: {
-    address: { firstName: 'Jan', lastName: 'de Vries', street: 'Keizersgracht', streetNumber: 112, postalCode: '1015 CX', city: 'Amsterdam', countryCode: 'NL' },
+    address: {
+      firstName: 'Jan',
+      lastName: 'de Vries',
+      street: 'Keizersgracht',
+      streetNumber: 112,
+      postalCode: '1015 CX',
+      city: 'Amsterdam',
+      countryCode: 'NL',
+    },
     languageCode: 'nl',
     email: 'jan.devries@example.nl',
     telephoneNumber: '+31612345678',
@@ -46,7 +54,12 @@ describe('order keys', () => {
   it('hash the canonical payload: field and product order do not matter, any value does', () => {
     const reordered: OrderPayload = {
       products: [...payload.products].reverse(),
-      recipient: { telephoneNumber: '+31612345678', email: 'jan.devries@example.nl', languageCode: 'nl', address: { ...payload.recipient.address } },
+      recipient: {
+        telephoneNumber: '+31612345678',
+        email: 'jan.devries@example.nl',
+        languageCode: 'nl',
+        address: { ...payload.recipient.address },
+      },
       businessCustomerId: 1001,
     };
     expect(canonicalPayload(reordered)).toBe(canonicalPayload(payload));

@@ -16,15 +16,20 @@ async function samples(file: string): Promise<ValidRecord<OrderPayload>[]> {
 }
 
 describe('a payload packed for a chunk job', () => {
-  it.each(['samples/gift-orders.csv', 'samples/multi-line-orders.csv', 'samples/gift-orders.json'])('gives back exactly the payload of every order of %s, in fewer bytes', async (file) => {
-    const orders = await samples(file);
-    expect(orders.length).toBeGreaterThan(0);
-    for (const order of orders) {
-      const packed = packPayload(order.payload);
-      expect(JSON.stringify(unpackPayload(JSON.parse(JSON.stringify(packed)) as unknown, PACKED_LAYOUT_VERSION))).toBe(JSON.stringify(order.payload));
-      expect(JSON.stringify(packed).length).toBeLessThan(JSON.stringify(order.payload).length * 0.75);
-    }
-  });
+  it.each(['samples/gift-orders.csv', 'samples/multi-line-orders.csv', 'samples/gift-orders.json'])(
+    'gives back exactly the payload of every order of %s, in fewer bytes',
+    async (file) => {
+      const orders = await samples(file);
+      expect(orders.length).toBeGreaterThan(0);
+      for (const order of orders) {
+        const packed = packPayload(order.payload);
+        expect(
+          JSON.stringify(unpackPayload(JSON.parse(JSON.stringify(packed)) as unknown, PACKED_LAYOUT_VERSION)),
+        ).toBe(JSON.stringify(order.payload));
+        expect(JSON.stringify(packed).length).toBeLessThan(JSON.stringify(order.payload).length * 0.75);
+      }
+    },
+  );
 
   it('is used by an import only where it gives the payload back: a payload with a key the table does not know stays whole', async () => {
     const [order] = await samples('samples/gift-orders.csv');
@@ -37,9 +42,12 @@ describe('a payload packed for a chunk job', () => {
     expect(whole.payload).toEqual(odd.payload);
   });
 
-  it("is in a layout with a version: a row added to ORDER_FIELD_TABLE needs its layout appended to PACKED_LAYOUTS (src/ingest/packedLayouts.ts)", () => {
+  it('is in a layout with a version: a row added to ORDER_FIELD_TABLE needs its layout appended to PACKED_LAYOUTS (src/ingest/packedLayouts.ts)', () => {
     // Fails when the field table changed and PACKED_LAYOUTS did not: add { head, line } as the next version.
-    expect(PACKED_LAYOUT_VERSION, `add ${JSON.stringify(PACKED_LAYOUT)} to PACKED_LAYOUTS as version ${NEWEST_PACKED_LAYOUT + 1}`).toBe(NEWEST_PACKED_LAYOUT);
+    expect(
+      PACKED_LAYOUT_VERSION,
+      `add ${JSON.stringify(PACKED_LAYOUT)} to PACKED_LAYOUTS as version ${NEWEST_PACKED_LAYOUT + 1}`,
+    ).toBe(NEWEST_PACKED_LAYOUT);
     expect(PACKED_LAYOUTS[1]!.head).toHaveLength(11);
   });
 
@@ -67,9 +75,15 @@ describe('a payload packed for a chunk job', () => {
 describe('a chunk job as the worker reads it', () => {
   it('names its version and layout, and is refused when either is newer than this code', async () => {
     const orders = await samples('samples/multi-line-orders.csv');
-    const data = chunkJob('b1', orders.map((order) => toChunkRecord(order, [], ORDERS)), ORDERS.payloadCodec!.version);
+    const data = chunkJob(
+      'b1',
+      orders.map((order) => toChunkRecord(order, [], ORDERS)),
+      ORDERS.payloadCodec!.version,
+    );
     expect(data).toMatchObject({ v: JOB_DATA_VERSION, pk: PACKED_LAYOUT_VERSION });
-    expect(readChunk(data, 'b1.1', ORDERS.payloadCodec).records.map((record) => record.payload)).toEqual(orders.map((order) => order.payload));
+    expect(readChunk(data, 'b1.1', ORDERS.payloadCodec).records.map((record) => record.payload)).toEqual(
+      orders.map((order) => order.payload),
+    );
     const codeOf = (chunk: ChunkJobData): string => {
       try {
         readChunk(chunk, 'b1.1', ORDERS.payloadCodec);

@@ -12,7 +12,10 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-async function read(content: string | Buffer, options: { delimiter?: string; chunkBytes?: number; maxRecordBytes?: number } = {}): Promise<(CsvRecord | CsvBadRecord)[]> {
+async function read(
+  content: string | Buffer,
+  options: { delimiter?: string; chunkBytes?: number; maxRecordBytes?: number } = {},
+): Promise<(CsvRecord | CsvBadRecord)[]> {
   const file = await tmp.file('in.csv', content);
   const out: (CsvRecord | CsvBadRecord)[] = [];
   for await (const record of readCsvRecords(file, { delimiter: ',', ...options })) out.push(record);

@@ -11,17 +11,33 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-async function array(text: string, chunkBytes = 64 * 1024, maxRecordBytes?: number): Promise<(JsonRecord | JsonOversize)[]> {
+async function array(
+  text: string,
+  chunkBytes = 64 * 1024,
+  maxRecordBytes?: number,
+): Promise<(JsonRecord | JsonOversize)[]> {
   const file = await tmp.file('in.json', text);
   const out: (JsonRecord | JsonOversize)[] = [];
-  for await (const record of readJsonArray(file, { chunkBytes, ...(maxRecordBytes === undefined ? {} : { maxRecordBytes }) })) out.push(record);
+  for await (const record of readJsonArray(file, {
+    chunkBytes,
+    ...(maxRecordBytes === undefined ? {} : { maxRecordBytes }),
+  }))
+    out.push(record);
   return out;
 }
 
-async function ndjson(text: string, chunkBytes = 64 * 1024, maxRecordBytes?: number): Promise<(JsonRecord | JsonOversize)[]> {
+async function ndjson(
+  text: string,
+  chunkBytes = 64 * 1024,
+  maxRecordBytes?: number,
+): Promise<(JsonRecord | JsonOversize)[]> {
   const file = await tmp.file('in.ndjson', text);
   const out: (JsonRecord | JsonOversize)[] = [];
-  for await (const record of readNdjson(file, { chunkBytes, ...(maxRecordBytes === undefined ? {} : { maxRecordBytes }) })) out.push(record);
+  for await (const record of readNdjson(file, {
+    chunkBytes,
+    ...(maxRecordBytes === undefined ? {} : { maxRecordBytes }),
+  }))
+    out.push(record);
   return out;
 }
 

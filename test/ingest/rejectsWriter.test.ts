@@ -59,7 +59,10 @@ describe('RejectsWriter', () => {
   });
 
   it('produces a file that imports again once fixed; the reject columns are ignored', async () => {
-    const file = await tmp.file('orders.csv', csv(row({ orderRef: 'A', quantity: '1.5', telephoneNumber: '+31 6 1234 5678' }), row({ orderRef: 'B' })));
+    const file = await tmp.file(
+      'orders.csv',
+      csv(row({ orderRef: 'A', quantity: '1.5', telephoneNumber: '+31 6 1234 5678' }), row({ orderRef: 'B' })),
+    );
     const { rejectsPath } = await validateFile(file, {}, ORDERS);
     const fixed = (await readFile(rejectsPath!, 'utf8')).replace(',1.5,', ',2,');
     const again = await tmp.file('fixed.csv', fixed);
@@ -73,10 +76,30 @@ describe('RejectsWriter', () => {
   });
 
   it('round-trips rows of a JSON file without orderRef: each stays an order of its own', async () => {
-    const flat = { businessCustomerId: 1001, firstName: 'Jan', lastName: 'de Vries', street: 'Keizersgracht', streetNumber: 112, postalCode: '1015 CX', city: 'Amsterdam', countryCode: 'NL', languageCode: 'nl', email: 'jan.devries@example.nl', telephoneNumber: '+31612345678', productId: 5001, quantity: 0 };
-    const file = await tmp.file('rows.ndjson', `${JSON.stringify(flat)}\n${JSON.stringify({ ...flat, productId: 5002 })}\n`);
+    const flat = {
+      businessCustomerId: 1001,
+      firstName: 'Jan',
+      lastName: 'de Vries',
+      street: 'Keizersgracht',
+      streetNumber: 112,
+      postalCode: '1015 CX',
+      city: 'Amsterdam',
+      countryCode: 'NL',
+      languageCode: 'nl',
+      email: 'jan.devries@example.nl',
+      telephoneNumber: '+31612345678',
+      productId: 5001,
+      quantity: 0,
+    };
+    const file = await tmp.file(
+      'rows.ndjson',
+      `${JSON.stringify(flat)}\n${JSON.stringify({ ...flat, productId: 5002 })}\n`,
+    );
     const { rejectsPath } = await validateFile(file, {}, ORDERS);
-    const fixed = await tmp.file('fixed.csv', (await readFile(rejectsPath!, 'utf8')).replace(/,0,(\d+),INTEGER_NOT_POSITIVE/g, ',1,$1,INTEGER_NOT_POSITIVE'));
+    const fixed = await tmp.file(
+      'fixed.csv',
+      (await readFile(rejectsPath!, 'utf8')).replace(/,0,(\d+),INTEGER_NOT_POSITIVE/g, ',1,$1,INTEGER_NOT_POSITIVE'),
+    );
     const orders = valid(await readAll(fixed));
     expect(orders.map((o) => [o.orderRef, o.key.slice(0, 4), o.lines])).toEqual([
       [undefined, 'sha.', [2]],
@@ -112,7 +135,14 @@ describe('RejectsWriter', () => {
   it('never leaves a half-written file under the real name', async () => {
     const out = join(tmp.dir, 'x.rejects.csv');
     const writer = new RejectsWriter(out, ['a']);
-    await writer.write({ kind: 'rejected', file: 'x.csv', lines: [2], rows: [{ a: '1' }], rowLines: [2], errors: [{ line: 2, code: 'X', message: 'm' }] });
+    await writer.write({
+      kind: 'rejected',
+      file: 'x.csv',
+      lines: [2],
+      rows: [{ a: '1' }],
+      rowLines: [2],
+      errors: [{ line: 2, code: 'X', message: 'm' }],
+    });
     await expect(readFile(out)).rejects.toThrow();
     await writer.abort();
     await expect(readFile(out)).rejects.toThrow();
@@ -123,7 +153,14 @@ describe('RejectsWriter', () => {
     execFileSync('mkfifo', [fifo]);
     const received = readFile(fifo, 'utf8'); // the reader at the pipe's other end
     const writer = new RejectsWriter(fifo, ['a']);
-    await writer.write({ kind: 'rejected', file: 'x.csv', lines: [2], rows: [{ a: '1' }], rowLines: [2], errors: [{ line: 2, code: 'X', message: 'm' }] });
+    await writer.write({
+      kind: 'rejected',
+      file: 'x.csv',
+      lines: [2],
+      rows: [{ a: '1' }],
+      rowLines: [2],
+      errors: [{ line: 2, code: 'X', message: 'm' }],
+    });
     await writer.close();
     expect(await received).toContain('reject_line');
     expect((await stat(fifo)).isFIFO()).toBe(true);
@@ -132,7 +169,8 @@ describe('RejectsWriter', () => {
 
 describe('neutralizeCell', () => {
   it('prefixes cells that a spreadsheet would run as a formula', () => {
-    for (const cell of ['=1+1', '+31612345678', '-3', '@SUM(A1)', '\tx', '\rx']) expect(neutralizeCell(cell)).toBe(`'${cell}`);
+    for (const cell of ['=1+1', '+31612345678', '-3', '@SUM(A1)', '\tx', '\rx'])
+      expect(neutralizeCell(cell)).toBe(`'${cell}`);
     for (const cell of ['1001', 'Jan', '', ' =x', "'=x"]) expect(neutralizeCell(cell)).toBe(cell);
   });
 });

@@ -17,7 +17,22 @@ function refusal(fn: () => unknown): FileRefusedError {
 
 describe('resolveColumns', () => {
   it('matches headers ignoring case, spaces, _ and -', () => {
-    const headers = ['Order Ref', 'business_customer_id', 'FIRST-NAME', 'last name', 'Street', 'street number', 'postal_code', 'CITY', 'Country Code', 'language-code', 'E-mail', 'telephone number', 'Product ID', 'QTY?'];
+    const headers = [
+      'Order Ref',
+      'business_customer_id',
+      'FIRST-NAME',
+      'last name',
+      'Street',
+      'street number',
+      'postal_code',
+      'CITY',
+      'Country Code',
+      'language-code',
+      'E-mail',
+      'telephone number',
+      'Product ID',
+      'QTY?',
+    ];
     headers[13] = 'Quantity';
     const plan = resolveColumns('f.csv', headers);
     expect(plan.fieldIndex).toMatchObject({ orderRef: 0, businessCustomerId: 1, email: 10, quantity: 13 });

@@ -31,7 +31,10 @@ async function items(name: string): Promise<IngestItem[]> {
 describe('samples', () => {
   it('are all listed here', () => {
     // employees*.* are employee files for `accounts import`, covered by test/accounts/accountIngest.test.ts.
-    const files = readdirSync(samplesDir).filter((f) => !f.endsWith('.map.json') && !f.includes('.rejects.') && !f.includes('.results.') && !f.startsWith('employees'));
+    const files = readdirSync(samplesDir).filter(
+      (f) =>
+        !f.endsWith('.map.json') && !f.includes('.rejects.') && !f.includes('.results.') && !f.startsWith('employees'),
+    );
     expect(files.sort()).toEqual(Object.keys(SAMPLES).sort());
   });
 
@@ -47,8 +50,14 @@ describe('samples', () => {
   it('read the same in memory and through spill files (the compact spill codec loses nothing)', async () => {
     const { tmpdir } = await import('node:os');
     for (const [name, { options }] of Object.entries(SAMPLES)) {
-      const spilled = await readAll(sample(name), { ...options, spillThresholdBytes: 0, bucketBytes: 256, tmpDir: tmpdir() });
-      const byLine = (list: IngestItem[]): IngestItem[] => [...list].sort((a, b) => (a.lines[0] ?? 0) - (b.lines[0] ?? 0));
+      const spilled = await readAll(sample(name), {
+        ...options,
+        spillThresholdBytes: 0,
+        bucketBytes: 256,
+        tmpDir: tmpdir(),
+      });
+      const byLine = (list: IngestItem[]): IngestItem[] =>
+        [...list].sort((a, b) => (a.lines[0] ?? 0) - (b.lines[0] ?? 0));
       expect(byLine(spilled), name).toEqual(byLine(await items(name)));
     }
   });
@@ -59,7 +68,8 @@ describe('samples', () => {
       for (const order of valid(await items(name))) {
         expect(order.payload.businessCustomerId).toBeGreaterThanOrEqual(1001);
         expect(order.payload.businessCustomerId).toBeLessThanOrEqual(1010);
-        for (const { productId } of order.payload.products) if (productId < 5001 || productId > 5050) unknown.push(`${name}:${order.orderRef}:${productId}`);
+        for (const { productId } of order.payload.products)
+          if (productId < 5001 || productId > 5050) unknown.push(`${name}:${order.orderRef}:${productId}`);
       }
     }
     expect(unknown).toEqual(['gift-orders.csv:GIFT-2025-0007:5999', 'gift-orders.csv:GIFT-2025-0016:5999']);
@@ -69,7 +79,9 @@ describe('samples', () => {
     for (const name of Object.keys(SAMPLES)) {
       for (const order of valid(await items(name))) {
         const { telephoneNumber, address } = { ...order.payload.recipient, address: order.payload.recipient.address };
-        expect(parsePhoneNumberFromString(telephoneNumber)?.country, `${name} ${order.orderRef}`).toBe(address.countryCode);
+        expect(parsePhoneNumberFromString(telephoneNumber)?.country, `${name} ${order.orderRef}`).toBe(
+          address.countryCode,
+        );
       }
     }
   });
@@ -112,6 +124,8 @@ describe('samples', () => {
     const notes = valid(all).flatMap((o) => o.notes);
     expect(notes).toContain("line 6: countryCode 'nl' -> 'NL'");
     // One product on two lines of MIS-2025-0014 (lines 16 and 18) is sent as one line (issue 23).
-    expect(notes).toContainEqual(expect.stringMatching(/^line 18: productId PRODUCTS_MERGED: productId 5016 is also on line 16/));
+    expect(notes).toContainEqual(
+      expect.stringMatching(/^line 18: productId PRODUCTS_MERGED: productId 5016 is also on line 16/),
+    );
   });
 });

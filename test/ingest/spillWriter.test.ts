@@ -59,7 +59,10 @@ describe('spill writes behind the reader', () => {
     for (let bucket = 0; bucket < 4; bucket++) await symlink('/dev/full', join(spill, dir!, `bucket-${bucket}.ndjson`));
     const plan = resolveColumns('full.csv', HEADER.split(','));
     const failure = (async () => {
-      for (let line = 2; line < 2002; line++) await store.add(ORDER_SCHEMA.csvUnit({ kind: 'record', line, values: row({ orderRef: `F-${line}` }).split(',') }, plan, {}));
+      for (let line = 2; line < 2002; line++)
+        await store.add(
+          ORDER_SCHEMA.csvUnit({ kind: 'record', line, values: row({ orderRef: `F-${line}` }).split(',') }, plan, {}),
+        );
       for await (const _bucket of store.buckets()) void _bucket;
     })();
     await expect(failure).rejects.toMatchObject({ code: 'ENOSPC', syscall: 'write' });

@@ -30,7 +30,11 @@ function mixedFile(): string {
     { firstName: '=SUM(A1)' },
   ];
   for (let i = 0; i < 3000; i++) {
-    const over: Record<string, string> = { orderRef: `M-${i % 1700}`, productId: String(5001 + (i % 7)), quantity: String(1 + (i % 4)) };
+    const over: Record<string, string> = {
+      orderRef: `M-${i % 1700}`,
+      productId: String(5001 + (i % 7)),
+      quantity: String(1 + (i % 4)),
+    };
     if (i % 5 === 0) Object.assign(over, mistakes[(i / 5) % mistakes.length]);
     if (i % 11 === 0) over.city = 'Rotterdam'; // a recipient mismatch inside some multi-line orders
     out.push(row(over));
@@ -39,7 +43,10 @@ function mixedFile(): string {
   return out.join('\n') + '\n';
 }
 
-async function read(file: string, options: IngestOptions): Promise<{ items: IngestItem[]; stats: unknown; blank: number }> {
+async function read(
+  file: string,
+  options: IngestOptions,
+): Promise<{ items: IngestItem[]; stats: unknown; blank: number }> {
   const source = await openOrderSource(file, options);
   const items: IngestItem[] = [];
   for await (const item of source.items()) items.push(item);
@@ -47,17 +54,21 @@ async function read(file: string, options: IngestOptions): Promise<{ items: Inge
 }
 
 describe('validation threads', () => {
-  it('rows validated in threads give exactly the items of the main thread, in the same order', { timeout: 60_000 }, async () => {
-    const file = await tmp.file('mixed.csv', mixedFile() + ',,,,,,,,,,,,,\n');
-    const spill = join(tmp.dir, 'spill');
-    await mkdir(spill);
-    const options: IngestOptions = { spillThresholdBytes: 0, bucketBytes: 16 * 1024, tmpDir: spill };
-    const inProcess = await read(file, { ...options, threads: 0 });
-    const threaded = await read(file, { ...options, threads: 2 });
-    expect(inProcess.items.filter((item) => item.kind === 'rejected').length).toBeGreaterThan(100);
-    expect(threaded).toEqual(inProcess);
-    expect(await readdir(spill)).toEqual([]);
-  });
+  it(
+    'rows validated in threads give exactly the items of the main thread, in the same order',
+    { timeout: 60_000 },
+    async () => {
+      const file = await tmp.file('mixed.csv', mixedFile() + ',,,,,,,,,,,,,\n');
+      const spill = join(tmp.dir, 'spill');
+      await mkdir(spill);
+      const options: IngestOptions = { spillThresholdBytes: 0, bucketBytes: 16 * 1024, tmpDir: spill };
+      const inProcess = await read(file, { ...options, threads: 0 });
+      const threaded = await read(file, { ...options, threads: 2 });
+      expect(inProcess.items.filter((item) => item.kind === 'rejected').length).toBeGreaterThan(100);
+      expect(threaded).toEqual(inProcess);
+      expect(await readdir(spill)).toEqual([]);
+    },
+  );
 
   it('the thread count follows the cores: none below 4, then 1 (memory); --threads overrides it', async () => {
     expect([1, 2, 3, 4, 64].map((cores) => defaultIngestThreads(cores))).toEqual([0, 0, 0, 1, 1]);
@@ -65,33 +76,40 @@ describe('validation threads', () => {
     await expect(ingestOptionsFromFlags({ threads: 'many' })).rejects.toMatchObject({ code: 'THREADS_INVALID' });
   });
 
-  it('a process that read a file with threads ends by itself: after a full read, a stop after the first item, and a refused file', { timeout: 90_000 }, async () => {
-    const good = await tmp.file('good.csv', mixedFile());
-    const refused = await tmp.file('refused.csv', mixedFile() + 'X-1,1001,"never closed\n');
-    const script = await tmp.file(
-      'read.mts',
-      `import { openOrderSource } from ${JSON.stringify(join(projectRoot, 'src/ingest/openOrderSource.ts'))};\n` +
-        `const options = { spillThresholdBytes: 0, bucketBytes: 16384, tmpDir: ${JSON.stringify(tmp.dir)}, threads: 2 };\n` +
-        `let n = 0;\n` +
-        `for await (const _ of (await openOrderSource(${JSON.stringify(good)}, options)).items()) n++;\n` +
-        `for await (const _ of (await openOrderSource(${JSON.stringify(good)}, options)).items()) break;\n` +
-        `let code = '';\n` +
-        `try { for await (const _ of (await openOrderSource(${JSON.stringify(refused)}, options)).items()) n++; } catch (error) { code = error.code; }\n` +
-        `process.stdout.write(JSON.stringify({ n, code }));\n`,
-    );
-    const ran = await new Promise<{ out: string; code: number | null; timedOut: boolean }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // a thread left running would keep it alive
-      child.on('exit', (code, signal) => {
-        clearTimeout(timer);
-        resolve({ out, code, timedOut: signal === 'SIGKILL' });
+  it(
+    'a process that read a file with threads ends by itself: after a full read, a stop after the first item, and a refused file',
+    { timeout: 90_000 },
+    async () => {
+      const good = await tmp.file('good.csv', mixedFile());
+      const refused = await tmp.file('refused.csv', mixedFile() + 'X-1,1001,"never closed\n');
+      const script = await tmp.file(
+        'read.mts',
+        `import { openOrderSource } from ${JSON.stringify(join(projectRoot, 'src/ingest/openOrderSource.ts'))};\n` +
+          `const options = { spillThresholdBytes: 0, bucketBytes: 16384, tmpDir: ${JSON.stringify(tmp.dir)}, threads: 2 };\n` +
+          `let n = 0;\n` +
+          `for await (const _ of (await openOrderSource(${JSON.stringify(good)}, options)).items()) n++;\n` +
+          `for await (const _ of (await openOrderSource(${JSON.stringify(good)}, options)).items()) break;\n` +
+          `let code = '';\n` +
+          `try { for await (const _ of (await openOrderSource(${JSON.stringify(refused)}, options)).items()) n++; } catch (error) { code = error.code; }\n` +
+          `process.stdout.write(JSON.stringify({ n, code }));\n`,
+      );
+      const ran = await new Promise<{ out: string; code: number | null; timedOut: boolean }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', script], {
+          cwd: projectRoot,
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // a thread left running would keep it alive
+        child.on('exit', (code, signal) => {
+          clearTimeout(timer);
+          resolve({ out, code, timedOut: signal === 'SIGKILL' });
+        });
       });
-    });
-    expect(ran.timedOut).toBe(false);
-    expect(ran.code).toBe(0);
-    expect(JSON.parse(ran.out)).toMatchObject({ code: 'CSV_QUOTE_NOT_CLOSED' });
-    expect((await readdir(tmp.dir)).filter((name) => name.startsWith('bulkorder-ingest-'))).toEqual([]);
-  });
+      expect(ran.timedOut).toBe(false);
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.out)).toMatchObject({ code: 'CSV_QUOTE_NOT_CLOSED' });
+      expect((await readdir(tmp.dir)).filter((name) => name.startsWith('bulkorder-ingest-'))).toEqual([]);
+    },
+  );
 });

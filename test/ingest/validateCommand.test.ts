@@ -16,7 +16,16 @@ describe('bulkorder validate', () => {
   it('has a help text that stands on its own', async () => {
     const { code, stdout } = await runCli(['validate', '--help']);
     expect(code).toBe(0);
-    for (const text of ['Usage: bulkorder validate', '--encoding', '--map', '--out', '--json', 'Examples:', 'bulkorder validate samples/gift-orders.csv', 'Exit codes: 0']) {
+    for (const text of [
+      'Usage: bulkorder validate',
+      '--encoding',
+      '--map',
+      '--out',
+      '--json',
+      'Examples:',
+      'bulkorder validate samples/gift-orders.csv',
+      'Exit codes: 0',
+    ]) {
       expect(stdout).toContain(text);
     }
   });
@@ -33,7 +42,14 @@ describe('bulkorder validate', () => {
     const out = join(tmp.dir, 'mistakes.rejects.csv');
     const { code, stdout } = await runCli(['validate', join(samplesDir, 'mistakes.csv'), '--out', out, '--json']);
     expect(code).toBe(4);
-    const report = JSON.parse(stdout) as { rows: number; valid: number; rejected: number; errorKinds: { code: string }[]; rejectsFile: string; exitCode: number };
+    const report = JSON.parse(stdout) as {
+      rows: number;
+      valid: number;
+      rejected: number;
+      errorKinds: { code: string }[];
+      rejectsFile: string;
+      exitCode: number;
+    };
     expect(report).toMatchObject({ rows: 21, rejectsFile: out, exitCode: 4 });
     expect(report.valid + report.rejected).toBe(19);
     expect(report.errorKinds.map((k) => k.code)).toContain('PHONE_INVALID');
@@ -55,7 +71,9 @@ describe('bulkorder validate', () => {
     const ansi = await runCli(['validate', join(samplesDir, 'excel-ansi-windows-1252.csv')]);
     expect(ansi.code).toBe(3);
     expect(ansi.stderr).toContain('--encoding windows-1252');
-    expect((await runCli(['validate', join(samplesDir, 'excel-ansi-windows-1252.csv'), '--encoding', 'windows-1252'])).code).toBe(0);
+    expect(
+      (await runCli(['validate', join(samplesDir, 'excel-ansi-windows-1252.csv'), '--encoding', 'windows-1252'])).code,
+    ).toBe(0);
   });
 
   it('exits 2 for usage errors', async () => {

@@ -26,7 +26,13 @@ describe('validateRow', () => {
     const result = check({});
     expect(result.errors).toEqual([]);
     expect(result.notes).toEqual([]);
-    expect(result.value).toMatchObject({ businessCustomerId: 1001, streetNumber: 112, productId: 5001, quantity: 2, countryCode: 'NL' });
+    expect(result.value).toMatchObject({
+      businessCustomerId: 1001,
+      streetNumber: 112,
+      productId: 5001,
+      quantity: 2,
+      countryCode: 'NL',
+    });
   });
 
   it('trims surrounding whitespace, with a note for each value it trimmed', () => {
@@ -42,10 +48,27 @@ describe('validateRow', () => {
 
   for (const field of ['businessCustomerId', 'productId', 'quantity', 'streetNumber'] as const) {
     it(`parses ${field} strictly`, () => {
-      for (const bad of ['', '1e3', '0x1A', '12a', '1.5', '-3', '0', '000', '+5', '1 000', '2.0', 'twelve', '9007199254740993']) {
+      for (const bad of [
+        '',
+        '1e3',
+        '0x1A',
+        '12a',
+        '1.5',
+        '-3',
+        '0',
+        '000',
+        '+5',
+        '1 000',
+        '2.0',
+        'twelve',
+        '9007199254740993',
+      ]) {
         const result = check({ [field]: bad });
         expect(result.value, `${field}=${bad}`).toBeUndefined();
-        expect(result.errors.map((e) => e.column), `${field}=${bad}`).toEqual([field]);
+        expect(
+          result.errors.map((e) => e.column),
+          `${field}=${bad}`,
+        ).toEqual([field]);
       }
     });
   }
@@ -69,7 +92,13 @@ describe('validateRow', () => {
   });
 
   it('reports every problem of a row, each with line, column and masked value', () => {
-    const result = check({ email: 'jan@', telephoneNumber: '0612345678', quantity: '1.5', countryCode: 'XX', streetNumber: '' });
+    const result = check({
+      email: 'jan@',
+      telephoneNumber: '0612345678',
+      quantity: '1.5',
+      countryCode: 'XX',
+      streetNumber: '',
+    });
     expect(result.errors.map((e) => `${e.line}:${e.column}:${e.code}`)).toEqual([
       '7:streetNumber:FIELD_REQUIRED',
       '7:countryCode:COUNTRY_CODE_INVALID',
@@ -96,7 +125,10 @@ describe('validateRow', () => {
     const result = check({ streetNumber: '00079', productId: '05001' });
     expect(result.errors).toEqual([]);
     expect(result.value).toMatchObject({ streetNumber: 79, productId: 5001 });
-    expect(result.notes).toEqual(["line 7: streetNumber LEADING_ZEROS: '00079' read as 79", "line 7: productId LEADING_ZEROS: '05001' read as 5001"]);
+    expect(result.notes).toEqual([
+      "line 7: streetNumber LEADING_ZEROS: '00079' read as 79",
+      "line 7: productId LEADING_ZEROS: '05001' read as 5001",
+    ]);
     expect(check({ businessCustomerId: '001001' }).identity.businessCustomerId).toBe('1001'); // groups with "1001"
   });
 
@@ -104,8 +136,14 @@ describe('validateRow', () => {
     for (const number of ['+972501234511', '+447700900016', '+31 6 9876 5432']) {
       const result = check({ telephoneNumber: number });
       expect(result.errors, number).toEqual([]);
-      expect(result.notes.some((n) => n.startsWith('line 7: telephoneNumber PHONE_UNVERIFIED:')), number).toBe(true);
-      expect(validateRow(7, { ...good, telephoneNumber: number }, { strictPhone: true }).errors.map((e) => e.code), number).toEqual(['PHONE_UNVERIFIED']);
+      expect(
+        result.notes.some((n) => n.startsWith('line 7: telephoneNumber PHONE_UNVERIFIED:')),
+        number,
+      ).toBe(true);
+      expect(
+        validateRow(7, { ...good, telephoneNumber: number }, { strictPhone: true }).errors.map((e) => e.code),
+        number,
+      ).toEqual(['PHONE_UNVERIFIED']);
     }
     expect(validateRow(7, good, { strictPhone: true }).errors).toEqual([]); // valid numbers pass either way
   });
@@ -122,7 +160,13 @@ describe('validateRow', () => {
   });
 
   it('checks e-mail addresses with zod', () => {
-    for (const bad of ['jan', 'jan@example', 'jan@@example.nl', 'jan de vries@example.nl', 'a@example.nl; b@example.nl']) {
+    for (const bad of [
+      'jan',
+      'jan@example',
+      'jan@@example.nl',
+      'jan de vries@example.nl',
+      'a@example.nl; b@example.nl',
+    ]) {
       expect(codes({ email: bad }), bad).toEqual(['email:EMAIL_INVALID']);
     }
     expect(codes({ email: 'Jan.de-Vries+gift@sub.example.co.uk' })).toEqual([]);
@@ -150,7 +194,16 @@ describe('validateRow', () => {
   });
 
   it('refuses formula text in names and addresses with a clear reason, but not names that merely start with - or @', () => {
-    for (const formula of ['=HYPERLINK("http://x.example","click")', '=1+1', '+SUM(A1:A3)', '-2+3', '@SUM(1,2)', '+A1', "+cmd|' /C calc'!A0", "'=HYPERLINK(\"x\")"]) {
+    for (const formula of [
+      '=HYPERLINK("http://x.example","click")',
+      '=1+1',
+      '+SUM(A1:A3)',
+      '-2+3',
+      '@SUM(1,2)',
+      '+A1',
+      "+cmd|' /C calc'!A0",
+      '\'=HYPERLINK("x")',
+    ]) {
       const [error] = check({ firstName: formula }).errors;
       expect(error?.code, formula).toBe('FORMULA_TEXT');
       expect(error?.message).toContain('spreadsheet formula');

@@ -77,7 +77,14 @@ describe('files refused as a whole, with the right words', () => {
   });
 
   it('binary data after a text start is binary, not a windows-1252 export; a real ANSI export still gets the hint', async () => {
-    const binaryTail = await tmp.file('tail.csv', Buffer.concat([Buffer.from(HEADER + '\n' + row() + '\n'.repeat(1)), Buffer.from('x'.repeat(5000)), Buffer.from([0x81, 0x00, 0x00, 0x9d, 0x01, 0x02, 0x03, 0xff, 0x00])]));
+    const binaryTail = await tmp.file(
+      'tail.csv',
+      Buffer.concat([
+        Buffer.from(HEADER + '\n' + row() + '\n'.repeat(1)),
+        Buffer.from('x'.repeat(5000)),
+        Buffer.from([0x81, 0x00, 0x00, 0x9d, 0x01, 0x02, 0x03, 0xff, 0x00]),
+      ]),
+    );
     const binary = await refusal(binaryTail);
     expect(binary.code).toBe('FILE_NOT_TEXT');
     expect(binary.message).not.toContain('windows-1252');
@@ -95,15 +102,33 @@ describe('files refused as a whole, with the right words', () => {
     expect(stderr).not.toContain('cannot tell the format');
   });
 
-  it('a schedule source that cannot exist is a usage error; a file not exported yet in an existing folder is fine', { timeout: 90_000 }, async () => {
-    await expect(checkScheduleSource('/nonexistent')).rejects.toMatchObject({ code: 'SOURCE_NOT_FOUND', exitCode: 2 });
-    await expect(checkScheduleSource('/nonexistent/orders-*.csv')).rejects.toMatchObject({ code: 'SOURCE_NOT_FOUND', exitCode: 2 });
-    await expect(checkScheduleSource('/nonexistent/tonight.csv')).rejects.toMatchObject({ code: 'SOURCE_NOT_FOUND' });
-    await expect(checkScheduleSource(join(tmp.dir, 'tonight.csv'))).resolves.toBeUndefined();
-    await expect(checkScheduleSource(join(tmp.dir, 'orders-*.csv'))).resolves.toBeUndefined();
-    await expect(checkScheduleSource(tmp.dir)).resolves.toBeUndefined();
-    const { code, stderr } = await runCli(['schedule', 'set', 'nightly', '--cron', '0 2 * * *', '--source', '/nonexistent']);
-    expect(code).toBe(2);
-    expect(stderr).toContain('/nonexistent');
-  });
+  it(
+    'a schedule source that cannot exist is a usage error; a file not exported yet in an existing folder is fine',
+    { timeout: 90_000 },
+    async () => {
+      await expect(checkScheduleSource('/nonexistent')).rejects.toMatchObject({
+        code: 'SOURCE_NOT_FOUND',
+        exitCode: 2,
+      });
+      await expect(checkScheduleSource('/nonexistent/orders-*.csv')).rejects.toMatchObject({
+        code: 'SOURCE_NOT_FOUND',
+        exitCode: 2,
+      });
+      await expect(checkScheduleSource('/nonexistent/tonight.csv')).rejects.toMatchObject({ code: 'SOURCE_NOT_FOUND' });
+      await expect(checkScheduleSource(join(tmp.dir, 'tonight.csv'))).resolves.toBeUndefined();
+      await expect(checkScheduleSource(join(tmp.dir, 'orders-*.csv'))).resolves.toBeUndefined();
+      await expect(checkScheduleSource(tmp.dir)).resolves.toBeUndefined();
+      const { code, stderr } = await runCli([
+        'schedule',
+        'set',
+        'nightly',
+        '--cron',
+        '0 2 * * *',
+        '--source',
+        '/nonexistent',
+      ]);
+      expect(code).toBe(2);
+      expect(stderr).toContain('/nonexistent');
+    },
+  );
 });

@@ -19,7 +19,12 @@ function headerOf(lua: string): HeaderLine[] {
   return [...header.matchAll(/^\s*(KEYS|ARGV)\[(\d+)(\.\.\.)?\]\s+(.*)$/gm)].map((m) => {
     const rest = m[4]!.trim();
     const group = /^per record:\s*(.*)$/.exec(rest);
-    return { kind: m[1] as 'KEYS' | 'ARGV', index: Number(m[2]), repeats: m[3] !== undefined, names: group ? group[1]!.split(/\s+/) : [rest.split(/\s+/)[0]!] };
+    return {
+      kind: m[1] as 'KEYS' | 'ARGV',
+      index: Number(m[2]),
+      repeats: m[3] !== undefined,
+      names: group ? group[1]!.split(/\s+/) : [rest.split(/\s+/)[0]!],
+    };
   });
 }
 
@@ -32,7 +37,9 @@ describe('the Lua scripts and their registry (src/lua/)', () => {
 
   it('every include is resolved, and every include file is used', () => {
     expect(scripts.filter((s) => s.lua.includes('@include')).map((s) => s.file)).toEqual([]);
-    const raw = ['scripts', 'includes'].flatMap((dir) => readdirSync(join(luaDir, dir)).map((file) => readFileSync(join(luaDir, dir, file), 'utf8')));
+    const raw = ['scripts', 'includes'].flatMap((dir) =>
+      readdirSync(join(luaDir, dir)).map((file) => readFileSync(join(luaDir, dir, file), 'utf8')),
+    );
     const includes = readdirSync(join(luaDir, 'includes')).map((file) => file.replace(/\.lua$/, ''));
     expect(includes.filter((name) => !raw.some((text) => text.includes(`--- @include "${name}"`)))).toEqual([]);
   });
@@ -46,13 +53,17 @@ describe('the Lua scripts and their registry (src/lua/)', () => {
         expect(own.map((line) => line.index)).toEqual(own.map((_, i) => i + 1));
         expect(own.slice(0, -1).some((line) => line.repeats)).toBe(false);
         const declared = own.at(-1)?.repeats === true ? Infinity : own.length;
-        const used = Math.max(0, ...[...script.lua.matchAll(new RegExp(`${kind}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1])));
+        const used = Math.max(
+          0,
+          ...[...script.lua.matchAll(new RegExp(`${kind}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1])),
+        );
         expect(used, `${kind}[${used}] is read but the header declares ${own.length}`).toBeLessThanOrEqual(declared);
         if (kind === 'KEYS' && script.numberOfKeys !== undefined) expect(own.length).toBe(script.numberOfKeys);
         if (kind === 'KEYS' && script.numberOfKeys === undefined) expect(own.at(-1)?.repeats).toBe(true);
       }
       const named = (SCRIPT_ARGV as Record<string, readonly string[]>)[script.name];
-      if (named !== undefined) expect(lines.filter((line) => line.kind === 'ARGV').flatMap((line) => line.names)).toEqual([...named]);
+      if (named !== undefined)
+        expect(lines.filter((line) => line.kind === 'ARGV').flatMap((line) => line.names)).toEqual([...named]);
       expect(script.lua).toMatch(/^\s*Output:/m);
     });
   }

@@ -26,37 +26,111 @@ const NOW = 1_000_000;
 const RET = 60_000;
 const T = String(NOW);
 
-const claimArgv = (askGate: '0' | '1', jobId = '') => argv('claim', { token: 't1', now: NOW, retentionMs: RET, ambiguousPolicy: 'hold', askGate, jobId });
+const claimArgv = (askGate: '0' | '1', jobId = '') =>
+  argv('claim', { token: 't1', now: NOW, retentionMs: RET, ambiguousPolicy: 'hold', askGate, jobId });
 const reserveArgv = (k: (name: string) => string, fingerprint: string) =>
-  argv('reserve', { batchId: 'B1', now: NOW, retentionMs: RET, force: '0', staleMs: 60_000, fingerprint, fingerprintParts: 'a=1', jobJson: '{"name":"order"}', orderKey: 'o1', alreadyCounted: '0', jobPrefix: k('q:') });
+  argv('reserve', {
+    batchId: 'B1',
+    now: NOW,
+    retentionMs: RET,
+    force: '0',
+    staleMs: 60_000,
+    fingerprint,
+    fingerprintParts: 'a=1',
+    jobJson: '{"name":"order"}',
+    orderKey: 'o1',
+    alreadyCounted: '0',
+    jobPrefix: k('q:'),
+  });
 const settleArgv = (values: Partial<Parameters<typeof argv<'settle'>>[1]>) =>
-  argv('settle', { token: 't1', newState: 'delivered', now: NOW, retentionMs: RET, orderKey: 'o1', remoteId: '', httpStatus: '', code: '', message: '', parkedRecord: '', parkedRetentionMs: RET, answered5xx: '0', ...values });
-const settleKeys = (k: (name: string) => string) => [k('ledger:o1'), k('batch:B1'), k('dead:o1'), k('dead-index'), k('held:o1'), k('held-index')] as const;
-const unreleaseKeys = (k: (name: string) => string) => [k('ledger:o1'), k('held:o1'), k('held-index'), k('unqueued'), k('unqueued-jobs')] as const;
+  argv('settle', {
+    token: 't1',
+    newState: 'delivered',
+    now: NOW,
+    retentionMs: RET,
+    orderKey: 'o1',
+    remoteId: '',
+    httpStatus: '',
+    code: '',
+    message: '',
+    parkedRecord: '',
+    parkedRetentionMs: RET,
+    answered5xx: '0',
+    ...values,
+  });
+const settleKeys = (k: (name: string) => string) =>
+  [k('ledger:o1'), k('batch:B1'), k('dead:o1'), k('dead-index'), k('held:o1'), k('held-index')] as const;
+const unreleaseKeys = (k: (name: string) => string) =>
+  [k('ledger:o1'), k('held:o1'), k('held-index'), k('unqueued'), k('unqueued-jobs')] as const;
 const failureArgv = (k: (name: string) => string, minAttempts: number) =>
   argv('recordFailure', {
-    now: NOW, windowMs: 10_000, bucketPrefix: k('buckets:'), attemptId: 'HTTP 400|a1', orderKey: 'o1', signature: 'S', minAttempts, minOrders: 1, ratio: 0.5,
-    openMs: 1000, maxOpenMs: 8000, class: 'refusal', status: 400, code: 'E', message: 'bad', healthy: 0, customer: 'c1', minCustomers: 1,
+    now: NOW,
+    windowMs: 10_000,
+    bucketPrefix: k('buckets:'),
+    attemptId: 'HTTP 400|a1',
+    orderKey: 'o1',
+    signature: 'S',
+    minAttempts,
+    minOrders: 1,
+    ratio: 0.5,
+    openMs: 1000,
+    maxOpenMs: 8000,
+    class: 'refusal',
+    status: 400,
+    code: 'E',
+    message: 'bad',
+    healthy: 0,
+    customer: 'c1',
+    minCustomers: 1,
   });
-const failureKeys = (k: (name: string) => string) => [k('breaker'), k('failures:S'), k('orders:S'), k('burst'), k('customers:S'), k('exempt')] as const;
+const failureKeys = (k: (name: string) => string) =>
+  [k('breaker'), k('failures:S'), k('orders:S'), k('burst'), k('customers:S'), k('exempt')] as const;
 const closeArgv = (k: (name: string) => string, trialCustomer: string) =>
-  argv('closeBreaker', { now: NOW, onlyHalfOpen: '1', failuresPrefix: k('failures:'), ordersPrefix: k('orders:'), customersPrefix: k('customers:'), trialCustomer, exemptMs: 60_000 });
+  argv('closeBreaker', {
+    now: NOW,
+    onlyHalfOpen: '1',
+    failuresPrefix: k('failures:'),
+    ordersPrefix: k('orders:'),
+    customersPrefix: k('customers:'),
+    trialCustomer,
+    exemptMs: 60_000,
+  });
 const tickArgv = argv('tickBreaker', { now: NOW, trialCalls: 2, trialTimeoutMs: 120_000, alertAfterMs: 600_000 });
 
 const rows: Row[] = [
   {
     name: 'reserve: a new key is queued in the batch, its job kept',
     command: 'bulkorderReserve',
-    run: (r, k) => r.bulkorderReserve(k('ledger:o1'), k('q:o1'), k('unqueued'), k('unqueued-jobs'), k('batch:B1'), ...reserveArgv(k, 'f1')),
+    run: (r, k) =>
+      r.bulkorderReserve(
+        k('ledger:o1'),
+        k('q:o1'),
+        k('unqueued'),
+        k('unqueued-jobs'),
+        k('batch:B1'),
+        ...reserveArgv(k, 'f1'),
+      ),
     returns: ['reserved', '', '', ''],
-    then: { 'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T, f: 'f1', fp: 'a=1' } }, 'unqueued-jobs': { hash: { o1: '{"name":"order"}' } }, unqueued: { zset: { o1: NOW } } },
+    then: {
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T, f: 'f1', fp: 'a=1' } },
+      'unqueued-jobs': { hash: { o1: '{"name":"order"}' } },
+      unqueued: { zset: { o1: NOW } },
+    },
     expires: { 'ledger:o1': true },
   },
   {
     name: 'reserve: a key delivered with other content is a conflict, nothing written',
     command: 'bulkorderReserve',
     given: { 'ledger:o1': { hash: { s: 'delivered', b: 'B0', f: 'f0', fp: 'a=0', d: '500', u: '600' } } },
-    run: (r, k) => r.bulkorderReserve(k('ledger:o1'), k('q:o1'), k('unqueued'), k('unqueued-jobs'), k('batch:B1'), ...reserveArgv(k, 'f1')),
+    run: (r, k) =>
+      r.bulkorderReserve(
+        k('ledger:o1'),
+        k('q:o1'),
+        k('unqueued'),
+        k('unqueued-jobs'),
+        k('batch:B1'),
+        ...reserveArgv(k, 'f1'),
+      ),
     returns: ['conflict', 'B0', 'a=0', '500', 'delivered'],
   },
   {
@@ -64,8 +138,32 @@ const rows: Row[] = [
     command: 'bulkorderReserveChunk',
     given: { 'ledger:o2': { hash: { s: 'delivered', b: 'B0', f: 'f2', u: '1' } } },
     run: (r, k) =>
-      r.bulkorderReserveChunk(5, k('unqueued'), k('unqueued-jobs'), k('batch:B1'), k('ledger:o1'), k('ledger:o2'), 'B1', NOW, RET, '0', 60_000, k('q:'), 'B1.1', '{"records":[', ']}', '1',
-        'o1', 'f1', 'a=1', '{"key":"o1"}', 'o2', 'f2', 'a=2', '{"key":"o2"}'),
+      r.bulkorderReserveChunk(
+        5,
+        k('unqueued'),
+        k('unqueued-jobs'),
+        k('batch:B1'),
+        k('ledger:o1'),
+        k('ledger:o2'),
+        'B1',
+        NOW,
+        RET,
+        '0',
+        60_000,
+        k('q:'),
+        'B1.1',
+        '{"records":[',
+        ']}',
+        '1',
+        'o1',
+        'f1',
+        'a=1',
+        '{"key":"o1"}',
+        'o2',
+        'f2',
+        'a=2',
+        '{"key":"o2"}',
+      ),
     returns: ['reserved', '', '', '', '', 'delivered', 'B0', '', '', ''],
     then: {
       'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T, q: '1', f: 'f1', fp: 'a=1' } },
@@ -77,7 +175,12 @@ const rows: Row[] = [
   {
     name: 'confirm: the kept job goes and the batch counts the order once',
     command: 'bulkorderConfirm',
-    given: { 'ledger:o1': { hash: { s: 'queued', b: 'B1' } }, unqueued: { zset: { o1: 1 } }, 'unqueued-jobs': { hash: { o1: '{}' } }, 'batch:B1': { hash: { id: 'B1', enqueued: '0' } } },
+    given: {
+      'ledger:o1': { hash: { s: 'queued', b: 'B1' } },
+      unqueued: { zset: { o1: 1 } },
+      'unqueued-jobs': { hash: { o1: '{}' } },
+      'batch:B1': { hash: { id: 'B1', enqueued: '0' } },
+    },
     run: (r, k) => r.bulkorderConfirm(k('ledger:o1'), k('batch:B1'), k('unqueued'), k('unqueued-jobs'), 'B1', 'o1'),
     returns: 1,
     then: { 'ledger:o1': { hash: { s: 'queued', b: 'B1' } }, 'batch:B1': { hash: { id: 'B1', enqueued: '1' } } },
@@ -92,15 +195,35 @@ const rows: Row[] = [
       'unqueued-jobs': { hash: { 'B1.1': '{}' } },
       'batch:B1': { hash: { id: 'B1', enqueued: '0' } },
     },
-    run: (r, k) => r.bulkorderConfirmChunk(5, k('batch:B1'), k('unqueued'), k('unqueued-jobs'), k('ledger:o1'), k('ledger:o2'), 'B1', 'B1.1', '1'),
+    run: (r, k) =>
+      r.bulkorderConfirmChunk(
+        5,
+        k('batch:B1'),
+        k('unqueued'),
+        k('unqueued-jobs'),
+        k('ledger:o1'),
+        k('ledger:o2'),
+        'B1',
+        'B1.1',
+        '1',
+      ),
     returns: 1,
-    then: { 'ledger:o1': { hash: { s: 'queued', b: 'B1', q: '1' } }, 'ledger:o2': { hash: { s: 'queued', b: 'B2', q: '1' } }, 'batch:B1': { hash: { id: 'B1', enqueued: '1' } } },
+    then: {
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', q: '1' } },
+      'ledger:o2': { hash: { s: 'queued', b: 'B2', q: '1' } },
+      'batch:B1': { hash: { id: 'B1', enqueued: '1' } },
+    },
   },
   {
     name: 'dropStranded: index members go; the kept job only of an entry that expired',
     command: 'bulkorderDropStranded',
-    given: { unqueued: { zset: { o1: 1, o2: 2 } }, 'unqueued-jobs': { hash: { o1: 'j1', o2: 'j2' } }, 'ledger:o2': { hash: { s: 'queued', b: 'B1' } } },
-    run: (r, k) => r.bulkorderDropStranded(4, k('unqueued'), k('unqueued-jobs'), k('ledger:o1'), k('ledger:o2'), 'o1', 'o2'),
+    given: {
+      unqueued: { zset: { o1: 1, o2: 2 } },
+      'unqueued-jobs': { hash: { o1: 'j1', o2: 'j2' } },
+      'ledger:o2': { hash: { s: 'queued', b: 'B1' } },
+    },
+    run: (r, k) =>
+      r.bulkorderDropStranded(4, k('unqueued'), k('unqueued-jobs'), k('ledger:o1'), k('ledger:o2'), 'o1', 'o2'),
     returns: 1,
     then: { 'unqueued-jobs': { hash: { o2: 'j2' } }, 'ledger:o2': { hash: { s: 'queued', b: 'B1' } } },
   },
@@ -115,7 +238,10 @@ const rows: Row[] = [
   {
     name: 'claim: the gate asked while the breaker is open says wait, nothing claimed',
     command: 'bulkorderClaim',
-    given: { 'ledger:o1': { hash: { s: 'queued', b: 'B1' } }, breaker: { hash: { state: 'open', nextProbeAt: '2000000' } } },
+    given: {
+      'ledger:o1': { hash: { s: 'queued', b: 'B1' } },
+      breaker: { hash: { state: 'open', nextProbeAt: '2000000' } },
+    },
     run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1')),
     returns: ['wait', '2000000', 'wait'],
   },
@@ -127,7 +253,8 @@ const rows: Row[] = [
       'ledger:o1': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
       'ledger:o2': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
     },
-    run: (r, k) => r.bulkorderClaimMany(3, k('breaker'), k('ledger:o1'), k('ledger:o2'), 't1', NOW, RET, 'hold', '1', 'B1.1'),
+    run: (r, k) =>
+      r.bulkorderClaimMany(3, k('breaker'), k('ledger:o1'), k('ledger:o2'), 't1', NOW, RET, 'hold', '1', 'B1.1'),
     returns: ['trial', '0', 'claimed', '1', 'later', ''],
     then: {
       breaker: { hash: { state: 'halfOpen', trialsLeft: '0' } },
@@ -138,7 +265,12 @@ const rows: Row[] = [
   {
     name: 'settle delivered: the dead letter goes, the batch counts it delivered and a possible duplicate',
     command: 'bulkorderSettle',
-    given: { 'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1', a: '1', x: '1' } }, 'batch:B1': { hash: { id: 'B1', delivered: '0' } }, 'dead-index': { zset: { o1: 5 } }, 'dead:o1': 'rec' },
+    given: {
+      'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1', a: '1', x: '1' } },
+      'batch:B1': { hash: { id: 'B1', delivered: '0' } },
+      'dead-index': { zset: { o1: 5 } },
+      'dead:o1': 'rec',
+    },
     run: (r, k) => r.bulkorderSettle(...settleKeys(k), ...settleArgv({ remoteId: '"r1"', httpStatus: '201' })),
     returns: 'ok',
     then: {
@@ -158,7 +290,11 @@ const rows: Row[] = [
     name: 'settle held: the entry persists, the held record expires, the batch counts it held',
     command: 'bulkorderSettle',
     given: { 'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1' } }, 'batch:B1': { hash: { id: 'B1' } } },
-    run: (r, k) => r.bulkorderSettle(...settleKeys(k), ...settleArgv({ newState: 'held', code: 'NO_ANSWER', message: 'no answer', parkedRecord: '{"p":1}' })),
+    run: (r, k) =>
+      r.bulkorderSettle(
+        ...settleKeys(k),
+        ...settleArgv({ newState: 'held', code: 'NO_ANSWER', message: 'no answer', parkedRecord: '{"p":1}' }),
+      ),
     returns: 'ok',
     then: {
       'ledger:o1': { hash: { s: 'held', b: 'B1', u: T, c: 'NO_ANSWER', m: 'no answer' } },
@@ -171,10 +307,46 @@ const rows: Row[] = [
   {
     name: 'settleMany: one delivered, one dead, each batch counter added once',
     command: 'bulkorderSettleMany',
-    given: { 'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1' } }, 'ledger:o2': { hash: { s: 'sending', t: 't1', b: 'B1' } }, 'batch:B1': { hash: { id: 'B1' } } },
+    given: {
+      'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1' } },
+      'ledger:o2': { hash: { s: 'sending', t: 't1', b: 'B1' } },
+      'batch:B1': { hash: { id: 'B1' } },
+    },
     run: (r, k) =>
-      r.bulkorderSettleMany(10, k('dead-index'), k('held-index'), k('ledger:o1'), k('batch:B1'), k('dead:o1'), k('held:o1'), k('ledger:o2'), k('batch:B1'), k('dead:o2'), k('held:o2'), NOW, RET, RET,
-        't1', 'delivered', 'o1', '7', '201', '', '', '', '0', 't1', 'dead', 'o2', '', '422', 'E', 'bad', '{"p":2}', '0'),
+      r.bulkorderSettleMany(
+        10,
+        k('dead-index'),
+        k('held-index'),
+        k('ledger:o1'),
+        k('batch:B1'),
+        k('dead:o1'),
+        k('held:o1'),
+        k('ledger:o2'),
+        k('batch:B1'),
+        k('dead:o2'),
+        k('held:o2'),
+        NOW,
+        RET,
+        RET,
+        't1',
+        'delivered',
+        'o1',
+        '7',
+        '201',
+        '',
+        '',
+        '',
+        '0',
+        't1',
+        'dead',
+        'o2',
+        '',
+        '422',
+        'E',
+        'bad',
+        '{"p":2}',
+        '0',
+      ),
     returns: ['ok', 'ok'],
     then: {
       'ledger:o1': { hash: { s: 'delivered', t: '', b: 'B1', u: T, d: T, r: '7', h: '201' } },
@@ -187,8 +359,24 @@ const rows: Row[] = [
   {
     name: 'release: held -> queued in the new batch, marked, its job kept, the held record gone',
     command: 'bulkorderRelease',
-    given: { 'ledger:o1': { hash: { s: 'held', b: 'B0', t: 't1', q: '3' } }, 'held:o1': 'rec', 'held-index': { zset: { o1: 5 } } },
-    run: (r, k) => r.bulkorderRelease(...unreleaseKeys(k), ...argv('release', { newBatch: 'B1', now: NOW, retentionMs: RET, orderKey: 'o1', who: 'ann', note: 'checked', jobJson: '{"j":1}' })),
+    given: {
+      'ledger:o1': { hash: { s: 'held', b: 'B0', t: 't1', q: '3' } },
+      'held:o1': 'rec',
+      'held-index': { zset: { o1: 5 } },
+    },
+    run: (r, k) =>
+      r.bulkorderRelease(
+        ...unreleaseKeys(k),
+        ...argv('release', {
+          newBatch: 'B1',
+          now: NOW,
+          retentionMs: RET,
+          orderKey: 'o1',
+          who: 'ann',
+          note: 'checked',
+          jobJson: '{"j":1}',
+        }),
+      ),
     returns: ['released', 'B0', 'rec'],
     then: {
       'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T, rv: 'released', rw: 'ann', rt: T, rn: 'checked' } },
@@ -205,7 +393,19 @@ const rows: Row[] = [
       'unqueued-jobs': { hash: { o1: 'j' } },
     },
     run: (r, k) =>
-      r.bulkorderUnrelease(...unreleaseKeys(k), ...argv('unrelease', { releasedBatch: 'B1', previousBatch: 'B0', now: NOW, retentionMs: RET, orderKey: 'o1', recordJson: 'rec', score: 5, recordTtlMs: 60_000 })),
+      r.bulkorderUnrelease(
+        ...unreleaseKeys(k),
+        ...argv('unrelease', {
+          releasedBatch: 'B1',
+          previousBatch: 'B0',
+          now: NOW,
+          retentionMs: RET,
+          orderKey: 'o1',
+          recordJson: 'rec',
+          score: 5,
+          recordTtlMs: 60_000,
+        }),
+      ),
     returns: 1,
     then: { 'ledger:o1': { hash: { s: 'held', b: 'B0', u: T } }, 'held:o1': 'rec', 'held-index': { zset: { o1: 5 } } },
     expires: { 'held:o1': true },
@@ -213,9 +413,28 @@ const rows: Row[] = [
   {
     name: 'resolve: held -> delivered by a person, the batch counts it delivered',
     command: 'bulkorderResolve',
-    given: { 'ledger:o1': { hash: { s: 'held', b: 'B0', t: '', rn: 'old' } }, 'batch:B0': { hash: { id: 'B0', held: '1', delivered: '0' } }, 'held:o1': 'rec', 'held-index': { zset: { o1: 5 } } },
+    given: {
+      'ledger:o1': { hash: { s: 'held', b: 'B0', t: '', rn: 'old' } },
+      'batch:B0': { hash: { id: 'B0', held: '1', delivered: '0' } },
+      'held:o1': 'rec',
+      'held-index': { zset: { o1: 5 } },
+    },
     run: (r, k) =>
-      r.bulkorderResolve(k('ledger:o1'), k('batch:B0'), k('held:o1'), k('held-index'), ...argv('resolve', { expectedBatch: 'B0', now: NOW, retentionMs: RET, orderKey: 'o1', remoteId: '"r9"', who: 'ann', note: '' })),
+      r.bulkorderResolve(
+        k('ledger:o1'),
+        k('batch:B0'),
+        k('held:o1'),
+        k('held-index'),
+        ...argv('resolve', {
+          expectedBatch: 'B0',
+          now: NOW,
+          retentionMs: RET,
+          orderKey: 'o1',
+          remoteId: '"r9"',
+          who: 'ann',
+          note: '',
+        }),
+      ),
     returns: 'resolved',
     then: {
       'ledger:o1': { hash: { s: 'delivered', b: 'B0', u: T, d: T, rv: 'resolved', rw: 'ann', rt: T, r: '"r9"' } },
@@ -227,7 +446,21 @@ const rows: Row[] = [
     command: 'bulkorderResolve',
     given: { 'ledger:o1': { hash: { s: 'held', b: 'B2' } }, 'held:o1': 'rec' },
     run: (r, k) =>
-      r.bulkorderResolve(k('ledger:o1'), k('batch:B0'), k('held:o1'), k('held-index'), ...argv('resolve', { expectedBatch: 'B0', now: NOW, retentionMs: RET, orderKey: 'o1', remoteId: '', who: 'ann', note: '' })),
+      r.bulkorderResolve(
+        k('ledger:o1'),
+        k('batch:B0'),
+        k('held:o1'),
+        k('held-index'),
+        ...argv('resolve', {
+          expectedBatch: 'B0',
+          now: NOW,
+          retentionMs: RET,
+          orderKey: 'o1',
+          remoteId: '',
+          who: 'ann',
+          note: '',
+        }),
+      ),
     returns: 'moved',
   },
   {
@@ -252,8 +485,19 @@ const rows: Row[] = [
       burst: { set: ['o1'] },
       breaker: {
         hash: {
-          state: 'open', signature: 'S', class: 'refusal', customers: 'c1', status: '400', code: 'E', message: 'bad',
-          since: T, openedAt: T, nextProbeAt: String(NOW + 1000), openCount: '1', trialsLeft: '0', alerted: '0',
+          state: 'open',
+          signature: 'S',
+          class: 'refusal',
+          customers: 'c1',
+          status: '400',
+          code: 'E',
+          message: 'bad',
+          since: T,
+          openedAt: T,
+          nextProbeAt: String(NOW + 1000),
+          openCount: '1',
+          trialsLeft: '0',
+          alerted: '0',
         },
       },
     },
@@ -263,10 +507,15 @@ const rows: Row[] = [
     command: 'bulkorderRecordFailure',
     run: (r, k) => r.bulkorderRecordFailure(...failureKeys(k), ...failureArgv(k, 2)),
     returns: ['none', 'closed'],
-    then: { 'buckets:1000': '1', 'failures:S': { zset: { 'HTTP 400|a1': NOW } }, 'orders:S': { zset: { o1: NOW } }, 'customers:S': { zset: { c1: NOW } } },
+    then: {
+      'buckets:1000': '1',
+      'failures:S': { zset: { 'HTTP 400|a1': NOW } },
+      'orders:S': { zset: { o1: NOW } },
+      'customers:S': { zset: { c1: NOW } },
+    },
   },
   {
-    name: "recordFailure: a refusal a healthy trial proved to be about its customer is no evidence",
+    name: 'recordFailure: a refusal a healthy trial proved to be about its customer is no evidence',
     command: 'bulkorderRecordFailure',
     given: { exempt: { set: ['S|c1'] } },
     run: (r, k) => r.bulkorderRecordFailure(...failureKeys(k), ...failureArgv(k, 1)),
@@ -282,7 +531,16 @@ const rows: Row[] = [
     then: {
       'buckets:1000': '1',
       burst: { set: ['o1'] },
-      breaker: { hash: { state: 'open', signature: 'S', openCount: '2', openedAt: T, nextProbeAt: String(NOW + 2000), trialsLeft: '0' } },
+      breaker: {
+        hash: {
+          state: 'open',
+          signature: 'S',
+          openCount: '2',
+          openedAt: T,
+          nextProbeAt: String(NOW + 2000),
+          trialsLeft: '0',
+        },
+      },
     },
   },
   {
@@ -302,15 +560,24 @@ const rows: Row[] = [
   {
     name: "closeBreaker: a half-open breaker closes, the trip's evidence goes, the burst is returned",
     command: 'bulkorderCloseBreaker',
-    given: { breaker: { hash: { state: 'halfOpen', signature: 'S' } }, burst: { set: ['o1'] }, 'failures:S': { zset: { a: 1 } }, 'orders:S': { zset: { o1: 1 } } },
+    given: {
+      breaker: { hash: { state: 'halfOpen', signature: 'S' } },
+      burst: { set: ['o1'] },
+      'failures:S': { zset: { a: 1 } },
+      'orders:S': { zset: { o1: 1 } },
+    },
     run: (r, k) => r.bulkorderCloseBreaker(k('breaker'), k('burst'), k('exempt'), ...closeArgv(k, '')),
     returns: ['closed', 'api', 'o1'],
     then: { breaker: { hash: { state: 'closed', closedAt: T } } },
   },
   {
-    name: "closeBreaker: a trial of a customer the refusals never named: about those customers, exempt, no burst",
+    name: 'closeBreaker: a trial of a customer the refusals never named: about those customers, exempt, no burst',
     command: 'bulkorderCloseBreaker',
-    given: { breaker: { hash: { state: 'halfOpen', signature: 'S', class: 'refusal', customers: 'c1\nc2' } }, burst: { set: ['o1'] }, 'customers:S': { zset: { c1: 1 } } },
+    given: {
+      breaker: { hash: { state: 'halfOpen', signature: 'S', class: 'refusal', customers: 'c1\nc2' } },
+      burst: { set: ['o1'] },
+      'customers:S': { zset: { c1: 1 } },
+    },
     run: (r, k) => r.bulkorderCloseBreaker(k('breaker'), k('burst'), k('exempt'), ...closeArgv(k, 'c9')),
     returns: ['closed', 'customers'],
     then: { breaker: { hash: { state: 'closed', closedAt: T } }, exempt: { set: ['S|c1', 'S|c2'] } },
@@ -319,7 +586,13 @@ const rows: Row[] = [
   {
     name: 'readWindow: the attempts of the window and the server failures by label',
     command: 'bulkorderReadWindow',
-    given: { 'failures:F': { zset: { 'HTTP 503|a': NOW - 100, 'HTTP 503|b': NOW - 50, 'no answer|c': NOW, 'HTTP 500|old': NOW - 20_000 } }, 'buckets:1000': '6', 'buckets:999': '4' },
+    given: {
+      'failures:F': {
+        zset: { 'HTTP 503|a': NOW - 100, 'HTTP 503|b': NOW - 50, 'no answer|c': NOW, 'HTTP 500|old': NOW - 20_000 },
+      },
+      'buckets:1000': '6',
+      'buckets:999': '4',
+    },
     run: (r, k) => r.bulkorderReadWindow(k('failures:F'), NOW, 10_000, k('buckets:')),
     returns: [10, 3, expect.stringMatching(/^\{.*\}$/)],
   },
@@ -329,12 +602,25 @@ const rows: Row[] = [
     given: { breaker: { hash: { state: 'open', since: String(NOW - 1000), nextProbeAt: String(NOW - 1) } } },
     run: (r, k) => r.bulkorderTickBreaker(k('breaker'), k('paused-by'), ...tickArgv),
     returns: ['halfOpen', 'halfOpen'],
-    then: { breaker: { hash: { state: 'halfOpen', since: String(NOW - 1000), nextProbeAt: String(NOW - 1), trialsLeft: '2', halfOpenAt: T } } },
+    then: {
+      breaker: {
+        hash: {
+          state: 'halfOpen',
+          since: String(NOW - 1000),
+          nextProbeAt: String(NOW - 1),
+          trialsLeft: '2',
+          halfOpenAt: T,
+        },
+      },
+    },
   },
   {
     name: 'tickBreaker: a person paused the queue: it stays open',
     command: 'bulkorderTickBreaker',
-    given: { breaker: { hash: { state: 'open', since: String(NOW - 1000), nextProbeAt: String(NOW - 1) } }, 'paused-by': 'ann' },
+    given: {
+      breaker: { hash: { state: 'open', since: String(NOW - 1000), nextProbeAt: String(NOW - 1) } },
+      'paused-by': 'ann',
+    },
     run: (r, k) => r.bulkorderTickBreaker(k('breaker'), k('paused-by'), ...tickArgv),
     returns: ['none', 'open'],
   },
@@ -354,19 +640,39 @@ const rows: Row[] = [
     then: {},
   },
   {
-    name: "cutRate: a first 429 starts half of what the live workers sent, no slot before Retry-After",
+    name: 'cutRate: a first 429 starts half of what the live workers sent, no slot before Retry-After',
     command: 'bulkorderCutRate',
     given: { workers: { zset: { w1: NOW, w2: NOW } } },
     run: (r, k) =>
-      r.bulkorderCutRate(k('rate'), k('workers'), ...argv('cutRate', { now: NOW, retryAfterMs: 2000, floor: 1, decrease: 0.5, grantedAt: NOW, localRate: 10, staleMs: 5000, expireMs: 60_000, paced: '0' })),
+      r.bulkorderCutRate(
+        k('rate'),
+        k('workers'),
+        ...argv('cutRate', {
+          now: NOW,
+          retryAfterMs: 2000,
+          floor: 1,
+          decrease: 0.5,
+          grantedAt: NOW,
+          localRate: 10,
+          staleMs: 5000,
+          expireMs: 60_000,
+          paced: '0',
+        }),
+      ),
     returns: '10',
-    then: { workers: { zset: { w1: NOW, w2: NOW } }, rate: { hash: { rate: '10', lastCut: T, nextAt: String(NOW + 2000), cuts: '1' } } },
+    then: {
+      workers: { zset: { w1: NOW, w2: NOW } },
+      rate: { hash: { rate: '10', lastCut: T, nextAt: String(NOW + 2000), cuts: '1' } },
+    },
     expires: { rate: true },
   },
   {
     name: 'parkedCauses: the cause fields of each record of the slice; a gone record by key only',
     command: 'bulkorderParkedCauses',
-    given: { 'dead-index': { zset: { o1: 1, o2: 2 } }, 'dead:o1': '{"batchId":"B1","httpStatus":422,"code":"E","message":"bad","parkedAt":5,"payload":{"big":1}}' },
+    given: {
+      'dead-index': { zset: { o1: 1, o2: 2 } },
+      'dead:o1': '{"batchId":"B1","httpStatus":422,"code":"E","message":"bad","parkedAt":5,"payload":{"big":1}}',
+    },
     run: (r, k) => r.bulkorderParkedCauses(k('dead-index'), k('dead:'), 0, 999),
     returns: ['o1', 'B1', '422', 'E', 'bad', '5', 'o2', '', '', '', '', ''],
   },
@@ -488,7 +794,8 @@ describe('every Lua script, row by row (src/lua/scripts/)', () => {
       await seedState(redis, prefix, row.given ?? {});
       expect(await row.run(redis, k)).toEqual(row.returns);
       expect(await readState(redis, prefix)).toEqual(row.then ?? row.given ?? {});
-      for (const [name, expires] of Object.entries(row.expires ?? {})) expect([name, (await redis.pttl(k(name))) > 0]).toEqual([name, expires]);
+      for (const [name, expires] of Object.entries(row.expires ?? {}))
+        expect([name, (await redis.pttl(k(name))) > 0]).toEqual([name, expires]);
     });
   }
 });

@@ -20,10 +20,17 @@ describe('what the breaker sees, said where people look', () => {
   it('most attempts answered 5xx (mixed statuses) but the breaker closed: status and import --wait say the API is failing', async () => {
     // A long window, so a slow machine's run stays inside it; opening needs every attempt failing (never, with
     // 25% answered), so the breaker stays closed and "failing" starts at half of that (50%).
-    rig = await deliveryRig('degraded', { seed: 7 }, { BULKORDER_BREAKER_WINDOW_MS: '600000', BULKORDER_BREAKER_SERVER_FAILING_PERCENT: '100' });
+    rig = await deliveryRig(
+      'degraded',
+      { seed: 7 },
+      { BULKORDER_BREAKER_WINDOW_MS: '600000', BULKORDER_BREAKER_SERVER_FAILING_PERCENT: '100' },
+    );
     rig.simulator.setFaults({ serverErrorRate: 0.75 });
     // Started here, not by the rig: this test stops it itself.
-    const worker = await startBusinessDelivery(rig.config, rig.logger, { prefix: rig.prefix, delivery: rig.config.delivery });
+    const worker = await startBusinessDelivery(rig.config, rig.logger, {
+      prefix: rig.prefix,
+      delivery: rig.config.delivery,
+    });
     const first = await rig.importFile(await rig.writeFile('first.csv', ordersCsv('DG', 40)));
     await followBatch(rig.services.batches, first.batchId, { timeoutMs: 60_000, out: captured() });
     await worker.close();
@@ -31,22 +38,39 @@ describe('what the breaker sees, said where people look', () => {
     const status = await queueStatus(rig.services, {});
     expect(status).toContain('circuit breaker closed');
     expect(status).toMatch(/API failing: \d+% 5xx or no answer in the last 600 s \(5\d\d x\d+, /);
-    const json = JSON.parse(await queueStatus(rig.services, { json: true })) as { breaker: { state: string; degraded?: { failures: number; attempts: number; share: number } } };
+    const json = JSON.parse(await queueStatus(rig.services, { json: true })) as {
+      breaker: { state: string; degraded?: { failures: number; attempts: number; share: number } };
+    };
     expect(json.breaker.state).toBe('closed');
     expect(json.breaker.degraded!.failures).toBeGreaterThanOrEqual(5);
     expect(json.breaker.degraded!.share).toBeGreaterThanOrEqual(0.5);
 
     // No worker now: --max-wait runs out, and the reason is the failing API, not "still being delivered".
     const second = await rig.writeFile('second.csv', ordersCsv('DH', 2));
-    const outcome = await importAndFollow(second, { force: false }, rig.services, rig.logger, { wait: true, timeoutMs: 1000, out: captured() });
+    const outcome = await importAndFollow(second, { force: false }, rig.services, rig.logger, {
+      wait: true,
+      timeoutMs: 1000,
+      out: captured(),
+    });
     expect(outcome.exitCode).toBe(5);
     expect(outcome.report).toMatch(/gave up waiting after 1 s \(--max-wait\): API failing: \d+% 5xx or no answer/);
     expect(outcome.report).not.toContain('still being delivered');
   });
 
   it('an open breaker says what waits', async () => {
-    rig = await deliveryRig('open-view', {}, { BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1', BULKORDER_BREAKER_SERVER_FAILING_PERCENT: '10', BULKORDER_BREAKER_OPEN_MS: '600000' });
-    rig.simulator.setFaults({ script: [{ status: 503, body: { code: 'MAINTENANCE', message: 'down' }, path: 'orders' }] });
+    rig = await deliveryRig(
+      'open-view',
+      {},
+      {
+        BULKORDER_BREAKER_MIN_ATTEMPTS: '1',
+        BULKORDER_BREAKER_MIN_ORDERS: '1',
+        BULKORDER_BREAKER_SERVER_FAILING_PERCENT: '10',
+        BULKORDER_BREAKER_OPEN_MS: '600000',
+      },
+    );
+    rig.simulator.setFaults({
+      script: [{ status: 503, body: { code: 'MAINTENANCE', message: 'down' }, path: 'orders' }],
+    });
     await rig.startWorker();
     await rig.importFile(await rig.writeFile('open.csv', ordersCsv('OV', 3)));
     const deadline = Date.now() + 20_000;

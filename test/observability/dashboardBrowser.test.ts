@@ -41,22 +41,52 @@ async function shot(name: string): Promise<void> {
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`The dashboard browser test needs Debian's chromium at ${CHROMIUM}: run \`apt-get update && apt-get install -y chromium\` (.ci/run does this).`);
+    throw new Error(
+      `The dashboard browser test needs Debian's chromium at ${CHROMIUM}: run \`apt-get update && apt-get install -y chromium\` (.ci/run does this).`,
+    );
   }
-  rig = await deliveryRig('dashboard', {}, { BULKORDER_DASHBOARD_TOKEN: TOKEN, BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '1000' });
+  rig = await deliveryRig(
+    'dashboard',
+    {},
+    { BULKORDER_DASHBOARD_TOKEN: TOKEN, BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '1000' },
+  );
   // The worker as `bulkorder worker` runs it: with its observers, so the overview's chart has minutes.
   observers = await startWorkerObservers(rig.config, rig.logger, { pollMs: 200 });
   worker = await startBusinessDelivery(rig.config, rig.logger, { prefix: rig.prefix, metrics: observers.metrics });
   // H1 is sent and never answered: held for review. D1 is refused once with 422: dead-lettered.
   rig.simulator.setFaults({ script: [{ status: 200, noAnswer: true, path: 'orders' }] });
   await importAndSettle('held.csv', [orderRow('H1')]);
-  rig.simulator.setFaults({ script: [{ status: 422, body: { code: 'QUANTITY_LIMIT', message: 'at most 100 of product 5001 per order' }, path: 'orders' }] });
+  rig.simulator.setFaults({
+    script: [
+      {
+        status: 422,
+        body: { code: 'QUANTITY_LIMIT', message: 'at most 100 of product 5001 per order' },
+        path: 'orders',
+      },
+    ],
+  });
   await importAndSettle('refused.csv', [orderRow('D1')]);
-  await importAndSettle('nightly-orders.csv', ['A1', 'A2', 'A3', 'A4'].map((r) => orderRow(r)));
+  await importAndSettle(
+    'nightly-orders.csv',
+    ['A1', 'A2', 'A3', 'A4'].map((r) => orderRow(r)),
+  );
   dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
   readOnly = await startDashboard(rig.config, rig.logger, { port: 0, readOnly: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
-  const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1366, height: 720 } });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+  const context = await browser.newContext({
+    httpCredentials: { username: 'ops', password: TOKEN },
+    viewport: { width: 1366, height: 720 },
+  });
   page = await context.newPage();
 }, 90_000);
 
@@ -113,7 +143,10 @@ describe('the dashboard in a real browser', () => {
     await page.check('input[name=keys][value="ref.1001.D1"]');
     await page.click('[data-test=retry-selected]');
     expect(await page.textContent('.flash')).toMatch(/retried: 1 queued again as batch/);
-    await waitFor(async () => (await rig.services.ledger.get('ref.1001.D1'))?.state === 'delivered', 'the retried order delivered');
+    await waitFor(
+      async () => (await rig.services.ledger.get('ref.1001.D1'))?.state === 'delivered',
+      'the retried order delivered',
+    );
     await page.goto(`${dashboard.url}/dead-letters`);
     expect(await page.textContent('[data-test=matched]')).toContain('0 match');
   });
@@ -125,7 +158,10 @@ describe('the dashboard in a real browser', () => {
     await page.fill('input[name=note]', 'not on the service');
     await page.click('[data-test=release-selected]');
     expect(await page.textContent('.flash')).toMatch(/released by ops: 1 queued again/);
-    await waitFor(async () => (await rig.services.ledger.get('ref.1001.H1'))?.state === 'delivered', 'the released order delivered');
+    await waitFor(
+      async () => (await rig.services.ledger.get('ref.1001.H1'))?.state === 'delivered',
+      'the released order delivered',
+    );
     const entry = await rig.services.ledger.get('ref.1001.H1');
     expect(entry?.review).toMatchObject({ action: 'released', by: 'ops', note: 'not on the service' });
     await page.goto(`${dashboard.url}/search?q=H1`);
@@ -134,7 +170,12 @@ describe('the dashboard in a real browser', () => {
 
   it('refuses actions without credentials or a form token', async () => {
     const post = (headers: Record<string, string>) =>
-      fetch(`${dashboard.url}/dead-letters/action`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'action=retry-matching', redirect: 'manual' });
+      fetch(`${dashboard.url}/dead-letters/action`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: 'action=retry-matching',
+        redirect: 'manual',
+      });
     expect((await post({})).status).toBe(401);
     expect((await post({ authorization: 'Bearer wrong-token-wrong-token' })).status).toBe(401);
     expect((await post({ authorization: `Bearer ${TOKEN}` })).status).toBe(403); // no CSRF form token
@@ -144,12 +185,18 @@ describe('the dashboard in a real browser', () => {
     const other = await browser.newPage({ httpCredentials: { username: 'ops', password: TOKEN } });
     await other.goto(`${dashboard.url}/dead-letters`);
     const token = await other.inputValue('input[name=_csrf]');
-    const crossSite = await post({ authorization: `Bearer ${TOKEN}`, origin: 'https://evil.example' }).then(() => fetch(`${dashboard.url}/dead-letters/action`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}`, origin: 'https://evil.example' },
-      body: `action=retry-matching&_csrf=${encodeURIComponent(token)}`,
-      redirect: 'manual',
-    }));
+    const crossSite = await post({ authorization: `Bearer ${TOKEN}`, origin: 'https://evil.example' }).then(() =>
+      fetch(`${dashboard.url}/dead-letters/action`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}`,
+          origin: 'https://evil.example',
+        },
+        body: `action=retry-matching&_csrf=${encodeURIComponent(token)}`,
+        redirect: 'manual',
+      }),
+    );
     expect(crossSite.status).toBe(403);
     await other.close();
   });

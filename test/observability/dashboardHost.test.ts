@@ -28,13 +28,26 @@ function get(url: string, path: string, host: string): Promise<{ status: number;
 }
 
 describe('the dashboard answers only to the Host names it serves (DNS rebinding, issue 26 item 8)', () => {
-  it('a forged Host gets 421 and no data; loopback names, BULKORDER_DASHBOARD_URL\'s host and BULKORDER_DASHBOARD_HOSTS are answered', async () => {
-    rig = await deliveryRig('dash-host', {}, { BULKORDER_DASHBOARD_URL: 'https://dash.example.com/bulkorder', BULKORDER_DASHBOARD_HOSTS: 'ops.internal,*.corp.example' });
+  it("a forged Host gets 421 and no data; loopback names, BULKORDER_DASHBOARD_URL's host and BULKORDER_DASHBOARD_HOSTS are answered", async () => {
+    rig = await deliveryRig(
+      'dash-host',
+      {},
+      {
+        BULKORDER_DASHBOARD_URL: 'https://dash.example.com/bulkorder',
+        BULKORDER_DASHBOARD_HOSTS: 'ops.internal,*.corp.example',
+      },
+    );
     dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
     const port = new URL(dashboard.url).port;
 
     const refused: Record<string, number> = {};
-    for (const host of [`rebind.attacker.example:${port}`, 'rebind.attacker.example', `dash.example.com.attacker.example`, `localhost.attacker.example:${port}`, `evil@127.0.0.1:${port}`]) {
+    for (const host of [
+      `rebind.attacker.example:${port}`,
+      'rebind.attacker.example',
+      `dash.example.com.attacker.example`,
+      `localhost.attacker.example:${port}`,
+      `evil@127.0.0.1:${port}`,
+    ]) {
       for (const path of ['/', '/dead-letters/export.csv', '/batches', '/search?q=a']) {
         const answer = await get(dashboard.url, path, host);
         refused[`${host} ${path}`] = answer.status;
@@ -42,15 +55,34 @@ describe('the dashboard answers only to the Host names it serves (DNS rebinding,
       }
     }
     // Node's own parser answers 400 to a Host it finds malformed (user info); every well-formed foreign name gets 421.
-    expect(Object.entries(refused).filter(([key, status]) => status !== (key.startsWith('evil@') ? 400 : 421))).toEqual([]);
+    expect(Object.entries(refused).filter(([key, status]) => status !== (key.startsWith('evil@') ? 400 : 421))).toEqual(
+      [],
+    );
 
     const answered: Record<string, number> = {};
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, `app.localhost:${port}`, 'dash.example.com', 'ops.internal:8443', 'a.corp.example']) {
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `LOCALHOST:${port}`,
+      `[::1]:${port}`,
+      `app.localhost:${port}`,
+      'dash.example.com',
+      'ops.internal:8443',
+      'a.corp.example',
+    ]) {
       answered[host] = (await get(dashboard.url, '/', host)).status;
     }
     expect(new Set(Object.values(answered))).toEqual(new Set([200]));
     // Probes send whatever Host they like; those paths carry no personal data.
     expect((await get(dashboard.url, '/healthz', 'pod-10-1-2-3')).status).toBe(200);
-    recordReliability({ fault: 'DNS rebinding: a page of another site reads the loopback dashboard under its own Host name', behaviour: '421 without data for every Host the dashboard does not serve; loopback, BULKORDER_DASHBOARD_URL\'s and BULKORDER_DASHBOARD_HOSTS answered', orders: 0, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'DNS rebinding: a page of another site reads the loopback dashboard under its own Host name',
+      behaviour:
+        "421 without data for every Host the dashboard does not serve; loopback, BULKORDER_DASHBOARD_URL's and BULKORDER_DASHBOARD_HOSTS answered",
+      orders: 0,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   });
 });

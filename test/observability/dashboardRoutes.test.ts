@@ -25,7 +25,13 @@ const html = async (path: string, status = 200): Promise<string> => {
   expect(response.status, path).toBe(status);
   return response.text();
 };
-const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const decode = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 const quiet = new Writable({ write: (_chunk, _enc, done) => done() }) as unknown as NodeJS.WriteStream;
 
 async function settle(name: string, rows: string[]): Promise<string> {
@@ -35,11 +41,17 @@ async function settle(name: string, rows: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
-  rig = await deliveryRig('routes', {}, { BULKORDER_DASHBOARD_TOKEN: TOKEN, BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '1000' });
+  rig = await deliveryRig(
+    'routes',
+    {},
+    { BULKORDER_DASHBOARD_TOKEN: TOKEN, BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '1000' },
+  );
   await rig.startWorker();
   // import --wait of a file with a rejected row: both its results and rejects file exist.
   const mixed = await rig.writeFile('mixed.csv', [HEADER, orderRow('G1'), orderRow('BAD', 5001, 0), ''].join('\n'));
-  ids.mixed = (await importAndFollow(mixed, {}, rig.services, rig.logger, { wait: true, out: quiet, timeoutMs: 20_000 })).result.batchId;
+  ids.mixed = (
+    await importAndFollow(mixed, {}, rig.services, rig.logger, { wait: true, out: quiet, timeoutMs: 20_000 })
+  ).result.batchId;
   rig.simulator.setFaults({ script: [{ status: 200, noAnswer: true, path: 'orders' }] });
   ids.held = await settle('held.csv', [orderRow('H1')]);
   // Three refusals, two causes: 0 delivered, all dead-lettered.
@@ -63,7 +75,17 @@ afterAll(async () => {
 describe('dashboard routes in process (hono app.request)', () => {
   it('every page answers, with the token only', async () => {
     expect((await app.request('/')).status).toBe(401);
-    for (const path of ['/', '/batches', `/batches/${ids.dead}`, '/search?q=D1', '/orders/ref.1001.D1', '/schedules', '/dead-letters', '/held']) await html(path);
+    for (const path of [
+      '/',
+      '/batches',
+      `/batches/${ids.dead}`,
+      '/search?q=D1',
+      '/orders/ref.1001.D1',
+      '/schedules',
+      '/dead-letters',
+      '/held',
+    ])
+      await html(path);
     await html('/batches/b-none', 404);
     await html('/orders/ref.1001.NONE', 404);
     await html('/dead-letters?status=abc', 400);
@@ -96,8 +118,20 @@ describe('dashboard routes in process (hono app.request)', () => {
     expect(row).not.toContain('class="delivered"');
     const done = new RegExp(`<tr class="" data-batch="${ids.held}">`).exec(list);
     expect(done).toBeNull(); // held counts as attention too
-    await rig.services.batches.create({ id: 'b-failed-import', file: '/srv/x.csv', sha256: '', env: 'acceptance', startedAt: Date.now(), columns: [] });
-    await rig.services.batches.finishImport('b-failed-import', 'failed', { rows: 10, orders: 10, valid: 10, rejected: 0 });
+    await rig.services.batches.create({
+      id: 'b-failed-import',
+      file: '/srv/x.csv',
+      sha256: '',
+      env: 'acceptance',
+      startedAt: Date.now(),
+      columns: [],
+    });
+    await rig.services.batches.finishImport('b-failed-import', 'failed', {
+      rows: 10,
+      orders: 10,
+      valid: 10,
+      rejected: 0,
+    });
     const failed = await html('/batches/b-failed-import');
     expect(failed).toContain('data-test="bar">import failed');
     expect(failed).toContain('Needs attention');
@@ -105,7 +139,9 @@ describe('dashboard routes in process (hono app.request)', () => {
 
   it('dead letters are grouped by cause with a count each; a group lists its own', async () => {
     const page = await html('/dead-letters');
-    const counts = [...page.matchAll(/<tr data-cause="([^"]*)"><td><b data-test="cause-count">(\d+)<\/b>/g)].map((m) => [decode(m[1]!), Number(m[2])]);
+    const counts = [...page.matchAll(/<tr data-cause="([^"]*)"><td><b data-test="cause-count">(\d+)<\/b>/g)].map(
+      (m) => [decode(m[1]!), Number(m[2])],
+    );
     expect(counts).toEqual([
       ['[422,"QUANTITY_LIMIT","at most 100 per order"]', 2],
       ['[409,"CUSTOMER_BLOCKED","customer blocked"]', 1],
@@ -122,7 +158,17 @@ describe('dashboard routes in process (hono app.request)', () => {
     const csrf = /name="_csrf" value="([^"]+)"/.exec(list)![1]!;
     const cause = '[409,"CUSTOMER_BLOCKED","customer blocked"]';
     const post = (extra: Record<string, string>) =>
-      app.request('/dead-letters/action', { method: 'POST', headers: { ...AUTH, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: decode(csrf), kind: 'orders', action: 'purge-matching', cause, ...extra }).toString() });
+      app.request('/dead-letters/action', {
+        method: 'POST',
+        headers: { ...AUTH, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          _csrf: decode(csrf),
+          kind: 'orders',
+          action: 'purge-matching',
+          cause,
+          ...extra,
+        }).toString(),
+      });
     const ask = await post({});
     expect(ask.status).toBe(200);
     expect(await ask.text()).toContain('Purge 1 dead letter?');
@@ -136,7 +182,10 @@ describe('dashboard routes in process (hono app.request)', () => {
 describe('dead letters at scale and Redis away', () => {
   it("export keeps a fresh batch's dead letters under the input's columns (not 'columns unknown')", async () => {
     const items = await state.targets.orders.dead.select(ids.dead === undefined ? {} : { batchId: ids.dead });
-    const files = await exportDeadLetters(items, rig.services.batches, { outPath: join(rig.dir, 'dl.csv'), rebuild: rig.services.kind.rebuildRows });
+    const files = await exportDeadLetters(items, rig.services.batches, {
+      outPath: join(rig.dir, 'dl.csv'),
+      rebuild: rig.services.kind.rebuildRows,
+    });
     expect(files.map((f) => [f.deadLetters, f.canonical])).toEqual([[items.length, false]]);
   });
 
@@ -151,8 +200,25 @@ describe('dead letters at scale and Redis away', () => {
         const pipeline = redis.pipeline();
         for (let i = start; i < start + 1000; i++) {
           const key = `ref.1001.S${String(i).padStart(5, '0')}`;
-          const record = { kind: 'dead', key, batchId: 'b-scale', file: 'scale.csv', lines: [i + 2], orderRef: `S${i}`, payload: {}, cells: [['x']], reason: 'refused', httpStatus: 422, code: `CODE_${i % 10}`, message: 'refused', attempts: 1, parkedAt: now - 10_000 + (i >> 2) };
-          pipeline.set(keys.parked('dead', key), JSON.stringify(record), 'PX', 3_600_000).zadd(keys.parkedIndex('dead'), record.parkedAt, key);
+          const record = {
+            kind: 'dead',
+            key,
+            batchId: 'b-scale',
+            file: 'scale.csv',
+            lines: [i + 2],
+            orderRef: `S${i}`,
+            payload: {},
+            cells: [['x']],
+            reason: 'refused',
+            httpStatus: 422,
+            code: `CODE_${i % 10}`,
+            message: 'refused',
+            attempts: 1,
+            parkedAt: now - 10_000 + (i >> 2),
+          };
+          pipeline
+            .set(keys.parked('dead', key), JSON.stringify(record), 'PX', 3_600_000)
+            .zadd(keys.parkedIndex('dead'), record.parkedAt, key);
         }
         await pipeline.exec();
       }
@@ -161,7 +227,9 @@ describe('dead letters at scale and Redis away', () => {
       let started = performance.now();
       const first = await read('/dead-letters');
       const firstMs = performance.now() - started;
-      expect([...first.matchAll(/data-test="cause-count">(\d+)</g)].map((m) => Number(m[1]))).toEqual(Array(10).fill(1000));
+      expect([...first.matchAll(/data-test="cause-count">(\d+)</g)].map((m) => Number(m[1]))).toEqual(
+        Array(10).fill(1000),
+      );
       expect(first).toContain('10000 match (10000 in all)');
       // Later pages cost their own records: no groups, no count.
       expect(first).toContain('data-test="causes"');
@@ -178,7 +246,9 @@ describe('dead letters at scale and Redis away', () => {
         path = /href="([^"]+)" data-test="next-page"/.exec(page)?.[1]?.replace(/&amp;/g, '&');
       }
       // Informational figures for the report (never asserted: the machine is shared).
-      process.stderr.write(`dead letters 10,000: first page with groups ${Math.round(firstMs)} ms; ${pages} pages in ${Math.round(performance.now() - started)} ms\n`);
+      process.stderr.write(
+        `dead letters 10,000: first page with groups ${Math.round(firstMs)} ms; ${pages} pages in ${Math.round(performance.now() - started)} ms\n`,
+      );
       expect(seen.size).toBe(10_000);
       expect(pages).toBe(200);
     } finally {
@@ -190,7 +260,11 @@ describe('dead letters at scale and Redis away', () => {
   it('names Redis when it is unreachable (503), and serves pages again once it is back', async () => {
     const server = await startPrivateRedis();
     // A password in the URL (this server ignores it) must never reach the page.
-    const other = await deliveryRig('routes-down', {}, { BULKORDER_DASHBOARD_TOKEN: TOKEN, REDIS_URL: server.url.replace('redis://', 'redis://:pw-secret@') });
+    const other = await deliveryRig(
+      'routes-down',
+      {},
+      { BULKORDER_DASHBOARD_TOKEN: TOKEN, REDIS_URL: server.url.replace('redis://', 'redis://:pw-secret@') },
+    );
     const otherState = await openDashboardState(other.config, other.logger);
     try {
       const otherApp = dashboardApp(otherState, { readOnly: false, shuttingDown: () => false });
@@ -199,10 +273,17 @@ describe('dead letters at scale and Redis away', () => {
       const down = await otherApp.request('/dead-letters', { headers: AUTH });
       expect(down.status).toBe(503);
       const text = await down.text();
-      expect(decode(text)).toMatch(new RegExp(`Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${new URL(server.url).port}/? unreachable since \\d{4}-`));
+      expect(decode(text)).toMatch(
+        new RegExp(
+          `Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${new URL(server.url).port}/? unreachable since \\d{4}-`,
+        ),
+      );
       expect(text).not.toContain('pw-secret');
       await server.restart();
-      await waitFor(async () => (await otherApp.request('/dead-letters', { headers: AUTH })).status === 200, 'the dashboard to serve pages again');
+      await waitFor(
+        async () => (await otherApp.request('/dead-letters', { headers: AUTH })).status === 200,
+        'the dashboard to serve pages again',
+      );
     } finally {
       await otherState.close();
       await other.close().catch(() => undefined);
@@ -220,10 +301,18 @@ describe('the breaker banner', () => {
       requeueBurst: async (keys) => keys.length,
     });
     expect(await html('/')).not.toContain('API failing');
-    for (let i = 0; i < 12; i++) await breaker.record({ kind: 'delivered', status: 201, body: {} }, `ok-${i}`, String(1001 + (i % 4)));
-    for (let i = 0; i < 8; i++) await breaker.record({ kind: 'retry', status: [500, 502, 503, 504][i % 4]!, code: 'HTTP_5XX', message: 'bad gateway' }, `bad-${i}`, String(1001 + (i % 4)));
+    for (let i = 0; i < 12; i++)
+      await breaker.record({ kind: 'delivered', status: 201, body: {} }, `ok-${i}`, String(1001 + (i % 4)));
+    for (let i = 0; i < 8; i++)
+      await breaker.record(
+        { kind: 'retry', status: [500, 502, 503, 504][i % 4]!, code: 'HTTP_5XX', message: 'bad gateway' },
+        `bad-${i}`,
+        String(1001 + (i % 4)),
+      );
     expect((await breaker.status()).state).toBe('closed');
     // 8 of the window's attempts failed by the server (others were delivered by the tests above).
-    expect(decode(await html('/'))).toMatch(/<strong>API failing: \d+% 5xx or no answer in the last 60 s<\/strong> \(the breaker is still closed\)/);
+    expect(decode(await html('/'))).toMatch(
+      /<strong>API failing: \d+% 5xx or no answer in the last 60 s<\/strong> \(the breaker is still closed\)/,
+    );
   });
 });

@@ -23,16 +23,33 @@ function types(text: string): Map<string, string> {
 
 describe('the /metrics exposition', () => {
   it('passes promtool, has no doubled prefix and no gauge named _total, and counts a headers timeout as no answer', async () => {
-    if (!existsSync(PROMTOOL)) throw new Error(`This test needs Debian's prometheus package for ${PROMTOOL} (apt-get install -y prometheus; .ci/run does this).`);
-    const rig = await deliveryRig('metrics', {}, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '1000', BULKORDER_DASHBOARD_TOKEN: TOKEN });
+    if (!existsSync(PROMTOOL))
+      throw new Error(
+        `This test needs Debian's prometheus package for ${PROMTOOL} (apt-get install -y prometheus; .ci/run does this).`,
+      );
+    const rig = await deliveryRig(
+      'metrics',
+      {},
+      { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '1000', BULKORDER_DASHBOARD_TOKEN: TOKEN },
+    );
     cleanups.push(() => rig.close());
     const observers = await startWorkerObservers(rig.config, rig.logger, { httpPort: 0, pollMs: 200 });
     cleanups.push(() => observers.close());
-    const worker = await startBusinessDelivery(rig.config, rig.logger, { prefix: rig.prefix, metrics: observers.metrics });
+    const worker = await startBusinessDelivery(rig.config, rig.logger, {
+      prefix: rig.prefix,
+      metrics: observers.metrics,
+    });
     cleanups.push(() => worker.close());
     // The first order POST gets no answer in time (held), the second a 422 (dead-lettered).
-    rig.simulator.setFaults({ script: [{ status: 200, noAnswer: true, path: 'orders' }, { status: 422, body: { code: 'QUANTITY_LIMIT', message: 'too many' }, path: 'orders' }] });
-    const imported = await rig.importFile(await rig.writeFile('two.csv', [HEADER, orderRow('M1'), orderRow('M2'), ''].join('\n')));
+    rig.simulator.setFaults({
+      script: [
+        { status: 200, noAnswer: true, path: 'orders' },
+        { status: 422, body: { code: 'QUANTITY_LIMIT', message: 'too many' }, path: 'orders' },
+      ],
+    });
+    const imported = await rig.importFile(
+      await rig.writeFile('two.csv', [HEADER, orderRow('M1'), orderRow('M2'), ''].join('\n')),
+    );
     await followBatch(rig.services.batches, imported.batchId, { timeoutMs: 20_000 });
 
     const text = await (await fetch(`${observers.url}/metrics`)).text();

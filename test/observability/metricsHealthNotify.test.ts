@@ -7,7 +7,7 @@ import { createLogger } from '../../src/logger.js';
 import { startWorkerObservers, type WorkerObservers } from '../../src/health/workerObservers.js';
 import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
-import type { OrderPayload } from "../../src/ingest/types.js";
+import type { OrderPayload } from '../../src/ingest/types.js';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
@@ -84,14 +84,18 @@ describe('worker metrics, health and notifications', () => {
     cleanups.push(() => new Promise((r) => smtp.close(() => r(undefined))));
     const smtpPort = (smtp.server.address() as AddressInfo).port;
 
-    const rig = await deliveryRig('metrics', {}, {
-      BULKORDER_NOTIFY_URLS: hook.url,
-      BULKORDER_NOTIFY_SMTP_HOST: '127.0.0.1',
-      BULKORDER_NOTIFY_SMTP_PORT: String(smtpPort),
-      BULKORDER_NOTIFY_SMTP_FROM: 'bulkorder@example.com',
-      BULKORDER_NOTIFY_SMTP_TO: 'ops@example.com',
-      BULKORDER_DASHBOARD_URL: 'https://bulkorder.example.com',
-    });
+    const rig = await deliveryRig(
+      'metrics',
+      {},
+      {
+        BULKORDER_NOTIFY_URLS: hook.url,
+        BULKORDER_NOTIFY_SMTP_HOST: '127.0.0.1',
+        BULKORDER_NOTIFY_SMTP_PORT: String(smtpPort),
+        BULKORDER_NOTIFY_SMTP_FROM: 'bulkorder@example.com',
+        BULKORDER_NOTIFY_SMTP_TO: 'ops@example.com',
+        BULKORDER_DASHBOARD_URL: 'https://bulkorder.example.com',
+      },
+    );
     cleanups.push(() => rig.close());
     const observers = await startWorkerObservers(rig.config, rig.logger, { httpPort: 0, pollMs: 200 });
     cleanups.push(() => observers.close());
@@ -141,7 +145,17 @@ describe('worker metrics, health and notifications', () => {
 
   it('a clean batch is announced as settled, then a schedule that found no file, then the breaker opening', async () => {
     const hook = await receiver();
-    const rig = await deliveryRig('notify', {}, { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1', BULKORDER_BREAKER_MIN_CUSTOMERS: '1', BULKORDER_BREAKER_REFUSAL_PERCENT: '10' });
+    const rig = await deliveryRig(
+      'notify',
+      {},
+      {
+        BULKORDER_NOTIFY_URLS: hook.url,
+        BULKORDER_BREAKER_MIN_ATTEMPTS: '1',
+        BULKORDER_BREAKER_MIN_ORDERS: '1',
+        BULKORDER_BREAKER_MIN_CUSTOMERS: '1',
+        BULKORDER_BREAKER_REFUSAL_PERCENT: '10',
+      },
+    );
     cleanups.push(() => rig.close());
     const observers = await startWorkerObservers(rig.config, rig.logger, { pollMs: 200 });
     cleanups.push(() => observers.close());
@@ -150,12 +164,23 @@ describe('worker metrics, health and notifications', () => {
     const imported = await rig.importFile(file);
     await followBatch(rig.services.batches, imported.batchId, { timeoutMs: 20_000 });
     await waitFor(() => hook.events.some((e) => e.event === 'batch-settled'), 'batch-settled');
-    expect(hook.events.find((e) => e.event === 'batch-settled')).toMatchObject({ batchId: imported.batchId, exitCode: 0, counts: { delivered: 2 } });
+    expect(hook.events.find((e) => e.event === 'batch-settled')).toMatchObject({
+      batchId: imported.batchId,
+      exitCode: 0,
+      counts: { delivered: 2 },
+    });
 
     // A schedule whose source names no file (the upstream export did not run).
-    const scheduleQueue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: rig.services.redis, prefix: rig.prefix });
+    const scheduleQueue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
+      connection: rig.services.redis,
+      prefix: rig.prefix,
+    });
     cleanups.push(() => scheduleQueue.close());
-    await new ScheduleStore(scheduleQueue).set({ name: 'nightly', cron: '* * * * * *', source: join(rig.dir, 'orders-*.csv') });
+    await new ScheduleStore(scheduleQueue).set({
+      name: 'nightly',
+      cron: '* * * * * *',
+      source: join(rig.dir, 'orders-*.csv'),
+    });
     await waitFor(() => hook.events.some((e) => e.event === 'no-file'), 'no-file', 20_000);
     expect(hook.events.find((e) => e.event === 'no-file')).toMatchObject({ schedule: 'nightly' });
     await new ScheduleStore(scheduleQueue).remove('nightly');
@@ -171,7 +196,18 @@ describe('worker metrics, health and notifications', () => {
   it('/healthz stays 200 with Redis stopped; /readyz does not', async () => {
     const redis: PrivateRedis = await startPrivateRedis();
     cleanups.push(() => redis.stop());
-    const config = loadConfig({ env: {}, overrides: { REDIS_URL: redis.url, LOG_LEVEL: 'silent', BULKORDER_REDIS_PREFIX: 'health-test', BULKORDER_BASE_URL: 'http://127.0.0.1:9', BULKORDER_USER_AGENT: 'Test-BulkorderTests', BULKORDER_BUSINESS_CLIENT_ID: 'id', BULKORDER_BUSINESS_CLIENT_SECRET: 'secret' } });
+    const config = loadConfig({
+      env: {},
+      overrides: {
+        REDIS_URL: redis.url,
+        LOG_LEVEL: 'silent',
+        BULKORDER_REDIS_PREFIX: 'health-test',
+        BULKORDER_BASE_URL: 'http://127.0.0.1:9',
+        BULKORDER_USER_AGENT: 'Test-BulkorderTests',
+        BULKORDER_BUSINESS_CLIENT_ID: 'id',
+        BULKORDER_BUSINESS_CLIENT_SECRET: 'secret',
+      },
+    });
     const observers = await startWorkerObservers(config, createLogger({ level: 'silent' }), { httpPort: 0 });
     cleanups.push(() => observers.close());
     expect((await fetch(`${observers.url}/healthz`)).status).toBe(200);

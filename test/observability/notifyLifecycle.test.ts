@@ -34,7 +34,11 @@ async function receiver(status = 204): Promise<{ url: string; bodies: unknown[];
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   cleanups.push(() => new Promise((r) => server.close(r)));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook/SECRET-PATH`, bodies, events: bodies as NotifyEvent[] };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook/SECRET-PATH`,
+    bodies,
+    events: bodies as NotifyEvent[],
+  };
 }
 
 async function observe(rig: DeliveryRig): Promise<WorkerObservers> {
@@ -107,14 +111,30 @@ describe('the notification lifecycle', () => {
 
   it('a breaker opened is closed by resume, and the batch it dead-lettered is announced recovered', async () => {
     const hook = await receiver();
-    const rig = await deliveryRig('notify-resume', {}, { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_BREAKER_MIN_ATTEMPTS: '1', BULKORDER_BREAKER_MIN_ORDERS: '1', BULKORDER_BREAKER_MIN_CUSTOMERS: '1', BULKORDER_BREAKER_REFUSAL_PERCENT: '10', BULKORDER_BREAKER_OPEN_MS: '600000' });
+    const rig = await deliveryRig(
+      'notify-resume',
+      {},
+      {
+        BULKORDER_NOTIFY_URLS: hook.url,
+        BULKORDER_BREAKER_MIN_ATTEMPTS: '1',
+        BULKORDER_BREAKER_MIN_ORDERS: '1',
+        BULKORDER_BREAKER_MIN_CUSTOMERS: '1',
+        BULKORDER_BREAKER_REFUSAL_PERCENT: '10',
+        BULKORDER_BREAKER_OPEN_MS: '600000',
+      },
+    );
     cleanups.push(() => rig.close());
     const observers = await observe(rig);
     await startWorker(rig, observers);
     rig.simulator.setFaults({ script: [{ status: 403, body: { code: 'FORBIDDEN', message: 'no' }, path: 'orders' }] });
     const file = await rig.writeFile('blocked.csv', [HEADER, orderRow('R1')].join('\n') + '\n');
     const { batchId } = await rig.importFile(file);
-    await waitFor(() => hook.events.some((e) => e.event === 'breaker-opened') && hook.events.some((e) => e.event === 'batch-needs-attention'), 'breaker-opened and batch-needs-attention');
+    await waitFor(
+      () =>
+        hook.events.some((e) => e.event === 'breaker-opened') &&
+        hook.events.some((e) => e.event === 'batch-needs-attention'),
+      'breaker-opened and batch-needs-attention',
+    );
     const opened = hook.events.find((e) => e.event === 'breaker-opened')!;
     expect(opened).toMatchObject({ code: 'HTTP 403 FORBIDDEN', kind: 'orders', waiting: { burst: 1 } });
     expect(opened.text).toContain('next trial at');
@@ -128,7 +148,12 @@ describe('the notification lifecycle', () => {
     expect(closed).toHaveLength(1);
     expect(closed[0]!.id).toBe(opened.id.replace('breaker-opened', 'breaker-closed'));
     expect(closed[0]!.closedBy).toMatch(/^resume by /);
-    expect(hook.events.filter((e) => e.event === 'batch-recovered')).toEqual([expect.objectContaining({ id: `batch-recovered:${batchId}`, counts: expect.objectContaining({ delivered: 1, deadLettered: 0 }) })]);
+    expect(hook.events.filter((e) => e.event === 'batch-recovered')).toEqual([
+      expect.objectContaining({
+        id: `batch-recovered:${batchId}`,
+        counts: expect.objectContaining({ delivered: 1, deadLettered: 0 }),
+      }),
+    ]);
     expect(hook.events.filter((e) => e.event === 'breaker-opened')).toHaveLength(1);
   });
 
@@ -137,12 +162,20 @@ describe('the notification lifecycle', () => {
     const rig = await deliveryRig('notify-refused', {}, { BULKORDER_NOTIFY_URLS: hook.url });
     cleanups.push(() => rig.close());
     await observe(rig);
-    const file = await rig.writeFile('broken.csv', [HEADER, orderRow('X1'), `${orderRow('X2')},"never closed`].join('\n') + '\n');
+    const file = await rig.writeFile(
+      'broken.csv',
+      [HEADER, orderRow('X1'), `${orderRow('X2')},"never closed`].join('\n') + '\n',
+    );
     await expect(rig.importFile(file)).rejects.toMatchObject({ exitCode: 3 });
     await waitFor(() => hook.events.length > 0, 'the refusal');
     await settle();
     expect(hook.events).toHaveLength(1);
-    expect(hook.events[0]).toMatchObject({ event: 'file-refused', exitCode: 3, code: 'CSV_QUOTE_NOT_CLOSED', file: 'broken.csv' });
+    expect(hook.events[0]).toMatchObject({
+      event: 'file-refused',
+      exitCode: 3,
+      code: 'CSV_QUOTE_NOT_CLOSED',
+      file: 'broken.csv',
+    });
     expect(hook.events[0]!.reason).toContain('never closed');
     expect(JSON.stringify(hook.events[0])).not.toContain(rig.dir);
   });
@@ -153,38 +186,90 @@ describe('the notification lifecycle', () => {
     const teams = await receiver();
     const failing = await receiver(500);
     let logText = '';
-    const logger = createLogger({ level: 'info', destination: new Writable({ write(chunk: Buffer, _e, done) { logText += chunk.toString(); done(); } }) });
+    const logger = createLogger({
+      level: 'info',
+      destination: new Writable({
+        write(chunk: Buffer, _e, done) {
+          logText += chunk.toString();
+          done();
+        },
+      }),
+    });
     const metrics = createMetrics({ processMetrics: false });
     const notifier = createNotifier(
-      { urls: [json.url, `slack:${slack.url}`, `teams:${teams.url}`, failing.url.replace('/hook/', '/broken/')].map((u) => new Secret(u)), timeoutMs: 2000, smtp: undefined },
+      {
+        urls: [json.url, `slack:${slack.url}`, `teams:${teams.url}`, failing.url.replace('/hook/', '/broken/')].map(
+          (u) => new Secret(u),
+        ),
+        timeoutMs: 2000,
+        smtp: undefined,
+      },
       logger,
       { onFailure: (destination) => metrics.notificationFailed(destination) },
     );
-    const event: NotifyEvent = { id: 'batch-settled:b-1', event: 'batch-settled', env: 'acceptance', text: 'Batch b-1 (x.csv) settled: all 2 queued orders delivered.\nhttps://dash.example/batches/b-1', at: new Date().toISOString(), batchId: 'b-1', file: 'x.csv', counts: { delivered: 2 }, exitCode: 0, dashboardUrl: 'https://dash.example/batches/b-1' };
+    const event: NotifyEvent = {
+      id: 'batch-settled:b-1',
+      event: 'batch-settled',
+      env: 'acceptance',
+      text: 'Batch b-1 (x.csv) settled: all 2 queued orders delivered.\nhttps://dash.example/batches/b-1',
+      at: new Date().toISOString(),
+      batchId: 'b-1',
+      file: 'x.csv',
+      counts: { delivered: 2 },
+      exitCode: 0,
+      dashboardUrl: 'https://dash.example/batches/b-1',
+    };
     await notifier.notify(event);
     notifier.close();
 
     expect(json.bodies).toEqual([event]);
-    const slackBody = slack.bodies[0] as { text: string; blocks: { type: string; text?: { text: string }; fields?: { text: string }[] }[] };
+    const slackBody = slack.bodies[0] as {
+      text: string;
+      blocks: { type: string; text?: { text: string }; fields?: { text: string }[] }[];
+    };
     expect(slack.bodies).toHaveLength(1);
     expect(slackBody.text).toBe(event.text);
-    expect(slackBody.blocks[0]).toMatchObject({ type: 'section', text: { type: 'mrkdwn', text: 'Batch b-1 (x.csv) settled: all 2 queued orders delivered.' } });
+    expect(slackBody.blocks[0]).toMatchObject({
+      type: 'section',
+      text: { type: 'mrkdwn', text: 'Batch b-1 (x.csv) settled: all 2 queued orders delivered.' },
+    });
     expect(slackBody.blocks[1]!.fields!.map((f) => f.text)).toContain('*Event id*\nbatch-settled:b-1');
-    expect(slackBody.blocks.at(-1)).toMatchObject({ type: 'actions', elements: [{ type: 'button', url: 'https://dash.example/batches/b-1' }] });
+    expect(slackBody.blocks.at(-1)).toMatchObject({
+      type: 'actions',
+      elements: [{ type: 'button', url: 'https://dash.example/batches/b-1' }],
+    });
     expect(teams.bodies).toHaveLength(1);
     expect(teams.bodies[0]).toMatchObject({
       type: 'message',
-      attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', content: { type: 'AdaptiveCard', version: '1.4', body: [{ type: 'TextBlock', text: 'Batch b-1 (x.csv) settled: all 2 queued orders delivered.' }, { type: 'FactSet' }], actions: [{ type: 'Action.OpenUrl', url: 'https://dash.example/batches/b-1' }] } }],
+      attachments: [
+        {
+          contentType: 'application/vnd.microsoft.card.adaptive',
+          content: {
+            type: 'AdaptiveCard',
+            version: '1.4',
+            body: [
+              { type: 'TextBlock', text: 'Batch b-1 (x.csv) settled: all 2 queued orders delivered.' },
+              { type: 'FactSet' },
+            ],
+            actions: [{ type: 'Action.OpenUrl', url: 'https://dash.example/batches/b-1' }],
+          },
+        },
+      ],
     });
 
     // 3 attempts, then a warning naming the webhook (secret part masked) and a count in the metric.
     expect(failing.bodies).toHaveLength(3);
     const port = new URL(failing.url).port;
-    const warning = logText.split('\n').filter((l) => l.includes('failed after')).map((l) => JSON.parse(l) as { url: string; webhook: number; msg: string });
+    const warning = logText
+      .split('\n')
+      .filter((l) => l.includes('failed after'))
+      .map((l) => JSON.parse(l) as { url: string; webhook: number; msg: string });
     expect(warning).toHaveLength(1);
     expect(warning[0]).toMatchObject({ webhook: 4, url: `http://127.0.0.1:${port}/broken/***` });
     expect(warning[0]!.msg).toContain(`http://127.0.0.1:${port}/broken/***`);
     expect(logText).not.toContain('SECRET-PATH');
-    expect((await metrics.render()).body).toContain(`bulkorder_notification_failures_total{destination="http://127.0.0.1:${port}/broken/***"} 1`);
+    expect((await metrics.render()).body).toContain(
+      `bulkorder_notification_failures_total{destination="http://127.0.0.1:${port}/broken/***"} 1`,
+    );
   });
 });

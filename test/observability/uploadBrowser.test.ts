@@ -36,14 +36,35 @@ const spools = async () => (await readdir(tmpdir())).filter((name) => name.start
 let spoolsBefore: string[];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`The upload browser test needs Debian's chromium at ${CHROMIUM} (apt-get install -y chromium; .ci/run does this).`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `The upload browser test needs Debian's chromium at ${CHROMIUM} (apt-get install -y chromium; .ci/run does this).`,
+    );
   spoolsBefore = await spools();
-  rig = await deliveryRig('upload', {}, { BULKORDER_DASHBOARD_TOKEN: TOKEN, BULKORDER_UPLOAD_MAX_BYTES: String(MAX_BYTES) });
+  rig = await deliveryRig(
+    'upload',
+    {},
+    { BULKORDER_DASHBOARD_TOKEN: TOKEN, BULKORDER_UPLOAD_MAX_BYTES: String(MAX_BYTES) },
+  );
   worker = await startBusinessDelivery(rig.config, rig.logger, { prefix: rig.prefix });
   dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
   readOnly = await startDashboard(rig.config, rig.logger, { port: 0, readOnly: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
-  const context = await browser.newContext({ httpCredentials: { username: 'desk', password: TOKEN }, viewport: { width: 1180, height: 900 }, acceptDownloads: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+  const context = await browser.newContext({
+    httpCredentials: { username: 'desk', password: TOKEN },
+    viewport: { width: 1180, height: 900 },
+    acceptDownloads: true,
+  });
   page = await context.newPage();
 }, 90_000);
 
@@ -68,7 +89,10 @@ async function upload(file: string): Promise<void> {
 describe('import from the browser', () => {
   it('previews a file with its rejected rows and reasons, and one click delivers its valid orders exactly once', async () => {
     const badPhone = orderRow('U3').replace(/,\+31[0-9]+,/, ',12345,');
-    const file = await rig.writeFile('gift-desk.csv', [HEADER, orderRow('U1'), orderRow('U2'), badPhone].join('\n') + '\n');
+    const file = await rig.writeFile(
+      'gift-desk.csv',
+      [HEADER, orderRow('U1'), orderRow('U2'), badPhone].join('\n') + '\n',
+    );
     await upload(file);
     await page.waitForURL(/\/upload\/[\w-]+/);
     expect(await page.textContent('[data-test=valid]')).toBe('2');
@@ -77,7 +101,9 @@ describe('import from the browser', () => {
     const firstErrors = await page.textContent('[data-test=first-errors]');
     expect(firstErrors).toMatch(/4\s*telephoneNumber\s*\*+\s*telephoneNumber '\*+' must be international/); // line 4 (the header is line 1), field, masked value, reason
     expect(firstErrors).not.toContain('bulkorder-upload-'); // the spool's path is nobody's business
-    const download = await Promise.all([page.waitForEvent('download'), page.click('[data-test=rejects-link]')]).then(([d]) => d);
+    const download = await Promise.all([page.waitForEvent('download'), page.click('[data-test=rejects-link]')]).then(
+      ([d]) => d,
+    );
     expect(download.suggestedFilename()).toBe('gift-desk.rejects.csv');
     await shot('dashboard-upload-preview');
     const previewUrl = page.url();
@@ -97,9 +123,17 @@ describe('import from the browser', () => {
     }, 'the batch page to show the settled batch');
 
     // A replayed Import (back button, resubmitted form, a script) finds nothing to import: nothing is sent again.
-    const replay = await page.request.post(`${previewUrl.replace(/\?.*$/, '')}/import`, { form: { _csrf: csrf, kind: 'orders' }, headers: { origin: dashboard.url }, maxRedirects: 0 });
+    const replay = await page.request.post(`${previewUrl.replace(/\?.*$/, '')}/import`, {
+      form: { _csrf: csrf, kind: 'orders' },
+      headers: { origin: dashboard.url },
+      maxRedirects: 0,
+    });
     expect(replay.status()).toBe(404);
-    const forged = await page.request.post(`${previewUrl.replace(/\?.*$/, '')}/import`, { form: { kind: 'orders' }, headers: { origin: dashboard.url }, maxRedirects: 0 });
+    const forged = await page.request.post(`${previewUrl.replace(/\?.*$/, '')}/import`, {
+      form: { kind: 'orders' },
+      headers: { origin: dashboard.url },
+      maxRedirects: 0,
+    });
     expect(forged.status()).toBe(403);
     await page.goto(previewUrl);
     expect(await page.textContent('body')).toContain('was imported, discarded or has expired');
@@ -114,10 +148,18 @@ describe('import from the browser', () => {
     expect(await page.textContent('body')).toContain('exit 3 (file refused');
 
     await upload(await rig.writeFile('empty.csv', ''));
-    await waitFor(async () => ((await page.textContent('[data-test=upload-status]')) ?? '').includes('FILE_EMPTY'), 'the empty file refused');
+    await waitFor(
+      async () => ((await page.textContent('[data-test=upload-status]')) ?? '').includes('FILE_EMPTY'),
+      'the empty file refused',
+    );
 
-    await upload(await rig.writeFile('huge.csv', [HEADER, ...Array.from({ length: 40 }, (_, i) => orderRow(`B${i}`))].join('\n')));
-    await waitFor(async () => ((await page.textContent('[data-test=upload-status]')) ?? '').includes('FILE_TOO_LARGE'), 'the oversized file refused');
+    await upload(
+      await rig.writeFile('huge.csv', [HEADER, ...Array.from({ length: 40 }, (_, i) => orderRow(`B${i}`))].join('\n')),
+    );
+    await waitFor(
+      async () => ((await page.textContent('[data-test=upload-status]')) ?? '').includes('FILE_TOO_LARGE'),
+      'the oversized file refused',
+    );
     expect(await page.textContent('[data-test=upload-status]')).toContain('4 KB');
   }, 60_000);
 
@@ -146,8 +188,14 @@ describe('import from the browser', () => {
     expect(await ro.locator('[data-test=nav-upload]').count()).toBe(0);
     expect((await ro.goto(`${readOnly.url}/upload`))?.status()).toBe(403);
     await ro.close();
-    expect((await fetch(`${dashboard.url}/upload/file?name=x.csv`, { method: 'POST', body: 'a,b\n1,2\n' })).status).toBe(401);
-    const noFormToken = await fetch(`${dashboard.url}/upload/file?name=x.csv`, { method: 'POST', body: 'a,b\n1,2\n', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(
+      (await fetch(`${dashboard.url}/upload/file?name=x.csv`, { method: 'POST', body: 'a,b\n1,2\n' })).status,
+    ).toBe(401);
+    const noFormToken = await fetch(`${dashboard.url}/upload/file?name=x.csv`, {
+      method: 'POST',
+      body: 'a,b\n1,2\n',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(noFormToken.status).toBe(403);
   });
 });

@@ -16,7 +16,11 @@ afterEach(async () => {
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 
 async function settle(r: DeliveryRig, batchId: string) {
-  const { batch, settled } = await followBatch(r.services.batches, batchId, { pollMs: 50, timeoutMs: 25_000, out: quiet });
+  const { batch, settled } = await followBatch(r.services.batches, batchId, {
+    pollMs: 50,
+    timeoutMs: 25_000,
+    out: quiet,
+  });
   expect(settled).toBe(true);
   return batch;
 }
@@ -33,7 +37,15 @@ async function cli(r: DeliveryRig, args: string[]): Promise<{ code: number | str
 describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', () => {
   it('export writes the original columns plus error columns; the fixed file imports again and delivers only the fixed rows', async () => {
     rig = await deliveryRig('dl-export');
-    const rows = [HEADER, orderRow('OK-1'), orderRow('OK-2'), orderRow('BAD-1', 5999), orderRow('BAD-2', 5999).replace(',Anna,', ',+Anna,'), orderRow('MULTI', 5002, 2), orderRow('MULTI', 5999, 1)];
+    const rows = [
+      HEADER,
+      orderRow('OK-1'),
+      orderRow('OK-2'),
+      orderRow('BAD-1', 5999),
+      orderRow('BAD-2', 5999).replace(',Anna,', ',+Anna,'),
+      orderRow('MULTI', 5002, 2),
+      orderRow('MULTI', 5999, 1),
+    ];
     const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
     await rig.startWorker({ concurrency: 2 });
     const first = await rig.importFile(file);
@@ -41,7 +53,11 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
 
     const listed = await cli(rig, ['dead-letters', 'list', '--json', '--code', 'product_unknown']);
     expect(listed.code).toBe(0);
-    const json = JSON.parse(listed.output.slice(listed.output.indexOf('['))) as { key: string; httpStatus: number; ledger: { state: string } }[];
+    const json = JSON.parse(listed.output.slice(listed.output.indexOf('['))) as {
+      key: string;
+      httpStatus: number;
+      ledger: { state: string };
+    }[];
     expect(json.map((d) => d.key).sort()).toEqual(['ref.1001.BAD-1', 'ref.1001.BAD-2', 'ref.1001.MULTI']);
     expect(json.every((d) => d.httpStatus === 422 && d.ledger.state === 'dead')).toBe(true);
 
@@ -89,9 +105,17 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
 
     const out = join(rig.dir, 'dead.csv');
     expect((await cli(rig, ['dead-letters', 'export', '--out', out, '--delimiter', ';'])).code).toBe(0);
-    const [one, two] = await Promise.all([readFile(join(rig.dir, 'dead-1.csv'), 'utf8'), readFile(join(rig.dir, 'dead-2.csv'), 'utf8')]);
+    const [one, two] = await Promise.all([
+      readFile(join(rig.dir, 'dead-1.csv'), 'utf8'),
+      readFile(join(rig.dir, 'dead-2.csv'), 'utf8'),
+    ]);
     const headers = [one, two].map((t) => t.slice(1).split('\r\n')[0]).sort();
-    expect(headers).toEqual([`${HEADER.replaceAll(',', ';')};Note;reject_line;reject_status;reject_codes;reject_reasons`, `${HEADER.replaceAll(',', ';')};reject_line;reject_status;reject_codes;reject_reasons`].sort());
+    expect(headers).toEqual(
+      [
+        `${HEADER.replaceAll(',', ';')};Note;reject_line;reject_status;reject_codes;reject_reasons`,
+        `${HEADER.replaceAll(',', ';')};reject_line;reject_status;reject_codes;reject_reasons`,
+      ].sort(),
+    );
 
     await rig.services.redis.del(rig.services.keys.batch(ib.batchId)); // the batch record expired; the dead letter is kept
     const only = join(rig.dir, 'b-only.csv');
@@ -106,12 +130,23 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
     const order = {
       businessCustomerId: 1002,
       recipient: {
-        address: { firstName: 'Lucas', lastName: 'van Dijk', street: 'Stratumsedijk', streetNumber: 27, postalCode: '5611 NB', city: 'Eindhoven', countryCode: 'NL' },
+        address: {
+          firstName: 'Lucas',
+          lastName: 'van Dijk',
+          street: 'Stratumsedijk',
+          streetNumber: 27,
+          postalCode: '5611 NB',
+          city: 'Eindhoven',
+          countryCode: 'NL',
+        },
         languageCode: 'nl',
         email: 'lucas.vandijk@example.nl',
         telephoneNumber: '+31651234567',
       },
-      products: [{ productId: 5002, quantity: 1 }, { productId: 5999, quantity: 2 }],
+      products: [
+        { productId: 5002, quantity: 1 },
+        { productId: 5999, quantity: 2 },
+      ],
     };
     const file = await rig.writeFile('orders.json', JSON.stringify([order]));
     await rig.startWorker({ concurrency: 1 });
@@ -121,10 +156,14 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
 
     const out = join(rig.dir, 'json-fix.csv');
     const exported = await cli(rig, ['dead-letters', 'export', '--out', out]);
-    expect(exported.output).toContain(`1 of them have no orderRef: a fixed row is a new order, so once it is delivered purge the original: bulkorder dead-letters purge ${dead!.record.key}`);
+    expect(exported.output).toContain(
+      `1 of them have no orderRef: a fixed row is a new order, so once it is delivered purge the original: bulkorder dead-letters purge ${dead!.record.key}`,
+    );
     const lines = (await readFile(out, 'utf8')).slice(1).trimEnd().split('\r\n');
     expect(lines).toHaveLength(3); // header and one row per product line
-    expect(lines[1]).toMatch(/^DL-[0-9a-f]{16},1002,Lucas,van Dijk,Stratumsedijk,27,5611 NB,Eindhoven,NL,nl,lucas.vandijk@example.nl,'\+31651234567,5002,1,1,422,PRODUCT_UNKNOWN,/);
+    expect(lines[1]).toMatch(
+      /^DL-[0-9a-f]{16},1002,Lucas,van Dijk,Stratumsedijk,27,5611 NB,Eindhoven,NL,nl,lucas.vandijk@example.nl,'\+31651234567,5002,1,1,422,PRODUCT_UNKNOWN,/,
+    );
 
     const again = await rig.importFile(out);
     expect(again.counts).toMatchObject({ orders: 1, valid: 1, rejected: 0, enqueued: 1 }); // not split into one order per row
@@ -135,7 +174,11 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
   });
 
   it('retry sends dead letters again as they are once the server is fixed; purge forgets them; neither sends anything twice', async () => {
-    rig = await deliveryRig('dl-retry', { faults: { script: [{ path: 'orders', status: 400, body: { code: 'UPSTREAM_BROKEN', message: 'catalogue offline' } }] } });
+    rig = await deliveryRig('dl-retry', {
+      faults: {
+        script: [{ path: 'orders', status: 400, body: { code: 'UPSTREAM_BROKEN', message: 'catalogue offline' } }],
+      },
+    });
     const file = await rig.writeFile('r.csv', [HEADER, orderRow('R-1'), orderRow('R-2', 5999)].join('\n') + '\n');
     await rig.startWorker({ concurrency: 1 });
     const imported = await rig.importFile(file);

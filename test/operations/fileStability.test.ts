@@ -16,7 +16,8 @@ describe('drop folder: when a file is complete', () => {
   it('keeps resetting the clock of a file that is still growing (a half-written upload)', () => {
     const stability = new FileStability(5000);
     let now = 0;
-    for (let size = 1; size <= 10; size++, now += 4000) expect(stability.observe('growing.csv', { size, mtimeMs: now }, now)).toBe(false);
+    for (let size = 1; size <= 10; size++, now += 4000)
+      expect(stability.observe('growing.csv', { size, mtimeMs: now }, now)).toBe(false);
     expect(stability.observe('growing.csv', { size: 10, mtimeMs: 36_000 }, now + 5000)).toBe(true);
   });
 
@@ -28,8 +29,17 @@ describe('drop folder: when a file is complete', () => {
   });
 
   it('never takes names of uploads in progress or hidden files; claim names are unique and keep the original', () => {
-    for (const name of ['orders.csv.tmp', 'orders.csv.part', 'orders.CSV.PART', '.orders.csv.Xa12', '~$orders.xlsx', 'x.crdownload']) expect(isInProgressName(name)).toBe(true);
-    for (const name of ['orders.csv', 'orders.rejects.csv', 'part.csv', 'tmp.json']) expect(isInProgressName(name)).toBe(false);
+    for (const name of [
+      'orders.csv.tmp',
+      'orders.csv.part',
+      'orders.CSV.PART',
+      '.orders.csv.Xa12',
+      '~$orders.xlsx',
+      'x.crdownload',
+    ])
+      expect(isInProgressName(name)).toBe(true);
+    for (const name of ['orders.csv', 'orders.rejects.csv', 'part.csv', 'tmp.json'])
+      expect(isInProgressName(name)).toBe(false);
     const a = newClaimName('orders.csv', new Date('2026-11-22T02:00:00.123Z'));
     expect(a).toMatch(/^20261122T020000Z-[0-9a-f]{6}\.orders\.csv$/);
     expect(originalName(a)).toBe('orders.csv');
@@ -45,7 +55,10 @@ describe('drop folder layout', () => {
     await mkdir(join(base, 'elsewhere'));
     await mkdir(join(base, 'linked'));
     await symlink(join(base, 'elsewhere'), join(base, 'linked', 'inbox'));
-    await expect(openDropFolder(join(base, 'linked'))).rejects.toMatchObject({ code: 'WATCH_FOLDER_INVALID', exitCode: 2 });
+    await expect(openDropFolder(join(base, 'linked'))).rejects.toMatchObject({
+      code: 'WATCH_FOLDER_INVALID',
+      exitCode: 2,
+    });
     await rm(base, { recursive: true, force: true });
   });
 });

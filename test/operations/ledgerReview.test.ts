@@ -17,7 +17,14 @@ beforeEach(async () => {
   const keys = keyspace(prefix);
   ledger = new Ledger(redis, keys, { queueName: 'orders' });
   batches = new BatchStore(redis, keys, 60_000);
-  await batches.create({ id: 'b1', file: 'f.csv', sha256: 'x', env: 'acceptance', startedAt: Date.now(), columns: ['a'] });
+  await batches.create({
+    id: 'b1',
+    file: 'f.csv',
+    sha256: 'x',
+    env: 'acceptance',
+    startedAt: Date.now(),
+    columns: ['a'],
+  });
 });
 afterEach(async () => deletePrefix(redis, prefix));
 afterAll(() => redis.disconnect());
@@ -25,7 +32,15 @@ afterAll(() => redis.disconnect());
 async function park(key: string, kind: 'dead' | 'held'): Promise<void> {
   await reserveKeys(ledger, [key], 'b1', false);
   await ledger.claim(key, 't1');
-  await ledger.settle({ orderKey: key, batchId: 'b1', token: 't1', state: kind, code: 'X', message: 'm', parkedRecord: { kind, orderKey: key } });
+  await ledger.settle({
+    orderKey: key,
+    batchId: 'b1',
+    token: 't1',
+    state: kind,
+    code: 'X',
+    message: 'm',
+    parkedRecord: { kind, orderKey: key },
+  });
 }
 
 describe('ledger transitions made by a person', () => {
@@ -34,11 +49,17 @@ describe('ledger transitions made by a person', () => {
     const result = await ledger.release('k1', 'b2', { by: 'anna', note: 'not in the portal' }, JOB);
     expect(result).toMatchObject({ outcome: 'released', previousBatchId: 'b1' });
     expect(JSON.parse((result as { record: string }).record)).toMatchObject({ kind: 'held' });
-    expect(await ledger.get('k1')).toMatchObject({ state: 'queued', batchId: 'b2', review: { action: 'released', by: 'anna', note: 'not in the portal' } });
+    expect(await ledger.get('k1')).toMatchObject({
+      state: 'queued',
+      batchId: 'b2',
+      review: { action: 'released', by: 'anna', note: 'not in the portal' },
+    });
     expect(await redis.exists(`${prefix}:held:k1`)).toBe(0);
     expect(await redis.zcard(`${prefix}:held-index`)).toBe(0);
     // The job is kept until confirmed queued: a crash before adding it is finished by a reconciler.
-    expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([expect.objectContaining({ orderKey: 'k1', state: 'queued', batchId: 'b2', job: JSON.stringify(JOB) })]);
+    expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([
+      expect.objectContaining({ orderKey: 'k1', state: 'queued', batchId: 'b2', job: JSON.stringify(JOB) }),
+    ]);
     expect(await ledger.confirmQueued(['k1'], 'b2')).toBe(1);
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([]);
     expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
@@ -64,7 +85,11 @@ describe('ledger transitions made by a person', () => {
     await park('k1', 'held');
     expect(await batches.get('b1')).toMatchObject({ held: 1, delivered: 0 });
     expect(await ledger.resolveDelivered('k1', { by: 'bert', remoteId: 'ORD-1' })).toBe('resolved');
-    expect(await ledger.get('k1')).toMatchObject({ state: 'delivered', remoteId: 'ORD-1', review: { action: 'resolved', by: 'bert' } });
+    expect(await ledger.get('k1')).toMatchObject({
+      state: 'delivered',
+      remoteId: 'ORD-1',
+      review: { action: 'resolved', by: 'bert' },
+    });
     expect(await batches.get('b1')).toMatchObject({ held: 0, delivered: 1 });
     expect(await redis.exists(`${prefix}:held:k1`)).toBe(0);
     expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'delivered', batchId: 'b1' }]);
@@ -75,7 +100,10 @@ describe('ledger transitions made by a person', () => {
     await park('k1', 'held');
     await park('k2', 'held');
     await redis.del(`${prefix}:ledger:k1`, `${prefix}:ledger:k2`);
-    expect(await ledger.release('k1', 'b2', { by: 'anna' }, JOB)).toMatchObject({ outcome: 'released', previousBatchId: '' });
+    expect(await ledger.release('k1', 'b2', { by: 'anna' }, JOB)).toMatchObject({
+      outcome: 'released',
+      previousBatchId: '',
+    });
     expect(await ledger.resolveDelivered('k2', { by: 'anna' })).toBe('resolved');
     expect(await ledger.release('k3', 'b2', { by: 'anna' }, JOB)).toEqual({ outcome: 'not-held', state: 'missing' });
   });

@@ -30,7 +30,10 @@ function schedules(r: DeliveryRig): ScheduleStore {
 describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, workers)', () => {
   it('a schedule fires, the workers import its source, and a second firing sends nothing twice', async () => {
     rig = await deliveryRig('schedule-fire');
-    const file = await rig.writeFile('nightly.csv', [HEADER, orderRow('N-1'), orderRow('N-2'), orderRow('N-3')].join('\n') + '\n');
+    const file = await rig.writeFile(
+      'nightly.csv',
+      [HEADER, orderRow('N-1'), orderRow('N-2'), orderRow('N-3')].join('\n') + '\n',
+    );
     await rig.startWorker({ concurrency: 2 }); // a `bulkorder worker` process: delivery and scheduled imports
     const store = schedules(rig);
     await store.set({ name: 'nightly', cron: '* * * * * *', source: file }); // every second
@@ -39,10 +42,14 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
     await waitFor(async () => (await batchesOf()).length >= 2, 'two firings of the schedule');
     await waitFor(async () => (await store.list())[0]?.lastRun !== undefined, 'a finished firing');
     const [listed] = await store.list();
-    expect(listed!.lastRun).toMatchObject({ state: 'completed', result: { schedule: 'nightly', files: [{ file, rejected: 0 }] } });
+    expect(listed!.lastRun).toMatchObject({
+      state: 'completed',
+      result: { schedule: 'nightly', files: [{ file, rejected: 0 }] },
+    });
     await store.remove('nightly');
     const fired = await batchesOf();
-    for (const batch of fired) await followBatch(rig.services.batches, batch.id, { pollMs: 50, timeoutMs: 20_000, out: quiet });
+    for (const batch of fired)
+      await followBatch(rig.services.batches, batch.id, { pollMs: 50, timeoutMs: 20_000, out: quiet });
 
     const settled = await batchesOf();
     expect(settled.reduce((n, b) => n + b.enqueued, 0)).toBe(3); // each order queued by exactly one firing
@@ -59,9 +66,16 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
     expect(replaced).toMatchObject({ name: 'nightly', cron: '30 3 * * *', tz: 'UTC', source: '/srv/b.csv' });
     expect(new Date(replaced.next!).toISOString()).toMatch(/T03:30:00\.000Z$/);
     expect(await store.list()).toHaveLength(1);
-    await expect(store.set({ name: 'x', cron: 'every night', source: '/srv/a.csv' })).rejects.toMatchObject({ code: 'CRON_INVALID', exitCode: 2 });
-    await expect(store.set({ name: 'x', cron: '0 2 * * *', tz: 'Mars/Olympus', source: '/srv/a.csv' })).rejects.toMatchObject({ code: 'TZ_INVALID' });
-    await expect(store.set({ name: 'no spaces', cron: '0 2 * * *', source: '/srv/a.csv' })).rejects.toMatchObject({ code: 'SCHEDULE_NAME_INVALID' });
+    await expect(store.set({ name: 'x', cron: 'every night', source: '/srv/a.csv' })).rejects.toMatchObject({
+      code: 'CRON_INVALID',
+      exitCode: 2,
+    });
+    await expect(
+      store.set({ name: 'x', cron: '0 2 * * *', tz: 'Mars/Olympus', source: '/srv/a.csv' }),
+    ).rejects.toMatchObject({ code: 'TZ_INVALID' });
+    await expect(store.set({ name: 'no spaces', cron: '0 2 * * *', source: '/srv/a.csv' })).rejects.toMatchObject({
+      code: 'SCHEDULE_NAME_INVALID',
+    });
   });
 
   it('the CLI sets, lists and removes a schedule', async () => {
@@ -77,8 +91,20 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
     expect((await run(['set', 'x', '--cron', '0 2 * * *', '--tz', 'Nowhere/Land', '--source', rig.dir])).code).toBe(2);
     expect((await run(['remove', 'nightly'])).code).toBe(0);
     expect((await run(['remove', 'nightly'])).code).toBe(2);
-    expect((await run(['set', 'y', '--cron', '0 2 * * *', '--source', join(rig.dir, 'no-such-folder', 'x.csv')])).code).toBe(2);
-    const json = await run(['set', 'j', '--cron', '0 2 * * *', '--tz', 'Europe/Amsterdam', '--source', rig.dir, '--json']);
+    expect(
+      (await run(['set', 'y', '--cron', '0 2 * * *', '--source', join(rig.dir, 'no-such-folder', 'x.csv')])).code,
+    ).toBe(2);
+    const json = await run([
+      'set',
+      'j',
+      '--cron',
+      '0 2 * * *',
+      '--tz',
+      'Europe/Amsterdam',
+      '--source',
+      rig.dir,
+      '--json',
+    ]);
     expect(json.code).toBe(0);
     expect(json.output).toContain('"name": "j"');
     expect((await run(['list'])).output).toMatch(/next run \S+Z \(\d{4}-\d{2}-\d{2} 02:00 Europe\/Amsterdam\)/);
@@ -88,10 +114,20 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
     rig = await deliveryRig('schedule-source');
     const dir = join(rig.dir, 'exports');
     await mkdir(dir);
-    for (const name of ['orders-1.csv', 'orders-2.csv', 'orders-1.rejects.csv', 'orders-1.results.csv', 'notes.md', 'other.ndjson']) await writeFile(join(dir, name), 'x');
+    for (const name of [
+      'orders-1.csv',
+      'orders-2.csv',
+      'orders-1.rejects.csv',
+      'orders-1.results.csv',
+      'notes.md',
+      'other.ndjson',
+    ])
+      await writeFile(join(dir, name), 'x');
     await mkdir(join(dir, 'sub.csv'));
     expect(await resolveSource(dir)).toEqual(['orders-1.csv', 'orders-2.csv', 'other.ndjson'].map((n) => join(dir, n)));
-    expect(await resolveSource(join(dir, 'orders-*.csv'))).toEqual(['orders-1.csv', 'orders-2.csv'].map((n) => join(dir, n)));
+    expect(await resolveSource(join(dir, 'orders-*.csv'))).toEqual(
+      ['orders-1.csv', 'orders-2.csv'].map((n) => join(dir, n)),
+    );
     expect(await resolveSource(join(dir, 'orders-?.csv'))).toHaveLength(2);
     expect(await resolveSource(join(dir, 'tonight.csv'))).toEqual([]); // not arrived yet: nothing to import
     await expect(resolveSource(join(rig.dir, 'missing-folder'))).rejects.toMatchObject({ code: 'SOURCE_UNREADABLE' });
@@ -100,12 +136,26 @@ describe('scheduled imports (BullMQ job schedulers, real Redis, simulator, worke
   it('a firing whose export is missing or empty reports it as refused (needing attention), unless --allow-empty', async () => {
     rig = await deliveryRig('schedule-empty');
     const deps = rig.services.pipeline(rig.logger);
-    const missing = await runScheduledImport({ schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: {} }, deps);
-    expect(missing.files).toEqual([{ file: join(rig.dir, 'tonight.csv'), code: 'SOURCE_EMPTY', refused: expect.stringMatching(/^SOURCE_EMPTY: .*export is missing/) }]);
-    const allowed = await runScheduledImport({ schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: { allowEmpty: true } }, deps);
+    const missing = await runScheduledImport(
+      { schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: {} },
+      deps,
+    );
+    expect(missing.files).toEqual([
+      {
+        file: join(rig.dir, 'tonight.csv'),
+        code: 'SOURCE_EMPTY',
+        refused: expect.stringMatching(/^SOURCE_EMPTY: .*export is missing/),
+      },
+    ]);
+    const allowed = await runScheduledImport(
+      { schedule: 'nightly', source: join(rig.dir, 'tonight.csv'), ingest: { allowEmpty: true } },
+      deps,
+    );
     expect(allowed.files).toEqual([]);
     const empty = await rig.writeFile('tonight.csv', HEADER + '\n');
     const refused = await runScheduledImport({ schedule: 'nightly', source: empty, ingest: {} }, deps);
-    expect(refused.files).toEqual([{ file: empty, code: 'FILE_EMPTY', refused: expect.stringMatching(/^FILE_EMPTY: .*the file has no orders/) }]);
+    expect(refused.files).toEqual([
+      { file: empty, code: 'FILE_EMPTY', refused: expect.stringMatching(/^FILE_EMPTY: .*the file has no orders/) },
+    ]);
   });
 });

@@ -19,7 +19,10 @@ describe('a schedule whose source names no file', () => {
     const rig = await deliveryRig('schedule-no-file');
     cleanups.push(() => rig.close());
     await rig.startWorker(); // runs the scheduled imports too
-    const queue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: rig.services.redis, prefix: rig.prefix });
+    const queue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
+      connection: rig.services.redis,
+      prefix: rig.prefix,
+    });
     cleanups.push(() => queue.close());
     const store = new ScheduleStore(queue);
     await store.set({ name: 'nightly', cron: '* * * * * *', source: join(rig.dir, 'orders-*.csv') });

@@ -40,7 +40,8 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
   it('two watchers on one folder take every file exactly once; a half-written upload is not taken until renamed', async () => {
     rig = await deliveryRig('watch-two');
     const folder = await openDropFolder(join(rig.dir, 'drop'));
-    for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) await writeFile(join(folder.inbox, `${name}.csv`), csv(name.toUpperCase(), 3));
+    for (const name of ['a', 'b', 'c', 'd', 'e', 'f'])
+      await writeFile(join(folder.inbox, `${name}.csv`), csv(name.toUpperCase(), 3));
     await writeFile(join(folder.inbox, 'late.csv.part'), csv('LATE', 2).slice(0, 200)); // still uploading
     await rig.startWorker({ concurrency: 4 });
 
@@ -58,7 +59,13 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     expect(done.filter((n) => n.endsWith('.results.csv'))).toHaveLength(6);
     const aClaim = taken.find((claim) => claim.endsWith('.a.csv'))!;
     const summary = JSON.parse(await readFile(join(folder.done, aClaim + '.summary.json'), 'utf8'));
-    expect(summary).toMatchObject({ file: 'a.csv', outcome: 'done', needsAttention: false, delivery: { delivered: 3, dead: 0, held: 0 }, results: { delivered: 3 } });
+    expect(summary).toMatchObject({
+      file: 'a.csv',
+      outcome: 'done',
+      needsAttention: false,
+      delivery: { delivered: 3, dead: 0, held: 0 },
+      results: { delivered: 3 },
+    });
 
     // The upload finishes: renamed to its real name, it is taken.
     await writeFile(join(folder.inbox, 'late.csv.part'), csv('LATE', 2));
@@ -66,7 +73,14 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     const late = await watch(rig);
     expect(late.done).toHaveLength(1);
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 20, duplicateOrdersAccepted: 0 });
-    recordReliability({ fault: 'two watchers on one drop folder; a half-written upload (*.part)', behaviour: 'each file claimed once by an atomic rename; the upload taken only once renamed', orders: 20, lost: 20 - rig.simulator.counters().ordersAccepted, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
+    recordReliability({
+      fault: 'two watchers on one drop folder; a half-written upload (*.part)',
+      behaviour: 'each file claimed once by an atomic rename; the upload taken only once renamed',
+      orders: 20,
+      lost: 20 - rig.simulator.counters().ordersAccepted,
+      duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+      held: 0,
+    });
   });
 
   it('refuses symlinks, hard links, non-regular entries, oversized and unreadable files into failed/ with a summary; rejects go to done/', async () => {
@@ -79,7 +93,10 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     await writeFile(join(folder.inbox, 'big.csv'), csv('BIG', 40));
     await writeFile(join(folder.inbox, 'columns.csv'), 'name,city\nAnna,Amsterdam\n');
     await writeFile(join(folder.inbox, 'empty.csv'), HEADER + '\n'); // a night whose export came out empty
-    await writeFile(join(folder.inbox, 'mixed.csv'), csv('MIX', 1) + 'MIX-BAD,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,x,+31612345678,5001,1\n');
+    await writeFile(
+      join(folder.inbox, 'mixed.csv'),
+      csv('MIX', 1) + 'MIX-BAD,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,x,+31612345678,5001,1\n',
+    );
     await rig.startWorker({ concurrency: 2 });
 
     const report = await watch(rig, { maxBytes: 2000 });
@@ -90,15 +107,29 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
       const s = JSON.parse(await readFile(join(folder.failed, name), 'utf8')) as { file: string; code: string };
       codes[s.file] = s.code;
     }
-    expect(codes).toEqual({ 'link.csv': 'WATCH_SYMLINK', 'hard.csv': 'WATCH_HARD_LINK', 'a-folder': 'WATCH_NOT_A_FILE', 'big.csv': 'WATCH_TOO_LARGE', 'columns.csv': 'COLUMNS_MISSING', 'empty.csv': 'FILE_EMPTY' });
+    expect(codes).toEqual({
+      'link.csv': 'WATCH_SYMLINK',
+      'hard.csv': 'WATCH_HARD_LINK',
+      'a-folder': 'WATCH_NOT_A_FILE',
+      'big.csv': 'WATCH_TOO_LARGE',
+      'columns.csv': 'COLUMNS_MISSING',
+      'empty.csv': 'FILE_EMPTY',
+    });
     const done = await readdir(folder.done);
     expect(done.some((n) => n.endsWith('.mixed.csv.rejects.csv'))).toBe(true);
     expect(report.needsAttention).toBe(7);
     expect(rig.simulator.counters().ordersAccepted).toBe(1); // only the valid row of mixed.csv; nothing from outside
-    recordReliability({ fault: 'a symlink, a hard link, a folder and an oversized file in the drop folder', behaviour: 'each refused into failed/ with a summary naming why; nothing outside the folder read', orders: 1, lost: 1 - rig.simulator.counters().ordersAccepted, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
+    recordReliability({
+      fault: 'a symlink, a hard link, a folder and an oversized file in the drop folder',
+      behaviour: 'each refused into failed/ with a summary naming why; nothing outside the folder read',
+      orders: 1,
+      lost: 1 - rig.simulator.counters().ordersAccepted,
+      duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+      held: 0,
+    });
   });
 
-  it('resumes a file left in processing/ by a watcher that died, without importing it again; leaves a live watcher\'s file alone', async () => {
+  it("resumes a file left in processing/ by a watcher that died, without importing it again; leaves a live watcher's file alone", async () => {
     rig = await deliveryRig('watch-resume');
     const folder = await openDropFolder(join(rig.dir, 'drop'));
     await rig.startWorker({ concurrency: 2 });
@@ -122,15 +153,22 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     const liveDir = await watcherDir(folder.processing, 'live', 0);
     const busy = newClaimName('busy.csv');
     await writeFile(join(liveDir, busy), csv('BUSY', 1));
-    const beating = setInterval(() => void utimes(join(liveDir, '.alive'), new Date(), new Date()).catch(() => undefined), 200);
+    const beating = setInterval(
+      () => void utimes(join(liveDir, '.alive'), new Date(), new Date()).catch(() => undefined),
+      200,
+    );
 
     const waits: string[] = [];
-    const report = await watch(rig, { lockMs: 1500, onWaiting: (message) => waits.push(message) }).finally(() => clearInterval(beating));
+    const report = await watch(rig, { lockMs: 1500, onWaiting: (message) => waits.push(message) }).finally(() =>
+      clearInterval(beating),
+    );
     expect(report.done.sort()).toEqual([claimedOnly, imported, midImport].sort());
     expect(await readdir(folder.processing)).toEqual(['watcher-live']); // the dead watchers' folders removed, this one's too
     expect(await readdir(liveDir)).toEqual(['.alive', busy]);
     // --once says what it waits for, and reports the file that stayed another watcher's (exit 4 in the CLI).
-    expect(waits).toEqual([expect.stringContaining(`waiting for processing/watcher-live/${busy}: another watcher holds it`)]);
+    expect(waits).toEqual([
+      expect.stringContaining(`waiting for processing/watcher-live/${busy}: another watcher holds it`),
+    ]);
     expect(report.unclaimed).toEqual([busy]);
     const batches = await rig.services.batches.list(100);
     expect(batches.filter((b) => b.file.endsWith(imported))).toHaveLength(1); // followed, not imported again

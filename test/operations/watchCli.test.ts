@@ -19,13 +19,26 @@ describe('bulkorder watch (the real CLI)', () => {
     await mkdir(inbox, { recursive: true });
     await writeFile(join(inbox, 'good.csv'), [HEADER, orderRow('W-1'), orderRow('W-2')].join('\n') + '\n');
     await rig.startWorker({ concurrency: 2 });
-    const first = await runCli(['watch', join(rig.dir, 'drop'), '--once', '--stable', '0.2', '--poll', '0.05'], rig.env);
+    const first = await runCli(
+      ['watch', join(rig.dir, 'drop'), '--once', '--stable', '0.2', '--poll', '0.05'],
+      rig.env,
+    );
     expect(first.code).toBe(0);
     expect(first.output).toMatch(/1 done, 0 failed/);
     expect((await readdir(join(rig.dir, 'drop', 'done'))).filter((n) => n.endsWith('.good.csv'))).toHaveLength(1);
 
-    await writeFile(join(inbox, 'bad.csv'), [HEADER, orderRow('W-3'), 'W-4,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,x,+31612345678,5001,1'].join('\n') + '\n');
-    const second = await runCli(['watch', join(rig.dir, 'drop'), '--once', '--stable', '0.2', '--poll', '0.05'], rig.env);
+    await writeFile(
+      join(inbox, 'bad.csv'),
+      [
+        HEADER,
+        orderRow('W-3'),
+        'W-4,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,x,+31612345678,5001,1',
+      ].join('\n') + '\n',
+    );
+    const second = await runCli(
+      ['watch', join(rig.dir, 'drop'), '--once', '--stable', '0.2', '--poll', '0.05'],
+      rig.env,
+    );
     expect(second.code).toBe(4);
     expect(second.output).toMatch(/1 done, 0 failed; 1 need attention/);
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 3, duplicateOrdersAccepted: 0 });

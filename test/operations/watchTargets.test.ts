@@ -24,7 +24,8 @@ describe('a drop folder belongs to one target (issue 26)', () => {
     rigs = [one, two];
     const drop = join(one.dir, 'drop');
     await mkdir(join(drop, 'inbox'), { recursive: true });
-    for (const name of ['a', 'b', 'c']) await writeFile(join(drop, 'inbox', `${name}.csv`), ordersCsv(name.toUpperCase(), 5));
+    for (const name of ['a', 'b', 'c'])
+      await writeFile(join(drop, 'inbox', `${name}.csv`), ordersCsv(name.toUpperCase(), 5));
     await one.startWorker({ concurrency: 4 });
     await two.startWorker({ concurrency: 4 });
 
@@ -35,7 +36,9 @@ describe('a drop folder belongs to one target (issue 26)', () => {
     expect([...exits].sort(), first.output() + second.output()).toEqual([0, 2]);
     const [owner, refused] = exits[0] === 0 ? [one, second] : [two, first];
     const other = owner === one ? two : one;
-    expect(refused.output()).toContain(`serves another target: acceptance, API ${owner.simulator.url}/business-api, client id sim-business`);
+    expect(refused.output()).toContain(
+      `serves another target: acceptance, API ${owner.simulator.url}/business-api, client id sim-business`,
+    );
     expect(owner.simulator.counters()).toMatchObject({ ordersAccepted: 15, duplicateOrdersAccepted: 0 });
     expect(other.simulator.counters().ordersAccepted).toBe(0);
     expect((await readdir(join(drop, 'done'))).filter((n) => n.endsWith('.summary.json'))).toHaveLength(3);
@@ -47,10 +50,17 @@ describe('a drop folder belongs to one target (issue 26)', () => {
     expect(again.output()).toMatch(/remove .*\.bulkorder-target\.json/);
     expect(await readdir(join(drop, 'inbox'))).toEqual(['d.csv']);
     expect(other.simulator.counters().ordersAccepted).toBe(0);
-    recordReliability({ fault: 'two watchers of two targets (two APIs) on one drop folder, one Redis', behaviour: 'the folder records the first target; the other watcher exits 2 naming it; every file reached one API', orders: 15, lost: 15 - owner.simulator.counters().ordersAccepted, duplicates: owner.simulator.counters().duplicateOrdersAccepted + other.simulator.counters().ordersAccepted, held: 0 });
+    recordReliability({
+      fault: 'two watchers of two targets (two APIs) on one drop folder, one Redis',
+      behaviour: 'the folder records the first target; the other watcher exits 2 naming it; every file reached one API',
+      orders: 15,
+      lost: 15 - owner.simulator.counters().ordersAccepted,
+      duplicates: owner.simulator.counters().duplicateOrdersAccepted + other.simulator.counters().ordersAccepted,
+      held: 0,
+    });
   }, 120_000);
 
-  it('a watcher in another Redis namespace leaves a live watcher\'s file alone (the claim is in the file system)', async () => {
+  it("a watcher in another Redis namespace leaves a live watcher's file alone (the claim is in the file system)", async () => {
     const one = await deliveryRig('wt-ns-one');
     // The same API and client (one target), another key prefix: what two Redis instances would look like.
     const two = await deliveryRig('wt-ns-two', {}, { BULKORDER_BASE_URL: one.simulator.url });
@@ -60,19 +70,39 @@ describe('a drop folder belongs to one target (issue 26)', () => {
     const target = apiTarget(one.config);
     const stopOne = new AbortController();
     // No worker in its namespace yet: the first watcher imports the file and keeps following it.
-    const watching = watchFolder({ dir: folder.root, stableMs: 100, pollMs: 50, signal: stopOne.signal }, { services: one.services, target, logger: one.logger });
-    await waitFor(async () => (await one.services.batches.list(10)).length === 1, 'the file imported by the first watcher');
+    const watching = watchFolder(
+      { dir: folder.root, stableMs: 100, pollMs: 50, signal: stopOne.signal },
+      { services: one.services, target, logger: one.logger },
+    );
+    await waitFor(
+      async () => (await one.services.batches.list(10)).length === 1,
+      'the file imported by the first watcher',
+    );
 
     await two.startWorker({ concurrency: 4 });
-    const report = await watchFolder({ dir: folder.root, stableMs: 100, pollMs: 50, once: true, lockMs: 1000 }, { services: two.services, target, logger: two.logger });
+    const report = await watchFolder(
+      { dir: folder.root, stableMs: 100, pollMs: 50, once: true, lockMs: 1000 },
+      { services: two.services, target, logger: two.logger },
+    );
     expect(report).toMatchObject({ done: [], failed: [], unclaimed: [expect.stringMatching(/\.night\.csv$/)] });
     expect(await two.services.batches.list(10)).toEqual([]);
 
     await one.startWorker({ concurrency: 4 });
-    await waitFor(async () => (await readdir(folder.done)).some((n) => n.endsWith('.night.csv')), 'the first watcher to finish the file', 60_000);
+    await waitFor(
+      async () => (await readdir(folder.done)).some((n) => n.endsWith('.night.csv')),
+      'the first watcher to finish the file',
+      60_000,
+    );
     stopOne.abort();
     expect((await watching).done).toHaveLength(1);
     expect(one.simulator.counters()).toMatchObject({ ordersAccepted: 6, duplicateOrdersAccepted: 0 });
-    recordReliability({ fault: 'a watcher in another Redis namespace (or Redis) on a folder whose file a live watcher follows', behaviour: 'left alone: the claim is a rename into the live watcher\'s folder with a heartbeat, not a Redis lock', orders: 6, lost: 6 - one.simulator.counters().ordersAccepted, duplicates: one.simulator.counters().duplicateOrdersAccepted, held: 0 });
+    recordReliability({
+      fault: 'a watcher in another Redis namespace (or Redis) on a folder whose file a live watcher follows',
+      behaviour: "left alone: the claim is a rename into the live watcher's folder with a heartbeat, not a Redis lock",
+      orders: 6,
+      lost: 6 - one.simulator.counters().ordersAccepted,
+      duplicates: one.simulator.counters().duplicateOrdersAccepted,
+      held: 0,
+    });
   }, 120_000);
 });

@@ -69,7 +69,11 @@ function build(): Map<string, Stage> {
         cpSync(origin, target, { recursive: true });
       }
     } else if (op === 'RUN') {
-      const run = spawnSync('sh', ['-c', args], { cwd: join(stage.root, stage.workdir), env: { ...process.env, ...stage.env }, encoding: 'utf8' });
+      const run = spawnSync('sh', ['-c', args], {
+        cwd: join(stage.root, stage.workdir),
+        env: { ...process.env, ...stage.env },
+        encoding: 'utf8',
+      });
       expect(run.status, `RUN ${args}\n${run.stdout}\n${run.stderr}`).toBe(0);
     } else if (op === 'USER') {
       stage.user = args;
@@ -78,35 +82,55 @@ function build(): Map<string, Stage> {
     } else if (op === 'CMD') {
       stage.cmd = JSON.parse(args) as string[];
     } else {
-      throw new Error(`this test does not know ${op}: teach it, or keep the Dockerfile to FROM/WORKDIR/ENV/COPY/RUN/USER/ENTRYPOINT/CMD`);
+      throw new Error(
+        `this test does not know ${op}: teach it, or keep the Dockerfile to FROM/WORKDIR/ENV/COPY/RUN/USER/ENTRYPOINT/CMD`,
+      );
     }
   }
   return stages;
 }
 
 describe('the Dockerfile, run as a script', () => {
-  it('builds a production image that runs `bulkorder` as a non-root user with production dependencies only', { timeout: 600_000 }, () => {
-    const stages = build();
-    const final = stages.get('final')!;
-    expect(final.user).toBe('node');
-    expect(final.entrypoint?.[0]).toBe('node');
-    const app = join(final.root, final.workdir);
-    // Production dependencies only: the compiler and the test runner stayed in the build stage.
-    expect(existsSync(join(app, 'node_modules/bullmq'))).toBe(true);
-    expect(existsSync(join(app, 'node_modules/typescript'))).toBe(false);
-    expect(existsSync(join(app, 'node_modules/vitest'))).toBe(false);
-    expect(existsSync(join(app, 'src'))).toBe(false);
-    const entry = final.entrypoint!.map((part) => (part.startsWith('/') ? join(final.root, part) : part));
-    const start = (args: string[]) =>
-      spawnSync(entry[0]!, [...entry.slice(1), ...args], { cwd: app, env: { ...process.env, ...final.env }, encoding: 'utf8' });
-    const help = start(final.cmd ?? []);
-    expect(help.status, help.stderr).toBe(0);
-    expect(help.stdout).toMatch(/Usage: bulkorder/);
-    // A command that loads the ingest path (zod, csv-parse, libphonenumber) from the image's own files.
-    const validate = start(['validate', 'samples/gift-orders.csv']);
-    expect(validate.status, validate.stdout + validate.stderr).toBe(0);
-    // Every Lua script, loaded from the image's dist/ (tsc copies no .lua; build:dist does).
-    const lua = spawnSync('node', ['--input-type=module', '-e', "const m = await import('./dist/src/lua/loadScripts.js'); console.log(m.luaDir, m.loadScripts().length)"], { cwd: app, encoding: 'utf8' });
-    expect(lua.stdout.trim(), lua.stderr).toBe(`${join(app, 'dist/src/lua')} ${readdirSync(join(projectRoot, 'src/lua/scripts')).length}`);
-  });
+  it(
+    'builds a production image that runs `bulkorder` as a non-root user with production dependencies only',
+    { timeout: 600_000 },
+    () => {
+      const stages = build();
+      const final = stages.get('final')!;
+      expect(final.user).toBe('node');
+      expect(final.entrypoint?.[0]).toBe('node');
+      const app = join(final.root, final.workdir);
+      // Production dependencies only: the compiler and the test runner stayed in the build stage.
+      expect(existsSync(join(app, 'node_modules/bullmq'))).toBe(true);
+      expect(existsSync(join(app, 'node_modules/typescript'))).toBe(false);
+      expect(existsSync(join(app, 'node_modules/vitest'))).toBe(false);
+      expect(existsSync(join(app, 'src'))).toBe(false);
+      const entry = final.entrypoint!.map((part) => (part.startsWith('/') ? join(final.root, part) : part));
+      const start = (args: string[]) =>
+        spawnSync(entry[0]!, [...entry.slice(1), ...args], {
+          cwd: app,
+          env: { ...process.env, ...final.env },
+          encoding: 'utf8',
+        });
+      const help = start(final.cmd ?? []);
+      expect(help.status, help.stderr).toBe(0);
+      expect(help.stdout).toMatch(/Usage: bulkorder/);
+      // A command that loads the ingest path (zod, csv-parse, libphonenumber) from the image's own files.
+      const validate = start(['validate', 'samples/gift-orders.csv']);
+      expect(validate.status, validate.stdout + validate.stderr).toBe(0);
+      // Every Lua script, loaded from the image's dist/ (tsc copies no .lua; build:dist does).
+      const lua = spawnSync(
+        'node',
+        [
+          '--input-type=module',
+          '-e',
+          "const m = await import('./dist/src/lua/loadScripts.js'); console.log(m.luaDir, m.loadScripts().length)",
+        ],
+        { cwd: app, encoding: 'utf8' },
+      );
+      expect(lua.stdout.trim(), lua.stderr).toBe(
+        `${join(app, 'dist/src/lua')} ${readdirSync(join(projectRoot, 'src/lua/scripts')).length}`,
+      );
+    },
+  );
 });

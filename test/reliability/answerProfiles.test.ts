@@ -57,7 +57,11 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
     await rig.startWorker({ concurrency: 4 });
     const imported = await rig.importFile(file);
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 30_000, out: quiet });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 30_000,
+      out: quiet,
+    });
     expect(settled).toBe(true);
     const refused = 2 + unknownCustomers;
     expect(batch).toMatchObject({ delivered: valid, dead: refused, held: 0, possibleDuplicates: 0 });
@@ -78,26 +82,37 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     const delivered = results.filter((r) => r.outcome === 'delivered');
     expect(delivered).toHaveLength(valid);
     // A number from the body is written as digits; digits in a string (or from Location) are quoted.
-    const idShape = profile.ids === 'string' ? /^SIM-\d+$/ : profile.ids === 'integer' && profile.success.body ? /^\d+$/ : /^"\d+"$/;
+    const idShape =
+      profile.ids === 'string' ? /^SIM-\d+$/ : profile.ids === 'integer' && profile.success.body ? /^\d+$/ : /^"\d+"$/;
     for (const row of delivered) expect(row.remoteOrderId).toMatch(idShape);
-    if (profile.success.body && profile.ids === 'integer') expect(typeof (await rig.services.ledger.get(delivered[0]!.orderKey!))?.remoteId).toBe('number');
+    if (profile.success.body && profile.ids === 'integer')
+      expect(typeof (await rig.services.ledger.get(delivered[0]!.orderKey!))?.remoteId).toBe('number');
 
     // Dead letters: the status and whatever body the API sent, whatever its shape.
     const deadKeys = await rig.services.redis.zrange(rig.services.keys.parkedIndex('dead'), '0', '-1');
-    const dead = await Promise.all(deadKeys.map(async (k) => JSON.parse((await rig!.services.redis.get(rig!.services.keys.parked('dead', k)))!) as ParkedRecord));
-    expect(dead.map((d) => d.httpStatus).sort()).toEqual([...Array<number>(2).fill(422), ...Array<number>(unknownCustomers).fill(profile.unknownCustomerStatus)].sort());
+    const dead = await Promise.all(
+      deadKeys.map(
+        async (k) => JSON.parse((await rig!.services.redis.get(rig!.services.keys.parked('dead', k)))!) as ParkedRecord,
+      ),
+    );
+    expect(dead.map((d) => d.httpStatus).sort()).toEqual(
+      [...Array<number>(2).fill(422), ...Array<number>(unknownCustomers).fill(profile.unknownCustomerStatus)].sort(),
+    );
     for (const d of dead) {
       expect(d.code).not.toBe('');
       if (profile.errors === 'empty') expect(d.body ?? '').toBe('');
       else expect(d.body).toBeTruthy();
     }
-    if (['code-message', 'oauth', 'errors-array'].includes(profile.errors)) for (const d of dead) expect(d.code?.toUpperCase()).toMatch(/^(PRODUCT|CUSTOMER)_UNKNOWN$/);
+    if (['code-message', 'oauth', 'errors-array'].includes(profile.errors))
+      for (const d of dead) expect(d.code?.toUpperCase()).toMatch(/^(PRODUCT|CUSTOMER)_UNKNOWN$/);
 
     recordReliability({
       fault: `API answers by profile '${name}' (unknown customer ${profile.unknownCustomerStatus}, ${profile.ids} ids, ${profile.success.status}${profile.success.body ? '' : ' without body'}, ${profile.errors} errors)`,
       behaviour:
         `${batch.delivered} delivered once, ${batch.dead} refusals dead-lettered with status and body, an Idempotency-Key on each of ${counters.idempotencyKeys} creates` +
-        (unknownCustomers === 0 ? ` (no unknown-customer orders in this file: a ${profile.unknownCustomerStatus} is the breaker's call until issue 12's per-order rule lands)` : ''),
+        (unknownCustomers === 0
+          ? ` (no unknown-customer orders in this file: a ${profile.unknownCustomerStatus} is the breaker's call until issue 12's per-order rule lands)`
+          : ''),
       orders: rows.length - 1,
       lost: rows.length - 1 - batch.delivered - batch.dead - batch.held,
       duplicates: counters.duplicateOrdersAccepted,
@@ -110,16 +125,26 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     const file = join(rig.dir, 'employees.csv');
     await copyFile(join(samplesDir, 'employees.csv'), file);
     services = await openServices(rig.config, ACCOUNTS);
-    accountWorker = await startAccountDelivery(rig.config, rig.logger, { prefix: redisPrefix(rig.config, 'cafetariaplan'), delivery: { ...rig.config.delivery, concurrency: 2 } });
+    accountWorker = await startAccountDelivery(rig.config, rig.logger, {
+      prefix: redisPrefix(rig.config, 'cafetariaplan'),
+      delivery: { ...rig.config.delivery, concurrency: 2 },
+    });
     const imported = await importFile(file, {}, services.pipeline(rig.logger));
-    const { batch, settled } = await followBatch(services.batches, imported.batchId, { pollMs: 100, timeoutMs: 30_000, out: quiet });
+    const { batch, settled } = await followBatch(services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 30_000,
+      out: quiet,
+    });
     expect(settled).toBe(true);
     expect(batch).toMatchObject({ delivered: 5, dead: 0, held: 0 });
 
     const resultsPath = join(rig.dir, 'employees.results.csv');
     await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNTS);
     const results = parse<Record<string, string>>(await readFile(resultsPath), { columns: true, bom: true });
-    for (const row of results) expect(row.customerId).toMatch(profile.ids === 'integer' ? /^1\d{5}$/ : profile.ids === 'digits' ? /^"1\d{5}"$/ : UUID);
+    for (const row of results)
+      expect(row.customerId).toMatch(
+        profile.ids === 'integer' ? /^1\d{5}$/ : profile.ids === 'digits' ? /^"1\d{5}"$/ : UUID,
+      );
 
     portal = await openLoginPortal(rig.config, rig.logger);
     const sso = `${rig.simulator.url}/sso/`;

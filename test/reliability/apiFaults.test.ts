@@ -20,7 +20,13 @@ afterEach(async () => {
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 
 /** Imports `count` valid orders, delivers them with in-process workers, and reports what happened. */
-async function runBatch(name: string, count: number, simulator: SimulatorOptions, env: Record<string, string> = {}, during?: (r: DeliveryRig) => Promise<void>) {
+async function runBatch(
+  name: string,
+  count: number,
+  simulator: SimulatorOptions,
+  env: Record<string, string> = {},
+  during?: (r: DeliveryRig) => Promise<void>,
+) {
   rig = await deliveryRig(name, simulator, env);
   const started = Date.now();
   const rows = [HEADER];
@@ -29,39 +35,76 @@ async function runBatch(name: string, count: number, simulator: SimulatorOptions
   await rig.startWorker({ concurrency: 4 });
   const imported = await rig.importFile(file);
   await during?.(rig);
-  const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 45_000, out: quiet });
+  const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+    pollMs: 100,
+    timeoutMs: 45_000,
+    out: quiet,
+  });
   const deadKeys = await rig.services.redis.zrange(rig.services.keys.parkedIndex('dead'), '0', '-1');
-  const dead = await Promise.all(deadKeys.map(async (k) => JSON.parse((await rig!.services.redis.get(rig!.services.keys.parked('dead', k)))!) as ParkedRecord));
+  const dead = await Promise.all(
+    deadKeys.map(
+      async (k) => JSON.parse((await rig!.services.redis.get(rig!.services.keys.parked('dead', k)))!) as ParkedRecord,
+    ),
+  );
   return { batch, settled, dead, counters: rig.simulator.counters(), elapsedMs: Date.now() - started };
 }
 
 function recordRow(fault: string, behaviour: string, orders: number, r: Awaited<ReturnType<typeof runBatch>>): void {
   const { delivered, dead, held } = r.batch;
-  recordReliability({ fault, behaviour, orders, lost: orders - delivered - dead - held, duplicates: r.counters.duplicateOrdersAccepted, held });
+  recordReliability({
+    fault,
+    behaviour,
+    orders,
+    lost: orders - delivered - dead - held,
+    duplicates: r.counters.duplicateOrdersAccepted,
+    held,
+  });
 }
 
 describe('API faults: what the product does, and that nothing is lost or sent twice', () => {
   // The storm lasts 40 answers, not a time: how many requests a busy machine makes in a second varies.
   it('a 5xx storm (every request for a while) is ridden out: all delivered once', async () => {
     // A storm of every request opens the breaker as "server failing"; its first trial comes after 2 s here.
-    const r = await runBatch('storm', 20, { faults: { serverErrorRate: 1 } }, { BULKORDER_BREAKER_OPEN_MS: '2000' }, async (rg) => {
-      await waitFor(() => rg.simulator.counters().faults.serverError >= STORM, `${STORM} answers of 5xx`, 40_000);
-      rg.simulator.setFaults({ serverErrorRate: 0 });
-    });
+    const r = await runBatch(
+      'storm',
+      20,
+      { faults: { serverErrorRate: 1 } },
+      { BULKORDER_BREAKER_OPEN_MS: '2000' },
+      async (rg) => {
+        await waitFor(() => rg.simulator.counters().faults.serverError >= STORM, `${STORM} answers of 5xx`, 40_000);
+        rg.simulator.setFaults({ serverErrorRate: 0 });
+      },
+    );
     expect(r.settled).toBe(true);
     expect(r.batch).toMatchObject({ delivered: 20, dead: 0, held: 0 });
     expect(r.counters.faults.serverError).toBeGreaterThanOrEqual(STORM);
-    recordRow(`5xx storm: every request fails, ${STORM} answers in a row`, 'retried with backoff, then delivered', 20, r);
+    recordRow(
+      `5xx storm: every request fails, ${STORM} answers in a row`,
+      'retried with backoff, then delivered',
+      20,
+      r,
+    );
     expect(r.counters.ordersAccepted).toBe(20);
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   }, 60_000);
 
   it('"stored, then 500" (a lost acknowledgement): retried by default (a duplicate, as documented), held with BULKORDER_AMBIGUOUS_STATUSES', async () => {
-    const lostAck = { faults: { script: [{ path: 'orders' as const, status: 500, store: true, body: { code: 'INTERNAL_ERROR', message: 'oops' } }] } };
+    const lostAck = {
+      faults: {
+        script: [
+          { path: 'orders' as const, status: 500, store: true, body: { code: 'INTERNAL_ERROR', message: 'oops' } },
+        ],
+      },
+    };
     const retried = await runBatch('lostack', 3, lostAck);
     expect(retried.batch).toMatchObject({ delivered: 3, held: 0 });
     expect(retried.counters.duplicateOrdersAccepted).toBe(1);
-    recordRow('"stored, then 500" (lost acknowledgement), default policy', 'retried: the spec calls 5xx temporary; the API stored it twice', 3, retried);
+    recordRow(
+      '"stored, then 500" (lost acknowledgement), default policy',
+      'retried: the spec calls 5xx temporary; the API stored it twice',
+      3,
+      retried,
+    );
     await rig?.close();
     rig = undefined;
 
@@ -69,28 +112,52 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     expect(held.batch).toMatchObject({ delivered: 2, held: 1 });
     expect(held.counters.ordersAccepted).toBe(3);
     expect(held.counters.duplicateOrdersAccepted).toBe(0);
-    recordRow('"stored, then 500" with BULKORDER_AMBIGUOUS_STATUSES=500,504', 'held for review, not re-posted', 3, held);
+    recordRow(
+      '"stored, then 500" with BULKORDER_AMBIGUOUS_STATUSES=500,504',
+      'held for review, not re-posted',
+      3,
+      held,
+    );
   }, 60_000);
 
   // Both 429s are answered together (concurrency 4). The first starts the shared rate with no request before
   // its Retry-After (src/worker/sharedRate.ts); each refused order waits its own Retry-After, attempt unspent.
-  it('429 with Retry-After as seconds and as an HTTP date pauses, then delivers everything once', { timeout: 60_000 }, async () => {
-    const soon = new Date(Date.now() + 1500).toUTCString();
-    const r = await runBatch('ratelimit', 10, {
-      faults: {
-        script: [
-          { path: 'orders', status: 429, headers: { 'retry-after': '1' }, body: { code: 'RATE_LIMITED', message: 'slow down' } },
-          { path: 'orders', status: 429, headers: { 'retry-after': soon }, body: { code: 'RATE_LIMITED', message: 'slow down' } },
-        ],
-      },
-    });
-    expect(r.batch).toMatchObject({ delivered: 10, dead: 0, held: 0 });
-    expect(r.counters.statuses['429']).toBe(2);
-    // Every worker waited out the first Retry-After before going on.
-    expect(r.elapsedMs).toBeGreaterThanOrEqual(1000);
-    recordRow('429 with Retry-After in seconds and as an HTTP date', 'every worker waits the first Retry-After, then all go at a shared rate; no attempt spent', 10, r);
-    expect(r.counters.duplicateOrdersAccepted).toBe(0);
-  });
+  it(
+    '429 with Retry-After as seconds and as an HTTP date pauses, then delivers everything once',
+    { timeout: 60_000 },
+    async () => {
+      const soon = new Date(Date.now() + 1500).toUTCString();
+      const r = await runBatch('ratelimit', 10, {
+        faults: {
+          script: [
+            {
+              path: 'orders',
+              status: 429,
+              headers: { 'retry-after': '1' },
+              body: { code: 'RATE_LIMITED', message: 'slow down' },
+            },
+            {
+              path: 'orders',
+              status: 429,
+              headers: { 'retry-after': soon },
+              body: { code: 'RATE_LIMITED', message: 'slow down' },
+            },
+          ],
+        },
+      });
+      expect(r.batch).toMatchObject({ delivered: 10, dead: 0, held: 0 });
+      expect(r.counters.statuses['429']).toBe(2);
+      // Every worker waited out the first Retry-After before going on.
+      expect(r.elapsedMs).toBeGreaterThanOrEqual(1000);
+      recordRow(
+        '429 with Retry-After in seconds and as an HTTP date',
+        'every worker waits the first Retry-After, then all go at a shared rate; no attempt spent',
+        10,
+        r,
+      );
+      expect(r.counters.duplicateOrdersAccepted).toBe(0);
+    },
+  );
 
   it('400 with JSON, HTML and empty bodies is dead-lettered at once with the body kept as it came', async () => {
     const r = await runBatch('bodies', 4, {
@@ -130,7 +197,12 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     // A request sent just before expiry may arrive after it: the API answers 401, the client
     // refreshes once and sends again. At most one such 401 per request in flight per token.
     expect(r.counters.errors.TOKEN_EXPIRED ?? 0).toBeLessThanOrEqual(4 * r.counters.tokenRequests.business);
-    recordRow('token lifetime 1 s: tokens expire mid-batch', 'refreshed ahead of expiry; requests overtaken by the expiry got 401, were refreshed once and sent again; no order failed', 150, r);
+    recordRow(
+      'token lifetime 1 s: tokens expire mid-batch',
+      'refreshed ahead of expiry; requests overtaken by the expiry got 401, were refreshed once and sent again; no order failed',
+      150,
+      r,
+    );
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
   }, 60_000);
 
@@ -151,25 +223,44 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     await rig.startWorker({ concurrency: 2 });
     await rig.importFile(file);
     const deadline = Date.now() + 20_000;
-    while (!(await rig.services.queue.isPaused()) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+    while (!(await rig.services.queue.isPaused()) && Date.now() < deadline)
+      await new Promise((res) => setTimeout(res, 100));
     expect(await rig.services.queue.isPaused()).toBe(true);
     expect(await rig.services.redis.zcard(rig.services.keys.parkedIndex('dead'))).toBe(0);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
     const trip = await readBreakerStatus(rig.services.redis, rig.services.keys, 60_000);
     expect(trip.state).not.toBe('closed');
     expect(trip.reason).toMatch(/credentials/);
-    recordReliability({ fault: 'token endpoint refuses the credentials', behaviour: 'circuit breaker opens after 3 refusals (401 cannot be about an order): queue paused, nothing sent, nothing dead-lettered', orders: 2, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'token endpoint refuses the credentials',
+      behaviour:
+        'circuit breaker opens after 3 refusals (401 cannot be about an order): queue paused, nothing sent, nothing dead-lettered',
+      orders: 2,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 60_000);
 
   it('an API that stops answering: a few orders are held, then the breaker pauses delivery and the rest stay queued', async () => {
-    rig = await deliveryRig('silent', { faults: { noAnswerRate: 1 } }, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300', BULKORDER_BREAKER_MIN_ATTEMPTS: '3', BULKORDER_BREAKER_MIN_ORDERS: '3', BULKORDER_BREAKER_OPEN_MS: '600000' });
+    rig = await deliveryRig(
+      'silent',
+      { faults: { noAnswerRate: 1 } },
+      {
+        BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300',
+        BULKORDER_BREAKER_MIN_ATTEMPTS: '3',
+        BULKORDER_BREAKER_MIN_ORDERS: '3',
+        BULKORDER_BREAKER_OPEN_MS: '600000',
+      },
+    );
     const rows = [HEADER];
     for (let i = 1; i <= 30; i++) rows.push(orderRow(`SILENT-${i}`));
     const file = await rig.writeFile('silent.csv', rows.join('\n') + '\n');
     await rig.startWorker({ concurrency: 2 });
     const imported = await rig.importFile(file);
     const deadline = Date.now() + 20_000;
-    while (!(await rig.services.queue.isPaused()) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+    while (!(await rig.services.queue.isPaused()) && Date.now() < deadline)
+      await new Promise((res) => setTimeout(res, 100));
     expect(await rig.services.queue.isPaused()).toBe(true);
     await new Promise((res) => setTimeout(res, 1000)); // requests in flight at the trip end as held too
     const batch = (await rig.services.batches.get(imported.batchId))!;
@@ -182,12 +273,27 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
 
     // The API answers again; after `resume` the queued orders go, and the held ones are not re-sent.
     rig.simulator.setFaults({ noAnswerRate: 0 });
-    await resumeDelivery(rig.services, { settings: rig.config.delivery.breaker, jobName: rig.services.kind.jobName, logger: rig.logger });
-    const { batch: done, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 20_000, out: quiet });
+    await resumeDelivery(rig.services, {
+      settings: rig.config.delivery.breaker,
+      jobName: rig.services.kind.jobName,
+      logger: rig.logger,
+    });
+    const { batch: done, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 20_000,
+      out: quiet,
+    });
     expect(settled).toBe(true);
     expect(done.held).toBe(batch.held);
     expect(done.delivered).toBe(30 - batch.held);
     expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
-    recordReliability({ fault: 'the API stops answering (every request read, never answered)', behaviour: `${batch.held} orders held (minimum 3 attempts in the test + in flight), then the breaker paused delivery; after resume the rest were delivered`, orders: 30, lost: 30 - done.delivered - done.dead - done.held, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: done.held });
+    recordReliability({
+      fault: 'the API stops answering (every request read, never answered)',
+      behaviour: `${batch.held} orders held (minimum 3 attempts in the test + in flight), then the breaker paused delivery; after resume the rest were delivered`,
+      orders: 30,
+      lost: 30 - done.delivered - done.dead - done.held,
+      duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+      held: done.held,
+    });
   }, 60_000);
 });

@@ -18,8 +18,20 @@ afterEach(async () => {
 describe('awkward file contents, imported end to end', () => {
   it('a UTF-8 BOM, mixed line endings and a =HYPERLINK cell: every order right, the formula neutralised in what we write', async () => {
     rig = await deliveryRig('contents');
-    const bad = 'MIX-4,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,"=HYPERLINK(""http://evil.example"",""click"")",+31612345678,5001,1';
-    const text = '\uFEFF' + HEADER + '\r\n' + orderRow('MIX-1') + '\n' + orderRow('MIX-2') + '\r' + orderRow('MIX-3') + '\r\n' + bad + '\n';
+    const bad =
+      'MIX-4,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,"=HYPERLINK(""http://evil.example"",""click"")",+31612345678,5001,1';
+    const text =
+      '\uFEFF' +
+      HEADER +
+      '\r\n' +
+      orderRow('MIX-1') +
+      '\n' +
+      orderRow('MIX-2') +
+      '\r' +
+      orderRow('MIX-3') +
+      '\r\n' +
+      bad +
+      '\n';
     const file = await rig.writeFile('mixed.csv', text);
     startCli(['worker'], { ...rig.env, LOG_LEVEL: 'warn' });
     const importer = await runCli(['import', file, '--wait', '--timeout', '120'], rig.env);
@@ -32,7 +44,14 @@ describe('awkward file contents, imported end to end', () => {
     expect(rejects).toContain(`'=HYPERLINK`);
     expect(rejects).not.toMatch(/(^|,)"?=HYPERLINK/m);
     expect(results).not.toMatch(/(^|,)"?=/m);
-    recordReliability({ fault: 'UTF-8 BOM, CRLF/LF/CR mixed, a =HYPERLINK(...) cell', behaviour: 'read right, line numbers right; the formula cell rejected and written back neutralised', orders: 4, lost: 0, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
+    recordReliability({
+      fault: 'UTF-8 BOM, CRLF/LF/CR mixed, a =HYPERLINK(...) cell',
+      behaviour: 'read right, line numbers right; the formula cell rejected and written back neutralised',
+      orders: 4,
+      lost: 0,
+      duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+      held: 0,
+    });
   }, 180_000);
 
   it('windows-1252 text: refused with a hint as UTF-8, delivered with the right letters with --encoding windows-1252', async () => {
@@ -45,10 +64,22 @@ describe('awkward file contents, imported end to end', () => {
     expect(refused.output).toMatch(/--encoding windows-1252/);
 
     startCli(['worker'], { ...rig.env, LOG_LEVEL: 'warn' });
-    const importer = await runCli(['import', file, '--encoding', 'windows-1252', '--wait', '--timeout', '120'], rig.env);
+    const importer = await runCli(
+      ['import', file, '--encoding', 'windows-1252', '--wait', '--timeout', '120'],
+      rig.env,
+    );
     expect(importer.code).toBe(0);
     const stored = rig.simulator.orders().map((o) => (o.payload as OrderPayload).recipient.address);
-    expect(stored).toEqual([expect.objectContaining({ firstName: 'Zoë', lastName: 'Müller', street: 'Kärntner Straße' })]);
-    recordReliability({ fault: 'windows-1252 text (an Excel "ANSI" export)', behaviour: 'refused as UTF-8 with a hint (exit 3); delivered with the right letters with --encoding windows-1252', orders: 1, lost: 0, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
+    expect(stored).toEqual([
+      expect.objectContaining({ firstName: 'Zoë', lastName: 'Müller', street: 'Kärntner Straße' }),
+    ]);
+    recordReliability({
+      fault: 'windows-1252 text (an Excel "ANSI" export)',
+      behaviour: 'refused as UTF-8 with a hint (exit 3); delivered with the right letters with --encoding windows-1252',
+      orders: 1,
+      lost: 0,
+      duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+      held: 0,
+    });
   }, 180_000);
 });

@@ -37,7 +37,14 @@ describe('hostile files, validated with a 128 MB heap', () => {
     const run = validateSmallHeap(file);
     expect(await run.exited).toBe(3);
     expect(run.output()).toMatch(/bigfield\.csv: a record after line 1 is longer than 65536 characters/);
-    recordReliability({ fault: 'a 300 MB single field (validate, 128 MB heap)', behaviour: 'file refused, exit 3, naming the line: the cap stops reading at 64 KiB', orders: 1, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'a 300 MB single field (validate, 128 MB heap)',
+      behaviour: 'file refused, exit 3, naming the line: the cap stops reading at 64 KiB',
+      orders: 1,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 120_000);
 
   it('an enormous JSON array is streamed: 200,000 orders validate in a small heap', async () => {
@@ -47,7 +54,15 @@ describe('hostile files, validated with a 128 MB heap', () => {
         orderRef: `HUGE-${i}`,
         businessCustomerId: 1001,
         recipient: {
-          address: { firstName: 'Anna', lastName: 'de Vries', street: 'Keizersgracht', streetNumber: 12, postalCode: '1015 CX', city: 'Amsterdam', countryCode: 'NL' },
+          address: {
+            firstName: 'Anna',
+            lastName: 'de Vries',
+            street: 'Keizersgracht',
+            streetNumber: 12,
+            postalCode: '1015 CX',
+            city: 'Amsterdam',
+            countryCode: 'NL',
+          },
           languageCode: 'nl',
           email: `anna.${i}@example.nl`,
           telephoneNumber: '+31612345678',
@@ -62,7 +77,14 @@ describe('hostile files, validated with a 128 MB heap', () => {
     const run = validateSmallHeap(file);
     expect(await run.exited).toBe(0);
     expect(run.output()).toMatch(/200000|200,000/);
-    recordReliability({ fault: 'an enormous JSON array: 200,000 orders (validate, 128 MB heap)', behaviour: 'streamed element by element; all valid', orders: 200_000, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'an enormous JSON array: 200,000 orders (validate, 128 MB heap)',
+      behaviour: 'streamed element by element; all valid',
+      orders: 200_000,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 180_000);
 
   it('a file with no newline at all: the header alone is an empty file (refused, or accepted with --allow-empty), a header and a row without a final newline is read', async () => {

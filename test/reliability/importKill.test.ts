@@ -37,12 +37,23 @@ describe('an importer killed mid-file (real CLI processes, real Redis, simulator
       // A re-run at once may finish before the dead importer's heartbeat (10 s) lapses: the workers'
       // reconciler closes the crashed batch within seconds after that.
       const batches = rig.services.batches;
-      await waitFor(async () => (await batches.get(killed.id))?.importState === 'interrupted', 'the crashed batch closed as interrupted', 30_000);
+      await waitFor(
+        async () => (await batches.get(killed.id))?.importState === 'interrupted',
+        'the crashed batch closed as interrupted',
+        30_000,
+      );
       const crashed = (await batches.get(killed.id))!;
       expect(crashed.importState).toBe('interrupted');
       expect(isSettled(crashed)).toBe(true);
-      recordReliability({ fault: `import SIGKILLed once ${queued} of ${ORDERS} orders were queued, re-run ${label}`, behaviour: 'crashed batch closed as interrupted; its reserved orders queued by a reconciler; re-run --wait followed them; exit 0', orders: ORDERS, lost: ORDERS - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
+      recordReliability({
+        fault: `import SIGKILLed once ${queued} of ${ORDERS} orders were queued, re-run ${label}`,
+        behaviour:
+          'crashed batch closed as interrupted; its reserved orders queued by a reconciler; re-run --wait followed them; exit 0',
+        orders: ORDERS,
+        lost: ORDERS - counters.ordersAccepted,
+        duplicates: counters.duplicateOrdersAccepted,
+        held: 0,
+      });
     }, 300_000);
   }
-
 });

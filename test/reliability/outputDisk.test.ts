@@ -71,14 +71,29 @@ describe.skipIf(!canMount)('results and rejects on a full or read-only disk', ()
     const results = await readFile(`${file}.results.csv`, 'utf8');
     expect(results.match(/already-delivered/g)).toHaveLength(150);
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 150, duplicateOrdersAccepted: 0 });
-    recordReliability({ fault: 'a full disk (64 KiB tmpfs) while writing the results file beside the input', behaviour: 'exit 5 naming the path (ENOSPC); no results file cut mid-row, no partial left; the rerun wrote them and sent nothing again', orders: 150, lost: 150 - rig.simulator.counters().ordersAccepted, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
+    recordReliability({
+      fault: 'a full disk (64 KiB tmpfs) while writing the results file beside the input',
+      behaviour:
+        'exit 5 naming the path (ENOSPC); no results file cut mid-row, no partial left; the rerun wrote them and sent nothing again',
+      orders: 150,
+      lost: 150 - rig.simulator.counters().ordersAccepted,
+      duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+      held: 0,
+    });
   }, 180_000);
 
   it('a read-only input folder: a file without rejects imports (the rejects file is never opened); one with rejects exits 2 naming the rejects path, no stack trace', async () => {
     rig = await deliveryRig('disk-ro');
     const dir = await tmpfs('256k');
     await writeFile(join(dir, 'good.csv'), ordersCsv('RO', 3));
-    await writeFile(join(dir, 'mixed.csv'), [HEADER, orderRow('ROM-1'), 'ROM-2,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,not-an-email,+31612345678,5001,1'].join('\n') + '\n');
+    await writeFile(
+      join(dir, 'mixed.csv'),
+      [
+        HEADER,
+        orderRow('ROM-1'),
+        'ROM-2,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,not-an-email,+31612345678,5001,1',
+      ].join('\n') + '\n',
+    );
     execFileSync('mount', ['-o', 'remount,ro', dir]);
 
     const good = startCli(['import', join(dir, 'good.csv')], rig.env);
@@ -88,6 +103,14 @@ describe.skipIf(!canMount)('results and rejects on a full or read-only disk', ()
     expect(mixed.output()).toContain(`cannot write ${join(dir, 'mixed.csv')}.rejects.csv (EROFS)`);
     expect(mixed.output()).not.toMatch(/\n\s+at /); // no stack trace
     expect(await readdir(dir)).toEqual(['good.csv', 'mixed.csv']);
-    recordReliability({ fault: 'a read-only input folder (tmpfs remounted ro)', behaviour: 'a file without rejects imported (the rejects file is opened only when needed); one with rejects exit 2 naming the rejects path (EROFS), no stack trace', orders: 0, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'a read-only input folder (tmpfs remounted ro)',
+      behaviour:
+        'a file without rejects imported (the rejects file is opened only when needed); one with rejects exit 2 naming the rejects path (EROFS), no stack trace',
+      orders: 0,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 180_000);
 });

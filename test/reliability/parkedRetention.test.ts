@@ -22,9 +22,12 @@ describe('personal data has a lifetime', () => {
     rig = await deliveryRig('parked-ttl', {}, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' });
     const { redis, keys, ledger, batches } = rig.services;
     await rig.startWorker({ concurrency: 1 });
-    const follow = async (batchId: string) => (await followBatch(batches, batchId, { pollMs: 100, timeoutMs: 25_000, out: devNull() })).batch;
+    const follow = async (batchId: string) =>
+      (await followBatch(batches, batchId, { pollMs: 100, timeoutMs: 25_000, out: devNull() })).batch;
 
-    const refused = await rig.importFile(await rig.writeFile('refused.csv', [HEADER, orderRow('TTL-DEAD', 5999)].join('\n') + '\n'));
+    const refused = await rig.importFile(
+      await rig.writeFile('refused.csv', [HEADER, orderRow('TTL-DEAD', 5999)].join('\n') + '\n'),
+    );
     expect(await follow(refused.batchId)).toMatchObject({ dead: 1 });
     rig.simulator.setFaults({ script: [{ path: 'orders', status: 200, noAnswer: true, store: true }] });
     const heldFile = await rig.writeFile('held.csv', [HEADER, orderRow('TTL-HELD')].join('\n') + '\n');
@@ -55,7 +58,9 @@ describe('personal data has a lifetime', () => {
     // 31 days later (the records' own TTL does the same; prune is what every read runs first).
     const later = Date.now() + 31 * DAY;
     await Promise.all([dead.prune(later), held.prune(later)]);
-    expect(await redis.exists(keys.parked('dead', deadItem!.record.key), keys.parked('held', heldItem!.record.key))).toBe(0);
+    expect(
+      await redis.exists(keys.parked('dead', deadItem!.record.key), keys.parked('held', heldItem!.record.key)),
+    ).toBe(0);
     expect([await dead.count(), await held.count()]).toEqual([0, 0]);
     expect(await ledger.get(heldItem!.record.key)).toMatchObject({ state: 'held' });
     const again = await rig.importFile(heldFile);
@@ -64,7 +69,8 @@ describe('personal data has a lifetime', () => {
     expect(counters.ordersAccepted).toBe(1);
     recordReliability({
       fault: 'dead letter and held record 31 days old (BULKORDER_PARKED_RETENTION_DAYS=30)',
-      behaviour: 'records (personal data) expired and left the lists; the held ledger entry stayed and the re-import did not send it',
+      behaviour:
+        'records (personal data) expired and left the lists; the held ledger entry stayed and the re-import did not send it',
       orders: 2,
       lost: 0,
       duplicates: counters.duplicateOrdersAccepted,
@@ -77,7 +83,21 @@ describe('personal data has a lifetime', () => {
     const { redis, keys, ledger } = rig.services;
     const store = new ParkedStore(redis, keys, ledger, 'dead');
     const old = Date.now() - 40 * DAY;
-    await redis.set(keys.parked('dead', 'ref:LEGACY'), JSON.stringify({ kind: 'dead', key: 'ref:LEGACY', parkedAt: old, batchId: 'b', file: 'f.csv', lines: [2], cells: [['x']], payload: {}, attempts: 1, reason: 'r' }));
+    await redis.set(
+      keys.parked('dead', 'ref:LEGACY'),
+      JSON.stringify({
+        kind: 'dead',
+        key: 'ref:LEGACY',
+        parkedAt: old,
+        batchId: 'b',
+        file: 'f.csv',
+        lines: [2],
+        cells: [['x']],
+        payload: {},
+        attempts: 1,
+        reason: 'r',
+      }),
+    );
     await redis.zadd(keys.parkedIndex('dead'), old, 'ref:LEGACY');
     await redis.zadd(keys.parkedIndex('dead'), Date.now(), 'ref:GHOST'); // its record already expired
     expect(await store.select()).toEqual([]);

@@ -28,7 +28,14 @@ afterEach(async () => {
 
 /** The RELIABILITY.md row of one run: its counts come from the batch and the simulator. */
 function recordRun(fault: string, behaviour: string, r: Awaited<ReturnType<typeof run>>): void {
-  recordReliability({ fault, behaviour, orders: ORDER_COUNT, lost: ORDER_COUNT - r.batch.delivered - r.batch.dead - r.batch.held, duplicates: r.counters.duplicateOrdersAccepted, held: r.batch.held });
+  recordReliability({
+    fault,
+    behaviour,
+    orders: ORDER_COUNT,
+    lost: ORDER_COUNT - r.batch.delivered - r.batch.dead - r.batch.held,
+    duplicates: r.counters.duplicateOrdersAccepted,
+    held: r.batch.held,
+  });
 }
 
 async function run(name: string, simulator: SimulatorOptions, env: Record<string, string> = {}) {
@@ -38,14 +45,19 @@ async function run(name: string, simulator: SimulatorOptions, env: Record<string
   const file = await rig.writeFile(`${name}.csv`, rows.join('\n') + '\n');
   await rig.startWorker({ concurrency: 4 });
   const imported = await rig.importFile(file);
-  const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 45_000, out: quiet });
+  const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+    pollMs: 100,
+    timeoutMs: 45_000,
+    out: quiet,
+  });
   expect(settled).toBe(true);
   const resultsPath = join(rig.dir, `${name}.results.csv`);
   const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
   const results = parse<Record<string, string>>(await readFile(resultsPath), { columns: true, bom: true });
   // Copies the API keeps, per order key (the Idempotency-Key each create carried).
   const copies = new Map<string, number>();
-  for (const order of rig.simulator.orders()) copies.set(order.idempotencyKey ?? '', (copies.get(order.idempotencyKey ?? '') ?? 0) + 1);
+  for (const order of rig.simulator.orders())
+    copies.set(order.idempotencyKey ?? '', (copies.get(order.idempotencyKey ?? '') ?? 0) + 1);
   const marked = new Set(results.filter((r) => r.errorCode === POSSIBLE_DUPLICATE_CODE).map((r) => r.orderKey));
   const twice = [...copies].filter(([, n]) => n > 1).map(([key]) => key);
   return { batch, counts, results, copies, marked, twice, counters: rig.simulator.counters() };
@@ -59,13 +71,18 @@ describe('possible duplicates are visible; Idempotency-Key removes them where ho
     expect(r.twice.length).toBeGreaterThan(0);
     for (const key of r.twice) expect(r.marked).toContain(key);
     for (const row of r.results.filter((x) => !r.marked.has(x.orderKey))) expect(r.copies.get(row.orderKey!)).toBe(1);
-    for (const row of r.results.filter((x) => r.marked.has(x.orderKey))) expect(row).toMatchObject({ outcome: 'delivered', message: POSSIBLE_DUPLICATE });
+    for (const row of r.results.filter((x) => r.marked.has(x.orderKey)))
+      expect(row).toMatchObject({ outcome: 'delivered', message: POSSIBLE_DUPLICATE });
     expect(r.batch.possibleDuplicates).toBe(r.marked.size);
     expect(r.counts.possibleDuplicates).toBe(r.marked.size);
     // Plain 5xx (not stored) also mark: the client cannot tell the two apart, hence "possible".
     expect(r.marked.size).toBeGreaterThanOrEqual(r.twice.length);
     expect(r.counters.idempotencyKeys).toBe(r.counters.apiRequests.business - r.counters.faults.serverError);
-    recordRun('"stored, then 500" on 10% and plain 5xx on 5% of requests, default policy, API ignores Idempotency-Key', `all delivered; the ${r.twice.length} orders the API kept twice are among the ${r.marked.size} marked "possible duplicate" in results and batch; every unmarked order kept once`, r);
+    recordRun(
+      '"stored, then 500" on 10% and plain 5xx on 5% of requests, default policy, API ignores Idempotency-Key',
+      `all delivered; the ${r.twice.length} orders the API kept twice are among the ${r.marked.size} marked "possible duplicate" in results and batch; every unmarked order kept once`,
+      r,
+    );
   }, 60_000);
 
   it('the same faults at an API that honours Idempotency-Key: the retry gets the first answer, no order is kept twice', async () => {
@@ -76,7 +93,11 @@ describe('possible duplicates are visible; Idempotency-Key removes them where ho
     expect(r.counters.duplicateOrdersAccepted).toBe(0);
     expect(r.counters.idempotentReplays).toBeGreaterThanOrEqual(r.counters.faults.storedThenError);
     expect(r.copies.size).toBe(ORDER_COUNT);
-    recordRun('"stored, then 500" on 10% and plain 5xx on 5% of requests, API honours Idempotency-Key', `all delivered once: ${r.counters.idempotentReplays} retries answered from the first create; ${r.marked.size} still marked "possible duplicate" (the client cannot know)`, r);
+    recordRun(
+      '"stored, then 500" on 10% and plain 5xx on 5% of requests, API honours Idempotency-Key',
+      `all delivered once: ${r.counters.idempotentReplays} retries answered from the first create; ${r.marked.size} still marked "possible duplicate" (the client cannot know)`,
+      r,
+    );
   }, 60_000);
 
   it('BULKORDER_IDEMPOTENCY_HEADER=none sends no key', async () => {

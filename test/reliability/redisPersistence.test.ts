@@ -40,7 +40,10 @@ const PRODUCTION = {
 describe('Redis without persistence', () => {
   it('is refused in production (exit 5, unless BULKORDER_ALLOW_VOLATILE_REDIS=yes) and warned about once in acceptance', async () => {
     const { url, client } = await server();
-    await expect(assertRedisReady(client, url, { requirePersistence: true })).rejects.toMatchObject({ code: 'REDIS_NOT_PERSISTENT', exitCode: 5 });
+    await expect(assertRedisReady(client, url, { requirePersistence: true })).rejects.toMatchObject({
+      code: 'REDIS_NOT_PERSISTENT',
+      exitCode: 5,
+    });
     const warnings: string[] = [];
     await assertRedisReady(client, url, { warn: (message) => warnings.push(message) });
     await assertRedisReady(client, url, { warn: (message) => warnings.push(message) });
@@ -51,7 +54,13 @@ describe('Redis without persistence', () => {
       [
         { ...PRODUCTION, REDIS_URL: url },
         { ...PRODUCTION, REDIS_URL: url, BULKORDER_ALLOW_VOLATILE_REDIS: 'yes' },
-        { ...PRODUCTION, REDIS_URL: url, BULKORDER_ENV: 'acceptance', BULKORDER_CONFIRM_PRODUCTION: 'no', BULKORDER_BASE_URL: 'https://api.acc.vendor.nl' },
+        {
+          ...PRODUCTION,
+          REDIS_URL: url,
+          BULKORDER_ENV: 'acceptance',
+          BULKORDER_CONFIRM_PRODUCTION: 'no',
+          BULKORDER_BASE_URL: 'https://api.acc.vendor.nl',
+        },
       ].map(async (env) => {
         const cli = startCli(['status'], env);
         return { code: await cli.exited, output: cli.output() };
@@ -59,11 +68,21 @@ describe('Redis without persistence', () => {
     );
     const [refused, allowed, acceptance] = [runs[0]!, runs[1]!, runs[2]!];
     expect(refused.code).toBe(5);
-    expect(refused.output).toMatch(/does not persist its data .*Production refuses it; BULKORDER_ALLOW_VOLATILE_REDIS=yes/s);
+    expect(refused.output).toMatch(
+      /does not persist its data .*Production refuses it; BULKORDER_ALLOW_VOLATILE_REDIS=yes/s,
+    );
     expect(allowed.code).toBe(0);
     expect(acceptance.code).toBe(0);
     expect(acceptance.output.match(/WARNING: Redis at .* does not persist/g)).toHaveLength(1);
-    recordReliability({ fault: 'Redis without persistence (appendonly no, no snapshots)', behaviour: 'production refused at start (exit 5, unless BULKORDER_ALLOW_VOLATILE_REDIS=yes); acceptance ran with one warning', orders: 0, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'Redis without persistence (appendonly no, no snapshots)',
+      behaviour:
+        'production refused at start (exit 5, unless BULKORDER_ALLOW_VOLATILE_REDIS=yes); acceptance ran with one warning',
+      orders: 0,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 60_000);
 
   it('accepts AOF or RDB snapshots; where CONFIG is refused, reads INFO persistence and says so', async () => {
@@ -74,10 +93,15 @@ describe('Redis without persistence', () => {
     await assertRedisReady(aof.client, aof.url, { requirePersistence: true });
     await assertRedisReady(rdb.client, rdb.url, { requirePersistence: true });
     expect(await redisPersistence(rdb.client)).toEqual({ persistent: true, evidence: "appendonly no, save '3600 1'" });
-    expect(await redisPersistence(managedAof.client)).toEqual({ persistent: true, evidence: 'CONFIG refused; INFO persistence: aof_enabled:1' });
+    expect(await redisPersistence(managedAof.client)).toEqual({
+      persistent: true,
+      evidence: 'CONFIG refused; INFO persistence: aof_enabled:1',
+    });
     const unknown = await redisPersistence(managedVolatile.client);
     expect(unknown.persistent).toBe(false);
     expect(unknown.evidence).toMatch(/CONFIG refused; INFO persistence: aof_enabled:0/);
-    await expect(assertRedisReady(managedVolatile.client, managedVolatile.url, { requirePersistence: true })).rejects.toMatchObject({ code: 'REDIS_NOT_PERSISTENT' });
+    await expect(
+      assertRedisReady(managedVolatile.client, managedVolatile.url, { requirePersistence: true }),
+    ).rejects.toMatchObject({ code: 'REDIS_NOT_PERSISTENT' });
   }, 60_000);
 });

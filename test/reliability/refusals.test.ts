@@ -15,9 +15,21 @@ afterEach(async () => {
 
 describe('refused configurations, as a user meets them (exit 2, the variable named)', () => {
   it.each([
-    ['http:// to a host that is not loopback', { BULKORDER_BASE_URL: 'http://api.example.com' }, /BULKORDER_BASE_URL: .*https/],
-    ['production without the explicit choice', { BULKORDER_ENV: 'production', BULKORDER_BASE_URL: 'https://api.example.com' }, /BULKORDER_CONFIRM_PRODUCTION/],
-    ['production over http, even to loopback', { BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes', BULKORDER_BASE_URL: 'http://127.0.0.1:9' }, /BULKORDER_BASE_URL: production accepts https/],
+    [
+      'http:// to a host that is not loopback',
+      { BULKORDER_BASE_URL: 'http://api.example.com' },
+      /BULKORDER_BASE_URL: .*https/,
+    ],
+    [
+      'production without the explicit choice',
+      { BULKORDER_ENV: 'production', BULKORDER_BASE_URL: 'https://api.example.com' },
+      /BULKORDER_CONFIRM_PRODUCTION/,
+    ],
+    [
+      'production over http, even to loopback',
+      { BULKORDER_ENV: 'production', BULKORDER_CONFIRM_PRODUCTION: 'yes', BULKORDER_BASE_URL: 'http://127.0.0.1:9' },
+      /BULKORDER_BASE_URL: production accepts https/,
+    ],
     ['a User-Agent that is a library name', { BULKORDER_USER_AGENT: 'undici-Node' }, /BULKORDER_USER_AGENT/],
     ['a missing client secret', { BULKORDER_BUSINESS_CLIENT_SECRET: '' }, /BULKORDER_BUSINESS_CLIENT_SECRET/],
   ])('worker refuses %s', async (_name, env, message) => {
@@ -27,7 +39,14 @@ describe('refused configurations, as a user meets them (exit 2, the variable nam
     expect(worker.code).toBe(2);
     expect(worker.output).toMatch(message);
     expect(rig.simulator.counters().tokenRequests.business).toBe(0);
-    recordReliability({ fault: `configuration: ${_name}`, behaviour: 'refused at start, exit 2, the variable named; nothing sent', orders: 0, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: `configuration: ${_name}`,
+      behaviour: 'refused at start, exit 2, the variable named; nothing sent',
+      orders: 0,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   });
 });
 
@@ -50,6 +69,13 @@ describe('a full disk while writing results', () => {
     const results = await readFile(join(rig.dir, 'full.csv.results.csv'), 'utf8');
     expect(results.match(/already-delivered/g)).toHaveLength(2);
     expect(rig.simulator.counters().ordersAccepted).toBe(2);
-    recordReliability({ fault: 'a full disk while writing the results file', behaviour: 'exit 5 with the path and what to do; the rerun wrote the results and sent nothing again', orders: 2, lost: 0, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
+    recordReliability({
+      fault: 'a full disk while writing the results file',
+      behaviour: 'exit 5 with the path and what to do; the rerun wrote the results and sent nothing again',
+      orders: 2,
+      lost: 0,
+      duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+      held: 0,
+    });
   }, 60_000);
 });

@@ -14,21 +14,44 @@ const dir = mkdtempSync(join(tmpdir(), 'bulkorder-reliability-'));
 const out = join(dir, 'rows.jsonl');
 writeFileSync(out, '');
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-const run = spawnSync(process.execPath, [join(projectRoot, 'node_modules/vitest/vitest.mjs'), 'run', 'test/reliability', 'test/worker', 'test/operations/watch.test.ts', 'test/operations/watchTargets.test.ts', 'test/delivery/transportOutcomes.test.ts', 'test/config/redisUrlSecret.test.ts', 'test/observability/dashboardHost.test.ts', 'test/ingest/nulByte.test.ts'], {
-  cwd: projectRoot,
-  env: { ...process.env, RELIABILITY_OUT: out },
-  stdio: 'inherit',
-});
+const run = spawnSync(
+  process.execPath,
+  [
+    join(projectRoot, 'node_modules/vitest/vitest.mjs'),
+    'run',
+    'test/reliability',
+    'test/worker',
+    'test/operations/watch.test.ts',
+    'test/operations/watchTargets.test.ts',
+    'test/delivery/transportOutcomes.test.ts',
+    'test/config/redisUrlSecret.test.ts',
+    'test/observability/dashboardHost.test.ts',
+    'test/ingest/nulByte.test.ts',
+  ],
+  {
+    cwd: projectRoot,
+    env: { ...process.env, RELIABILITY_OUT: out },
+    stdio: 'inherit',
+  },
+);
 if (run.status !== 0) {
   process.stderr.write('the fault suite failed: RELIABILITY.md not written\n');
   process.exit(run.status ?? 1);
 }
-const rows = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as ReliabilityRow);
+const rows = readFileSync(out, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => JSON.parse(line) as ReliabilityRow);
 // Tests finish in any order; sorted rows keep the file's diffs readable.
 rows.sort((a, b) => a.fault.localeCompare(b.fault));
 const cell = (text: string) => text.replace(/\|/g, '\\|');
-const table = rows.map((r) => `| ${cell(r.fault)} | ${cell(r.behaviour)} | ${r.orders} | ${r.lost} | ${r.duplicates} | ${r.held} |`).join('\n');
-const total = rows.reduce((t, r) => ({ lost: t.lost + r.lost, duplicates: t.duplicates + r.duplicates }), { lost: 0, duplicates: 0 });
+const table = rows
+  .map((r) => `| ${cell(r.fault)} | ${cell(r.behaviour)} | ${r.orders} | ${r.lost} | ${r.duplicates} | ${r.held} |`)
+  .join('\n');
+const total = rows.reduce((t, r) => ({ lost: t.lost + r.lost, duplicates: t.duplicates + r.duplicates }), {
+  lost: 0,
+  duplicates: 0,
+});
 writeFileSync(
   join(projectRoot, 'RELIABILITY.md'),
   `# Reliability

@@ -30,13 +30,17 @@ function dyingBeforeQueueing(r: DeliveryRig): RequeueDeps {
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 
 async function settled(r: DeliveryRig, batchId: string) {
-  const { batch, settled: done } = await followBatch(r.services.batches, batchId, { timeoutMs: 60_000, pollMs: 100, out: quiet });
+  const { batch, settled: done } = await followBatch(r.services.batches, batchId, {
+    timeoutMs: 60_000,
+    pollMs: 100,
+    out: quiet,
+  });
   expect(done).toBe(true);
   return batch;
 }
 
 describe('a requeue that dies between the ledger and the queue loses nothing', () => {
-  it('dead-letters retry: the reserved orders are queued by a worker\'s reconciler and delivered once', async () => {
+  it("dead-letters retry: the reserved orders are queued by a worker's reconciler and delivered once", async () => {
     rig = await deliveryRig('retry-crash', { faults: { forbiddenCustomers: [1001] } });
     const rows = [HEADER, ...Array.from({ length: 6 }, (_, i) => orderRow(`R-${i + 1}`))];
     const file = await rig.writeFile('night.csv', rows.join('\n') + '\n');
@@ -55,7 +59,10 @@ describe('a requeue that dies between the ledger and the queue loses nothing', (
     // No person runs anything: the worker's reconciler (every 5 s) finds the kept jobs and queues them.
     const keys = items.map((item) => item.record.key);
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && (await rig.services.ledger.getMany(keys)).some((entry) => entry?.state !== 'delivered')) {
+    while (
+      Date.now() < deadline &&
+      (await rig.services.ledger.getMany(keys)).some((entry) => entry?.state !== 'delivered')
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const batch = await settled(rig, retryBatch);
@@ -64,11 +71,22 @@ describe('a requeue that dies between the ledger and the queue loses nothing', (
     expect(counters.ordersAccepted).toBe(6);
     expect(counters.duplicateOrdersAccepted).toBe(0);
     expect(await store.count()).toBe(0);
-    recordReliability({ fault: '`dead-letters retry` killed between the ledger reservation and adding the jobs', behaviour: 'a worker\'s reconciler queued the kept jobs; every order delivered once, the retry batch settled', orders: 6, lost: 6 - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
+    recordReliability({
+      fault: '`dead-letters retry` killed between the ledger reservation and adding the jobs',
+      behaviour: "a worker's reconciler queued the kept jobs; every order delivered once, the retry batch settled",
+      orders: 6,
+      lost: 6 - counters.ordersAccepted,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: 0,
+    });
   }, 90_000);
 
   it('review release: a failed queue call puts the orders back on hold, listed, nothing kept for a reconciler', async () => {
-    rig = await deliveryRig('release-crash', { faults: { noAnswerRate: 1 } }, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300', BULKORDER_HTTP_DEADLINE_MS: '600' });
+    rig = await deliveryRig(
+      'release-crash',
+      { faults: { noAnswerRate: 1 } },
+      { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300', BULKORDER_HTTP_DEADLINE_MS: '600' },
+    );
     const rows = [HEADER, ...Array.from({ length: 3 }, (_, i) => orderRow(`H-${i + 1}`))];
     const file = await rig.writeFile('held.csv', rows.join('\n') + '\n');
     await rig.startWorker({ concurrency: 3 });

@@ -22,7 +22,12 @@ beforeEach(() => {
 const admin = (path: string, method: 'GET' | 'POST' = 'GET', body?: unknown) =>
   send(agent, `${sim.url}/__admin/${path}`, {
     method,
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    ...(body === undefined
+      ? {}
+      : {
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+          headers: { 'content-type': 'application/json' },
+        }),
   });
 
 describe('/__admin', () => {

@@ -110,7 +110,9 @@ describe('Content-Type and body', () => {
   });
 
   it('accepts application/json; charset=utf-8', async () => {
-    const reply = await postApi(agent, sim, ORDERS, token, validOrder(), { 'content-type': 'application/json; charset=UTF-8' });
+    const reply = await postApi(agent, sim, ORDERS, token, validOrder(), {
+      'content-type': 'application/json; charset=UTF-8',
+    });
     expect(reply.status).toBe(201);
   });
 
@@ -150,11 +152,14 @@ describe('Content-Type and body', () => {
 });
 
 describe('routing', () => {
-  it.each(['/business-api/order', '/business-api/orders/', '/business-api', '/', '/cafetariaplan-api/orders'])('answers 404 NOT_FOUND for %s', async (path) => {
-    const reply = await postApi(agent, sim, path, token, validOrder());
-    expect(reply.status).toBe(404);
-    expect(reply.json.code).toBe('NOT_FOUND');
-  });
+  it.each(['/business-api/order', '/business-api/orders/', '/business-api', '/', '/cafetariaplan-api/orders'])(
+    'answers 404 NOT_FOUND for %s',
+    async (path) => {
+      const reply = await postApi(agent, sim, path, token, validOrder());
+      expect(reply.status).toBe(404);
+      expect(reply.json.code).toBe('NOT_FOUND');
+    },
+  );
 
   it.each([
     ['GET', '/business-api/orders'],

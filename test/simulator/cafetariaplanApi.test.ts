@@ -34,7 +34,11 @@ describe('POST /cafetariaplan-api/accounts', () => {
 
   it('refuses the same (companyId, email) again with 409 ACCOUNT_EXISTS, ignoring case', async () => {
     await createAccount(validAccount());
-    const again = await createAccount({ ...validAccount(), email: 'JAN@example.com', companyId: validAccount().companyId.toUpperCase() });
+    const again = await createAccount({
+      ...validAccount(),
+      email: 'JAN@example.com',
+      companyId: validAccount().companyId.toUpperCase(),
+    });
     expect(again.status).toBe(409);
     expect(again.json.code).toBe('ACCOUNT_EXISTS');
     const otherCompany = await createAccount({ ...validAccount(), companyId: '9d7c1a52-1111-4222-8333-444455556666' });

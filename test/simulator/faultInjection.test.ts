@@ -16,11 +16,17 @@ afterAll(async () => {
   await agent.close();
 });
 
-async function start(options: SimulatorOptions = {}): Promise<{ sim: Simulator; token: string; order: (body?: unknown, signal?: AbortSignal) => Promise<Reply> }> {
+async function start(
+  options: SimulatorOptions = {},
+): Promise<{ sim: Simulator; token: string; order: (body?: unknown, signal?: AbortSignal) => Promise<Reply> }> {
   const sim = await startSimulator(options);
   running.push(sim);
   const token = await fetchToken(agent, sim);
-  return { sim, token, order: (body = validOrder(), signal) => postApi(agent, sim, '/business-api/orders', token, body, {}, signal) };
+  return {
+    sim,
+    token,
+    order: (body = validOrder(), signal) => postApi(agent, sim, '/business-api/orders', token, body, {}, signal),
+  };
 }
 
 describe('serverErrorRate', () => {
@@ -214,7 +220,9 @@ describe('script', () => {
     const { sim, token, order } = await start();
     sim.setFaults({ script: [{ path: 'login', status: 500 }] });
     expect((await order()).status).toBe(201);
-    const login = await postApi(agent, sim, '/cafetariaplan-api/login', await fetchToken(agent, sim, 'cafetariaplan'), { customerId: 'x' });
+    const login = await postApi(agent, sim, '/cafetariaplan-api/login', await fetchToken(agent, sim, 'cafetariaplan'), {
+      customerId: 'x',
+    });
     expect(login.status).toBe(500);
     void token;
   });
@@ -235,7 +243,9 @@ describe('script', () => {
   });
 
   it("path 'token' scripts the token endpoint, and only it", async () => {
-    const sim = await startSimulator({ faults: { script: [{ path: 'token', status: 500, body: { error: 'server_error' } }] } });
+    const sim = await startSimulator({
+      faults: { script: [{ path: 'token', status: 500, body: { error: 'server_error' } }] },
+    });
     running.push(sim);
     await expect(fetchToken(agent, sim)).rejects.toThrow(/500/);
     const token = await fetchToken(agent, sim);
@@ -254,7 +264,9 @@ describe('setFaults', () => {
     [{ script: [{ status: 500, path: 'nowhere' }] }, 'script[0].path'],
   ])('refuses %j naming %s', async (patch, field) => {
     const { sim } = await start();
-    expect(() => sim.setFaults(patch as never)).toThrow(expect.objectContaining({ code: 'SIMULATOR_FAULTS_INVALID', details: { field } }));
+    expect(() => sim.setFaults(patch as never)).toThrow(
+      expect.objectContaining({ code: 'SIMULATOR_FAULTS_INVALID', details: { field } }),
+    );
   });
 
   it('merges into the faults in force', async () => {

@@ -19,7 +19,10 @@ afterAll(async () => {
 });
 
 function runCli(args: string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', CLI, 'simulator', ...args], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', CLI, 'simulator', ...args], {
+    cwd: projectRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 async function firstLine(child: ChildProcess): Promise<string> {
@@ -38,9 +41,22 @@ async function exitOf(child: ChildProcess): Promise<{ code: number | null; stder
 
 describe('bulkorder simulator', () => {
   it('runs in the foreground, prints its URL and credentials, applies fault flags, and stops cleanly on SIGTERM', async () => {
-    const child = runCli(['--port', '0', '--json', '--error-rate', '1', '--token-lifetime', '77', '--business-client-secret', 'custom-secret']);
+    const child = runCli([
+      '--port',
+      '0',
+      '--json',
+      '--error-rate',
+      '1',
+      '--token-lifetime',
+      '77',
+      '--business-client-secret',
+      'custom-secret',
+    ]);
     const exited = exitOf(child);
-    const started = JSON.parse(await firstLine(child)) as { url: string; credentials: { business: { clientId: string; clientSecret: string } } };
+    const started = JSON.parse(await firstLine(child)) as {
+      url: string;
+      credentials: { business: { clientId: string; clientSecret: string } };
+    };
     expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(started.credentials.business).toEqual({ clientId: 'sim-business', clientSecret: 'custom-secret' });
 

@@ -27,7 +27,13 @@ export function createAgent(): Agent {
 export async function send(
   agent: Agent,
   url: string,
-  options: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; headers?: Record<string, string>; body?: string | Buffer; signal?: AbortSignal; headersTimeout?: number } = {},
+  options: {
+    method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    signal?: AbortSignal;
+    headersTimeout?: number;
+  } = {},
 ): Promise<Reply> {
   const response = await request(url, {
     dispatcher: agent,
@@ -53,16 +59,33 @@ export async function fetchToken(agent: Agent, sim: Simulator, api: ApiName = 'b
   const reply = await send(agent, `${sim.url}/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+    }).toString(),
   });
   if (reply.status !== 200) throw new Error(`token request failed: ${reply.status} ${reply.text}`);
   return reply.json.access_token as string;
 }
 
 /** POSTs `body` (JSON-encoded unless a string) to an API path with valid headers, overridable. */
-export function postApi(agent: Agent, sim: Simulator, path: string, token: string, body: unknown, headers: Record<string, string | undefined> = {}, signal?: AbortSignal): Promise<Reply> {
+export function postApi(
+  agent: Agent,
+  sim: Simulator,
+  path: string,
+  token: string,
+  body: unknown,
+  headers: Record<string, string | undefined> = {},
+  signal?: AbortSignal,
+): Promise<Reply> {
   const merged: Record<string, string> = {};
-  const all = { authorization: `Bearer ${token}`, 'user-agent': USER_AGENT, 'content-type': 'application/json', ...headers };
+  const all = {
+    authorization: `Bearer ${token}`,
+    'user-agent': USER_AGENT,
+    'content-type': 'application/json',
+    ...headers,
+  };
   for (const [name, value] of Object.entries(all)) if (value !== undefined) merged[name] = value;
   return send(agent, `${sim.url}${path}`, {
     method: 'POST',
@@ -77,7 +100,15 @@ export function validOrder(): any {
   return {
     businessCustomerId: 1001,
     recipient: {
-      address: { firstName: 'Anna', lastName: 'de Vries', street: 'Oudegracht', streetNumber: 12, postalCode: '3511 AB', city: 'Utrecht', countryCode: 'NL' },
+      address: {
+        firstName: 'Anna',
+        lastName: 'de Vries',
+        street: 'Oudegracht',
+        streetNumber: 12,
+        postalCode: '3511 AB',
+        city: 'Utrecht',
+        countryCode: 'NL',
+      },
       languageCode: 'nl',
       email: 'anna.devries@example.nl',
       telephoneNumber: '+31612345678',
@@ -88,7 +119,13 @@ export function validOrder(): any {
 
 /** A valid account for the Cafetariaplan API. */
 export function validAccount(): any {
-  return { email: 'jan@example.com', firstName: 'Jan', lastName: 'Jansen', isoLanguageCode: 'nl', companyId: '3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01' };
+  return {
+    email: 'jan@example.com',
+    firstName: 'Jan',
+    lastName: 'Jansen',
+    isoLanguageCode: 'nl',
+    companyId: '3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01',
+  };
 }
 
 /** A clock tests move by hand, for expiry and the rate window. */

@@ -25,7 +25,15 @@ describe('canonicalOrder', () => {
   const order = () => ({
     businessCustomerId: 1001,
     recipient: {
-      address: { firstName: 'A', lastName: 'B', street: 'S', streetNumber: 1, postalCode: 'P', city: 'C', countryCode: 'NL' },
+      address: {
+        firstName: 'A',
+        lastName: 'B',
+        street: 'S',
+        streetNumber: 1,
+        postalCode: 'P',
+        city: 'C',
+        countryCode: 'NL',
+      },
       languageCode: 'nl',
       email: 'a@example.nl',
       telephoneNumber: '+31612345678',
@@ -38,7 +46,11 @@ describe('canonicalOrder', () => {
 
   it('ignores key order', () => {
     const o = order();
-    const reordered = { products: o.products.map((l) => ({ quantity: l.quantity, productId: l.productId })), recipient: o.recipient, businessCustomerId: 1001 };
+    const reordered = {
+      products: o.products.map((l) => ({ quantity: l.quantity, productId: l.productId })),
+      recipient: o.recipient,
+      businessCustomerId: 1001,
+    };
     expect(canonicalOrder(reordered)).toBe(canonicalOrder(order()));
   });
 
@@ -110,10 +122,20 @@ describe('userAgentProblem', () => {
   it.each(['Acme-AcmeGifts', 'bulkorder-Example.BV', 'a1-B'])('accepts %s', (value) => {
     expect(userAgentProblem(value)).toBeUndefined();
   });
-  it.each([undefined, '', 'Acme', '-Acme', 'Acme-', 'Acme-.x', 'Acme Gifts-X', 'Undici-x', 'node-fetch', 'curl/8.0', 'Go-http-client', 'okhttp-4'])(
-    'refuses %s',
-    (value) => {
-      expect(userAgentProblem(value)).toEqual(expect.any(String));
-    },
-  );
+  it.each([
+    undefined,
+    '',
+    'Acme',
+    '-Acme',
+    'Acme-',
+    'Acme-.x',
+    'Acme Gifts-X',
+    'Undici-x',
+    'node-fetch',
+    'curl/8.0',
+    'Go-http-client',
+    'okhttp-4',
+  ])('refuses %s', (value) => {
+    expect(userAgentProblem(value)).toEqual(expect.any(String));
+  });
 });

@@ -26,7 +26,9 @@ function basic(id: string, secret: string): string {
 
 describe('POST /oauth2/token', () => {
   it('issues a bearer token for form-encoded client credentials, uncacheable', async () => {
-    const reply = await tokenRequest('grant_type=client_credentials&client_id=sim-business&client_secret=sim-business-secret');
+    const reply = await tokenRequest(
+      'grant_type=client_credentials&client_id=sim-business&client_secret=sim-business-secret',
+    );
     expect(reply.status).toBe(200);
     expect(reply.json).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 1234 });
     expect(reply.json.access_token.length).toBeGreaterThanOrEqual(32);
@@ -38,7 +40,10 @@ describe('POST /oauth2/token', () => {
 
   it('accepts HTTP Basic client authentication (RFC 6749 2.3.1), form-decoding the credentials', async () => {
     const custom = await startSimulator({
-      credentials: { business: { clientId: 'biz id', clientSecret: 'p@ss:w+rd' }, cafetariaplan: { clientId: 'c', clientSecret: 'd' } },
+      credentials: {
+        business: { clientId: 'biz id', clientSecret: 'p@ss:w+rd' },
+        cafetariaplan: { clientId: 'c', clientSecret: 'd' },
+      },
     });
     try {
       const reply = await send(agent, `${custom.url}/oauth2/token`, {
@@ -54,8 +59,12 @@ describe('POST /oauth2/token', () => {
   });
 
   it('issues different tokens per request, each bound to its API', async () => {
-    const business = await tokenRequest('grant_type=client_credentials&client_id=sim-business&client_secret=sim-business-secret');
-    const cafetaria = await tokenRequest('grant_type=client_credentials&client_id=sim-cafetariaplan&client_secret=sim-cafetariaplan-secret');
+    const business = await tokenRequest(
+      'grant_type=client_credentials&client_id=sim-business&client_secret=sim-business-secret',
+    );
+    const cafetaria = await tokenRequest(
+      'grant_type=client_credentials&client_id=sim-cafetariaplan&client_secret=sim-cafetariaplan-secret',
+    );
     expect(business.json.access_token).not.toBe(cafetaria.json.access_token);
     const wrongApi = await postApi(agent, sim, '/business-api/orders', cafetaria.json.access_token, validOrder());
     expect(wrongApi.status).toBe(401);
@@ -68,7 +77,10 @@ describe('POST /oauth2/token', () => {
   it.each([
     ['a wrong secret', 'grant_type=client_credentials&client_id=sim-business&client_secret=nope'],
     ['an unknown client', 'grant_type=client_credentials&client_id=someone&client_secret=sim-business-secret'],
-    ['the other API secret', 'grant_type=client_credentials&client_id=sim-business&client_secret=sim-cafetariaplan-secret'],
+    [
+      'the other API secret',
+      'grant_type=client_credentials&client_id=sim-business&client_secret=sim-cafetariaplan-secret',
+    ],
     ['no credentials', 'grant_type=client_credentials'],
     ['no secret', 'grant_type=client_credentials&client_id=sim-business'],
   ])('refuses %s with 401 invalid_client', async (_, body) => {
@@ -80,7 +92,10 @@ describe('POST /oauth2/token', () => {
   });
 
   it('answers a failed Basic attempt with a Basic challenge', async () => {
-    const reply = await tokenRequest('grant_type=client_credentials', { ...FORM, authorization: basic('sim-business', 'wrong') });
+    const reply = await tokenRequest('grant_type=client_credentials', {
+      ...FORM,
+      authorization: basic('sim-business', 'wrong'),
+    });
     expect(reply.status).toBe(401);
     expect(reply.headers['www-authenticate']).toMatch(/^Basic /);
     expect(reply.json.error).toBe('invalid_client');
@@ -92,9 +107,17 @@ describe('POST /oauth2/token', () => {
   });
 
   it.each([
-    ['another grant type', 'grant_type=password&client_id=sim-business&client_secret=sim-business-secret', 'unsupported_grant_type'],
+    [
+      'another grant type',
+      'grant_type=password&client_id=sim-business&client_secret=sim-business-secret',
+      'unsupported_grant_type',
+    ],
     ['no grant type', 'client_id=sim-business&client_secret=sim-business-secret', 'invalid_request'],
-    ['a repeated parameter', 'grant_type=client_credentials&client_id=sim-business&client_id=sim-business&client_secret=sim-business-secret', 'invalid_request'],
+    [
+      'a repeated parameter',
+      'grant_type=client_credentials&client_id=sim-business&client_id=sim-business&client_secret=sim-business-secret',
+      'invalid_request',
+    ],
   ])('refuses %s with 400 %s', async (_, body, error) => {
     const reply = await tokenRequest(body);
     expect(reply.status).toBe(400);
@@ -112,9 +135,16 @@ describe('POST /oauth2/token', () => {
   });
 
   it('refuses a JSON body with 400 invalid_request', async () => {
-    const reply = await tokenRequest(JSON.stringify({ grant_type: 'client_credentials', client_id: 'sim-business', client_secret: 'sim-business-secret' }), {
-      'content-type': 'application/json',
-    });
+    const reply = await tokenRequest(
+      JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: 'sim-business',
+        client_secret: 'sim-business-secret',
+      }),
+      {
+        'content-type': 'application/json',
+      },
+    );
     expect(reply.status).toBe(400);
     expect(reply.json.error).toBe('invalid_request');
   });

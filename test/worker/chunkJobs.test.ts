@@ -79,14 +79,18 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(counters.peakConcurrency).toBeLessThanOrEqual(4);
   });
 
-
   it('23 orders in 3 jobs: 503s retried in their chunk, a 422 dead-lettered after one request and never sent again, the rest delivered once', async () => {
     rig = await deliveryRig(
       'chunks',
       {
         faults: {
           // The first three requests: of the first chunk's first wave (the first chunk takes the request slots first).
-          script: Array.from({ length: 3 }, () => ({ path: 'orders' as const, status: 503, headers: { 'retry-after': '0' }, body: { code: 'MAINTENANCE', message: 'back soon' } })),
+          script: Array.from({ length: 3 }, () => ({
+            path: 'orders' as const,
+            status: 503,
+            headers: { 'retry-after': '0' },
+            body: { code: 'MAINTENANCE', message: 'back soon' },
+          })),
         },
       },
       { BULKORDER_ORDERS_PER_JOB: '10' },
@@ -101,7 +105,12 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(imported.counts).toMatchObject({ orders: 23, valid: 23, enqueued: 23 });
     // Before any worker: three jobs for 23 orders, with the chunk ids.
     const queue = rig.services.queue;
-    expect(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).toEqual({ waiting: 3, active: 0, delayed: 0, prioritized: 0 });
+    expect(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).toEqual({
+      waiting: 3,
+      active: 0,
+      delayed: 0,
+      prioritized: 0,
+    });
     const jobs = await queue.getJobs(['waiting']);
     const ids = [1, 2, 3].map((n) => chunkJobId(imported.batchId, n));
     expect(jobs.map((job) => job.id).sort()).toEqual(ids);
@@ -130,17 +139,39 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     const retried = all.filter((e) => e.attempts === 2);
     expect(retried).toHaveLength(3);
     // In the refused order's chunk: the retry that sent them skipped it.
-    for (const entry of retried) expect(entry).toMatchObject({ state: 'delivered', answered5xx: 1, batchId: imported.batchId, chunkId: ids[0] });
+    for (const entry of retried)
+      expect(entry).toMatchObject({ state: 'delivered', answered5xx: 1, batchId: imported.batchId, chunkId: ids[0] });
     expect(all.filter((e) => e.state === 'delivered' && e.attempts === 1)).toHaveLength(19);
 
     const deadKeys = await rig.services.redis.zrange(rig.services.keys.parkedIndex('dead'), '0', '-1');
     expect(deadKeys).toHaveLength(1);
-    expect(entries.get(deadKeys[0]!)).toMatchObject({ state: 'dead', attempts: 1, httpStatus: 422, code: 'PRODUCT_UNKNOWN', chunkId: ids[0] });
-    const dead = JSON.parse((await rig.services.redis.get(rig.services.keys.parked('dead', deadKeys[0]!)))!) as ParkedRecord;
-    expect(dead).toMatchObject({ orderRef: 'CH-BAD', batchId: imported.batchId, file, lines: [11], httpStatus: 422, code: 'PRODUCT_UNKNOWN', attempts: 1 });
+    expect(entries.get(deadKeys[0]!)).toMatchObject({
+      state: 'dead',
+      attempts: 1,
+      httpStatus: 422,
+      code: 'PRODUCT_UNKNOWN',
+      chunkId: ids[0],
+    });
+    const dead = JSON.parse(
+      (await rig.services.redis.get(rig.services.keys.parked('dead', deadKeys[0]!)))!,
+    ) as ParkedRecord;
+    expect(dead).toMatchObject({
+      orderRef: 'CH-BAD',
+      batchId: imported.batchId,
+      file,
+      lines: [11],
+      httpStatus: 422,
+      code: 'PRODUCT_UNKNOWN',
+      attempts: 1,
+    });
     expect(dead.body).toMatchObject({ code: 'PRODUCT_UNKNOWN' });
     // Every job ended and was removed: nothing waits or retries.
-    expect(await queue.getJobCounts('waiting', 'active', 'delayed', 'failed')).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 });
+    expect(await queue.getJobCounts('waiting', 'active', 'delayed', 'failed')).toEqual({
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+      failed: 0,
+    });
   });
 
   it('a dead letter retried while its chunk job still holds it is sent once, by its own job; the chunk, run first, finds it moved', async () => {
@@ -150,8 +181,17 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
         faults: {
           // One worker slot: the chunk's records go one at a time, so the first is refused and the second answered 503.
           script: [
-            { path: 'orders', status: 422, body: { code: 'PRODUCT_UNKNOWN', message: 'product 5001 is not in the catalogue' } },
-            { path: 'orders', status: 503, headers: { 'retry-after': '0' }, body: { code: 'MAINTENANCE', message: 'back soon' } },
+            {
+              path: 'orders',
+              status: 422,
+              body: { code: 'PRODUCT_UNKNOWN', message: 'product 5001 is not in the catalogue' },
+            },
+            {
+              path: 'orders',
+              status: 503,
+              headers: { 'retry-after': '0' },
+              body: { code: 'MAINTENANCE', message: 'back soon' },
+            },
           ],
         },
       },
@@ -168,7 +208,10 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     worker.worker.on('active', (job) => started.push(job.id ?? ''));
 
     await waitFor(async () => (await deadStore(rig!).count()) === 1, 'the refused order dead-lettered');
-    await waitFor(async () => (await queue.getJobState(chunkId)) === 'delayed', 'the chunk waiting for its second attempt');
+    await waitFor(
+      async () => (await queue.getJobState(chunkId)) === 'delayed',
+      'the chunk waiting for its second attempt',
+    );
     const [deadItem] = await deadStore(rig).select();
     const deadKey = deadItem!.record.key;
     expect(deadItem!.record).toMatchObject({ batchId: imported.batchId, httpStatus: 422, attempts: 1 });
@@ -180,7 +223,9 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     await (await queue.getJob(chunkId))!.promote();
     const [retried] = await retryDeadLetters([deadItem!], rig.services.pipeline(rig.logger));
     expect(retried!.counts).toMatchObject({ orders: 1, enqueued: 1 });
-    expect((await queue.getJob(chunkId))?.data).toMatchObject({ records: expect.arrayContaining([expect.objectContaining({ key: deadKey })]) });
+    expect((await queue.getJob(chunkId))?.data).toMatchObject({
+      records: expect.arrayContaining([expect.objectContaining({ key: deadKey })]),
+    });
     const requeued = await rig.services.ledger.get(deadKey);
     expect(requeued).toMatchObject({ state: 'queued', batchId: retried!.batchId });
     expect(requeued?.chunkId).toBeUndefined();
@@ -199,12 +244,16 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(counters.ordersAccepted).toBe(5);
     expect(counters.duplicateOrdersAccepted).toBe(0);
     expect(counters.apiRequests.business).toBe(5 + 2); // five deliveries, the 422 and the 503
-    expect(await rig.services.ledger.get(deadKey)).toMatchObject({ state: 'delivered', batchId: retried!.batchId, attempts: 2 });
+    expect(await rig.services.ledger.get(deadKey)).toMatchObject({
+      state: 'delivered',
+      batchId: retried!.batchId,
+      attempts: 2,
+    });
     expect(await deadStore(rig).count()).toBe(0);
     await waitFor(async () => (await queue.getJobState(chunkId)) === 'unknown', 'the chunk job completed and removed');
   }, 60_000);
 
-  it('a dead importer\'s reserved chunks: the reconciler adds the missing jobs and confirms the added one, closes the batch, and a worker delivers each order once', async () => {
+  it("a dead importer's reserved chunks: the reconciler adds the missing jobs and confirms the added one, closes the batch, and a worker delivers each order once", async () => {
     rig = await deliveryRig('chunk-rec', {}, { BULKORDER_ORDERS_PER_JOB: '10' });
     const file = await rig.writeFile('night.csv', ordersCsv('REC', 25));
     // The dead importer, step by step: batch created, 25 orders reserved in 3 chunks with their
@@ -215,19 +264,35 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(orders).toHaveLength(25);
     const deadBatch = newBatchId();
     const { batches, ledger, queue, keys } = rig.services;
-    await batches.create({ id: deadBatch, file, sha256: '', env: rig.config.env, startedAt: Date.now(), columns: source.columns });
+    await batches.create({
+      id: deadBatch,
+      file,
+      sha256: '',
+      env: rig.config.env,
+      startedAt: Date.now(),
+      columns: source.columns,
+    });
     const groups = [orders.slice(0, 10), orders.slice(10, 20), orders.slice(20)];
     const ids = groups.map((_, c) => chunkJobId(deadBatch, c + 1));
     const records = groups.map((group) => group.map((order) => toChunkRecord(order, source.columns, ORDERS)));
     const reserved = await ledger.reserveChunks(
-      groups.map((group, c) => group.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), record: records[c]![i] }))),
+      groups.map((group, c) =>
+        group.map((order, i) => ({
+          orderKey: order.key,
+          fingerprint: fingerprintOf(order.payload),
+          record: records[c]![i],
+        })),
+      ),
       ids,
       { name: DELIVER_ORDERS, layout: ORDERS.payloadCodec!.version },
       deadBatch,
       false,
     );
     expect(reserved.flat().every((r) => r.outcome === 'reserved')).toBe(true);
-    await queue.add(DELIVER_ORDERS, chunkJob(deadBatch, records[0]!, ORDERS.payloadCodec!.version), { ...rig.services.jobOptions, jobId: ids[0]! });
+    await queue.add(DELIVER_ORDERS, chunkJob(deadBatch, records[0]!, ORDERS.payloadCodec!.version), {
+      ...rig.services.jobOptions,
+      jobId: ids[0]!,
+    });
     await rig.services.redis.del(keys.batchOwner(deadBatch)); // its heartbeat lapsed
     expect(await batches.get(deadBatch)).toMatchObject({ importState: 'importing', enqueued: 0 });
 
@@ -250,7 +315,9 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(counters.duplicateOrdersAccepted).toBe(0);
     expect(counters.apiRequests.business).toBe(25);
     const entries = await ledger.getMany(orders.map((order) => order.key));
-    expect(entries.every((entry) => entry?.state === 'delivered' && entry.attempts === 1 && entry.batchId === deadBatch)).toBe(true);
+    expect(
+      entries.every((entry) => entry?.state === 'delivered' && entry.attempts === 1 && entry.batchId === deadBatch),
+    ).toBe(true);
 
     // A re-run of the file finds everything delivered.
     const rerun = await rig.importFile(file);
@@ -266,9 +333,17 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     const record = readChunk(chunk.data as ChunkJobData, chunkId, ORDERS.payloadCodec).records[0]!;
     // A job of its own for the same order (one left from before, say), and the chunk job gone: only it runs.
     await chunk.remove();
-    await rig.services.queue.add(DELIVER_ORDER, { ...record, batchId: imported.batchId }, { ...rig.services.jobOptions, jobId: record.key });
+    await rig.services.queue.add(
+      DELIVER_ORDER,
+      { ...record, batchId: imported.batchId },
+      { ...rig.services.jobOptions, jobId: record.key },
+    );
     await rig.startWorker({ concurrency: 2 });
-    await waitFor(async () => Object.values(await rig!.services.queue.getJobCounts('waiting', 'active', 'delayed')).every((n) => n === 0), 'the job of one order to end');
+    await waitFor(
+      async () =>
+        Object.values(await rig!.services.queue.getJobCounts('waiting', 'active', 'delayed')).every((n) => n === 0),
+      'the job of one order to end',
+    );
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
     expect(await rig.services.ledger.get(record.key)).toMatchObject({ state: 'queued', chunkId });
   });
@@ -279,20 +354,42 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     const imported = await rig.importFile(file);
     const chunkId = chunkJobId(imported.batchId, 1);
     const job = (await rig.services.queue.getJob(chunkId))!;
-    const [sending, delivered, moved, queued] = (job.data as { records: StoredChunkRecord[] }).records.map((r) => r.key) as [string, string, string, string];
+    const [sending, delivered, moved, queued] = (job.data as { records: StoredChunkRecord[] }).records.map(
+      (r) => r.key,
+    ) as [string, string, string, string];
     const { ledger } = rig.services;
     const settleAs = async (key: string, state: 'delivered' | 'dead') => {
       await ledger.claimMany([key], `t-${key}`, chunkId);
-      await ledger.settleMany([{ orderKey: key, batchId: imported.batchId, token: `t-${key}`, state, ...(state === 'delivered' ? { remoteId: 'r-1', httpStatus: 201 } : { code: 'PRODUCT_UNKNOWN', parkedRecord: {} }) }]);
+      await ledger.settleMany([
+        {
+          orderKey: key,
+          batchId: imported.batchId,
+          token: `t-${key}`,
+          state,
+          ...(state === 'delivered'
+            ? { remoteId: 'r-1', httpStatus: 201 }
+            : { code: 'PRODUCT_UNKNOWN', parkedRecord: {} }),
+        },
+      ]);
     };
     await ledger.claimMany([sending], 't-sending', chunkId);
     await settleAs(delivered, 'delivered');
     await settleAs(moved, 'dead');
     // Sent again from the dead letters: a job of its own, in another batch.
-    expect(await ledger.reserveJobs([{ orderKey: moved, job: { name: DELIVER_ORDER, data: {} } }], 'b-other', false)).toEqual([{ outcome: 'reserved' }]);
+    expect(
+      await ledger.reserveJobs([{ orderKey: moved, job: { name: DELIVER_ORDER, data: {} } }], 'b-other', false),
+    ).toEqual([{ outcome: 'reserved' }]);
 
     job.attemptsMade = job.opts.attempts ?? 1; // its last attempt failed outside the delivery logic
-    await parkOrphan(job, new Error('job stalled more than allowable limit'), ledger, rig.logger, 'order', async () => file, ORDERS.payloadCodec);
+    await parkOrphan(
+      job,
+      new Error('job stalled more than allowable limit'),
+      ledger,
+      rig.logger,
+      'order',
+      async () => file,
+      ORDERS.payloadCodec,
+    );
 
     const entries = await ledger.getMany([sending, delivered, moved, queued]);
     expect(entries.map((e) => e?.state)).toEqual(['held', 'delivered', 'queued', 'dead']);

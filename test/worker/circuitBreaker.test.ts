@@ -10,8 +10,28 @@ import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
 import { reserveKeys } from '../helpers/ledgerReserve.js';
 
 const redis = testRedis();
-const SETTINGS: BreakerSettings = { windowMs: 60_000, minAttempts: 20, minOrders: 10, minCustomers: 3, refusalRatio: 0.9, serverFailingRatio: 0.5, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 3, alertAfterMs: 1_800_000 };
-const refusal = (code: string, status = 400): Outcome => ({ kind: 'permanent', status, code, message: code, body: { code }, bodyTruncated: false });
+const SETTINGS: BreakerSettings = {
+  windowMs: 60_000,
+  minAttempts: 20,
+  minOrders: 10,
+  minCustomers: 3,
+  refusalRatio: 0.9,
+  serverFailingRatio: 0.5,
+  unreachableRatio: 0.5,
+  credentialsMinAttempts: 3,
+  openMs: 30_000,
+  maxOpenMs: 600_000,
+  trialCalls: 3,
+  alertAfterMs: 1_800_000,
+};
+const refusal = (code: string, status = 400): Outcome => ({
+  kind: 'permanent',
+  status,
+  code,
+  message: code,
+  body: { code },
+  bodyTruncated: false,
+});
 const delivered: Outcome = { kind: 'delivered', status: 201, body: {} };
 
 let prefix = '';
@@ -62,7 +82,8 @@ describe('CircuitBreaker on a shared Redis window', () => {
     const b = breaker();
     // A fast run: 400 attempts within one tick interval, one in ten refused 403; the successes are
     // not flushed by a tick, yet the refusals must be judged against them.
-    for (let i = 0; i < 400; i++) await b.record(i % 10 === 0 ? refusal('UNKNOWN_CUSTOMER', 403) : delivered, `order-${i}`);
+    for (let i = 0; i < 400; i++)
+      await b.record(i % 10 === 0 ? refusal('UNKNOWN_CUSTOMER', 403) : delivered, `order-${i}`);
     expect((await b.status()).state).toBe('closed');
     expect(calls).toEqual([]);
   });
@@ -72,7 +93,12 @@ describe('CircuitBreaker on a shared Redis window', () => {
     const other = breaker(); // a second worker sharing the window
     for (let i = 0; i < 20; i++) await (i % 2 === 0 ? a : other).record(refusal('USER_AGENT_REQUIRED'), `order-${i}`);
     const opened = await a.status();
-    expect(opened).toMatchObject({ state: 'open', signature: 'HTTP 400 USER_AGENT_REQUIRED', code: 'USER_AGENT_REQUIRED', nextProbeAt: clock + 30_000 });
+    expect(opened).toMatchObject({
+      state: 'open',
+      signature: 'HTTP 400 USER_AGENT_REQUIRED',
+      code: 'USER_AGENT_REQUIRED',
+      nextProbeAt: clock + 30_000,
+    });
     expect(calls).toEqual(['pause']);
     expect(events.map((e) => e.type)).toEqual(['opened']);
     // The other worker opened it; this one learns at its next tick (once a second), then holds jobs back.
@@ -89,7 +115,12 @@ describe('CircuitBreaker on a shared Redis window', () => {
     expect(calls).toEqual(['pause', 'resume']);
 
     const trials = [await a.admit(), await a.admit(), await a.admit(), await a.admit()];
-    expect(trials.map((t) => (t.go ? (t.trial ? 'trial' : 'go') : 'wait'))).toEqual(['trial', 'trial', 'trial', 'wait']);
+    expect(trials.map((t) => (t.go ? (t.trial ? 'trial' : 'go') : 'wait'))).toEqual([
+      'trial',
+      'trial',
+      'trial',
+      'wait',
+    ]);
     await a.record(delivered, 'trial-1');
     expect((await a.status()).state).toBe('closed');
     expect(requeued.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `order-${i}`).sort());
@@ -98,7 +129,8 @@ describe('CircuitBreaker on a shared Redis window', () => {
 
   it('a failed trial reopens with a doubled wait; open past the alert limit it says so once', async () => {
     const b = breaker();
-    for (let i = 0; i < 20; i++) await b.record({ kind: 'retry', code: 'CONNECT_REFUSED', message: 'refused' }, `order-${i}`);
+    for (let i = 0; i < 20; i++)
+      await b.record({ kind: 'retry', code: 'CONNECT_REFUSED', message: 'refused' }, `order-${i}`);
     expect(await b.status()).toMatchObject({ state: 'open', signature: 'NO_CONNECTION' });
     clock += 30_000;
     await b.tick();
@@ -132,7 +164,12 @@ describe('CircuitBreaker on a shared Redis window', () => {
     const claims = [];
     for (const key of ['k1', 'k2', 'k3', 'k4']) claims.push(await ledger.claim(key, `t-${key}`, b.gate()));
     expect(claims.map((c) => c.outcome)).toEqual(['claimed', 'claimed', 'claimed', 'wait']);
-    expect(claims.map((c) => b.admission(c))).toEqual([{ go: true, trial: true }, { go: true, trial: true }, { go: true, trial: true }, { go: false, waitMs: 1000 }]);
+    expect(claims.map((c) => b.admission(c))).toEqual([
+      { go: true, trial: true },
+      { go: true, trial: true },
+      { go: true, trial: true },
+      { go: false, waitMs: 1000 },
+    ]);
     expect((await ledger.get('k4'))?.state).toBe('queued');
 
     // Another worker closed it: the next claim that asks says go, and this worker stops asking.
@@ -153,7 +190,9 @@ describe('CircuitBreaker on a shared Redis window', () => {
     const opened = await b.status();
     expect(opened).toMatchObject({ state: 'open', class: 'refusal', counts: { '403': 45 } });
     expect(opened.customers?.sort()).toEqual(['9001', '9002', '9003']);
-    expect(opened.reason).toBe('refused with HTTP 403 UNKNOWN_CUSTOMER: 45 of 45 attempts in 60 s (45 orders, 3 customers)');
+    expect(opened.reason).toBe(
+      'refused with HTTP 403 UNKNOWN_CUSTOMER: 45 of 45 attempts in 60 s (45 orders, 3 customers)',
+    );
   });
 
   it('a healthy trial of a customer the refusals never named closes it, leaves their dead letters and counts their refusals no more', async () => {
@@ -173,7 +212,7 @@ describe('CircuitBreaker on a shared Redis window', () => {
     expect((await b.status()).state).toBe('closed');
   });
 
-  it('a healthy trial of a refused customer closes it and requeues the burst (the refusal was the API\'s)', async () => {
+  it("a healthy trial of a refused customer closes it and requeues the burst (the refusal was the API's)", async () => {
     const b = breaker();
     for (let i = 0; i < 21; i++) await b.record(refusal('USER_AGENT_REQUIRED'), `order-${i}`, String(1001 + (i % 3)));
     clock += 31_000;
@@ -194,12 +233,21 @@ describe('CircuitBreaker on a shared Redis window', () => {
       await b.record({ kind: 'retry', status, code: `HTTP_${status}`, message: 'bad gateway' }, `order-${i}`, '1001');
     }
     const view = await readBreakerView(redis, keyspace(prefix), SETTINGS, { now: clock });
-    expect(view).toMatchObject({ state: 'closed', degraded: { share: 19 / 39, text: 'API failing: 49% 5xx or no answer in the last 60 s' } });
+    expect(view).toMatchObject({
+      state: 'closed',
+      degraded: { share: 19 / 39, text: 'API failing: 49% 5xx or no answer in the last 60 s' },
+    });
     expect(view.counts).toEqual({ '500': 5, '502': 5, '503': 5, '504': 4 });
     await b.record({ kind: 'ambiguous', code: 'HEADERS_TIMEOUT', message: 'no answer' }, 'order-19', '1001');
     const opened = await readBreakerView(redis, keyspace(prefix), SETTINGS, { now: clock });
-    expect(opened).toMatchObject({ state: 'open', nextTrialAt: clock + 30_000, counts: { '500': 5, '502': 5, '503': 5, '504': 4, 'no answer': 1 } });
-    expect(opened.reason).toBe('server failing: 500 x5, 502 x5, 503 x5, 504 x4, no answer x1 of 40 attempts in 60 s (20 orders)');
+    expect(opened).toMatchObject({
+      state: 'open',
+      nextTrialAt: clock + 30_000,
+      counts: { '500': 5, '502': 5, '503': 5, '504': 4, 'no answer': 1 },
+    });
+    expect(opened.reason).toBe(
+      'server failing: 500 x5, 502 x5, 503 x5, 504 x4, no answer x1 of 40 attempts in 60 s (20 orders)',
+    );
     expect(opened.status).toMatchObject({ class: 'serverFailing', signature: 'SERVER_FAILING' });
     expect(calls).toEqual(['pause']);
   });

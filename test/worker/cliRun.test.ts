@@ -21,14 +21,25 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
   it('delivers a file end to end, writes results and rejects, exits 4 for rows that need attention, and never writes a secret or token', async () => {
     rig = await deliveryRig(
       'cli',
-      { credentials: { business: { clientId: 'canary-client', clientSecret: CANARY_SECRET }, cafetariaplan: { clientId: 'c', clientSecret: 'c-secret' } } },
+      {
+        credentials: {
+          business: { clientId: 'canary-client', clientSecret: CANARY_SECRET },
+          cafetariaplan: { clientId: 'c', clientSecret: 'c-secret' },
+        },
+      },
       { BULKORDER_BUSINESS_CLIENT_ID: 'canary-client', BULKORDER_BUSINESS_CLIENT_SECRET: CANARY_SECRET },
     );
     const env = { ...rig.env, LOG_LEVEL: 'trace' };
     const worker = startCli(['worker', '--concurrency', '3'], env);
     const file = await rig.writeFile(
       'night.csv',
-      [HEADER, orderRow('N-1'), orderRow('N-2'), orderRow('N-3', 5999), 'N-4,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,=HYPERLINK("http://x"),+31612345678,5001,1'].join('\n') + '\n',
+      [
+        HEADER,
+        orderRow('N-1'),
+        orderRow('N-2'),
+        orderRow('N-3', 5999),
+        'N-4,1001,Anna,de Vries,Keizersgracht,12,1015 CX,Amsterdam,NL,nl,=HYPERLINK("http://x"),+31612345678,5001,1',
+      ].join('\n') + '\n',
     );
     const importer = await runCli(['import', file, '--wait', '--timeout', '120'], env);
     expect(importer.code).toBe(4);
@@ -46,21 +57,53 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     // SIGTERM: the worker finishes what it has and exits 0.
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
-    recordReliability({ fault: 'worker SIGTERM after its batch; canary secret and token over the whole run', behaviour: 'clean exit 0; neither secret nor token in any log line or file written', orders: 4, lost: 0, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: 0 });
+    recordReliability({
+      fault: 'worker SIGTERM after its batch; canary secret and token over the whole run',
+      behaviour: 'clean exit 0; neither secret nor token in any log line or file written',
+      orders: 4,
+      lost: 0,
+      duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+      held: 0,
+    });
 
     // The canary: neither the client secret nor the token the workers used appears in any output or file.
     const redis = new Redis(rig.config.redisUrl.reveal());
     const tokenKeys = (await redis.keys(`${rig.prefix}:token:*`)).filter((k) => !/:(lock|failure)$/.test(k));
-    const tokens = (await Promise.all(tokenKeys.map((k) => redis.hget(k, 'value')))).filter((v): v is string => v !== null);
+    const tokens = (await Promise.all(tokenKeys.map((k) => redis.hget(k, 'value')))).filter(
+      (v): v is string => v !== null,
+    );
     redis.disconnect();
     expect(tokens.length).toBeGreaterThan(0);
-    const written = [worker.output(), importer.output, ...(await Promise.all((await readdir(rig.dir)).map((f) => readFile(join(rig!.dir, f), 'utf8'))))];
+    const written = [
+      worker.output(),
+      importer.output,
+      ...(await Promise.all((await readdir(rig.dir)).map((f) => readFile(join(rig!.dir, f), 'utf8')))),
+    ];
     expect(worker.output()).toMatch(/"msg":"delivered"/); // the log was really captured, at trace level
     // Structured per-job lines: batch, order key, file, source lines, attempt, status, duration.
-    const delivered = worker.output().split('\n').filter((line) => line.includes('"msg":"delivered"')).map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(delivered[0]).toMatchObject({ batchId: expect.stringMatching(/^b-/), orderKey: expect.stringMatching(/^ref\.1001\.N-/), file, lines: [expect.any(Number)], attempt: 1, status: 201, durationMs: expect.any(Number) });
-    const refused = worker.output().split('\n').find((line) => line.includes('dead-lettered: refused by the API'));
-    expect(JSON.parse(refused!)).toMatchObject({ status: 422, code: 'PRODUCT_UNKNOWN', body: { code: 'PRODUCT_UNKNOWN' } });
+    const delivered = worker
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"delivered"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(delivered[0]).toMatchObject({
+      batchId: expect.stringMatching(/^b-/),
+      orderKey: expect.stringMatching(/^ref\.1001\.N-/),
+      file,
+      lines: [expect.any(Number)],
+      attempt: 1,
+      status: 201,
+      durationMs: expect.any(Number),
+    });
+    const refused = worker
+      .output()
+      .split('\n')
+      .find((line) => line.includes('dead-lettered: refused by the API'));
+    expect(JSON.parse(refused!)).toMatchObject({
+      status: 422,
+      code: 'PRODUCT_UNKNOWN',
+      body: { code: 'PRODUCT_UNKNOWN' },
+    });
     for (const text of written) {
       expect(text).not.toContain(CANARY_SECRET);
       for (const token of tokens) expect(text).not.toContain(token);
@@ -68,28 +111,54 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
   }, 180_000);
 
   it('opens the circuit breaker instead of dead-lettering a night when every request is refused for the User-Agent', async () => {
-    rig = await deliveryRig('breaker', {}, { BULKORDER_BREAKER_MIN_ATTEMPTS: '4', BULKORDER_BREAKER_MIN_ORDERS: '3', BULKORDER_BREAKER_OPEN_MS: '600000' });
+    rig = await deliveryRig(
+      'breaker',
+      {},
+      { BULKORDER_BREAKER_MIN_ATTEMPTS: '4', BULKORDER_BREAKER_MIN_ORDERS: '3', BULKORDER_BREAKER_OPEN_MS: '600000' },
+    );
     const rows = [HEADER];
     // Every customer alike: the breaker counts a refusal as the API's only across several customers.
     for (let i = 1; i <= 20; i++) rows.push(orderRow(`UA-${i}`, 5001, 1, 1001 + (i % 5)));
     const file = await rig.writeFile('ua.csv', rows.join('\n') + '\n');
     // A User-Agent our config accepts but the API refuses: the simulator refuses library brands.
-    rig.simulator.setFaults({ script: Array.from({ length: 40 }, () => ({ path: 'orders' as const, status: 400, body: { code: 'USER_AGENT_INVALID', message: 'identify your company' } })) });
+    rig.simulator.setFaults({
+      script: Array.from({ length: 40 }, () => ({
+        path: 'orders' as const,
+        status: 400,
+        body: { code: 'USER_AGENT_INVALID', message: 'identify your company' },
+      })),
+    });
     startCli(['worker', '--concurrency', '2'], { ...rig.env, LOG_LEVEL: 'warn' });
     const importer = await runCli(['import', file], rig.env);
     expect(importer.code).toBe(0);
     await waitFor(async () => rig!.services.queue.isPaused(), 'the breaker to pause the queue');
     const status = await runCli(['status', '--json'], rig.env);
     expect(status.code).toBe(0);
-    const report = JSON.parse(status.output.slice(status.output.indexOf('{'))) as { breaker: { state: string; code: string; signature: string }; deadLetters: number; queue: { paused: boolean }; workers: unknown[] };
+    const report = JSON.parse(status.output.slice(status.output.indexOf('{'))) as {
+      breaker: { state: string; code: string; signature: string };
+      deadLetters: number;
+      queue: { paused: boolean };
+      workers: unknown[];
+    };
     expect(report.queue.paused).toBe(true);
-    expect(report.breaker).toMatchObject({ state: 'open', code: 'USER_AGENT_INVALID', signature: 'HTTP 400 USER_AGENT_INVALID' });
+    expect(report.breaker).toMatchObject({
+      state: 'open',
+      code: 'USER_AGENT_INVALID',
+      signature: 'HTTP 400 USER_AGENT_INVALID',
+    });
     expect(report.workers).toHaveLength(1);
     // Refusals are dead-lettered at once; only the burst before the breaker opened (4 + in flight), not the night.
     expect(report.deadLetters).toBeGreaterThanOrEqual(4);
     expect(report.deadLetters).toBeLessThanOrEqual(4 + 2);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
-    recordReliability({ fault: 'every request refused for the User-Agent', behaviour: `circuit breaker opens after 4 (test minimum): queue paused, status says why; ${report.deadLetters} dead-lettered by the burst, requeued when it closes`, orders: 20, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'every request refused for the User-Agent',
+      behaviour: `circuit breaker opens after 4 (test minimum): queue paused, status says why; ${report.deadLetters} dead-lettered by the burst, requeued when it closes`,
+      orders: 20,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 180_000);
 
   it('refuses a Redis whose maxmemory-policy may evict orders (exit 5, names the setting)', async () => {
@@ -103,7 +172,14 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
       const down = await runCli(['import', file], { ...rig.env, REDIS_URL: 'redis://127.0.0.1:1' });
       expect(down.code).toBe(5);
       expect(down.output).toMatch(/Redis does not answer.*docker compose up -d redis/);
-      recordReliability({ fault: 'Redis unreachable at import time; Redis with an eviction policy', behaviour: 'import refused before anything was created, exit 5, saying how to get a fit Redis', orders: 1, lost: 0, duplicates: 0, held: 0 });
+      recordReliability({
+        fault: 'Redis unreachable at import time; Redis with an eviction policy',
+        behaviour: 'import refused before anything was created, exit 5, saying how to get a fit Redis',
+        orders: 1,
+        lost: 0,
+        duplicates: 0,
+        held: 0,
+      });
     } finally {
       await evicting.stop();
     }

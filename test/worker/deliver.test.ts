@@ -21,8 +21,18 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     rig = await deliveryRig('mixed', {
       faults: {
         script: [
-          { path: 'orders', status: 503, headers: { 'retry-after': '0' }, body: { code: 'MAINTENANCE', message: 'back soon' } },
-          { path: 'orders', status: 429, headers: { 'retry-after': '1' }, body: { code: 'RATE_LIMITED', message: 'slow down' } },
+          {
+            path: 'orders',
+            status: 503,
+            headers: { 'retry-after': '0' },
+            body: { code: 'MAINTENANCE', message: 'back soon' },
+          },
+          {
+            path: 'orders',
+            status: 429,
+            headers: { 'retry-after': '1' },
+            body: { code: 'RATE_LIMITED', message: 'slow down' },
+          },
           { path: 'orders', status: 502, body: '<html>bad gateway</html>' },
         ],
       },
@@ -31,13 +41,19 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     for (let i = 1; i <= 12; i++) rows.push(orderRow(`GIFT-${i}`));
     rows.push(orderRow('GIFT-BAD', 5999)); // unknown product: the API refuses it with 422
     rows.push(orderRow('GIFT-MULTI', 5002, 2), orderRow('GIFT-MULTI', 5003, 1)); // one order, two lines
-    rows.push('GIFT-REJ,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,not-an-email,+31612345678,5001,1.5');
+    rows.push(
+      'GIFT-REJ,1001,Anna,de Vries,Keizersgracht,12a,1015 CX,Amsterdam,NL,nl,not-an-email,+31612345678,5001,1.5',
+    );
     const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
 
     await rig.startWorker({ concurrency: 4 });
     const imported = await rig.importFile(file);
     expect(imported.counts).toMatchObject({ orders: 15, valid: 14, rejected: 1, enqueued: 14 });
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 25_000, out: devNull() });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 25_000,
+      out: devNull(),
+    });
     expect(settled).toBe(true);
     expect(batch).toMatchObject({ delivered: 13, dead: 1, held: 0 });
 
@@ -48,11 +64,16 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     expect(counters.statuses['429']).toBeGreaterThanOrEqual(1);
     const payloads = rig.simulator.orders().map((o) => o.payload as OrderPayload);
     const multi = payloads.find((p) => p.products.length === 2);
-    expect(multi?.products).toEqual([{ productId: 5002, quantity: 2 }, { productId: 5003, quantity: 1 }]);
+    expect(multi?.products).toEqual([
+      { productId: 5002, quantity: 2 },
+      { productId: 5003, quantity: 1 },
+    ]);
 
     const deadKeys = await rig.services.redis.zrange(rig.services.keys.parkedIndex('dead'), '0', '-1');
     expect(deadKeys).toHaveLength(1);
-    const dead = JSON.parse((await rig.services.redis.get(rig.services.keys.parked('dead', deadKeys[0]!)))!) as ParkedRecord;
+    const dead = JSON.parse(
+      (await rig.services.redis.get(rig.services.keys.parked('dead', deadKeys[0]!)))!,
+    ) as ParkedRecord;
     // Its job named no file (the batch record keeps it): the dead letter names the batch's.
     expect(dead).toMatchObject({ httpStatus: 422, code: 'PRODUCT_UNKNOWN', orderRef: 'GIFT-BAD', lines: [14], file });
     expect(dead.body).toMatchObject({ code: 'PRODUCT_UNKNOWN' });
@@ -90,24 +111,46 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     expect(counters.ordersAccepted).toBe(40);
     expect(counters.duplicateOrdersAccepted).toBe(0);
 
-    recordReliability({ fault: 'the same file imported twice at once, then again', behaviour: 'one batch queued each order, the others skipped them; the re-import skipped all as delivered', orders: 40, lost: 40 - counters.ordersAccepted, duplicates: counters.duplicateOrdersAccepted, held: 0 });
+    recordReliability({
+      fault: 'the same file imported twice at once, then again',
+      behaviour: 'one batch queued each order, the others skipped them; the re-import skipped all as delivered',
+      orders: 40,
+      lost: 40 - counters.ordersAccepted,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: 0,
+    });
     const forced = await rig.importFile(file, true);
     expect(forced.counts.enqueued).toBe(40);
   });
 
   it('holds an order sent without an answer instead of sending it again', async () => {
-    rig = await deliveryRig('ambiguous', { faults: { script: [{ path: 'orders', status: 200, noAnswer: true, store: true }] } }, { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' });
+    rig = await deliveryRig(
+      'ambiguous',
+      { faults: { script: [{ path: 'orders', status: 200, noAnswer: true, store: true }] } },
+      { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' },
+    );
     const file = await rig.writeFile('one.csv', [HEADER, orderRow('AMB-1')].join('\n') + '\n');
     await rig.startWorker({ concurrency: 1 });
     const imported = await rig.importFile(file);
-    const { batch } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 20_000, out: devNull() });
+    const { batch } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 20_000,
+      out: devNull(),
+    });
     expect(batch).toMatchObject({ delivered: 0, held: 1, dead: 0 });
     expect(rig.simulator.counters().ordersAccepted).toBe(1);
     const held = await rig.services.redis.zrange(rig.services.keys.parkedIndex('held'), '0', '-1');
     expect(held).toHaveLength(1);
     const again = await rig.importFile(file);
     expect(again.counts).toMatchObject({ enqueued: 0, skippedHeld: 1 });
-    recordReliability({ fault: 'request read by the API, never answered', behaviour: 'held for review after the headers timeout; a re-import does not send it', orders: 1, lost: 0, duplicates: rig.simulator.counters().duplicateOrdersAccepted, held: batch.held });
+    recordReliability({
+      fault: 'request read by the API, never answered',
+      behaviour: 'held for review after the headers timeout; a re-import does not send it',
+      orders: 1,
+      lost: 0,
+      duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+      held: batch.held,
+    });
   });
 });
 

@@ -16,7 +16,14 @@ beforeEach(async () => {
   // The default stale limit (60 s): a test that meant "still queued" must not fail on a busy machine.
   ledger = new Ledger(redis, keys, { queueName: 'orders' });
   batches = new BatchStore(redis, keys, 60_000);
-  await batches.create({ id: 'b1', file: 'f.csv', sha256: 'x', env: 'acceptance', startedAt: Date.now(), columns: ['a'] });
+  await batches.create({
+    id: 'b1',
+    file: 'f.csv',
+    sha256: 'x',
+    env: 'acceptance',
+    startedAt: Date.now(),
+    columns: ['a'],
+  });
 });
 afterEach(async () => deletePrefix(redis, prefix));
 afterAll(() => redis.disconnect());
@@ -41,7 +48,16 @@ describe('ledger', () => {
   it('never claims a delivered order, and skips it at import unless forced', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
     expect(await ledger.claim('k1', 't1')).toEqual({ outcome: 'claimed', attempt: 1 });
-    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'delivered', remoteId: 'SIM-1', httpStatus: 201 })).toBe('ok');
+    expect(
+      await ledger.settle({
+        orderKey: 'k1',
+        batchId: 'b1',
+        token: 't1',
+        state: 'delivered',
+        remoteId: 'SIM-1',
+        httpStatus: 201,
+      }),
+    ).toBe('ok');
     expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'delivered', remoteId: 'SIM-1' });
     expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'delivered', batchId: 'b1' }]);
     expect(await reserveKeys(ledger, ['k1'], 'b2', true)).toEqual([{ outcome: 'reserved' }]);
@@ -55,7 +71,14 @@ describe('ledger', () => {
     await ledger.claim('k1', 't1');
     await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', answered5xx: true });
     await ledger.claim('k1', 't2');
-    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't2', state: 'delivered', remoteId: 100001, httpStatus: 200 });
+    await ledger.settle({
+      orderKey: 'k1',
+      batchId: 'b1',
+      token: 't2',
+      state: 'delivered',
+      remoteId: 100001,
+      httpStatus: 200,
+    });
     expect(await ledger.get('k1')).toMatchObject({ state: 'delivered', remoteId: 100001, answered5xx: 1 });
     expect(possibleDuplicate(await ledger.get('k1'))).toBe(POSSIBLE_DUPLICATE);
     expect(await ledger.claim('k1', 't3')).toEqual({ outcome: 'delivered', remoteId: 100001 });
@@ -63,7 +86,14 @@ describe('ledger', () => {
     await ledger.claim('k2', 't1');
     await ledger.settle({ orderKey: 'k2', batchId: 'b1', token: 't1', state: 'queued' });
     await ledger.claim('k2', 't2');
-    await ledger.settle({ orderKey: 'k2', batchId: 'b1', token: 't2', state: 'delivered', remoteId: '100002', httpStatus: 201 });
+    await ledger.settle({
+      orderKey: 'k2',
+      batchId: 'b1',
+      token: 't2',
+      state: 'delivered',
+      remoteId: '100002',
+      httpStatus: 201,
+    });
     expect(await ledger.get('k2')).toMatchObject({ remoteId: '100002' });
     expect(possibleDuplicate(await ledger.get('k2'))).toBeUndefined();
     expect(await batches.get('b1')).toMatchObject({ delivered: 2, possibleDuplicates: 1 });
@@ -77,7 +107,17 @@ describe('ledger', () => {
     const claim = await ledger.claim('k1', 'next-worker');
     expect(claim).toEqual({ outcome: 'stale', staleToken: 'dead-worker' });
     expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'next-worker', state: 'held' })).toBe('lost');
-    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'dead-worker', state: 'held', code: 'OUTCOME_UNKNOWN', message: 'm', parkedRecord: { kind: 'held' } })).toBe('ok');
+    expect(
+      await ledger.settle({
+        orderKey: 'k1',
+        batchId: 'b1',
+        token: 'dead-worker',
+        state: 'held',
+        code: 'OUTCOME_UNKNOWN',
+        message: 'm',
+        parkedRecord: { kind: 'held' },
+      }),
+    ).toBe('ok');
     expect(await redis.zrange(`${prefix}:held-index`, '0', '-1')).toEqual(['k1']);
     expect(await ledger.claim('k1', 'third')).toEqual({ outcome: 'held' });
     expect(await redis.pttl(`${prefix}:ledger:k1`)).toBe(-1); // held never expires with retention
@@ -88,8 +128,23 @@ describe('ledger', () => {
   it('lets the original attempt record delivered over a hold made while it was still waiting, and fixes the counts', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
     await ledger.claim('k1', 'slow');
-    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'slow', state: 'held', parkedRecord: { kind: 'held' } });
-    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'slow', state: 'delivered', remoteId: 'SIM-9', httpStatus: 201 })).toBe('ok');
+    await ledger.settle({
+      orderKey: 'k1',
+      batchId: 'b1',
+      token: 'slow',
+      state: 'held',
+      parkedRecord: { kind: 'held' },
+    });
+    expect(
+      await ledger.settle({
+        orderKey: 'k1',
+        batchId: 'b1',
+        token: 'slow',
+        state: 'delivered',
+        remoteId: 'SIM-9',
+        httpStatus: 201,
+      }),
+    ).toBe('ok');
     expect(await redis.exists(`${prefix}:held:k1`)).toBe(0);
     expect(await redis.zcard(`${prefix}:held-index`)).toBe(0);
     expect(await batches.get('b1')).toMatchObject({ held: 0, delivered: 1 });
@@ -98,12 +153,28 @@ describe('ledger', () => {
   it('dead-letters with the record kept, allows a re-import of the fixed order, and drops the dead letter once delivered', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
     await ledger.claim('k1', 't1');
-    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN', message: 'no such product', parkedRecord: { kind: 'dead', code: 'PRODUCT_UNKNOWN' } });
+    await ledger.settle({
+      orderKey: 'k1',
+      batchId: 'b1',
+      token: 't1',
+      state: 'dead',
+      httpStatus: 422,
+      code: 'PRODUCT_UNKNOWN',
+      message: 'no such product',
+      parkedRecord: { kind: 'dead', code: 'PRODUCT_UNKNOWN' },
+    });
     expect(JSON.parse((await redis.get(`${prefix}:dead:k1`))!)).toMatchObject({ code: 'PRODUCT_UNKNOWN' });
     expect(await ledger.get('k1')).toMatchObject({ state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN' });
     expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
     expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
-    await ledger.settle({ orderKey: 'k1', batchId: 'b2', token: 't2', state: 'delivered', remoteId: 'SIM-2', httpStatus: 201 });
+    await ledger.settle({
+      orderKey: 'k1',
+      batchId: 'b2',
+      token: 't2',
+      state: 'delivered',
+      remoteId: 'SIM-2',
+      httpStatus: 201,
+    });
     expect(await redis.exists(`${prefix}:dead:k1`)).toBe(0);
     expect(await redis.zcard(`${prefix}:dead-index`)).toBe(0);
   });
@@ -111,7 +182,17 @@ describe('ledger', () => {
   it('releases a retried attempt back to queued so the next attempt may claim it', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
     await ledger.claim('k1', 't1');
-    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', httpStatus: 503, code: 'HTTP_503', message: 'busy' })).toBe('ok');
+    expect(
+      await ledger.settle({
+        orderKey: 'k1',
+        batchId: 'b1',
+        token: 't1',
+        state: 'queued',
+        httpStatus: 503,
+        code: 'HTTP_503',
+        message: 'busy',
+      }),
+    ).toBe('ok');
     expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
   });
 
@@ -138,30 +219,59 @@ describe('ledger', () => {
     expect(await redis.pttl(`${prefix}:ledger:k9`)).toBeGreaterThan(90_000);
   });
 
-  it('confirms an order its batch counted before (the breaker\'s burst requeue) without counting it twice, and a later import counts again', async () => {
+  it("confirms an order its batch counted before (the breaker's burst requeue) without counting it twice, and a later import counts again", async () => {
     await reserveKeys(ledger, ['k1', 'k2'], 'b1', false);
     expect(await ledger.confirmQueued(['k1', 'k2'], 'b1')).toBe(2);
     await ledger.claim('k1', 't1');
-    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'dead', code: 'X', message: 'm', parkedRecord: { kind: 'dead', orderKey: 'k1' } });
+    await ledger.settle({
+      orderKey: 'k1',
+      batchId: 'b1',
+      token: 't1',
+      state: 'dead',
+      code: 'X',
+      message: 'm',
+      parkedRecord: { kind: 'dead', orderKey: 'k1' },
+    });
     expect((await batches.get('b1'))?.dead).toBe(1);
     // The burst goes back into its own batch, which counts it queued already, and stops counting it dead
     // in the same step (a crash right after must not leave the batch looking settled).
     const job = { name: 'test-job', data: { key: 'k1' } };
-    expect(await ledger.reserveJobs([{ orderKey: 'k1', job, alreadyCounted: true }], 'b1', false)).toEqual([{ outcome: 'reserved' }]);
+    expect(await ledger.reserveJobs([{ orderKey: 'k1', job, alreadyCounted: true }], 'b1', false)).toEqual([
+      { outcome: 'reserved' },
+    ]);
     expect((await batches.get('b1'))?.dead).toBe(0);
     // Reserved again while queued: nothing to count down twice.
-    expect(await ledger.reserveJobs([{ orderKey: 'k1', job, alreadyCounted: true }], 'b1', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
+    expect(await ledger.reserveJobs([{ orderKey: 'k1', job, alreadyCounted: true }], 'b1', false)).toEqual([
+      { outcome: 'queued', batchId: 'b1' },
+    ]);
     expect((await batches.get('b1'))?.dead).toBe(0);
     // Confirmed by whoever comes first (the requeue, or a reconciler after a crash), never counted.
-    expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([expect.objectContaining({ orderKey: 'k1', job: JSON.stringify(job) })]);
+    expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([
+      expect.objectContaining({ orderKey: 'k1', job: JSON.stringify(job) }),
+    ]);
     expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(0);
     expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(0);
     expect((await batches.get('b1'))?.enqueued).toBe(2);
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([]);
     // The flag goes with its confirmation: the next reservation of the key counts as usual.
     await ledger.claim('k1', 't2');
-    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't2', state: 'dead', code: 'X', message: 'm', parkedRecord: { kind: 'dead', orderKey: 'k1' } });
-    await batches.create({ id: 'b2', file: 'g.csv', sha256: 'y', env: 'acceptance', startedAt: Date.now(), columns: ['a'] });
+    await ledger.settle({
+      orderKey: 'k1',
+      batchId: 'b1',
+      token: 't2',
+      state: 'dead',
+      code: 'X',
+      message: 'm',
+      parkedRecord: { kind: 'dead', orderKey: 'k1' },
+    });
+    await batches.create({
+      id: 'b2',
+      file: 'g.csv',
+      sha256: 'y',
+      env: 'acceptance',
+      startedAt: Date.now(),
+      columns: ['a'],
+    });
     await reserveKeys(ledger, ['k1'], 'b2', false);
     expect(await ledger.confirmQueued(['k1'], 'b2')).toBe(1);
     expect((await batches.get('b2'))?.enqueued).toBe(1);
@@ -170,12 +280,26 @@ describe('ledger', () => {
   it('settles a delivery without recreating an expired batch record, and leaves no claim token behind', async () => {
     await reserveKeys(ledger, ['k1', 'k2'], 'b1', false);
     await ledger.claim('k1', 't1');
-    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'delivered', remoteId: 'SIM-1', httpStatus: 201 });
+    await ledger.settle({
+      orderKey: 'k1',
+      batchId: 'b1',
+      token: 't1',
+      state: 'delivered',
+      remoteId: 'SIM-1',
+      httpStatus: 201,
+    });
     expect((await batches.get('b1'))?.delivered).toBe(1);
     expect(await ledger.currentToken('k1')).toBeUndefined();
     await redis.del(`${prefix}:batch:b1`); // the batch record expired
     await ledger.claim('k2', 't2');
-    await ledger.settle({ orderKey: 'k2', batchId: 'b1', token: 't2', state: 'delivered', remoteId: 'SIM-2', httpStatus: 201 });
+    await ledger.settle({
+      orderKey: 'k2',
+      batchId: 'b1',
+      token: 't2',
+      state: 'delivered',
+      remoteId: 'SIM-2',
+      httpStatus: 201,
+    });
     expect(await redis.exists(`${prefix}:batch:b1`)).toBe(0);
     expect((await ledger.get('k2'))?.state).toBe('delivered');
   });
@@ -183,9 +307,24 @@ describe('ledger', () => {
   it('a delivery after a failed attempt clears the earlier code and message', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
     await ledger.claim('k1', 't1');
-    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', httpStatus: 503, code: 'HTTP_503', message: 'busy' });
+    await ledger.settle({
+      orderKey: 'k1',
+      batchId: 'b1',
+      token: 't1',
+      state: 'queued',
+      httpStatus: 503,
+      code: 'HTTP_503',
+      message: 'busy',
+    });
     await ledger.claim('k1', 't2');
-    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't2', state: 'delivered', remoteId: 'SIM-1', httpStatus: 201 });
+    await ledger.settle({
+      orderKey: 'k1',
+      batchId: 'b1',
+      token: 't2',
+      state: 'delivered',
+      remoteId: 'SIM-1',
+      httpStatus: 201,
+    });
     const entry = await ledger.get('k1');
     expect(entry).toMatchObject({ state: 'delivered', attempts: 2, httpStatus: 201 });
     expect(entry?.code).toBeUndefined();

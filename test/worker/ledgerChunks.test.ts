@@ -18,17 +18,38 @@ let keys: Keyspace;
 let ledger: Ledger;
 let batches: BatchStore;
 
-const order = (lastName: string, productId = 5001) => ({ businessCustomerId: 1001, recipient: { lastName, city: 'Utrecht' }, products: [{ productId, quantity: 1 }] });
+const order = (lastName: string, productId = 5001) => ({
+  businessCustomerId: 1001,
+  recipient: { lastName, city: 'Utrecht' },
+  products: [{ productId, quantity: 1 }],
+});
 /** A record of a chunk with its content; `record` is what the chunk job's data holds for it. */
-const item = (orderKey: string, lastName = orderKey): ChunkReservation => ({ orderKey, fingerprint: fingerprintOf(order(lastName)), record: { key: orderKey, lines: [1], payload: order(lastName) } });
+const item = (orderKey: string, lastName = orderKey): ChunkReservation => ({
+  orderKey,
+  fingerprint: fingerprintOf(order(lastName)),
+  record: { key: orderKey, lines: [1], payload: order(lastName) },
+});
 
 async function newBatch(id: string): Promise<void> {
-  await batches.create({ id, file: `${id}.csv`, sha256: 'x', env: 'acceptance', startedAt: Date.now(), columns: ['a'] });
+  await batches.create({
+    id,
+    file: `${id}.csv`,
+    sha256: 'x',
+    env: 'acceptance',
+    startedAt: Date.now(),
+    columns: ['a'],
+  });
 }
 
 /** Reserves one chunk for `batchId` and confirms it (the import's three steps, its job left out). */
 async function queuedChunk(chunkId: string, orderKeys: string[], batchId = 'b1'): Promise<void> {
-  const [results] = await ledger.reserveChunks([orderKeys.map((key) => item(key))], [chunkId], { name: 'deliver-orders', layout: undefined }, batchId, false);
+  const [results] = await ledger.reserveChunks(
+    [orderKeys.map((key) => item(key))],
+    [chunkId],
+    { name: 'deliver-orders', layout: undefined },
+    batchId,
+    false,
+  );
   expect(results!.every((r) => r.outcome === 'reserved')).toBe(true);
   expect(await ledger.confirmChunks([{ chunkId, orderKeys }], batchId)).toBe(orderKeys.length);
 }
@@ -47,16 +68,37 @@ describe('chunk jobs in the ledger', () => {
   it('reserves a chunk into one kept job holding only the records it took, and reports the ones it left out', async () => {
     await newBatch('b0');
     // Delivered before by b0: `old` with the same content, `reused` with other content than the file has now.
-    await ledger.reserveJobs(['old', 'reused'].map((key) => ({ orderKey: key, fingerprint: fingerprintOf(order(key)), job: { name: 'deliver-order', data: { key } } })), 'b0', false);
+    await ledger.reserveJobs(
+      ['old', 'reused'].map((key) => ({
+        orderKey: key,
+        fingerprint: fingerprintOf(order(key)),
+        job: { name: 'deliver-order', data: { key } },
+      })),
+      'b0',
+      false,
+    );
     await ledger.confirmQueued(['old', 'reused'], 'b0');
     for (const key of ['old', 'reused']) {
       await ledger.claim(key, 't0');
-      await ledger.settle({ orderKey: key, batchId: 'b0', token: 't0', state: 'delivered', remoteId: `R-${key}`, httpStatus: 201 });
+      await ledger.settle({
+        orderKey: key,
+        batchId: 'b0',
+        token: 't0',
+        state: 'delivered',
+        remoteId: `R-${key}`,
+        httpStatus: 201,
+      });
     }
 
     const chunk = [item('n1'), item('old'), item('reused', 'someone else'), item('n2')];
     const allLeftOut = [item('old')];
-    const results = await ledger.reserveChunks([chunk, allLeftOut], ['b1.1', 'b1.2'], { name: 'deliver-orders', layout: undefined }, 'b1', false);
+    const results = await ledger.reserveChunks(
+      [chunk, allLeftOut],
+      ['b1.1', 'b1.2'],
+      { name: 'deliver-orders', layout: undefined },
+      'b1',
+      false,
+    );
     expect(results[0]).toEqual([
       { outcome: 'reserved' },
       { outcome: 'delivered', batchId: 'b0' },
@@ -68,12 +110,24 @@ describe('chunk jobs in the ledger', () => {
     // One kept job, for the chunk that took something, holding exactly the records it took.
     expect(await redis.hkeys(keys.unqueuedJobs)).toEqual(['b1.1']);
     expect(await redis.zrange(keys.unqueued, '0', '-1')).toEqual(['b1.1']);
-    const kept = JSON.parse((await redis.hget(keys.unqueuedJobs, 'b1.1'))!) as { name: string; data: { batchId: string; records: { key: string }[] } };
+    const kept = JSON.parse((await redis.hget(keys.unqueuedJobs, 'b1.1'))!) as {
+      name: string;
+      data: { batchId: string; records: { key: string }[] };
+    };
     // The same data an import adds to BullMQ: chunkJob's (src/ledger/jobData.ts), version and all.
-    expect(kept).toEqual({ name: 'deliver-orders', data: chunkJob('b1', [chunk[0]!.record, chunk[3]!.record] as StoredChunkRecord[], undefined) });
+    expect(kept).toEqual({
+      name: 'deliver-orders',
+      data: chunkJob('b1', [chunk[0]!.record, chunk[3]!.record] as StoredChunkRecord[], undefined),
+    });
     expect(kept.data).toMatchObject({ v: JOB_DATA_VERSION });
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([
-      expect.objectContaining({ orderKey: 'b1.1', state: 'queued', batchId: 'b1', jobExists: false, chunkKeys: ['n1', 'n2'] }),
+      expect.objectContaining({
+        orderKey: 'b1.1',
+        state: 'queued',
+        batchId: 'b1',
+        jobExists: false,
+        chunkKeys: ['n1', 'n2'],
+      }),
     ]);
     const [n1, old, reused] = await ledger.getMany(['n1', 'old', 'reused']);
     expect(n1).toMatchObject({ state: 'queued', batchId: 'b1', chunkId: 'b1.1' });
@@ -97,31 +151,80 @@ describe('chunk jobs in the ledger', () => {
     await queuedChunk('b1.1', ['k1', 'k2', 'k3', 'k4']);
     // A job of its own (the key as id) may not claim a record queued in a chunk, nor another chunk.
     expect(await ledger.claim('k1', 'x')).toEqual({ outcome: 'moved' });
-    expect(await ledger.claimMany(['k1'], 'x', 'b1.9')).toEqual({ outcome: 'claims', trial: false, records: [{ outcome: 'moved' }] });
+    expect(await ledger.claimMany(['k1'], 'x', 'b1.9')).toEqual({
+      outcome: 'claims',
+      trial: false,
+      records: [{ outcome: 'moved' }],
+    });
 
     const first = await ledger.claimMany(['k1', 'k2', 'k3', 'k4'], 't1', 'b1.1');
-    expect(first).toEqual({ outcome: 'claims', trial: false, records: Array(4).fill({ outcome: 'claimed', attempt: 1 }) });
+    expect(first).toEqual({
+      outcome: 'claims',
+      trial: false,
+      records: Array(4).fill({ outcome: 'claimed', attempt: 1 }),
+    });
     expect(
       await ledger.settleMany([
         { orderKey: 'k1', batchId: 'b1', token: 't1', state: 'delivered', remoteId: 'SIM-1', httpStatus: 201 },
-        { orderKey: 'k2', batchId: 'b1', token: 't1', state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN', message: 'no such product', parkedRecord: { kind: 'dead', key: 'k2' } },
-        { orderKey: 'k3', batchId: 'b1', token: 't1', state: 'queued', httpStatus: 503, code: 'HTTP_503', message: 'busy', answered5xx: true },
-        { orderKey: 'k4', batchId: 'b1', token: 't1', state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN', message: 'no such product', parkedRecord: { kind: 'dead', key: 'k4' } },
+        {
+          orderKey: 'k2',
+          batchId: 'b1',
+          token: 't1',
+          state: 'dead',
+          httpStatus: 422,
+          code: 'PRODUCT_UNKNOWN',
+          message: 'no such product',
+          parkedRecord: { kind: 'dead', key: 'k2' },
+        },
+        {
+          orderKey: 'k3',
+          batchId: 'b1',
+          token: 't1',
+          state: 'queued',
+          httpStatus: 503,
+          code: 'HTTP_503',
+          message: 'busy',
+          answered5xx: true,
+        },
+        {
+          orderKey: 'k4',
+          batchId: 'b1',
+          token: 't1',
+          state: 'dead',
+          httpStatus: 422,
+          code: 'PRODUCT_UNKNOWN',
+          message: 'no such product',
+          parkedRecord: { kind: 'dead', key: 'k4' },
+        },
       ]),
     ).toEqual(['ok', 'ok', 'ok', 'ok']);
 
     // `dead-letters retry` of k2 while the chunk waits for its next attempt: a job of its own in b2.
-    expect(await ledger.reserveJobs([{ orderKey: 'k2', job: { name: 'deliver-order', data: { key: 'k2', batchId: 'b2' } } }], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
+    expect(
+      await ledger.reserveJobs(
+        [{ orderKey: 'k2', job: { name: 'deliver-order', data: { key: 'k2', batchId: 'b2' } } }],
+        'b2',
+        false,
+      ),
+    ).toEqual([{ outcome: 'reserved' }]);
     expect((await ledger.get('k2'))?.chunkId).toBeUndefined();
 
     const second = await ledger.claimMany(['k1', 'k2', 'k3', 'k4'], 't2', 'b1.1');
     expect(second).toEqual({
       outcome: 'claims',
       trial: false,
-      records: [{ outcome: 'delivered', remoteId: 'SIM-1' }, { outcome: 'moved' }, { outcome: 'claimed', attempt: 2 }, { outcome: 'dead' }],
+      records: [
+        { outcome: 'delivered', remoteId: 'SIM-1' },
+        { outcome: 'moved' },
+        { outcome: 'claimed', attempt: 2 },
+        { outcome: 'dead' },
+      ],
     });
     // The chunk's claim left k2 and k4 as they were; k2's own job claims it.
-    expect(await ledger.getMany(['k2', 'k4'])).toEqual([expect.objectContaining({ state: 'queued', batchId: 'b2' }), expect.objectContaining({ state: 'dead', batchId: 'b1', attempts: 1 })]);
+    expect(await ledger.getMany(['k2', 'k4'])).toEqual([
+      expect.objectContaining({ state: 'queued', batchId: 'b2' }),
+      expect.objectContaining({ state: 'dead', batchId: 'b1', attempts: 1 }),
+    ]);
     expect(await ledger.claim('k2', 't3')).toEqual({ outcome: 'claimed', attempt: 2 });
   });
 
@@ -129,7 +232,9 @@ describe('chunk jobs in the ledger', () => {
     const gate = { key: keys.breaker };
     await queuedChunk('b1.1', ['k0', 'k1', 'k2', 'k3']);
     await ledger.claimMany(['k0'], 't0', 'b1.1');
-    await ledger.settleMany([{ orderKey: 'k0', batchId: 'b1', token: 't0', state: 'delivered', remoteId: 'SIM-0', httpStatus: 201 }]);
+    await ledger.settleMany([
+      { orderKey: 'k0', batchId: 'b1', token: 't0', state: 'delivered', remoteId: 'SIM-0', httpStatus: 201 },
+    ]);
 
     await redis.hset(keys.breaker, { state: 'halfOpen', trialsLeft: 2 });
     const trial = await ledger.claimMany(['k0', 'k1', 'k2', 'k3'], 't1', 'b1.1', gate);
@@ -137,32 +242,60 @@ describe('chunk jobs in the ledger', () => {
     expect(trial).toEqual({
       outcome: 'claims',
       trial: true,
-      records: [{ outcome: 'delivered', remoteId: 'SIM-0' }, { outcome: 'claimed', attempt: 1 }, { outcome: 'later' }, { outcome: 'later' }],
+      records: [
+        { outcome: 'delivered', remoteId: 'SIM-0' },
+        { outcome: 'claimed', attempt: 1 },
+        { outcome: 'later' },
+        { outcome: 'later' },
+      ],
     });
     expect(await redis.hget(keys.breaker, 'trialsLeft')).toBe('1');
-    expect(await ledger.getMany(['k2', 'k3'])).toEqual([expect.objectContaining({ state: 'queued', attempts: 0 }), expect.objectContaining({ state: 'queued', attempts: 0 })]);
+    expect(await ledger.getMany(['k2', 'k3'])).toEqual([
+      expect.objectContaining({ state: 'queued', attempts: 0 }),
+      expect.objectContaining({ state: 'queued', attempts: 0 }),
+    ]);
 
     await redis.hset(keys.breaker, { trialsLeft: 0 });
     expect(await ledger.claimMany(['k2', 'k3'], 't2', 'b1.1', gate)).toEqual({ outcome: 'wait', retryAt: 0 });
     const nextProbeAt = Date.now() + 30_000;
     await redis.hset(keys.breaker, { state: 'open', nextProbeAt });
     expect(await ledger.claimMany(['k2', 'k3'], 't2', 'b1.1', gate)).toEqual({ outcome: 'wait', retryAt: nextProbeAt });
-    expect(await ledger.getMany(['k2', 'k3'])).toEqual([expect.objectContaining({ state: 'queued', attempts: 0 }), expect.objectContaining({ state: 'queued', attempts: 0 })]);
+    expect(await ledger.getMany(['k2', 'k3'])).toEqual([
+      expect.objectContaining({ state: 'queued', attempts: 0 }),
+      expect.objectContaining({ state: 'queued', attempts: 0 }),
+    ]);
 
     // Closed again: every record that can be sent is claimed.
     await redis.hset(keys.breaker, { state: 'closed' });
-    expect(await ledger.claimMany(['k2', 'k3'], 't3', 'b1.1', gate)).toEqual({ outcome: 'claims', trial: false, records: Array(2).fill({ outcome: 'claimed', attempt: 1 }) });
+    expect(await ledger.claimMany(['k2', 'k3'], 't3', 'b1.1', gate)).toEqual({
+      outcome: 'claims',
+      trial: false,
+      records: Array(2).fill({ outcome: 'claimed', attempt: 1 }),
+    });
   });
 
-  it('finds a record an earlier attempt left `sending` stale, with that attempt\'s token', async () => {
+  it("finds a record an earlier attempt left `sending` stale, with that attempt's token", async () => {
     await queuedChunk('b1.1', ['k1', 'k2']);
     await ledger.claimMany(['k1', 'k2'], 'died', 'b1.1');
-    await ledger.settleMany([{ orderKey: 'k2', batchId: 'b1', token: 'died', state: 'queued', httpStatus: 503, code: 'HTTP_503', message: 'busy' }]);
+    await ledger.settleMany([
+      {
+        orderKey: 'k2',
+        batchId: 'b1',
+        token: 'died',
+        state: 'queued',
+        httpStatus: 503,
+        code: 'HTTP_503',
+        message: 'busy',
+      },
+    ]);
     // The worker died before it settled k1.
     expect(await ledger.claimMany(['k1', 'k2'], 'next', 'b1.1')).toEqual({
       outcome: 'claims',
       trial: false,
-      records: [{ outcome: 'stale', staleToken: 'died' }, { outcome: 'claimed', attempt: 2 }],
+      records: [
+        { outcome: 'stale', staleToken: 'died' },
+        { outcome: 'claimed', attempt: 2 },
+      ],
     });
     expect(await ledger.currentToken('k1')).toBe('died');
   });
@@ -176,14 +309,54 @@ describe('chunk jobs in the ledger', () => {
 
     const outcomes = await ledger.settleMany([
       { orderKey: 's1', batchId: 'b1', token: 't1', state: 'delivered', remoteId: 'SIM-1', httpStatus: 201 },
-      { orderKey: 's2', batchId: 'b1', token: 't1', state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN', message: 'no such product', parkedRecord: { kind: 'dead', key: 's2' } },
-      { orderKey: 's3', batchId: 'b1', token: 't1', state: 'held', code: 'OUTCOME_UNKNOWN', message: 'no answer', parkedRecord: { kind: 'held', key: 's3' } },
-      { orderKey: 's4', batchId: 'b1', token: 't1', state: 'queued', httpStatus: 503, code: 'HTTP_503', message: 'busy', answered5xx: true },
-      { orderKey: 's5', batchId: 'b1', token: 'not-mine', state: 'dead', code: 'X', message: 'm', parkedRecord: { kind: 'dead', key: 's5' } },
+      {
+        orderKey: 's2',
+        batchId: 'b1',
+        token: 't1',
+        state: 'dead',
+        httpStatus: 422,
+        code: 'PRODUCT_UNKNOWN',
+        message: 'no such product',
+        parkedRecord: { kind: 'dead', key: 's2' },
+      },
+      {
+        orderKey: 's3',
+        batchId: 'b1',
+        token: 't1',
+        state: 'held',
+        code: 'OUTCOME_UNKNOWN',
+        message: 'no answer',
+        parkedRecord: { kind: 'held', key: 's3' },
+      },
+      {
+        orderKey: 's4',
+        batchId: 'b1',
+        token: 't1',
+        state: 'queued',
+        httpStatus: 503,
+        code: 'HTTP_503',
+        message: 'busy',
+        answered5xx: true,
+      },
+      {
+        orderKey: 's5',
+        batchId: 'b1',
+        token: 'not-mine',
+        state: 'dead',
+        code: 'X',
+        message: 'm',
+        parkedRecord: { kind: 'dead', key: 's5' },
+      },
       { orderKey: 'o1', batchId: 'b2', token: 't1', state: 'delivered', remoteId: 100001, httpStatus: 200 },
     ]);
     expect(outcomes).toEqual(['ok', 'ok', 'ok', 'ok', 'lost', 'ok']);
-    expect(await batches.get('b1')).toMatchObject({ enqueued: 5, delivered: 1, dead: 1, held: 1, possibleDuplicates: 0 });
+    expect(await batches.get('b1')).toMatchObject({
+      enqueued: 5,
+      delivered: 1,
+      dead: 1,
+      held: 1,
+      possibleDuplicates: 0,
+    });
     expect(await batches.get('b2')).toMatchObject({ enqueued: 1, delivered: 1, dead: 0, held: 0 });
 
     const [s1, s2, s3, s4, s5, o1] = await ledger.getMany(['s1', 's2', 's3', 's4', 's5', 'o1']);
@@ -204,7 +377,12 @@ describe('chunk jobs in the ledger', () => {
     expect(await ledger.claimMany(['s1', 's2', 's3', 's4'], 't2', 'b1.1')).toEqual({
       outcome: 'claims',
       trial: false,
-      records: [{ outcome: 'delivered', remoteId: 'SIM-1' }, { outcome: 'dead' }, { outcome: 'held' }, { outcome: 'claimed', attempt: 2 }],
+      records: [
+        { outcome: 'delivered', remoteId: 'SIM-1' },
+        { outcome: 'dead' },
+        { outcome: 'held' },
+        { outcome: 'claimed', attempt: 2 },
+      ],
     });
     expect(
       await ledger.settleMany([
@@ -216,11 +394,22 @@ describe('chunk jobs in the ledger', () => {
     expect(await ledger.get('s4')).toMatchObject({ state: 'delivered', attempts: 2, answered5xx: 1 });
   });
 
-  it('an entry queued in a chunk is alive while the chunk\'s job exists; without it, and once stale, another batch takes it over', async () => {
+  it("an entry queued in a chunk is alive while the chunk's job exists; without it, and once stale, another batch takes it over", async () => {
     await newBatch('b2');
     // An importer that reserved the chunk and died before adding its job.
     await ledger.reserveChunks([[item('k1')]], ['b1.1'], { name: 'deliver-orders', layout: undefined }, 'b1', false);
-    const reserveK1 = () => ledger.reserveJobs([{ orderKey: 'k1', fingerprint: fingerprintOf(order('k1')), job: { name: 'deliver-order', data: { key: 'k1', batchId: 'b2' } } }], 'b2', false);
+    const reserveK1 = () =>
+      ledger.reserveJobs(
+        [
+          {
+            orderKey: 'k1',
+            fingerprint: fingerprintOf(order('k1')),
+            job: { name: 'deliver-order', data: { key: 'k1', batchId: 'b2' } },
+          },
+        ],
+        'b2',
+        false,
+      );
     // No job yet, but too young to tell from an import between reserving and adding.
     expect(await reserveK1()).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
 
@@ -237,24 +426,47 @@ describe('chunk jobs in the ledger', () => {
     expect(taken).toMatchObject({ state: 'queued', batchId: 'b2' });
     expect(taken?.chunkId).toBeUndefined();
     // The old chunk no longer owns it: its claim finds it moved, its late confirm counts nothing.
-    expect(await ledger.claimMany(['k1'], 't', 'b1.1')).toEqual({ outcome: 'claims', trial: false, records: [{ outcome: 'moved' }] });
+    expect(await ledger.claimMany(['k1'], 't', 'b1.1')).toEqual({
+      outcome: 'claims',
+      trial: false,
+      records: [{ outcome: 'moved' }],
+    });
     expect(await ledger.confirmChunks([{ chunkId: 'b1.1', orderKeys: ['k1'] }], 'b1')).toBe(0);
     expect(await ledger.confirmQueued(['k1'], 'b2')).toBe(1);
     expect(await batches.get('b1')).toMatchObject({ enqueued: 0 });
     expect(await batches.get('b2')).toMatchObject({ enqueued: 1 });
   });
 
-  it('a stale chunk entry is taken over into another batch\'s chunk, which then owns it', async () => {
+  it("a stale chunk entry is taken over into another batch's chunk, which then owns it", async () => {
     await newBatch('b2');
-    await ledger.reserveChunks([[item('k1'), item('k2')]], ['b1.1'], { name: 'deliver-orders', layout: undefined }, 'b1', false); // its importer died here
+    await ledger.reserveChunks(
+      [[item('k1'), item('k2')]],
+      ['b1.1'],
+      { name: 'deliver-orders', layout: undefined },
+      'b1',
+      false,
+    ); // its importer died here
     await new Promise((r) => setTimeout(r, 80));
-    const [results] = await ledger.reserveChunks([[item('k1'), item('k2')]], ['b2.1'], { name: 'deliver-orders', layout: undefined }, 'b2', false);
+    const [results] = await ledger.reserveChunks(
+      [[item('k1'), item('k2')]],
+      ['b2.1'],
+      { name: 'deliver-orders', layout: undefined },
+      'b2',
+      false,
+    );
     expect(results).toEqual([{ outcome: 'reserved' }, { outcome: 'reserved' }]);
-    expect(await ledger.getMany(['k1', 'k2'])).toEqual([expect.objectContaining({ batchId: 'b2', chunkId: 'b2.1' }), expect.objectContaining({ batchId: 'b2', chunkId: 'b2.1' })]);
+    expect(await ledger.getMany(['k1', 'k2'])).toEqual([
+      expect.objectContaining({ batchId: 'b2', chunkId: 'b2.1' }),
+      expect.objectContaining({ batchId: 'b2', chunkId: 'b2.1' }),
+    ]);
     // The dead importer's chunk is still kept (a reconciler adds it; its claim then finds both moved), and counts nothing.
     expect((await ledger.stranded(Date.now() + 1, 10)).map((s) => s.orderKey).sort()).toEqual(['b1.1', 'b2.1']);
     expect(await ledger.confirmChunks([{ chunkId: 'b1.1', orderKeys: ['k1', 'k2'] }], 'b1')).toBe(0);
-    expect(await ledger.claimMany(['k1', 'k2'], 't', 'b1.1')).toEqual({ outcome: 'claims', trial: false, records: [{ outcome: 'moved' }, { outcome: 'moved' }] });
+    expect(await ledger.claimMany(['k1', 'k2'], 't', 'b1.1')).toEqual({
+      outcome: 'claims',
+      trial: false,
+      records: [{ outcome: 'moved' }, { outcome: 'moved' }],
+    });
     expect(await ledger.confirmChunks([{ chunkId: 'b2.1', orderKeys: ['k1', 'k2'] }], 'b2')).toBe(2);
     expect(await batches.get('b1')).toMatchObject({ enqueued: 0 });
     expect(await batches.get('b2')).toMatchObject({ enqueued: 2 });

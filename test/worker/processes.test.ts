@@ -27,7 +27,11 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     const workerEnv = { ...rig.env, BULKORDER_CONCURRENCY: '4', LOG_LEVEL: 'info' };
     const workers = [startCli(['worker'], workerEnv), startCli(['worker'], workerEnv)];
     const imported = await importOrders(rig, 'TOKEN', 240);
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 45_000, out: quiet });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 45_000,
+      out: quiet,
+    });
     expect(settled).toBe(true);
     expect(batch.delivered).toBe(240);
 
@@ -41,16 +45,27 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
   }, 60_000);
 
   it('a worker killed with SIGKILL mid-batch loses nothing and posts nothing blindly', async () => {
-    rig = await deliveryRig('sigkill', { faults: { latencyMs: 300 } }, { BULKORDER_HTTP_DEADLINE_MS: '2000', BULKORDER_STALLED_INTERVAL_MS: '1000' });
+    rig = await deliveryRig(
+      'sigkill',
+      { faults: { latencyMs: 300 } },
+      { BULKORDER_HTTP_DEADLINE_MS: '2000', BULKORDER_STALLED_INTERVAL_MS: '1000' },
+    );
     const workerEnv = { ...rig.env, BULKORDER_CONCURRENCY: '5', LOG_LEVEL: 'warn' };
     const first = startCli(['worker'], workerEnv);
-        const imported = await importOrders(rig, 'KILL', 30);
-    await waitFor(async () => ((await rig!.services.batches.get(imported.batchId))?.delivered ?? 0) >= 5, 'five deliveries');
+    const imported = await importOrders(rig, 'KILL', 30);
+    await waitFor(
+      async () => ((await rig!.services.batches.get(imported.batchId))?.delivered ?? 0) >= 5,
+      'five deliveries',
+    );
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
 
     startCli(['worker'], workerEnv);
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 40_000, out: quiet });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 40_000,
+      out: quiet,
+    });
     expect(settled).toBe(true);
     expect(batch.dead).toBe(0);
     expect(batch.delivered + batch.held).toBe(30);
@@ -60,7 +75,14 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     // Every delivered order reached the API once; a held one may or may not have (it was in flight).
     expect(counters.ordersAccepted).toBeGreaterThanOrEqual(batch.delivered);
     expect(counters.ordersAccepted).toBeLessThanOrEqual(batch.delivered + batch.held);
-    recordReliability({ fault: 'worker SIGKILLed with requests in flight; another started', behaviour: 'stalled jobs came back; orders found sending were held, never re-posted blindly', orders: 30, lost: 30 - batch.delivered - batch.dead - batch.held, duplicates: counters.duplicateOrdersAccepted, held: batch.held });
+    recordReliability({
+      fault: 'worker SIGKILLed with requests in flight; another started',
+      behaviour: 'stalled jobs came back; orders found sending were held, never re-posted blindly',
+      orders: 30,
+      lost: 30 - batch.delivered - batch.dead - batch.held,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: batch.held,
+    });
   }, 60_000);
 
   it('SIGTERM mid-batch: requests in flight finish, nothing is held, and the next worker delivers the rest', async () => {
@@ -68,7 +90,10 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     const workerEnv = { ...rig.env, BULKORDER_CONCURRENCY: '5', LOG_LEVEL: 'warn' };
     const first = startCli(['worker'], workerEnv);
     const imported = await importOrders(rig, 'TERM', 30);
-    await waitFor(async () => ((await rig!.services.batches.get(imported.batchId))?.delivered ?? 0) >= 5, 'five deliveries');
+    await waitFor(
+      async () => ((await rig!.services.batches.get(imported.batchId))?.delivered ?? 0) >= 5,
+      'five deliveries',
+    );
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     const afterStop = (await rig.services.batches.get(imported.batchId))!;
@@ -76,27 +101,48 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     expect(afterStop.delivered).toBeLessThan(30); // it stopped taking new jobs
 
     startCli(['worker'], workerEnv);
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 40_000, out: quiet });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 40_000,
+      out: quiet,
+    });
     expect(settled).toBe(true);
     expect(batch).toMatchObject({ delivered: 30, dead: 0, held: 0 });
     const counters = rig.simulator.counters();
     expect(counters.ordersAccepted).toBe(30);
     expect(counters.duplicateOrdersAccepted).toBe(0);
-    recordReliability({ fault: 'worker SIGTERM mid-batch; another started', behaviour: 'took no new jobs, finished the requests in flight, exit 0; the next worker delivered the rest', orders: 30, lost: 30 - batch.delivered - batch.dead - batch.held, duplicates: counters.duplicateOrdersAccepted, held: batch.held });
+    recordReliability({
+      fault: 'worker SIGTERM mid-batch; another started',
+      behaviour: 'took no new jobs, finished the requests in flight, exit 0; the next worker delivered the rest',
+      orders: 30,
+      lost: 30 - batch.delivered - batch.dead - batch.held,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: batch.held,
+    });
   }, 60_000);
 
   it('--processes 2: one parent forks two worker processes that deliver a file; SIGTERM to the parent ends them all', async () => {
     rig = await deliveryRig('forked', { faults: { latencyMs: 50 } }, { BULKORDER_STALLED_INTERVAL_MS: '1000' });
     const parent = startCli(['worker', '--processes', '2', '--concurrency', '2'], { ...rig.env, LOG_LEVEL: 'info' });
     const imported = await importOrders(rig, 'FORK', 60);
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 40_000, out: quiet });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 40_000,
+      out: quiet,
+    });
     expect(settled).toBe(true);
     expect(batch).toMatchObject({ delivered: 60, dead: 0, held: 0 });
     expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
 
     // The children log through the parent's stderr: both started, and both delivered.
-    const lines = parent.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; pid: number; childPid?: number });
-    const children = lines.filter((line) => line.msg === 'worker process started').flatMap((line) => (line.childPid === undefined ? [] : [line.childPid]));
+    const lines = parent
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; pid: number; childPid?: number });
+    const children = lines
+      .filter((line) => line.msg === 'worker process started')
+      .flatMap((line) => (line.childPid === undefined ? [] : [line.childPid]));
     expect(children).toHaveLength(2);
     const deliverers = new Set(lines.filter((line) => line.msg === 'delivered').map((line) => line.pid));
     expect([...deliverers].sort()).toEqual([...children].sort());
@@ -111,7 +157,12 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     const redis = await startPrivateRedis();
     try {
       const graceMs = 3000;
-      const worker = startCli(['worker'], { ...rig.env, REDIS_URL: redis.url, BULKORDER_SHUTDOWN_GRACE_MS: String(graceMs), LOG_LEVEL: 'info' });
+      const worker = startCli(['worker'], {
+        ...rig.env,
+        REDIS_URL: redis.url,
+        BULKORDER_SHUTDOWN_GRACE_MS: String(graceMs),
+        LOG_LEVEL: 'info',
+      });
       await waitFor(() => worker.output().includes('delivery worker started'), 'the worker to start', 40_000);
       await redis.kill();
       await new Promise((res) => setTimeout(res, 3000)); // reconnect attempts pile up meanwhile
@@ -121,11 +172,23 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
       // the machine's, so the figure is recorded, not asserted.
       expect([0, 5]).toContain(await worker.exited); // 5 when it had to give up on closing cleanly
       const tookMs = Date.now() - signalled;
-      const stacks = worker.output().split('\n').filter((line) => line.includes('"stack"')).length;
+      const stacks = worker
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"stack"')).length;
       expect(stacks).toBeLessThanOrEqual(3);
       // One clear line, whichever point of its start or work the signal found it at.
-      expect(worker.output()).toMatch(/stopping while starting|stopped at the end of the grace period|could not close cleanly/);
-      recordReliability({ fault: 'worker SIGTERM while Redis is down', behaviour: `ended ${Math.round(tookMs / 100) / 10} s after SIGTERM (grace 3 s), ${stacks} stack trace(s) logged`, orders: 0, lost: 0, duplicates: 0, held: 0 });
+      expect(worker.output()).toMatch(
+        /stopping while starting|stopped at the end of the grace period|could not close cleanly/,
+      );
+      recordReliability({
+        fault: 'worker SIGTERM while Redis is down',
+        behaviour: `ended ${Math.round(tookMs / 100) / 10} s after SIGTERM (grace 3 s), ${stacks} stack trace(s) logged`,
+        orders: 0,
+        lost: 0,
+        duplicates: 0,
+        held: 0,
+      });
     } finally {
       await redis.stop();
     }

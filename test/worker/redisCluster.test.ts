@@ -47,7 +47,7 @@ async function slotOf(redis: Cluster, key: string): Promise<number> {
   return Number(await redis.call('CLUSTER', 'KEYSLOT', key));
 }
 
-describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the test\'s own)', () => {
+describe("Redis Cluster (a real local cluster: .ci/run's, or three nodes of the test's own)", () => {
   it('imports, delivers, dead-letters and reports a file with every key of a kind in one slot', async () => {
     rig = await deliveryRig('cluster', {}, { ...CAFETARIAPLAN, BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes });
     const redis = rig.services.redis;
@@ -63,7 +63,11 @@ describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the
     await rig.startWorker({ concurrency: 4 });
     const imported = await rig.importFile(file);
     expect(imported.counts).toMatchObject({ orders: 9, valid: 9, enqueued: 9 });
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, { pollMs: 100, timeoutMs: 25_000, out: quiet });
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 25_000,
+      out: quiet,
+    });
     expect(settled).toBe(true);
     expect(batch).toMatchObject({ delivered: 8, dead: 1, held: 0 });
     expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
@@ -101,10 +105,30 @@ describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the
   }, 60_000);
 
   it("runs the breaker's scripts on the node of the breaker's slot (the successes' bucket too)", async () => {
-    const redis = createRedis({ redisUrl: new SecretUrl('redis://127.0.0.1:6379'), redisClusterNodes: nodesOf(cluster!.nodes) }, 'worker');
+    const redis = createRedis(
+      { redisUrl: new SecretUrl('redis://127.0.0.1:6379'), redisClusterNodes: nodesOf(cluster!.nodes) },
+      'worker',
+    );
     const prefix = `{${testPrefix('cluster-breaker')}}`;
-    const settings = { windowMs: 60_000, minAttempts: 3, minOrders: 3, minCustomers: 1, refusalRatio: 0.1, serverFailingRatio: 0.5, unreachableRatio: 0.5, credentialsMinAttempts: 3, openMs: 30_000, maxOpenMs: 600_000, trialCalls: 1, alertAfterMs: 1_800_000 };
-    const breaker = new CircuitBreaker(redis, keyspace(prefix), createLogger({ level: 'silent' }), { settings, pauseQueue: async () => undefined, resumeQueue: async () => undefined });
+    const settings = {
+      windowMs: 60_000,
+      minAttempts: 3,
+      minOrders: 3,
+      minCustomers: 1,
+      refusalRatio: 0.1,
+      serverFailingRatio: 0.5,
+      unreachableRatio: 0.5,
+      credentialsMinAttempts: 3,
+      openMs: 30_000,
+      maxOpenMs: 600_000,
+      trialCalls: 1,
+      alertAfterMs: 1_800_000,
+    };
+    const breaker = new CircuitBreaker(redis, keyspace(prefix), createLogger({ level: 'silent' }), {
+      settings,
+      pauseQueue: async () => undefined,
+      resumeQueue: async () => undefined,
+    });
     try {
       // Each tick adds the successes counted since the last one: a call sent to another node than the
       // breaker's fails there (its keys are not local), so twelve ticks all land or the test fails.
@@ -112,7 +136,11 @@ describe('Redis Cluster (a real local cluster: .ci/run\'s, or three nodes of the
         await breaker.record({ kind: 'delivered', status: 201, body: {} }, `ok-${i}`);
         await breaker.tick();
       }
-      for (let i = 0; i < 3; i++) await breaker.record({ kind: 'permanent', status: 400, code: 'BAD', message: 'bad', body: {}, bodyTruncated: false }, `bad-${i}`);
+      for (let i = 0; i < 3; i++)
+        await breaker.record(
+          { kind: 'permanent', status: 400, code: 'BAD', message: 'bad', body: {}, bodyTruncated: false },
+          `bad-${i}`,
+        );
       expect((await breaker.status()).state).toBe('open');
       const buckets = (await keysStartingWith(redis as Cluster, keyspace(prefix).breakerBuckets)).sort();
       const counted = await Promise.all(buckets.map(async (key) => Number(await redis.get(key))));

@@ -26,7 +26,10 @@ async function takenPort(port = 0): Promise<number> {
 
 /** The exit of a process, or 'still running' once 150 s passed on a busy machine (a hang, not slowness, fails the test). */
 function exitOrHang(cli: CliProcess): Promise<number | string> {
-  return Promise.race([cli.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 150_000).unref())]);
+  return Promise.race([
+    cli.exited,
+    new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 150_000).unref()),
+  ]);
 }
 
 function isRunning(pid: number): boolean {
@@ -56,10 +59,17 @@ describe('every start-up failure ends the worker (issue 26, item 6)', () => {
     const worker = startCli(['worker', '--http-port', String(port)], { ...rig.env, LOG_LEVEL: 'info' });
     expect(await exitOrHang(worker), worker.output()).toBe(5);
     expect(worker.output()).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
-    recordReliability({ fault: 'worker --http-port already in use', behaviour: 'exit 5 naming the port, its Redis connections closed (it used to hang, ignoring SIGTERM)', orders: 0, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'worker --http-port already in use',
+      behaviour: 'exit 5 naming the port, its Redis connections closed (it used to hang, ignoring SIGTERM)',
+      orders: 0,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 200_000);
 
-  it('--processes 2 with the second child\'s port taken: the supervisor names the child, stops the other and exits', async () => {
+  it("--processes 2 with the second child's port taken: the supervisor names the child, stops the other and exits", async () => {
     rig = await deliveryRig('port-taken-child');
     // Child i serves --http-port + i: child 1's port is taken, child 0's is free.
     let base: number;
@@ -74,19 +84,36 @@ describe('every start-up failure ends the worker (issue 26, item 6)', () => {
         // base + 1 in use by someone else: try another pair
       }
     }
-    const supervisor = startCli(['worker', '--processes', '2', '--http-port', String(base)], { ...rig.env, LOG_LEVEL: 'info' });
+    const supervisor = startCli(['worker', '--processes', '2', '--http-port', String(base)], {
+      ...rig.env,
+      LOG_LEVEL: 'info',
+    });
     expect(await exitOrHang(supervisor), supervisor.output()).toBe(5);
-    expect(supervisor.output()).toMatch(new RegExp(`worker process 1 \\(pid \\d+, --http-port ${base + 1}\\) failed to start`));
+    expect(supervisor.output()).toMatch(
+      new RegExp(`worker process 1 \\(pid \\d+, --http-port ${base + 1}\\) failed to start`),
+    );
     const pids = childPids(supervisor);
     expect(pids).toHaveLength(2); // started once each: a child that fails to start is not restarted
     for (const pid of pids) expect(isRunning(pid)).toBe(false);
-    recordReliability({ fault: 'worker --processes 2, the second child\'s --http-port in use', behaviour: 'the supervisor named the child that failed to start, stopped the other and exited 5 (it used to restart it, or leave half the capacity hanging)', orders: 0, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: "worker --processes 2, the second child's --http-port in use",
+      behaviour:
+        'the supervisor named the child that failed to start, stopped the other and exited 5 (it used to restart it, or leave half the capacity hanging)',
+      orders: 0,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 200_000);
 
   it('the supervisor SIGKILLed: its children notice the closed IPC channel and exit', async () => {
     rig = await deliveryRig('orphans', {}, { BULKORDER_SHUTDOWN_GRACE_MS: '3000' });
     const supervisor = startCli(['worker', '--processes', '2'], { ...rig.env, LOG_LEVEL: 'info' });
-    await waitFor(() => (supervisor.output().match(/delivery worker started/g)?.length ?? 0) === 2, 'both children started', 150_000);
+    await waitFor(
+      () => (supervisor.output().match(/delivery worker started/g)?.length ?? 0) === 2,
+      'both children started',
+      150_000,
+    );
     const pids = childPids(supervisor);
     expect(pids).toHaveLength(2);
     supervisor.child.kill('SIGKILL');
@@ -96,6 +123,13 @@ describe('every start-up failure ends the worker (issue 26, item 6)', () => {
     } finally {
       for (const pid of pids) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
     }
-    recordReliability({ fault: 'worker supervisor (--processes 2) SIGKILLed', behaviour: 'both children saw the IPC channel close and exited within their grace period; none left running', orders: 0, lost: 0, duplicates: 0, held: 0 });
+    recordReliability({
+      fault: 'worker supervisor (--processes 2) SIGKILLed',
+      behaviour: 'both children saw the IPC channel close and exited within their grace period; none left running',
+      orders: 0,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
+    });
   }, 300_000);
 });

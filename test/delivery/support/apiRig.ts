@@ -17,7 +17,15 @@ export function validOrder(customer = 1001): object {
   return {
     businessCustomerId: customer,
     recipient: {
-      address: { firstName: 'Anna', lastName: 'de Vries', street: 'Keizersgracht', streetNumber: 12, postalCode: '1015 CX', city: 'Amsterdam', countryCode: 'NL' },
+      address: {
+        firstName: 'Anna',
+        lastName: 'de Vries',
+        street: 'Keizersgracht',
+        streetNumber: 12,
+        postalCode: '1015 CX',
+        city: 'Amsterdam',
+        countryCode: 'NL',
+      },
       languageCode: 'nl',
       email: 'anna@example.nl',
       telephoneNumber: '+31612345678',
@@ -48,7 +56,11 @@ export interface ApiRig {
 }
 
 /** Starts a simulator and a config for it; `env` overrides variables (e.g. secrets, timeouts). */
-export async function apiRig(options: SimulatorOptions = {}, env: Record<string, string> = {}, logger?: Logger): Promise<ApiRig> {
+export async function apiRig(
+  options: SimulatorOptions = {},
+  env: Record<string, string> = {},
+  logger?: Logger,
+): Promise<ApiRig> {
   const simulator = await startSimulator({ seed: 7, ...options });
   const config = loadConfig({
     env: {
@@ -69,7 +81,12 @@ export async function apiRig(options: SimulatorOptions = {}, env: Record<string,
     transport,
     settings: (api) => requireApi(config, api),
     tokenProvider: (api, extra = {}) =>
-      createApiTokenProvider(requireApi(config, api), { transport, logger: log, endpoint: { baseDelayMs: 10, maxDelayMs: 50 }, ...extra }),
+      createApiTokenProvider(requireApi(config, api), {
+        transport,
+        logger: log,
+        endpoint: { baseDelayMs: 10, maxDelayMs: 50 },
+        ...extra,
+      }),
     async close() {
       await simulator.close(); // first: it ends held (never answered) sockets the transport would wait for
       await transport.close();

@@ -29,7 +29,11 @@ export async function httpServer(handler: (req: IncomingMessage, res: ServerResp
 }
 
 /** A node:net server; `onRequest` gets the socket once the first request bytes arrived (HTTP) or at once (`onConnect`). */
-export async function tcpServer(options: { onData?: (socket: Socket, data: Buffer) => void; onConnect?: (socket: Socket) => void; protocol?: 'http' | 'https' }): Promise<RawServer> {
+export async function tcpServer(options: {
+  onData?: (socket: Socket, data: Buffer) => void;
+  onConnect?: (socket: Socket) => void;
+  protocol?: 'http' | 'https';
+}): Promise<RawServer> {
   let hits = 0;
   const sockets = new Set<Socket>();
   const server = createNetServer((socket) => {
@@ -56,7 +60,12 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-async function start(server: ReturnType<typeof createNetServer>, sockets: Set<Socket>, hits: () => number, protocol: string): Promise<RawServer> {
+async function start(
+  server: ReturnType<typeof createNetServer>,
+  sockets: Set<Socket>,
+  hits: () => number,
+  protocol: string,
+): Promise<RawServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -29,7 +29,9 @@ const client = createBusinessApiClient(settings, { transport, tokenProvider, log
 // The window is given once every child has loaded: on a loaded machine loading alone can take seconds.
 process.stdout.write('ready\n');
 const lines = createInterface({ input: process.stdin });
-const [startAt, count] = (await new Promise<string>((resolve) => lines.once('line', resolve))).split(' ').map(Number) as [number, number];
+const [startAt, count] = (await new Promise<string>((resolve) => lines.once('line', resolve)))
+  .split(' ')
+  .map(Number) as [number, number];
 lines.close();
 const tally: Record<string, number> = {};
 await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
