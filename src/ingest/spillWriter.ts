@@ -105,8 +105,9 @@ export class SpillWriter {
     this.#pendingBytes[bucket] = 0;
     this.written[bucket]! += text.length;
     this.#inFlight += text.length;
-    const write = this.#tails
-      [bucket]!.then(() => this.#write(bucket, text))
+    const tail = this.#tails[bucket]!;
+    const write = tail
+      .then(() => this.#write(bucket, text))
       .then(
         () => undefined,
         (error: unknown) => {

@@ -35,17 +35,15 @@ async function echoServer(status = 400): Promise<RawServer> {
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
       const echo = `headers=${JSON.stringify(req.headers)} body=${body}`;
-      res
-        .writeHead(status, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            code: 'ECHO',
-            message: echo,
-            error: 'invalid_client',
-            error_description: echo,
-            details: { headers: req.headers, body },
-          }),
-        );
+      res.writeHead(status, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          code: 'ECHO',
+          message: echo,
+          error: 'invalid_client',
+          error_description: echo,
+          details: { headers: req.headers, body },
+        }),
+      );
     });
   });
   cleanups.push(() => server.close());
