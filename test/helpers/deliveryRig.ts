@@ -110,12 +110,16 @@ export async function deliveryRig(
       return path;
     },
     async close() {
-      await Promise.all(workers.map((w) => w.close()));
-      // The whole test namespace (the caller's, when it set its own): orders and accounts live under different target ids.
-      await deletePrefix(services.redis, env.BULKORDER_REDIS_PREFIX);
-      await services.close();
-      await simulator.close();
-      await rm(dir, { recursive: true, force: true });
+      // The folder and the simulator go whatever Redis does (a test may have killed the Redis it runs on).
+      try {
+        await Promise.all(workers.map((w) => w.close()));
+        // The whole test namespace (the caller's, when it set its own): orders and accounts live under different target ids.
+        await deletePrefix(services.redis, env.BULKORDER_REDIS_PREFIX);
+        await services.close();
+      } finally {
+        await simulator.close();
+        await rm(dir, { recursive: true, force: true });
+      }
     },
   };
 }
