@@ -126,7 +126,8 @@ const PHONE_CACHE_SIZE = 2048;
 let phoneVerdicts = new Map<string, boolean>();
 let previousVerdicts = new Map<string, boolean>();
 
-function e164Verdict(raw: string): boolean {
+/** True when `raw` is a valid phone number written as E.164 (what the accept path takes); false: ask validateRow. */
+export function e164Verdict(raw: string): boolean {
   const length = raw.length;
   if (length < 3 || raw.charCodeAt(0) !== 43 /* + */) return false;
   for (let i = 1; i < length; i++) {
