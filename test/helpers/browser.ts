@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 
 /** Debian's chromium, driven by playwright-core (no browser download is possible here). */
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 
 /** Launches headless Debian chromium; says by name how to get it when it is missing. */
 export async function launchChromium(): Promise<Browser> {
