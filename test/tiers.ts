@@ -13,6 +13,8 @@ export const faultFiles: readonly string[] = [
   'test/reliability/importKill.test.ts',
   'test/reliability/redisFaults.test.ts',
   'test/reliability/fileFaults.test.ts',
+  'test/reliability/outputDisk.test.ts',
+  'test/reliability/redisPersistence.test.ts',
   'test/worker/processes.test.ts',
   'test/worker/startupFailure.test.ts',
 ];
