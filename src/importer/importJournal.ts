@@ -42,7 +42,11 @@ export async function readJournal(file: string): Promise<ImportJournal | undefin
   const path = journalPath(file);
   const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
-    throw error;
+    throw new UsageError(
+      'JOURNAL_UNREADABLE',
+      `cannot read the import journal ${path} (${error.code ?? error.message}); make it readable, or move it away to import without it`,
+      { cause: error, details: { path, errno: error.code } },
+    );
   });
   if (text === undefined) return undefined;
   try {
