@@ -36,7 +36,10 @@ async function drain(file: string, options: IngestOptions): Promise<{ error: unk
 
 describe('a file that is mostly wrong stops in its first read', () => {
   it('40,000 rows, 3 of 4 wrong: refused after the first 10,000 rows read, none of them handed on, the spill folder gone', async () => {
-    const file = await tmp.file('mostly-wrong.csv', csv(40_000, (i) => i % 4 !== 0));
+    const file = await tmp.file(
+      'mostly-wrong.csv',
+      csv(40_000, (i) => i % 4 !== 0),
+    );
     const spill = join(tmp.dir, 'spill');
     await mkdir(spill);
     const { error, rows, items } = await drain(file, {
@@ -58,7 +61,10 @@ describe('a file that is mostly wrong stops in its first read', () => {
   });
 
   it('the same with a validation thread: the encoded lines are judged as they come back', async () => {
-    const file = await tmp.file('mostly-wrong.csv', csv(40_000, (i) => i % 4 !== 0));
+    const file = await tmp.file(
+      'mostly-wrong.csv',
+      csv(40_000, (i) => i % 4 !== 0),
+    );
     const { error, rows } = await drain(file, { maxRejectedPercent: 50, spillThresholdBytes: 0, threads: 1 });
     expect((error as FileRefusedError).code).toBe('TOO_MANY_REJECTED');
     // A thread's batches are 512 records, two per thread under way: the judgement comes within a batch or two.
@@ -67,7 +73,10 @@ describe('a file that is mostly wrong stops in its first read', () => {
   });
 
   it('under the share, or without maxRejectedPercent (a results file reading its input again), every row is read', async () => {
-    const file = await tmp.file('half-wrong.csv', csv(24_000, (i) => i % 2 === 0));
+    const file = await tmp.file(
+      'half-wrong.csv',
+      csv(24_000, (i) => i % 2 === 0),
+    );
     for (const options of [{ maxRejectedPercent: 50 }, {}]) {
       const { error, rows, items } = await drain(file, { ...options, spillThresholdBytes: 0, threads: 0 });
       expect(error).toBeUndefined();
