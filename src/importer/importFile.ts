@@ -12,7 +12,7 @@ import { chunkJobId } from '../queues.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { ValidRecord } from '../ingest/types.js';
 import type { ImportDeps } from '../services.js';
-import { limitRejections } from '../ingest/rejectionLimit.js';
+import { limitRejections, withRejectionLimit } from '../ingest/rejectionLimit.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
 import { refuseNul, scanFile } from '../ingest/scanFile.js';
 import { outputPath } from '../ingest/outputPath.js';
@@ -61,7 +61,8 @@ export interface ImportResult {
  * sets the pace. Rejected rows go to the rejects file exactly as `validate` writes them.
  */
 export async function importFile<P>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
-  const source = await deps.kind.openSource(file, options); // refuses a bad file before anything is created
+  // Refuses a bad file before anything is created; a mostly wrong one early in its first read.
+  const source = await deps.kind.openSource(file, withRejectionLimit(options));
   const scan = await scanFile(file);
   refuseNul(file, scan); // before the batch exists: nothing of a damaged file is queued
   const sha256 = scan.sha256;
