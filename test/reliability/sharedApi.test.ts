@@ -90,15 +90,28 @@ describe('an API shared with others (issue 26)', () => {
       rig = await deliveryRig(
         'trialsample',
         { faults: { forbiddenCustomers: [9001, 9002, 9003] } },
-        { BULKORDER_BREAKER_OPEN_MS: '3000', BULKORDER_BREAKER_MAX_OPEN_MS: '6000' },
+        { BULKORDER_BREAKER_OPEN_MS: '5000', BULKORDER_BREAKER_MAX_OPEN_MS: '10000' },
       );
       // A, B and C interleaved: their refusals span 3 customers, enough to open the breaker (default rules).
       const refused = rows('ABC', 600, (i) => 9001 + (i % 3));
       const text = [HEADER, ...refused, ...rows('D', 100, () => 1001)].join('\n') + '\n';
       const file = await rig.writeFile('three.csv', text);
       await rig.startWorker({ concurrency: 20 });
-      const outcome = await importAndWait(rig, file);
+      // How often it opened in the episode (openCount lives while open or half-open): a trial of A, B or C reopens it.
+      let openings = 0;
+      let done = false;
+      const sampler = (async () => {
+        while (!done) {
+          const count = Number(await rig.services.redis.hget(rig.services.keys.breaker, 'openCount'));
+          openings = Math.max(openings, Number.isNaN(count) ? 0 : count);
+          await new Promise((res) => setTimeout(res, 50));
+        }
+      })();
+      const outcome = await importAndWait(rig, file).finally(() => (done = true));
+      await sampler;
       const counters = rig.simulator.counters();
+      // The first half-open's trial went to D and closed it: it never reopened.
+      expect(openings).toBe(1);
       // It opened (the refusals were systemic by the rules) and closed on a trial of D.
       expect(Number(await rig.services.redis.hget(rig.services.keys.breaker, 'closedAt'))).toBeGreaterThan(0);
       expect(outcome.batch).toMatchObject({ delivered: 100, dead: 600, held: 0 });
@@ -114,7 +127,7 @@ describe('an API shared with others (issue 26)', () => {
       }
       // Held orders of the refused customers were dead-lettered without a POST each: far fewer 403s than orders.
       const refusals = counters.statuses['403'] ?? 0;
-      console.log(`trial sampling run: ${refusals} POSTs answered 403 for 600 refused orders, 100 of 100 delivered`);
+      console.log(`trial sampling run: opened ${openings}x, ${refusals} POSTs answered 403 for 600 refused orders`);
       expect(refusals).toBeLessThan(100);
       recordReliability({
         fault:
