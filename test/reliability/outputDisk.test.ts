@@ -62,7 +62,8 @@ describe.skipIf(!canMount)('results and rejects on a full or read-only disk', ()
     const first = startCli(['import', file, '--wait'], rig.env);
     expect(await first.exited, first.output()).toBe(5);
     expect(first.output()).toContain(`could not write ${file}.results.csv (ENOSPC: no space left on the device)`);
-    expect(await readdir(dir)).toEqual(['filler', 'night.csv']); // neither the results nor a partial file left
+    // Neither the results nor a partial file left; the import journal (written before the disk filled) stays.
+    expect(await readdir(dir)).toEqual(['filler', 'night.csv', 'night.csv.journal']);
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 150, duplicateOrdersAccepted: 0 });
 
     await rm(join(dir, 'filler'));
