@@ -5,6 +5,7 @@ import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import {
   CREDENTIALS_POSTPONE_MS,
+  recordEvidence,
   RetryableDeliveryError,
   slowDown,
   type AttemptInfo,
@@ -13,6 +14,7 @@ import {
 } from './deliverRecord.js';
 import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
+import { untilRecorded } from './untilRecorded.js';
 import type { RequestSlots } from './requestSlots.js';
 import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
 
@@ -174,7 +176,7 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
         const durationMs = Math.round(performance.now() - started);
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
-        await deps.breaker.record(outcome, record.key, deps.customerOf?.(record.payload));
+        await recordEvidence(deps, outcome, record.key, deps.customerOf?.(record.payload));
         return { outcome, durationMs };
       } finally {
         release(1);
@@ -281,7 +283,7 @@ async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, dep
 }
 
 async function settleWave<P>(settles: SettleInput[], deps: ChunkDeps<P>): Promise<void> {
-  const settled = await deps.ledger.settleMany(settles);
+  const settled = await untilRecorded(() => deps.ledger.settleMany(settles), deps.recordRetry);
   for (const [i, outcome] of settled.entries()) {
     if (outcome === 'lost')
       deps.logger.warn(

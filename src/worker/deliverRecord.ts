@@ -10,6 +10,8 @@ import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import type { RecordWording } from '../kinds/recordWording.js';
 import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
+import { untilRecorded, type RecordRetry } from './untilRecorded.js';
+import { isRedisConnectionError } from '../redisErrors.js';
 
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
 export interface DeliverDeps<P = unknown> {
@@ -31,6 +33,11 @@ export interface DeliverDeps<P = unknown> {
   rate?: RequestPacer;
   /** Moves this job to delayed without spending an attempt (a failure that is not the order's). */
   postpone(ms: number): Promise<void>;
+  /**
+   * How an answer's settle outlasts a Redis that refuses writes (OOM) or is away: retried with
+   * backoff until Redis takes it or the worker has stopped. None: a refused settle fails the job.
+   */
+  recordRetry?: RecordRetry;
 }
 
 export interface AttemptInfo {
@@ -128,7 +135,7 @@ export async function deliverRecord<P>(
   const outcome = await deps.send(job.payload, { key: job.key });
   const durationMs = Math.round(performance.now() - started);
   // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
-  await deps.breaker.record(outcome, job.key, deps.customerOf?.(job.payload));
+  await recordEvidence(deps, outcome, job.key, deps.customerOf?.(job.payload));
   const verdict = verdictOf(outcome, attempt, ledger.ambiguousPolicy, deps.wording);
   // Bound per line rather than with logger.child(): a child per attempt costs ~4% of a worker's CPU.
   const facts = { attempt: attempt.attempt, durationMs, ...(admission.trial ? { trial: true } : {}) };
@@ -196,8 +203,26 @@ async function fileOf<P>(job: DeliveryJobData<P>, deps: DeliverDeps<P>): Promise
   return job.file ?? (await deps.batchFile(job.batchId));
 }
 
+/**
+ * Tells the breaker of an answer. A Redis that refuses the write (OOM, away) costs the breaker one
+ * piece of evidence, never the answer itself: the settle that follows waits for Redis instead.
+ */
+export async function recordEvidence<P>(
+  deps: DeliverDeps<P>,
+  outcome: ApiOutcome,
+  key: string,
+  customer: string | undefined,
+): Promise<void> {
+  try {
+    await deps.breaker.record(outcome, key, customer);
+  } catch (error) {
+    if (deps.recordRetry === undefined || !isRedisConnectionError(error)) throw error;
+    deps.recordRetry.onRefused(error as Error);
+  }
+}
+
 async function settle<P>(deps: DeliverDeps<P>, input: SettleInput): Promise<void> {
-  const settled = await deps.ledger.settle(input);
+  const settled = await untilRecorded(() => deps.ledger.settle(input), deps.recordRetry);
   if (settled === 'lost')
     deps.logger.warn(
       { state: input.state },
