@@ -87,6 +87,8 @@ export interface RedisReadiness {
   requirePersistence?: boolean;
   /** Where the warning goes; default stderr, once per process and Redis URL. */
   warn?: (message: string) => void;
+  /** Let a Redis that evicts pass: for a command that reports it rather than writes (`status`). Default false. */
+  allowEviction?: boolean;
 }
 
 /**
@@ -135,7 +137,7 @@ export async function assertRedisReady(
     redis.off('error', onError);
   }
   const policy = await maxmemoryPolicy(redis);
-  if (policy !== undefined && policy !== 'noeviction') {
+  if (policy !== undefined && policy !== 'noeviction' && readiness.allowEviction !== true) {
     throw new InfrastructureError(
       'REDIS_EVICTION_POLICY',
       `Redis at ${redactUrl(url)} has maxmemory-policy '${policy}'; bulkorder needs 'noeviction' so that queued ` +

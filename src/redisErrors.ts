@@ -21,7 +21,17 @@ const OUT_OF_MEMORY_REPLY = /^OOM\b/;
  * 'maxmemory'`): as unavailable as a lost connection for a command (exit 5), and a worker waits it out.
  */
 export function isRedisOutOfMemory(error: unknown): boolean {
-  return error instanceof Error && OUT_OF_MEMORY_REPLY.test(error.message);
+  return outOfMemoryReply(error) !== undefined;
+}
+
+/** The OOM reply behind an error (itself, or one a MULTI was discarded for: EXECABORT), for messages. */
+export function outOfMemoryReply(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (OUT_OF_MEMORY_REPLY.test(error.message)) return error.message;
+  // A MULTI whose queued commands were refused ends in EXECABORT; ioredis keeps their replies beside it.
+  const previous = (error as { previousErrors?: unknown }).previousErrors;
+  if (!/^EXECABORT\b/.test(error.message) || !Array.isArray(previous)) return undefined;
+  return previous.map(outOfMemoryReply).find((reply) => reply !== undefined);
 }
 
 /** A lost or refused connection, a Redis that cannot serve yet, or one out of memory (isRedisOutOfMemory). */

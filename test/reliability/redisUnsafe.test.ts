@@ -11,6 +11,7 @@ import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
+import { runCli } from '../helpers/runCli.js';
 
 let rig: DeliveryRig | undefined;
 let redisServer: PrivateRedis | undefined;
@@ -68,6 +69,12 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     await new Promise((r) => setTimeout(r, 1000)); // ten looks of the guard
     expect(rig.simulator.counters().ordersAccepted).toBe(whilePaused);
     expect(whilePaused).toBeLessThan(orders);
+    // `status` says so (text and --json) instead of refusing to read an evicting Redis.
+    const text = await runCli(['status'], rig.env);
+    expect(text.code, text.output).toBe(0);
+    expect(text.stdout).toMatch(/REDIS UNSAFE \(REDIS_EVICTION_POLICY\): .*allkeys-lru.*Workers take no jobs/);
+    const json = await runCli(['status', '--json'], rig.env);
+    expect(JSON.parse(json.stdout).redis).toMatchObject({ unsafe: true, code: 'REDIS_EVICTION_POLICY' });
 
     await admin.config('SET', 'maxmemory-policy', 'noeviction');
     await settled(redisServer.url, rig.prefix, imported.batchId, 'the batch to settle once Redis is safe');
@@ -108,7 +115,15 @@ describe('a Redis that evicts or fills while the worker runs', () => {
       'answers accepted while Redis is full',
     );
     await waitFor(async () => (await oomReplies(admin!)) > 0, 'Redis to refuse writes');
-    await new Promise((r) => setTimeout(r, 1000));
+    // A command meets the same refusal: Redis unavailable, exit 5, and --json still ends with one object.
+    const importer = await runCli(
+      ['import', await rig.writeFile('more.csv', ordersCsv('MORE', 5)), '--json'],
+      rig.env,
+    );
+    expect(importer.code, importer.output).toBe(5);
+    expect(importer.stderr).toMatch(/Redis is out of memory and refuses writes/);
+    expect(importer.stderr).toMatch(/OOM command not allowed/);
+    expect(JSON.parse(importer.stdout)).toMatchObject({ refused: { code: 'REDIS_UNAVAILABLE' }, exitCode: 5 });
     const refused = await oomReplies(admin);
     await admin.config('SET', 'maxmemory', '0');
 
