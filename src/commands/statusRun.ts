@@ -33,12 +33,15 @@ export function runStatus(
   flags: StatusFlags,
   ctx: CommandContext,
 ): Promise<number> {
-  return printWith(kind, ctx, (services) =>
-    queueStatus(services, {
-      ...(batchId === undefined ? {} : { batchId }),
-      limit: Number(flags.limit ?? 10),
-      json: flags.json === true,
-    }),
+  return printWith(
+    kind,
+    ctx,
+    (services) =>
+      queueStatus(services, {
+        ...(batchId === undefined ? {} : { batchId }),
+        limit: Number(flags.limit ?? 10),
+        json: flags.json === true,
+      }),
     // status reads, and says when Redis evicts (workers then take no jobs) rather than refusing to.
     { allowEviction: true },
   );

@@ -52,6 +52,10 @@ export async function announceRedisSafety(options: RedisNoticeOptions, safety: R
   await defineScripts(redis).bulkorderDeleteIfOwner(keys.notifyRedisEpisode, episode);
   const minutes = Math.max(0, Math.round((now - Number(episode)) / 60_000));
   await options.notifier.notify(
-    notice('redis-safe', episode, `Redis is safe again (${options.env}) after ${minutes} min: workers take jobs again.`),
+    notice(
+      'redis-safe',
+      episode,
+      `Redis is safe again (${options.env}) after ${minutes} min: workers take jobs again.`,
+    ),
   );
 }

@@ -116,10 +116,7 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     );
     await waitFor(async () => (await oomReplies(admin!)) > 0, 'Redis to refuse writes');
     // A command meets the same refusal: Redis unavailable, exit 5, and --json still ends with one object.
-    const importer = await runCli(
-      ['import', await rig.writeFile('more.csv', ordersCsv('MORE', 5)), '--json'],
-      rig.env,
-    );
+    const importer = await runCli(['import', await rig.writeFile('more.csv', ordersCsv('MORE', 5)), '--json'], rig.env);
     expect(importer.code, importer.output).toBe(5);
     expect(importer.stderr).toMatch(/Redis is out of memory and refuses writes/);
     expect(importer.stderr).toMatch(/OOM command not allowed/);
