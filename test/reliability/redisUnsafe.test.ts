@@ -12,11 +12,16 @@ import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig
 import { waitFor } from '../helpers/cliProcess.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 import { runCli } from '../helpers/runCli.js';
+import { dashboardApp } from '../../src/dashboard/dashboardApp.js';
+import { openDashboardState } from '../../src/dashboard/dashboardState.js';
 
 let rig: DeliveryRig | undefined;
 let redisServer: PrivateRedis | undefined;
 let admin: Redis | undefined;
+let closeDashboard: (() => Promise<void>) | undefined;
 afterEach(async () => {
+  await closeDashboard?.();
+  closeDashboard = undefined;
   // Whatever the test left it at: the rig's cleanup must be able to write.
   await admin?.config('SET', 'maxmemory', '0').catch(() => undefined);
   admin?.disconnect();
@@ -56,6 +61,11 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     const imported = await rig.importFile(await rig.writeFile('evict.csv', ordersCsv('EVICT', orders)));
     expect(imported.counts.enqueued).toBe(orders);
     const worker = await rig.startWorker({ concurrency: 4, redisCheck: { everyMs: 100, unverifiable: 'run' } });
+    // A dashboard running since before: its overview shows a banner while Redis evicts.
+    const dashboard = await openDashboardState(rig.config, rig.logger);
+    closeDashboard = () => dashboard.close();
+    const app = dashboardApp(dashboard, { readOnly: true, shuttingDown: () => false });
+    expect(await (await app.request('/')).text()).not.toContain('data-test="redis-unsafe"');
     await waitFor(() => rig!.simulator.counters().ordersAccepted >= 20, 'twenty deliveries');
 
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
@@ -75,6 +85,8 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     expect(text.stdout).toMatch(/REDIS UNSAFE \(REDIS_EVICTION_POLICY\): .*allkeys-lru.*Workers take no jobs/);
     const json = await runCli(['status', '--json'], rig.env);
     expect(JSON.parse(json.stdout).redis).toMatchObject({ unsafe: true, code: 'REDIS_EVICTION_POLICY' });
+    const overview = await (await app.request('/')).text();
+    expect(overview).toMatch(/data-test="redis-unsafe"><strong>Redis is unsafe for orders \(REDIS_EVICTION_POLICY\)/);
 
     await admin.config('SET', 'maxmemory-policy', 'noeviction');
     await settled(redisServer.url, rig.prefix, imported.batchId, 'the batch to settle once Redis is safe');
