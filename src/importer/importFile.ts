@@ -12,12 +12,13 @@ import { chunkJobId } from '../queues.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
 import type { ValidRecord } from '../ingest/types.js';
 import type { ImportDeps } from '../services.js';
-import { limitRejections } from '../ingest/rejectionLimit.js';
+import { limitRejections, withRejectionLimit } from '../ingest/rejectionLimit.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
 import { refuseNul, scanFile } from '../ingest/scanFile.js';
 import { outputPath } from '../ingest/outputPath.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
 import { conflictRejection } from '../ledger/orderRefReused.js';
+import type { PriorResults } from '../batches/priorResults.js';
 
 export interface ImportOptions extends IngestOptions {
   /** Send orders again even when the ledger knows them as delivered. */
@@ -26,6 +27,13 @@ export interface ImportOptions extends IngestOptions {
   rejectsPath?: string;
   /** Orders per reserve + addBulk round; default 500. */
   chunkSize?: number;
+  /**
+   * An earlier results file of this input (issue 26: a second ledger): orders it records as
+   * delivered that the ledger does not know are not sent (`skippedResults`). Ignored with `force`.
+   */
+  priorResults?: PriorResults;
+  /** Called once the batch exists, before anything of it is reserved (the import journal is written here). */
+  onBatchCreated?: (batchId: string) => Promise<void>;
 }
 
 export interface ImportResult {
@@ -53,7 +61,8 @@ export interface ImportResult {
  * sets the pace. Rejected rows go to the rejects file exactly as `validate` writes them.
  */
 export async function importFile<P>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
-  const source = await deps.kind.openSource(file, options); // refuses a bad file before anything is created
+  // Refuses a bad file before anything is created; a mostly wrong one early in its first read.
+  const source = await deps.kind.openSource(file, withRejectionLimit(options));
   const scan = await scanFile(file);
   refuseNul(file, scan); // before the batch exists: nothing of a damaged file is queued
   const sha256 = scan.sha256;
@@ -72,6 +81,13 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     ...outputs,
   });
   const heartbeat = startImportHeartbeat(deps.batches, batchId);
+  try {
+    await options.onBatchCreated?.(batchId);
+  } catch (error) {
+    heartbeat.stop();
+    await deps.batches.finishImport(batchId, 'failed', totalsOf(source), importFailure(error)).catch(() => undefined);
+    throw error;
+  }
 
   const counts: ImportCounts = {
     rows: 0,
@@ -83,6 +99,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     skippedQueued: 0,
     conflicts: 0,
     skippedIdentical: 0,
+    skippedResults: 0,
     enqueued: 0,
   };
   const elsewhere: ImportResult['elsewhere'] = [];
@@ -160,6 +177,15 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     return { results: reserved.flat(), enqueued };
   };
 
+  // The results file is asked only about orders the ledger does not know: the ledger stays the first authority.
+  const prior = options.force === true ? undefined : options.priorResults;
+  const dropDeliveredByResults = async (orders: ValidRecord<P>[]): Promise<Set<string>> => {
+    const named = prior === undefined ? [] : orders.filter((order) => prior.delivered.has(order.key));
+    if (named.length === 0) return new Set();
+    const entries = await deps.ledger.getMany(named.map((order) => order.key));
+    return new Set(named.filter((_, i) => entries[i] === undefined).map((order) => order.key));
+  };
+
   const flush = async (): Promise<void> => {
     if (heartbeat.lost) {
       throw new InfrastructureError(
@@ -167,11 +193,25 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
         `Redis did not hear from this import for a while, so batch ${batchId} was closed as interrupted and its reserved orders queued; run the same command again to finish the file (nothing is sent twice).`,
       );
     }
-    const orders = chunk;
+    const taken = chunk;
     chunk = [];
-    const { results, enqueued } = perJob > 1 ? await queueChunks(orders) : await queueSingly(orders);
+    const skippedResults = await dropDeliveredByResults(taken);
+    const orders = skippedResults.size === 0 ? taken : taken.filter((order) => !skippedResults.has(order.key));
+    const { results, enqueued } =
+      orders.length === 0
+        ? { results: [], enqueued: 0 }
+        : perJob > 1
+          ? await queueChunks(orders)
+          : await queueSingly(orders);
     counts.enqueued += enqueued;
-    const delta = { skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0 };
+    const delta = {
+      skippedDelivered: 0,
+      skippedHeld: 0,
+      skippedQueued: 0,
+      conflicts: 0,
+      skippedIdentical: 0,
+      skippedResults: skippedResults.size,
+    };
     for (const [i, result] of results.entries()) {
       const order = orders[i]!;
       if (result.outcome === 'delivered') {

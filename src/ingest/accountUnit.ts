@@ -123,3 +123,9 @@ function unitOf(line: number, cells: string[], text: AccountText, typeErrors: Ro
 function lone(line: number, cells: string[], code: string, message: string): AccountUnit {
   return { group: `s|${line}`, rows: [{ line, cells, errors: [{ line, code, message }], notes: [] }] };
 }
+
+/** The errors that reject an account's row on its own (the first read judges a file by them). */
+export function accountUnitErrors(unit: AccountUnit): { rejectedRows: number; errors: readonly RowError[] } {
+  const errors = unit.rows[0].errors;
+  return { rejectedRows: errors.length > 0 ? 1 : 0, errors };
+}

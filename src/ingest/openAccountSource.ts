@@ -1,6 +1,6 @@
 import { openRecordSource, type IngestOptions, type RecordSchema, type RecordSource } from './openRecordSource.js';
 import { ACCOUNT_COLUMNS, type AccountPayload } from './accountColumns.js';
-import { accountCsvUnit, accountJsonUnit, type AccountUnit } from './accountUnit.js';
+import { accountCsvUnit, accountJsonUnit, accountUnitErrors, type AccountUnit } from './accountUnit.js';
 import { assembleAccounts } from './assembleAccounts.js';
 
 /** An employee file that passed the whole-file checks, ready to be read. */
@@ -13,6 +13,7 @@ const ACCOUNT_SCHEMA: RecordSchema<AccountUnit, AccountPayload> = {
   jsonUnit: accountJsonUnit,
   codec: { encode: (unit) => JSON.stringify(unit), decode: (line) => JSON.parse(line) as AccountUnit },
   assemble: assembleAccounts,
+  ownErrors: accountUnitErrors,
 };
 
 /**

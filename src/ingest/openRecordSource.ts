@@ -8,8 +8,9 @@ import { checkDelimiter } from './parseDelimiter.js';
 import { readCsvRecords, type CsvBadRecord, type CsvRecord } from './readCsvRecords.js';
 import { readJsonArray, readNdjson, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
 import { resolveColumns, resolveMapping, type ColumnPlan, type ResolvedMapping } from './resolveColumns.js';
-import type { IngestEncoding, IngestFormat, RejectedRecord, ValidRecord } from './types.js';
-import { createUnitStore, type GroupedUnit, type UnitCodec } from './unitStore.js';
+import type { IngestEncoding, IngestFormat, RejectedRecord, RowError, ValidRecord } from './types.js';
+import { createUnitStore, decodeSpillLine, type GroupedUnit, type UnitCodec } from './unitStore.js';
+import { FirstRowsJudge } from './rejectionLimit.js';
 import type { GroupLimit } from './groupLimit.js';
 import { DEFAULT_MAX_LINES_PER_ORDER } from './orderGroupLimit.js';
 import type { RowRules } from './validateRow.js';
@@ -60,7 +61,12 @@ export interface IngestOptions {
   threads?: number;
   /** Accept a file with no rows (`--allow-empty`); default: refused (FILE_EMPTY, exit 3), so an empty nightly export is not a quiet success. */
   allowEmpty?: boolean;
-  /** `--max-rejected`: refuse the file (TOO_MANY_REJECTED) when more than this percent of its first 10,000 rows are rejected; default 50, 100 never (validate and import only, rejectionLimit.ts). */
+  /**
+   * `--max-rejected`: refuse the file (TOO_MANY_REJECTED) when more than this percent of its first 10,000 rows are
+   * rejected, 100 never. Given, the first read already refuses a file whose rows' own errors pass the share, before
+   * it reads or spills the rest (FirstRowsJudge); absent, items() judges nothing. validate and import give it
+   * (default 50, withRejectionLimit) and judge the items again (limitRejections, rejectionLimit.ts).
+   */
   maxRejectedPercent?: number;
 }
 
@@ -110,6 +116,8 @@ export interface RecordSchema<U extends GroupedUnit & { rows: readonly unknown[]
   thread?: ThreadedSchema;
   /** A cap on the rows of one group, so an oversized one is never held whole (orders: product lines). */
   limit?(maxRows: number): GroupLimit<U>;
+  /** The errors that reject a unit's rows whatever the rest of their group holds, and how many rows they reject. */
+  ownErrors(unit: U): { rejectedRows: number; errors: readonly RowError[] };
 }
 
 /** An input file that passed the whole-file checks, ready to be read. */
@@ -241,6 +249,12 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
         ...(schema.limit === undefined ? {} : { limit: schema.limit(maxLinesPerOrder) }),
       });
       let pool: UnitPool | undefined;
+      const judge =
+        options.maxRejectedPercent === undefined ? undefined : new FirstRowsJudge(file, options.maxRejectedPercent);
+      const judgeUnit = (unit: U): void => {
+        const own = schema.ownErrors(unit);
+        judge!.add(unit.rows.length, own.rejectedRows, own.errors);
+      };
       try {
         const threads = options.threads ?? defaultIngestThreads();
         if (format === 'csv' && bucketCount > 1 && threads > 0 && schema.thread !== undefined) {
@@ -249,12 +263,15 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
             csvRecords(file, { delimiter, encoding, maxRecordBytes, ...chunk, ...fromLine }, () => blankRows++),
           )) {
             stats.rows += encoded.rows;
+            if (judge?.judging === true)
+              for (const line of encoded.lines) if (judge.judging) judgeUnit(decodeSpillLine(line, schema.codec));
             await store.addEncoded(encoded);
           }
           await pool.close(); // the second pass runs in this thread: free the threads' memory now
         } else {
           for await (const unit of units()) {
             stats.rows += unit.rows.length;
+            if (judge?.judging === true) judgeUnit(unit);
             await store.add(unit);
           }
         }

@@ -97,3 +97,21 @@ export function unitOf(rows: UnitRow[], whole: boolean, errors: RowError[]): Ord
   }
   return { kind: 'solo', group: `s|${first?.line ?? 0}`, whole, rows: lean, errors };
 }
+
+/**
+ * The errors that reject a unit's rows on their own (the first read judges a file by them): a
+ * record-wide error rejects every row of the unit, a row's own error that row. Rows of an order
+ * rejected only through another line of it are not counted here.
+ */
+export function orderUnitErrors(unit: OrderUnit): { rejectedRows: number; errors: readonly RowError[] } {
+  if (unit.errors.length > 0)
+    return { rejectedRows: unit.rows.length, errors: [...unit.errors, ...unit.rows.flatMap((row) => row.errors)] };
+  let rejectedRows = 0;
+  const errors: RowError[] = [];
+  for (const row of unit.rows) {
+    if (row.errors.length === 0) continue;
+    rejectedRows++;
+    errors.push(...row.errors);
+  }
+  return { rejectedRows, errors };
+}

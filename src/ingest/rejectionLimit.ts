@@ -1,6 +1,7 @@
 import { FileRefusedError, UsageError } from '../errors.js';
-import type { RecordItem } from './types.js';
-import { ValidationSummary } from './validationSummary.js';
+import { ROW_ERROR_CODES } from './rowErrorCodes.js';
+import type { RecordItem, RowError } from './types.js';
+import { ValidationSummary, type ErrorKind } from './validationSummary.js';
 
 /** Default `--max-rejected`: a file is refused when more than half of its first rows are rejected. */
 const DEFAULT_MAX_REJECTED_PERCENT = 50;
@@ -18,6 +19,14 @@ export function parseMaxRejected(value: string): number {
     );
   }
   return percent;
+}
+
+/**
+ * `options` with `maxRejectedPercent` set (the default when absent), so the source judges its first
+ * read (FirstRowsJudge) the way limitRejections judges its items.
+ */
+export function withRejectionLimit<O extends { maxRejectedPercent?: number }>(options: O): O {
+  return { ...options, maxRejectedPercent: options.maxRejectedPercent ?? DEFAULT_MAX_REJECTED_PERCENT };
 }
 
 /**
@@ -49,7 +58,7 @@ export async function* limitRejections<T extends RecordItem<unknown>>(
     held.push(item);
     sample.add(item);
     if (sample.rows < sampleRows) continue;
-    judge(sample, file, maxPercent);
+    judge({ rows: sample.rows, rejectedRows: sample.rejectedRows, kinds: sample.errorKinds(3) }, file, maxPercent);
     judged = true;
     yield* held;
     held.length = 0;
@@ -57,10 +66,71 @@ export async function* limitRejections<T extends RecordItem<unknown>>(
   yield* held;
 }
 
-function judge(sample: ValidationSummary, file: string, maxPercent: number): void {
+/**
+ * The same judgement during the first read of a file, in file order, before anything is spilled:
+ * a row whose own errors reject it (a bad email, an unreadable record) is certain to be rejected
+ * whatever the rest of its order holds, so when more than `maxPercent` of the first `sampleRows`
+ * rows are certainly rejected the file is refused there, after ~10,000 rows, instead of after
+ * reading and spilling all of it. Rows rejected only through their order (another line of the
+ * order is wrong, recipients differ) are counted later, by limitRejections on the items.
+ */
+export class FirstRowsJudge {
+  #rows = 0;
+  #rejectedRows = 0;
+  #done = false;
+  readonly #kinds = new Map<string, ErrorKind>();
+
+  constructor(
+    private readonly file: string,
+    private readonly maxPercent: number,
+    private readonly sampleRows = REJECTION_SAMPLE_ROWS,
+  ) {
+    this.#done = maxPercent >= 100;
+  }
+
+  /** Counts one first-pass unit: its rows, how many of them its own errors reject, and those errors. Throws TOO_MANY_REJECTED. */
+  add(rows: number, rejectedRows: number, errors: readonly RowError[]): void {
+    if (this.#done) return;
+    this.#rows += rows;
+    this.#rejectedRows += rejectedRows;
+    for (const error of errors) {
+      const id = `${error.code}\u0000${error.column ?? ''}`;
+      const kind = this.#kinds.get(id);
+      if (kind !== undefined) kind.count++;
+      else
+        this.#kinds.set(id, {
+          code: error.code,
+          ...(error.column === undefined ? {} : { column: error.column }),
+          count: 1,
+          description: (ROW_ERROR_CODES as Record<string, string>)[error.code] ?? error.code,
+        });
+    }
+    if (this.#rows < this.sampleRows) return;
+    this.#done = true;
+    const kinds = [...this.#kinds.values()]
+      .sort((a, b) => b.count - a.count || a.code.localeCompare(b.code))
+      .slice(0, 3);
+    this.#kinds.clear();
+    judge({ rows: this.#rows, rejectedRows: this.#rejectedRows, kinds }, this.file, this.maxPercent);
+  }
+
+  /** False once the sample is judged (or with 100%): the caller may skip working out a unit's errors. */
+  get judging(): boolean {
+    return !this.#done;
+  }
+}
+
+interface Sample {
+  rows: number;
+  rejectedRows: number;
+  /** The top error kinds, most frequent first. */
+  kinds: ErrorKind[];
+}
+
+function judge(sample: Sample, file: string, maxPercent: number): void {
   const percent = (sample.rejectedRows / sample.rows) * 100;
   if (percent <= maxPercent) return;
-  const kinds = sample.errorKinds(3);
+  const kinds = sample.kinds;
   const top = kinds.map((k) => `${k.count} ${k.code}${k.column === undefined ? '' : ` (${k.column})`}`).join(', ');
   throw new FileRefusedError(
     'TOO_MANY_REJECTED',

@@ -56,6 +56,11 @@ export function encodeSpill<U extends GroupedUnit>(
   return encoded;
 }
 
+/** The unit of one line encodeSpill made (with its newline). */
+export function decodeSpillLine<U>(line: string, codec: UnitCodec<U>): U {
+  return codec.decode(line.slice(readPrefix(line).rest, -1));
+}
+
 /** Options for createUnitStore. */
 export interface UnitStoreOptions<U> {
   /** How units are written to and read from the spill files. */
@@ -95,7 +100,7 @@ function memoryStore<U extends GroupedUnit>(codec: UnitCodec<U>, limit: GroupLim
       units.push(unit);
     },
     addEncoded: async (encoded) => {
-      for (const line of encoded.lines) units.push(codec.decode(line.slice(readPrefix(line).rest, -1)));
+      for (const line of encoded.lines) units.push(decodeSpillLine(line, codec));
     },
     buckets: async function* () {
       const all = units;

@@ -2,7 +2,7 @@ import type { RowError } from './types.js';
 import { ExitCode } from '../errors.js';
 import type { IngestOptions, RecordSource } from './openRecordSource.js';
 import { refuseNul, scanFile } from './scanFile.js';
-import { limitRejections } from './rejectionLimit.js';
+import { limitRejections, withRejectionLimit } from './rejectionLimit.js';
 import { RejectsWriter } from './rejectsWriter.js';
 import { ValidationSummary } from './validationSummary.js';
 
@@ -41,7 +41,7 @@ export async function validateFile(
   options: ValidateOptions,
   kind: ValidateKind,
 ): Promise<ValidateResult> {
-  const source = await kind.openSource(file, options);
+  const source = await kind.openSource(file, withRejectionLimit(options)); // a mostly wrong file stops early
   refuseNul(file, await scanFile(file)); // as import does: a NUL anywhere refuses the whole file
   const summary = new ValidationSummary(10, kind.noun);
   const rejects = new RejectsWriter(options.out ?? RejectsWriter.defaultPath(file), source.columns, {

@@ -15,6 +15,7 @@ import {
 import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
 import { untilRecorded } from './untilRecorded.js';
+import { notSentVerdict } from './refusedCustomers.js';
 import type { RequestSlots } from './requestSlots.js';
 import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
 
@@ -169,6 +170,10 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
   const answers = await Promise.all(
     toSend.map(async (record, i) => {
       try {
+        const customer = deps.customerOf?.(record.payload);
+        // A customer a healthy trial of another proved refused: its order held back is not sent.
+        const refused = deps.breaker.refusedAnswer(customer, wave.attempt.queuedAt);
+        if (refused !== undefined) return { verdict: notSentVerdict(refused, deps.wording), durationMs: 0 };
         // Each at its own slot of the shared rate (none: all at once).
         await sleepUntil(slotOf(wave.attempt.grant, i).at);
         const started = performance.now();
@@ -176,16 +181,15 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
         const durationMs = Math.round(performance.now() - started);
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
-        await recordEvidence(deps, outcome, record.key, deps.customerOf?.(record.payload));
-        return { outcome, durationMs };
+        await recordEvidence(deps, outcome, record.key, customer);
+        return { verdict: verdictOf(outcome, wave.attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
       } finally {
         release(1);
       }
     }),
   );
-  for (const [i, { outcome, durationMs }] of answers.entries()) {
+  for (const [i, { verdict, durationMs }] of answers.entries()) {
     const record = toSend[i]!;
-    const verdict = verdictOf(outcome, wave.attempt, deps.ledger.ambiguousPolicy, deps.wording);
     const facts = {
       orderKey: record.key,
       lines: record.lines,
@@ -225,7 +229,7 @@ async function claimWave<P>(
     records.map((record) => record.key),
     attempt.token,
     attempt.jobId,
-    deps.breaker.gate(),
+    deps.breaker.gate(deps.customerOf === undefined ? undefined : records.map((r) => deps.customerOf!(r.payload))),
   );
   const admission = deps.breaker.admission(
     claim.outcome === 'wait'
