@@ -14,10 +14,13 @@ import { runCli } from '../helpers/runCli.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 
 let rig: DeliveryRig | undefined;
+let other: DeliveryRig | undefined;
 let redisServer: PrivateRedis | undefined;
 afterEach(async () => {
   await killAllCli();
   await rig?.close().catch(() => undefined);
+  await other?.close().catch(() => undefined);
+  other = undefined;
   await redisServer?.stop();
   rig = undefined;
   redisServer = undefined;
@@ -125,5 +128,33 @@ describe('a Redis that forgets: no duplicate sent with exit 0 (real redis-server
       duplicates: counters.duplicateOrdersAccepted,
       held: 0,
     });
+  }, 300_000);
+
+  it("one file, two targets: the results file of one target's run is no ledger for the other (journal entries per target)", async () => {
+    rig = await volatileRig('target-a');
+    other = await deliveryRig('target-b', {}, { REDIS_URL: redisServer!.url }); // another API, the same Redis
+    const orders = 100;
+    const file = await rig.writeFile('night.csv', ordersCsv('TG', orders));
+    await rig.startWorker({ concurrency: 10 });
+    await other.startWorker({ concurrency: 10 });
+    const a = await importJson(rig, file);
+    expect(a.exit, a.output).toBe(0);
+    const b = await importJson(other, file);
+    expect(b.exit, b.output).toBe(0);
+    expect(b.json.counts).toMatchObject({ skippedResults: 0, enqueued: orders });
+    expect(b.json.resultsLedger).toBeNull();
+    expect(b.output).toMatch(/not named by this target's entry .*not read as a ledger/);
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: orders, duplicateOrdersAccepted: 0 });
+    expect(other.simulator.counters()).toMatchObject({ ordersAccepted: orders, duplicateOrdersAccepted: 0 });
+    const journal = JSON.parse(await readFile(`${file}.journal`, 'utf8')) as { imports: { target: string }[] };
+    expect(journal.imports.map((e) => e.target).sort()).toEqual([rig.prefix, other.prefix].sort());
+    // Target B's run rewrote the results file: target A, after a FLUSHALL, has no results file to trust.
+    const flush = new Redis(redisServer!.url);
+    await flush.flushall();
+    flush.disconnect();
+    const refused = await importJson(rig, file);
+    expect(refused.exit, refused.output).toBe(5);
+    expect(refused.json.refused).toMatchObject({ code: 'LEDGER_LOST', details: { resultsFile: null } });
+    expect(rig.simulator.counters().ordersAccepted).toBe(orders);
   }, 300_000);
 });
