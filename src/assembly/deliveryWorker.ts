@@ -129,7 +129,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     settings: delivery.rate,
     ceilingPerSecond: delivery.maxRequestsPerSecond,
   });
-  rate.start();
+  await rate.start();
   let stopping = false;
   const processor = createDeliveryProcessor<P>({
     send,

@@ -155,6 +155,23 @@ export class Ledger {
     });
   }
 
+  /**
+   * Which records of chunk job `chunkId` are finished in it (delivered, dead-lettered or held, the
+   * entry still naming the chunk): its claim would skip them. One round trip, no script.
+   */
+  async finishedIn(orderKeys: readonly string[], chunkId: string): Promise<boolean[]> {
+    if (orderKeys.length === 0) return [];
+    const pipeline = this.scope.redis.pipeline();
+    for (const key of orderKeys) pipeline.hmget(this.scope.keys.ledger(key), 's', 'q', 'b');
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([error, reply]) => {
+      if (error) throw error;
+      const [s, q, b] = reply as (string | null)[];
+      const mine = q ? `${b ?? ''}.${q}` : '';
+      return mine === chunkId && (s === 'delivered' || s === 'dead' || s === 'held');
+    });
+  }
+
   /** The claim token of the attempt now sending this order, if any. */
   async currentToken(orderKey: string): Promise<string | undefined> {
     // A delivered entry keeps an emptied token (settleOne): '' is none.

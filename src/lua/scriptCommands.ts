@@ -121,6 +121,7 @@ declare module 'ioredis' {
       n: number,
       ceiling: number,
       increase: number,
+      slowProbe: number,
     ): Result<[at: string, spacing: string, active: string], Context>;
     bulkorderCutRate(rate: string, workers: string, ...argv: NamedArgv<'cutRate'>): Result<string, Context>;
     // Parked records, locks, the shared token, imports.

@@ -66,7 +66,8 @@ export async function deliverChunk<P>(
     counts[outcome] = (counts[outcome] ?? 0) + 1;
     deps.onRecordEnded?.(outcome);
   };
-  const wave = Math.min(chunk.records.length, slots.capacity);
+  const pending = await recordsToSend(chunk, attempt.jobId, deps);
+  const wave = Math.min(pending.length, slots.capacity);
   const ends: WaveEnds = {
     retry: undefined,
     retryAfterMs: undefined,
@@ -76,8 +77,8 @@ export async function deliverChunk<P>(
     waitMs: undefined,
   };
   const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
-  for (let start = 0; start < chunk.records.length && !ends.unsent; start += wave) {
-    const records = chunk.records.slice(start, start + wave);
+  for (let start = 0; start < pending.length && !ends.unsent; start += wave) {
+    const records = pending.slice(start, start + wave);
     await slots.acquire(records.length);
     // Each slot goes back as soon as its record needs it no more: the next job sends while this one settles.
     const held = { n: records.length };
@@ -101,6 +102,21 @@ export async function deliverChunk<P>(
   await endChunk(ends, deps);
   deps.logger.debug({ counts }, 'chunk done');
   return { outcome: 'chunk', counts };
+}
+
+/**
+ * The chunk's records its claim may still send. While a rate is in force, the records this chunk
+ * already finished (a retried chunk after a 429 keeps one or two of ten) are left out before the
+ * wave is paced: each record paced takes a slot of the shared rate, and a slot no request uses is
+ * lost to every worker. Without a rate, every record (the claim skips the finished ones).
+ */
+async function recordsToSend<P>(chunk: UnpackedChunk<P>, jobId: string, deps: ChunkDeps<P>): Promise<ChunkRecord<P>[]> {
+  if (deps.rate?.inForce() !== true) return chunk.records;
+  const finished = await deps.ledger.finishedIn(
+    chunk.records.map((record) => record.key),
+    jobId,
+  );
+  return chunk.records.filter((_, i) => !finished[i]);
 }
 
 /** Ends the job as its records require, the most pressing first; returns when it completes. */
@@ -177,6 +193,7 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
         const started = performance.now();
         const outcome = await deps.send(record.payload, { key: record.key });
         const durationMs = Math.round(performance.now() - started);
+        if (outcome.kind !== 'rateLimited') deps.rate?.accepted();
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
         await deps.breaker.record(outcome, record.key, customer);

@@ -163,6 +163,7 @@ async function attemptVerdict<P>(
   const started = performance.now();
   const outcome = await deps.send(job.payload, { key: job.key });
   const durationMs = Math.round(performance.now() - started);
+  if (outcome.kind !== 'rateLimited') deps.rate?.accepted();
   // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
   await deps.breaker.record(outcome, job.key, customer);
   return { verdict: verdictOf(outcome, attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
