@@ -796,12 +796,12 @@ const rows: Row[] = [
     then: { rate: { hash: { rate: '16', nextAt: String(NOW + 1000), hint: '20' } } },
   },
   {
-    name: 'takeRate: within 5% of the rate of the last 429, it grows slowProbe times slower',
+    name: 'takeRate: from the rate of the last 429 to 5% above, it grows slowProbe times slower',
     command: 'bulkorderTakeRate',
-    given: { rate: { hash: { rate: '8', nextAt: '0', hint: '8.2' } } },
+    given: { rate: { hash: { rate: '8', nextAt: '0', hint: '7.8' } } },
     run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 16, 0, 4, 4),
     returns: [T, '100', '1'],
-    then: { rate: { hash: { rate: '10', nextAt: String(NOW + 1600), hint: '8.2' } } },
+    then: { rate: { hash: { rate: '10', nextAt: String(NOW + 1600), hint: '7.8' } } },
   },
   {
     name: 'takeRate: no rate in force: no slots',
