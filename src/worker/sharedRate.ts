@@ -44,7 +44,10 @@ export interface SharedRateOptions {
  * The request rate every worker process shares once the API answered 429 (issue 26): held in
  * Redis, cut by a share on a 429 and grown a little with every request sent (additive increase,
  * multiplicative decrease, as TCP and Google's client libraries do), so the workers slow down
- * together instead of pausing and then bursting again at full concurrency. Without a 429 there is
+ * together instead of pausing and then bursting again at full concurrency. It starts just below
+ * what the API accepted over the last second (every process adds its accepted answers to shared
+ * per-second counts every 250 ms until a rate is in force) and probes slowly past the rate of the
+ * last 429 (settings.adapt `measured`; `halve`: the rule before). Without a 429 there is
  * no rate and pacing costs no Redis call; each process learns of a rate from its own 429 or its
  * next look (every 250 ms). Callers waiting in the same moment share one script call.
  */
