@@ -76,7 +76,7 @@ export interface RateSettings {
   /**
    * How the rate adapts (BULKORDER_RATE_ADAPT). `measured` (default): the first 429 starts it
    * `decrease` below the rate the API accepted over the last second, and it grows a quarter as fast
-   * from the rate the last 429 cut to 5% above it (it probes slowly past where the limit was).
+   * within 5% of the rate the last 429 cut (it probes slowly where the limit was).
    * `halve`: half of what the workers were sending, and the same growth everywhere (the rule before).
    */
   adapt: 'measured' | 'halve';

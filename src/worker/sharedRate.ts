@@ -46,7 +46,7 @@ export interface SharedRateOptions {
  * multiplicative decrease, as TCP and Google's client libraries do), so the workers slow down
  * together instead of pausing and then bursting again at full concurrency. It starts just below
  * what the API accepted over the last second (every process adds its accepted answers to shared
- * per-second counts every 250 ms until a rate is in force) and probes slowly past the rate of the
+ * per-second counts every 250 ms until a rate is in force) and probes slowly near the rate of the
  * last 429 (settings.adapt `measured`; `halve`: the rule before). Without a 429 there is
  * no rate and pacing costs no Redis call; each process learns of a rate from its own 429 or its
  * next look (every 250 ms). Callers waiting in the same moment share one script call.

@@ -796,7 +796,7 @@ const rows: Row[] = [
     then: { rate: { hash: { rate: '16', nextAt: String(NOW + 1000), hint: '20' } } },
   },
   {
-    name: 'takeRate: from the rate of the last 429 to 5% above, it grows slowProbe times slower',
+    name: 'takeRate: within 5% of the rate of the last 429, it grows slowProbe times slower',
     command: 'bulkorderTakeRate',
     given: { rate: { hash: { rate: '8', nextAt: '0', hint: '7.8' } } },
     run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 16, 0, 4, 4),

@@ -2,9 +2,9 @@
   Grants `n` requests under the shared rate (src/worker/sharedRate.ts), one slot each, spaced
   1000/rate ms apart from the next free slot; the rate grows by `increase` per second of sending
   (increase / rate per request: additive increase, as TCP grows its window by one segment per
-  round trip). From `hint` (the rate the last 429 was met at) to 5% above it, divided by
-  `slowProbe`: back to where the limit was at full speed, then probe slowly past it (as TCP CUBIC
-  does around its last loss); beyond, the limit moved and it grows as before. Rate hash fields:
+  round trip). Within 5% of `hint` (the rate the last 429 was met at), divided by `slowProbe`:
+  it probes slowly where the limit was (as TCP CUBIC does around its last loss), so 429s come
+  seldom; beyond, the limit moved and it grows as before. Rate hash fields:
   rate (requests per second; absent: no rate in force), nextAt (ms: the next free slot), lastCut
   (ms), cuts (how many in this episode), hint.
 
@@ -26,7 +26,7 @@ local n = tonumber(ARGV[2])
 local ceiling = tonumber(ARGV[3])
 local increase = tonumber(ARGV[4])
 local hint = tonumber(h[3] or '0')
-if hint > 0 and rate >= hint and rate <= hint * 1.05 then increase = increase / tonumber(ARGV[5] or '1') end
+if hint > 0 and rate >= hint * 0.95 and rate <= hint * 1.05 then increase = increase / tonumber(ARGV[5] or '1') end
 rate = rate + n * increase / rate
 if ceiling > 0 and rate > ceiling then rate = ceiling end
 local spacing = 1000 / rate
