@@ -39,8 +39,19 @@ type NormalizedValue = (string | number | null)[];
 
 const KINDS = ['ref', 'hash', 'solo'] as const;
 
+/**
+ * A stand-in for rows reported during the first read (OrderUnit.settled): its group
+ * (`r|<businessCustomerId>|<orderRef>`, the orderRef read back from it) and the lines; nothing else,
+ * so a file of bad rows spills a few dozen bytes per row.
+ */
+type EncodedStandIn = [kind: 3, group: string, whole: 0 | 1, lines: number[]];
+
 /** One line of a spill file (no trailing newline). */
 export function encodeUnit(unit: OrderUnit): string {
+  if (unit.settled !== undefined) {
+    const standIn: EncodedStandIn = [3, unit.group, unit.whole ? 1 : 0, unit.settled];
+    return JSON.stringify(standIn);
+  }
   const encoded: EncodedUnit = [
     KINDS.indexOf(unit.kind) as 0 | 1 | 2,
     unit.whole ? 1 : 0,
@@ -67,7 +78,20 @@ export function encodeUnit(unit: OrderUnit): string {
 
 /** The unit encodeUnit wrote. */
 export function decodeUnit(text: string): OrderUnit {
-  const [kind, whole, orderRef, key, hash, errors, rows] = JSON.parse(text) as EncodedUnit;
+  const parsed = JSON.parse(text) as EncodedUnit | EncodedStandIn;
+  if (parsed[0] === 3) {
+    const [, group, wholeOrder, lines] = parsed;
+    return {
+      kind: 'ref',
+      group,
+      whole: wholeOrder === 1,
+      orderRef: group.slice(group.indexOf('|', 2) + 1),
+      rows: [],
+      errors: [],
+      settled: lines,
+    };
+  }
+  const [kind, whole, orderRef, key, hash, errors, rows] = parsed;
   const unitKind = KINDS[kind];
   const decodedRows = rows.map(([line, cells, rowErrors, notes, value, recipient, ref, bcid]): UnitRow => {
     const normalized = value === 0 ? undefined : decodeValue(value);

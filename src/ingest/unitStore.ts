@@ -39,19 +39,29 @@ export interface EncodedUnits {
   buckets: number[];
   lines: string[];
   rows: number;
+  /** Units their own errors reject (codec lines, no prefix): the caller reports them instead of spilling them. */
+  settled?: string[];
 }
 
-/** The spill lines of `units` for a store of `count` buckets (what `add` writes), made wherever the units are. */
+/**
+ * The spill lines of `units` for a store of `count` buckets (what `add` writes), made wherever the units are.
+ * With `settle` (RecordSchema.settle), a unit it settles is set aside in `settled` and only its stand-in is spilled.
+ */
 export function encodeSpill<U extends GroupedUnit>(
   units: readonly U[],
   codec: UnitCodec<U>,
   count: number,
+  settle?: (unit: U) => { standIn?: U } | undefined,
 ): EncodedUnits {
   const encoded: EncodedUnits = { buckets: [], lines: [], rows: 0 };
   for (const unit of units) {
-    encoded.buckets.push(bucketOf(unit.group, count));
-    encoded.lines.push(spillLine(unit.group, unit.rows.length, codec.encode(unit)));
     encoded.rows += unit.rows.length;
+    const early = settle?.(unit);
+    if (early !== undefined) (encoded.settled ??= []).push(codec.encode(unit));
+    const spilled = early === undefined ? unit : early.standIn;
+    if (spilled === undefined) continue;
+    encoded.buckets.push(bucketOf(spilled.group, count));
+    encoded.lines.push(spillLine(spilled.group, spilled.rows.length, codec.encode(spilled)));
   }
   return encoded;
 }
