@@ -40,16 +40,16 @@ type NormalizedValue = (string | number | null)[];
 const KINDS = ['ref', 'hash', 'solo'] as const;
 
 /**
- * A stand-in for rows reported during the first read (OrderUnit.settled): its group
- * (`r|<businessCustomerId>|<orderRef>`, the orderRef read back from it) and the lines; nothing else,
+ * A stand-in for rows reported during the first read (OrderUnit.settled): only the lines; its group
+ * (`r|<businessCustomerId>|<orderRef>`, the orderRef read back from it) is the spill line's prefix,
  * so a file of bad rows spills a few dozen bytes per row.
  */
-type EncodedStandIn = [kind: 3, group: string, whole: 0 | 1, lines: number[]];
+type EncodedStandIn = [kind: 3, whole: 0 | 1, lines: number[]];
 
 /** One line of a spill file (no trailing newline). */
 export function encodeUnit(unit: OrderUnit): string {
   if (unit.settled !== undefined) {
-    const standIn: EncodedStandIn = [3, unit.group, unit.whole ? 1 : 0, unit.settled];
+    const standIn: EncodedStandIn = [3, unit.whole ? 1 : 0, unit.settled];
     return JSON.stringify(standIn);
   }
   const encoded: EncodedUnit = [
@@ -77,15 +77,16 @@ export function encodeUnit(unit: OrderUnit): string {
 }
 
 /** The unit encodeUnit wrote. */
-export function decodeUnit(text: string): OrderUnit {
+export function decodeUnit(text: string, groupKey?: string): OrderUnit {
   const parsed = JSON.parse(text) as EncodedUnit | EncodedStandIn;
   if (parsed[0] === 3) {
-    const [, group, wholeOrder, lines] = parsed;
+    if (groupKey === undefined) throw new Error('a stand-in is decoded with its group (the spill line prefix)');
+    const [, wholeOrder, lines] = parsed;
     return {
       kind: 'ref',
-      group,
+      group: groupKey,
       whole: wholeOrder === 1,
-      orderRef: group.slice(group.indexOf('|', 2) + 1),
+      orderRef: groupKey.slice(groupKey.indexOf('|', 2) + 1),
       rows: [],
       errors: [],
       settled: lines,

@@ -15,7 +15,8 @@ export interface GroupedUnit {
 /** How a unit becomes one line of a spill file and back (orders: unitCodec.ts). */
 export interface UnitCodec<U> {
   encode(unit: U): string;
-  decode(line: string): U;
+  /** `group`: the unit's group key, from the spill line's prefix (a codec need not repeat it). */
+  decode(line: string, group?: string): U;
 }
 
 /**
@@ -68,7 +69,8 @@ export function encodeSpill<U extends GroupedUnit>(
 
 /** The unit of one line encodeSpill made (with its newline). */
 export function decodeSpillLine<U>(line: string, codec: UnitCodec<U>): U {
-  return codec.decode(line.slice(readPrefix(line).rest, -1));
+  const prefix = readPrefix(line);
+  return codec.decode(line.slice(prefix.rest, -1), prefix.group);
 }
 
 /** Options for createUnitStore. */
@@ -201,7 +203,8 @@ async function spillStore<U extends GroupedUnit>(
         }
         const units: U[] = [];
         await eachLine(text, path(bucket), (line) => {
-          const unit = codec.decode(line.slice(readPrefix(line).rest));
+          const prefix = readPrefix(line);
+          const unit = codec.decode(line.slice(prefix.rest), prefix.group);
           if (cutter === undefined || cutter.take(unit) !== undefined) units.push(unit);
         });
         if (cutter !== undefined) units.push(...cutter.finish());
