@@ -43,7 +43,12 @@ export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
     }
     // A job of an import names no file: it is its batch's (read once per batch and process: deps.batchFile).
     const file = read.file ?? (await deps.batchFile(read.batchId));
-    const attempt = { token: randomUUID(), attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? 1 };
+    const attempt = {
+      token: randomUUID(),
+      attempt: job.attemptsMade + 1,
+      maxAttempts: job.opts.attempts ?? 1,
+      queuedAt: job.timestamp,
+    };
     if ('records' in read) {
       const logger = deps.logger.child({ batchId: read.batchId, jobId: job.id, file });
       return deliverChunk(read, { ...attempt, jobId }, { ...deps, logger, postpone });

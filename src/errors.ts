@@ -139,3 +139,15 @@ export class JobDataError extends BulkorderError {
 }
 
 export type JobDataCode = 'JOB_DATA_NEWER' | 'JOB_DATA_MALFORMED';
+
+/**
+ * The Redis namespace forgot what an earlier import of this file relied on (its marker is gone or
+ * has another epoch than the import journal names: a Redis restarted without persistence, a
+ * FLUSHALL): sending would repeat what was delivered, so the import refuses (exit 5) and says
+ * what to do (`--trust-results` or `--force`). src/importer/importJournal.ts decides it.
+ */
+export class LedgerLostError extends InfrastructureError {
+  constructor(message: string, details: Record<string, unknown>) {
+    super('LEDGER_LOST', message, { details });
+  }
+}

@@ -32,6 +32,13 @@ export interface Keyspace {
   readonly breakerCustomers: string;
   /** `<signature>|<customer>` pairs a healthy trial of another customer proved about those customers (a set, 1 h). */
   readonly breakerExempt: string;
+  /** The last refusal's answer per customer (a hash customer -> JSON status, code, message, body; 1 h). */
+  readonly breakerAnswers: string;
+  /**
+   * The customers a healthy trial of another customer proved refused, with their answers (a hash customer ->
+   * JSON, `@closedAt`: when; 1 h): their orders queued before are dead-lettered without being sent.
+   */
+  readonly breakerRefused: string;
   /** The shared adaptive request rate of every worker (a hash; src/worker/sharedRate.ts). */
   readonly rate: string;
   /** Prefix of the shared rate's per-second request counters. */
@@ -63,6 +70,8 @@ export interface Keyspace {
   notifySent(eventId: string): string;
   /** The breaker episode announced as opened (its `since`), until its breaker-closed is sent. */
   readonly notifyBreakerEpisode: string;
+  /** When the Redis guard of some worker first found Redis unsafe (ms, SET NX), until its redis-safe is sent. */
+  readonly notifyRedisEpisode: string;
 }
 
 export function keyspace(prefix: string): Keyspace {
@@ -80,6 +89,8 @@ export function keyspace(prefix: string): Keyspace {
     breakerOrders: `${prefix}:breaker:orders:`,
     breakerCustomers: `${prefix}:breaker:customers:`,
     breakerExempt: `${prefix}:breaker:exempt`,
+    breakerAnswers: `${prefix}:breaker:answers`,
+    breakerRefused: `${prefix}:breaker:refused`,
     rate: `${prefix}:rate`,
     rateBuckets: `${prefix}:rate:n:`,
     breakerBurst: `${prefix}:breaker:burst`,
@@ -96,6 +107,7 @@ export function keyspace(prefix: string): Keyspace {
     notifyFrom: `${prefix}:notify:from`,
     notifySent: (eventId) => `${prefix}:notify:sent:${eventId}`,
     notifyBreakerEpisode: `${prefix}:notify:breaker-episode`,
+    notifyRedisEpisode: `${prefix}:notify:redis-episode`,
   };
 }
 

@@ -18,6 +18,8 @@ export interface ImportCounts {
   conflicts: number;
   /** Of skippedDelivered: orders without orderRef identical to one delivered before. */
   skippedIdentical: number;
+  /** Valid orders the ledger does not know and an earlier results file records as delivered: not sent. */
+  skippedResults: number;
   enqueued: number;
 }
 
@@ -68,6 +70,7 @@ const COUNT_FIELDS = [
   'skippedQueued',
   'conflicts',
   'skippedIdentical',
+  'skippedResults',
   'enqueued',
   'delivered',
   'dead',

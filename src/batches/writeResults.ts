@@ -11,12 +11,14 @@ import { neutralizeCell } from '../ingest/csvCells.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { CommonColumn, ResultOutcome, ResultsCounts, ResultsKind } from '../kinds/resultsLayout.js';
 import { ORDER_REF_REUSED, orderRefReusedMessage } from '../ledger/orderRefReused.js';
+import { DELIVERED_BY_RESULTS, type PriorDelivery, type PriorResults } from './priorResults.js';
 
 /**
  * Writes `<name>.results.csv`: one row per record (order, or account with the accounts'
  * layout) of the file with its outcome as the ledger knows it now. The file is read again (its
  * keys are stable) instead of keeping a per-batch list in Redis, so a batch costs Redis only
- * its counters.
+ * its counters. A record the ledger does not know and `prior` (an earlier results file) names as
+ * delivered keeps that row's facts, `already-delivered` with the message "already delivered (results file)".
  */
 export async function writeResults<P>(
   file: string,
@@ -25,6 +27,7 @@ export async function writeResults<P>(
   ledger: Ledger,
   outPath: string,
   kind: ResultsKind<P>,
+  prior?: PriorResults,
 ): Promise<ResultsCounts> {
   const layout = kind.results;
   const source = await kind.openSource(file, ingest);
@@ -53,12 +56,16 @@ export async function writeResults<P>(
     (await ledger.getMany(validKeys)).forEach((entry, i) => entries.set(validKeys[i]!, entry));
     for (const item of items) {
       const entry = item.kind === 'valid' ? entries.get(item.key) : undefined;
+      const earlier = item.kind === 'valid' && entry === undefined ? prior?.delivered.get(item.key) : undefined;
       const common =
-        item.kind === 'valid'
-          ? (reusedRow(item, entry) ?? resultRow(item, entry, batchId))
-          : resultRow(item, entry, batchId);
+        earlier !== undefined
+          ? priorRow(item, earlier)
+          : item.kind === 'valid'
+            ? (reusedRow(item, entry) ?? resultRow(item, entry, batchId))
+            : resultRow(item, entry, batchId);
       const row = {
         ...layout.describe(item, entry),
+        ...(earlier === undefined ? {} : { [layout.remoteIdColumn]: earlier.remoteId }),
         ...common,
         outcome: layout.refine?.(common.outcome, entry) ?? common.outcome,
       };
@@ -125,6 +132,23 @@ function resultRow(
     errorCode: outcome === 'delivered' || outcome === 'already-delivered' ? '' : (entry?.code ?? ''),
     message: outcome === 'delivered' || outcome === 'already-delivered' ? '' : (entry?.message ?? ''),
     attempts: String(entry?.attempts ?? 0),
+  };
+}
+
+/** A record an earlier results file names as delivered and the ledger does not know: that row again. */
+function priorRow(
+  item: RecordItem<unknown>,
+  earlier: PriorDelivery,
+): Record<CommonColumn, string> & { outcome: ResultOutcome } {
+  return {
+    lines: item.lines.join(' '),
+    batch: earlier.batch,
+    notes: item.kind === 'valid' ? item.notes.join('; ') : '',
+    outcome: 'already-delivered',
+    httpStatus: earlier.httpStatus,
+    errorCode: '',
+    message: DELIVERED_BY_RESULTS,
+    attempts: earlier.attempts,
   };
 }
 

@@ -44,7 +44,8 @@ function describeOrders(parent: Command): Command {
     'Exit codes: 0 every order delivered now or before with the same content (without --wait: all ' +
       'valid and queued by this batch or already delivered); 4 some rows or orders need attention ' +
       '(rejected, ORDER_REF_REUSED, dead-lettered, held) or are not finished (queued by another batch ' +
-      'without --wait, or still pending at --timeout); 3 file refused; 5 Redis unavailable, or --wait gave ' +
+      'without --wait, or still pending at --timeout); 3 file refused; 5 Redis unavailable, Redis forgot an ' +
+      'earlier import of this file (LEDGER_LOST: --trust-results or --force to go on), or --wait gave ' +
       'up at --max-wait (the reason is printed: breaker open, queue paused, no worker running); 2 usage error.',
   );
 }
@@ -70,6 +71,7 @@ function describeAccounts(accounts: Command): Command {
       'bulkorder login --email anna.devries@example.nl --company 3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01',
     ],
     'Exit codes: 0 all valid and (with --wait) all registered; 4 some rows or accounts need attention ' +
-      '(rejected, already existing, dead-lettered, held); 3 file refused; 5 Redis unavailable; 2 usage or configuration error.',
+      '(rejected, already existing, dead-lettered, held); 3 file refused; 5 Redis unavailable or forgot an earlier import ' +
+      'of this file (LEDGER_LOST); 2 usage or configuration error.',
   );
 }

@@ -11,6 +11,7 @@ export interface ImportFlags extends ConfigFlags, IngestFlags {
   json?: boolean;
   wait?: boolean;
   force?: boolean;
+  trustResults?: boolean;
   rejects?: string;
   results?: string;
   timeout?: string;
@@ -57,11 +58,20 @@ async function importOptionsFrom<P>(request: ImportFlags, kind: RecordKind<P>): 
   };
 }
 
-/** FollowSettings from --wait, --results and --max-wait (--timeout is its alias). */
+/** FollowSettings from --wait, --results and --max-wait (--timeout is its alias), --force and --trust-results. */
 function followFrom(request: ImportFlags): FollowSettings {
   const maxWait = request.maxWait ?? request.timeout;
+  if (request.force === true && request.trustResults === true)
+    throw new UsageError(
+      'USAGE',
+      '--force sends everything and --trust-results skips what the results file records as delivered: choose one',
+    );
   return {
     wait: request.wait === true,
+    // The import journal and the results file as a second ledger (issue 26, README "The import journal").
+    ledgerGuard: {
+      policy: request.force === true ? 'force' : request.trustResults === true ? 'trust-results' : 'refuse',
+    },
     ...(request.results === undefined ? {} : { resultsPath: request.results }),
     timeoutMs: maxWait === undefined ? DEFAULT_MAX_WAIT_MS : seconds(maxWait) * 1000,
   };

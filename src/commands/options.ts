@@ -305,7 +305,14 @@ export function withImportOptions(command: Command, noun: string): Command {
       '--wait',
       `follow the batch until every ${noun} is delivered, dead-lettered or held; then write <name>.results.csv`,
     )
-    .option('--force', `send again ${noun}s the ledger knows as delivered (explicit override)`)
+    .option(
+      '--force',
+      `send again ${noun}s the ledger or the results file knows as delivered, also after LEDGER_LOST (explicit override)`,
+    )
+    .option(
+      '--trust-results',
+      `after LEDGER_LOST (Redis forgot an earlier import of this file): go on, sending only the ${noun}s the results file does not record as delivered`,
+    )
     .option('--rejects <path>', 'where rejected rows go (default <name>.rejects.csv beside the input)')
     .option('--results <path>', 'with --wait: where results go (default <name>.results.csv beside the input)')
     .option(

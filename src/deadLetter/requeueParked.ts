@@ -98,6 +98,7 @@ export async function requeueParked(
       skippedQueued: 0,
       conflicts: 0,
       skippedIdentical: 0,
+      skippedResults: 0,
       enqueued: 0,
     };
     try {

@@ -19,10 +19,29 @@ import { importFile, type ImportOptions, type ImportResult } from './importFile.
 import { followElsewhere } from './followElsewhere.js';
 import { elsewhereLines, importAttention, resultsAttention } from './importVerdict.js';
 import { reconcileImports } from './reconcileImports.js';
+import { readPriorResults, type PriorResults } from '../batches/priorResults.js';
+import { readNamespaceMarker } from '../ledger/namespaceMarker.js';
+import { LedgerLostError } from '../errors.js';
+import {
+  checkLedger,
+  journalPath,
+  readJournal,
+  withEntry,
+  writeJournal,
+  type ImportJournal,
+  type JournalEntry,
+  type LedgerLossPolicy,
+} from './importJournal.js';
 
 /** Whether and how to follow a batch after its import (`--wait`, `--results`, `--max-wait`). */
 export interface FollowSettings {
   wait: boolean;
+  /**
+   * Keep the import journal beside the input and read an earlier results file as a second ledger
+   * (issue 26; `import` and `accounts import` do, the demo and drop folders not yet). `policy`: what
+   * to do when the journal shows Redis forgot this file's ledger (default refuse, LEDGER_LOST).
+   */
+  ledgerGuard?: { policy: LedgerLossPolicy };
   resultsPath?: string;
   /** --max-wait; then exit 5 with the reason. */
   timeoutMs?: number;
@@ -63,13 +82,24 @@ export async function importAndFollow<P>(
       logger,
     });
   await reconcile(); // an earlier run that died: queue what it reserved, close its batch
-  const result = await importFile(file, options, services.pipeline(logger));
+  const guard = follow.ledgerGuard === undefined ? undefined : await openGuard(file, options, services, follow);
+  const result = await importFile(file, guard?.options ?? options, services.pipeline(logger));
+  await guard?.record(result.batchId, 'imported', { counts: { ...result.counts } });
   const c = result.counts;
   const lines = [
     `batch ${result.batchId}  ${file}`,
     `  rows ${c.rows}, ${kind.noun}s ${c.orders}: ${c.valid} valid, ${c.rejected} rejected`,
     `  queued ${c.enqueued}; skipped: ${c.skippedDelivered} already delivered, ${c.skippedHeld} held for review, ${c.skippedQueued} queued by another batch`,
   ];
+  if (c.skippedResults > 0)
+    lines.push(
+      `  skipped: ${c.skippedResults} already delivered (results file ${guard?.prior?.path ?? ''}; the ledger did not know them)`,
+    );
+  if (guard?.lost !== undefined)
+    lines.push(
+      `  LEDGER_LOST overridden (--${guard.policy}): Redis had forgotten batch ${guard.lost.batchId} of ${guard.lost.startedAt}`,
+    );
+  lines.push(...(guard?.notes ?? []));
   lines.push(...importAttention(result, kind.noun));
   if (result.rejectsPath !== undefined)
     lines.push(`  rejected rows: ${result.rejectsPath} (fix them there and import that file)`);
@@ -78,7 +108,7 @@ export async function importAndFollow<P>(
     lines.push(`  follow it with: ${kind.cli} status ${result.batchId}`);
     // Orders left to another batch are not done: pending, exit 4 (--wait follows them to their end).
     const exitCode = needsAttention(c) || result.elsewhere.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
-    const json = importJson(file, kind.name, result, { waited: false });
+    const json = importJson(file, kind.name, result, { waited: false }, guard);
     return {
       result,
       batch: undefined,
@@ -108,10 +138,17 @@ export async function importAndFollow<P>(
     // An open breaker with a burst may send dead letters of this batch back: not settled yet.
     return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
   };
+  const guardedWatch = async () => {
+    await guard?.assertKept(result.batchId);
+    return watch();
+  };
   const { batch, settled: batchSettled } = await followBatch(services.batches, result.batchId, {
-    watch,
+    watch: guard === undefined ? watch : guardedWatch,
     ...(follow.out === undefined ? {} : { out: follow.out }),
     ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }),
+  }).catch(async (error: unknown) => {
+    await guard?.assertKept(result.batchId); // a batch that vanished: Redis forgot, said as such
+    throw error;
   });
   // Orders of this file another batch queued (an earlier run, perhaps one that died) are followed too.
   const open = await followElsewhere(
@@ -121,7 +158,12 @@ export async function importAndFollow<P>(
   );
   const settled = batchSettled;
   const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
-  const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind);
+  await guard?.assertKept(result.batchId); // never write "pending" over a results file for a ledger that is gone
+  const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind, guard?.prior);
+  await guard?.record(result.batchId, settled ? 'complete' : 'imported', {
+    counts: { ...result.counts },
+    resultsFile: resolve(resultsPath),
+  });
   if (follow.resultsPath !== undefined) await services.batches.setResultsFile(result.batchId, resolve(resultsPath));
   lines.push(
     ...(settled
@@ -152,20 +194,26 @@ export async function importAndFollow<P>(
     : open > 0 || !isSettled(batch) || attention
       ? ExitCode.needsAttention
       : ExitCode.ok;
-  const json = importJson(file, kind.name, result, {
-    waited: true,
-    settled,
-    delivery: {
-      delivered: batch.delivered,
-      dead: batch.dead,
-      held: batch.held,
-      possibleDuplicates: batch.possibleDuplicates,
+  const json = importJson(
+    file,
+    kind.name,
+    result,
+    {
+      waited: true,
+      settled,
+      delivery: {
+        delivered: batch.delivered,
+        dead: batch.dead,
+        held: batch.held,
+        possibleDuplicates: batch.possibleDuplicates,
+      },
+      stillOpenElsewhere: open,
+      ...(settled ? {} : { gaveUpBecause: reasons }),
+      resultsFile: resultsPath,
+      results,
     },
-    stillOpenElsewhere: open,
-    ...(settled ? {} : { gaveUpBecause: reasons }),
-    resultsFile: resultsPath,
-    results,
-  });
+    guard,
+  );
   return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n', json };
 }
 
@@ -175,6 +223,7 @@ function importJson(
   kind: string,
   result: ImportResult,
   follow: Record<string, unknown> & { waited: boolean },
+  guard: LedgerGuard | undefined,
 ): Record<string, unknown> {
   const summary = result.summary.toJSON();
   return {
@@ -187,7 +236,114 @@ function importJson(
     noteKinds: summary.noteKinds,
     identicalLines: result.identicalLines,
     queuedElsewhere: result.elsewhere,
+    ...(guard === undefined
+      ? {}
+      : {
+          journalFile: guard.written ? journalPath(file) : null,
+          resultsLedger:
+            guard.prior === undefined ? null : { file: guard.prior.path, delivered: guard.prior.delivered.size },
+          ...(guard.lost === undefined
+            ? {}
+            : {
+                ledgerLost: {
+                  batchId: guard.lost.batchId,
+                  importedAt: guard.lost.startedAt,
+                  policy: guard.policy,
+                },
+              }),
+        }),
     ...follow,
     ...(follow.waited ? {} : { resultsFile: null }),
   };
+}
+
+/** What an import with the ledger guard holds: the results of an earlier run, the journal, and what it found. */
+interface LedgerGuard {
+  policy: LedgerLossPolicy;
+  options: ImportOptions;
+  prior: PriorResults | undefined;
+  /** The journal entry of a ledger Redis forgot, when the policy let the import go on. */
+  lost: JournalEntry | undefined;
+  /** Whether the journal could be written (a read-only folder: not). */
+  written: boolean;
+  notes: string[];
+  record(batchId: string, state: JournalEntry['state'], extra: Partial<JournalEntry>): Promise<void>;
+  /** Throws LEDGER_LOST when the namespace's marker is gone or another one (Redis forgot while this import ran). */
+  assertKept(batchId: string): Promise<void>;
+}
+
+/**
+ * Issue 26: reads the journal and an earlier results file, refuses when Redis forgot this file's
+ * ledger (LEDGER_LOST, unless the policy says otherwise), and returns the import options that
+ * skip what the results file records as delivered and write the journal once the batch exists.
+ */
+async function openGuard<P>(
+  file: string,
+  options: ImportOptions,
+  services: Services<P>,
+  follow: FollowSettings,
+): Promise<LedgerGuard> {
+  const policy = follow.ledgerGuard?.policy ?? 'refuse';
+  const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
+  const prior = policy === 'force' ? undefined : await readPriorResults(resultsPath, services.kind.results);
+  let journal: ImportJournal | undefined = await readJournal(file);
+  const marker = services.namespace.marker;
+  const lost = checkLedger({
+    file,
+    journal,
+    target: services.keys.prefix,
+    marker,
+    markerCreated: services.namespace.created,
+    prior,
+    resultsPath,
+    policy,
+    cli: services.kind.cli,
+    noun: services.kind.noun,
+  });
+  const startedAt = new Date().toISOString();
+  const guard: LedgerGuard = {
+    policy,
+    options: { ...options, ...(prior === undefined ? {} : { priorResults: prior }) },
+    prior,
+    lost,
+    written: false,
+    notes: [],
+    async record(batchId, state, extra) {
+      journal = withEntry(file, journal, {
+        target: services.keys.prefix,
+        env: services.env,
+        epoch: marker.epoch,
+        batchId,
+        startedAt,
+        updatedAt: new Date().toISOString(),
+        state,
+        ...extra,
+      });
+      const error = await writeJournal(file, journal);
+      if (error === undefined) guard.written = true;
+      else if (guard.notes.length === 0)
+        guard.notes.push(
+          `  note: the import journal ${journalPath(file)} could not be written (${(error as NodeJS.ErrnoException).code ?? error.message}): a Redis that forgets its data will not be noticed for this file`,
+        );
+    },
+    async assertKept(batchId) {
+      const now = await readNamespaceMarker(services.redis, services.keys);
+      if (now?.epoch === marker.epoch) return;
+      throw new LedgerLostError(
+        `Redis lost this import's ledger while it ran: the namespace marker of ${services.keys.prefix} is ${now === undefined ? 'gone' : `another one (epoch ${now.epoch}, not ${marker.epoch})`}, as after a Redis restarted without persistence or flushed. What batch ${batchId} delivered before is recorded nowhere but the service; nothing more is sent by this import. ` +
+          `Check the service, then import ${file} again with --trust-results (skips what a results file records as delivered) or --force (sends everything).`,
+        {
+          file,
+          journal: journalPath(file),
+          target: services.keys.prefix,
+          batchId,
+          journalEpoch: marker.epoch,
+          namespaceEpoch: now?.epoch ?? null,
+          markerWasMissing: now === undefined,
+        },
+      );
+    },
+  };
+  guard.options.onBatchCreated = (batchId) => guard.record(batchId, 'importing', {});
+  return guard;
 }

@@ -18,6 +18,7 @@ import { refuseNul, scanFile } from '../ingest/scanFile.js';
 import { outputPath } from '../ingest/outputPath.js';
 import { ValidationSummary } from '../ingest/validationSummary.js';
 import { conflictRejection } from '../ledger/orderRefReused.js';
+import type { PriorResults } from '../batches/priorResults.js';
 
 export interface ImportOptions extends IngestOptions {
   /** Send orders again even when the ledger knows them as delivered. */
@@ -26,6 +27,13 @@ export interface ImportOptions extends IngestOptions {
   rejectsPath?: string;
   /** Orders per reserve + addBulk round; default 500. */
   chunkSize?: number;
+  /**
+   * An earlier results file of this input (issue 26: a second ledger): orders it records as
+   * delivered that the ledger does not know are not sent (`skippedResults`). Ignored with `force`.
+   */
+  priorResults?: PriorResults;
+  /** Called once the batch exists, before anything of it is reserved (the import journal is written here). */
+  onBatchCreated?: (batchId: string) => Promise<void>;
 }
 
 export interface ImportResult {
@@ -73,6 +81,13 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     ...outputs,
   });
   const heartbeat = startImportHeartbeat(deps.batches, batchId);
+  try {
+    await options.onBatchCreated?.(batchId);
+  } catch (error) {
+    heartbeat.stop();
+    await deps.batches.finishImport(batchId, 'failed', totalsOf(source), importFailure(error)).catch(() => undefined);
+    throw error;
+  }
 
   const counts: ImportCounts = {
     rows: 0,
@@ -84,6 +99,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     skippedQueued: 0,
     conflicts: 0,
     skippedIdentical: 0,
+    skippedResults: 0,
     enqueued: 0,
   };
   const elsewhere: ImportResult['elsewhere'] = [];
@@ -161,6 +177,15 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     return { results: reserved.flat(), enqueued };
   };
 
+  // The results file is asked only about orders the ledger does not know: the ledger stays the first authority.
+  const prior = options.force === true ? undefined : options.priorResults;
+  const dropDeliveredByResults = async (orders: ValidRecord<P>[]): Promise<Set<string>> => {
+    const named = prior === undefined ? [] : orders.filter((order) => prior.delivered.has(order.key));
+    if (named.length === 0) return new Set();
+    const entries = await deps.ledger.getMany(named.map((order) => order.key));
+    return new Set(named.filter((_, i) => entries[i] === undefined).map((order) => order.key));
+  };
+
   const flush = async (): Promise<void> => {
     if (heartbeat.lost) {
       throw new InfrastructureError(
@@ -168,11 +193,25 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
         `Redis did not hear from this import for a while, so batch ${batchId} was closed as interrupted and its reserved orders queued; run the same command again to finish the file (nothing is sent twice).`,
       );
     }
-    const orders = chunk;
+    const taken = chunk;
     chunk = [];
-    const { results, enqueued } = perJob > 1 ? await queueChunks(orders) : await queueSingly(orders);
+    const skippedResults = await dropDeliveredByResults(taken);
+    const orders = skippedResults.size === 0 ? taken : taken.filter((order) => !skippedResults.has(order.key));
+    const { results, enqueued } =
+      orders.length === 0
+        ? { results: [], enqueued: 0 }
+        : perJob > 1
+          ? await queueChunks(orders)
+          : await queueSingly(orders);
     counts.enqueued += enqueued;
-    const delta = { skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0, conflicts: 0, skippedIdentical: 0 };
+    const delta = {
+      skippedDelivered: 0,
+      skippedHeld: 0,
+      skippedQueued: 0,
+      conflicts: 0,
+      skippedIdentical: 0,
+      skippedResults: skippedResults.size,
+    };
     for (const [i, result] of results.entries()) {
       const order = orders[i]!;
       if (result.outcome === 'delivered') {

@@ -27,6 +27,8 @@ const ACCOUNT_RESULT_COLUMNS = [
  */
 export const ACCOUNT_RESULTS: ResultsLayout<AccountPayload> = {
   columns: ACCOUNT_RESULT_COLUMNS,
+  keyColumn: 'accountKey',
+  remoteIdColumn: 'customerId',
   describe(item, entry) {
     // A rejected row has no payload; its cells are under the file's headers, usually the field names.
     const identity = item.kind === 'valid' ? item.payload : (item.rows[0] ?? {});

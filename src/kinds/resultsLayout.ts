@@ -32,6 +32,9 @@ export type CommonColumn =
  */
 export interface ResultsLayout<P> {
   columns: readonly string[];
+  /** The column holding the record's key, and the one holding the id the API returned (src/batches/priorResults.ts reads them back). */
+  keyColumn: string;
+  remoteIdColumn: string;
   /** The kind's own cells of one row; `entry` is the ledger's, absent for rejected rows. */
   describe(item: RecordItem<P>, entry: LedgerEntry | undefined): Record<string, string>;
   /** A more precise outcome than the generic one, or undefined to keep it. */
@@ -41,6 +44,8 @@ export interface ResultsLayout<P> {
 /** The orders results file. */
 export const ORDER_RESULTS: ResultsLayout<OrderPayload> = {
   columns: RESULT_COLUMNS,
+  keyColumn: 'orderKey',
+  remoteIdColumn: 'remoteOrderId',
   describe: (item, entry) => ({
     orderKey: item.key ?? '',
     orderRef: item.orderRef ?? '',

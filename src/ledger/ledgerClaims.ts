@@ -35,6 +35,7 @@ export async function claim(
       ambiguousPolicy: scope.ambiguousPolicy,
       askGate: gate === undefined ? '0' : '1',
       jobId: chunkId,
+      customer: gate?.customers?.[0] ?? '',
     }),
   );
   const trial = verdict === 'trial' ? { trial: true as const } : {};
@@ -73,6 +74,8 @@ export async function claimMany(
     scope.ambiguousPolicy,
     gate === undefined ? '0' : '1',
     chunkId,
+    // Only when asked, and one per record (admit pairs them with the records).
+    ...(gate?.customers?.length === orderKeys.length ? gate.customers : []),
   );
   if (reply[0] === 'wait') return { outcome: 'wait', retryAt: Number(reply[1]) };
   const records = orderKeys.map((_, i): ChunkClaim => {

@@ -138,6 +138,11 @@ export interface ClaimRefused {
  */
 export interface ClaimGate {
   key: string;
+  /**
+   * Whom the claimed records are for (one per record, '' unknown): half-open, the trial goes to a
+   * customer the refusals that opened the breaker never named (admit.lua). Omitted: any record.
+   */
+  customers?: readonly string[];
 }
 
 export interface SettleInput {

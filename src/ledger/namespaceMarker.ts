@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { DataVersionError } from '../errors.js';
 import type { Keyspace } from '../keyspace.js';
 import type { RedisClient } from '../redis.js';
@@ -31,6 +32,12 @@ export interface NamespaceMarker {
   createdAt: number;
   /** The bulkorder version that wrote it first. */
   createdBy: string;
+  /**
+   * A random id given when the marker is written: a namespace that vanished and came back (a Redis
+   * restarted without persistence, a FLUSHALL) has another one, so an import journal that names the
+   * old one knows the ledger it relied on is gone (src/importer/importJournal.ts).
+   */
+  epoch: string;
   /** The last migration's time and bulkorder version, if any. */
   upgradedAt?: number;
   upgradedBy?: string;
@@ -49,6 +56,10 @@ export interface EnsuredMarker {
   marker: NamespaceMarker;
 }
 
+function newEpoch(): string {
+  return randomBytes(8).toString('hex');
+}
+
 /** The namespace's marker, or undefined when it has none. */
 export async function readNamespaceMarker(redis: RedisClient, keys: Keyspace): Promise<NamespaceMarker | undefined> {
   const fields = await redis.hgetall(keys.meta);
@@ -57,6 +68,7 @@ export async function readNamespaceMarker(redis: RedisClient, keys: Keyspace): P
     dataVersion: Number(fields.dataVersion),
     createdAt: Number(fields.createdAt ?? 0),
     createdBy: fields.createdBy ?? '',
+    epoch: fields.epoch ?? '',
     ...(fields.upgradedAt === undefined ? {} : { upgradedAt: Number(fields.upgradedAt) }),
     ...(fields.upgradedBy === undefined ? {} : { upgradedBy: fields.upgradedBy }),
   };
@@ -85,10 +97,16 @@ export async function ensureNamespaceMarker(
       .hsetnx(keys.meta, 'dataVersion', String(hasData ? 1 : known))
       .hsetnx(keys.meta, 'createdAt', String(now))
       .hsetnx(keys.meta, 'createdBy', options.processVersion)
+      .hsetnx(keys.meta, 'epoch', newEpoch())
       .exec();
     const [error, wrote] = replies?.[0] ?? [new Error('no reply')];
     if (error) throw error;
     created = wrote === 1 && !hasData;
+    marker = (await readNamespaceMarker(redis, keys))!;
+  }
+  if (marker.epoch === '') {
+    // A marker written before epochs existed gets one now (HSETNX: of two processes, one wins).
+    await redis.hsetnx(keys.meta, 'epoch', newEpoch());
     marker = (await readNamespaceMarker(redis, keys))!;
   }
   const stored = marker.dataVersion;

@@ -17,7 +17,7 @@ export const SCRIPT_ARGV = {
     'alreadyCounted',
     'jobPrefix',
   ],
-  claim: ['token', 'now', 'retentionMs', 'ambiguousPolicy', 'askGate', 'jobId'],
+  claim: ['token', 'now', 'retentionMs', 'ambiguousPolicy', 'askGate', 'jobId', 'customer'],
   settle: [
     'token',
     'newState',
@@ -64,7 +64,7 @@ export const SCRIPT_ARGV = {
     'trialCustomer',
     'exemptMs',
   ],
-  tickBreaker: ['now', 'trialCalls', 'trialTimeoutMs', 'alertAfterMs'],
+  tickBreaker: ['now', 'trialCalls', 'trialTimeoutMs', 'alertAfterMs', 'trialFallbackMs'],
   cutRate: ['now', 'retryAfterMs', 'floor', 'decrease', 'grantedAt', 'localRate', 'staleMs', 'expireMs', 'paced'],
 } as const satisfies Record<string, readonly string[]>;
 

@@ -99,6 +99,8 @@ declare module 'ioredis' {
       state: string,
       burst: string,
       exempt: string,
+      answers: string,
+      refused: string,
       ...argv: NamedArgv<'closeBreaker'>
     ): Result<string[], Context>;
     bulkorderReadWindow(

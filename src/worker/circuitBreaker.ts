@@ -9,11 +9,14 @@ import { argv } from '../lua/scriptArgv.js';
 import { defineScripts } from '../lua/defineScripts.js';
 import type { ClaimGate, ClaimResult } from '../ledger/ledger.js';
 import type { BreakerSettings } from '../deliverySettings.js';
+import { RefusedCustomers, refusedAnswerOf, type RefusedAnswer } from './refusedCustomers.js';
 
 export { readBreakerStatus, type BreakerState, type BreakerStatus } from './breakerView.js';
 
 /** How long refusals a trial of another customer proved to be about their customers stay no evidence. */
 const EXEMPT_MS = 60 * 60_000;
+/** Half-open, how long trials go only to customers the refusals never named before any job may be one. */
+const TRIAL_FALLBACK_MAX_MS = 10_000;
 
 /** A transition, reported once (by the worker whose call made it) to `onBreakerEvent`. */
 export interface BreakerEvent {
@@ -57,6 +60,7 @@ export class CircuitBreaker {
   /** This process's last view of the state: a closed breaker costs no Redis call per job. */
   private view: BreakerState = 'closed';
   private healthy = 0;
+  private readonly refused: RefusedCustomers;
 
   constructor(
     private readonly redis: RedisClient,
@@ -66,6 +70,7 @@ export class CircuitBreaker {
   ) {
     this.settings = options.settings;
     this.now = options.now ?? Date.now;
+    this.refused = new RefusedCustomers(redis, keys.breakerRefused);
     defineScripts(redis);
   }
 
@@ -82,8 +87,18 @@ export class CircuitBreaker {
    * What the ledger's claim asks first (the same judgement as `admit`, in the claim's own script),
    * or undefined while this process sees the breaker closed: a closed breaker costs a job nothing.
    */
-  gate(): ClaimGate | undefined {
-    return this.view === 'closed' ? undefined : { key: this.keys.breaker };
+  gate(customers?: readonly string[]): ClaimGate | undefined {
+    if (this.view === 'closed') return undefined;
+    if (customers === undefined) return { key: this.keys.breaker };
+    return { key: this.keys.breaker, customers: customers.map((customer) => customer.slice(0, 200)) };
+  }
+
+  /**
+   * The answer that refused `customer`, when a healthy trial of another customer proved the refusals
+   * about it and the order was queued (`queuedAt`) before: that order is dead-lettered, not sent.
+   */
+  refusedAnswer(customer: string | undefined, queuedAt: number | undefined): RefusedAnswer | undefined {
+    return this.refused.answerFor(customer, queuedAt);
   }
 
   /** The admission a claim made with `gate()` carries, read as `admit` reads its own verdict. */
@@ -121,6 +136,7 @@ export class CircuitBreaker {
     const healthy = this.healthy;
     this.healthy = 0;
     const signature = evidence.signature.slice(0, 200);
+    if (evidence.class === 'refusal') await this.keepAnswer(outcome, who);
     const reply = await this.redis.bulkorderRecordFailure(
       this.keys.breaker,
       this.keys.breakerFailures + signature,
@@ -156,6 +172,17 @@ export class CircuitBreaker {
     );
     this.view = reply[1];
     await this.afterFailure(reply, evidence);
+  }
+
+  /** Keeps a refusal's answer for its customer: a close that proves the customer refused gives it to its held orders. */
+  private async keepAnswer(outcome: ApiOutcome, customer: string): Promise<void> {
+    const answer = refusedAnswerOf(outcome);
+    if (answer === undefined) return;
+    await this.redis
+      .multi()
+      .hset(this.keys.breakerAnswers, customer, JSON.stringify(answer))
+      .pexpire(this.keys.breakerAnswers, EXEMPT_MS)
+      .exec();
   }
 
   /** Says why it opened (what was seen), pauses and announces an opening; closes on `closeNow`. */
@@ -214,9 +241,11 @@ export class CircuitBreaker {
         trialCalls: this.settings.trialCalls,
         trialTimeoutMs: this.options.trialTimeoutMs ?? 120_000,
         alertAfterMs: this.settings.alertAfterMs,
+        trialFallbackMs: Math.min(this.settings.openMs, TRIAL_FALLBACK_MAX_MS),
       }),
     );
     this.view = state;
+    await this.refused.refresh();
     if (transition === 'halfOpen') {
       await this.options.resumeQueue();
       // A trial needs a job: when the burst dead-lettered the whole night, one of its orders is the trial.
@@ -261,6 +290,8 @@ export class CircuitBreaker {
       keys.breaker,
       keys.breakerBurst,
       keys.breakerExempt,
+      keys.breakerAnswers,
+      keys.breakerRefused,
       ...argv('closeBreaker', {
         now: this.now(),
         onlyHalfOpen: onlyHalfOpen ? '1' : '0',
@@ -274,9 +305,10 @@ export class CircuitBreaker {
     if (verdict !== 'closed') return 0;
     this.view = 'closed';
     if (about === 'customers') {
+      await this.refused.refresh();
       this.logger.warn(
         { breaker: before },
-        'circuit breaker closed: another customer was served, so the refusals were about the refused customers; their orders stay dead-lettered',
+        'circuit breaker closed: another customer was served, so the refusals were about the refused customers; their orders stay dead-lettered, and those held back are dead-lettered with the same answer, not sent',
       );
       await this.emit({ type: 'closed', status: { state: 'closed', overdue: false }, requeued: 0 });
       return 0;

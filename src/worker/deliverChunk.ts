@@ -5,6 +5,7 @@ import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import {
   CREDENTIALS_POSTPONE_MS,
+  recordEvidence,
   RetryableDeliveryError,
   slowDown,
   type AttemptInfo,
@@ -13,6 +14,8 @@ import {
 } from './deliverRecord.js';
 import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
+import { untilRecorded } from './untilRecorded.js';
+import { notSentVerdict } from './refusedCustomers.js';
 import type { RequestSlots } from './requestSlots.js';
 import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
 
@@ -167,6 +170,10 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
   const answers = await Promise.all(
     toSend.map(async (record, i) => {
       try {
+        const customer = deps.customerOf?.(record.payload);
+        // A customer a healthy trial of another proved refused: its order held back is not sent.
+        const refused = deps.breaker.refusedAnswer(customer, wave.attempt.queuedAt);
+        if (refused !== undefined) return { verdict: notSentVerdict(refused, deps.wording), durationMs: 0 };
         // Each at its own slot of the shared rate (none: all at once).
         await sleepUntil(slotOf(wave.attempt.grant, i).at);
         const started = performance.now();
@@ -174,16 +181,15 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
         const durationMs = Math.round(performance.now() - started);
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
-        await deps.breaker.record(outcome, record.key, deps.customerOf?.(record.payload));
-        return { outcome, durationMs };
+        await recordEvidence(deps, outcome, record.key, customer);
+        return { verdict: verdictOf(outcome, wave.attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
       } finally {
         release(1);
       }
     }),
   );
-  for (const [i, { outcome, durationMs }] of answers.entries()) {
+  for (const [i, { verdict, durationMs }] of answers.entries()) {
     const record = toSend[i]!;
-    const verdict = verdictOf(outcome, wave.attempt, deps.ledger.ambiguousPolicy, deps.wording);
     const facts = {
       orderKey: record.key,
       lines: record.lines,
@@ -223,7 +229,7 @@ async function claimWave<P>(
     records.map((record) => record.key),
     attempt.token,
     attempt.jobId,
-    deps.breaker.gate(),
+    deps.breaker.gate(deps.customerOf === undefined ? undefined : records.map((r) => deps.customerOf!(r.payload))),
   );
   const admission = deps.breaker.admission(
     claim.outcome === 'wait'
@@ -281,7 +287,7 @@ async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, dep
 }
 
 async function settleWave<P>(settles: SettleInput[], deps: ChunkDeps<P>): Promise<void> {
-  const settled = await deps.ledger.settleMany(settles);
+  const settled = await untilRecorded(() => deps.ledger.settleMany(settles), deps.recordRetry);
   for (const [i, outcome] of settled.entries()) {
     if (outcome === 'lost')
       deps.logger.warn(

@@ -10,6 +10,9 @@ import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import type { RecordWording } from '../kinds/recordWording.js';
 import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
+import { untilRecorded, type RecordRetry } from './untilRecorded.js';
+import { isRedisConnectionError } from '../redisErrors.js';
+import { notSentVerdict } from './refusedCustomers.js';
 
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
 export interface DeliverDeps<P = unknown> {
@@ -31,6 +34,11 @@ export interface DeliverDeps<P = unknown> {
   rate?: RequestPacer;
   /** Moves this job to delayed without spending an attempt (a failure that is not the order's). */
   postpone(ms: number): Promise<void>;
+  /**
+   * How an answer's settle outlasts a Redis that refuses writes (OOM) or is away: retried with
+   * backoff until Redis takes it or the worker has stopped. None: a refused settle fails the job.
+   */
+  recordRetry?: RecordRetry;
 }
 
 export interface AttemptInfo {
@@ -39,6 +47,8 @@ export interface AttemptInfo {
   /** 1-based number of this attempt. */
   attempt: number;
   maxAttempts: number;
+  /** When the job was queued (ms): an order of a customer proved refused, queued before that, is not sent. */
+  queuedAt?: number;
 }
 
 /** How an attempt ended, when it ended the job. */
@@ -85,7 +95,12 @@ export async function deliverRecord<P>(
   const grant = (await deps.rate?.pace(1)) ?? { at: Date.now(), spacingMs: 0, paced: false };
   // The breaker is asked inside the claim's script, and only while this worker sees it open or
   // half-open. Open (or half-open with its trials taken), it keeps the job for later, attempt unspent.
-  const claim = await ledger.claim(job.key, attempt.token, deps.breaker.gate());
+  const customer = deps.customerOf?.(job.payload);
+  const claim = await ledger.claim(
+    job.key,
+    attempt.token,
+    deps.breaker.gate(customer === undefined ? undefined : [customer]),
+  );
   const admission = deps.breaker.admission(claim);
   if (!admission.go) {
     await deps.postpone(admission.waitMs + Math.round(Math.random() * 1000));
@@ -124,12 +139,7 @@ export async function deliverRecord<P>(
       break;
   }
 
-  const started = performance.now();
-  const outcome = await deps.send(job.payload, { key: job.key });
-  const durationMs = Math.round(performance.now() - started);
-  // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
-  await deps.breaker.record(outcome, job.key, deps.customerOf?.(job.payload));
-  const verdict = verdictOf(outcome, attempt, ledger.ambiguousPolicy, deps.wording);
+  const { verdict, durationMs } = await attemptVerdict(job, attempt, deps, customer);
   // Bound per line rather than with logger.child(): a child per attempt costs ~4% of a worker's CPU.
   const facts = { attempt: attempt.attempt, durationMs, ...(admission.trial ? { trial: true } : {}) };
   await settle(
@@ -143,6 +153,26 @@ export async function deliverRecord<P>(
     }).settle,
   );
   return endJob(verdict, grant, deps);
+}
+
+/**
+ * Sends the claimed record and reads its answer; an order of a customer a healthy trial of another
+ * customer proved refused, queued before, is not sent: it gets the answer that refused its customer.
+ */
+async function attemptVerdict<P>(
+  job: DeliveryJobData<P>,
+  attempt: AttemptInfo,
+  deps: DeliverDeps<P>,
+  customer: string | undefined,
+): Promise<{ verdict: Verdict; durationMs: number }> {
+  const refused = deps.breaker.refusedAnswer(customer, attempt.queuedAt);
+  if (refused !== undefined) return { verdict: notSentVerdict(refused, deps.wording), durationMs: 0 };
+  const started = performance.now();
+  const outcome = await deps.send(job.payload, { key: job.key });
+  const durationMs = Math.round(performance.now() - started);
+  // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
+  await recordEvidence(deps, outcome, job.key, customer);
+  return { verdict: verdictOf(outcome, attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
 }
 
 /** How a job of one record ends after its answer is recorded: a result, or BullMQ's error for what comes next. */
@@ -196,8 +226,26 @@ async function fileOf<P>(job: DeliveryJobData<P>, deps: DeliverDeps<P>): Promise
   return job.file ?? (await deps.batchFile(job.batchId));
 }
 
+/**
+ * Tells the breaker of an answer. A Redis that refuses the write (OOM, away) costs the breaker one
+ * piece of evidence, never the answer itself: the settle that follows waits for Redis instead.
+ */
+export async function recordEvidence<P>(
+  deps: DeliverDeps<P>,
+  outcome: ApiOutcome,
+  key: string,
+  customer: string | undefined,
+): Promise<void> {
+  try {
+    await deps.breaker.record(outcome, key, customer);
+  } catch (error) {
+    if (deps.recordRetry === undefined || !isRedisConnectionError(error)) throw error;
+    deps.recordRetry.onRefused(error as Error);
+  }
+}
+
 async function settle<P>(deps: DeliverDeps<P>, input: SettleInput): Promise<void> {
-  const settled = await deps.ledger.settle(input);
+  const settled = await untilRecorded(() => deps.ledger.settle(input), deps.recordRetry);
   if (settled === 'lost')
     deps.logger.warn(
       { state: input.state },

@@ -46,7 +46,15 @@ describe('the namespace marker', () => {
       dataVersion: String(DATA_VERSION),
       createdAt: '1000',
       createdBy: '1.2.3',
+      epoch: first.marker.epoch,
     });
+    expect(first.marker.epoch).toMatch(/^[0-9a-f]{16}$/);
+    expect(again.marker.epoch).toBe(first.marker.epoch);
+    // Forgotten and written again (a Redis restarted without persistence): another epoch.
+    await redis.del(keys.meta);
+    const reborn = await ensureNamespaceMarker(redis, keys, { processVersion: '1.2.4' });
+    expect(reborn.created).toBe(true);
+    expect(reborn.marker.epoch).not.toBe(first.marker.epoch);
   });
 
   it('of processes starting together, exactly one created it', async () => {

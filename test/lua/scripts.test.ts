@@ -26,8 +26,8 @@ const NOW = 1_000_000;
 const RET = 60_000;
 const T = String(NOW);
 
-const claimArgv = (askGate: '0' | '1', jobId = '') =>
-  argv('claim', { token: 't1', now: NOW, retentionMs: RET, ambiguousPolicy: 'hold', askGate, jobId });
+const claimArgv = (askGate: '0' | '1', jobId = '', customer = '') =>
+  argv('claim', { token: 't1', now: NOW, retentionMs: RET, ambiguousPolicy: 'hold', askGate, jobId, customer });
 const reserveArgv = (k: (name: string) => string, fingerprint: string) =>
   argv('reserve', {
     batchId: 'B1',
@@ -95,7 +95,23 @@ const closeArgv = (k: (name: string) => string, trialCustomer: string) =>
     trialCustomer,
     exemptMs: 60_000,
   });
-const tickArgv = argv('tickBreaker', { now: NOW, trialCalls: 2, trialTimeoutMs: 120_000, alertAfterMs: 600_000 });
+const tickArgv = argv('tickBreaker', {
+  now: NOW,
+  trialCalls: 2,
+  trialTimeoutMs: 120_000,
+  alertAfterMs: 600_000,
+  trialFallbackMs: 5000,
+});
+/** Half-open after a refusal's trip of customers c1 and c2; trials go to others until anyTrialAt. */
+const refusedHalfOpen = (anyTrialAt: number) => ({
+  state: 'halfOpen',
+  trialsLeft: '1',
+  class: 'refusal',
+  customers: 'c1\nc2',
+  anyTrialAt: String(anyTrialAt),
+});
+const closeKeys = (k: (name: string) => string) =>
+  [k('breaker'), k('burst'), k('exempt'), k('answers'), k('refused')] as const;
 
 const rows: Row[] = [
   {
@@ -246,6 +262,45 @@ const rows: Row[] = [
     returns: ['wait', '2000000', 'wait'],
   },
   {
+    name: 'claim: half-open after refusals of c1 and c2, an order of c1 waits a second, its trial kept for another',
+    command: 'bulkorderClaim',
+    given: { 'ledger:o1': { hash: { s: 'queued', b: 'B1' } }, breaker: { hash: refusedHalfOpen(NOW + 5000) } },
+    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1', '', 'c1')),
+    returns: ['wait', String(NOW + 1000), 'wait'],
+  },
+  {
+    name: 'claim: half-open after refusals of c1 and c2, an order of c3 is the trial',
+    command: 'bulkorderClaim',
+    given: { 'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T } }, breaker: { hash: refusedHalfOpen(NOW + 5000) } },
+    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1', '', 'c3')),
+    returns: ['claimed', '1', 'trial'],
+    then: {
+      'ledger:o1': { hash: { s: 'sending', b: 'B1', u: T, t: 't1', a: '1' } },
+      breaker: { hash: { ...refusedHalfOpen(NOW + 5000), trialsLeft: '0' } },
+    },
+  },
+  {
+    name: 'claim: half-open past anyTrialAt, an order of a refused customer is the trial (the queue holds no other)',
+    command: 'bulkorderClaim',
+    given: { 'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T } }, breaker: { hash: refusedHalfOpen(NOW) } },
+    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1', '', 'c1')),
+    returns: ['claimed', '1', 'trial'],
+    then: {
+      'ledger:o1': { hash: { s: 'sending', b: 'B1', u: T, t: 't1', a: '1' } },
+      breaker: { hash: { ...refusedHalfOpen(NOW), trialsLeft: '0' } },
+    },
+  },
+  {
+    name: 'claim: a trial whose order was delivered meanwhile gives the trial back',
+    command: 'bulkorderClaim',
+    given: {
+      'ledger:o1': { hash: { s: 'delivered', b: 'B1', r: '"r1"' } },
+      breaker: { hash: { state: 'halfOpen', trialsLeft: '1' } },
+    },
+    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1')),
+    returns: ['delivered', '"r1"', 'trial'],
+  },
+  {
     name: 'claimMany: half-open, one record of the chunk is the trial, the other later',
     command: 'bulkorderClaimMany',
     given: {
@@ -261,6 +316,86 @@ const rows: Row[] = [
       'ledger:o1': { hash: { s: 'sending', b: 'B1', q: '1', u: T, t: 't1', a: '1' } },
       'ledger:o2': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
     },
+  },
+  {
+    name: 'claimMany: half-open after refusals of c1 and c2, the record of c3 is the trial, c1 later',
+    command: 'bulkorderClaimMany',
+    given: {
+      breaker: { hash: refusedHalfOpen(NOW + 5000) },
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
+      'ledger:o2': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
+    },
+    run: (r, k) =>
+      r.bulkorderClaimMany(
+        3,
+        k('breaker'),
+        k('ledger:o1'),
+        k('ledger:o2'),
+        't1',
+        NOW,
+        RET,
+        'hold',
+        '1',
+        'B1.1',
+        'c1',
+        'c3',
+      ),
+    returns: ['trial', '0', 'later', '', 'claimed', '1'],
+    then: {
+      breaker: { hash: { ...refusedHalfOpen(NOW + 5000), trialsLeft: '0' } },
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
+      'ledger:o2': { hash: { s: 'sending', b: 'B1', q: '1', u: T, t: 't1', a: '1' } },
+    },
+  },
+  {
+    name: 'claimMany: half-open after refusals of c1 and c2, a chunk of only c1 and c2 waits, nothing claimed',
+    command: 'bulkorderClaimMany',
+    given: {
+      breaker: { hash: refusedHalfOpen(NOW + 5000) },
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
+      'ledger:o2': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
+    },
+    run: (r, k) =>
+      r.bulkorderClaimMany(
+        3,
+        k('breaker'),
+        k('ledger:o1'),
+        k('ledger:o2'),
+        't1',
+        NOW,
+        RET,
+        'hold',
+        '1',
+        'B1.1',
+        'c1',
+        'c2',
+      ),
+    returns: ['wait', String(NOW + 1000)],
+  },
+  {
+    name: 'claimMany: a trial that claims nothing (the other customer delivered) gives the trial back',
+    command: 'bulkorderClaimMany',
+    given: {
+      breaker: { hash: refusedHalfOpen(NOW + 5000) },
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
+      'ledger:o2': { hash: { s: 'delivered', b: 'B1', q: '1', u: T, r: '"r1"' } },
+    },
+    run: (r, k) =>
+      r.bulkorderClaimMany(
+        3,
+        k('breaker'),
+        k('ledger:o1'),
+        k('ledger:o2'),
+        't1',
+        NOW,
+        RET,
+        'hold',
+        '1',
+        'B1.1',
+        'c1',
+        'c3',
+      ),
+    returns: ['trial', '0', 'later', '', 'delivered', '"r1"'],
   },
   {
     name: 'settle delivered: the dead letter goes, the batch counts it delivered and a possible duplicate',
@@ -566,7 +701,7 @@ const rows: Row[] = [
       'failures:S': { zset: { a: 1 } },
       'orders:S': { zset: { o1: 1 } },
     },
-    run: (r, k) => r.bulkorderCloseBreaker(k('breaker'), k('burst'), k('exempt'), ...closeArgv(k, '')),
+    run: (r, k) => r.bulkorderCloseBreaker(...closeKeys(k), ...closeArgv(k, '')),
     returns: ['closed', 'api', 'o1'],
     then: { breaker: { hash: { state: 'closed', closedAt: T } } },
   },
@@ -577,11 +712,30 @@ const rows: Row[] = [
       breaker: { hash: { state: 'halfOpen', signature: 'S', class: 'refusal', customers: 'c1\nc2' } },
       burst: { set: ['o1'] },
       'customers:S': { zset: { c1: 1 } },
+      answers: { hash: { c1: '{"status":403}', c9: '{"status":400}' } },
     },
-    run: (r, k) => r.bulkorderCloseBreaker(k('breaker'), k('burst'), k('exempt'), ...closeArgv(k, 'c9')),
+    run: (r, k) => r.bulkorderCloseBreaker(...closeKeys(k), ...closeArgv(k, 'c9')),
     returns: ['closed', 'customers'],
-    then: { breaker: { hash: { state: 'closed', closedAt: T } }, exempt: { set: ['S|c1', 'S|c2'] } },
-    expires: { exempt: true },
+    then: {
+      breaker: { hash: { state: 'closed', closedAt: T } },
+      exempt: { set: ['S|c1', 'S|c2'] },
+      answers: { hash: { c1: '{"status":403}', c9: '{"status":400}' } },
+      // c2's answer was not kept (expired): its held orders are sent as usual.
+      refused: { hash: { '@closedAt': T, c1: '{"status":403}' } },
+    },
+    expires: { exempt: true, refused: true },
+  },
+  {
+    name: 'closeBreaker: a trial of a refused customer: about the API, no refused customers kept, the burst returned',
+    command: 'bulkorderCloseBreaker',
+    given: {
+      breaker: { hash: { state: 'halfOpen', signature: 'S', class: 'refusal', customers: 'c1\nc2' } },
+      burst: { set: ['o1'] },
+      answers: { hash: { c1: '{"status":403}' } },
+    },
+    run: (r, k) => r.bulkorderCloseBreaker(...closeKeys(k), ...closeArgv(k, 'c2')),
+    returns: ['closed', 'api', 'o1'],
+    then: { breaker: { hash: { state: 'closed', closedAt: T } }, answers: { hash: { c1: '{"status":403}' } } },
   },
   {
     name: 'readWindow: the attempts of the window and the server failures by label',
@@ -610,6 +764,7 @@ const rows: Row[] = [
           nextProbeAt: String(NOW - 1),
           trialsLeft: '2',
           halfOpenAt: T,
+          anyTrialAt: String(NOW + 5000),
         },
       },
     },

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ParkedRecord } from '../../src/deliveryJob.js';
+import type { OrderPayload } from '../../src/ingest/types.js';
 import { importAndFollow } from '../../src/importer/importAndFollow.js';
 import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
@@ -78,6 +79,64 @@ describe('an API shared with others (issue 26)', () => {
         lost: 600 - outcome.batch!.delivered - outcome.batch!.dead,
         duplicates: counters.duplicateOrdersAccepted,
         held: 0,
+      });
+    },
+  );
+
+  it(
+    'a file led by 600 orders of 3 refused customers (403), then 100 of another: the trial samples the other customer, all 100 delivered, every refused order dead-lettered with the 403 answer, none held',
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      rig = await deliveryRig(
+        'trialsample',
+        { faults: { forbiddenCustomers: [9001, 9002, 9003] } },
+        { BULKORDER_BREAKER_OPEN_MS: '5000', BULKORDER_BREAKER_MAX_OPEN_MS: '10000' },
+      );
+      // A, B and C interleaved: their refusals span 3 customers, enough to open the breaker (default rules).
+      const refused = rows('ABC', 600, (i) => 9001 + (i % 3));
+      const text = [HEADER, ...refused, ...rows('D', 100, () => 1001)].join('\n') + '\n';
+      const file = await rig.writeFile('three.csv', text);
+      await rig.startWorker({ concurrency: 20 });
+      // How often it opened in the episode (openCount lives while open or half-open): a trial of A, B or C reopens it.
+      let openings = 0;
+      let done = false;
+      const sampler = (async () => {
+        while (!done) {
+          const count = Number(await rig.services.redis.hget(rig.services.keys.breaker, 'openCount'));
+          openings = Math.max(openings, Number.isNaN(count) ? 0 : count);
+          await new Promise((res) => setTimeout(res, 50));
+        }
+      })();
+      const outcome = await importAndWait(rig, file).finally(() => (done = true));
+      await sampler;
+      const counters = rig.simulator.counters();
+      // The first half-open's trial went to D and closed it: it never reopened.
+      expect(openings).toBe(1);
+      // It opened (the refusals were systemic by the rules) and closed on a trial of D.
+      expect(Number(await rig.services.redis.hget(rig.services.keys.breaker, 'closedAt'))).toBeGreaterThan(0);
+      expect(outcome.batch).toMatchObject({ delivered: 100, dead: 600, held: 0 });
+      expect(counters.ordersAccepted).toBe(100);
+      expect(counters.duplicateOrdersAccepted).toBe(0);
+      expect(rig.simulator.orders().filter((o) => (o.payload as OrderPayload).businessCustomerId !== 1001)).toEqual([]);
+      const dead = await deadRecords(rig);
+      expect(dead).toHaveLength(600);
+      for (const record of dead) {
+        expect(record.orderRef).toMatch(/^ABC-/);
+        expect(record).toMatchObject({ httpStatus: 403, code: 'UNKNOWN_CUSTOMER' });
+        expect(record.body).toMatchObject({ code: 'UNKNOWN_CUSTOMER' });
+      }
+      // Held orders of the refused customers were dead-lettered without a POST each: far fewer 403s than orders.
+      const refusals = counters.statuses['403'] ?? 0;
+      console.log(`trial sampling run: opened ${openings}x, ${refusals} POSTs answered 403 for 600 refused orders`);
+      expect(refusals).toBeLessThan(100);
+      recordReliability({
+        fault:
+          'a file led by 600 orders of 3 customers the API refuses (403, enough to open the breaker), then 100 of another',
+        behaviour: `half-open trials sample a customer the refusals never named: closed on its success; the refused customers' held orders dead-lettered "Not sent" with the 403 answer (${refusals} POSTs answered 403 for 600 orders); the 100 others delivered`,
+        orders: 700,
+        lost: 700 - outcome.batch!.delivered - outcome.batch!.dead,
+        duplicates: counters.duplicateOrdersAccepted,
+        held: outcome.batch!.held,
       });
     },
   );

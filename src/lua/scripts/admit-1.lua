@@ -1,5 +1,6 @@
 --[[
-  Before a job is sent, on its own (CircuitBreaker.admit): the breaker's admit.
+  Before a job is sent, on its own (CircuitBreaker.admit): the breaker's admit, for a job whose
+  customer is not known (any job may be a trial).
 
   Input:
     KEYS[1] state
@@ -7,5 +8,5 @@
     {verdict, nextProbeAt}: verdict go | trial | wait
 ]]
 --- @include "admit"
-local verdict, at = admit(KEYS[1])
+local verdict, at = admit(KEYS[1], 0, {})
 return {verdict, at}

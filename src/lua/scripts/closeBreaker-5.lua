@@ -2,12 +2,16 @@
   Closes the breaker: a healthy trial (onlyHalfOpen = 1) or a person's `resume` (0). Clears the
   trip's evidence. A refusal's trip closed by a trial of a customer it never refused was about its
   customers: their orders stay dead-lettered and those refusals are no evidence for `exemptMs`
-  (`customers`); otherwise the burst (orders its refusals dead-lettered) is returned to requeue (`api`).
+  (`customers`), and their last answers (from `answers`) go to `refused`, stamped `@closedAt`: the
+  orders of those customers queued before are dead-lettered with that answer, not sent. Otherwise
+  the burst (orders its refusals dead-lettered) is returned to requeue (`api`).
 
   Input:
     KEYS[1] state
     KEYS[2] burst
     KEYS[3] exempt
+    KEYS[4] answers           customer -> the last refusal's answer (JSON)
+    KEYS[5] refused           customer -> answer, `@closedAt`: the customers this close proved refused
     ARGV[1] now               ms
     ARGV[2] onlyHalfOpen      0|1
     ARGV[3] failuresPrefix    + the trip's signature (same hash tag as the state)
@@ -31,8 +35,14 @@ if ARGV[6] ~= '' and refused ~= '' and redis.call('HGET', KEYS[1], 'class') == '
   end
   if not seen then
     about = 'customers'
-    for customer in string.gmatch(refused, '[^\n]+') do redis.call('SADD', KEYS[3], signature .. '|' .. customer) end
+    redis.call('HSET', KEYS[5], '@closedAt', ARGV[1])
+    for customer in string.gmatch(refused, '[^\n]+') do
+      redis.call('SADD', KEYS[3], signature .. '|' .. customer)
+      local answer = redis.call('HGET', KEYS[4], customer)
+      if answer then redis.call('HSET', KEYS[5], customer, answer) end
+    end
     redis.call('PEXPIRE', KEYS[3], ARGV[7])
+    redis.call('PEXPIRE', KEYS[5], ARGV[7])
   end
 end
 local burst = about == 'api' and redis.call('SMEMBERS', KEYS[2]) or {}
