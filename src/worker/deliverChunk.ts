@@ -5,6 +5,7 @@ import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import {
   CREDENTIALS_POSTPONE_MS,
+  recordEvidence,
   RetryableDeliveryError,
   slowDown,
   type AttemptInfo,
@@ -13,6 +14,7 @@ import {
 } from './deliverRecord.js';
 import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
+import { untilRecorded } from './untilRecorded.js';
 import { notSentVerdict } from './refusedCustomers.js';
 import type { RequestSlots } from './requestSlots.js';
 import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
@@ -179,7 +181,7 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
         const durationMs = Math.round(performance.now() - started);
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
-        await deps.breaker.record(outcome, record.key, customer);
+        await recordEvidence(deps, outcome, record.key, customer);
         return { verdict: verdictOf(outcome, wave.attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
       } finally {
         release(1);
@@ -285,7 +287,7 @@ async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, dep
 }
 
 async function settleWave<P>(settles: SettleInput[], deps: ChunkDeps<P>): Promise<void> {
-  const settled = await deps.ledger.settleMany(settles);
+  const settled = await untilRecorded(() => deps.ledger.settleMany(settles), deps.recordRetry);
   for (const [i, outcome] of settled.entries()) {
     if (outcome === 'lost')
       deps.logger.warn(
