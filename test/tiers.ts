@@ -15,6 +15,7 @@ export const faultFiles: readonly string[] = [
   'test/reliability/fileFaults.test.ts',
   'test/reliability/outputDisk.test.ts',
   'test/reliability/redisPersistence.test.ts',
+  'test/reliability/ledgerLoss.test.ts',
   'test/worker/processes.test.ts',
   'test/worker/startupFailure.test.ts',
 ];
