@@ -1,3 +1,4 @@
+import { acceptRow } from './acceptRow.js';
 import { integerProblem, validateRow, type CheckedRow, type RowRules, type RowText } from './validateRow.js';
 import { orderRefKey, payloadHash } from './orderKey.js';
 import type { ColumnPlan } from './resolveColumns.js';
@@ -67,7 +68,9 @@ export function csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan, rule
     if (index !== undefined) text[field] = record.values[index] ?? '';
   }
   if (plan.rejectsFile === true && text.orderRef?.trim() === '') delete text.orderRef;
-  return unitOf([{ ...validateRow(record.line, text, rules), cells: record.values }], false, []);
+  // The accept path first; validateRow decides (and explains) whatever it is unsure of.
+  const checked = acceptRow(record.line, text) ?? validateRow(record.line, text, rules);
+  return unitOf([{ ...checked, cells: record.values }], false, []);
 }
 
 /**
