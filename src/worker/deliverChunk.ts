@@ -63,6 +63,7 @@ export async function deliverChunk<P>(
   deps: ChunkDeps<P>,
 ): Promise<DeliveryResult> {
   const { slots } = deps;
+  const started = performance.now();
   const counts: ChunkCounts = {};
   const ended = (outcome: OrderOutcome): void => {
     counts[outcome] = (counts[outcome] ?? 0) + 1;
@@ -100,9 +101,28 @@ export async function deliverChunk<P>(
       slots.release(held.n);
     }
   }
+  // The attempt's one line at info (its records' `delivered` lines are at debug), however the job then ends.
+  const pending = pendingOf(ends);
+  deps.logger.info(
+    {
+      attempt: attempt.attempt,
+      records: chunk.records.length,
+      counts,
+      ...(pending === undefined ? {} : { pending }),
+      durationMs: Math.round(performance.now() - started),
+    },
+    'chunk done',
+  );
   await endChunk(ends, deps);
-  deps.logger.debug({ counts }, 'chunk done');
   return { outcome: 'chunk', counts };
+}
+
+/** Why records of the chunk are left for later (endChunk's order), for the `chunk done` line; undefined: none are. */
+function pendingOf(ends: WaveEnds): 'retry' | 'rateLimited' | 'credentials' | 'unsent' | undefined {
+  if (ends.retry !== undefined) return 'retry';
+  if (ends.rateLimitMs !== undefined) return 'rateLimited';
+  if (ends.credentials) return 'credentials';
+  return ends.unsent ? 'unsent' : undefined;
 }
 
 /** Ends the job as its records require, the most pressing first; returns when it completes. */
@@ -203,6 +223,7 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
       file: wave.batchFile,
       logger: deps.logger,
       facts,
+      deliveredLevel: 'debug',
     });
     settles.push(effect.settle);
     if (effect.ended !== undefined) wave.ended(effect.ended);
