@@ -1,11 +1,22 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { faultFiles } from './test/tiers.js';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Not in npm test: the Dockerfile and tarball tests install every dependency from scratch (`npm run test:packaging`);
-    // the benchmark smoke test runs minutes of load (`npm run bench:smoke`, after `npm test` in .ci/run).
-    exclude: [...configDefaults.exclude, 'test/packaging/**', 'test/bench/**'],
+    // Two tiers (test/tiers.ts): `npm test` runs `fast`, `npm run test:faults` the long fault-injection files,
+    // `npm run test:all` both. Not in either: the Dockerfile and tarball tests install every dependency from scratch
+    // (`npm run test:packaging`); the benchmark smoke test runs minutes of load (`npm run bench:smoke`, in .ci/run).
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/packaging/**', 'test/bench/**', ...faultFiles],
+        },
+      },
+      { extends: true, test: { name: 'faults', include: [...faultFiles] } },
+    ],
     // Tests share one real Redis; each uses its own key prefix, but a few spawn
     // worker processes, so keep file-level parallelism modest on 2-core machines.
     maxWorkers: 2,

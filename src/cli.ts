@@ -10,7 +10,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
 import { registerCommands } from './commands/index.js';
 import { HELP_WIDTH, withExamples, withFlagHint, type CommandIo } from './commands/options.js';
-import { isRedisConnectionError } from './redisErrors.js';
+import { isRedisConnectionError, outOfMemoryReply } from './redisErrors.js';
 import { endJsonOnSignal, watchJsonStdout, type JsonEnding } from './commands/jsonEnding.js';
 import type { TextSink } from './textSink.js';
 
@@ -106,6 +106,14 @@ function refusalFor(error: unknown, stderr: TextSink): { code: string; message: 
   if (isBulkorderError(error)) {
     stderr.write(`bulkorder: ${error.message}\n`);
     return { code: error.code, message: error.message, exitCode: error.exitCode };
+  }
+  const oom = outOfMemoryReply(error);
+  if (oom !== undefined) {
+    const message =
+      `Redis is out of memory and refuses writes (${oom}). Give it more memory (maxmemory) ` +
+      `or free some, then run the same command again: what was done stays done, and nothing is queued or sent twice.`;
+    stderr.write(`bulkorder: ${message}\n`);
+    return { code: 'REDIS_UNAVAILABLE', message, exitCode: ExitCode.infrastructure };
   }
   if (isRedisConnectionError(error)) {
     const message =

@@ -196,6 +196,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       },
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
+      redisCheck: { everyMs: v.BULKORDER_REDIS_CHECK_MS, unverifiable: v.BULKORDER_REDIS_CHECK_UNVERIFIABLE },
     },
     dashboard: {
       token: v.BULKORDER_DASHBOARD_TOKEN,

@@ -59,6 +59,13 @@ export interface DeliverySettings {
    * A killed worker's orders come back after about this plus the job lock (request deadline + 5 s).
    */
   stalledIntervalMs: number;
+  /**
+   * How the worker's guard looks at Redis (src/worker/redisGuard.ts): every `everyMs`
+   * (BULKORDER_REDIS_CHECK_MS, default 5 s); while Redis evicts, or lacks persistence where
+   * `requirePersistentRedis`, the worker takes no jobs. `unverifiable` (BULKORDER_REDIS_CHECK_UNVERIFIABLE,
+   * default `run`): whether a Redis that refuses CONFIG pauses it too.
+   */
+  redisCheck: { everyMs: number; unverifiable: 'pause' | 'run' };
 }
 
 /**

@@ -70,6 +70,8 @@ export interface Keyspace {
   notifySent(eventId: string): string;
   /** The breaker episode announced as opened (its `since`), until its breaker-closed is sent. */
   readonly notifyBreakerEpisode: string;
+  /** When the Redis guard of some worker first found Redis unsafe (ms, SET NX), until its redis-safe is sent. */
+  readonly notifyRedisEpisode: string;
 }
 
 export function keyspace(prefix: string): Keyspace {
@@ -105,6 +107,7 @@ export function keyspace(prefix: string): Keyspace {
     notifyFrom: `${prefix}:notify:from`,
     notifySent: (eventId) => `${prefix}:notify:sent:${eventId}`,
     notifyBreakerEpisode: `${prefix}:notify:breaker-episode`,
+    notifyRedisEpisode: `${prefix}:notify:redis-episode`,
   };
 }
 

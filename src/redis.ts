@@ -87,6 +87,8 @@ export interface RedisReadiness {
   requirePersistence?: boolean;
   /** Where the warning goes; default stderr, once per process and Redis URL. */
   warn?: (message: string) => void;
+  /** Let a Redis that evicts pass: for a command that reports it rather than writes (`status`). Default false. */
+  allowEviction?: boolean;
 }
 
 /**
@@ -135,7 +137,7 @@ export async function assertRedisReady(
     redis.off('error', onError);
   }
   const policy = await maxmemoryPolicy(redis);
-  if (policy !== undefined && policy !== 'noeviction') {
+  if (policy !== undefined && policy !== 'noeviction' && readiness.allowEviction !== true) {
     throw new InfrastructureError(
       'REDIS_EVICTION_POLICY',
       `Redis at ${redactUrl(url)} has maxmemory-policy '${policy}'; bulkorder needs 'noeviction' so that queued ` +
@@ -170,6 +172,8 @@ const warned = new Set<string>();
 export interface RedisPersistence {
   persistent: boolean;
   evidence: string;
+  /** False when CONFIG was refused and INFO persistence was read instead. */
+  verified: boolean;
 }
 
 /**
@@ -182,7 +186,7 @@ export async function redisPersistence(redis: RedisClient): Promise<RedisPersist
     const [, save] = await redis.config('GET', 'save');
     if (appendonly !== undefined && save !== undefined) {
       const evidence = `appendonly ${appendonly}, save '${save}'`;
-      return { persistent: appendonly === 'yes' || save.trim() !== '', evidence };
+      return { persistent: appendonly === 'yes' || save.trim() !== '', evidence, verified: true };
     }
   } catch {
     // CONFIG is often disabled on managed Redis; INFO still tells most of it.
@@ -190,18 +194,62 @@ export async function redisPersistence(redis: RedisClient): Promise<RedisPersist
   const info = await redis.info('persistence');
   const field = (name: string): string | undefined => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
   if (field('aof_enabled') === '1')
-    return { persistent: true, evidence: 'CONFIG refused; INFO persistence: aof_enabled:1' };
+    return { persistent: true, evidence: 'CONFIG refused; INFO persistence: aof_enabled:1', verified: false };
   const saves = Number(field('rdb_saves') ?? '0');
   const lastSave = Number(field('rdb_last_bgsave_time_sec') ?? '-1');
   if (saves > 0 || lastSave >= 0) {
     return {
       persistent: true,
       evidence: `CONFIG refused; assumed RDB snapshots are configured, since INFO persistence shows one taken (rdb_saves:${saves})`,
+      verified: false,
     };
   }
   return {
     persistent: false,
     evidence: 'CONFIG refused; INFO persistence: aof_enabled:0 and no RDB snapshot taken since start',
+    verified: false,
+  };
+}
+
+/**
+ * What may make a Redis lose orders while bulkorder runs, read again and again by the worker's guard
+ * (src/worker/redisGuard.ts), `status` and the dashboard: an eviction policy other than `noeviction`,
+ * no persistence (neither AOF nor RDB snapshots), or neither knowable because CONFIG is refused
+ * (managed Redis; INFO is then read, but a guess is not a proof).
+ */
+export interface RedisRisk {
+  /** `maxmemory-policy` other than `noeviction`, when one was read. */
+  evicting: boolean;
+  /** The policy read (CONFIG GET, or INFO memory where CONFIG is refused). */
+  policy: string | undefined;
+  /** AOF on or RDB snapshots configured (as redisPersistence tells). */
+  persistent: boolean;
+  /** False when CONFIG was refused: policy and persistence come from INFO. */
+  verified: boolean;
+  /** What was read, for messages. */
+  evidence: string;
+}
+
+/** Reads a Redis's eviction policy and persistence (CONFIG GET, INFO where CONFIG is refused). */
+export async function redisRisk(redis: RedisClient): Promise<RedisRisk> {
+  let verified = true;
+  let policy: string | undefined;
+  try {
+    policy = (await redis.config('GET', 'maxmemory-policy'))[1];
+  } catch {
+    verified = false;
+  }
+  if (policy === undefined) {
+    verified = false;
+    policy = /^maxmemory_policy:(\S+)/m.exec(await redis.info('memory'))?.[1];
+  }
+  const persistence = await redisPersistence(redis);
+  return {
+    evicting: policy !== undefined && policy !== 'noeviction',
+    policy,
+    persistent: persistence.persistent,
+    verified: verified && persistence.verified,
+    evidence: `maxmemory-policy ${policy ?? 'unknown'}; ${persistence.evidence}`,
   };
 }
 

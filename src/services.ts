@@ -58,6 +58,8 @@ export interface ServicesOptions {
   role?: RedisRole;
   /** Delivery settings; default `config.delivery`. */
   delivery?: DeliverySettings;
+  /** Opens a Redis that evicts, for a command that only reports it (`status`); default false: refused (exit 5). */
+  allowEviction?: boolean;
 }
 
 /**
@@ -84,6 +86,7 @@ export async function openServices<P>(
   try {
     await assertRedisReady(redis, config.redisUrl, {
       requirePersistence: (options.delivery ?? config.delivery).requirePersistentRedis,
+      ...(options.allowEviction === true ? { allowEviction: true } : {}),
     });
     namespace = await ensureNamespaceMarker(redis, keys, { processVersion: bulkorderVersion() });
   } catch (error) {

@@ -20,6 +20,7 @@ import { throttledErrors } from '../worker/throttledErrors.js';
 import { startPresence } from '../worker/workerPresence.js';
 import { RetryableDeliveryError, type DeliveryResult } from '../worker/deliverRecord.js';
 import { parkOrphan } from '../worker/parkOrphan.js';
+import { startRedisGuard, type RedisSafety } from '../worker/redisGuard.js';
 import { RequestSlots } from '../worker/requestSlots.js';
 import { SharedRate } from '../worker/sharedRate.js';
 import type { DeliveryMetricsSink, MetricsApi, OrderOutcome } from '../metrics/bulkorderMetrics.js';
@@ -51,6 +52,8 @@ export interface DeliveryWorkerOptions<P> {
   metrics?: { sink: DeliveryMetricsSink; api: MetricsApi };
   /** Called when a job of a batch ended for good (notifications check whether the batch settled). */
   onJobEnded?(batchId: string): void;
+  /** Told when the Redis guard pauses or resumes this worker (metrics, `/readyz`, notifications). */
+  onRedisSafety?(safety: RedisSafety): void;
 }
 
 export interface DeliveryWorker<P> {
@@ -131,7 +134,16 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   });
   await rate.start();
   let stopping = false;
+  // Aborted once the worker has stopped: an answer's settle that Redis still refuses is given up then.
+  const ended = new AbortController();
+  const logRefused = throttledErrors(
+    logger,
+    'Redis refuses to record answers the API gave (out of memory or away); each is retried until Redis takes it',
+  );
+  // Settles waiting for Redis: a stopping worker gives each its last resort before it disconnects.
+  const waitingSettles = new Set<Promise<unknown>>();
   const processor = createDeliveryProcessor<P>({
+    recordRetry: { stopped: ended.signal, onRefused: logRefused, waiting: waitingSettles },
     send,
     slots,
     isClosing: () => stopping,
@@ -184,6 +196,17 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   if (options.metrics !== undefined || options.onJobEnded !== undefined)
     watchJobEnds(worker, options.metrics, options.onJobEnded);
 
+  // A Redis that starts evicting (or forgets, in production) while we run: take no jobs until it is fixed.
+  const guard = startRedisGuard({
+    redis: commands,
+    checkMs: delivery.redisCheck.everyMs,
+    requirePersistence: delivery.requirePersistentRedis,
+    unverifiable: delivery.redisCheck.unverifiable,
+    pause: () => worker.pause(true),
+    resume: () => void worker.resume(),
+    logger,
+    ...(options.onRedisSafety === undefined ? {} : { onChange: options.onRedisSafety }),
+  });
   // An importer that died (SIGKILL, lost host) left reservations whose jobs it never added: queue them.
   const reconciler = startReconciler({ ledger, batches, queue, jobOptions: deliveryJobOptions(delivery), logger });
   logger.info(
@@ -196,6 +219,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     close() {
       closing ??= (async () => {
         stopping = true;
+        guard.stop();
         reconciler.stop();
         clearInterval(ticker);
         rate.stop();
@@ -215,6 +239,12 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
           // Jobs still in flight stay active and come back as stalled; the ledger holds them for review.
           void worker.close(true).catch(() => undefined);
         }
+        // Settles Redis still refuses (full) get their last resort, above maxmemory, before we disconnect.
+        ended.abort();
+        await Promise.race([
+          Promise.allSettled([...waitingSettles]),
+          new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+        ]);
         await Promise.race([
           queue.close().catch(() => undefined),
           new Promise((resolve) => setTimeout(resolve, 1000).unref()),

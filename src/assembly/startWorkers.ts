@@ -18,6 +18,7 @@ import { openServices } from '../services.js';
 import { startDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from './deliveryWorker.js';
 import { throttledErrors } from '../worker/throttledErrors.js';
 import type { BreakerEvent } from '../worker/circuitBreaker.js';
+import type { RedisSafety } from '../worker/redisGuard.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
 
@@ -31,6 +32,8 @@ export interface StartOptions {
   metrics?: DeliveryMetricsSink;
   /** Called when a delivery job of a batch ended for good (notifications). */
   onJobEnded?(batchId: string): void;
+  /** Told when a kind's Redis guard pauses or resumes its worker (metrics, `/readyz`, notifications). */
+  onRedisSafety?(api: MetricsApi, safety: RedisSafety): void;
   /** Told what each scheduled import firing did (notifications: a schedule that found no file). */
   onScheduledImport?(result: ScheduledImportResult): void;
 }
@@ -39,8 +42,10 @@ export interface StartOptions {
 function observers(
   options: StartOptions,
   api: MetricsApi,
-): Pick<DeliveryWorkerOptions<unknown>, 'metrics' | 'onJobEnded' | 'onBreakerEvent'> {
+): Pick<DeliveryWorkerOptions<unknown>, 'metrics' | 'onJobEnded' | 'onBreakerEvent' | 'onRedisSafety'> {
+  const onRedisSafety = options.onRedisSafety;
   return {
+    ...(onRedisSafety === undefined ? {} : { onRedisSafety: (safety: RedisSafety) => onRedisSafety(api, safety) }),
     ...(options.metrics === undefined ? {} : { metrics: { sink: options.metrics, api } }),
     ...(options.onJobEnded === undefined ? {} : { onJobEnded: options.onJobEnded }),
     ...(options.onBreakerEvent === undefined ? {} : { onBreakerEvent: options.onBreakerEvent }),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { parse } from 'csv-parse';
@@ -23,6 +24,8 @@ export interface PriorResults {
   writtenAt: number;
   /** Rows read (every record of the file it describes). */
   rows: number;
+  /** sha256 of its bytes: the import journal names the results file its target's run wrote by it. */
+  sha256: string;
   /** Delivered records (outcome `delivered` or `already-delivered`) by key. */
   delivered: Map<string, PriorDelivery>;
 }
@@ -46,7 +49,10 @@ export async function readPriorResults(
   if (info === undefined || !info.isFile()) return undefined;
   const delivered = new Map<string, PriorDelivery>();
   let rows = 0;
-  const parser = createReadStream(path).pipe(parse({ bom: true, columns: true, relax_column_count: true }));
+  const hash = createHash('sha256');
+  const bytes = createReadStream(path);
+  bytes.on('data', (chunk) => hash.update(chunk));
+  const parser = bytes.pipe(parse({ bom: true, columns: true, relax_column_count: true }));
   try {
     for await (const row of parser as AsyncIterable<Record<string, string | undefined>>) {
       if (rows === 0 && (row[layout.keyColumn] === undefined || row.outcome === undefined)) {
@@ -75,5 +81,13 @@ export async function readPriorResults(
       { cause: error, details: { path } },
     );
   }
-  return { path, writtenAt: info.mtimeMs, rows, delivered };
+  return { path, writtenAt: info.mtimeMs, rows, sha256: hash.digest('hex'), delivered };
+}
+
+/** sha256 of a regular file's bytes (a results file just written, for the import journal); undefined for a device or pipe. */
+export async function fileSha256(path: string): Promise<string | undefined> {
+  if ((await stat(path).catch(() => undefined))?.isFile() !== true) return undefined;
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }

@@ -15,8 +15,9 @@ async function printWith(
   kind: RecordKindName,
   ctx: CommandContext,
   say: (services: Services<unknown>) => Promise<string>,
+  options: { allowEviction?: boolean } = {},
 ): Promise<number> {
-  const services = await openServices(ctx.config, KINDS[kind]);
+  const services = await openServices(ctx.config, KINDS[kind], options);
   try {
     ctx.stdout.write(await say(services));
     return ExitCode.ok;
@@ -32,12 +33,17 @@ export function runStatus(
   flags: StatusFlags,
   ctx: CommandContext,
 ): Promise<number> {
-  return printWith(kind, ctx, (services) =>
-    queueStatus(services, {
-      ...(batchId === undefined ? {} : { batchId }),
-      limit: Number(flags.limit ?? 10),
-      json: flags.json === true,
-    }),
+  return printWith(
+    kind,
+    ctx,
+    (services) =>
+      queueStatus(services, {
+        ...(batchId === undefined ? {} : { batchId }),
+        limit: Number(flags.limit ?? 10),
+        json: flags.json === true,
+      }),
+    // status reads, and says when Redis evicts (workers then take no jobs) rather than refusing to.
+    { allowEviction: true },
   );
 }
 

@@ -71,6 +71,7 @@ export async function runWorker(flags: WorkerFlags, ctx: CommandContext): Promis
     });
     const observed = {
       metrics: observers.metrics,
+      onRedisSafety: observers.onRedisSafety,
       ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
       ...(observers.onScheduledImport === undefined ? {} : { onScheduledImport: observers.onScheduledImport }),
       ...(observers.onBreakerEvent === undefined ? {} : { onBreakerEvent: observers.onBreakerEvent }),

@@ -175,6 +175,8 @@ export const schema = z.object({
   BULKORDER_BREAKER_ALERT_AFTER_MS: milliseconds(1800 * SECOND),
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
+  BULKORDER_REDIS_CHECK_MS: milliseconds(5 * SECOND),
+  BULKORDER_REDIS_CHECK_UNVERIFIABLE: z.enum(['pause', 'run'], { error: 'must be pause or run' }).default('run'),
   BULKORDER_DASHBOARD_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)')

@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
 import { readDeliveryHealth } from '../services/deliveryControl.js';
+import { readRedisSafety } from '../services/redisSafetyReport.js';
 import { bannerView, breakerBanner } from './breakerBanner.js';
 import { readBreakerView } from '../worker/breakerView.js';
 import { dashboardSnapshot, type DashboardState } from './dashboardState.js';
@@ -13,18 +14,20 @@ import { kindQuery, outcomeBar, page, time, type PageContext } from './layout.js
 export async function overviewPage(state: DashboardState, ctx: PageContext): Promise<string> {
   const target = state.targets[ctx.kind] ?? state.targets.orders;
   const services = target.services;
-  const [snapshot, health, breaker, batches, activity] = await Promise.all([
+  const [snapshot, health, breaker, batches, activity, redis] = await Promise.all([
     dashboardSnapshot(state),
     // The same reading as `status` and `import --wait`: breaker, who paused, live workers (heartbeats).
     readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
     readBreakerView(services.redis, services.keys, services.delivery.breaker),
     target.services.batches.list(10),
     readMinuteStats(target.services),
+    readRedisSafety(services),
   ]);
   const queue = snapshot?.queues.find((q) => q.api === (ctx.kind === 'orders' ? 'business' : 'cafetariaplan'));
   const [dead, held] = await Promise.all([target.dead.count(), target.held.count()]);
   const k = kindQuery(ctx.kind);
   const body = h`
+${redis.unsafe ? h`<div class="breaker" data-test="redis-unsafe"><strong>Redis is unsafe for orders (${redis.code ?? ''})</strong>: ${redis.reason ?? ''}. Workers take no jobs until it is fixed; nothing is lost meanwhile.</div>` : h``}
 ${breakerBanner(bannerView(breaker, { waiting: queue === undefined ? undefined : queue.waiting + queue.delayed, burst: health.burst, pausedBy: health.pausedBy }))}
 <div class="cards">
  <div class="card">jobs waiting<b data-test="waiting">${queue?.waiting ?? '?'}</b></div>

@@ -3,6 +3,7 @@ import type { RedisClient } from '../redis.js';
 import { isBulkorderError } from '../errors.js';
 import type { BulkorderMetrics } from '../metrics/bulkorderMetrics.js';
 import { assertRedisReady } from '../redis.js';
+import type { RedisSafety } from '../worker/redisGuard.js';
 
 /** One check of `/readyz`. */
 export interface ReadyCheck {
@@ -18,14 +19,16 @@ export interface ReadinessDeps {
   metrics?: Pick<BulkorderMetrics, 'lastTokenFailure'>;
   /** True once SIGTERM/SIGINT arrived: a load balancer should stop sending work. */
   shuttingDown(): boolean;
+  /** The worker's Redis guard (src/worker/redisGuard.ts): unsafe while it takes no jobs. Absent outside a worker. */
+  redisSafety?(): RedisSafety;
 }
 
 /** Past this a check counts as failed: a readiness probe must answer promptly. */
 const CHECK_TIMEOUT_MS = 2_000;
 
 /**
- * `/readyz`: Redis answers and is fit (noeviction), the last token request did not fail, and
- * the process is not shutting down. `/healthz` deliberately checks none of this.
+ * `/readyz`: Redis answers and is fit (noeviction), the worker's Redis guard takes jobs, the last
+ * token request did not fail, and the process is not shutting down. `/healthz` deliberately checks none of this.
  */
 export async function checkReadiness(deps: ReadinessDeps): Promise<{ ready: boolean; checks: ReadyCheck[] }> {
   const checks: ReadyCheck[] = [];
@@ -35,6 +38,13 @@ export async function checkReadiness(deps: ReadinessDeps): Promise<{ ready: bool
     ...(deps.shuttingDown() ? { detail: 'shutting down' } : {}),
   });
   checks.push(await redisCheck(deps));
+  const safety = deps.redisSafety?.();
+  if (safety !== undefined)
+    checks.push(
+      safety.unsafe
+        ? { name: 'redis-guard', ok: false, detail: `${safety.code ?? ''}: ${safety.reason ?? ''}; taking no jobs` }
+        : { name: 'redis-guard', ok: true },
+    );
   const failure = deps.metrics?.lastTokenFailure();
   checks.push(
     failure === undefined

@@ -9,6 +9,9 @@ import { readState, type StateTarget } from './readState.js';
 import { startBatchWatch } from '../notify/batchWatch.js';
 import { startBreakerWatch } from '../notify/breakerWatch.js';
 import type { BreakerEvent } from '../worker/circuitBreaker.js';
+import type { RedisSafety } from '../worker/redisGuard.js';
+import type { MetricsApi } from '../metrics/bulkorderMetrics.js';
+import { announceRedisSafety } from '../notify/redisNotice.js';
 import { createNotifier } from '../notify/notifier.js';
 import { openServices } from '../services.js';
 import { opsRoutes } from './opsRoutes.js';
@@ -24,6 +27,8 @@ export interface WorkerObservers {
   onScheduledImport?(result: ScheduledImportResult): void;
   /** Pass to startBusinessDelivery / startAccountDelivery: announces the circuit breaker (with notifications configured). */
   onBreakerEvent?(event: BreakerEvent): Promise<void>;
+  /** Pass to startBusinessDelivery / startAccountDelivery: the Redis guard's pauses, for the gauge, `/readyz` and notifications. */
+  onRedisSafety(api: MetricsApi, safety: RedisSafety): void;
   /** The ops server's URL, with `--http-port`. */
   readonly url: string | undefined;
   /** Marks the process as shutting down (`/readyz` answers 503 from now on). */
@@ -75,6 +80,8 @@ export async function startWorkerObservers(
   closers.unshift(() => stats.close());
 
   let stopping = false;
+  // What each kind's Redis guard last said (the same Redis, so normally the same).
+  const guarded = new Map<MetricsApi, RedisSafety>();
   const metrics = options.httpPort === undefined ? undefined : createMetrics({ snapshot: () => readState(targets) });
   countFailure = metrics === undefined ? undefined : (destination) => metrics.notificationFailed(destination);
   const sink: DeliveryMetricsSink = {
@@ -92,7 +99,13 @@ export async function startWorkerObservers(
   };
   let server: OpsServer | undefined;
   if (metrics !== undefined && options.httpPort !== undefined) {
-    const app = opsRoutes({ redis: first.redis, redisUrl: config.redisUrl, metrics, shuttingDown: () => stopping });
+    const app = opsRoutes({
+      redis: first.redis,
+      redisUrl: config.redisUrl,
+      metrics,
+      shuttingDown: () => stopping,
+      redisSafety: () => [...guarded.values()].find((safety) => safety.unsafe) ?? { unsafe: false },
+    });
     try {
       server = await startHttpServer(app, { host: options.host ?? '127.0.0.1', port: options.httpPort });
     } catch (error) {
@@ -150,6 +163,16 @@ export async function startWorkerObservers(
     ...(breakerWatches.length === 0
       ? {}
       : { onBreakerEvent: async () => void (await Promise.all(breakerWatches.map((w) => w.check()))) }),
+    onRedisSafety(api, safety) {
+      guarded.set(api, safety);
+      metrics?.redisUnsafe(api, safety.unsafe);
+      if (!notifier.enabled) return;
+      const link = config.dashboard.publicUrl === undefined ? {} : { dashboardUrl: config.dashboard.publicUrl };
+      void announceRedisSafety(
+        { redis: first.redis, keys: first.keys, notifier, env: config.env, ...link },
+        safety,
+      ).catch((error: unknown) => logger.warn({ err: error }, 'could not announce what the Redis guard found'));
+    },
     url: server?.url,
     shuttingDown() {
       stopping = true;

@@ -19,7 +19,7 @@ import { importFile, type ImportOptions, type ImportResult } from './importFile.
 import { followElsewhere } from './followElsewhere.js';
 import { elsewhereLines, importAttention, resultsAttention } from './importVerdict.js';
 import { reconcileImports } from './reconcileImports.js';
-import { readPriorResults, type PriorResults } from '../batches/priorResults.js';
+import { fileSha256, readPriorResults, type PriorResults } from '../batches/priorResults.js';
 import { readNamespaceMarker } from '../ledger/namespaceMarker.js';
 import { LedgerLostError } from '../errors.js';
 import {
@@ -99,7 +99,6 @@ export async function importAndFollow<P>(
     lines.push(
       `  LEDGER_LOST overridden (--${guard.policy}): Redis had forgotten batch ${guard.lost.batchId} of ${guard.lost.startedAt}`,
     );
-  lines.push(...(guard?.notes ?? []));
   lines.push(...importAttention(result, kind.noun));
   if (result.rejectsPath !== undefined)
     lines.push(`  rejected rows: ${result.rejectsPath} (fix them there and import that file)`);
@@ -163,6 +162,7 @@ export async function importAndFollow<P>(
   await guard?.record(result.batchId, settled ? 'complete' : 'imported', {
     counts: { ...result.counts },
     resultsFile: resolve(resultsPath),
+    resultsSha256: await fileSha256(resultsPath).catch(() => undefined),
   });
   if (follow.resultsPath !== undefined) await services.batches.setResultsFile(result.batchId, resolve(resultsPath));
   lines.push(
@@ -266,7 +266,6 @@ interface LedgerGuard {
   lost: JournalEntry | undefined;
   /** Whether the journal could be written (a read-only folder: not). */
   written: boolean;
-  notes: string[];
   record(batchId: string, state: JournalEntry['state'], extra: Partial<JournalEntry>): Promise<void>;
   /** Throws LEDGER_LOST when the namespace's marker is gone or another one (Redis forgot while this import ran). */
   assertKept(batchId: string): Promise<void>;
@@ -285,8 +284,23 @@ async function openGuard<P>(
 ): Promise<LedgerGuard> {
   const policy = follow.ledgerGuard?.policy ?? 'refuse';
   const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
-  const prior = policy === 'force' ? undefined : await readPriorResults(resultsPath, services.kind.results);
   let journal: ImportJournal | undefined = await readJournal(file);
+  const earlier = journal?.imports.find((e) => e.target === services.keys.prefix);
+  // Notes go to stderr at once, with or without --json (the report may never be printed).
+  const note = (text: string) => (follow.out ?? process.stderr).write(`note: ${text}\n`);
+  const found = policy === 'force' ? undefined : await readPriorResults(resultsPath, services.kind.results);
+  // A results file is this target's ledger only when its journal entry names it, bytes and all: the
+  // same input imported into acceptance and then production shares one results path.
+  const vouched =
+    found !== undefined &&
+    earlier?.resultsFile === resolve(resultsPath) &&
+    earlier.resultsSha256 !== undefined &&
+    earlier.resultsSha256 === found.sha256;
+  const prior = vouched ? found : undefined;
+  if (found !== undefined && !vouched)
+    note(
+      `${resultsPath} is not named by this target's entry in ${journalPath(file)} (another target's, edited, or older than the journal): not read as a ledger`,
+    );
   const marker = services.namespace.marker;
   const lost = checkLedger({
     file,
@@ -301,15 +315,19 @@ async function openGuard<P>(
     noun: services.kind.noun,
   });
   const startedAt = new Date().toISOString();
+  let journalNoted = false;
   const guard: LedgerGuard = {
     policy,
     options: { ...options, ...(prior === undefined ? {} : { priorResults: prior }) },
     prior,
     lost,
     written: false,
-    notes: [],
     async record(batchId, state, extra) {
       journal = withEntry(file, journal, {
+        // The results file this target's last run wrote stays its ledger until a run writes another.
+        ...(earlier?.resultsFile === undefined
+          ? {}
+          : { resultsFile: earlier.resultsFile, resultsSha256: earlier.resultsSha256 }),
         target: services.keys.prefix,
         env: services.env,
         epoch: marker.epoch,
@@ -321,10 +339,12 @@ async function openGuard<P>(
       });
       const error = await writeJournal(file, journal);
       if (error === undefined) guard.written = true;
-      else if (guard.notes.length === 0)
-        guard.notes.push(
-          `  note: the import journal ${journalPath(file)} could not be written (${(error as NodeJS.ErrnoException).code ?? error.message}): a Redis that forgets its data will not be noticed for this file`,
+      else if (!journalNoted) {
+        journalNoted = true;
+        note(
+          `the import journal ${journalPath(file)} could not be written (${(error as NodeJS.ErrnoException).code ?? error.message}): a Redis that forgets its data will not be noticed for this file`,
         );
+      }
     },
     async assertKept(batchId) {
       const now = await readNamespaceMarker(services.redis, services.keys);

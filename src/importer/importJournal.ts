@@ -30,7 +30,9 @@ export interface JournalEntry {
   /** `importing` from the batch's reservation; `imported` when the file is queued; `complete` when its results file is written. */
   state: 'importing' | 'imported' | 'complete';
   counts?: Record<string, number>;
+  /** The results file this target's last `--wait` run wrote (absolute) and the sha256 of its bytes. */
   resultsFile?: string;
+  resultsSha256?: string | undefined;
 }
 
 export function journalPath(file: string): string {
@@ -116,7 +118,7 @@ export function checkLedger(args: {
     : `its namespace marker was written again at ${new Date(args.marker.createdAt).toISOString()} (epoch ${args.marker.epoch}, not ${entry.epoch})`;
   const results =
     args.prior === undefined
-      ? `there is no results file (${args.resultsPath}), so --trust-results would send every ${args.noun}`
+      ? `there is no results file this target's journal entry names (${args.resultsPath}), so --trust-results would send every ${args.noun}`
       : `${args.prior.path} (written ${new Date(args.prior.writtenAt).toISOString()}) records ${args.prior.delivered.size} of ${args.prior.rows} as delivered`;
   throw new LedgerLostError(
     `${args.file} was imported into this target as batch ${entry.batchId} at ${entry.startedAt} (${entry.state}; journal ${journalPath(args.file)}), but Redis no longer holds that ledger: ${found}, as after a Redis restarted without persistence or flushed. Nothing was sent: sending now could repeat ${args.noun}s already delivered. ` +

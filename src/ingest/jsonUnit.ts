@@ -4,6 +4,7 @@ import { unitOf, type OrderUnit, type UnitRow } from './orderUnit.js';
 import type { JsonOversize, JsonRecord } from './readJsonRecords.js';
 import type { JsonUnitContext } from './openRecordSource.js';
 import { fieldForName, normalizeHeader } from './resolveColumns.js';
+import { acceptRow } from './acceptRow.js';
 import { validateRow, type RowRules, type RowText } from './validateRow.js';
 import type { RowError } from './types.js';
 
@@ -155,7 +156,7 @@ function checkedRow(line: number, values: Record<string, unknown>, apiTypes: boo
     }
   }
   if (!('orderRef' in values)) delete text.orderRef;
-  const checked = validateRow(line, text, rules);
+  const checked = acceptRow(line, text) ?? validateRow(line, text, rules);
   const cells = ORDER_FIELDS.map((field) => text[field] ?? '');
   const failed = new Set(checked.errors.map((e) => e.column));
   typeErrors.push(...softTypeErrors.filter((e) => !failed.has(e.column)));

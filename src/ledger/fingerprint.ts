@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Hex digits of each part's digest (entries written before kept 8: compared on the first 6). */
 const PART_HEX = 6;
@@ -22,14 +22,18 @@ export interface Fingerprint {
  * a JSON file or a re-export gets the same fingerprint.
  */
 export function fingerprintOf(payload: unknown): Fingerprint {
-  const parts =
-    payload !== null && typeof payload === 'object' && !Array.isArray(payload)
-      ? Object.keys(payload)
-          .sort()
-          .map((key) => `${key}=${sha256(canonicalJson((payload as Record<string, unknown>)[key])).slice(0, PART_HEX)}`)
-          .join(';')
-      : '';
-  return { hash: sha256(canonicalJson(payload)).slice(0, 32), parts };
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
+    return { hash: sha256(canonicalJson(payload)).slice(0, 32), parts: '' };
+  // Each top-level field's canonical JSON is made once: hashed as its part, and joined into the whole.
+  const record = payload as Record<string, unknown>;
+  const parts: string[] = [];
+  const fields: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    const json = canonicalJson(record[key]);
+    parts.push(`${key}=${sha256(json).slice(0, PART_HEX)}`);
+    if (record[key] !== undefined) fields.push(`${JSON.stringify(key)}:${json}`);
+  }
+  return { hash: sha256(`{${fields.join(',')}}`).slice(0, 32), parts: parts.join(';') };
 }
 
 /** The top-level fields whose fingerprints differ (e.g. `['recipient', 'products']`). */
@@ -63,5 +67,5 @@ function canonicalJson(value: unknown): string {
 }
 
 function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }

@@ -87,7 +87,7 @@ export function toChunkRecord<P>(
   const codec = kind.payloadCodec;
   if (codec?.version !== undefined) {
     const packed = codec.pack(payload);
-    if (JSON.stringify(codec.unpack(packed, codec.version)) === JSON.stringify(payload)) return { ...record, packed };
+    if (sameJson(codec.unpack(packed, codec.version), payload)) return { ...record, packed };
   }
   return { ...record, payload };
 }
@@ -184,4 +184,33 @@ function rebuildsExactly<P>(
     rows.length === cells.length &&
     rows.every((row, r) => row.length === cells[r]!.length && row.every((value, c) => value === cells[r]![c]))
   );
+}
+
+/**
+ * True when `a` and `b` have the same JSON text (JSON.stringify(a) === JSON.stringify(b)) for the
+ * plain data of a payload, compared in place: keys in the same order, undefined members left out
+ * as JSON leaves them. No strings built: this runs for every record an import queues.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = definedKeys(a as Record<string, unknown>);
+  const right = definedKeys(b as Record<string, unknown>);
+  if (left.length !== right.length) return false;
+  for (let i = 0; i < left.length; i++) {
+    const key = left[i]!;
+    if (key !== right[i] || !sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
+      return false;
+  }
+  return true;
+}
+
+function definedKeys(object: Record<string, unknown>): string[] {
+  return Object.keys(object).filter((key) => object[key] !== undefined);
 }

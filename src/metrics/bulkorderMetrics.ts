@@ -43,6 +43,8 @@ export interface BulkorderMetrics extends DeliveryMetricsSink {
   lastTokenFailure(): { api: MetricsApi; at: number; message: string } | undefined;
   /** A notification that failed for good, by destination (a masked webhook URL, or `email`). */
   notificationFailed(destination: string): void;
+  /** Whether this worker's Redis guard holds a kind's worker paused (src/worker/redisGuard.ts). */
+  redisUnsafe(api: MetricsApi, unsafe: boolean): void;
   /** Text exposition for /metrics. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -116,6 +118,12 @@ export function createMetrics(
     name: 'bulkorder_token_requests_total',
     help: 'Requests to the token endpoint by this process, by result.',
     labelNames: ['api', 'result'],
+    registers: [registry],
+  });
+  const redisUnsafe = new Gauge({
+    name: 'bulkorder_worker_redis_unsafe',
+    help: '1 while this worker takes no jobs because Redis evicts, lacks persistence in production, or cannot be checked (BULKORDER_REDIS_CHECK_UNVERIFIABLE=pause).',
+    labelNames: ['api'],
     registers: [registry],
   });
   let lastSnapshot: Promise<StateSnapshot | undefined> | undefined;
@@ -204,6 +212,9 @@ export function createMetrics(
     lastTokenFailure: () => tokenFailure,
     notificationFailed(destination) {
       notifyFailures.inc({ destination });
+    },
+    redisUnsafe(api, unsafe) {
+      redisUnsafe.set({ api }, unsafe ? 1 : 0);
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

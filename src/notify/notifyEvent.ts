@@ -8,7 +8,9 @@ export type NotifyEventKind =
   | 'breaker-opened'
   | 'breaker-closed'
   | 'breaker-still-open'
-  | 'no-file';
+  | 'no-file'
+  | 'redis-unsafe'
+  | 'redis-safe';
 
 /**
  * The JSON body every generic webhook receives (Slack and Teams get their own shapes built from
@@ -35,9 +37,9 @@ export interface NotifyEvent {
   topErrorCodes?: { code: string; count: number }[];
   /** A link to the batch (or the overview) on the dashboard, when BULKORDER_DASHBOARD_URL is set. */
   dashboardUrl?: string;
-  /** Why the breaker tripped, why a file was refused, or which schedule found no file. */
+  /** Why the breaker tripped, why a file was refused, why Redis is unsafe, or which schedule found no file. */
   reason?: string;
-  /** A refused file's or a tripped breaker's stable code. */
+  /** A refused file's, a tripped breaker's or an unsafe Redis's stable code (REDIS_EVICTION_POLICY, ...). */
   code?: string;
   schedule?: string;
   /** Breaker events: the record kind (`orders`, `accounts`), the next trial, what waits, who closed it. */

@@ -12,6 +12,8 @@ import {
 import { describeBreakerReport, readBreakerReport, type BreakerReport } from './breakerReport.js';
 import { progressLine } from '../batches/followBatch.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
+import type { RedisSafety } from '../worker/redisGuard.js';
+import { readRedisSafety } from './redisSafetyReport.js';
 
 /** Words that set one kind's status apart: `queue` / `accounts queue`, `dead letters` / `account dead letters`. */
 function own<P>(services: Services<P>): { queue: string; thing: string } {
@@ -29,6 +31,8 @@ export interface StatusReport {
   workers: DeliveryHealth['workers'];
   deadLetters: number;
   heldForReview: number;
+  /** Whether workers take jobs from this Redis (their guard's decision): unsafe while it evicts, or lacks persistence in production. */
+  redis: RedisSafety;
   batches: (Batch & { settled: boolean })[];
 }
 
@@ -49,12 +53,13 @@ export async function readQueueStatus<P>(
       );
     batches = [batch];
   }
-  const [queue, health, view, dead, held] = await Promise.all([
+  const [queue, health, view, dead, held, redis] = await Promise.all([
     services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
     readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
     readBreakerReport(services, services.delivery.breaker),
     services.redis.zcard(services.keys.parkedIndex('dead')),
     services.redis.zcard(services.keys.parkedIndex('held')),
+    readRedisSafety(services),
   ]);
   const report: StatusReport = {
     env,
@@ -67,6 +72,7 @@ export async function readQueueStatus<P>(
     workers: health.workers,
     deadLetters: dead,
     heldForReview: held,
+    redis,
     batches: batches.map((b) => ({ ...b, settled: isSettled(b) })),
   };
   return { report, health, view };
@@ -97,6 +103,10 @@ export async function queueStatus<P>(
     `environment ${env}; ${words.queue}: jobs ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed (up to ${services.delivery.ordersPerJob} ${kind.noun}s a job)${paused ? ' (PAUSED)' : ''}`,
     `${words.thing}dead letters: ${dead}; held for review: ${held}`,
   ];
+  if (report.redis.unsafe)
+    lines.unshift(
+      `REDIS UNSAFE (${report.redis.code ?? ''}): ${report.redis.reason ?? ''}. Workers take no jobs until it is fixed.`,
+    );
   const breakerLines = describeHealth(
     health,
     { resume: `${kind.cli} resume`, worker: 'bulkorder worker' },

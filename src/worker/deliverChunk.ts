@@ -5,6 +5,7 @@ import type { SettleInput } from '../ledger/ledger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import {
   CREDENTIALS_POSTPONE_MS,
+  recordEvidence,
   RetryableDeliveryError,
   slowDown,
   type AttemptInfo,
@@ -13,6 +14,7 @@ import {
 } from './deliverRecord.js';
 import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
+import { untilRecorded } from './untilRecorded.js';
 import { notSentVerdict } from './refusedCustomers.js';
 import type { RequestSlots } from './requestSlots.js';
 import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
@@ -61,13 +63,14 @@ export async function deliverChunk<P>(
   deps: ChunkDeps<P>,
 ): Promise<DeliveryResult> {
   const { slots } = deps;
+  const started = performance.now();
   const counts: ChunkCounts = {};
   const ended = (outcome: OrderOutcome): void => {
     counts[outcome] = (counts[outcome] ?? 0) + 1;
     deps.onRecordEnded?.(outcome);
   };
-  const pending = await recordsToSend(chunk, attempt.jobId, deps);
-  const wave = Math.min(pending.length, slots.capacity);
+  const unfinished = await recordsToSend(chunk, attempt.jobId, deps);
+  const wave = Math.min(unfinished.length, slots.capacity);
   const ends: WaveEnds = {
     retry: undefined,
     retryAfterMs: undefined,
@@ -77,8 +80,8 @@ export async function deliverChunk<P>(
     waitMs: undefined,
   };
   const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
-  for (let start = 0; start < pending.length && !ends.unsent; start += wave) {
-    const records = pending.slice(start, start + wave);
+  for (let start = 0; start < unfinished.length && !ends.unsent; start += wave) {
+    const records = unfinished.slice(start, start + wave);
     await slots.acquire(records.length);
     // Each slot goes back as soon as its record needs it no more: the next job sends while this one settles.
     const held = { n: records.length };
@@ -99,8 +102,19 @@ export async function deliverChunk<P>(
       slots.release(held.n);
     }
   }
+  // The attempt's one line at info (its records' `delivered` lines are at debug), however the job then ends.
+  const pending = pendingOf(ends);
+  deps.logger.info(
+    {
+      attempt: attempt.attempt,
+      records: chunk.records.length,
+      counts,
+      ...(pending === undefined ? {} : { pending }),
+      durationMs: Math.round(performance.now() - started),
+    },
+    'chunk done',
+  );
   await endChunk(ends, deps);
-  deps.logger.debug({ counts }, 'chunk done');
   return { outcome: 'chunk', counts };
 }
 
@@ -117,6 +131,14 @@ async function recordsToSend<P>(chunk: UnpackedChunk<P>, jobId: string, deps: Ch
     jobId,
   );
   return chunk.records.filter((_, i) => !finished[i]);
+}
+
+/** Why records of the chunk are left for later (endChunk's order), for the `chunk done` line; undefined: none are. */
+function pendingOf(ends: WaveEnds): 'retry' | 'rateLimited' | 'credentials' | 'unsent' | undefined {
+  if (ends.retry !== undefined) return 'retry';
+  if (ends.rateLimitMs !== undefined) return 'rateLimited';
+  if (ends.credentials) return 'credentials';
+  return ends.unsent ? 'unsent' : undefined;
 }
 
 /** Ends the job as its records require, the most pressing first; returns when it completes. */
@@ -196,7 +218,7 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
         if (outcome.kind !== 'rateLimited') deps.rate?.accepted();
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
-        await deps.breaker.record(outcome, record.key, customer);
+        await recordEvidence(deps, outcome, record.key, customer);
         return { verdict: verdictOf(outcome, wave.attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
       } finally {
         release(1);
@@ -218,6 +240,7 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
       file: wave.batchFile,
       logger: deps.logger,
       facts,
+      deliveredLevel: 'debug',
     });
     settles.push(effect.settle);
     if (effect.ended !== undefined) wave.ended(effect.ended);
@@ -302,7 +325,16 @@ async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, dep
 }
 
 async function settleWave<P>(settles: SettleInput[], deps: ChunkDeps<P>): Promise<void> {
-  const settled = await deps.ledger.settleMany(settles);
+  const settled = await untilRecorded(
+    () => deps.ledger.settleMany(settles),
+    deps.recordRetry,
+    // A stopping worker's last resort, one record at a time: settleMany's keys vary, so it has no flagged twin.
+    async () => {
+      const outcomes = [];
+      for (const input of settles) outcomes.push(await deps.ledger.settleOverMemory(input));
+      return outcomes;
+    },
+  );
   for (const [i, outcome] of settled.entries()) {
     if (outcome === 'lost')
       deps.logger.warn(

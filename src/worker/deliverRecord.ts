@@ -10,6 +10,8 @@ import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
 import type { RecordWording } from '../kinds/recordWording.js';
 import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
+import { untilRecorded, type RecordRetry } from './untilRecorded.js';
+import { isRedisConnectionError } from '../redisErrors.js';
 import { notSentVerdict } from './refusedCustomers.js';
 
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
@@ -32,6 +34,11 @@ export interface DeliverDeps<P = unknown> {
   rate?: RequestPacer;
   /** Moves this job to delayed without spending an attempt (a failure that is not the order's). */
   postpone(ms: number): Promise<void>;
+  /**
+   * How an answer's settle outlasts a Redis that refuses writes (OOM) or is away: retried with
+   * backoff until Redis takes it or the worker has stopped. None: a refused settle fails the job.
+   */
+  recordRetry?: RecordRetry;
 }
 
 export interface AttemptInfo {
@@ -165,7 +172,7 @@ async function attemptVerdict<P>(
   const durationMs = Math.round(performance.now() - started);
   if (outcome.kind !== 'rateLimited') deps.rate?.accepted();
   // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
-  await deps.breaker.record(outcome, job.key, customer);
+  await recordEvidence(deps, outcome, job.key, customer);
   return { verdict: verdictOf(outcome, attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
 }
 
@@ -220,8 +227,30 @@ async function fileOf<P>(job: DeliveryJobData<P>, deps: DeliverDeps<P>): Promise
   return job.file ?? (await deps.batchFile(job.batchId));
 }
 
+/**
+ * Tells the breaker of an answer. A Redis that refuses the write (OOM, away) costs the breaker one
+ * piece of evidence, never the answer itself: the settle that follows waits for Redis instead.
+ */
+export async function recordEvidence<P>(
+  deps: DeliverDeps<P>,
+  outcome: ApiOutcome,
+  key: string,
+  customer: string | undefined,
+): Promise<void> {
+  try {
+    await deps.breaker.record(outcome, key, customer);
+  } catch (error) {
+    if (deps.recordRetry === undefined || !isRedisConnectionError(error)) throw error;
+    deps.recordRetry.onRefused(error as Error);
+  }
+}
+
 async function settle<P>(deps: DeliverDeps<P>, input: SettleInput): Promise<void> {
-  const settled = await deps.ledger.settle(input);
+  const settled = await untilRecorded(
+    () => deps.ledger.settle(input),
+    deps.recordRetry,
+    () => deps.ledger.settleOverMemory(input),
+  );
   if (settled === 'lost')
     deps.logger.warn(
       { state: input.state },

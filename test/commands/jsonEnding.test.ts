@@ -3,27 +3,22 @@
  * answer, a disk refuses the output, or SIGTERM stops an import. The real CLI, stdout parsed whole.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rmdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
 import { TEST_REDIS_URL } from '../helpers/redis.js';
 import { startTcpGate, type TcpGate } from '../helpers/tcpGate.js';
+import { canMount, tmpfs, unmountAll } from '../helpers/tmpfs.js';
 import { deliveryRig, HEADER, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
-const mounts: string[] = [];
 let gate: TcpGate | undefined;
 afterEach(async () => {
   await killAllCli();
   await gate?.close();
   gate = undefined;
-  for (const dir of mounts.splice(0)) {
-    execFileSync('umount', [dir]);
-    await rmdir(dir);
-  }
+  await unmountAll();
   await rig?.close();
   rig = undefined;
 });
@@ -37,31 +32,7 @@ function oneObject(p: CliProcess): Record<string, any> {
   }
 }
 
-/** A small tmpfs on a fresh folder, unmounted after the test (never a device: the writers rename onto their path). */
-async function tmpfs(size: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'bulkorder-tmpfs-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
-  } catch (error) {
-    await rmdir(dir);
-    throw error;
-  }
-  mounts.push(dir);
-  return dir;
-}
-
-/** Mounting needs root; the disk case is skipped where it is not allowed. */
-const canMount = await (async () => {
-  try {
-    await tmpfs('16k');
-    const dir = mounts.pop()!;
-    execFileSync('umount', [dir]);
-    await rmdir(dir);
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const mountable = await canMount();
 
 /** A local port nothing listens on: bound once, then closed. */
 async function closedPort(): Promise<number> {
@@ -108,7 +79,7 @@ describe('--json ends with one object whatever stops the run', () => {
     expect(oneObject(p)).toMatchObject({ refused: { exitCode: 5 }, exitCode: 5 });
   }, 120_000);
 
-  it.skipIf(!canMount)(
+  it.skipIf(!mountable)(
     'a disk error (rejects on a read-only mount): one object with exit code 2 naming the path',
     async () => {
       rig = await deliveryRig('jsonend-disk');

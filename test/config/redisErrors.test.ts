@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { isRedisConnectionError } from '../../src/redisErrors.js';
+import { isRedisConnectionError, isRedisOutOfMemory, outOfMemoryReply } from '../../src/redisErrors.js';
 import { testRedis } from '../helpers/redis.js';
 
 const redis = testRedis();
@@ -24,6 +24,17 @@ describe('which errors mean "Redis is not there" (exit 5, run again) rather than
     ]) {
       expect(isRedisConnectionError(await replyError(reply)), reply).toBe(true);
     }
+  });
+
+  it('a Redis out of memory (noeviction at maxmemory) refuses writes: unavailable, also inside a MULTI', async () => {
+    const oom = "OOM command not allowed when used memory > 'maxmemory'.";
+    expect(isRedisConnectionError(await replyError(oom))).toBe(true);
+    const execAbort = Object.assign(new Error('EXECABORT Transaction discarded because of previous errors.'), {
+      previousErrors: [await replyError(oom)],
+    });
+    expect(isRedisOutOfMemory(execAbort)).toBe(true);
+    expect(outOfMemoryReply(execAbort)).toBe(oom);
+    expect(isRedisOutOfMemory(new Error('EXECABORT Transaction discarded because of previous errors.'))).toBe(false);
   });
 
   it('commands ioredis aborted because the connection closed under them (a Redis killed mid-import)', () => {

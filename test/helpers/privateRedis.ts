@@ -38,18 +38,26 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
   ];
   const url = `redis://127.0.0.1:${port}`;
   const spawnServer = async (): Promise<ChildProcess> => {
-    const child = spawn('redis-server', args, { stdio: 'ignore' });
-    await waitUntilAnswering(url);
-    return child;
-  };
-  let child = await spawnServer();
-  const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
+    const started = spawn('redis-server', args, { stdio: 'ignore' });
+    live.add(started);
+    started.once('exit', () => live.delete(started));
+    try {
+      await waitUntilAnswering(url);
+    } catch (error) {
+      // A server that never answered must not outlive the test that started it.
+      await killChild(started);
+      throw error;
     }
+    return started;
   };
+  let child: ChildProcess;
+  try {
+    child = await spawnServer();
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const kill = () => killChild(child);
   return {
     url,
     get process() {
@@ -65,6 +73,20 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Every server started and not yet exited: killed when the test process exits, whatever the tests did. */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+async function killChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+  }
 }
 
 export async function waitUntilAnswering(url: string): Promise<void> {

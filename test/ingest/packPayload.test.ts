@@ -4,7 +4,7 @@ import { JobDataError } from '../../src/errors.js';
 import { PACKED_LAYOUT, PACKED_LAYOUT_VERSION, packPayload, unpackPayload } from '../../src/ingest/orderShape.js';
 import { NEWEST_PACKED_LAYOUT, PACKED_LAYOUTS } from '../../src/ingest/packedLayouts.js';
 import { JOB_DATA_VERSION, type ChunkJobData } from '../../src/deliveryJob.js';
-import { chunkJob, readChunk, toChunkRecord } from '../../src/ledger/jobData.js';
+import { chunkJob, readChunk, sameJson, toChunkRecord } from '../../src/ledger/jobData.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
 
 /** Every valid order of a sample file, as an import reads it. */
@@ -69,6 +69,30 @@ describe('a payload packed for a chunk job', () => {
     expect(refusal([head, [[5001]]], 1)).toBe('JOB_DATA_MALFORMED');
     expect(refusal([head, [[5001, { quantity: 1 }]]], 1)).toBe('JOB_DATA_MALFORMED');
     expect(refusal({ head, lines }, 1)).toBe('JOB_DATA_MALFORMED');
+  });
+});
+
+describe('sameJson, the pack check without a JSON round trip', () => {
+  it('says what comparing the two JSON texts says', () => {
+    const order = { a: 1, b: { c: 'x', d: [1, 2, { e: null }] } };
+    const cases: [unknown, unknown][] = [
+      [order, structuredClone(order)],
+      [order, { b: order.b, a: 1 }], // same members, other order: other JSON
+      [order, { ...order, z: undefined }], // undefined members are left out of JSON
+      [order, { ...order, a: '1' }],
+      [order, { ...order, b: { ...order.b, d: [1, 2] } }],
+      [
+        [1, undefined],
+        [1, null],
+      ],
+      [[1, 2], { 0: 1, 1: 2 }],
+      [{}, []],
+      [null, {}],
+      ['x', 'x'],
+      [{ a: [] }, { a: {} }],
+    ];
+    for (const [a, b] of cases)
+      expect(sameJson(a, b), JSON.stringify([a, b])).toBe(JSON.stringify(a) === JSON.stringify(b));
   });
 });
 

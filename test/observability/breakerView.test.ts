@@ -4,6 +4,7 @@ import { queueStatus } from '../../src/services/queueStatus.js';
 import { importAndFollow } from '../../src/importer/importAndFollow.js';
 import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { BREAKER_STAYS_OPEN } from '../helpers/breakerSettings.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -65,7 +66,7 @@ describe('what the breaker sees, said where people look', () => {
         BULKORDER_BREAKER_MIN_ATTEMPTS: '1',
         BULKORDER_BREAKER_MIN_ORDERS: '1',
         BULKORDER_BREAKER_SERVER_FAILING_PERCENT: '10',
-        BULKORDER_BREAKER_OPEN_MS: '600000',
+        ...BREAKER_STAYS_OPEN,
       },
     );
     rig.simulator.setFaults({

@@ -1,17 +1,16 @@
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/startDashboard.js';
 import { projectRoot } from '../../src/paths.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { waitFor } from '../helpers/cliProcess.js';
+import { launchChromium } from '../helpers/browser.js';
 import { startWorkerObservers, type WorkerObservers } from '../../src/health/workerObservers.js';
 import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'dashboard-test-token-0123456789';
 /** `BULKORDER_SCREENSHOTS=1 npx vitest run test/observability/dashboardBrowser.test.ts` refreshes docs/*.png. */
 const SHOTS = process.env.BULKORDER_SCREENSHOTS === '1';
@@ -40,11 +39,6 @@ async function shot(name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `The dashboard browser test needs Debian's chromium at ${CHROMIUM}: run \`apt-get update && apt-get install -y chromium\` (.ci/run does this).`,
-    );
-  }
   rig = await deliveryRig(
     'dashboard',
     {},
@@ -72,17 +66,7 @@ beforeAll(async () => {
   );
   dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
   readOnly = await startDashboard(rig.config, rig.logger, { port: 0, readOnly: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   const context = await browser.newContext({
     httpCredentials: { username: 'ops', password: TOKEN },
     viewport: { width: 1366, height: 720 },

@@ -10,6 +10,7 @@ import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { BREAKER_OPENS_ON_ONE_REFUSAL } from '../helpers/breakerSettings.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import type { NotifyEvent } from '../../src/notify/notifyEvent.js';
@@ -150,10 +151,7 @@ describe('worker metrics, health and notifications', () => {
       {},
       {
         BULKORDER_NOTIFY_URLS: hook.url,
-        BULKORDER_BREAKER_MIN_ATTEMPTS: '1',
-        BULKORDER_BREAKER_MIN_ORDERS: '1',
-        BULKORDER_BREAKER_MIN_CUSTOMERS: '1',
-        BULKORDER_BREAKER_REFUSAL_PERCENT: '10',
+        ...BREAKER_OPENS_ON_ONE_REFUSAL,
       },
     );
     cleanups.push(() => rig.close());

@@ -8,6 +8,7 @@ import type { OrderPayload } from '../../src/ingest/types.js';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { resumeDelivery } from '../../src/services/queueStatus.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { BREAKER_OPENS_ON_ONE_REFUSAL, BREAKER_STAYS_OPEN } from '../helpers/breakerSettings.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import type { NotifyEvent } from '../../src/notify/notifyEvent.js';
 import { Writable } from 'node:stream';
@@ -116,11 +117,8 @@ describe('the notification lifecycle', () => {
       {},
       {
         BULKORDER_NOTIFY_URLS: hook.url,
-        BULKORDER_BREAKER_MIN_ATTEMPTS: '1',
-        BULKORDER_BREAKER_MIN_ORDERS: '1',
-        BULKORDER_BREAKER_MIN_CUSTOMERS: '1',
-        BULKORDER_BREAKER_REFUSAL_PERCENT: '10',
-        BULKORDER_BREAKER_OPEN_MS: '600000',
+        ...BREAKER_OPENS_ON_ONE_REFUSAL,
+        ...BREAKER_STAYS_OPEN,
       },
     );
     cleanups.push(() => rig.close());

@@ -4,20 +4,19 @@
  * file says what the CLI says, headers that do not match get a mapping step that can be saved, and
  * a replayed form sends nothing again.
  */
-import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/startDashboard.js';
 import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { waitFor } from '../helpers/cliProcess.js';
+import { launchChromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'upload-test-token-0123456789abcd';
 const MAX_BYTES = 4000;
 /** `BULKORDER_SCREENSHOTS=1 npx vitest run test/observability/uploadBrowser.test.ts` refreshes docs/dashboard-upload-*.png. */
@@ -36,10 +35,6 @@ const spools = async () => (await readdir(tmpdir())).filter((name) => name.start
 let spoolsBefore: string[];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `The upload browser test needs Debian's chromium at ${CHROMIUM} (apt-get install -y chromium; .ci/run does this).`,
-    );
   spoolsBefore = await spools();
   rig = await deliveryRig(
     'upload',
@@ -49,17 +44,7 @@ beforeAll(async () => {
   worker = await startBusinessDelivery(rig.config, rig.logger, { prefix: rig.prefix });
   dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
   readOnly = await startDashboard(rig.config, rig.logger, { port: 0, readOnly: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   const context = await browser.newContext({
     httpCredentials: { username: 'desk', password: TOKEN },
     viewport: { width: 1180, height: 900 },

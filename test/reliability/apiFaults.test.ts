@@ -6,6 +6,7 @@ import { recordReliability } from '../helpers/reliabilityLog.js';
 import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
 import { resumeDelivery } from '../../src/services/deliveryControl.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { BREAKER_STAYS_OPEN } from '../helpers/breakerSettings.js';
 import { waitFor } from '../helpers/cliProcess.js';
 
 /** 5xx answers in the storm: fewer than the breaker's minimum of attempts (20), so it is met before the breaker pauses delivery. */
@@ -250,7 +251,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
         BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300',
         BULKORDER_BREAKER_MIN_ATTEMPTS: '3',
         BULKORDER_BREAKER_MIN_ORDERS: '3',
-        BULKORDER_BREAKER_OPEN_MS: '600000',
+        ...BREAKER_STAYS_OPEN,
       },
     );
     const rows = [HEADER];

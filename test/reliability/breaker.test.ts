@@ -240,16 +240,15 @@ describe('the circuit breaker judges by evidence and heals itself (default rules
   );
 
   it(
-    'a paused queue and no worker: import --wait says so within seconds and exits 5 at --max-wait, writing the results it has',
+    'a paused queue and no worker: import --wait says why nothing moves and exits 5 at --max-wait, writing the results it has',
     async () => {
       rig = await deliveryRig('stalled');
       await pauseDelivery(rig.services, 'night-operator@ops');
       const file = await rig.writeFile('stall.csv', ordersCsv('S', 5));
       const log = captured();
-      const started = Date.now();
       const outcome = await importAndWait(rig, file, 6, log.out);
+      // Ended by --max-wait (the report says so below), not by a clock this test reads: a busy machine may be slow.
       expect(outcome.exitCode).toBe(5);
-      expect(Date.now() - started).toBeLessThan(15_000);
       expect(log.text()).toContain('the queue is paused by night-operator@ops');
       expect(log.text()).toContain('`bulkorder resume`');
       expect(log.text()).toContain('no worker is running: start `bulkorder worker`');

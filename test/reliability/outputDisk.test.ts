@@ -3,52 +3,25 @@
  * and one remounted read-only. Needs root to mount; skipped where mounting is not allowed.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, rmdir, statfs, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
 import { deliveryRig, HEADER, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
+import { canMount, tmpfs, unmountAll } from '../helpers/tmpfs.js';
 
 let rig: DeliveryRig | undefined;
-const mounts: string[] = [];
 afterEach(async () => {
   await killAllCli();
-  for (const dir of mounts.splice(0)) {
-    execFileSync('umount', [dir]);
-    await rmdir(dir);
-  }
+  await unmountAll();
   await rig?.close();
   rig = undefined;
 });
 
-/** A tmpfs of `size` mounted on a fresh folder (unmounted after the test). */
-async function tmpfs(size: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'bulkorder-tmpfs-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
-  } catch (error) {
-    await rmdir(dir);
-    throw error;
-  }
-  mounts.push(dir);
-  return dir;
-}
+const mountable = await canMount();
 
-const canMount = await (async () => {
-  try {
-    await tmpfs('16k');
-    const dir = mounts.pop()!;
-    execFileSync('umount', [dir]);
-    await rmdir(dir);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-describe.skipIf(!canMount)('results and rejects on a full or read-only disk', () => {
+describe.skipIf(!mountable)('results and rejects on a full or read-only disk', () => {
   it('a disk full while writing results: exit 5 naming the path, no file cut mid-row under any name; the rerun writes them and sends nothing again', async () => {
     rig = await deliveryRig('disk-full');
     const dir = await tmpfs('64k');

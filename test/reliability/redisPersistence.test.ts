@@ -92,10 +92,15 @@ describe('Redis without persistence', () => {
     const managedAof = await server(['--appendonly', 'yes', '--rename-command', 'CONFIG', '']);
     await assertRedisReady(aof.client, aof.url, { requirePersistence: true });
     await assertRedisReady(rdb.client, rdb.url, { requirePersistence: true });
-    expect(await redisPersistence(rdb.client)).toEqual({ persistent: true, evidence: "appendonly no, save '3600 1'" });
+    expect(await redisPersistence(rdb.client)).toEqual({
+      persistent: true,
+      evidence: "appendonly no, save '3600 1'",
+      verified: true,
+    });
     expect(await redisPersistence(managedAof.client)).toEqual({
       persistent: true,
       evidence: 'CONFIG refused; INFO persistence: aof_enabled:1',
+      verified: false,
     });
     const unknown = await redisPersistence(managedVolatile.client);
     expect(unknown.persistent).toBe(false);

@@ -9,6 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
 import type { ReliabilityRow } from '../helpers/reliabilityLog.js';
+import { reliabilityFiles } from '../tiers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bulkorder-reliability-'));
 const out = join(dir, 'rows.jsonl');
@@ -16,18 +17,7 @@ writeFileSync(out, '');
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 const run = spawnSync(
   process.execPath,
-  [
-    join(projectRoot, 'node_modules/vitest/vitest.mjs'),
-    'run',
-    'test/reliability',
-    'test/worker',
-    'test/operations/watch.test.ts',
-    'test/operations/watchTargets.test.ts',
-    'test/delivery/transportOutcomes.test.ts',
-    'test/config/redisUrlSecret.test.ts',
-    'test/observability/dashboardHost.test.ts',
-    'test/ingest/nulByte.test.ts',
-  ],
+  [join(projectRoot, 'node_modules/vitest/vitest.mjs'), 'run', ...reliabilityFiles],
   {
     cwd: projectRoot,
     env: { ...process.env, RELIABILITY_OUT: out },

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { BREAKER_STAYS_OPEN } from '../helpers/breakerSettings.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { runCli } from '../helpers/runCli.js';
 import { startPrivateRedis } from '../helpers/privateRedis.js';
@@ -114,7 +115,7 @@ describe('bulkorder import --wait and worker, as a user runs them', () => {
     rig = await deliveryRig(
       'breaker',
       {},
-      { BULKORDER_BREAKER_MIN_ATTEMPTS: '4', BULKORDER_BREAKER_MIN_ORDERS: '3', BULKORDER_BREAKER_OPEN_MS: '600000' },
+      { BULKORDER_BREAKER_MIN_ATTEMPTS: '4', BULKORDER_BREAKER_MIN_ORDERS: '3', ...BREAKER_STAYS_OPEN },
     );
     const rows = [HEADER];
     // Every customer alike: the breaker counts a refusal as the API's only across several customers.
