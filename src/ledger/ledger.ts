@@ -138,6 +138,14 @@ export class Ledger {
     return settle(this.scope, input);
   }
 
+  /**
+   * The same settle, allowed above Redis's maxmemory (allow-oom): for a worker that stops while Redis is
+   * full, so an answer the API gave is recorded instead of held as "outcome unknown". Redis 7 or later.
+   */
+  settleOverMemory(input: SettleInput): Promise<SettleOutcome> {
+    return settle(this.scope, input, true);
+  }
+
   /** Records how several attempts ended (a chunk job's records) in one script; each batch counter is added once. */
   settleMany(inputs: readonly SettleInput[]): Promise<SettleOutcome[]> {
     return settleMany(this.scope, inputs);

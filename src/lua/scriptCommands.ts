@@ -53,6 +53,16 @@ declare module 'ioredis' {
       heldIndex: string,
       ...argv: NamedArgv<'settle'>
     ): Result<Settled, Context>;
+    /** settle-6.lua flagged allow-oom: the last write of a stopping worker while Redis is full. */
+    bulkorderSettleOverMemory(
+      ledger: string,
+      batch: string,
+      deadRecord: string,
+      deadIndex: string,
+      heldRecord: string,
+      heldIndex: string,
+      ...argv: NamedArgv<'settle'>
+    ): Result<Settled, Context>;
     bulkorderSettleMany: Varying<Settled[], Context>;
     bulkorderRelease(
       ledger: string,
@@ -156,6 +166,7 @@ export const SCRIPT_COMMANDS = [
   'bulkorderClaim',
   'bulkorderClaimMany',
   'bulkorderSettle',
+  'bulkorderSettleOverMemory',
   'bulkorderSettleMany',
   'bulkorderRelease',
   'bulkorderUnrelease',

@@ -308,7 +308,16 @@ async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, dep
 }
 
 async function settleWave<P>(settles: SettleInput[], deps: ChunkDeps<P>): Promise<void> {
-  const settled = await untilRecorded(() => deps.ledger.settleMany(settles), deps.recordRetry);
+  const settled = await untilRecorded(
+    () => deps.ledger.settleMany(settles),
+    deps.recordRetry,
+    // A stopping worker's last resort, one record at a time: settleMany's keys vary, so it has no flagged twin.
+    async () => {
+      const outcomes = [];
+      for (const input of settles) outcomes.push(await deps.ledger.settleOverMemory(input));
+      return outcomes;
+    },
+  );
   for (const [i, outcome] of settled.entries()) {
     if (outcome === 'lost')
       deps.logger.warn(

@@ -245,7 +245,11 @@ export async function recordEvidence<P>(
 }
 
 async function settle<P>(deps: DeliverDeps<P>, input: SettleInput): Promise<void> {
-  const settled = await untilRecorded(() => deps.ledger.settle(input), deps.recordRetry);
+  const settled = await untilRecorded(
+    () => deps.ledger.settle(input),
+    deps.recordRetry,
+    () => deps.ledger.settleOverMemory(input),
+  );
   if (settled === 'lost')
     deps.logger.warn(
       { state: input.state },

@@ -415,6 +415,24 @@ const rows: Row[] = [
     expires: { 'ledger:o1': true },
   },
   {
+    name: 'settleOverMemory (allow-oom) delivered: writes what settle writes',
+    command: 'bulkorderSettleOverMemory',
+    given: {
+      'ledger:o1': { hash: { s: 'held', t: '', b: 'B1', a: '1' } },
+      'batch:B1': { hash: { id: 'B1', held: '1' } },
+      'held-index': { zset: { o1: 5 } },
+      'held:o1': 'rec',
+    },
+    run: (r, k) =>
+      r.bulkorderSettleOverMemory(...settleKeys(k), ...settleArgv({ remoteId: '"r1"', httpStatus: '201' })),
+    returns: 'ok',
+    then: {
+      'ledger:o1': { hash: { s: 'delivered', t: '', b: 'B1', a: '1', u: T, d: T, r: '"r1"', h: '201' } },
+      'batch:B1': { hash: { id: 'B1', held: '0', delivered: '1' } },
+    },
+    expires: { 'ledger:o1': true },
+  },
+  {
     name: 'settle: another token owns the order: lost, nothing written',
     command: 'bulkorderSettle',
     given: { 'ledger:o1': { hash: { s: 'sending', t: 't2', b: 'B1' } }, 'batch:B1': { hash: { id: 'B1' } } },

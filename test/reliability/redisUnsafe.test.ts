@@ -154,4 +154,51 @@ describe('a Redis that evicts or fills while the worker runs', () => {
       held: batch.held,
     });
   }, 120_000);
+
+  it('a worker stopped while Redis is full records the answers it holds above maxmemory: none held', async () => {
+    redisServer = await startPrivateRedis(['--maxmemory-policy', 'noeviction', '--appendonly', 'yes']);
+    admin = new Redis(redisServer.url);
+    // A short job lock (deadline + 5 s), so the stopped worker's jobs come back soon as stalled.
+    rig = await deliveryRig(
+      'oom-stop',
+      { faults: { latencyMs: 400 } },
+      { REDIS_URL: redisServer.url, BULKORDER_HTTP_DEADLINE_MS: '2000', BULKORDER_STALLED_INTERVAL_MS: '1000' },
+    );
+    const orders = 150;
+    const imported = await rig.importFile(await rig.writeFile('stop.csv', ordersCsv('STOP', orders)));
+    const first = await rig.startWorker({ concurrency: 20, shutdownGraceMs: 1500 });
+    await waitFor(() => rig!.simulator.counters().ordersAccepted >= 20, 'twenty deliveries');
+    const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
+    await admin.config('SET', 'maxmemory', String(Math.max(1, used - 64 * 1024)));
+    const acceptedAtOom = rig.simulator.counters().ordersAccepted;
+    await waitFor(
+      () => rig!.simulator.counters().ordersAccepted >= acceptedAtOom + 10,
+      'answers accepted while Redis is full',
+    );
+    await waitFor(async () => (await oomReplies(admin!)) > 0, 'Redis to refuse writes');
+    // SIGTERM's path while Redis is still full: the grace period ends with settles refused.
+    await first.close();
+    const ledgerDelivered = await withFreshBatches(redisServer.url, rig.prefix, (b) => b.get(imported.batchId));
+    await admin.config('SET', 'maxmemory', '0');
+
+    await rig.startWorker({ concurrency: 20 });
+    await settled(redisServer.url, rig.prefix, imported.batchId, 'the batch to settle under a new worker');
+    const batch = (await batchNow(redisServer.url, rig.prefix, imported.batchId))!;
+    const counters = rig.simulator.counters();
+    expect(ledgerDelivered!.delivered).toBeGreaterThanOrEqual(acceptedAtOom + 10);
+    expect(batch.held).toBe(0);
+    expect(batch.dead).toBe(0);
+    expect(batch.delivered).toBe(orders);
+    expect(counters.ordersAccepted).toBe(orders);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    recordReliability({
+      fault: 'worker stopped (grace period over) while Redis is full, then Redis given memory and a new worker started',
+      behaviour:
+        'the stopping worker wrote the answers it held above maxmemory (allow-oom script); none held as outcome unknown',
+      orders,
+      lost: orders - batch.delivered - batch.dead - batch.held,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: batch.held,
+    });
+  }, 120_000);
 });
