@@ -14,12 +14,18 @@ import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js
 import { runCli } from '../helpers/runCli.js';
 import { dashboardApp } from '../../src/dashboard/dashboardApp.js';
 import { openDashboardState } from '../../src/dashboard/dashboardState.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
+import { createLogger } from '../../src/logger.js';
+import { Writable } from 'node:stream';
 
 let rig: DeliveryRig | undefined;
 let redisServer: PrivateRedis | undefined;
 let admin: Redis | undefined;
 let closeDashboard: (() => Promise<void>) | undefined;
+let closeWorker: (() => Promise<void>) | undefined;
 afterEach(async () => {
+  await closeWorker?.();
+  closeWorker = undefined;
   await closeDashboard?.();
   closeDashboard = undefined;
   // Whatever the test left it at: the rig's cleanup must be able to write.
@@ -115,7 +121,22 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     const orders = 200;
     const imported = await rig.importFile(await rig.writeFile('oom.csv', ordersCsv('OOM', orders)));
     expect(imported.counts.enqueued).toBe(orders);
-    await rig.startWorker({ concurrency: 20 });
+    // The worker's own log: the refusal is said once, then summarised, never once per settle.
+    let logText = '';
+    const logger = createLogger({
+      level: 'warn',
+      destination: new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          logText += chunk.toString();
+          done();
+        },
+      }),
+    });
+    const worker = await startBusinessDelivery(rig.config, logger, {
+      prefix: rig.prefix,
+      delivery: { ...rig.config.delivery, concurrency: 20 },
+    });
+    closeWorker = () => worker.close();
     await waitFor(() => rig!.simulator.counters().ordersAccepted >= 20, 'twenty deliveries');
 
     const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
@@ -140,6 +161,10 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     const batch = (await batchNow(redisServer.url, rig.prefix, imported.batchId))!;
     const counters = rig.simulator.counters();
     expect(refused).toBeGreaterThan(0);
+    const said = logText.split('\n').filter((line) => line.includes('Redis refuses to record answers the API gave'));
+    expect(said.length).toBeGreaterThanOrEqual(1);
+    expect(said.length).toBeLessThan(refused);
+    expect(said[0]).toMatch(/OOM command not allowed/);
     expect(batch.held).toBe(0);
     expect(batch.dead).toBe(0);
     expect(batch.delivered).toBe(orders);
