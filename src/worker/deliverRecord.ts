@@ -116,25 +116,8 @@ export async function deliverRecord<P>(
       // Queued in a chunk job since (an import of the fixed row): that job sends it, not this one.
       logger.info('queued in another job: not sent by this one');
       return { outcome: 'superseded' };
-    case 'stale': {
-      const verdict: Verdict = {
-        next: 'held',
-        answered5xx: false,
-        log: 'held for review: a previous attempt may have sent it',
-        facts: staleFacts(deps.wording),
-      };
-      await settle(
-        deps,
-        verdictEffect(verdict, job, {
-          token: claim.staleToken,
-          attempt: attempt.attempt,
-          file: await fileOf(job, deps),
-          logger,
-          facts: {},
-        }).settle,
-      );
-      return { outcome: 'held', reason: verdict.facts.reason };
-    }
+    case 'stale':
+      return holdStale(job, claim.staleToken, attempt, deps);
     default:
       break;
   }
@@ -153,6 +136,31 @@ export async function deliverRecord<P>(
     }).settle,
   );
   return endJob(verdict, grant, deps);
+}
+
+/** An order found `sending` under an earlier claim (`staleToken`): held for review, never posted blindly. */
+async function holdStale<P>(
+  job: DeliveryJobData<P>,
+  staleToken: string,
+  attempt: AttemptInfo,
+  deps: DeliverDeps<P>,
+): Promise<DeliveryResult> {
+  const verdict: Verdict = {
+    next: 'held',
+    answered5xx: false,
+    log: 'held for review: a previous attempt may have sent it',
+    facts: staleFacts(deps.wording),
+  };
+  const file = await fileOf(job, deps);
+  const effect = verdictEffect(verdict, job, {
+    token: staleToken,
+    attempt: attempt.attempt,
+    file,
+    logger: deps.logger,
+    facts: {},
+  });
+  await settle(deps, effect.settle);
+  return { outcome: 'held', reason: verdict.facts.reason };
 }
 
 /**
