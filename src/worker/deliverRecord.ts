@@ -170,6 +170,7 @@ async function attemptVerdict<P>(
   const started = performance.now();
   const outcome = await deps.send(job.payload, { key: job.key });
   const durationMs = Math.round(performance.now() - started);
+  if (outcome.kind !== 'rateLimited') deps.rate?.accepted();
   // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
   await recordEvidence(deps, outcome, job.key, customer);
   return { verdict: verdictOf(outcome, attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
@@ -245,7 +246,11 @@ export async function recordEvidence<P>(
 }
 
 async function settle<P>(deps: DeliverDeps<P>, input: SettleInput): Promise<void> {
-  const settled = await untilRecorded(() => deps.ledger.settle(input), deps.recordRetry);
+  const settled = await untilRecorded(
+    () => deps.ledger.settle(input),
+    deps.recordRetry,
+    () => deps.ledger.settleOverMemory(input),
+  );
   if (settled === 'lost')
     deps.logger.warn(
       { state: input.state },
