@@ -173,6 +173,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
         floorPerSecond: v.BULKORDER_RATE_FLOOR,
         decrease: v.BULKORDER_RATE_DECREASE_PERCENT / 100,
         increasePerSecond: v.BULKORDER_RATE_INCREASE,
+        adapt: v.BULKORDER_RATE_ADAPT,
       },
       ambiguousPolicy: v.BULKORDER_AMBIGUOUS,
       ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,

@@ -80,6 +80,13 @@ export interface RateSettings {
   decrease: number;
   /** Requests per second added to the rate per second of sending at it (BULKORDER_RATE_INCREASE); default 2. */
   increasePerSecond: number;
+  /**
+   * How the rate adapts (BULKORDER_RATE_ADAPT). `measured` (default): the first 429 starts it
+   * `decrease` below the rate the API accepted over the last second, and it grows a quarter as fast
+   * within 5% of the rate the last 429 cut (it probes slowly where the limit was).
+   * `halve`: half of what the workers were sending, and the same growth everywhere (the rule before).
+   */
+  adapt: 'measured' | 'halve';
 }
 
 /**

@@ -16,6 +16,7 @@ export const faultFiles: readonly string[] = [
   'test/reliability/outputDisk.test.ts',
   'test/reliability/redisPersistence.test.ts',
   'test/reliability/ledgerLoss.test.ts',
+  'test/reliability/redisUnsafe.test.ts',
   'test/worker/processes.test.ts',
   'test/worker/startupFailure.test.ts',
 ];

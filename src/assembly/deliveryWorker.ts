@@ -132,7 +132,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     settings: delivery.rate,
     ceilingPerSecond: delivery.maxRequestsPerSecond,
   });
-  rate.start();
+  await rate.start();
   let stopping = false;
   // Aborted once the worker has stopped: an answer's settle that Redis still refuses is given up then.
   const ended = new AbortController();
@@ -140,8 +140,10 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     logger,
     'Redis refuses to record answers the API gave (out of memory or away); each is retried until Redis takes it',
   );
+  // Settles waiting for Redis: a stopping worker gives each its last resort before it disconnects.
+  const waitingSettles = new Set<Promise<unknown>>();
   const processor = createDeliveryProcessor<P>({
-    recordRetry: { stopped: ended.signal, onRefused: logRefused },
+    recordRetry: { stopped: ended.signal, onRefused: logRefused, waiting: waitingSettles },
     send,
     slots,
     isClosing: () => stopping,
@@ -237,11 +239,16 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
           // Jobs still in flight stay active and come back as stalled; the ledger holds them for review.
           void worker.close(true).catch(() => undefined);
         }
+        // Settles Redis still refuses (full) get their last resort, above maxmemory, before we disconnect.
+        ended.abort();
+        await Promise.race([
+          Promise.allSettled([...waitingSettles]),
+          new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+        ]);
         await Promise.race([
           queue.close().catch(() => undefined),
           new Promise((resolve) => setTimeout(resolve, 1000).unref()),
         ]);
-        ended.abort();
         blocking.disconnect();
         if (options.redis === undefined) commands.disconnect();
         if (inTime) logger.info({ queue: queueName }, 'delivery worker stopped');

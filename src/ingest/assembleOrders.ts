@@ -31,22 +31,27 @@ export function* assembleOrders(units: readonly OrderUnit[], context: AssembleCo
   plan.sort((a, b) => a[0] - b[0]);
   for (const [, group, index] of plan) {
     const unit = group[Math.max(index, 0)]!;
-    if (index === -1) yield refOrder(group, context);
-    else if (unit.kind === 'hash') yield valid(unit.rows, payloadKey(unit.hash!, index + 1), undefined, context);
+    if (index === -1) {
+      const order = refOrder(group, context);
+      if (order !== undefined) yield order;
+    } else if (unit.kind === 'hash') yield valid(unit.rows, payloadKey(unit.hash!, index + 1), undefined, context);
     else
       yield rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], undefined, undefined, context);
   }
 }
 
 function firstLine(unit: OrderUnit): number {
-  return unit.rows[0]?.line ?? 0;
+  return unit.rows[0]?.line ?? unit.settled?.[0] ?? 0;
 }
 
-function refOrder(units: readonly OrderUnit[], context: AssembleContext): IngestItem {
+function refOrder(units: readonly OrderUnit[], context: AssembleContext): IngestItem | undefined {
   const first = units[0]!;
   const orderRef = first.orderRef!;
   const rows = units.flatMap((unit) => unit.rows).sort((a, b) => a.line - b.line);
   const errors: RowError[] = units.flatMap((unit) => unit.errors);
+  // Rows of this order rejected by their own errors and already reported (a file that spills).
+  const settled = units.flatMap((unit) => unit.settled ?? []).sort((a, b) => a - b);
+  if (rows.length === 0) return undefined; // every row was reported in the first read
 
   if (units.length > 1 && units.some((unit) => unit.whole)) {
     const firstLine = units[0]!.rows[0]?.line ?? 0;
@@ -73,13 +78,33 @@ function refOrder(units: readonly OrderUnit[], context: AssembleContext): Ingest
   const strict = context.strictProducts === true;
   errors.push(...recipientMismatches(rows, orderRef), ...(strict ? repeatedProducts(rows, orderRef) : []));
   for (const row of rows) errors.push(...row.errors);
+  if (settled.length > 0) errors.push(...notSentWith(rows, settled, orderRef));
 
   if (errors.length === 0 && rows.every((row) => row.value !== undefined)) {
     return strict
       ? valid(rows, first.key!, orderRef, context)
       : valid(rows, first.key!, orderRef, context, mergeRepeatedProducts(rows));
   }
-  return rejected(rows, errors, first.key, orderRef, context);
+  return rejected(rows, errors, units.find((unit) => unit.key !== undefined)?.key, orderRef, context);
+}
+
+/**
+ * The other rows of an order whose bad rows were reported during the first read: each is named
+ * ORDER_NOT_SENT with the lines that stop it (the rejects file says the same of such rows).
+ */
+function notSentWith(rows: readonly UnitRow[], settled: readonly number[], orderRef: string): RowError[] {
+  const lines = [...new Set(settled)];
+  const which = `line${lines.length === 1 ? '' : 's'} ${lines.join(', ')}`;
+  const verb = lines.length === 1 ? 'has' : 'have';
+  return rows
+    .filter((row) => row.errors.length === 0)
+    .map((row) => ({
+      line: row.line,
+      column: 'orderRef',
+      value: orderRef,
+      code: 'ORDER_NOT_SENT',
+      message: `not sent because ${which} of this order (orderRef '${orderRef}') ${verb} errors.`,
+    }));
 }
 
 /** Rows of one order must name one recipient; each differing field is reported on its line. */

@@ -64,7 +64,8 @@ export class GroupCutter<U extends { group: string; rows: readonly unknown[] }> 
   /** The unit to keep, or undefined when it belongs to an oversized group. */
   take(unit: U): U | undefined {
     const total = this.counts.get(unit.group) ?? 0;
-    if (total <= this.limit.maxRows || !this.limit.applies(unit)) return unit;
+    // A unit without rows (a stand-in for rows reported earlier) is kept: it cannot stand for the group.
+    if (total <= this.limit.maxRows || !this.limit.applies(unit) || unit.rows.length === 0) return unit;
     let entry = this.cut.get(unit.group);
     if (entry === undefined) {
       entry = { first: unit, lines: new LineRanges(), rows: total };

@@ -1,7 +1,7 @@
 import { assembleOrders } from './assembleOrders.js';
 import { jsonUnit } from './jsonUnit.js';
 import { ORDER_COLUMNS } from './orderColumns.js';
-import { csvUnit, orderUnitErrors, type OrderUnit } from './orderUnit.js';
+import { csvUnit, orderUnitErrors, settleOrderUnit, type OrderUnit } from './orderUnit.js';
 import { openRecordSource, type IngestOptions, type RecordSchema, type RecordSource } from './openRecordSource.js';
 import type { OrderPayload } from './types.js';
 import { decodeUnit, encodeUnit } from './unitCodec.js';
@@ -22,6 +22,7 @@ export const ORDER_SCHEMA: RecordSchema<OrderUnit, OrderPayload> = {
   thread: 'orders',
   limit: orderGroupLimit,
   ownErrors: orderUnitErrors,
+  settle: settleOrderUnit,
 };
 
 /**

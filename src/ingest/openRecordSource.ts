@@ -116,6 +116,12 @@ export interface RecordSchema<U extends GroupedUnit & { rows: readonly unknown[]
   thread?: ThreadedSchema;
   /** A cap on the rows of one group, so an oversized one is never held whole (orders: product lines). */
   limit?(maxRows: number): GroupLimit<U>;
+  /**
+   * In a file that spills: whether a unit's own errors reject it, so it is reported during the first read instead of
+   * spilled; `standIn` (no rows) is spilled in its place when other units of its group must be rejected with it.
+   * Undefined: spill the unit. Absent: every unit is spilled (accounts).
+   */
+  settle?(unit: U): { standIn?: U } | undefined;
   /** The errors that reject a unit's rows whatever the rest of their group holds, and how many rows they reject. */
   ownErrors(unit: U): { rejectedRows: number; errors: readonly RowError[] };
 }
@@ -131,8 +137,11 @@ export interface RecordSource<P> {
   encoding: IngestEncoding;
   /**
    * Validated orders and rejects. Reads the whole file once (checking, and spilling big files to
-   * temp files) before the first item, so an error that refuses the file (FileRefusedError) comes
-   * before any item. Output order may differ from file order; `lines` carry the truth.
+   * temp files) before the first valid record, so an error that refuses the file (FileRefusedError)
+   * comes before anything could be queued. In a file that spills, records rejected by their own
+   * errors come during that first read, in file order, and are not spilled (only a stand-in of a few
+   * dozen bytes when their order may have other rows, which then come later as ORDER_NOT_SENT): the
+   * spill holds the valid data. Output order may differ from file order; `lines` carry the truth.
    * Can be iterated once.
    */
   items(): AsyncIterable<ValidRecord<P> | RejectedRecord>;
@@ -255,6 +264,22 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
         const own = schema.ownErrors(unit);
         judge!.add(unit.rows.length, own.rejectedRows, own.errors);
       };
+      // In a file that spills, a unit its own errors reject is reported now, not spilled (schema.settle).
+      const settle = bucketCount > 1 ? schema.settle : undefined;
+      const context: AssembleContext = {
+        file,
+        columns: plan.columns,
+        maxLinesPerOrder,
+        ...(options.strictProducts === true ? { strictProducts: true } : {}),
+      };
+      function* counted(items: Iterable<ValidRecord<P> | RejectedRecord>): Generator<ValidRecord<P> | RejectedRecord> {
+        for (const item of items) {
+          stats.records++;
+          if (item.kind === 'valid') stats.valid++;
+          else stats.rejected++;
+          yield item;
+        }
+      }
       try {
         const threads = options.threads ?? defaultIngestThreads();
         if (format === 'csv' && bucketCount > 1 && threads > 0 && schema.thread !== undefined) {
@@ -263,16 +288,26 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
             csvRecords(file, { delimiter, encoding, maxRecordBytes, ...chunk, ...fromLine }, () => blankRows++),
           )) {
             stats.rows += encoded.rows;
-            if (judge?.judging === true)
+            const settled = (encoded.settled ?? []).map((line) => schema.codec.decode(line));
+            if (judge?.judging === true) {
               for (const line of encoded.lines) if (judge.judging) judgeUnit(decodeSpillLine(line, schema.codec));
+              for (const unit of settled) if (judge.judging) judgeUnit(unit);
+            }
             await store.addEncoded(encoded);
+            for (const unit of settled) yield* counted(schema.assemble([unit], context));
           }
           await pool.close(); // the second pass runs in this thread: free the threads' memory now
         } else {
           for await (const unit of units()) {
             stats.rows += unit.rows.length;
             if (judge?.judging === true) judgeUnit(unit);
-            await store.add(unit);
+            const early = settle?.(unit);
+            if (early === undefined) {
+              await store.add(unit);
+              continue;
+            }
+            if (early.standIn !== undefined) await store.add(early.standIn);
+            yield* counted(schema.assemble([unit], context));
           }
         }
         if (stats.rows === 0 && options.allowEmpty !== true) {
@@ -283,20 +318,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
             `the file has no ${schema.columns.noun}s${blank}. An export that came out empty is not a success; check the export, or pass --allow-empty if an empty file is expected.`,
           );
         }
-        const context: AssembleContext = {
-          file,
-          columns: plan.columns,
-          maxLinesPerOrder,
-          ...(options.strictProducts === true ? { strictProducts: true } : {}),
-        };
-        for await (const bucket of store.buckets()) {
-          for (const item of schema.assemble(bucket, context)) {
-            stats.records++;
-            if (item.kind === 'valid') stats.valid++;
-            else stats.rejected++;
-            yield item;
-          }
-        }
+        for await (const bucket of store.buckets()) yield* counted(schema.assemble(bucket, context));
       } finally {
         await pool?.close();
         await store.dispose();

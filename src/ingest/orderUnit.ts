@@ -39,6 +39,11 @@ export interface OrderUnit {
   rows: UnitRow[];
   /** Problems with the record as a whole (syntax, unknown fields, no product lines). */
   errors: RowError[];
+  /**
+   * A stand-in (no rows): start lines of rows of this order that its own errors rejected and that were
+   * reported during the first read (settleOrderUnit); the order's other rows are not sent either.
+   */
+  settled?: number[];
 }
 
 /** Turns one CSV record into a unit. */
@@ -117,4 +122,33 @@ export function orderUnitErrors(unit: OrderUnit): { rejectedRows: number; errors
     errors.push(...row.errors);
   }
   return { rejectedRows, errors };
+}
+
+/**
+ * In a file that spills, a unit its own errors reject is reported during the first read, not
+ * spilled (a file of bad rows would spill several times its size). What stays behind for the
+ * second pass is only what the order's other rows need to be rejected too: a stand-in with the
+ * orderRef, the businessCustomerId and the line (`settled`), and only when a valid row could
+ * share its order (an unreadable businessCustomerId or orderRef matches no valid row).
+ * Undefined for a unit that is not rejected by its own errors.
+ */
+export function settleOrderUnit(unit: OrderUnit): { standIn?: OrderUnit } | undefined {
+  if (orderUnitErrors(unit).rejectedRows === 0) return undefined;
+  const identityBroken = unit.rows.some((row) =>
+    row.errors.some((e) => e.column === 'orderRef' || e.column === 'businessCustomerId'),
+  );
+  // The order key exists only for a valid businessCustomerId: without one no valid row can share the group.
+  if (unit.kind !== 'ref' || unit.key === undefined || identityBroken) return {};
+  const first = unit.rows[0];
+  return {
+    standIn: {
+      kind: 'ref',
+      group: unit.group,
+      whole: unit.whole,
+      ...(unit.orderRef === undefined ? {} : { orderRef: unit.orderRef }),
+      rows: [],
+      errors: [],
+      settled: [first?.line ?? 0],
+    },
+  };
 }

@@ -39,8 +39,19 @@ type NormalizedValue = (string | number | null)[];
 
 const KINDS = ['ref', 'hash', 'solo'] as const;
 
+/**
+ * A stand-in for rows reported during the first read (OrderUnit.settled): only the lines; its group
+ * (`r|<businessCustomerId>|<orderRef>`, the orderRef read back from it) is the spill line's prefix,
+ * so a file of bad rows spills a few dozen bytes per row.
+ */
+type EncodedStandIn = [kind: 3, whole: 0 | 1, lines: number[]];
+
 /** One line of a spill file (no trailing newline). */
 export function encodeUnit(unit: OrderUnit): string {
+  if (unit.settled !== undefined) {
+    const standIn: EncodedStandIn = [3, unit.whole ? 1 : 0, unit.settled];
+    return JSON.stringify(standIn);
+  }
   const encoded: EncodedUnit = [
     KINDS.indexOf(unit.kind) as 0 | 1 | 2,
     unit.whole ? 1 : 0,
@@ -66,8 +77,22 @@ export function encodeUnit(unit: OrderUnit): string {
 }
 
 /** The unit encodeUnit wrote. */
-export function decodeUnit(text: string): OrderUnit {
-  const [kind, whole, orderRef, key, hash, errors, rows] = JSON.parse(text) as EncodedUnit;
+export function decodeUnit(text: string, groupKey?: string): OrderUnit {
+  const parsed = JSON.parse(text) as EncodedUnit | EncodedStandIn;
+  if (parsed[0] === 3) {
+    if (groupKey === undefined) throw new Error('a stand-in is decoded with its group (the spill line prefix)');
+    const [, wholeOrder, lines] = parsed;
+    return {
+      kind: 'ref',
+      group: groupKey,
+      whole: wholeOrder === 1,
+      orderRef: groupKey.slice(groupKey.indexOf('|', 2) + 1),
+      rows: [],
+      errors: [],
+      settled: lines,
+    };
+  }
+  const [kind, whole, orderRef, key, hash, errors, rows] = parsed;
   const unitKind = KINDS[kind];
   const decodedRows = rows.map(([line, cells, rowErrors, notes, value, recipient, ref, bcid]): UnitRow => {
     const normalized = value === 0 ? undefined : decodeValue(value);

@@ -15,7 +15,8 @@ export interface GroupedUnit {
 /** How a unit becomes one line of a spill file and back (orders: unitCodec.ts). */
 export interface UnitCodec<U> {
   encode(unit: U): string;
-  decode(line: string): U;
+  /** `group`: the unit's group key, from the spill line's prefix (a codec need not repeat it). */
+  decode(line: string, group?: string): U;
 }
 
 /**
@@ -39,26 +40,37 @@ export interface EncodedUnits {
   buckets: number[];
   lines: string[];
   rows: number;
+  /** Units their own errors reject (codec lines, no prefix): the caller reports them instead of spilling them. */
+  settled?: string[];
 }
 
-/** The spill lines of `units` for a store of `count` buckets (what `add` writes), made wherever the units are. */
+/**
+ * The spill lines of `units` for a store of `count` buckets (what `add` writes), made wherever the units are.
+ * With `settle` (RecordSchema.settle), a unit it settles is set aside in `settled` and only its stand-in is spilled.
+ */
 export function encodeSpill<U extends GroupedUnit>(
   units: readonly U[],
   codec: UnitCodec<U>,
   count: number,
+  settle?: (unit: U) => { standIn?: U } | undefined,
 ): EncodedUnits {
   const encoded: EncodedUnits = { buckets: [], lines: [], rows: 0 };
   for (const unit of units) {
-    encoded.buckets.push(bucketOf(unit.group, count));
-    encoded.lines.push(spillLine(unit.group, unit.rows.length, codec.encode(unit)));
     encoded.rows += unit.rows.length;
+    const early = settle?.(unit);
+    if (early !== undefined) (encoded.settled ??= []).push(codec.encode(unit));
+    const spilled = early === undefined ? unit : early.standIn;
+    if (spilled === undefined) continue;
+    encoded.buckets.push(bucketOf(spilled.group, count));
+    encoded.lines.push(spillLine(spilled.group, spilled.rows.length, codec.encode(spilled)));
   }
   return encoded;
 }
 
 /** The unit of one line encodeSpill made (with its newline). */
 export function decodeSpillLine<U>(line: string, codec: UnitCodec<U>): U {
-  return codec.decode(line.slice(readPrefix(line).rest, -1));
+  const prefix = readPrefix(line);
+  return codec.decode(line.slice(prefix.rest, -1), prefix.group);
 }
 
 /** Options for createUnitStore. */
@@ -191,7 +203,8 @@ async function spillStore<U extends GroupedUnit>(
         }
         const units: U[] = [];
         await eachLine(text, path(bucket), (line) => {
-          const unit = codec.decode(line.slice(readPrefix(line).rest));
+          const prefix = readPrefix(line);
+          const unit = codec.decode(line.slice(prefix.rest), prefix.group);
           if (cutter === undefined || cutter.take(unit) !== undefined) units.push(unit);
         });
         if (cutter !== undefined) units.push(...cutter.finish());

@@ -16,5 +16,6 @@ export default function encodeRecords(task: UnitTask): EncodedUnits {
     task.records.map((record) => schema.csvUnit(record, task.plan, task.rules)),
     schema.codec,
     task.bucketCount,
+    task.bucketCount > 1 ? schema.settle : undefined,
   );
 }

@@ -138,6 +138,14 @@ export class Ledger {
     return settle(this.scope, input);
   }
 
+  /**
+   * The same settle, allowed above Redis's maxmemory (allow-oom): for a worker that stops while Redis is
+   * full, so an answer the API gave is recorded instead of held as "outcome unknown". Redis 7 or later.
+   */
+  settleOverMemory(input: SettleInput): Promise<SettleOutcome> {
+    return settle(this.scope, input, true);
+  }
+
   /** Records how several attempts ended (a chunk job's records) in one script; each batch counter is added once. */
   settleMany(inputs: readonly SettleInput[]): Promise<SettleOutcome[]> {
     return settleMany(this.scope, inputs);
@@ -152,6 +160,23 @@ export class Ledger {
     return replies.map(([error, reply]) => {
       if (error) throw error;
       return toEntry(reply as Record<string, string>);
+    });
+  }
+
+  /**
+   * Which records of chunk job `chunkId` are finished in it (delivered, dead-lettered or held, the
+   * entry still naming the chunk): its claim would skip them. One round trip, no script.
+   */
+  async finishedIn(orderKeys: readonly string[], chunkId: string): Promise<boolean[]> {
+    if (orderKeys.length === 0) return [];
+    const pipeline = this.scope.redis.pipeline();
+    for (const key of orderKeys) pipeline.hmget(this.scope.keys.ledger(key), 's', 'q', 'b');
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([error, reply]) => {
+      if (error) throw error;
+      const [s, q, b] = reply as (string | null)[];
+      const mine = q ? `${b ?? ''}.${q}` : '';
+      return mine === chunkId && (s === 'delivered' || s === 'dead' || s === 'held');
     });
   }
 

@@ -89,11 +89,16 @@ export async function claimMany(
   return { outcome: 'claims', trial: reply[0] === 'trial', records };
 }
 
-/** Ledger.settle: records how an attempt ended. */
-export async function settle(scope: LedgerScope, input: SettleInput): Promise<SettleOutcome> {
+/**
+ * Ledger.settle: records how an attempt ended. `overMemory`: through settleOverMemory-6.lua (allow-oom), the
+ * last write of a worker that stops while Redis refuses writes for want of memory.
+ */
+export async function settle(scope: LedgerScope, input: SettleInput, overMemory = false): Promise<SettleOutcome> {
   const k = scope.keys;
   const [token, newState, orderKey, remoteId, httpStatus, code, message, parkedRecord, answered5xx] = settleArgs(input);
-  return scope.redis.bulkorderSettle(
+  const run = overMemory ? scope.redis.bulkorderSettleOverMemory : scope.redis.bulkorderSettle;
+  return run.call(
+    scope.redis,
     k.ledger(input.orderKey),
     k.batch(input.batchId),
     k.parked('dead', input.orderKey),

@@ -65,7 +65,20 @@ export const SCRIPT_ARGV = {
     'exemptMs',
   ],
   tickBreaker: ['now', 'trialCalls', 'trialTimeoutMs', 'alertAfterMs', 'trialFallbackMs'],
-  cutRate: ['now', 'retryAfterMs', 'floor', 'decrease', 'grantedAt', 'localRate', 'staleMs', 'expireMs', 'paced'],
+  cutRate: [
+    'now',
+    'retryAfterMs',
+    'floor',
+    'decrease',
+    'grantedAt',
+    'localRate',
+    'staleMs',
+    'expireMs',
+    'paced',
+    'startShare',
+    'bucketPrefix',
+    'accepted',
+  ],
 } as const satisfies Record<string, readonly string[]>;
 
 /** A script whose ARGV is given by name. */

@@ -53,6 +53,16 @@ declare module 'ioredis' {
       heldIndex: string,
       ...argv: NamedArgv<'settle'>
     ): Result<Settled, Context>;
+    /** settle-6.lua flagged allow-oom: the last write of a stopping worker while Redis is full. */
+    bulkorderSettleOverMemory(
+      ledger: string,
+      batch: string,
+      deadRecord: string,
+      deadIndex: string,
+      heldRecord: string,
+      heldIndex: string,
+      ...argv: NamedArgv<'settle'>
+    ): Result<Settled, Context>;
     bulkorderSettleMany: Varying<Settled[], Context>;
     bulkorderRelease(
       ledger: string,
@@ -121,6 +131,7 @@ declare module 'ioredis' {
       n: number,
       ceiling: number,
       increase: number,
+      slowProbe: number,
     ): Result<[at: string, spacing: string, active: string], Context>;
     bulkorderCutRate(rate: string, workers: string, ...argv: NamedArgv<'cutRate'>): Result<string, Context>;
     // Parked records, locks, the shared token, imports.
@@ -156,6 +167,7 @@ export const SCRIPT_COMMANDS = [
   'bulkorderClaim',
   'bulkorderClaimMany',
   'bulkorderSettle',
+  'bulkorderSettleOverMemory',
   'bulkorderSettleMany',
   'bulkorderRelease',
   'bulkorderUnrelease',

@@ -69,7 +69,8 @@ export async function deliverChunk<P>(
     counts[outcome] = (counts[outcome] ?? 0) + 1;
     deps.onRecordEnded?.(outcome);
   };
-  const wave = Math.min(chunk.records.length, slots.capacity);
+  const unfinished = await recordsToSend(chunk, attempt.jobId, deps);
+  const wave = Math.min(unfinished.length, slots.capacity);
   const ends: WaveEnds = {
     retry: undefined,
     retryAfterMs: undefined,
@@ -79,8 +80,8 @@ export async function deliverChunk<P>(
     waitMs: undefined,
   };
   const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
-  for (let start = 0; start < chunk.records.length && !ends.unsent; start += wave) {
-    const records = chunk.records.slice(start, start + wave);
+  for (let start = 0; start < unfinished.length && !ends.unsent; start += wave) {
+    const records = unfinished.slice(start, start + wave);
     await slots.acquire(records.length);
     // Each slot goes back as soon as its record needs it no more: the next job sends while this one settles.
     const held = { n: records.length };
@@ -115,6 +116,21 @@ export async function deliverChunk<P>(
   );
   await endChunk(ends, deps);
   return { outcome: 'chunk', counts };
+}
+
+/**
+ * The chunk's records its claim may still send. While a rate is in force, the records this chunk
+ * already finished (a retried chunk after a 429 keeps one or two of ten) are left out before the
+ * wave is paced: each record paced takes a slot of the shared rate, and a slot no request uses is
+ * lost to every worker. Without a rate, every record (the claim skips the finished ones).
+ */
+async function recordsToSend<P>(chunk: UnpackedChunk<P>, jobId: string, deps: ChunkDeps<P>): Promise<ChunkRecord<P>[]> {
+  if (deps.rate?.inForce() !== true) return chunk.records;
+  const finished = await deps.ledger.finishedIn(
+    chunk.records.map((record) => record.key),
+    jobId,
+  );
+  return chunk.records.filter((_, i) => !finished[i]);
 }
 
 /** Why records of the chunk are left for later (endChunk's order), for the `chunk done` line; undefined: none are. */
@@ -199,6 +215,7 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
         const started = performance.now();
         const outcome = await deps.send(record.payload, { key: record.key });
         const durationMs = Math.round(performance.now() - started);
+        if (outcome.kind !== 'rateLimited') deps.rate?.accepted();
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
         await recordEvidence(deps, outcome, record.key, customer);
@@ -308,7 +325,16 @@ async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, dep
 }
 
 async function settleWave<P>(settles: SettleInput[], deps: ChunkDeps<P>): Promise<void> {
-  const settled = await untilRecorded(() => deps.ledger.settleMany(settles), deps.recordRetry);
+  const settled = await untilRecorded(
+    () => deps.ledger.settleMany(settles),
+    deps.recordRetry,
+    // A stopping worker's last resort, one record at a time: settleMany's keys vary, so it has no flagged twin.
+    async () => {
+      const outcomes = [];
+      for (const input of settles) outcomes.push(await deps.ledger.settleOverMemory(input));
+      return outcomes;
+    },
+  );
   for (const [i, outcome] of settled.entries()) {
     if (outcome === 'lost')
       deps.logger.warn(

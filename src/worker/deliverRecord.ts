@@ -116,25 +116,8 @@ export async function deliverRecord<P>(
       // Queued in a chunk job since (an import of the fixed row): that job sends it, not this one.
       logger.info('queued in another job: not sent by this one');
       return { outcome: 'superseded' };
-    case 'stale': {
-      const verdict: Verdict = {
-        next: 'held',
-        answered5xx: false,
-        log: 'held for review: a previous attempt may have sent it',
-        facts: staleFacts(deps.wording),
-      };
-      await settle(
-        deps,
-        verdictEffect(verdict, job, {
-          token: claim.staleToken,
-          attempt: attempt.attempt,
-          file: await fileOf(job, deps),
-          logger,
-          facts: {},
-        }).settle,
-      );
-      return { outcome: 'held', reason: verdict.facts.reason };
-    }
+    case 'stale':
+      return holdStale(job, claim.staleToken, attempt, deps);
     default:
       break;
   }
@@ -155,6 +138,31 @@ export async function deliverRecord<P>(
   return endJob(verdict, grant, deps);
 }
 
+/** An order found `sending` under an earlier claim (`staleToken`): held for review, never posted blindly. */
+async function holdStale<P>(
+  job: DeliveryJobData<P>,
+  staleToken: string,
+  attempt: AttemptInfo,
+  deps: DeliverDeps<P>,
+): Promise<DeliveryResult> {
+  const verdict: Verdict = {
+    next: 'held',
+    answered5xx: false,
+    log: 'held for review: a previous attempt may have sent it',
+    facts: staleFacts(deps.wording),
+  };
+  const file = await fileOf(job, deps);
+  const effect = verdictEffect(verdict, job, {
+    token: staleToken,
+    attempt: attempt.attempt,
+    file,
+    logger: deps.logger,
+    facts: {},
+  });
+  await settle(deps, effect.settle);
+  return { outcome: 'held', reason: verdict.facts.reason };
+}
+
 /**
  * Sends the claimed record and reads its answer; an order of a customer a healthy trial of another
  * customer proved refused, queued before, is not sent: it gets the answer that refused its customer.
@@ -170,6 +178,7 @@ async function attemptVerdict<P>(
   const started = performance.now();
   const outcome = await deps.send(job.payload, { key: job.key });
   const durationMs = Math.round(performance.now() - started);
+  if (outcome.kind !== 'rateLimited') deps.rate?.accepted();
   // Recorded before the outcome's own effects: a refusal that opens the breaker pauses the queue at once.
   await recordEvidence(deps, outcome, job.key, customer);
   return { verdict: verdictOf(outcome, attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
@@ -245,7 +254,11 @@ export async function recordEvidence<P>(
 }
 
 async function settle<P>(deps: DeliverDeps<P>, input: SettleInput): Promise<void> {
-  const settled = await untilRecorded(() => deps.ledger.settle(input), deps.recordRetry);
+  const settled = await untilRecorded(
+    () => deps.ledger.settle(input),
+    deps.recordRetry,
+    () => deps.ledger.settleOverMemory(input),
+  );
   if (settled === 'lost')
     deps.logger.warn(
       { state: input.state },

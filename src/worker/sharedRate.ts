@@ -22,7 +22,14 @@ export interface RequestPacer {
   pace(n: number): Promise<RateGrant>;
   /** A request granted with `grant` was answered 429: every worker slows down. */
   slowDown(grant: RateGrant, retryAfterMs: number): Promise<void>;
+  /** A request got an answer other than 429: the API accepted it under its limit (the first cut's measure). */
+  accepted(): void;
+  /** True while a rate is in force: a chunk then paces only the records it may still send. */
+  inForce(): boolean;
 }
+
+/** `measured`: the probe near the last 429's rate grows this many times slower. */
+const SLOW_PROBE = 4;
 
 export interface SharedRateOptions {
   settings: RateSettings;
@@ -37,7 +44,10 @@ export interface SharedRateOptions {
  * The request rate every worker process shares once the API answered 429 (issue 26): held in
  * Redis, cut by a share on a 429 and grown a little with every request sent (additive increase,
  * multiplicative decrease, as TCP and Google's client libraries do), so the workers slow down
- * together instead of pausing and then bursting again at full concurrency. Without a 429 there is
+ * together instead of pausing and then bursting again at full concurrency. It starts just below
+ * what the API accepted over the last second (every process adds its accepted answers to shared
+ * per-second counts every 250 ms until a rate is in force) and probes slowly near the rate of the
+ * last 429 (settings.adapt `measured`; `halve`: the rule before). Without a 429 there is
  * no rate and pacing costs no Redis call; each process learns of a rate from its own 429 or its
  * next look (every 250 ms). Callers waiting in the same moment share one script call.
  */
@@ -46,6 +56,8 @@ export class SharedRate implements RequestPacer {
   private pending: { n: number; resolve(grant: RateGrant): void; reject(error: unknown): void }[] = [];
   /** This process's requests in the current and the previous second: the first cut's measure. */
   private sent = { second: 0, current: 0, previous: 0 };
+  /** Answers other than 429 not yet added to the shared per-second counts (kept only while no rate is in force). */
+  private unflushed = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
 
@@ -58,10 +70,14 @@ export class SharedRate implements RequestPacer {
     defineScripts(redis);
   }
 
-  /** Looks for a rate in force every 250 ms until `stop()`. */
-  start(): void {
+  /**
+   * Looks for a rate in force now and then every 250 ms until `stop()`; resolves after the first
+   * look, so a worker started while a rate is in force paces from its first job.
+   */
+  async start(): Promise<void> {
     this.timer ??= setInterval(() => void this.refresh().catch(() => undefined), 250);
     this.timer.unref();
+    await this.refresh().catch(() => undefined);
   }
 
   stop(): void {
@@ -69,8 +85,22 @@ export class SharedRate implements RequestPacer {
     this.timer = undefined;
   }
 
+  /** Reads whether a rate is in force; before one is, adds this process's accepted answers to the shared counts. */
   async refresh(): Promise<void> {
-    this.active = (await this.redis.hexists(this.keys.rate, 'rate')) === 1;
+    const n = this.unflushed;
+    if (n === 0 || this.active) {
+      this.active = (await this.redis.hexists(this.keys.rate, 'rate')) === 1;
+      return;
+    }
+    this.unflushed = 0;
+    const bucket = this.keys.rateBuckets + Math.floor(this.now() / 1000);
+    const replies = await this.redis
+      .pipeline()
+      .incrby(bucket, n)
+      .pexpire(bucket, 3000)
+      .hexists(this.keys.rate, 'rate')
+      .exec();
+    this.active = replies?.[2]?.[1] === 1;
   }
 
   async pace(n: number): Promise<RateGrant> {
@@ -84,9 +114,18 @@ export class SharedRate implements RequestPacer {
     return grant;
   }
 
+  accepted(): void {
+    if (!this.active) this.unflushed++;
+  }
+
+  inForce(): boolean {
+    return this.active;
+  }
+
   async slowDown(grant: RateGrant, retryAfterMs: number): Promise<void> {
     const s = this.options.settings;
     const now = this.now();
+    const measured = s.adapt === 'measured';
     await this.redis.bulkorderCutRate(
       this.keys.rate,
       this.keys.workers,
@@ -97,9 +136,13 @@ export class SharedRate implements RequestPacer {
         decrease: s.decrease,
         grantedAt: grant.at,
         localRate: this.localRate(now),
+        // measured: the shared counts of accepted answers, plus this process's not yet added.
+        bucketPrefix: measured ? this.keys.rateBuckets : '',
+        accepted: this.unflushed,
         staleMs: WORKER_STALE_MS,
         expireMs: this.options.forgetAfterMs ?? 600_000,
         paced: grant.paced ? '1' : '0',
+        startShare: 1 - s.decrease,
       }),
     );
     this.active = true;
@@ -118,6 +161,7 @@ export class SharedRate implements RequestPacer {
           total,
           this.options.ceilingPerSecond,
           this.options.settings.increasePerSecond,
+          this.options.settings.adapt === 'measured' ? SLOW_PROBE : 1,
         )
       ).map(Number) as [number, number, number];
       this.active = active === 1;

@@ -8,6 +8,7 @@ import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { TEST_REDIS_URL } from '../helpers/redis.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
+import { runCli } from '../helpers/runCli.js';
 
 const CANARY = 'canary-redis-9d2e71-do-not-print';
 
@@ -28,7 +29,19 @@ afterEach(async () => {
   rig = undefined;
 });
 
-async function run(args: string[], env: Record<string, string>): Promise<{ exit: number | string; output: string }> {
+/**
+ * Runs one command: as a real process (`spawned`), whose every byte on stdout and stderr is searched, or in
+ * this process through `main` (the same code, without a node and tsx start per command).
+ */
+async function run(
+  args: string[],
+  env: Record<string, string>,
+  how: 'spawned' | 'in-process',
+): Promise<{ exit: number | string; output: string }> {
+  if (how === 'in-process') {
+    const cli = await runCli(args, env);
+    return { exit: cli.code, output: cli.output };
+  }
   const cli = startCli(args, env);
   const exit = await cli.exited;
   return { exit, output: cli.output() };
@@ -40,19 +53,21 @@ describe('REDIS_URL is a secret wherever it is printed', () => {
     const env = { ...rig.env, LOG_LEVEL: 'debug' };
     const file = await rig.writeFile('bad.csv', 'orderRef,quantity\nR-1,x\n');
     const outputs: Record<string, string> = {};
-    const commands: Record<string, string[]> = {
-      config: ['config'],
-      configJson: ['config', '--json'],
-      status: ['status'],
-      statusJson: ['status', '--json'],
-      help: ['--help'],
-      workerHelp: ['worker', '--help'],
-      importRefused: ['import', file],
-      importJson: ['import', file, '--json'],
+    // A few as real processes (anything a module writes straight to the process's stderr is searched too), the
+    // rest in process.
+    const commands: Record<string, [string[], 'spawned' | 'in-process']> = {
+      config: [['config'], 'spawned'],
+      configJson: [['config', '--json'], 'in-process'],
+      status: [['status'], 'spawned'],
+      statusJson: [['status', '--json'], 'in-process'],
+      help: [['--help'], 'in-process'],
+      workerHelp: [['worker', '--help'], 'in-process'],
+      importRefused: [['import', file], 'spawned'],
+      importJson: [['import', file, '--json'], 'in-process'],
     };
-    for (const [name, args] of Object.entries(commands)) outputs[name] = (await run(args, env)).output;
+    for (const [name, [args, how]] of Object.entries(commands)) outputs[name] = (await run(args, env, how)).output;
     // Redis gone (a closed port): the error names the URL, masked.
-    const down = await run(['status'], { ...env, REDIS_URL: canaryUrl('redis://127.0.0.1:1') });
+    const down = await run(['status'], { ...env, REDIS_URL: canaryUrl('redis://127.0.0.1:1') }, 'spawned');
     expect(down.exit).toBe(5);
     outputs.redisDown = down.output;
     expect(outputs.redisDown).toContain(`redis://:***@127.0.0.1:1`);

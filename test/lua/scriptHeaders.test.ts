@@ -15,7 +15,8 @@ interface HeaderLine {
 
 /** The KEYS and ARGV lines of a script's header comment (`KEYS[1] name  what it is`, `ARGV[4...] per record: a b c`). */
 function headerOf(lua: string): HeaderLine[] {
-  const header = /^--\[\[([\s\S]*?)\]\]/.exec(lua)?.[1] ?? '';
+  // A script with flags (`#!lua flags=allow-oom`) has them on its first line, above the header.
+  const header = /^(?:#!lua[^\n]*\n)?--\[\[([\s\S]*?)\]\]/.exec(lua)?.[1] ?? '';
   return [...header.matchAll(/^\s*(KEYS|ARGV)\[(\d+)(\.\.\.)?\]\s+(.*)$/gm)].map((m) => {
     const rest = m[4]!.trim();
     const group = /^per record:\s*(.*)$/.exec(rest);

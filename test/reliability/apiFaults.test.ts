@@ -223,10 +223,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     const file = await rig.writeFile('bad.csv', [HEADER, orderRow('BAD-1'), orderRow('BAD-2')].join('\n') + '\n');
     await rig.startWorker({ concurrency: 2 });
     await rig.importFile(file);
-    const deadline = Date.now() + 20_000;
-    while (!(await rig.services.queue.isPaused()) && Date.now() < deadline)
-      await new Promise((res) => setTimeout(res, 100));
-    expect(await rig.services.queue.isPaused()).toBe(true);
+    await waitFor(() => rig!.services.queue.isPaused(), 'the breaker to pause the queue');
     expect(await rig.services.redis.zcard(rig.services.keys.parkedIndex('dead'))).toBe(0);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
     const trip = await readBreakerStatus(rig.services.redis, rig.services.keys, 60_000);
@@ -259,10 +256,7 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     const file = await rig.writeFile('silent.csv', rows.join('\n') + '\n');
     await rig.startWorker({ concurrency: 2 });
     const imported = await rig.importFile(file);
-    const deadline = Date.now() + 20_000;
-    while (!(await rig.services.queue.isPaused()) && Date.now() < deadline)
-      await new Promise((res) => setTimeout(res, 100));
-    expect(await rig.services.queue.isPaused()).toBe(true);
+    await waitFor(() => rig!.services.queue.isPaused(), 'the breaker to pause the queue');
     await new Promise((res) => setTimeout(res, 1000)); // requests in flight at the trip end as held too
     const batch = (await rig.services.batches.get(imported.batchId))!;
     // The minimum (3) plus what was in flight when it opened (concurrency 2): not the whole file.

@@ -4,13 +4,11 @@ import iconv from 'iconv-lite';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OrderPayload } from '../../src/ingest/types.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { killAllCli, startCli } from '../helpers/cliProcess.js';
 import { runCli } from '../helpers/runCli.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
-  await killAllCli();
   await rig?.close();
   rig = undefined;
 });
@@ -33,7 +31,7 @@ describe('awkward file contents, imported end to end', () => {
       bad +
       '\n';
     const file = await rig.writeFile('mixed.csv', text);
-    startCli(['worker'], { ...rig.env, LOG_LEVEL: 'warn' });
+    await rig.startWorker(); // in this process: what is tested is how the file is read
     const importer = await runCli(['import', file, '--wait', '--timeout', '120'], rig.env);
     expect(importer.code).toBe(4); // one row rejected
     expect(importer.output).toMatch(/3 delivered, 0 dead-lettered, 0 held/);
@@ -63,7 +61,7 @@ describe('awkward file contents, imported end to end', () => {
     expect(refused.code).toBe(3);
     expect(refused.output).toMatch(/--encoding windows-1252/);
 
-    startCli(['worker'], { ...rig.env, LOG_LEVEL: 'warn' });
+    await rig.startWorker(); // in this process: what is tested is how the file is read
     const importer = await runCli(
       ['import', file, '--encoding', 'windows-1252', '--wait', '--timeout', '120'],
       rig.env,

@@ -14,12 +14,18 @@ import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js
 import { runCli } from '../helpers/runCli.js';
 import { dashboardApp } from '../../src/dashboard/dashboardApp.js';
 import { openDashboardState } from '../../src/dashboard/dashboardState.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
+import { createLogger } from '../../src/logger.js';
+import { Writable } from 'node:stream';
 
 let rig: DeliveryRig | undefined;
 let redisServer: PrivateRedis | undefined;
 let admin: Redis | undefined;
 let closeDashboard: (() => Promise<void>) | undefined;
+let closeWorker: (() => Promise<void>) | undefined;
 afterEach(async () => {
+  await closeWorker?.();
+  closeWorker = undefined;
   await closeDashboard?.();
   closeDashboard = undefined;
   // Whatever the test left it at: the rig's cleanup must be able to write.
@@ -115,7 +121,22 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     const orders = 200;
     const imported = await rig.importFile(await rig.writeFile('oom.csv', ordersCsv('OOM', orders)));
     expect(imported.counts.enqueued).toBe(orders);
-    await rig.startWorker({ concurrency: 20 });
+    // The worker's own log: the refusal is said once, then summarised, never once per settle.
+    let logText = '';
+    const logger = createLogger({
+      level: 'warn',
+      destination: new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          logText += chunk.toString();
+          done();
+        },
+      }),
+    });
+    const worker = await startBusinessDelivery(rig.config, logger, {
+      prefix: rig.prefix,
+      delivery: { ...rig.config.delivery, concurrency: 20 },
+    });
+    closeWorker = () => worker.close();
     await waitFor(() => rig!.simulator.counters().ordersAccepted >= 20, 'twenty deliveries');
 
     const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
@@ -140,6 +161,10 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     const batch = (await batchNow(redisServer.url, rig.prefix, imported.batchId))!;
     const counters = rig.simulator.counters();
     expect(refused).toBeGreaterThan(0);
+    const said = logText.split('\n').filter((line) => line.includes('Redis refuses to record answers the API gave'));
+    expect(said.length).toBeGreaterThanOrEqual(1);
+    expect(said.length).toBeLessThan(refused);
+    expect(said[0]).toMatch(/OOM command not allowed/);
     expect(batch.held).toBe(0);
     expect(batch.dead).toBe(0);
     expect(batch.delivered).toBe(orders);
@@ -148,6 +173,53 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     recordReliability({
       fault: 'Redis full mid-run (noeviction at maxmemory: writes refused with OOM), then given memory',
       behaviour: `answers the API gave meanwhile were recorded as delivered once Redis took writes (${refused} OOM replies)`,
+      orders,
+      lost: orders - batch.delivered - batch.dead - batch.held,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: batch.held,
+    });
+  }, 120_000);
+
+  it('a worker stopped while Redis is full records the answers it holds above maxmemory: none held', async () => {
+    redisServer = await startPrivateRedis(['--maxmemory-policy', 'noeviction', '--appendonly', 'yes']);
+    admin = new Redis(redisServer.url);
+    // A short job lock (deadline + 5 s), so the stopped worker's jobs come back soon as stalled.
+    rig = await deliveryRig(
+      'oom-stop',
+      { faults: { latencyMs: 400 } },
+      { REDIS_URL: redisServer.url, BULKORDER_HTTP_DEADLINE_MS: '2000', BULKORDER_STALLED_INTERVAL_MS: '1000' },
+    );
+    const orders = 150;
+    const imported = await rig.importFile(await rig.writeFile('stop.csv', ordersCsv('STOP', orders)));
+    const first = await rig.startWorker({ concurrency: 20, shutdownGraceMs: 1500 });
+    await waitFor(() => rig!.simulator.counters().ordersAccepted >= 20, 'twenty deliveries');
+    const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
+    await admin.config('SET', 'maxmemory', String(Math.max(1, used - 64 * 1024)));
+    const acceptedAtOom = rig.simulator.counters().ordersAccepted;
+    await waitFor(
+      () => rig!.simulator.counters().ordersAccepted >= acceptedAtOom + 10,
+      'answers accepted while Redis is full',
+    );
+    await waitFor(async () => (await oomReplies(admin!)) > 0, 'Redis to refuse writes');
+    // SIGTERM's path while Redis is still full: the grace period ends with settles refused.
+    await first.close();
+    const ledgerDelivered = await withFreshBatches(redisServer.url, rig.prefix, (b) => b.get(imported.batchId));
+    await admin.config('SET', 'maxmemory', '0');
+
+    await rig.startWorker({ concurrency: 20 });
+    await settled(redisServer.url, rig.prefix, imported.batchId, 'the batch to settle under a new worker');
+    const batch = (await batchNow(redisServer.url, rig.prefix, imported.batchId))!;
+    const counters = rig.simulator.counters();
+    expect(ledgerDelivered!.delivered).toBeGreaterThanOrEqual(acceptedAtOom + 10);
+    expect(batch.held).toBe(0);
+    expect(batch.dead).toBe(0);
+    expect(batch.delivered).toBe(orders);
+    expect(counters.ordersAccepted).toBe(orders);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    recordReliability({
+      fault: 'worker stopped (grace period over) while Redis is full, then Redis given memory and a new worker started',
+      behaviour:
+        'the stopping worker wrote the answers it held above maxmemory (allow-oom script); none held as outcome unknown',
       orders,
       lost: orders - batch.delivered - batch.dead - batch.held,
       duplicates: counters.duplicateOrdersAccepted,

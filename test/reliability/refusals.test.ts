@@ -3,12 +3,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { killAllCli, startCli } from '../helpers/cliProcess.js';
 import { runCli } from '../helpers/runCli.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
-  await killAllCli();
   await rig?.close();
   rig = undefined;
 });
@@ -54,7 +52,7 @@ describe('a full disk while writing results', () => {
   it('reports the write failure clearly; the orders are delivered and the results can be written again', async () => {
     rig = await deliveryRig('fulldisk');
     const file = await rig.writeFile('full.csv', [HEADER, orderRow('FULL-1'), orderRow('FULL-2')].join('\n') + '\n');
-    startCli(['worker'], { ...rig.env, LOG_LEVEL: 'warn' });
+    await rig.startWorker(); // in this process: what is tested is the import's results file
     const importer = await runCli(['import', file, '--wait', '--results', '/dev/full'], rig.env);
     const exit = importer.code;
     expect(exit).not.toBe(0);

@@ -402,4 +402,27 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(dead.payload.products).toEqual([{ productId: 5001, quantity: 1 }]);
     expect(await rig.services.redis.exists(rig.services.keys.parked('held', sending))).toBe(1);
   });
+
+  it('while a shared rate is in force, a retried chunk paces only the records it may still send (9 of 10 finished: one slot taken, not ten)', async () => {
+    rig = await deliveryRig('paceleft', {}, { BULKORDER_ORDERS_PER_JOB: '10' });
+    const file = await rig.writeFile('left.csv', ordersCsv('PL', 10));
+    const imported = await rig.importFile(file);
+    const chunkId = chunkJobId(imported.batchId, 1);
+    const keys = [...(await ledgerEntries(rig)).keys()].sort();
+    // An earlier attempt of the chunk delivered nine of its ten records (as one cut short by a 429 does).
+    const done = keys.slice(0, 9);
+    const claim = await rig.services.ledger.claimMany(done, 'earlier', chunkId);
+    expect(claim).toMatchObject({ outcome: 'claims' });
+    await rig.services.ledger.settleMany(
+      done.map((orderKey) => ({ orderKey, batchId: imported.batchId, token: 'earlier', state: 'delivered' as const })),
+    );
+    // A rate in force (as after a 429): 10/s, each slot taken adds 2/10 to it (BULKORDER_RATE_INCREASE 2).
+    await rig.services.redis.hset(rig.services.keys.rate, 'rate', '10', 'nextAt', '0');
+    await rig.startWorker({ concurrency: 20 });
+    const batch = await settle(rig, imported.batchId);
+    expect(batch).toMatchObject({ delivered: 10, dead: 0, held: 0 });
+    expect(rig.simulator.counters().ordersAccepted).toBe(1);
+    // One slot taken: 10 + 1 x 2 / 10. Pacing the whole chunk took ten (12), and ten slots' time no request used.
+    expect(await rig.services.redis.hget(rig.services.keys.rate, 'rate')).toBe('10.2');
+  });
 });
