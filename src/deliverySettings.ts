@@ -81,10 +81,10 @@ export interface RateSettings {
   /** Requests per second added to the rate per second of sending at it (BULKORDER_RATE_INCREASE); default 2. */
   increasePerSecond: number;
   /**
-   * How the rate adapts (BULKORDER_RATE_ADAPT). `measured` (default): the first 429 starts it
-   * `decrease` below the rate the API accepted over the last second, and it grows a quarter as fast
-   * within 5% of the rate the last 429 cut (it probes slowly where the limit was).
-   * `halve`: half of what the workers were sending, and the same growth everywhere (the rule before).
+   * How the rate adapts (BULKORDER_RATE_ADAPT). `halve` (default): the first 429 starts it at half of
+   * what the workers were sending, with the same growth everywhere. `measured`: it starts `decrease`
+   * below the rate the API accepted over the last second, and grows a quarter as fast within 5% of the
+   * rate the last 429 cut (fewer 429s, but a lower achieved rate on a quiet machine: BENCHMARKS.md).
    */
   adapt: 'measured' | 'halve';
 }

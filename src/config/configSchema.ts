@@ -157,7 +157,7 @@ export const schema = z.object({
   BULKORDER_RATE_FLOOR: count(1, 1, 100_000),
   BULKORDER_RATE_DECREASE_PERCENT: count(10, 1, 90),
   BULKORDER_RATE_INCREASE: count(2, 1, 100_000),
-  BULKORDER_RATE_ADAPT: z.enum(['measured', 'halve'], { error: 'must be measured or halve' }).default('measured'),
+  BULKORDER_RATE_ADAPT: z.enum(['measured', 'halve'], { error: 'must be measured or halve' }).default('halve'),
   BULKORDER_AMBIGUOUS: z.enum(['hold', 'resend'], { error: 'must be hold or resend' }).default('hold'),
   BULKORDER_LEDGER_RETENTION_DAYS: count(90, 1, 3650),
   BULKORDER_ACCOUNT_RETENTION_DAYS: count(3650, 1, 36500),
