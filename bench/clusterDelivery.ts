@@ -22,6 +22,7 @@ import { benchEnv } from './importBench.js';
 import { loadConfig, redisPrefix } from '../src/config.js';
 import { totalCpuSeconds } from './lib/cpuSeconds.js';
 import { cpuPer1000, waitUntilSettled } from './lib/followDelivery.js';
+import { forgetImports } from './lib/benchData.js';
 import { load } from './lib/benchStats.js';
 import { cliEntry, runNode, startNode, type StartedChild } from './lib/nodeChild.js';
 
@@ -64,6 +65,7 @@ export async function clusterRun(
   try {
     await sim.reset();
     await queue.pause();
+    await forgetImports(file);
     const imported = await runNode(cliEntry, ['import', file, '--rejects', rejects], base, [0, 4]);
     const batchId = /batch (b-\S+)/.exec(imported.stdout)?.[1];
     const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);

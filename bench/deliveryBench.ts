@@ -24,7 +24,7 @@ import { keyspace } from '../src/keyspace.js';
 import { ORDERS_QUEUE } from '../src/queues.js';
 import type { SimulatorCounters } from '../src/simulator/index.js';
 import { benchScript, cliEntry, runNode, startNode, waitForOutput, type StartedChild } from './lib/nodeChild.js';
-import { orderFile } from './lib/benchData.js';
+import { forgetImports, orderFile } from './lib/benchData.js';
 import { perOrder, startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
 import { load, mib, oursLabel, rate } from './lib/benchStats.js';
 import { cpuSeconds, totalCpuSeconds } from './lib/cpuSeconds.js';
@@ -121,6 +121,7 @@ export async function productRun(
   const workers: StartedChild[] = [];
   try {
     await queue.pause(); // workers start idle; the clock starts at resume
+    await forgetImports(file);
     const imported = await runNode(cliEntry, ['import', file, '--rejects', rejects], env, [0, 4]);
     const batchId = /batch (b-\S+)/.exec(imported.stdout)?.[1];
     const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);

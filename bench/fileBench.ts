@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { ORDERS_QUEUE } from '../src/queues.js';
 import { benchScript, cliEntry, runNode, startNode, type StartedChild } from './lib/nodeChild.js';
-import { orderFile } from './lib/benchData.js';
+import { forgetImports, orderFile } from './lib/benchData.js';
 import { startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
 import { load, oursLabel, rate } from './lib/benchStats.js';
 import { benchEnv, benchPrefix, ORDERS_PER_JOB } from './importBench.js';
@@ -75,6 +75,7 @@ async function oursRun(
       if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.stderr().slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
+    await forgetImports(file);
     const imported = await runNode(
       cliEntry,
       ['import', file, '--wait', '--results', results, '--rejects', rejects],

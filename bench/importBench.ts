@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, redisPrefix } from '../src/config.js';
 import { ORDERS_QUEUE } from '../src/queues.js';
 import { benchScript, cliEntry, runNode } from './lib/nodeChild.js';
-import { orderFile } from './lib/benchData.js';
+import { forgetImports, orderFile } from './lib/benchData.js';
 import { startBenchRedis, perOrder, type BenchRedis } from './lib/benchRedis.js';
 import { load, mib, oursLabel, rate } from './lib/benchStats.js';
 import { keyspaceBytes } from './lib/keyspaceBytes.js';
@@ -93,6 +93,7 @@ async function oursImport(redis: BenchRedis, file: string, rejects: string, orde
   await redis.reset();
   const before = await redis.usedMemory();
   const env = benchEnv(redis.url, { BULKORDER_ORDERS_PER_JOB: String(ordersPerJob) });
+  await forgetImports(file);
   const run = await runNode(cliEntry, ['import', file, '--rejects', rejects], env, [0, 4]);
   const queued = Number(/queued (\d+)/.exec(run.stdout)?.[1] ?? Number.NaN);
   if (!(queued > 0)) throw new Error(`import queued nothing:\n${run.stdout}\n${run.stderr.slice(-2000)}`);

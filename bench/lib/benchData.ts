@@ -3,8 +3,9 @@
  * bench/data/ (git-ignored: a 1M-row file is 121 MB and never committed).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, rename } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { journalPath } from '../../src/importer/importJournal.js';
 import { projectRoot } from '../../src/paths.js';
 import { generateOrders } from '../generateOrders.js';
 
@@ -21,4 +22,13 @@ export async function orderFile(rows: number, seed = 1): Promise<string> {
     await rename(partial, path);
   }
   return path;
+}
+
+/**
+ * Forgets the earlier imports of a benchmark input: its import journal (`<file>.journal`). Every run imports the same
+ * file into a Redis flushed (or new) since the last, which is exactly the loss the journal refuses (LEDGER_LOST);
+ * a benchmark measures a first import, so the journal of the run before must not be there.
+ */
+export async function forgetImports(file: string): Promise<void> {
+  await rm(journalPath(file), { force: true });
 }
