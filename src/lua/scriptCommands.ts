@@ -11,6 +11,17 @@ type Settled = 'ok' | 'lost' | 'already';
 /** A command whose number of keys varies: the number first, then the keys, then ARGV. */
 type Varying<T, Context extends ClientContext> = (numberOfKeys: number, ...keysAndArgv: Arg[]) => Result<T, Context>;
 
+/** settle-6.lua and settleOverMemory-6.lua: the same keys and arguments, the same answer. */
+type Settle<Context extends ClientContext> = (
+  ledger: string,
+  batch: string,
+  deadRecord: string,
+  deadIndex: string,
+  heldRecord: string,
+  heldIndex: string,
+  ...argv: NamedArgv<'settle'>
+) => Result<Settled, Context>;
+
 /**
  * The typed commands defineScripts adds to a client (and its pipelines), one per file of
  * src/lua/scripts/; each script's header says what its keys and arguments are. Results are as
@@ -44,25 +55,9 @@ declare module 'ioredis' {
       ...argv: NamedArgv<'claim'>
     ): Result<[outcome: string, value: string, verdict: string], Context>;
     bulkorderClaimMany: Varying<string[], Context>;
-    bulkorderSettle(
-      ledger: string,
-      batch: string,
-      deadRecord: string,
-      deadIndex: string,
-      heldRecord: string,
-      heldIndex: string,
-      ...argv: NamedArgv<'settle'>
-    ): Result<Settled, Context>;
+    bulkorderSettle: Settle<Context>;
     /** settle-6.lua flagged allow-oom: the last write of a stopping worker while Redis is full. */
-    bulkorderSettleOverMemory(
-      ledger: string,
-      batch: string,
-      deadRecord: string,
-      deadIndex: string,
-      heldRecord: string,
-      heldIndex: string,
-      ...argv: NamedArgv<'settle'>
-    ): Result<Settled, Context>;
+    bulkorderSettleOverMemory: Settle<Context>;
     bulkorderSettleMany: Varying<Settled[], Context>;
     bulkorderRelease(
       ledger: string,
