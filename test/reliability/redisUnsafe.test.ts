@@ -58,6 +58,19 @@ async function oomReplies(redis: Redis): Promise<number> {
   return Number(/^errorstat_OOM:count=(\d+)/m.exec(await redis.info('errorstats'))?.[1] ?? '0');
 }
 
+/** Sets maxmemory just below what Redis uses, then waits until the API has accepted `answers` more orders and Redis has refused a write; returns the API's count when Redis filled. */
+async function fillRedis(admin: Redis, rig: DeliveryRig, answers: number): Promise<number> {
+  const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
+  await admin.config('SET', 'maxmemory', String(Math.max(1, used - 64 * 1024)));
+  const acceptedAtOom = rig.simulator.counters().ordersAccepted;
+  await waitFor(
+    () => rig.simulator.counters().ordersAccepted >= acceptedAtOom + answers,
+    'answers accepted while Redis is full',
+  );
+  await waitFor(async () => (await oomReplies(admin)) > 0, 'Redis to refuse writes');
+  return acceptedAtOom;
+}
+
 describe('a Redis that evicts or fills while the worker runs', () => {
   it('eviction switched on mid-run: the worker stops taking jobs; switched off, all delivered once', async () => {
     redisServer = await startPrivateRedis(['--maxmemory-policy', 'noeviction', '--appendonly', 'yes']);
@@ -139,15 +152,8 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     closeWorker = () => worker.close();
     await waitFor(() => rig!.simulator.counters().ordersAccepted >= 20, 'twenty deliveries');
 
-    const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
-    await admin.config('SET', 'maxmemory', String(Math.max(1, used - 64 * 1024)));
-    const acceptedAtOom = rig.simulator.counters().ordersAccepted;
     // Full until answers that came in meanwhile were refused: the case an order must not be held for.
-    await waitFor(
-      () => rig!.simulator.counters().ordersAccepted >= acceptedAtOom + 20,
-      'answers accepted while Redis is full',
-    );
-    await waitFor(async () => (await oomReplies(admin!)) > 0, 'Redis to refuse writes');
+    await fillRedis(admin, rig, 20);
     // A command meets the same refusal: Redis unavailable, exit 5, and --json still ends with one object.
     const importer = await runCli(['import', await rig.writeFile('more.csv', ordersCsv('MORE', 5)), '--json'], rig.env);
     expect(importer.code, importer.output).toBe(5);
@@ -193,14 +199,7 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     const imported = await rig.importFile(await rig.writeFile('stop.csv', ordersCsv('STOP', orders)));
     const first = await rig.startWorker({ concurrency: 20, shutdownGraceMs: 1500 });
     await waitFor(() => rig!.simulator.counters().ordersAccepted >= 20, 'twenty deliveries');
-    const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
-    await admin.config('SET', 'maxmemory', String(Math.max(1, used - 64 * 1024)));
-    const acceptedAtOom = rig.simulator.counters().ordersAccepted;
-    await waitFor(
-      () => rig!.simulator.counters().ordersAccepted >= acceptedAtOom + 10,
-      'answers accepted while Redis is full',
-    );
-    await waitFor(async () => (await oomReplies(admin!)) > 0, 'Redis to refuse writes');
+    const acceptedAtOom = await fillRedis(admin, rig, 10);
     // SIGTERM's path while Redis is still full: the grace period ends with settles refused.
     await first.close();
     const ledgerDelivered = await withFreshBatches(redisServer.url, rig.prefix, (b) => b.get(imported.batchId));
