@@ -105,7 +105,9 @@ async function tokenOr(api: ApiName, provider: TokenProvider): Promise<{ token: 
 
 function report(logger: Logger, where: { api: string; path: string }, outcome: Outcome): Outcome {
   if (outcome.kind === 'delivered') {
-    logger.debug({ ...where, status: outcome.status, remoteId: outcome.remoteId }, 'API accepted the request');
+    // Checked first: at info (the default) the line's object is never built, once per request.
+    if (logger.isLevelEnabled('debug'))
+      logger.debug({ ...where, status: outcome.status, remoteId: outcome.remoteId }, 'API accepted the request');
   } else if (outcome.kind === 'permanent') {
     logger.warn(
       {

@@ -104,16 +104,18 @@ function classifyFailure(failure: HttpFailure): Outcome {
 function classifyResponse(response: HttpResponse, options: ClassifyOptions): Outcome {
   const { status, body, bodyTruncated } = response;
   const row = STATUS_TABLE.find((r) => r.test(status));
+  const ambiguous = options.ambiguousStatuses?.includes(status) === true;
+  if (row?.kind === 'delivered' && !ambiguous) {
+    // The status line is the server's verdict: a 2xx whose body broke off is still delivered.
+    // Its error code and message are never read: not looked for (once per delivered request).
+    const remoteId = findValue(body, options.fields.remoteId) ?? idFromLocation(response.headers);
+    return { kind: 'delivered', status, body, ...(remoteId === undefined ? {} : { remoteId }) };
+  }
   const apiCode = findField(body, options.fields.errorCode);
   const code = apiCode ?? `HTTP_${status}`;
   const message = findField(body, options.fields.errorMessage) ?? `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trim();
-  if (options.ambiguousStatuses?.includes(status)) return { kind: 'ambiguous', code, message, status };
+  if (ambiguous) return { kind: 'ambiguous', code, message, status };
   switch (row?.kind) {
-    case 'delivered': {
-      // The status line is the server's verdict: a 2xx whose body broke off is still delivered.
-      const remoteId = findValue(body, options.fields.remoteId) ?? idFromLocation(response.headers);
-      return { kind: 'delivered', status, body, ...(remoteId === undefined ? {} : { remoteId }) };
-    }
     case 'unauthorized':
       return { kind: 'unauthorized', status, code, message, body };
     case 'rateLimited':

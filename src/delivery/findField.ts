@@ -24,10 +24,23 @@ export function findValue(body: unknown, names: readonly string[]): RemoteId | u
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
   for (const name of names) {
     let value: unknown = body;
-    for (const part of name.split('.')) value = child(value, part);
+    for (const part of partsOf(name)) value = child(value, part);
     if (isRemoteId(value)) return value;
   }
   return undefined;
+}
+
+/** Each name's dotted parts, split once: the names come from the settings, a handful per API. */
+const PARTS = new Map<string, readonly string[]>();
+
+function partsOf(name: string): readonly string[] {
+  let parts = PARTS.get(name);
+  if (parts === undefined) {
+    if (PARTS.size >= 256) PARTS.clear(); // names are settings, not data; bounded all the same
+    parts = name.split('.');
+    PARTS.set(name, parts);
+  }
+  return parts;
 }
 
 function child(value: unknown, part: string): unknown {

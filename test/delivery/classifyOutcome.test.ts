@@ -74,6 +74,23 @@ describe('ambiguous statuses (BULKORDER_AMBIGUOUS_STATUSES)', () => {
     expect(classify(response(500))).toMatchObject({ kind: 'retry' });
   });
 
+  it('a listed 2xx is ambiguous with the API code; an unlisted 2xx is delivered with no code or message', () => {
+    const options = { fields, now: () => NOW, ambiguousStatuses: [202] };
+    expect(classifyOutcome(response(202, { code: 'ACCEPTED_LATER', orderId: 'A-1' }), options)).toEqual({
+      kind: 'ambiguous',
+      status: 202,
+      code: 'ACCEPTED_LATER',
+      message: 'HTTP 202 Accepted',
+    });
+    const body = { code: 'IGNORED', message: 'not read', orderId: 'A-2' };
+    expect(classifyOutcome(response(201, body), options)).toEqual({
+      kind: 'delivered',
+      status: 201,
+      body,
+      remoteId: 'A-2',
+    });
+  });
+
   it('refuses a malformed list, naming the variable', () => {
     expect(() => loadConfig({ env: { BULKORDER_AMBIGUOUS_STATUSES: '500;504' } })).toThrow(
       /BULKORDER_AMBIGUOUS_STATUSES/,
