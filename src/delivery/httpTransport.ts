@@ -108,7 +108,7 @@ function sendOnce(
   caps: { error: number; success: number; discard: number },
 ): Promise<HttpExchange> {
   return new Promise<HttpExchange>((resolve) => {
-    const url = new URL(request.url);
+    const url = parsedUrl(request.url);
     let settled = false;
     let started = false;
     let controller: Dispatcher.DispatchController | undefined;
@@ -199,7 +199,7 @@ function sendOnce(
       agent.dispatch(
         {
           origin: url.origin,
-          path: url.pathname + url.search,
+          path: url.path,
           method: request.method,
           headers: request.headers,
           body: request.body ?? null,
@@ -212,9 +212,22 @@ function sendOnce(
   });
 }
 
+/** The last URL sent to, parsed: a worker posts every request to the same one. */
+let lastUrl: { text: string; origin: string; path: string } | undefined;
+
+function parsedUrl(text: string): { origin: string; path: string } {
+  if (lastUrl?.text === text) return lastUrl;
+  const url = new URL(text);
+  lastUrl = { text, origin: url.origin, path: url.pathname + url.search };
+  return lastUrl;
+}
+
+/** One decoder for every answer: decode() without `stream` keeps nothing between calls. */
+const UTF8 = new TextDecoder('utf-8', { fatal: false });
+
 function decodeBody(bytes: Buffer, contentType: string | string[] | undefined): unknown {
   if (bytes.length === 0) return undefined;
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  const text = UTF8.decode(bytes);
   const type = Array.isArray(contentType) ? contentType.join(',') : (contentType ?? '');
   const trimmed = text.trimStart();
   if (/\bjson\b/i.test(type) || trimmed.startsWith('{') || trimmed.startsWith('[')) {
