@@ -126,21 +126,18 @@ export async function settle(scope: LedgerScope, input: SettleInput, overMemory 
 export async function settleMany(scope: LedgerScope, inputs: readonly SettleInput[]): Promise<SettleOutcome[]> {
   if (inputs.length === 0) return [];
   const k = scope.keys;
-  return scope.redis.bulkorderSettleMany(
-    2 + 4 * inputs.length,
-    k.parkedIndex('dead'),
-    k.parkedIndex('held'),
-    ...inputs.flatMap((input) => [
+  // Laid out in one array (no per-record arrays to flatten): this runs once per chunk wave.
+  const keysAndArgv: (string | number)[] = [k.parkedIndex('dead'), k.parkedIndex('held')];
+  for (const input of inputs)
+    keysAndArgv.push(
       k.ledger(input.orderKey),
       k.batch(input.batchId),
       k.parked('dead', input.orderKey),
       k.parked('held', input.orderKey),
-    ]),
-    Date.now(),
-    scope.retentionMs,
-    scope.parkedRetentionMs,
-    ...inputs.flatMap(settleArgs),
-  );
+    );
+  keysAndArgv.push(Date.now(), scope.retentionMs, scope.parkedRetentionMs);
+  for (const input of inputs) keysAndArgv.push(...settleArgs(input));
+  return scope.redis.bulkorderSettleMany(2 + 4 * inputs.length, ...keysAndArgv);
 }
 
 /** One settle's per-record arguments, in the order of settleMany.lua's `per record` line. */
