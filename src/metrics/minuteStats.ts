@@ -5,6 +5,8 @@ import type { DeliveryMetricsSink, MetricsApi, OrderOutcome } from './bulkorderM
 
 /** Upper bounds (ms) of the latency buckets kept per minute; the last one catches the rest. */
 const LATENCY_BUCKETS_MS = [25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, Infinity];
+/** Each bucket's field, made once (a request is counted in one of them). */
+const LATENCY_FIELDS = LATENCY_BUCKETS_MS.map((_, i) => `lat:${i}`);
 
 const MINUTE = 60_000;
 const KEEP_MS = 25 * 3600_000;
@@ -33,8 +35,16 @@ export function createMinuteStats(
   options: { flushMs?: number } = {},
 ): Pick<DeliveryMetricsSink, 'request' | 'order'> & { flush(): Promise<void>; close(): Promise<void> } {
   const pending = new Map<string, Map<string, number>>(); // `${api}|${minute}` -> field -> count
+  // The id of the current minute per API, made once a minute rather than twice per order.
+  let idsMinute = -1;
+  let ids: Partial<Record<MetricsApi, string>> = {};
   const add = (api: MetricsApi, field: string): void => {
-    const id = `${api}|${Math.floor(Date.now() / MINUTE)}`;
+    const minute = Math.floor(Date.now() / MINUTE);
+    if (minute !== idsMinute) {
+      idsMinute = minute;
+      ids = {};
+    }
+    const id = (ids[api] ??= `${api}|${minute}`);
     let fields = pending.get(id);
     if (fields === undefined) pending.set(id, (fields = new Map<string, number>()));
     fields.set(field, (fields.get(field) ?? 0) + 1);
@@ -57,7 +67,8 @@ export function createMinuteStats(
   return {
     request(api, _outcome: ApiOutcome, durationSeconds) {
       const ms = durationSeconds * 1000;
-      add(api, `lat:${LATENCY_BUCKETS_MS.findIndex((bound) => ms <= bound)}`);
+      const bucket = LATENCY_BUCKETS_MS.findIndex((bound) => ms <= bound);
+      add(api, LATENCY_FIELDS[bucket] ?? `lat:${bucket}`);
     },
     order(api, outcome: OrderOutcome) {
       if (outcome === 'delivered') add(api, 'delivered');
