@@ -16,6 +16,11 @@ export interface PayloadCodec<P> {
   /** The layout `pack` writes; undefined: this code's layout has no version, so nothing is packed. */
   readonly version: number | undefined;
   pack(payload: P): unknown;
+  /**
+   * `pack`'s output when `unpack` in `version` gives back exactly the payload (the same JSON text),
+   * else undefined; without it the import checks by unpacking (src/ledger/jobData.ts toChunkRecord).
+   */
+  packExactly?(payload: P): unknown;
   /** The payload packed in layout `version`; throws JobDataError for an unknown layout or values that do not fit it. */
   unpack(packed: unknown, version: number): P;
 }

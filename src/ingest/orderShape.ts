@@ -1,5 +1,12 @@
 import { JobDataError } from '../errors.js';
-import { ORDER_FIELD_TABLE, PRODUCTS, type NormalizedRow, type OrderField, type OrderPayload } from './orderFields.js';
+import {
+  ORDER_FIELDS,
+  ORDER_FIELD_TABLE,
+  PRODUCTS,
+  type NormalizedRow,
+  type OrderField,
+  type OrderPayload,
+} from './orderFields.js';
 import { NEWEST_PACKED_LAYOUT, PACKED_LAYOUTS, packedLayoutVersion, type PackedLayout } from './packedLayouts.js';
 
 /**
@@ -12,12 +19,17 @@ type JsonObject = Record<string, unknown>;
 
 const PREFIX = `${PRODUCTS}.`;
 const SENT = ORDER_FIELD_TABLE.filter((spec) => !('payload' in spec));
-/** Fields of the order as a whole (one value per order), with their path. */
-const HEAD = SENT.filter((spec) => !spec.path.startsWith(PREFIX));
+/** Fields of the order as a whole (one value per order), with their path (and its steps, split once). */
+const HEAD = SENT.filter((spec) => !spec.path.startsWith(PREFIX)).map((spec) => ({
+  name: spec.name,
+  path: spec.path,
+  steps: spec.path.split('.'),
+}));
 /** Fields of one product line, with their path inside the line. */
 const LINE = SENT.filter((spec) => spec.path.startsWith(PREFIX)).map((spec) => ({
   name: spec.name,
   path: spec.path.slice(PREFIX.length),
+  steps: spec.path.slice(PREFIX.length).split('.'),
 }));
 
 /** The names of the product-line fields (`productId`, `quantity`). */
@@ -60,14 +72,97 @@ export const PACKED_LAYOUT: PackedLayout = { head: HEAD.map((spec) => spec.path)
 export const PACKED_LAYOUT_VERSION: number | undefined = packedLayoutVersion(PACKED_LAYOUT);
 
 export function packPayload(payload: OrderPayload): PackedPayload {
-  const leaf = (object: unknown, path: string): string | number | null => {
-    const value = valueAt(object, path);
+  const leaf = (object: unknown, steps: readonly string[]): string | number | null => {
+    const value = valueAtSteps(object, steps);
     return typeof value === 'string' || typeof value === 'number' ? value : null;
   };
   return [
-    HEAD.map((spec) => leaf(payload, spec.path)),
-    payload[PRODUCTS].map((product) => LINE.map((spec) => leaf(product, spec.path))),
+    HEAD.map((spec) => leaf(payload, spec.steps)),
+    payload[PRODUCTS].map((product) => LINE.map((spec) => leaf(product, spec.steps))),
   ];
+}
+
+/**
+ * packPayload's output when it unpacks in PACKED_LAYOUT to exactly the payload (the same JSON
+ * text), else undefined, decided without unpacking: the payload's defined keys, in their order, are
+ * the layout's where a value was packed, and every leaf is the string or number packed. The same
+ * answer as sameJson(unpackPayload(packed, PACKED_LAYOUT_VERSION), payload) (test/ingest/packPayload.test.ts).
+ */
+export function packPayloadExactly(payload: OrderPayload): PackedPayload | undefined {
+  const packed = packPayload(payload);
+  const [head, lines] = packed;
+  const products: unknown = payload[PRODUCTS];
+  if (!sameKeys(payload, HEAD_TREE, head, true) || !Array.isArray(products) || products.length !== lines.length)
+    return undefined;
+  for (let i = 0; i < lines.length; i++) if (!sameKeys(products[i], LINE_TREE, lines[i]!, false)) return undefined;
+  return packed;
+}
+
+/** A layout's paths as a tree: each object's keys in the order unpackPayload places them, a leaf its value's index. */
+interface KeyTree {
+  readonly keys: string[];
+  readonly below: Map<string, KeyTree | number>;
+}
+
+function keyTree(paths: readonly (readonly string[])[]): KeyTree {
+  const root: KeyTree = { keys: [], below: new Map() };
+  paths.forEach((steps, index) => {
+    let at = root;
+    steps.forEach((step, s) => {
+      let next = at.below.get(step);
+      if (next === undefined) {
+        next = s === steps.length - 1 ? index : { keys: [], below: new Map() };
+        at.keys.push(step);
+        at.below.set(step, next);
+      }
+      if (typeof next === 'number') return;
+      at = next;
+    });
+  });
+  return root;
+}
+
+const HEAD_TREE = keyTree(HEAD.map((spec) => spec.steps));
+const LINE_TREE = keyTree(LINE.map((spec) => spec.steps));
+
+/**
+ * True when `object`'s defined keys are, in order, `tree`'s keys that hold a packed value (an
+ * object: a value somewhere below it), each leaf the very value packed and each inner key an
+ * object of its own matching its subtree; `products` last when `withProducts` (checked by the caller).
+ */
+function sameKeys(object: unknown, tree: KeyTree, values: readonly unknown[], withProducts: boolean): boolean {
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) return false;
+  const record = object as JsonObject;
+  let expected = 0;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key) || record[key] === undefined) continue;
+    // The next of the tree's keys that unpacking places (one holding a value), or products after them all.
+    let next = expected < tree.keys.length ? tree.keys[expected] : undefined;
+    while (next !== undefined && !holdsValue(tree.below.get(next)!, values)) {
+      expected++;
+      next = expected < tree.keys.length ? tree.keys[expected] : undefined;
+    }
+    if (next === undefined) {
+      if (!(withProducts && key === PRODUCTS && expected === tree.keys.length)) return false;
+      expected++; // products: nothing may follow it
+      continue;
+    }
+    if (key !== next) return false;
+    const below = tree.below.get(key)!;
+    if (typeof below === 'number' ? record[key] !== values[below] : !sameKeys(record[key], below, values, false))
+      return false;
+    expected++;
+  }
+  // Whatever the tree still expects must hold no value; products must have been there when asked for.
+  for (; expected < tree.keys.length; expected++)
+    if (holdsValue(tree.below.get(tree.keys[expected]!)!, values)) return false;
+  return !withProducts || expected === tree.keys.length + 1;
+}
+
+function holdsValue(node: KeyTree | number, values: readonly unknown[]): boolean {
+  if (typeof node === 'number') return values[node] !== null;
+  for (const key of node.keys) if (holdsValue(node.below.get(key)!, values)) return true;
+  return false;
 }
 
 /**
@@ -92,16 +187,29 @@ export function unpackPayload(packed: unknown, version = 1): OrderPayload {
     );
   }
   const [head, lines] = packed;
+  const steps = layoutSteps(version, layout);
   const payload: JsonObject = {};
-  layout.head.forEach((path, i) => placeAt(payload, path, head[i] ?? undefined));
+  steps.head.forEach((path, i) => placeAtSteps(payload, path, head[i] ?? undefined));
   payload[PRODUCTS] = lines.map((values) => {
     const line: JsonObject = {};
-    layout.line.forEach((path, i) => placeAt(line, path, values[i] ?? undefined));
+    steps.line.forEach((path, i) => placeAtSteps(line, path, values[i] ?? undefined));
     return line;
   });
   // The paths walked are the ones OrderPayload is derived from (orderFields.ts), as in buildPayload;
   // an older layout's paths are a subset of them or the API's since.
   return payload as OrderPayload;
+}
+
+/** Each layout's paths split into steps, once per layout. */
+const LAYOUT_STEPS = new Map<number, { head: string[][]; line: string[][] }>();
+
+function layoutSteps(version: number, layout: PackedLayout): { head: string[][]; line: string[][] } {
+  let steps = LAYOUT_STEPS.get(version);
+  if (steps === undefined) {
+    steps = { head: layout.head.map((path) => path.split('.')), line: layout.line.map((path) => path.split('.')) };
+    LAYOUT_STEPS.set(version, steps);
+  }
+  return steps;
 }
 
 function fitsLayout(packed: unknown, layout: PackedLayout): packed is PackedPayload {
@@ -125,16 +233,46 @@ export function payloadLines(
 ): Partial<Record<OrderField, string | number>>[] {
   const head: Partial<Record<OrderField, string | number>> = orderRef === undefined ? {} : { orderRef };
   for (const spec of HEAD) {
-    const value = valueAt(payload, spec.path);
+    const value = valueAtSteps(payload, spec.steps);
     if (typeof value === 'string' || typeof value === 'number') head[spec.name] = value;
   }
   return payload[PRODUCTS].map((product) => {
     const line = { ...head };
     for (const spec of LINE) {
-      const value = valueAt(product, spec.path);
+      const value = valueAtSteps(product, spec.steps);
       if (typeof value === 'string' || typeof value === 'number') line[spec.name] = value;
     }
     return line;
+  });
+}
+
+/** Where each of ORDER_FIELDS comes from in a payload: its path in the order, in a product line, or neither. */
+const FIELD_SOURCES = ORDER_FIELDS.map((name) => ({
+  head: HEAD.find((spec) => spec.name === name)?.steps,
+  line: LINE.find((spec) => spec.name === name)?.steps,
+  isRef: name === 'orderRef',
+}));
+
+/**
+ * payloadLines(payload, orderRef) as text, one row per product line in ORDER_FIELDS order (a value
+ * absent: ''), without an object per line: the cells an import compares with the input's
+ * (src/kinds/originalRows.ts canonicalRows).
+ */
+export function payloadCells(payload: OrderPayload, orderRef: string): string[][] {
+  const head = FIELD_SOURCES.map((source) => {
+    const value = source.head === undefined ? undefined : valueAtSteps(payload, source.head);
+    if (typeof value === 'string' || typeof value === 'number') return String(value);
+    return source.isRef ? orderRef : '';
+  });
+  return payload[PRODUCTS].map((product) => {
+    const row = head.slice();
+    for (let i = 0; i < FIELD_SOURCES.length; i++) {
+      const steps = FIELD_SOURCES[i]!.line;
+      if (steps === undefined) continue;
+      const value = valueAtSteps(product, steps);
+      if (typeof value === 'string' || typeof value === 'number') row[i] = String(value);
+    }
+    return row;
   });
 }
 
@@ -159,10 +297,15 @@ export const API_KEYS: ReadonlyMap<string, ReadonlySet<string>> = (() => {
 
 /** The value at a dotted path, or undefined when a step is missing or not an object. */
 export function valueAt(object: unknown, path: string): unknown {
+  return valueAtSteps(object, path.split('.'));
+}
+
+/** valueAt with the path already split at its dots. */
+function valueAtSteps(object: unknown, steps: readonly string[]): unknown {
   let at: unknown = object;
-  for (const part of path.split('.')) {
+  for (const step of steps) {
     if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
-    at = (at as JsonObject)[part];
+    at = (at as JsonObject)[step];
   }
   return at;
 }
@@ -175,13 +318,18 @@ export function objectAt(object: unknown, path: string): JsonObject {
 
 function placeAt(target: JsonObject, path: string, value: unknown): void {
   if (value === undefined) return;
-  const parts = path.split('.');
-  const leaf = parts.pop()!;
+  placeAtSteps(target, path.split('.'), value);
+}
+
+/** placeAt with the path already split at its dots. */
+function placeAtSteps(target: JsonObject, steps: readonly string[], value: unknown): void {
+  if (value === undefined) return;
   let at = target;
-  for (const part of parts) {
-    const next = at[part];
+  const last = steps.length - 1;
+  for (let i = 0; i < last; i++) {
+    const next = at[steps[i]!];
     if (typeof next === 'object' && next !== null) at = next as JsonObject;
-    else at = at[part] = {};
+    else at = at[steps[i]!] = {};
   }
-  at[leaf] = value;
+  at[steps[last]!] = value;
 }

@@ -3,7 +3,7 @@ import { canonicalRows } from './originalRows.js';
 import { ORDER_COLUMNS } from '../ingest/orderColumns.js';
 import { ORDER_FIELDS } from '../ingest/orderFields.js';
 import { openOrderSource } from '../ingest/openOrderSource.js';
-import { PACKED_LAYOUT_VERSION, packPayload, unpackPayload } from '../ingest/orderShape.js';
+import { PACKED_LAYOUT_VERSION, packPayload, packPayloadExactly, unpackPayload } from '../ingest/orderShape.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { DELIVER_ORDER, DELIVER_ORDERS, ORDERS_QUEUE } from '../queues.js';
 import { ORDER_WORDING } from './recordWording.js';
@@ -28,7 +28,12 @@ export const ORDERS: RecordKind<OrderPayload> = {
   customerOf: (payload) => String(payload.businessCustomerId),
   cli: 'bulkorder',
   rebuildRows: { columns: ORDER_FIELDS, rows: canonicalRows },
-  payloadCodec: { version: PACKED_LAYOUT_VERSION, pack: packPayload, unpack: unpackPayload },
+  payloadCodec: {
+    version: PACKED_LAYOUT_VERSION,
+    pack: packPayload,
+    unpack: unpackPayload,
+    packExactly: packPayloadExactly,
+  },
   connect(settings, deps) {
     const client = createBusinessApiClient(settings, deps);
     return { send: (payload, order) => client.createOrder(payload, { idempotencyKey: order.key }) };

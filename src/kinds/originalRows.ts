@@ -1,5 +1,4 @@
-import { ORDER_FIELDS } from '../ingest/orderFields.js';
-import { payloadLines } from '../ingest/orderShape.js';
+import { payloadCells } from '../ingest/orderShape.js';
 import type { OrderPayload } from '../ingest/types.js';
 import type { ParkedRecord } from '../deliveryJob.js';
 
@@ -47,5 +46,5 @@ export function originalRows(
 
 /** One row per product line, in ORDER_FIELDS order (read back along the field table's paths). */
 export function canonicalRows(payload: OrderPayload, orderRef: string | undefined): string[][] {
-  return payloadLines(payload, orderRef ?? '').map((line) => ORDER_FIELDS.map((field) => String(line[field] ?? '')));
+  return payloadCells(payload, orderRef ?? '');
 }

@@ -40,7 +40,8 @@ export function toJobData<P>(
   kind: JobKind<P> = {},
   batchFile?: string,
 ): DeliveryJobData<P> {
-  const cells = order.rows.map((row) => columns.map((column) => row[column] ?? ''));
+  // Most of a job's bytes in Redis: kept only when the payload does not give them back exactly.
+  const rebuilds = rebuildsExactly(kind, columns, order.rows, order.payload, order.orderRef);
   return {
     v: JOB_DATA_VERSION,
     key: order.key,
@@ -49,8 +50,7 @@ export function toJobData<P>(
     lines: order.lines,
     ...(order.orderRef === undefined ? {} : { orderRef: order.orderRef }),
     payload: order.payload,
-    // Most of a job's bytes in Redis: kept only when the payload does not give them back exactly.
-    ...(rebuildsExactly(kind, columns, cells, order.payload, order.orderRef) ? {} : { cells }),
+    ...(rebuilds ? {} : { cells: order.rows.map((row) => columns.map((column) => row[column] ?? '')) }),
   };
 }
 
@@ -82,14 +82,30 @@ export function toChunkRecord<P>(
   columns: readonly string[],
   kind: JobKind<P> = {},
 ): StoredChunkRecord<P> {
-  // Read from the batch's own file, so toJobData leaves the file out.
-  const { v: _v, batchId: _batchId, file: _file, payload, ...record } = toJobData(order, '', columns, kind, order.file);
+  // toJobData's record without v, batchId, file (read from the batch's own file) and payload, in
+  // its key order, built member by member so every record has one shape (JSON.stringify's fast path).
+  const record: { key: string; lines: number[]; orderRef?: string; cells?: string[][] } = {
+    key: order.key,
+    lines: order.lines,
+  };
+  if (order.orderRef !== undefined) record.orderRef = order.orderRef;
+  if (!rebuildsExactly(kind, columns, order.rows, order.payload, order.orderRef))
+    record.cells = order.rows.map((row) => columns.map((column) => row[column] ?? ''));
   const codec = kind.payloadCodec;
-  if (codec?.version !== undefined) {
-    const packed = codec.pack(payload);
-    if (sameJson(codec.unpack(packed, codec.version), payload)) return { ...record, packed };
+  const packed = codec?.version === undefined ? undefined : packExactly(codec, codec.version, order.payload);
+  return packed === undefined
+    ? Object.assign(record, { payload: order.payload })
+    : Object.assign(record, { packed: packed.value });
+}
+
+/** The payload packed, when the packed form gives back exactly the same payload. */
+function packExactly<P>(codec: PayloadCodec<P>, version: number, payload: P): { value: unknown } | undefined {
+  if (codec.packExactly !== undefined) {
+    const value = codec.packExactly(payload);
+    return value === undefined ? undefined : { value };
   }
-  return { ...record, payload };
+  const value = codec.pack(payload);
+  return sameJson(codec.unpack(value, version), payload) ? { value } : undefined;
 }
 
 /** A chunk job of `records` of one batch, `layout` the version its packed payloads are in (its kind's PayloadCodec.version). */
@@ -165,10 +181,11 @@ export function readChunk<P>(
   return { ...data, records };
 }
 
+/** True when the kind rebuilds exactly the cells of `rows` under `columns` (a missing cell is '') from the payload. */
 function rebuildsExactly<P>(
   kind: JobKind<P>,
   columns: readonly string[],
-  cells: string[][],
+  rows: readonly Record<string, string>[],
   payload: P,
   orderRef: string | undefined,
 ): boolean {
@@ -179,10 +196,12 @@ function rebuildsExactly<P>(
     columns.some((c, i) => c !== rebuild.columns[i])
   )
     return false;
-  const rows = rebuild.rows(payload, orderRef);
+  const rebuilt = rebuild.rows(payload, orderRef);
   return (
-    rows.length === cells.length &&
-    rows.every((row, r) => row.length === cells[r]!.length && row.every((value, c) => value === cells[r]![c]))
+    rebuilt.length === rows.length &&
+    rebuilt.every(
+      (row, r) => row.length === columns.length && row.every((value, c) => value === (rows[r]![columns[c]!] ?? '')),
+    )
   );
 }
 

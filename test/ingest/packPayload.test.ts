@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { JobDataError } from '../../src/errors.js';
-import { PACKED_LAYOUT, PACKED_LAYOUT_VERSION, packPayload, unpackPayload } from '../../src/ingest/orderShape.js';
+import {
+  PACKED_LAYOUT,
+  PACKED_LAYOUT_VERSION,
+  packPayload,
+  packPayloadExactly,
+  payloadCells,
+  payloadLines,
+  unpackPayload,
+} from '../../src/ingest/orderShape.js';
+import { ORDER_FIELDS } from '../../src/ingest/orderFields.js';
 import { NEWEST_PACKED_LAYOUT, PACKED_LAYOUTS } from '../../src/ingest/packedLayouts.js';
 import { JOB_DATA_VERSION, type ChunkJobData } from '../../src/deliveryJob.js';
 import { chunkJob, readChunk, sameJson, toChunkRecord } from '../../src/ledger/jobData.js';
@@ -69,6 +78,95 @@ describe('a payload packed for a chunk job', () => {
     expect(refusal([head, [[5001]]], 1)).toBe('JOB_DATA_MALFORMED');
     expect(refusal([head, [[5001, { quantity: 1 }]]], 1)).toBe('JOB_DATA_MALFORMED');
     expect(refusal({ head, lines }, 1)).toBe('JOB_DATA_MALFORMED');
+  });
+});
+
+describe('packPayloadExactly, the pack check without unpacking', () => {
+  it('packs exactly the payloads the round trip (unpack, then sameJson) gives back, and no other', async () => {
+    const orders = [
+      ...(await samples('samples/gift-orders.csv')),
+      ...(await samples('samples/multi-line-orders.csv')),
+      ...(await samples('samples/gift-orders.json')),
+    ];
+    const [one] = orders as [ValidRecord<OrderPayload>];
+    const p = one.payload as unknown as Record<string, unknown> & {
+      recipient: Record<string, unknown> & { address: Record<string, unknown> };
+      products: Record<string, unknown>[];
+    };
+    const { businessCustomerId, recipient, products } = p;
+    const { address, ...contact } = recipient;
+    const { firstName, ...restOfAddress } = address;
+    const variants: unknown[] = [
+      ...orders.map((order) => order.payload),
+      { ...p, giftMessage: 'x' }, // a key the layout does not know
+      { products, recipient, businessCustomerId }, // the same members in another order
+      { recipient, businessCustomerId, products },
+      { businessCustomerId, recipient, products, extra: undefined }, // undefined members are left out
+      { businessCustomerId, recipient: { ...contact, address }, products }, // address after the contact fields
+      { businessCustomerId, recipient: { address: restOfAddress, ...contact }, products }, // firstName absent
+      { businessCustomerId, recipient: { address: { ...restOfAddress, firstName }, ...contact }, products },
+      { businessCustomerId, recipient: { address: {}, ...contact }, products }, // an empty object
+      { businessCustomerId, recipient: { ...recipient, email: true }, products }, // not a string or number
+      { businessCustomerId, recipient: { ...recipient, email: null }, products },
+      { businessCustomerId, recipient: { ...recipient, email: ['a'] }, products },
+      { businessCustomerId, recipient: 'someone', products },
+      { businessCustomerId, recipient: [recipient], products },
+      { businessCustomerId: Number.NaN, recipient, products },
+      { businessCustomerId: -0, recipient, products },
+      { businessCustomerId: String(businessCustomerId), recipient, products },
+      { recipient, products }, // businessCustomerId absent
+      { businessCustomerId, products }, // recipient absent
+      { businessCustomerId, recipient, products: [] },
+      { businessCustomerId, recipient, products: [{}] },
+      { businessCustomerId, recipient, products: [{ ...products[0], note: 'x' }] },
+      {
+        businessCustomerId,
+        recipient,
+        products: [{ quantity: products[0]!.quantity, productId: products[0]!.productId }],
+      },
+      { businessCustomerId, recipient, products: [{ ...products[0], quantity: '2' }] },
+      { businessCustomerId, recipient, products: [{ ...products[0], quantity: undefined }] },
+      { businessCustomerId, recipient, products: [products[0], null] },
+      { businessCustomerId, recipient, products: [products[0], [1, 2]] },
+      { businessCustomerId, recipient, products: { 0: products[0], length: 1, map: Array.prototype.map } },
+      Object.assign(Object.create({ inherited: 1 }) as object, p),
+    ];
+    let packed = 0;
+    for (const variant of variants) {
+      const payload = variant as OrderPayload;
+      const roundTrip = sameJson(unpackPayload(packPayload(payload), PACKED_LAYOUT_VERSION), payload);
+      const exactly = packPayloadExactly(payload);
+      expect(exactly !== undefined, JSON.stringify(variant)).toBe(roundTrip);
+      if (exactly !== undefined) {
+        expect(exactly).toEqual(packPayload(payload));
+        packed++;
+      }
+    }
+    expect(packed).toBeGreaterThan(orders.length);
+  });
+});
+
+describe('payloadCells, the rows a payload rebuilds', () => {
+  it('are payloadLines as text in ORDER_FIELDS order, for odd payloads too', async () => {
+    const orders = [
+      ...(await samples('samples/gift-orders.csv')),
+      ...(await samples('samples/multi-line-orders.csv')),
+      ...(await samples('samples/gift-orders.json')),
+    ];
+    const p = orders[0]!.payload;
+    const payloads = [
+      ...orders.map((order) => order.payload),
+      { ...p, businessCustomerId: true },
+      { ...p, recipient: { ...p.recipient, address: 'nowhere', email: 7 } },
+      { ...p, recipient: undefined },
+      { ...p, products: [{}, { productId: 'x', quantity: null }, { quantity: 2.5 }] },
+      { ...p, products: [] },
+    ] as OrderPayload[];
+    for (const payload of payloads)
+      for (const orderRef of ['', 'REF-1'])
+        expect(payloadCells(payload, orderRef), JSON.stringify(payload)).toEqual(
+          payloadLines(payload, orderRef).map((line) => ORDER_FIELDS.map((field) => String(line[field] ?? ''))),
+        );
   });
 });
 
