@@ -31,7 +31,7 @@ export function fingerprintOf(payload: unknown): Fingerprint {
   for (const key of Object.keys(record).sort()) {
     const json = canonicalJson(record[key]);
     parts.push(`${key}=${sha256(json).slice(0, PART_HEX)}`);
-    if (record[key] !== undefined) fields.push(`${JSON.stringify(key)}:${json}`);
+    if (record[key] !== undefined) fields.push(`${quotedKey(key)}:${json}`);
   }
   return { hash: sha256(`{${fields.join(',')}}`).slice(0, 32), parts: parts.join(';') };
 }
@@ -52,18 +52,34 @@ export function differingParts(earlier: string, now: string): string[] {
     .sort();
 }
 
-/** JSON with object keys sorted and array elements sorted by their canonical text. */
+/**
+ * JSON with object keys sorted and array elements sorted by their canonical text. Built by
+ * appending to one string (no per-key arrays or closures): it runs for every order an import reserves.
+ */
 function canonicalJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(canonicalJson).sort().join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const fields = Object.keys(record)
-      .filter((key) => record[key] !== undefined)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
-    return `{${fields.join(',')}}`;
+  const record = value as Record<string, unknown>;
+  let json = '';
+  for (const key of Object.keys(record).sort()) {
+    const member = record[key];
+    if (member === undefined) continue;
+    json += `${json === '' ? '{' : ','}${quotedKey(key)}:${canonicalJson(member)}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  return json === '' ? '{}' : `${json}}`;
+}
+
+/** A key's JSON text, made once per key name (a payload has a few dozen names, the same in every order). */
+const QUOTED_KEYS = new Map<string, string>();
+const QUOTED_KEYS_MAX = 1000;
+
+function quotedKey(key: string): string {
+  let quoted = QUOTED_KEYS.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (QUOTED_KEYS.size < QUOTED_KEYS_MAX) QUOTED_KEYS.set(key, quoted);
+  }
+  return quoted;
 }
 
 function sha256(text: string): string {
