@@ -70,12 +70,10 @@ export async function reserveChunks(
   // The kept job is chunkJob's JSON with the reserved records spliced in by the script.
   const { head, tail } = keptChunkFrame(job.name, batchId, job.layout);
   for (const [c, items] of chunks.entries()) {
-    pipeline.bulkorderReserveChunk(
-      3 + items.length,
-      keys.unqueued,
-      keys.unqueuedJobs,
-      keys.batch(batchId),
-      ...items.map((item) => keys.ledger(item.orderKey)),
+    // KEYS then ARGV of reserveChunk.lua in one array, filled in place (no per-record arrays).
+    const args: (string | number)[] = [keys.unqueued, keys.unqueuedJobs, keys.batch(batchId)];
+    for (const item of items) args.push(keys.ledger(item.orderKey));
+    args.push(
       batchId,
       now,
       scope.retentionMs,
@@ -86,13 +84,15 @@ export async function reserveChunks(
       head,
       tail,
       chunkNumber(chunkIds[c]!, batchId),
-      ...items.flatMap((item) => [
+    );
+    for (const item of items)
+      args.push(
         item.orderKey,
         item.fingerprint?.hash ?? '',
         item.fingerprint?.parts ?? '',
         JSON.stringify(item.record),
-      ]),
-    );
+      );
+    pipeline.bulkorderReserveChunk(3 + items.length, ...args);
   }
   const replies = (await pipeline.exec()) ?? [];
   return replies.map(([error, reply], c) => {
@@ -218,8 +218,8 @@ function chunkNumber(chunkId: string, batchId: string): string {
 
 /** A reserve reply (five values from `at`) as a ReserveResult. */
 function toReserveResult(reply: readonly string[], at: number): ReserveResult {
+  if (reply[at] === 'reserved') return { outcome: 'reserved' };
   const [outcome, previousBatch = '', parts = '', when = '0', state = ''] = reply.slice(at, at + 5);
-  if (outcome === 'reserved') return { outcome };
   if (outcome === 'conflict')
     return { outcome, batchId: previousBatch, parts, at: Number(when), state: state as LedgerState };
   return { outcome: outcome as 'delivered' | 'held' | 'queued', batchId: previousBatch };
