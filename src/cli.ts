@@ -13,6 +13,7 @@ import { HELP_WIDTH, withExamples, withFlagHint, type CommandIo } from './comman
 import { isRedisConnectionError, outOfMemoryReply } from './redisErrors.js';
 import { endJsonOnSignal, watchJsonStdout, type JsonEnding } from './commands/jsonEnding.js';
 import type { TextSink } from './textSink.js';
+import { tuneHeapFor } from './heapSettings.js';
 
 /** What `main` runs against: the process's own streams and environment unless a caller (a test) gives others. */
 export type CliIo = Omit<CommandIo, 'setExitCode'>;
@@ -21,7 +22,11 @@ export type CliIo = Omit<CommandIo, 'setExitCode'>;
  * Runs one command line (`argv` as process.argv: node, script, args...) and returns its exit code.
  * Output, configuration and log lines go through `io`, so `main` can run in-process many times.
  */
-export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: Partial<CliIo> = {},
+  options: { tuneHeap?: boolean } = {},
+): Promise<number> {
   let exitCode: number = ExitCode.ok;
   const stderr = io.stderr ?? process.stderr;
   const stdout = io.stdout ?? process.stdout;
@@ -30,15 +35,23 @@ export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Pr
   const ending: JsonEnding | undefined = (operands < 0 ? argv : argv.slice(0, operands)).includes('--json')
     ? watchJsonStdout(stdout)
     : undefined;
+  const env = io.env ?? process.env;
   const program = buildProgram(await packageVersion(), {
     stdout: ending?.stdout ?? stdout,
     stderr,
-    env: io.env ?? process.env,
+    env,
     ...(io.logDestination === undefined ? {} : { logDestination: io.logDestination }),
     setExitCode: (code) => {
       exitCode = code;
     },
   });
+  if (options.tuneHeap === true) {
+    // Before the command's modules load: the young generation must not have grown yet (src/heapSettings.ts).
+    program.hook('preAction', (_program, action) => {
+      const nodeFlags = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
+      tuneHeapFor(action.name(), { delivers: action.opts().deliver === true }, nodeFlags);
+    });
+  }
   let stopWatchingSignals = (): void => undefined;
   if (ending !== undefined) {
     // import handles no signal itself (watch, worker and dashboard stop gracefully and report on their own).
@@ -146,5 +159,5 @@ async function packageVersion(): Promise<string> {
 const { realpathSync } = await import('node:fs');
 const { fileURLToPath } = await import('node:url');
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.exitCode = await main(process.argv);
+  process.exitCode = await main(process.argv, {}, { tuneHeap: true });
 }

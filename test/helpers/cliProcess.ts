@@ -22,9 +22,9 @@ export async function killAllCli(): Promise<void> {
   await Promise.all(all.map((p) => p.exited));
 }
 
-/** Runs the real CLI (`src/cli.ts` through tsx) as a separate process. */
-export function startCli(args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src/cli.ts'), ...args], {
+/** Runs the real CLI (`src/cli.ts` through tsx) as a separate process; `nodeFlags` go to node before the script. */
+export function startCli(args: string[], env: Record<string, string>, nodeFlags: string[] = []): CliProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeFlags, join(projectRoot, 'src/cli.ts'), ...args], {
     cwd: projectRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
