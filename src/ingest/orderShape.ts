@@ -43,10 +43,10 @@ export const PRODUCT_FIELDS: ReadonlySet<string> = new Set(LINE.map((spec) => sp
 export function buildPayload(rows: readonly NormalizedRow[]): OrderPayload {
   const first = rows[0]!;
   const payload: JsonObject = {};
-  for (const spec of HEAD) placeAt(payload, spec.path, first[spec.name]);
+  for (const spec of HEAD) placeAtSteps(payload, spec.steps, first[spec.name]);
   payload[PRODUCTS] = rows.map((row) => {
     const line: JsonObject = {};
-    for (const spec of LINE) placeAt(line, spec.path, row[spec.name]);
+    for (const spec of LINE) placeAtSteps(line, spec.steps, row[spec.name]);
     return line;
   });
   // The paths walked above are the ones OrderPayload is derived from (orderFields.ts).
@@ -316,12 +316,7 @@ export function objectAt(object: unknown, path: string): JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
 }
 
-function placeAt(target: JsonObject, path: string, value: unknown): void {
-  if (value === undefined) return;
-  placeAtSteps(target, path.split('.'), value);
-}
-
-/** placeAt with the path already split at its dots. */
+/** Sets `value` at the path `steps` (split at its dots), making the objects on the way; nothing for undefined. */
 function placeAtSteps(target: JsonObject, steps: readonly string[], value: unknown): void {
   if (value === undefined) return;
   let at = target;
