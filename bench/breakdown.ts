@@ -32,7 +32,7 @@ import { validateRow, type CheckedRow, type RowText } from '../src/ingest/valida
 import { acceptRow, e164Verdict } from '../src/ingest/acceptRow.js';
 import { unitOf, type OrderUnit } from '../src/ingest/orderUnit.js';
 import { createUnitStore } from '../src/ingest/unitStore.js';
-import { decodeUnit, encodeUnit } from '../src/ingest/unitCodec.js';
+import { ORDER_SCHEMA } from '../src/ingest/openOrderSource.js';
 import { orderGroupLimit } from '../src/ingest/orderGroupLimit.js';
 import { assembleOrders } from '../src/ingest/assembleOrders.js';
 import { DEFAULT_MAX_LINES_PER_ORDER } from '../src/ingest/orderGroupLimit.js';
@@ -138,7 +138,7 @@ async function ours(
   const bucketCount = size <= KIB * KIB ? 1 : Math.min(1024, Math.max(2, Math.ceil(size / (128 * KIB))));
   const buckets = await timed(times, 'spill', async () => {
     const store = await createUnitStore<OrderUnit>({
-      codec: { encode: encodeUnit, decode: decodeUnit },
+      codec: ORDER_SCHEMA.codec(plan),
       bucketCount,
       limit: orderGroupLimit(DEFAULT_MAX_LINES_PER_ORDER),
     });

@@ -11,7 +11,7 @@ const ACCOUNT_SCHEMA: RecordSchema<AccountUnit, AccountPayload> = {
   columns: ACCOUNT_COLUMNS,
   csvUnit: accountCsvUnit,
   jsonUnit: accountJsonUnit,
-  codec: { encode: (unit) => JSON.stringify(unit), decode: (line) => JSON.parse(line) as AccountUnit },
+  codec: () => ({ encode: (unit) => JSON.stringify(unit), decode: (line) => JSON.parse(line) as AccountUnit }),
   assemble: assembleAccounts,
   ownErrors: accountUnitErrors,
 };

@@ -4,7 +4,7 @@ import { ORDER_COLUMNS } from './orderColumns.js';
 import { csvUnit, orderUnitErrors, settleOrderUnit, type OrderUnit } from './orderUnit.js';
 import { openRecordSource, type IngestOptions, type RecordSchema, type RecordSource } from './openRecordSource.js';
 import type { OrderPayload } from './types.js';
-import { decodeUnit, encodeUnit } from './unitCodec.js';
+import { orderUnitCodec } from './unitCodec.js';
 import { orderGroupLimit } from './orderGroupLimit.js';
 
 export type { IngestOptions } from './openRecordSource.js';
@@ -17,7 +17,7 @@ export const ORDER_SCHEMA: RecordSchema<OrderUnit, OrderPayload> = {
   columns: ORDER_COLUMNS,
   csvUnit,
   jsonUnit,
-  codec: { encode: encodeUnit, decode: decodeUnit },
+  codec: (plan) => orderUnitCodec(plan.fieldIndex),
   assemble: assembleOrders,
   thread: 'orders',
   limit: orderGroupLimit,

@@ -110,7 +110,8 @@ export interface RecordSchema<U extends GroupedUnit & { rows: readonly unknown[]
   columns: ColumnSchema;
   csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan, rules: RowRules): U;
   jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitContext): U;
-  codec: UnitCodec<U>;
+  /** How units travel through spill files, for a file of these columns (orders: cells are values as written). */
+  codec(plan: ColumnPlan): UnitCodec<U>;
   assemble(units: readonly U[], context: AssembleContext): Iterable<ValidRecord<P> | RejectedRecord>;
   /** The name unitThread.ts knows this schema by, to run csvUnit and codec in worker threads; absent: never in a thread. */
   thread?: ThreadedSchema;
@@ -251,8 +252,9 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
     items: async function* () {
       if (iterated) throw new Error('RecordSource.items() can be iterated only once');
       iterated = true;
+      const codec = schema.codec(plan);
       const store = await createUnitStore<U>({
-        codec: schema.codec,
+        codec,
         bucketCount,
         ...(options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir }),
         ...(schema.limit === undefined ? {} : { limit: schema.limit(maxLinesPerOrder) }),
@@ -288,9 +290,9 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
             csvRecords(file, { delimiter, encoding, maxRecordBytes, ...chunk, ...fromLine }, () => blankRows++),
           )) {
             stats.rows += encoded.rows;
-            const settled = (encoded.settled ?? []).map((line) => schema.codec.decode(line));
+            const settled = (encoded.settled ?? []).map((line) => codec.decode(line));
             if (judge?.judging === true) {
-              for (const line of encoded.lines) if (judge.judging) judgeUnit(decodeSpillLine(line, schema.codec));
+              for (const line of encoded.lines) if (judge.judging) judgeUnit(decodeSpillLine(line, codec));
               for (const unit of settled) if (judge.judging) judgeUnit(unit);
             }
             await store.addEncoded(encoded);

@@ -14,7 +14,7 @@ export default function encodeRecords(task: UnitTask): EncodedUnits {
   const schema = SCHEMAS[task.schema];
   return encodeSpill(
     task.records.map((record) => schema.csvUnit(record, task.plan, task.rules)),
-    schema.codec,
+    schema.codec(task.plan),
     task.bucketCount,
     task.bucketCount > 1 ? schema.settle : undefined,
   );

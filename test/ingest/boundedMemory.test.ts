@@ -97,7 +97,7 @@ describe('memory bounded whatever the shape', () => {
     const spill = join(tmp.dir, 'spill');
     await mkdir(spill);
     const store = await createUnitStore<OrderUnit>({
-      codec: ORDER_SCHEMA.codec,
+      codec: ORDER_SCHEMA.codec(plan),
       bucketCount: 4,
       tmpDir: spill,
       limit: ORDER_SCHEMA.limit!(1000),
@@ -118,7 +118,7 @@ describe('memory bounded whatever the shape', () => {
     const spill = join(tmp.dir, 'spill');
     await mkdir(spill);
     const store = await createUnitStore<OrderUnit>({
-      codec: ORDER_SCHEMA.codec,
+      codec: ORDER_SCHEMA.codec(plan),
       bucketCount: 600,
       tmpDir: spill,
       flushBytes: 512,

@@ -14,9 +14,9 @@ import {
 } from '../../src/ingest/orderFields.js';
 import { payloadHash } from '../../src/ingest/orderKey.js';
 import { buildPayload, valueAt } from '../../src/ingest/orderShape.js';
-import { unitOf } from '../../src/ingest/orderUnit.js';
-import { fieldForName, normalizeHeader } from '../../src/ingest/resolveColumns.js';
-import { decodeUnit, encodeUnit } from '../../src/ingest/unitCodec.js';
+import { csvUnit, unitOf, type OrderUnit } from '../../src/ingest/orderUnit.js';
+import { fieldForName, normalizeHeader, resolveColumns } from '../../src/ingest/resolveColumns.js';
+import { decodeUnit, encodeUnit, orderUnitCodec } from '../../src/ingest/unitCodec.js';
 import { validateRow, type RowText } from '../../src/ingest/validateRow.js';
 
 /**
@@ -96,6 +96,35 @@ describe('the order field table', () => {
     const { orderRef: _absent, ...withoutRef } = fullText;
     const solo = unitOf([{ ...validateRow(3, withoutRef), cells: [] }], false, []);
     expect(decodeUnit(encodeUnit(solo))).toEqual(solo);
+  });
+
+  it('spills a row whose values are its cells as written in the short form, and any other row whole', () => {
+    for (const fields of [ORDER_FIELDS, ORDER_FIELDS.filter((field) => field !== 'orderRef')]) {
+      // Columns in another order than the table's, and one that maps to no field.
+      const header = ['remark', ...[...fields].reverse()];
+      const plan = resolveColumns('plain.csv', header);
+      const codec = orderUnitCodec(plan.fieldIndex);
+      const unit = (line: number, text: RowText): OrderUnit =>
+        csvUnit({ kind: 'record', line, values: header.map((name) => text[name as OrderField] ?? 'x') }, plan);
+      const plain = unit(2, fullText);
+      expect(plain.rows[0]!.value).toEqual(
+        validValue(Object.fromEntries(fields.map((field) => [field, fullText[field]]))),
+      );
+      const quiet = structuredClone(plain); // a value that is not its cell, without a note
+      const moved = { streetNumber: 13, street: 'Prinsengracht' };
+      quiet.rows[0]!.value = { ...quiet.rows[0]!.value!, ...moved };
+      if (quiet.rows[0]!.recipient !== undefined)
+        quiet.rows[0]!.recipient = { ...quiet.rows[0]!.recipient, ...moved, streetNumber: '13' };
+      const others = [
+        quiet,
+        unit(3, { ...fullText, street: ' Keizersgracht ' }), // valid, trimmed, noted
+        unit(4, { ...fullText, quantity: '0' }), // rejected
+      ];
+      for (const each of [plain, ...others])
+        expect(codec.decode(codec.encode(each), each.group), each.group).toEqual(each);
+      expect(codec.encode(plain).length).toBeLessThan(encodeUnit(plain).length * 0.75);
+      for (const each of others) expect(codec.encode(each)).toBe(encodeUnit(each));
+    }
   });
 
   it('puts every sent field at its API path in the payload, and nothing else', () => {

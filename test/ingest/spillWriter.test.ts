@@ -54,10 +54,10 @@ describe('spill writes behind the reader', () => {
   it('a store whose spill files hit a full disk throws ENOSPC and still disposes cleanly', async () => {
     const spill = join(tmp.dir, 'spill');
     await mkdir(spill);
-    const store = await createUnitStore<OrderUnit>({ codec: ORDER_SCHEMA.codec, bucketCount: 4, tmpDir: spill });
+    const plan = resolveColumns('full.csv', HEADER.split(','));
+    const store = await createUnitStore<OrderUnit>({ codec: ORDER_SCHEMA.codec(plan), bucketCount: 4, tmpDir: spill });
     const [dir] = await readdir(spill);
     for (let bucket = 0; bucket < 4; bucket++) await symlink('/dev/full', join(spill, dir!, `bucket-${bucket}.ndjson`));
-    const plan = resolveColumns('full.csv', HEADER.split(','));
     const failure = (async () => {
       for (let line = 2; line < 2002; line++)
         await store.add(
