@@ -109,6 +109,7 @@ function notSentWith(rows: readonly UnitRow[], settled: readonly number[], order
 
 /** Rows of one order must name one recipient; each differing field is reported on its line. */
 function recipientMismatches(rows: readonly UnitRow[], orderRef: string): RowError[] {
+  if (rows.length < 2) return []; // one row agrees with itself
   const reference = rows.find((row) => row.recipient !== undefined);
   if (reference?.recipient === undefined) return [];
   const errors: RowError[] = [];
@@ -140,6 +141,7 @@ function describe(field: string, value: string, reference: string): string {
  * one line with the summed quantity is what the API gets, and each merged line is noted.
  */
 function mergeRepeatedProducts(rows: readonly UnitRow[]): { values: NonNullable<UnitRow['value']>[]; notes: string[] } {
+  if (rows.length === 1) return { values: [rows[0]!.value!], notes: [] }; // most orders: nothing to merge
   const first = new Map<number, { index: number; line: number }>();
   const values: NonNullable<UnitRow['value']>[] = [];
   const notes: string[] = [];
@@ -203,7 +205,7 @@ function valid(
     payload: buildPayload(merged?.values ?? rows.map((row) => row.value!)),
     rows: rows.map((row) => record(context.columns, row.cells)),
     rowLines: rows.map((row) => row.line),
-    notes: [...new Set([...rows.flatMap((row) => row.notes), ...(merged?.notes ?? [])])], // product lines of a JSON order share one line
+    notes: orderNotes(rows, merged?.notes ?? []),
   };
 }
 
@@ -237,14 +239,19 @@ function unique(errors: readonly RowError[]): RowError[] {
   });
 }
 
+/** The notes of an order's rows and of merging them, each once (product lines of a JSON order share one line). */
+function orderNotes(rows: readonly UnitRow[], merged: readonly string[]): string[] {
+  if (merged.length === 0 && rows.every((row) => row.notes.length === 0)) return [];
+  return [...new Set([...rows.flatMap((row) => row.notes), ...merged])];
+}
+
 function uniqueLines(rows: readonly UnitRow[]): number[] {
+  if (rows.length === 1) return [rows[0]!.line];
   return [...new Set(rows.map((row) => row.line))].sort((a, b) => a - b);
 }
 
 function record(columns: readonly string[], cells: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  columns.forEach((column, i) => {
-    out[column] = cells[i] ?? '';
-  });
+  for (let i = 0; i < columns.length; i++) out[columns[i]!] = cells[i] ?? '';
   return out;
 }
