@@ -95,8 +95,6 @@ export function encodeUnit(unit: OrderUnit, cells?: CellLayout): string {
     const standIn: EncodedStandIn = [3, unit.whole ? 1 : 0, unit.settled];
     return JSON.stringify(standIn);
   }
-  const text = cells === undefined ? undefined : encodePlainUnit(unit, cells);
-  if (text !== undefined) return text;
   const encoded: EncodedUnit = [
     KINDS.indexOf(unit.kind) as 0 | 1 | 2,
     unit.whole ? 1 : 0,
@@ -107,50 +105,6 @@ export function encodeUnit(unit: OrderUnit, cells?: CellLayout): string {
     unit.rows.map((row) => (cells !== undefined && isPlain(row, cells) ? [row.line, row.cells] : encodeRow(row))),
   ];
   return JSON.stringify(encoded);
-}
-
-/**
- * A unit of one plain row (a CSV row the accept path took), without JSON: `SEP` then its kind and whole as two digits,
- * its key (ref) or hash, its line and its cells, each after a SEP. Its orderRef and businessCustomerId are its cells.
- * Undefined for any other unit, and for one whose text could not be split back the same (a cell holding SEP or a line
- * break) or written as it is (a surrogate: JSON escapes a lone one, UTF-8 would not keep it).
- */
-function encodePlainUnit(unit: OrderUnit, cells: NonNullable<CellLayout>): string | undefined {
-  const row = unit.rows[0];
-  if (unit.rows.length !== 1 || unit.errors.length > 0 || unit.settled !== undefined || unit.whole) return undefined;
-  const id = unit.kind === 'ref' ? unit.key : unit.kind === 'hash' ? unit.hash : undefined;
-  if (id === undefined || !isPlain(row!, cells)) return undefined;
-  const sameIdentity =
-    unit.kind === 'ref'
-      ? unit.orderRef !== undefined && unit.orderRef === row!.identity.orderRef && unit.hash === undefined
-      : unit.orderRef === undefined && unit.key === undefined;
-  if (!sameIdentity) return undefined;
-  const joined = row!.cells.join(SEP);
-  let separators = 0;
-  for (let i = 0; i < joined.length; i++) {
-    const c = joined.charCodeAt(i);
-    if (c === 1) separators++;
-    else if (c === 10 || (c >= 0xd800 && c <= 0xdfff)) return undefined;
-  }
-  if (separators !== row!.cells.length - 1 || id.includes(SEP) || id.includes('\n')) return undefined;
-  return `${SEP}${unit.kind === 'ref' ? 0 : 1}0${SEP}${id}${SEP}${row!.line}${SEP}${joined}`;
-}
-
-/** Between the parts of a plain unit's text (encodePlainUnit); a JSON line starts with `[`. */
-const SEP = '\u0001';
-
-/** The unit encodePlainUnit wrote. */
-function decodePlainUnit(text: string, cells: NonNullable<CellLayout>): OrderUnit {
-  const parts = text.split(SEP);
-  const ref = parts[1] === '00';
-  const row = decodePlain(Number(parts[3]), parts.slice(4), cells, ref);
-  const id = parts[2]!;
-  if (ref) {
-    const orderRef = row.identity.orderRef!;
-    const group = `r|${row.identity.businessCustomerId}|${orderRef}`;
-    return { kind: 'ref', group, whole: false, orderRef, key: id, rows: [row], errors: [] };
-  }
-  return { kind: 'hash', group: `h|${id}`, whole: false, hash: id, rows: [row], errors: [] };
 }
 
 function encodeRow(row: UnitRow): EncodedRow {
@@ -219,10 +173,6 @@ function decodePlain(
 
 /** The unit encodeUnit wrote (with the same `cells`). */
 export function decodeUnit(text: string, groupKey?: string, cells?: CellLayout): OrderUnit {
-  if (text.startsWith(SEP)) {
-    if (cells === undefined) throw new Error('a plain spill unit is decoded with its column plan');
-    return decodePlainUnit(text, cells);
-  }
   const parsed = JSON.parse(text) as EncodedUnit | EncodedStandIn;
   if (parsed[0] === 3) {
     if (groupKey === undefined) throw new Error('a stand-in is decoded with its group (the spill line prefix)');
