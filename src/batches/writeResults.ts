@@ -17,7 +17,8 @@ import { DELIVERED_BY_RESULTS, type PriorDelivery, type PriorResults } from './p
  * Writes `<name>.results.csv`: one row per record (order, or account with the accounts'
  * layout) of the file with its outcome as the ledger knows it now. The file is read again (its
  * keys are stable) instead of keeping a per-batch list in Redis, so a batch costs Redis only
- * its counters. A record the ledger does not know and `prior` (an earlier results file) names as
+ * its counters; `items`, the records an import of this process kept (a small file), save reading
+ * and validating it a second time. A record the ledger does not know and `prior` (an earlier results file) names as
  * delivered keeps that row's facts, `already-delivered` with the message "already delivered (results file)".
  */
 export async function writeResults<P>(
@@ -28,9 +29,11 @@ export async function writeResults<P>(
   outPath: string,
   kind: ResultsKind<P>,
   prior?: PriorResults,
+  items?: readonly RecordItem<P>[],
 ): Promise<ResultsCounts> {
   const layout = kind.results;
-  const source = await kind.openSource(file, ingest);
+  // The records the import kept (the same file, read with the same options), or the file read again.
+  const records = items ?? (await kind.openSource(file, ingest)).items();
   const csv = stringify({ header: true, columns: [...layout.columns], bom: true, cast: { string: neutralizeCell } });
   const output = await atomicOutput(outPath);
   // pipeline() ends both streams on a write error (a full disk): `written` rejects, and every
@@ -77,7 +80,7 @@ export async function writeResults<P>(
   };
 
   try {
-    for await (const item of source.items()) {
+    for await (const item of records) {
       chunk.push(item);
       if (chunk.length >= 500) await flush();
     }

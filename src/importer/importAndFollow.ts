@@ -12,6 +12,12 @@ import { WORKER_STALE_MS } from '../worker/workerPresence.js';
 
 /** A worker may take a moment to register: "no worker is running" only after this. */
 const NO_WORKER_GRACE_MS = 3000;
+/**
+ * With --wait, an import keeps the records it read, up to this many, for the results file: a
+ * 5,000-order file then skips a second read and validation (~0.1 CPU-s per 1,000 rows) at the end,
+ * for ~2 MB of memory per 1,000 records held; a longer file is read again as before.
+ */
+const RESULTS_ITEMS_KEPT = 10_000;
 import { ExitCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
@@ -83,7 +89,11 @@ export async function importAndFollow<P>(
     });
   await reconcile(); // an earlier run that died: queue what it reserved, close its batch
   const guard = follow.ledgerGuard === undefined ? undefined : await openGuard(file, options, services, follow);
-  const result = await importFile(file, guard?.options ?? options, services.pipeline(logger));
+  const result = await importFile(
+    file,
+    { ...(guard?.options ?? options), ...(follow.wait ? { keepItems: RESULTS_ITEMS_KEPT } : {}) },
+    services.pipeline(logger),
+  );
   await guard?.record(result.batchId, 'imported', { counts: { ...result.counts } });
   const c = result.counts;
   const lines = [
@@ -158,7 +168,17 @@ export async function importAndFollow<P>(
   const settled = batchSettled;
   const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
   await guard?.assertKept(result.batchId); // never write "pending" over a results file for a ledger that is gone
-  const results = await writeResults(file, options, result.batchId, services.ledger, resultsPath, kind, guard?.prior);
+  const results = await writeResults(
+    file,
+    options,
+    result.batchId,
+    services.ledger,
+    resultsPath,
+    kind,
+    guard?.prior,
+    result.items,
+  );
+  delete result.items; // not held while the report is made, nor returned
   await guard?.record(result.batchId, settled ? 'complete' : 'imported', {
     counts: { ...result.counts },
     resultsFile: resolve(resultsPath),

@@ -10,7 +10,7 @@ import type { ChunkJobData } from '../deliveryJob.js';
 import { chunkJob, toChunkRecord, toJobData } from '../ledger/jobData.js';
 import { chunkJobId } from '../queues.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
-import type { ValidRecord } from '../ingest/types.js';
+import type { RecordItem, ValidRecord } from '../ingest/types.js';
 import type { ImportDeps } from '../services.js';
 import { limitRejections, withRejectionLimit } from '../ingest/rejectionLimit.js';
 import { RejectsWriter } from '../ingest/rejectsWriter.js';
@@ -34,9 +34,15 @@ export interface ImportOptions extends IngestOptions {
   priorResults?: PriorResults;
   /** Called once the batch exists, before anything of it is reserved (the import journal is written here). */
   onBatchCreated?: (batchId: string) => Promise<void>;
+  /**
+   * Keep the records read, in file order, while there are at most this many (`ImportResult.items`),
+   * so the results file is written without reading and validating the file again (import --wait);
+   * a longer file keeps none (memory stays flat) and is read again. Default 0: none kept.
+   */
+  keepItems?: number;
 }
 
-export interface ImportResult {
+export interface ImportResult<P = unknown> {
   batchId: string;
   counts: ImportCounts;
   summary: ValidationSummary;
@@ -45,6 +51,8 @@ export interface ImportResult {
   elsewhere: { orderKey: string; batchId: string }[];
   /** Start lines of orders without orderRef skipped as identical to one delivered before (the first 20). */
   identicalLines: number[];
+  /** Every record read, in file order, when there were at most `keepItems` of them. */
+  items?: RecordItem<P>[];
 }
 
 /**
@@ -60,7 +68,11 @@ export interface ImportResult {
  * stopped beating. The next chunk is read only when one is done, so memory stays flat and Redis
  * sets the pace. Rejected rows go to the rejects file exactly as `validate` writes them.
  */
-export async function importFile<P>(file: string, options: ImportOptions, deps: ImportDeps<P>): Promise<ImportResult> {
+export async function importFile<P>(
+  file: string,
+  options: ImportOptions,
+  deps: ImportDeps<P>,
+): Promise<ImportResult<P>> {
   // Refuses a bad file before anything is created; a mostly wrong one early in its first read.
   const source = await deps.kind.openSource(file, withRejectionLimit(options));
   const scan = await scanFile(file);
@@ -103,6 +115,8 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     enqueued: 0,
   };
   const elsewhere: ImportResult['elsewhere'] = [];
+  const keepItems = options.keepItems ?? 0;
+  let items: RecordItem<P>[] | undefined = keepItems > 0 ? [] : undefined;
   const identicalLines: number[] = [];
   const summary = new ValidationSummary(10, deps.kind.noun);
   const rejects = new RejectsWriter(rejectsPath, source.columns, { delimiter: source.delimiter });
@@ -245,6 +259,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     // The first 10,000 rows are judged before the first chunk is reserved: a mostly wrong file queues nothing.
     for await (const item of limitRejections(source.items(), file, options.maxRejectedPercent)) {
       summary.add(item);
+      if (items !== undefined) items = items.length < keepItems ? (items.push(item), items) : undefined;
       if (item.kind === 'rejected') {
         await rejects.write(item);
         continue;
@@ -274,6 +289,7 @@ export async function importFile<P>(file: string, options: ImportOptions, deps: 
     rejectsPath: rejects.rowsWritten > 0 ? rejects.path : undefined,
     elsewhere,
     identicalLines,
+    ...(items === undefined ? {} : { items }),
   };
 }
 

@@ -9,6 +9,8 @@ import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deli
 import { ORDERS } from '../../src/kinds/orders.js';
 import { originalRows } from '../../src/kinds/originalRows.js';
 import { ORDER_FIELDS } from '../../src/ingest/orderFields.js';
+import { importFile } from '../../src/importer/importFile.js';
+import { silentLogger } from '../../src/logger.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -47,8 +49,14 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
 
     await rig.startWorker({ concurrency: 4 });
-    const imported = await rig.importFile(file);
+    // Keeps the 15 records it read (import --wait does, for its results file); one fewer keeps none.
+    const imported = await importFile(file, { keepItems: 15 }, rig.services.pipeline(silentLogger()));
     expect(imported.counts).toMatchObject({ orders: 15, valid: 14, rejected: 1, enqueued: 14 });
+    expect(imported.items?.map((item) => item.lines.join('+'))).toEqual([
+      ...[...Array(13).keys()].map((i) => String(i + 2)),
+      '15+16', // GIFT-MULTI's two lines
+      '17',
+    ]);
     const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
       pollMs: 100,
       timeoutMs: 25_000,
@@ -86,6 +94,20 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     expect(counts.byOutcome).toEqual({ delivered: 13, 'dead-lettered': 1, rejected: 1 });
     const results = await readFile(resultsPath, 'utf8');
     expect(results).toMatch(/GIFT-BAD,14,dead-lettered,,422,PRODUCT_UNKNOWN/);
+    // From the records the import kept instead of the file read again: the same bytes.
+    const fromKept = `${rig.dir}/orders.kept.results.csv`;
+    const keptCounts = await writeResults(
+      file,
+      {},
+      imported.batchId,
+      rig.services.ledger,
+      fromKept,
+      ORDERS,
+      undefined,
+      imported.items,
+    );
+    expect(keptCounts).toEqual(counts);
+    expect(await readFile(fromKept, 'utf8')).toBe(results);
     expect(results).toContain('products[0].productId: product 5999 is not in the catalogue'); // the API's details, not only its message
   });
 
@@ -105,8 +127,9 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
       await followBatch(rig.services.batches, concurrent.batchId, { pollMs: 100, timeoutMs: 25_000, out: devNull() });
     }
 
-    const again = await rig.importFile(file);
+    const again = await importFile(file, { keepItems: 39 }, rig.services.pipeline(silentLogger()));
     expect(again.counts).toMatchObject({ valid: 40, enqueued: 0, skippedDelivered: 40 });
+    expect(again.items).toBeUndefined(); // 40 records, more than it may keep
     const counters = rig.simulator.counters();
     expect(counters.ordersAccepted).toBe(40);
     expect(counters.duplicateOrdersAccepted).toBe(0);
