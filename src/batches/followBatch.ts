@@ -5,8 +5,10 @@ import { isSettled, type Batch, type BatchStore } from './batchStore.js';
 export interface FollowOptions {
   /** Where progress goes; default stderr (stdout stays for the summary). */
   out?: TextSink;
-  /** Poll interval; default 500 ms. */
+  /** How often the batch is read (its end is seen within this); default 500 ms. */
   pollMs?: number;
+  /** On a terminal, the progress bar is drawn at most this often (and when the batch settles); default 500 ms. */
+  drawEveryMs?: number;
   /** Without a terminal: one line every this often; default 10 s. */
   logEveryMs?: number;
   /** Stop following after this long (the batch goes on); default no limit. */
@@ -35,6 +37,7 @@ export async function followBatch(
   const tty = out.isTTY === true;
   const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
   let lastLog = 0;
+  let lastDraw = -Infinity;
   let lastWatch = 0;
   let said = '';
   let pending = false;
@@ -52,12 +55,17 @@ export async function followBatch(
       now = Date.now();
     }
     const settled = isSettled(batch) && !pending;
-    if (tty) out.write(`\r${progressLine(batch)}\x1b[K${settled ? '\n' : ''}`);
-    else if (settled || now - lastLog >= (options.logEveryMs ?? 10_000)) {
+    const last = settled || now >= deadline || options.signal?.aborted === true;
+    if (tty) {
+      if (last || now - lastDraw >= (options.drawEveryMs ?? 500)) {
+        out.write(`\r${progressLine(batch)}\x1b[K${settled ? '\n' : ''}`);
+        lastDraw = now;
+      }
+    } else if (settled || now - lastLog >= (options.logEveryMs ?? 10_000)) {
       out.write(`${progressLine(batch)}\n`);
       lastLog = now;
     }
-    if (settled || now >= deadline || options.signal?.aborted) return { batch, settled };
+    if (last) return { batch, settled };
     await sleep(options.pollMs ?? 500);
   }
 }
