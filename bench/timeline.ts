@@ -80,7 +80,12 @@ async function run(
   if (profileDir !== undefined && profileDir !== '') hook.push('--cpu-prof', '--cpu-prof-dir', profileDir);
   let worker: StartedChild | undefined;
   try {
-    worker = await startNode(cliEntry, ['worker', '--processes', '1'], { ...env, BENCH_TIMELINE_FILE: workerLog }, hook);
+    worker = await startNode(
+      cliEntry,
+      ['worker', '--processes', '1'],
+      { ...env, BENCH_TIMELINE_FILE: workerLog },
+      hook,
+    );
     while ((await queue.getWorkersCount()) < 1) {
       if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.stderr().slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 50));
@@ -119,7 +124,13 @@ async function run(
 }
 
 /** The marks of one run from both processes' events, in ms from the import's spawn. */
-function phases(spawned: number, imp: Event[], wrk: Event[], names: ScriptNames, results: string): Omit<Timeline, 'orders' | 'wallMs'> {
+function phases(
+  spawned: number,
+  imp: Event[],
+  wrk: Event[],
+  names: ScriptNames,
+  results: string,
+): Omit<Timeline, 'orders' | 'wallMs'> {
   const script = (e: Event): string | undefined =>
     e.ev === 'redis' && (e.cmd === 'EVALSHA' || e.cmd === 'EVAL') ? (names.get(e.arg ?? '') ?? e.arg) : undefined;
   const at = (e: Event | undefined): number => (e === undefined ? Number.NaN : e.t - spawned);
@@ -199,17 +210,24 @@ export async function timeline(rows: number, runs: number, concurrency = 100, or
         `  POSTs per 100 ms: ${t.waves.join(' ')}`,
       );
     }
-    lines.push('', `| mark (ms from the import's spawn) | ${all.map((_, i) => `run ${i + 1}`).join(' | ')} | median | phase (median, ms) |`);
+    lines.push(
+      '',
+      `| mark (ms from the import's spawn) | ${all.map((_, i) => `run ${i + 1}`).join(' | ')} | median | phase (median, ms) |`,
+    );
     lines.push(`|---|${all.map(() => '---|').join('')}---|---|`);
     let previous = 0;
     for (const [m, [name]] of all[0]!.marks.entries()) {
       const values = all.map((t) => t.marks[m]![1]);
       const mid = median(values);
-      lines.push(`| ${name} | ${values.map((v) => Math.round(v)).join(' | ')} | ${Math.round(mid)} | ${Math.round(mid - previous)} |`);
+      lines.push(
+        `| ${name} | ${values.map((v) => Math.round(v)).join(' | ')} | ${Math.round(mid)} | ${Math.round(mid - previous)} |`,
+      );
       if (Number.isFinite(mid)) previous = mid;
     }
     const wall = median(all.map((t) => t.wallMs));
-    lines.push(`| process gone (the parent sees the exit) | ${all.map((t) => Math.round(t.wallMs)).join(' | ')} | ${Math.round(wall)} | ${Math.round(wall - previous)} |`);
+    lines.push(
+      `| process gone (the parent sees the exit) | ${all.map((t) => Math.round(t.wallMs)).join(' | ')} | ${Math.round(wall)} | ${Math.round(wall - previous)} |`,
+    );
     return lines.join('\n');
   } finally {
     sim.process.child.kill('SIGTERM');
@@ -220,7 +238,5 @@ export async function timeline(rows: number, runs: number, concurrency = 100, or
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [rows, runs, concurrency, perJob] = process.argv.slice(2).map(Number);
-  process.stdout.write(
-    (await timeline(rows || 7_000, runs || 3, concurrency || 100, perJob || 10)) + '\n',
-  );
+  process.stdout.write((await timeline(rows || 7_000, runs || 3, concurrency || 100, perJob || 10)) + '\n');
 }
