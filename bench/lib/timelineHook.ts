@@ -32,7 +32,9 @@ if (target !== undefined && target !== '') {
   net.Socket.prototype.write = function (this: net.Socket, chunk: unknown, ...rest: unknown[]): boolean {
     if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) {
       // RESP lengths count bytes: one char per byte.
-      const text = (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)).toString('latin1');
+      // Only the start of a large write is read (a pipeline of one kind of command): the hook stays cheap.
+      const head = Buffer.isBuffer(chunk) ? chunk.subarray(0, 65_536) : Buffer.from(chunk.slice(0, 65_536));
+      const text = head.toString('latin1');
       if (text.startsWith('*')) for (const command of respCommands(text)) note('redis', command);
     }
     return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
