@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DelayedError, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
+import { bullmq } from '../src/cjsPackages.js';
 import type { Logger } from '../src/logger.js';
 import { isChunk, type AnyDeliveryJobData, type PayloadCodec } from '../src/deliveryJob.js';
 import { JobDataError } from '../src/errors.js';
@@ -39,7 +40,7 @@ export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
         `${error.message}; the job stays queued`,
       );
       await postpone(UNREADABLE_JOB_POSTPONE_MS);
-      throw new DelayedError();
+      throw new bullmq.DelayedError();
     }
     // A job of an import names no file: it is its batch's (read once per batch and process: deps.batchFile).
     const file = read.file ?? (await deps.batchFile(read.batchId));

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { Redis } from 'ioredis';
+import { ioredis } from './cjsPackages.js';
 
 export interface LocalRedis {
   readonly url: string;
@@ -18,7 +18,7 @@ export interface LocalRedis {
 
 /** Whether a Redis answers PING at `url` within `timeoutMs`. */
 export async function redisAnswers(url: string, timeoutMs = 1_500): Promise<boolean> {
-  const probe = new Redis(url, {
+  const probe = new ioredis.Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,

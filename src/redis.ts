@@ -1,4 +1,5 @@
-import { Cluster, Redis, type RedisOptions as IoRedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions as IoRedisOptions } from 'ioredis';
+import { ioredis } from './cjsPackages.js';
 import { maskPassword, type RedisNode, type SecretUrl } from './config.js';
 import { ConfigError, InfrastructureError } from './errors.js';
 
@@ -40,7 +41,9 @@ export function createRedis(endpoint: RedisEndpoint | string, role: RedisRole, e
       ? { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra }
       : { maxRetriesPerRequest: 3, enableOfflineQueue: false, connectTimeout: 5_000, lazyConnect: true, ...extra };
   const redis =
-    redisClusterNodes.length > 0 ? createCluster(redisClusterNodes, redisUrl, options) : new Redis(redisUrl, options);
+    redisClusterNodes.length > 0
+      ? createCluster(redisClusterNodes, redisUrl, options)
+      : new ioredis.Redis(redisUrl, options);
   // Without a listener ioredis prints every reconnect failure to the console. A failure that
   // matters surfaces through the command that fails (and the worker's own 'error' log).
   redis.on('error', () => undefined);
@@ -56,7 +59,7 @@ function createCluster(nodes: readonly RedisNode[], url: string, options: RedisO
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
   };
-  return new Cluster(
+  return new ioredis.Cluster(
     nodes.map((node) => ({ host: node.host, port: node.port })),
     clusterOptions,
   );
@@ -272,7 +275,7 @@ export function redactUrl(url: string): string {
 /** Deletes every key under `prefix:` (SCAN in pages, never KEYS). For the demo's own namespace and tests. */
 export async function deleteKeysUnder(redis: RedisClient, prefix: string): Promise<number> {
   // A cluster's keys are spread over its masters: SCAN each one.
-  if (redis instanceof Cluster) {
+  if (redis instanceof ioredis.Cluster) {
     let deleted = 0;
     for (const node of redis.nodes('master')) deleted += await deleteKeysOn(node, prefix);
     return deleted;

@@ -1,4 +1,5 @@
-import { Queue, type JobsOptions } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
+import { bullmq } from './cjsPackages.js';
 import type { RedisClient } from './redis.js';
 import { BatchStore } from './batches/batchStore.js';
 import { redisPrefix, type Config } from './config.js';
@@ -95,7 +96,7 @@ export async function openServices<P>(
   }
   const delivery = options.delivery ?? config.delivery;
   const retentionMs = kind.retentionMs(delivery);
-  const queue = new Queue<AnyDeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
+  const queue = new bullmq.Queue<AnyDeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
   queue.on('error', () => undefined); // surfaced by the command that awaits the failing call
   const ledger = new Ledger(redis, keys, {
     queueName: kind.queueName,

@@ -1,4 +1,5 @@
-import { Queue, Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
+import { bullmq } from '../cjsPackages.js';
 import { hostname } from 'node:os';
 import { keyspace } from '../keyspace.js';
 import { Ledger } from '../ledger/ledger.js';
@@ -96,7 +97,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   });
   const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
   const batchFile = cachedBatchFiles(batches);
-  const queue = new Queue<AnyDeliveryJobData<P>>(queueName, { connection: commands, prefix });
+  const queue = new bullmq.Queue<AnyDeliveryJobData<P>>(queueName, { connection: commands, prefix });
   const breaker = new CircuitBreaker(commands, keys, logger, {
     settings: delivery.breaker,
     pauseQueue: () => queue.pause(),
@@ -159,7 +160,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     logger,
     rate,
   });
-  const worker = new Worker<AnyDeliveryJobData<P>, DeliveryResult>(queueName, processor, {
+  const worker = new bullmq.Worker<AnyDeliveryJobData<P>, DeliveryResult>(queueName, processor, {
     connection: blocking,
     prefix,
     // getWorkers() shows this name: which host and process, at what concurrency.

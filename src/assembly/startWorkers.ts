@@ -1,4 +1,5 @@
-import { Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
+import { bullmq } from '../cjsPackages.js';
 import { requireApi, redisPrefix, type Config } from '../config.js';
 import { createApiTokenProvider } from '../delivery/apiTokenProvider.js';
 import { createHttpTransport } from '../delivery/httpTransport.js';
@@ -173,7 +174,7 @@ async function startScheduledImportWorker(
     ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
   });
   const blocking = createRedis(config, 'worker');
-  const worker = new Worker<ScheduledImportData, ScheduledImportResult>(
+  const worker = new bullmq.Worker<ScheduledImportData, ScheduledImportResult>(
     SCHEDULES_QUEUE,
     createScheduledImportProcessor(services.pipeline(logger)),
     {

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Queue } from 'bullmq';
+import { bullmq } from '../cjsPackages.js';
 import { redisPrefix } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { openServices } from '../services.js';
@@ -33,7 +33,7 @@ export async function runSchedule(
   if (action === 'set') await checkScheduleSource(resolve(flags.source!)); // a usage error needs no Redis
   const prefix = redisPrefix(ctx.config);
   const services = await openServices(ctx.config, ORDERS);
-  const queue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: services.redis, prefix });
+  const queue = new bullmq.Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: services.redis, prefix });
   queue.on('error', () => undefined); // surfaced by the call that fails
   const store = new ScheduleStore(queue);
   try {

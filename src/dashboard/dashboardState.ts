@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import { bullmq } from '../cjsPackages.js';
 import { redisPrefix, type Config } from '../config.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { ParkedStore } from '../deadLetter/parkedStore.js';
@@ -37,7 +37,7 @@ export async function openDashboardState(config: Config, logger: Logger): Promis
   const orders = await openTarget(config, logger, 'orders');
   const accounts =
     config.credentials.cafetariaplan === undefined ? undefined : await openTarget(config, logger, 'accounts');
-  const scheduleQueue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
+  const scheduleQueue = new bullmq.Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
     connection: orders.services.redis,
     prefix: redisPrefix(config),
   });

@@ -1,4 +1,4 @@
-import { DelayedError } from 'bullmq';
+import { bullmq } from '../cjsPackages.js';
 import { recordOfChunk, type ChunkRecord } from '../deliveryJob.js';
 import type { UnpackedChunk } from '../ledger/jobData.js';
 import type { SettleInput } from '../ledger/ledger.js';
@@ -147,7 +147,7 @@ async function endChunk<P>(ends: WaveEnds, deps: ChunkDeps<P>): Promise<void> {
     if (deps.breaker.holdsBack()) {
       // The breaker is open: the outage is the API's, so the records keep their attempts for later.
       await deps.postpone(1000 + Math.round(Math.random() * 1000));
-      throw new DelayedError();
+      throw new bullmq.DelayedError();
     }
     // A 429 answered beside it: the backoff is at least its Retry-After.
     const wait = Math.max(ends.retryAfterMs ?? 0, ends.rateLimitMs ?? 0);
@@ -156,18 +156,18 @@ async function endChunk<P>(ends: WaveEnds, deps: ChunkDeps<P>): Promise<void> {
   if (ends.rateLimitMs !== undefined) {
     // Every worker slowed down (the shared rate); the records answered 429 wait their Retry-After, attempts unspent.
     await deps.postpone(ends.rateLimitMs);
-    throw new DelayedError();
+    throw new bullmq.DelayedError();
   }
   if (ends.credentials) {
     await deps.postpone(CREDENTIALS_POSTPONE_MS);
-    throw new DelayedError();
+    throw new bullmq.DelayedError();
   }
   if (ends.unsent) {
     // The breaker is open or half-open (its trial went), or the worker is stopping: the rest waits,
     // attempts unspent. Briefly, not for the breaker's whole wait: an open breaker has paused the
     // queue, so the job rests there and goes on when it heals or a person resumes.
     await deps.postpone(Math.min(ends.waitMs ?? 1000, 2000) + Math.round(Math.random() * 1000));
-    throw new DelayedError();
+    throw new bullmq.DelayedError();
   }
 }
 

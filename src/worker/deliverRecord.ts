@@ -1,4 +1,4 @@
-import { DelayedError, UnrecoverableError } from 'bullmq';
+import { bullmq } from '../cjsPackages.js';
 import type { Ledger, SettleInput } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryJobData } from '../deliveryJob.js';
@@ -104,7 +104,7 @@ export async function deliverRecord<P>(
   const admission = deps.breaker.admission(claim);
   if (!admission.go) {
     await deps.postpone(admission.waitMs + Math.round(Math.random() * 1000));
-    throw new DelayedError();
+    throw new bullmq.DelayedError();
   }
   switch (claim.outcome) {
     case 'delivered':
@@ -198,13 +198,13 @@ async function endJob<P>(verdict: Verdict, grant: RateGrant, deps: DeliverDeps<P
     case 'dead':
       // A refusal is about the record unless the breaker's evidence says otherwise; if it opens,
       // the records its burst dead-lettered go back to the queue when it closes.
-      throw new UnrecoverableError(verdict.facts.reason);
+      throw new bullmq.UnrecoverableError(verdict.facts.reason);
     case 'retry':
       if (!verdict.unanswered && deps.breaker.holdsBack()) {
         // The breaker is open: the outage is the API's, so the record keeps its attempts for later.
         deps.logger.warn('the circuit breaker is open: waits without spending an attempt');
         await deps.postpone(1000 + Math.round(Math.random() * 1000));
-        throw new DelayedError();
+        throw new bullmq.DelayedError();
       }
       throw new RetryableDeliveryError(
         verdict.code,
@@ -215,11 +215,11 @@ async function endJob<P>(verdict: Verdict, grant: RateGrant, deps: DeliverDeps<P
       // Every worker slows down together (the shared rate); this record waits its Retry-After, attempt unspent.
       await slowDown(deps, grant, verdict.retryAfterMs);
       await deps.postpone(verdict.retryAfterMs);
-      throw new DelayedError();
+      throw new bullmq.DelayedError();
     case 'credentials':
       // Not about the record: it waits, attempt unspent; the breaker opens when 401s repeat.
       await deps.postpone(CREDENTIALS_POSTPONE_MS);
-      throw new DelayedError();
+      throw new bullmq.DelayedError();
   }
 }
 

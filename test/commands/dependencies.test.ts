@@ -10,7 +10,7 @@ import { projectRoot } from '../../src/paths.js';
  * areas of one rank are siblings and import neither each other nor anything above.
  */
 const RANKS: readonly (readonly string[])[] = [
-  ['paths', 'errors', 'redisErrors', 'reference', 'textSink', 'heapSettings'],
+  ['paths', 'errors', 'redisErrors', 'reference', 'textSink', 'heapSettings', 'cjsPackages'],
   ['logger', 'deliverySettings', 'target'],
   ['config', 'keyspace', 'queues'],
   ['configReport', 'redis', 'localRedis'],

@@ -1,0 +1,16 @@
+import { createRequire } from 'node:module';
+import type * as Bullmq from 'bullmq';
+import type * as Ioredis from 'ioredis';
+
+/**
+ * bullmq and ioredis, loaded with `require` instead of `import` (their types still come from
+ * `import type`). Both are CommonJS packages: an ES `import` makes Node parse each of their files
+ * once more for its export names (cjs-module-lexer, following every re-export), which doubled
+ * what loading them costs at the start of every command: 280-450 ms CPU by `import`, 140-170 ms
+ * by `require` (measured side by side on the benchmark machine, issue 25). eslint keeps value
+ * imports of the two packages out of src/ and jobs/: a single one would bring the parse back.
+ */
+const require = createRequire(import.meta.url);
+
+export const bullmq = require('bullmq') as typeof Bullmq;
+export const ioredis = require('ioredis') as typeof Ioredis;
