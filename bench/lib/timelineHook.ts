@@ -38,7 +38,7 @@ if (target !== undefined && target !== '') {
       if (text.startsWith('*')) for (const command of respCommands(text)) note('redis', command);
     }
     return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
-  } as typeof net.Socket.prototype.write;
+  };
 
   const request = new WeakMap<object, string>();
   subscribe('undici:request:create', (message) => {
@@ -59,7 +59,7 @@ if (target !== undefined && target !== '') {
     stream.once('open', () => note('write', { path: name }));
     stream.once('close', () => note('closed', { path: name }));
     return stream;
-  } as typeof fs.createWriteStream;
+  };
   syncBuiltinESMExports(); // `import { createWriteStream } from 'node:fs'` sees the wrapper too
 
   process.on('exit', () => {
