@@ -14,8 +14,8 @@ import { WORKER_STALE_MS } from '../worker/workerPresence.js';
 const NO_WORKER_GRACE_MS = 3000;
 /**
  * With --wait, an import keeps the records it read, up to this many, for the results file: a
- * 5,000-order file then skips a second read and validation (~0.1 CPU-s per 1,000 rows) at the end,
- * for ~2 MB of memory per 1,000 records held; a longer file is read again as before.
+ * 5,000-order file then skips a second read and validation at the end (~400 of the results file's
+ * ~1,000 CPU-ms, profiled); memory grows by the records held (not measured); a longer file is read again as before.
  */
 const RESULTS_ITEMS_KEPT = 10_000;
 /**
