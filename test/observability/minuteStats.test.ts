@@ -21,7 +21,7 @@ describe('minute stats', () => {
     for (let i = 0; i < 6; i++) stats.request('business', delivered, 0.02);
     stats.request('business', delivered, 0.04);
     stats.request('business', delivered, 3);
-    stats.request('accounts', delivered, 0.02); // no target: dropped at the flush
+    stats.request('cafetariaplan', delivered, 0.02); // no target: dropped at the flush
     for (let i = 0; i < 5; i++) stats.order('business', 'delivered');
     stats.order('business', 'dead_lettered');
     stats.order('business', 'held');
