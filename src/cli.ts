@@ -46,7 +46,7 @@ export async function main(
     },
   });
   if (options.tuneHeap === true) {
-    // Before the command's modules load: the young generation must not have grown yet (src/heapSettings.ts).
+    // Once the command is known, before its action reads anything (src/heapSettings.ts).
     program.hook('preAction', (_program, action) => {
       const nodeFlags = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
       tuneHeapFor(action.name(), { delivers: action.opts().deliver === true }, nodeFlags);

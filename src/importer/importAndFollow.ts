@@ -10,20 +10,6 @@ import { describeHealth, readDeliveryHealth } from '../services/deliveryControl.
 import { describeBreakerReport, readBreakerReport } from '../services/breakerReport.js';
 import { WORKER_STALE_MS } from '../worker/workerPresence.js';
 
-/** A worker may take a moment to register: "no worker is running" only after this. */
-const NO_WORKER_GRACE_MS = 3000;
-/**
- * With --wait, an import keeps the records it read, up to this many, for the results file: a
- * 5,000-order file then skips a second read and validation at the end (~400 of the results file's
- * ~1,000 CPU-ms, profiled); memory grows by the records held (not measured); a longer file is read again as before.
- */
-const RESULTS_ITEMS_KEPT = 10_000;
-/**
- * How often --wait reads its batch: its end is seen within this. A batch read is one HGETALL
- * (10 a second cost the importer and Redis well under 1% of a core); at followBatch's default of
- * 500 ms, a run ended on average 250 ms after its last order settled.
- */
-const FOLLOW_POLL_MS = 100;
 import { ExitCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
@@ -44,6 +30,21 @@ import {
   type JournalEntry,
   type LedgerLossPolicy,
 } from './importJournal.js';
+
+/** A worker may take a moment to register: "no worker is running" only after this. */
+const NO_WORKER_GRACE_MS = 3000;
+/**
+ * With --wait, an import keeps the records it read, up to this many, for the results file: a
+ * 5,000-order file then skips a second read and validation at the end (~400 of the results file's
+ * ~1,000 CPU-ms, profiled); memory grows by the records held (not measured); a longer file is read again as before.
+ */
+const RESULTS_ITEMS_KEPT = 10_000;
+/**
+ * How often --wait reads its batch: its end is seen within this. A batch read is one HGETALL
+ * (10 a second cost the importer and Redis well under 1% of a core); at followBatch's default of
+ * 500 ms, a run ended on average 250 ms after its last order settled.
+ */
+const FOLLOW_POLL_MS = 100;
 
 /** Whether and how to follow a batch after its import (`--wait`, `--results`, `--max-wait`). */
 export interface FollowSettings {

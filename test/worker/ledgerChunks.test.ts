@@ -398,8 +398,8 @@ describe('chunk jobs in the ledger', () => {
     await newBatch('b2');
     // An importer that reserved the chunk and died before adding its job.
     await ledger.reserveChunks([[item('k1')]], ['b1.1'], { name: 'deliver-orders', layout: undefined }, 'b1', false);
-    const reserveK1 = () =>
-      ledger.reserveJobs(
+    const reserveK1 = (by: Ledger = ledger) =>
+      by.reserveJobs(
         [
           {
             orderKey: 'k1',
@@ -410,8 +410,10 @@ describe('chunk jobs in the ledger', () => {
         'b2',
         false,
       );
-    // No job yet, but too young to tell from an import between reserving and adding.
-    expect(await reserveK1()).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
+    // No job yet, but too young to tell from an import between reserving and adding. Asked through a
+    // ledger whose staleness is a minute, so a slow machine cannot make the entry stale before this line.
+    const patient = new Ledger(redis, keys, { queueName: 'orders', staleQueuedMs: 60_000 });
+    expect(await reserveK1(patient)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
 
     await redis.hset(keys.job('orders', 'b1.1'), 'name', 'deliver-orders'); // the chunk job BullMQ holds
     await new Promise((r) => setTimeout(r, 80)); // older than staleQueuedMs
