@@ -85,6 +85,8 @@ export interface UnitStoreOptions<U> {
   flushBytes?: number;
   /** Cap on the rows of one group (orders: BULKORDER_MAX_LINES_PER_ORDER). */
   limit?: GroupLimit<U>;
+  /** Spill files kept open at most (SpillWriter); default openHandleBudget(). */
+  maxOpenFiles?: number;
 }
 
 /**
@@ -102,6 +104,7 @@ export async function createUnitStore<U extends GroupedUnit>(options: UnitStoreO
     options.tmpDir ?? tmpdir(),
     options.flushBytes ?? 4 * 1024,
     options.limit,
+    options.maxOpenFiles,
   );
 }
 
@@ -157,10 +160,11 @@ async function spillStore<U extends GroupedUnit>(
   parent: string,
   flushBytes: number,
   limit: GroupLimit<U> | undefined,
+  maxOpenFiles: number | undefined,
 ): Promise<UnitStore<U>> {
   const dir = createSpillDir(parent);
   const path = (bucket: number): string => join(dir, `bucket-${bucket}.ndjson`);
-  const writer = new SpillWriter({ count, path, flushBytes });
+  const writer = new SpillWriter({ count, path, flushBytes, ...(maxOpenFiles === undefined ? {} : { maxOpenFiles }) });
 
   return {
     add: async (unit) => {

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SpillWriter } from '../../src/ingest/spillWriter.js';
+import { openHandleBudget, SpillWriter } from '../../src/ingest/spillWriter.js';
 import { createUnitStore } from '../../src/ingest/unitStore.js';
 import { ORDER_SCHEMA } from '../../src/ingest/openOrderSource.js';
 import { resolveColumns } from '../../src/ingest/resolveColumns.js';
@@ -68,5 +68,28 @@ describe('spill writes behind the reader', () => {
     await expect(failure).rejects.toMatchObject({ code: 'ENOSPC', syscall: 'write' });
     await store.dispose();
     expect(await readdir(spill)).toEqual([]);
+  });
+});
+
+describe('openHandleBudget', () => {
+  const limits = (soft: string, hard: string) =>
+    `Limit                     Soft Limit           Hard Limit           Units     \n` +
+    `Max processes             95359                95359                processes \n` +
+    `Max open files            ${soft.padEnd(20)} ${hard.padEnd(20)} files     \n`;
+
+  it('keeps the soft limit of open files less 256 for the rest of the process', () => {
+    expect(openHandleBudget(limits('20000', '20000'))).toBe(19_744);
+    expect(openHandleBudget(limits('1024', '524288'))).toBe(768);
+    expect(openHandleBudget(limits('200', '200'))).toBe(0);
+    expect(openHandleBudget(limits('unlimited', 'unlimited'))).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('keeps 256 open where the limit cannot be read', () => {
+    expect(openHandleBudget('no such line\n')).toBe(256);
+  });
+
+  it("reads this process's own limit on Linux", () => {
+    if (process.platform !== 'linux') return;
+    expect(openHandleBudget()).toBeGreaterThan(0);
   });
 });
