@@ -33,9 +33,18 @@ export function removeSpillDir(dir: string): void {
  * folders; returns the paths removed.
  */
 export function sweepStaleSpillDirs(parent: string, now = Date.now()): string[] {
+  return sweepStaleDirs(parent, PREFIX, now);
+}
+
+/**
+ * Removes the folders `<prefix><pid>-*` in `parent` whose pid is not running (and `<prefix>*` without a pid once a
+ * day old): private folders a process named after itself and could not remove because it was killed. Only this
+ * user's, never one this process keeps; returns the paths removed.
+ */
+export function sweepStaleDirs(parent: string, prefix: string, now = Date.now()): string[] {
   let names: string[];
   try {
-    names = readdirSync(parent).filter((name) => name.startsWith(PREFIX));
+    names = readdirSync(parent).filter((name) => name.startsWith(prefix));
   } catch {
     return [];
   }
@@ -45,7 +54,7 @@ export function sweepStaleSpillDirs(parent: string, now = Date.now()): string[] 
     try {
       const info = statSync(path);
       if (!info.isDirectory() || (process.getuid !== undefined && info.uid !== process.getuid())) continue;
-      const pid = /^bulkorder-ingest-(\d+)-/.exec(name)?.[1];
+      const pid = /^(\d+)-/.exec(name.slice(prefix.length))?.[1];
       const stale = pid === undefined ? now - info.mtimeMs > 24 * 3600 * 1000 : !processAlive(Number(pid));
       if (!stale || live.has(path)) continue;
       rmSync(path, { recursive: true, force: true });

@@ -1,9 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { ownedTempDir, removeOwnedTempDir } from './ownedTempDir.js';
 
 export interface PrivateRedis {
   url: string;
@@ -22,7 +20,7 @@ export interface PrivateRedis {
  */
 export async function startPrivateRedis(extraArgs: string[] = []): Promise<PrivateRedis> {
   const port = await sparePort();
-  const dir = await mkdtemp(join(tmpdir(), 'bulkorder-redis-'));
+  const dir = ownedTempDir('bulkorder-redis-');
   const args = [
     '--port',
     String(port),
@@ -54,7 +52,7 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
   try {
     child = await spawnServer();
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
+    await removeOwnedTempDir(dir);
     throw error;
   }
   const kill = () => killChild(child);
@@ -70,7 +68,7 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
     },
     async stop() {
       await kill();
-      await rm(dir, { recursive: true, force: true });
+      await removeOwnedTempDir(dir);
     },
   };
 }

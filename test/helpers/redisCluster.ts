@@ -1,8 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ownedTempDir, removeOwnedTempDir } from './ownedTempDir.js';
 import { sparePort, waitUntilAnswering } from './privateRedis.js';
 
 const run = promisify(execFile);
@@ -37,13 +36,13 @@ export async function startTestCluster(): Promise<TestCluster> {
         await exited;
       }),
     );
-    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    await Promise.all(dirs.map((dir) => removeOwnedTempDir(dir)));
   };
   try {
     const ports: number[] = [];
     for (let i = 0; i < 3; i++) {
       const port = await sparePort();
-      const dir = await mkdtemp(join(tmpdir(), 'bulkorder-redis-cluster-'));
+      const dir = ownedTempDir('bulkorder-rediscluster-');
       dirs.push(dir);
       const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'];
       args.push(

@@ -3,7 +3,7 @@ import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
-import { createSpillDir, removeSpillDir, sweepStaleSpillDirs } from '../../src/ingest/spillDir.js';
+import { createSpillDir, removeSpillDir, sweepStaleDirs, sweepStaleSpillDirs } from '../../src/ingest/spillDir.js';
 import { LineRanges } from '../../src/ingest/groupLimit.js';
 import { ORDER_SCHEMA } from '../../src/ingest/openOrderSource.js';
 import { createUnitStore } from '../../src/ingest/unitStore.js';
@@ -164,6 +164,15 @@ describe('memory bounded whatever the shape', () => {
     expect(sweepStaleSpillDirs(tmp.dir)).toEqual([dead]);
     expect((await readdir(tmp.dir)).sort()).toEqual([alive, dir].map((p) => p.slice(tmp.dir.length + 1)).sort());
     removeSpillDir(dir);
+  });
+
+  it("the same sweep for another prefix (a test's redis-server folders): a dead owner's folder goes, a live one's stays", async () => {
+    const dead = join(tmp.dir, `bulkorder-redis-${await deadPid()}-abcdef`);
+    const alive = join(tmp.dir, `bulkorder-redis-${process.ppid}-abcdef`);
+    const spill = join(tmp.dir, `bulkorder-ingest-${await deadPid()}-abcdef`);
+    for (const dir of [dead, alive, spill]) await mkdir(dir);
+    expect(sweepStaleDirs(tmp.dir, 'bulkorder-redis-')).toEqual([dead]);
+    expect((await readdir(tmp.dir)).sort()).toEqual([alive, spill].map((p) => p.slice(tmp.dir.length + 1)).sort());
   });
 
   it(
