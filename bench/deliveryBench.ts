@@ -32,8 +32,7 @@ import { cpuPer1000, waitUntilSettled } from './lib/followDelivery.js';
 import { benchEnv, benchPrefix, ORDERS_PER_JOB } from './importBench.js';
 import { keyspaceBytes } from './lib/keyspaceBytes.js';
 import { clusterRun } from './clusterDelivery.js';
-import { monitorCommands, scriptNames, type ScriptNames } from './lib/commandMonitor.js';
-import { defineScripts } from '../src/lua/defineScripts.js';
+import { knownScripts, monitorCommands } from './lib/commandMonitor.js';
 
 export const LATENCY_MS = 20;
 export const TOKEN_LIFETIME_S = 5;
@@ -223,20 +222,6 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
     cpuPer1000: cpuPer1000(loopCpu, 0, orders),
     ...(failed === 0 ? {} : { logs: `answers other than 201: ${JSON.stringify(statuses)}` }),
   };
-}
-
-/** The scripts a delivery runs, by SHA-1: BullMQ's (loaded by a Queue) and ours (src/lua/, every one defined up front). */
-async function knownScripts(client: BenchRedis['client'], prefix: string): Promise<ScriptNames> {
-  const connection = client.duplicate();
-  const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
-  try {
-    await queue.waitUntilReady();
-    defineScripts(connection);
-    return scriptNames([connection]);
-  } finally {
-    await queue.close();
-    connection.disconnect();
-  }
 }
 
 export interface DeliveryFigures {

@@ -16,12 +16,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { ORDERS_QUEUE } from '../src/queues.js';
-import { defineScripts } from '../src/lua/defineScripts.js';
 import { benchScript, cliEntry, startNode, type StartedChild } from './lib/nodeChild.js';
 import { forgetImports, orderFile } from './lib/benchData.js';
 import { startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
 import { load, median } from './lib/benchStats.js';
-import { scriptNames, type ScriptNames } from './lib/commandMonitor.js';
+import { knownScripts, type ScriptNames } from './lib/commandMonitor.js';
 import { benchEnv, benchPrefix } from './importBench.js';
 import { startSimulatorProcess, type SimulatorProcess } from './deliveryBench.js';
 
@@ -178,27 +177,13 @@ function phases(
   return { marks, waves, tokens, importCpuMs: cpu(imp), workerCpuMs: cpu(wrk) };
 }
 
-/** The scripts a run sends, by SHA-1: BullMQ's (loaded by a Queue) and ours (src/lua/). */
-async function knownScripts(redis: BenchRedis): Promise<ScriptNames> {
-  const connection = redis.client.duplicate();
-  const queue = new Queue(ORDERS_QUEUE, { connection, prefix: 'bench' });
-  try {
-    await queue.waitUntilReady();
-    defineScripts(connection);
-    return scriptNames([connection]);
-  } finally {
-    await queue.close();
-    connection.disconnect();
-  }
-}
-
 export async function timeline(rows: number, runs: number, concurrency = 100, ordersPerJob = 10): Promise<string> {
   const file = await orderFile(rows);
   const redis = await startBenchRedis();
   const sim = await startSimulatorProcess();
   const lines: string[] = [];
   try {
-    const names = await knownScripts(redis);
+    const names = await knownScripts(redis.client, 'bench');
     const all: Timeline[] = [];
     for (let i = 0; i < runs; i++) {
       const loadNow = load();

@@ -6,7 +6,10 @@
  * MONITOR slows Redis down: counts only, never rates.
  */
 import { createHash } from 'node:crypto';
+import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { defineScripts } from '../../src/lua/defineScripts.js';
+import { ORDERS_QUEUE } from '../../src/queues.js';
 
 /** A script's name by the SHA-1 of its text (what EVALSHA sends; EVAL sends the text itself). */
 export type ScriptNames = Map<string, string>;
@@ -15,7 +18,7 @@ export type ScriptNames = Map<string, string>;
  * Names every script defined on an ioredis client (BullMQ's and the ledger's, by command name), plus
  * `extra` texts by name for scripts no client has defined yet; a client's name wins for the same text.
  */
-export function scriptNames(clients: readonly Redis[], extra: Record<string, string> = {}): ScriptNames {
+function scriptNames(clients: readonly Redis[], extra: Record<string, string> = {}): ScriptNames {
   const names: ScriptNames = new Map();
   for (const client of clients) {
     const set = (client as unknown as { scriptsSet: Record<string, { sha: string }> }).scriptsSet;
@@ -106,4 +109,18 @@ export async function monitorCommands(client: Redis, names: ScriptNames, prefix:
       return [...counts.entries()].sort((a, b) => b[1] - a[1]);
     },
   };
+}
+
+/** The scripts a delivery runs, by SHA-1: BullMQ's (loaded by a Queue under `prefix`) and ours (src/lua/, every one defined up front). */
+export async function knownScripts(client: Redis, prefix: string): Promise<ScriptNames> {
+  const connection = client.duplicate();
+  const queue = new Queue(ORDERS_QUEUE, { connection, prefix });
+  try {
+    await queue.waitUntilReady();
+    defineScripts(connection);
+    return scriptNames([connection]);
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
 }
