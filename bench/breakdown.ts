@@ -179,10 +179,10 @@ async function ours(
         return { ids, records, reserve };
       });
       const reserved = await timed(times, 'reserve', () =>
-        deps.ledger.reserveChunks(packed.reserve, packed.ids, { name: ORDERS.chunkJobName, layout }, 'b-bench', false),
+        deps.ledger.reserveChunks(packed.reserve, packed.ids, { name: ORDERS.jobName, layout }, { batchId: 'b-bench' }),
       );
       const jobs = packed.records.map((group, c) => ({
-        name: ORDERS.chunkJobName,
+        name: ORDERS.jobName,
         data: chunkJob(
           'b-bench',
           group.filter((_, i) => reserved[c]![i]!.outcome === 'reserved'),

@@ -1,7 +1,7 @@
 /**
  * Redis commands per delivered order, and who issues them: one delivery run (import, one
  * `bulkorder worker`, the simulator at 20 ms) per BULKORDER_ORDERS_PER_JOB value (default 1 and 10:
- * one BullMQ job per order as before issue 16's chunk jobs, and the default), with INFO commandstats
+ * one BullMQ job per order, the shape before issue 16's chunk jobs, and the default), with INFO commandstats
  * per command and MONITOR charging each command to its caller (a BullMQ script, a ledger or breaker
  * script, or a plain command) and key shape. Counts only: MONITOR slows Redis, so rates here mean nothing.
  *

@@ -5,7 +5,7 @@
  * every order settled in the ledger. Side by side in the same run: a bare undici loop posting
  * the same bodies to the same simulator at the same concurrency (bench/baselines/bareDelivery.ts).
  * At each concurrency the product runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 10:
- * one BullMQ job per order as before issue 16's chunk jobs, and the default), each beside the same
+ * one BullMQ job per order, the shape before issue 16's chunk jobs, and the default), each beside the same
  * bare run; the scaling and cluster runs use the last value.
  *
  *   node dist/bench/deliveryBench.js [orders=20000] [concurrency=50,200] [processes=1,2,4] [ordersPerJob=1,10]

@@ -5,8 +5,8 @@
  * in the same run: the script a user would write instead (bench/baselines/bareFile.ts: csv-parse,
  * the row schema, group by orderRef, an undici Pool at the same concurrency), timed the same way,
  * against the same simulator (its own process, 20 ms latency). Every order must be accepted once.
- * Ours runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 10: one BullMQ job per order as
- * before issue 16's chunk jobs, and the default), given to the worker and the import alike.
+ * Ours runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 10: one BullMQ job per order, the
+ * shape before issue 16's chunk jobs, and the default), given to the worker and the import alike.
  *
  *   node dist/bench/fileBench.js [rows=7000] [concurrency=100] [ordersPerJob=1,10]
  *
@@ -23,7 +23,7 @@ import { ORDERS_QUEUE } from '../src/queues.js';
 import { benchScript, cliEntry, runNode, startNode, type StartedChild } from './lib/nodeChild.js';
 import { forgetImports, orderFile } from './lib/benchData.js';
 import { startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
-import { load, oursLabel, rate } from './lib/benchStats.js';
+import { load, mib, oursLabel, rate } from './lib/benchStats.js';
 import { benchEnv, benchPrefix, ORDERS_PER_JOB } from './importBench.js';
 import { startSimulatorProcess, type SimulatorProcess } from './deliveryBench.js';
 
@@ -35,7 +35,7 @@ export interface FileFigures {
   ours: FileOurs;
   /** One run of ours per orders-per-job value, each beside the same bare run; ratio = its orders/s / bare's. */
   variants: { ours: FileOurs; ratio: number }[];
-  bare: { orders: number; seconds: number; ordersPerSecond: number };
+  bare: { orders: number; seconds: number; ordersPerSecond: number; cpuSeconds: number };
   /** ours / bare, orders per second (the same orders). */
   ratio: number;
 }
@@ -45,6 +45,10 @@ export interface FileOurs {
   orders: number;
   seconds: number;
   ordersPerSecond: number;
+  /** CPU-seconds of the `import --wait` process and of the worker process (from its start, idle wait included). */
+  importCpuSeconds: number;
+  workerCpuSeconds: number;
+  importPeakRssBytes: number;
 }
 
 async function oursRun(
@@ -90,7 +94,18 @@ async function oursRun(
       );
     }
     const seconds = imported.wallMs / 1000;
-    return { ordersPerJob, orders, seconds, ordersPerSecond: orders / seconds };
+    worker.child.kill('SIGTERM');
+    const stopped = await worker.done;
+    worker = undefined;
+    return {
+      ordersPerJob,
+      orders,
+      seconds,
+      ordersPerSecond: orders / seconds,
+      importCpuSeconds: imported.cpuSeconds,
+      workerCpuSeconds: stopped.cpuSeconds,
+      importPeakRssBytes: imported.peakRssBytes,
+    };
   } finally {
     worker?.child.kill('SIGTERM');
     await worker?.done;
@@ -108,7 +123,7 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
   if (figures.failed > 0)
     throw new Error(`the bare script had ${figures.failed} orders refused: ${JSON.stringify(figures.statuses)}`);
   const seconds = run.wallMs / 1000;
-  return { orders: figures.orders, seconds, ordersPerSecond: figures.orders / seconds };
+  return { orders: figures.orders, seconds, ordersPerSecond: figures.orders / seconds, cpuSeconds: run.cpuSeconds };
 }
 
 export async function fileBench(
@@ -148,9 +163,10 @@ export function describeFile(f: FileFigures): string {
     `a whole file end to end, ${rate(f.ours.orders)} orders (${rate(f.rows)} rows), concurrency ${f.concurrency} (load ${f.load}):`,
     ...f.variants.map(
       ({ ours, ratio }) =>
-        `  ${oursLabel(ours.ordersPerJob)} (worker + import --wait) ${ours.seconds.toFixed(1)} s, ${rate(ours.ordersPerSecond)} orders/s; ratio ${ratio.toFixed(2)}x`,
+        `  ${oursLabel(ours.ordersPerJob)} (worker + import --wait) ${ours.seconds.toFixed(1)} s, ${rate(ours.ordersPerSecond)} orders/s; ratio ${ratio.toFixed(2)}x; ` +
+        `CPU import ${ours.importCpuSeconds.toFixed(2)} s + worker ${ours.workerCpuSeconds.toFixed(2)} s, import peak ${mib(ours.importPeakRssBytes)}`,
     ),
-    `  bare script ${f.bare.seconds.toFixed(1)} s, ${rate(f.bare.ordersPerSecond)} orders/s`,
+    `  bare script ${f.bare.seconds.toFixed(1)} s, ${rate(f.bare.ordersPerSecond)} orders/s, CPU ${f.bare.cpuSeconds.toFixed(2)} s`,
   ].join('\n');
 }
 

@@ -3,12 +3,12 @@
  * process) into a private redis-server, against the bare baseline (csv-parse + the row schema
  * + BullMQ addBulk in chunks, bench/baselines/bareImport.ts) into the same server, emptied
  * in between. Ours runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 10: one BullMQ
- * job per order as before issue 16's chunk jobs, and the default), each beside the same bare run.
+ * job per order, the shape before issue 16's chunk jobs, and the default), each beside the same bare run.
  * Reports orders/s, peak RSS, Redis memory per queued order (totals of every key by kind, divided by
  * the orders queued) and Redis commands per order (INFO commandstats; commands run inside Lua
  * scripts count too).
  *
- *   node dist/bench/importBench.js [rows=100000] [ordersPerJob=1,10]
+ *   node dist/bench/importBench.js [rows=100000] [ordersPerJob=1,10] [shape=spread|grouped|shuffled]
  *
  * Bound by: the importer's CPU (one core) while Redis, on the other core, is mostly idle;
  * see BENCHMARKS.md for the profile.
@@ -21,14 +21,14 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, redisPrefix } from '../src/config.js';
 import { ORDERS_QUEUE } from '../src/queues.js';
 import { benchScript, cliEntry, runNode } from './lib/nodeChild.js';
-import { forgetImports, orderFile } from './lib/benchData.js';
+import { forgetImports, orderFile, type OrderFileShape } from './lib/benchData.js';
 import { startBenchRedis, perOrder, type BenchRedis } from './lib/benchRedis.js';
 import { load, mib, oursLabel, rate } from './lib/benchStats.js';
 import { keyspaceBytes } from './lib/keyspaceBytes.js';
 
 export const BENCH_PREFIX = 'bench';
 
-/** BULKORDER_ORDERS_PER_JOB values measured side by side: one order per job (before issue 16's chunks), the default 10. */
+/** BULKORDER_ORDERS_PER_JOB values measured side by side: one order per job (the shape before issue 16's chunks; a chunk of one since issue 32), the default 10. */
 export const ORDERS_PER_JOB = [1, 10];
 
 /** One `bulkorder import` with one BULKORDER_ORDERS_PER_JOB. Bytes are per queued order, from totals (see keyspaceBytes). */
@@ -38,6 +38,8 @@ export interface ImportOurs {
   ordersPerSecond: number;
   peakRssBytes: number;
   seconds: number;
+  /** CPU-seconds of the import process (user + system). */
+  cpuSeconds: number;
   commandsPerOrder: string;
   /** used_memory after the import minus before, per queued order. */
   redisBytesPerOrder: number;
@@ -63,6 +65,7 @@ export interface ImportFigures {
     ordersPerSecond: number;
     peakRssBytes: number;
     seconds: number;
+    cpuSeconds: number;
     commandsPerOrder: string;
     redisBytesPerOrder: number;
   };
@@ -108,6 +111,7 @@ async function oursImport(redis: BenchRedis, file: string, rejects: string, orde
     ordersPerSecond: queued / (run.wallMs / 1000),
     peakRssBytes: run.peakRssBytes,
     seconds: run.wallMs / 1000,
+    cpuSeconds: run.cpuSeconds,
     commandsPerOrder: perOrder(calls, queued),
     redisBytesPerOrder: memory / queued,
     jobBytes,
@@ -125,9 +129,10 @@ export async function importBench(
   rows: number,
   redisGiven?: BenchRedis,
   ordersPerJob: readonly number[] = ORDERS_PER_JOB,
+  shape: OrderFileShape = 'spread',
 ): Promise<ImportFigures> {
   if (ordersPerJob.length === 0) throw new Error('importBench: no orders-per-job value to measure');
-  const file = await orderFile(rows);
+  const file = await orderFile(rows, 1, shape);
   const redis = redisGiven ?? (await startBenchRedis());
   const rejects = join(tmpdir(), `bench-import-${process.pid}.rejects.csv`);
   try {
@@ -157,6 +162,7 @@ export async function importBench(
         ordersPerSecond: bareRate,
         peakRssBytes: bare.peakRssBytes,
         seconds: bare.wallMs / 1000,
+        cpuSeconds: bare.cpuSeconds,
         commandsPerOrder: perOrder(bareCalls, jobs),
         redisBytesPerOrder: bareMemory / jobs,
       },
@@ -171,19 +177,20 @@ export async function importBench(
 export function describeImport(f: ImportFigures): string {
   const ours = f.variants.map(
     ({ ours: o, ratio }) =>
-      `  ${oursLabel(o.ordersPerJob)}: ${rate(o.orders)} orders in ${rate(o.jobHashes)} jobs at ${rate(o.ordersPerSecond)}/s, peak ${mib(o.peakRssBytes)}, ` +
+      `  ${oursLabel(o.ordersPerJob)}: ${rate(o.orders)} orders in ${rate(o.jobHashes)} jobs at ${rate(o.ordersPerSecond)}/s, CPU ${o.cpuSeconds.toFixed(1)} s, peak ${mib(o.peakRssBytes)}, ` +
       `Redis ${rate(o.redisBytesPerOrder)} B/order (job hashes ${rate(o.jobBytes)} B, ledger entries ${rate(o.ledgerEntryBytes)} B, other ${rate(o.otherBytes)} B), commands/order: ${o.commandsPerOrder}; ratio ${ratio.toFixed(2)}x`,
   );
   return [
     `import ${rate(f.rows)} rows (load ${f.load}):`,
     ...ours,
-    `  bare ${rate(f.bare.orders)} jobs at ${rate(f.bare.ordersPerSecond)}/s, peak ${mib(f.bare.peakRssBytes)}, Redis ${rate(f.bare.redisBytesPerOrder)} B/job, commands/job: ${f.bare.commandsPerOrder}`,
+    `  bare ${rate(f.bare.orders)} jobs at ${rate(f.bare.ordersPerSecond)}/s, CPU ${f.bare.cpuSeconds.toFixed(1)} s, peak ${mib(f.bare.peakRssBytes)}, Redis ${rate(f.bare.redisBytesPerOrder)} B/job, commands/job: ${f.bare.commandsPerOrder}`,
   ].join('\n');
 }
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const ordersPerJob = process.argv[3]?.split(',').map(Number) ?? ORDERS_PER_JOB;
+  const shape = (process.argv[4] ?? 'spread') as OrderFileShape;
   process.stdout.write(
-    describeImport(await importBench(Number(process.argv[2] ?? 100_000), undefined, ordersPerJob)) + '\n',
+    describeImport(await importBench(Number(process.argv[2] ?? 100_000), undefined, ordersPerJob, shape)) + '\n',
   );
 }

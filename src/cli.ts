@@ -9,9 +9,11 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
 import { registerCommands } from './commands/index.js';
+import { stopTracing } from './tracing/tracing.js';
 import { HELP_WIDTH, withExamples, withFlagHint, type CommandIo } from './commands/options.js';
-import { isRedisConnectionError, outOfMemoryReply } from './redisErrors.js';
-import { endJsonOnSignal, watchJsonStdout, type JsonEnding } from './commands/jsonEnding.js';
+import { isRedisConnectionError, noPermissionReply, outOfMemoryReply } from './redisErrors.js';
+import { watchJsonStdout, type JsonEnding } from './commands/jsonEnding.js';
+import { endAfterRun, installStopPolicy } from './commands/stopPolicy.js';
 import type { TextSink } from './textSink.js';
 import { tuneHeapFor } from './heapSettings.js';
 
@@ -36,10 +38,13 @@ export async function main(
     ? watchJsonStdout(stdout)
     : undefined;
   const env = io.env ?? process.env;
+  // Before any command runs: a signal while a command waits for Redis is handled like any other.
+  const stopping = installStopPolicy({ ending, stderr });
   const program = buildProgram(await packageVersion(), {
     stdout: ending?.stdout ?? stdout,
     stderr,
     env,
+    stop: stopping.policy,
     ...(io.logDestination === undefined ? {} : { logDestination: io.logDestination }),
     setExitCode: (code) => {
       exitCode = code;
@@ -52,22 +57,17 @@ export async function main(
       tuneHeapFor(action.name(), { delivers: action.opts().deliver === true }, nodeFlags);
     });
   }
-  let stopWatchingSignals = (): void => undefined;
-  if (ending !== undefined) {
-    // import handles no signal itself (watch, worker and dashboard stop gracefully and report on their own).
-    program.hook('preAction', (_program, action) => {
-      if (action.name() === 'import') stopWatchingSignals = endJsonOnSignal(ending);
-    });
-  }
   try {
     await program.parseAsync(argv, { from: 'node' });
   } catch (error) {
     const refusal = refusalFor(error, stderr);
     // --help and --version (exit 0) printed their text: that is the answer.
     if (refusal.exitCode !== ExitCode.ok) ending?.end(refusal);
-    return refusal.exitCode;
+    exitCode = refusal.exitCode;
   } finally {
-    stopWatchingSignals(); // main may run again in the same process (tests)
+    stopping.dispose();
+    // Spans still buffered go out before the process ends (a no-op without OTEL_*: nothing was loaded).
+    await stopTracing().catch(() => undefined);
   }
   return exitCode;
 }
@@ -105,6 +105,7 @@ export function buildProgram(version: string, io: CommandIo): Command {
       .map(([code, meaning]) => `${code} ${meaning}`)
       .join(', ')}.`,
     'See README.md for configuration (BULKORDER_* variables) and file formats; every command has --help with examples.',
+    'Every code bulkorder shows (refusals, rejected rows, notes, dead-letter and held causes), what it means and what to do: docs/errors.md.',
   );
   registerCommands(program, io);
   return program;
@@ -127,6 +128,15 @@ function refusalFor(error: unknown, stderr: TextSink): { code: string; message: 
       `or free some, then run the same command again: what was done stays done, and nothing is queued or sent twice.`;
     stderr.write(`bulkorder: ${message}\n`);
     return { code: 'REDIS_UNAVAILABLE', message, exitCode: ExitCode.infrastructure };
+  }
+  const noPermission = noPermissionReply(error);
+  if (noPermission !== undefined) {
+    const message =
+      `REDIS_URL: Redis refused a command or key to its user (${noPermission}). Give the user the ACL that README's ` +
+      `"Redis permissions" lists (its key pattern must cover BULKORDER_REDIS_PREFIX), then run the same command again: ` +
+      `what was done stays done, and nothing is queued or sent twice.`;
+    stderr.write(`bulkorder: ${message}\n`);
+    return { code: 'REDIS_NO_PERMISSION', message, exitCode: ExitCode.usage };
   }
   if (isRedisConnectionError(error)) {
     const message =
@@ -160,4 +170,5 @@ const { realpathSync } = await import('node:fs');
 const { fileURLToPath } = await import('node:url');
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.exitCode = await main(process.argv, {}, { tuneHeap: true });
+  endAfterRun(process.exitCode);
 }

@@ -13,13 +13,26 @@
  * .env.example must document it (a test checks that).
  */
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
 import { targetMismatch } from './target.js';
+import { allowanceText, hostProblem, isAllowance } from './config/privateAddress.js';
 import { CONFIG_VARIABLES, schema, SECOND, type Parsed } from './config/configSchema.js';
-import { Secret, SecretUrl } from './config/secret.js';
-import type { ApiCredentials, ApiName, Config, ConfigSource, SmtpSettings } from './config/configTypes.js';
+import { PemSource, Secret, SecretUrl } from './config/secret.js';
+import type {
+  ApiCredentials,
+  ApiName,
+  Config,
+  ConfigSource,
+  CsvOutputSettings,
+  FileSettings,
+  RedisTlsSettings,
+  SmtpSettings,
+  TracingSettings,
+} from './config/configTypes.js';
 
 export { Secret, SecretUrl, maskPassword } from './config/secret.js';
 export type * from './config/configTypes.js';
@@ -54,14 +67,11 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       nonEmpty(fromFile[name]),
       nonEmpty(real[name]),
     ];
-    const [value, source]: [string | undefined, ConfigSource] =
-      override !== undefined
-        ? [override, 'override']
-        : file !== undefined
-          ? [file, 'env-file']
-          : inherited !== undefined
-            ? [inherited, 'environment']
-            : [undefined, 'default'];
+    const [value, source] = firstSet([
+      [override, 'override'],
+      [file, 'env-file'],
+      [inherited, 'environment'],
+    ]);
     if (source === 'env-file' && inherited !== undefined && inherited !== file) shadowed.push(name);
     sources[name] = source;
     if (value !== undefined) raw[name] = value;
@@ -86,24 +96,36 @@ function effectiveValues(parsed: Parsed): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of CONFIG_VARIABLES) {
     const value: unknown = parsed[name as keyof Parsed];
-    out[name] =
-      value === undefined
-        ? ''
-        : value instanceof SecretUrl
-          ? value.toString()
-          : value instanceof Secret
-            ? '********'
-            : Array.isArray(value)
-              ? value.length === 0
-                ? 'none'
-                : value.join(',')
-              : String(value);
+    out[name] = valueText(value);
   }
   return out;
 }
 
+/** A variable's value from the first place that sets it (override, env file, environment), else the default. */
+function firstSet(places: [string | undefined, ConfigSource][]): [string | undefined, ConfigSource] {
+  return places.find(([value]) => value !== undefined) ?? [undefined, 'default'];
+}
+
+/** One parsed value as text: secrets masked, lists joined, an empty list as `none`. */
+function valueText(value: unknown): string {
+  if (value === undefined) return '';
+  if (value instanceof SecretUrl || value instanceof PemSource) return value.toString();
+  if (value instanceof Secret) return '********';
+  if (isAllowance(value)) return allowanceText(value);
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(listItem).join(',');
+  return String(value);
+}
+
+/** One item of a list setting as text: a cluster node as host:port, a webhook URL masked (a Secret prints so). */
+function listItem(item: unknown): string {
+  if (typeof item === 'object' && item !== null && 'host' in item && 'port' in item)
+    return `${String(item.host)}:${String(item.port)}`;
+  return String(item);
+}
+
 type Provenance = Pick<Config, 'envFile' | 'sources' | 'shadowed' | 'effective'>;
 
+// eslint-disable-next-line max-lines-per-function -- one field per setting, in the order of Config: a list that reads whole
 function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Config {
   if (flagConfirmed && v.BULKORDER_ENV !== 'production') {
     throw new ConfigError('BULKORDER_ENV', '--production was given but BULKORDER_ENV is not production');
@@ -142,7 +164,9 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       ),
     },
     redisUrl: v.REDIS_URL,
+    redisTls: redisTls(v),
     redisClusterNodes: v.BULKORDER_REDIS_CLUSTER_NODES,
+    redisFailoverMaxMs: v.BULKORDER_REDIS_FAILOVER_MAX_MS,
     workerProcesses: v.BULKORDER_WORKER_PROCESSES,
     redisKeyPrefix: v.BULKORDER_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
@@ -160,6 +184,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       errorCode: v.BULKORDER_ERROR_CODE_FIELDS,
       errorMessage: v.BULKORDER_ERROR_MESSAGE_FIELDS,
       remoteId: v.BULKORDER_REMOTE_ID_FIELDS,
+      errorBody: v.BULKORDER_ERROR_BODY_FIELDS,
       customerId: v.BULKORDER_CUSTOMER_ID_FIELDS,
       loginUrl: v.BULKORDER_LOGIN_URL_FIELDS,
     },
@@ -174,17 +199,20 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
         decrease: v.BULKORDER_RATE_DECREASE_PERCENT / 100,
         increasePerSecond: v.BULKORDER_RATE_INCREASE,
         adapt: v.BULKORDER_RATE_ADAPT,
+        probe: v.BULKORDER_RATE_PROBE_PERCENT / 100,
       },
       ambiguousPolicy: v.BULKORDER_AMBIGUOUS,
       ledgerRetentionMs: v.BULKORDER_LEDGER_RETENTION_DAYS * 24 * 3600 * SECOND,
       accountRetentionMs: v.BULKORDER_ACCOUNT_RETENTION_DAYS * 24 * 3600 * SECOND,
       parkedRetentionMs: v.BULKORDER_PARKED_RETENTION_DAYS * 24 * 3600 * SECOND,
       requirePersistentRedis: v.BULKORDER_ENV === 'production' && v.BULKORDER_ALLOW_VOLATILE_REDIS !== 'yes',
+      requireVerifiableRedis: v.BULKORDER_ENV === 'production' && v.BULKORDER_ALLOW_UNVERIFIED_REDIS !== 'yes',
       breaker: {
         windowMs: v.BULKORDER_BREAKER_WINDOW_MS,
         minAttempts: v.BULKORDER_BREAKER_MIN_ATTEMPTS,
         minOrders: v.BULKORDER_BREAKER_MIN_ORDERS,
         minCustomers: v.BULKORDER_BREAKER_MIN_CUSTOMERS,
+        minBatches: v.BULKORDER_BREAKER_MIN_BATCHES,
         refusalRatio: v.BULKORDER_BREAKER_REFUSAL_PERCENT / 100,
         serverFailingRatio: v.BULKORDER_BREAKER_SERVER_FAILING_PERCENT / 100,
         unreachableRatio: v.BULKORDER_BREAKER_UNREACHABLE_PERCENT / 100,
@@ -193,6 +221,13 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
         maxOpenMs: Math.max(v.BULKORDER_BREAKER_MAX_OPEN_MS, v.BULKORDER_BREAKER_OPEN_MS),
         trialCalls: v.BULKORDER_BREAKER_TRIAL_CALLS,
         alertAfterMs: v.BULKORDER_BREAKER_ALERT_AFTER_MS,
+      },
+      canary: {
+        orders: v.BULKORDER_CANARY_ORDERS,
+        refusedPercent: v.BULKORDER_CANARY_REFUSED_PERCENT,
+        probeMs: v.BULKORDER_CANARY_PROBE_MS,
+        maxProbeMs: Math.max(v.BULKORDER_CANARY_MAX_PROBE_MS, v.BULKORDER_CANARY_PROBE_MS),
+        minRefused: v.BULKORDER_CANARY_MIN_REFUSED,
       },
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
@@ -204,8 +239,90 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       uploadMaxBytes: v.BULKORDER_UPLOAD_MAX_BYTES,
       hosts: v.BULKORDER_DASHBOARD_HOSTS,
     },
-    notify: { urls: v.BULKORDER_NOTIFY_URLS ?? [], timeoutMs: v.BULKORDER_NOTIFY_TIMEOUT_MS, smtp: smtpSettings(v) },
+    notify: {
+      urls: webhookUrls(v),
+      timeoutMs: v.BULKORDER_NOTIFY_TIMEOUT_MS,
+      allowPrivate: v.BULKORDER_NOTIFY_ALLOW_PRIVATE,
+      smtp: smtpSettings(v),
+    },
+    files: fileSettings(v),
+    tracing: tracingSettings(v),
+    // The system's zone (the runtime reads TZ itself) unless the operator names one.
+    timeZone: v.BULKORDER_TIMEZONE ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
   };
+}
+
+function fileSettings(v: Parsed): FileSettings {
+  const dataDir = resolve(v.BULKORDER_DATA_DIR ?? join(homedir(), '.local', 'share', 'bulkorder'));
+  return { dataDir, resultsDir: resolve(v.BULKORDER_RESULTS_DIR ?? join(dataDir, 'results')), csv: csvSettings(v) };
+}
+
+const CSV_VARIABLES = ['BULKORDER_OUTPUT_DELIMITER', 'BULKORDER_OUTPUT_ENCODING', 'BULKORDER_OUTPUT_BOM'] as const;
+
+function csvSettings(v: Pick<Parsed, (typeof CSV_VARIABLES)[number]>): CsvOutputSettings {
+  return {
+    ...(v.BULKORDER_OUTPUT_DELIMITER === undefined ? {} : { delimiter: v.BULKORDER_OUTPUT_DELIMITER }),
+    ...(v.BULKORDER_OUTPUT_ENCODING === undefined ? {} : { encoding: v.BULKORDER_OUTPUT_ENCODING }),
+    ...(v.BULKORDER_OUTPUT_BOM === undefined ? {} : { bom: v.BULKORDER_OUTPUT_BOM }),
+  };
+}
+
+/**
+ * BULKORDER_OUTPUT_* alone, for `validate`, which needs no other configuration (no API, no Redis): a
+ * production setting elsewhere in the environment must not stop a dry run. A refused value is exit 2.
+ */
+export function loadCsvOutputSettings(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): CsvOutputSettings {
+  const raw = Object.fromEntries(
+    CSV_VARIABLES.flatMap((name) => {
+      const value = nonEmpty(env[name]);
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
+  const parsed = schema
+    .pick({ BULKORDER_OUTPUT_DELIMITER: true, BULKORDER_OUTPUT_ENCODING: true, BULKORDER_OUTPUT_BOM: true })
+    .safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(String(issue?.path[0] ?? 'configuration'), issue?.message ?? 'invalid');
+  }
+  return csvSettings(parsed.data);
+}
+
+/** The TLS files of a rediss:// Redis; refused with a redis:// URL (they would be silently unused). */
+function redisTls(v: Parsed): RedisTlsSettings {
+  const tls: RedisTlsSettings = {
+    ...(v.BULKORDER_REDIS_TLS_CA === undefined ? {} : { ca: v.BULKORDER_REDIS_TLS_CA }),
+    ...(v.BULKORDER_REDIS_TLS_CERT === undefined ? {} : { cert: v.BULKORDER_REDIS_TLS_CERT }),
+    ...(v.BULKORDER_REDIS_TLS_KEY === undefined ? {} : { key: v.BULKORDER_REDIS_TLS_KEY }),
+    ...(v.BULKORDER_REDIS_TLS_KEY_PASSPHRASE === undefined ? {} : { passphrase: v.BULKORDER_REDIS_TLS_KEY_PASSPHRASE }),
+  };
+  const set = Object.keys(tls);
+  if (set.length > 0 && !v.REDIS_URL.reveal().startsWith('rediss://'))
+    throw new ConfigError(
+      'REDIS_URL',
+      `BULKORDER_REDIS_TLS_* ${set.length === 1 ? 'is' : 'are'} set but REDIS_URL is not rediss://: use rediss://host:port for TLS`,
+    );
+  if ((tls.cert === undefined) !== (tls.key === undefined))
+    throw new ConfigError(
+      tls.cert === undefined ? 'BULKORDER_REDIS_TLS_CERT' : 'BULKORDER_REDIS_TLS_KEY',
+      'a client certificate needs both BULKORDER_REDIS_TLS_CERT and BULKORDER_REDIS_TLS_KEY',
+    );
+  return tls;
+}
+
+/** The webhook URLs, each refused whose host is a non-public address that BULKORDER_NOTIFY_ALLOW_PRIVATE does not allow. */
+function webhookUrls(v: Parsed): readonly Secret[] {
+  const urls = v.BULKORDER_NOTIFY_URLS ?? [];
+  for (const [i, url] of urls.entries()) {
+    // The payload prefix (`slack:`...) off, as the schema's check reads it (src/notify/webhookPayload.ts).
+    const bare = url.reveal().replace(/^(slack|teams|json):(?=https?:\/\/)/i, '');
+    const problem = hostProblem(new URL(bare).hostname, v.BULKORDER_NOTIFY_ALLOW_PRIVATE);
+    // The URL itself is not echoed: webhook URLs carry their secret in the path.
+    if (problem !== undefined) throw new ConfigError('BULKORDER_NOTIFY_URLS', `URL ${i + 1}: ${problem}`);
+  }
+  return urls;
 }
 
 function smtpSettings(v: Parsed): SmtpSettings | undefined {
@@ -314,4 +431,18 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/**
+ * OpenTelemetry traces, by the standard variables: on with an OTLP endpoint, or with OTEL_TRACES_EXPORTER=otlp
+ * (the spec's default endpoint, http://localhost:4318); off with OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true.
+ */
+function tracingSettings(v: Parsed): TracingSettings | undefined {
+  if (v.OTEL_SDK_DISABLED === 'true' || v.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  const base = v.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined && base === undefined && v.OTEL_TRACES_EXPORTER !== 'otlp')
+    return undefined;
+  const tracesUrl =
+    v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${(base ?? 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
+  return { tracesUrl, serviceName: v.OTEL_SERVICE_NAME };
 }

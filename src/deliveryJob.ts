@@ -26,19 +26,11 @@ export interface PayloadCodec<P> {
 }
 
 /**
- * The data of one delivery job of any record kind (orders; employee accounts: src/kinds/). The job id is the record's key, so BullMQ itself refuses a
- * second job for a record that is still queued; the ledger covers the time after.
+ * One record (an order, an employee account) of a delivery job: what it sends and what a dead
+ * letter or held record of it keeps. Its key is its ledger entry's key and the API's Idempotency-Key.
  */
-export interface DeliveryJobData<P = OrderPayload> {
-  /** JOB_DATA_VERSION of the code that wrote it; absent: 1. */
-  v?: number;
+export interface ChunkRecord<P = OrderPayload> {
   key: string;
-  batchId: string;
-  /**
-   * The source file; absent when it is the batch's own (the batch record keeps it): an import
-   * leaves it out, jobs that resend parked records of other files keep theirs.
-   */
-  file?: string;
   lines: number[];
   orderRef?: string;
   payload: P;
@@ -49,8 +41,15 @@ export interface DeliveryJobData<P = OrderPayload> {
   cells?: string[][];
 }
 
-/** One record of a chunk job: a job of its own's data without what the chunk says once. */
-export type ChunkRecord<P = OrderPayload> = Omit<DeliveryJobData<P>, 'batchId' | 'file' | 'v'>;
+/** A record of a chunk with what its chunk says once: its batch and, when not the batch's own, its file. */
+export type DeliveryRecord<P = OrderPayload> = ChunkRecord<P> & {
+  batchId: string;
+  /**
+   * The source file; absent when it is the batch's own (the batch record keeps it): an import
+   * leaves it out, jobs that resend parked records of other files keep theirs.
+   */
+  file?: string;
+};
 
 /**
  * A chunk record as a chunk job's data holds it: its payload either as it is or, where the kind can
@@ -60,16 +59,18 @@ export type StoredChunkRecord<P = OrderPayload> = Omit<ChunkRecord<P>, 'payload'
   ({ payload: P; packed?: never } | { packed: unknown; payload?: never });
 
 /**
- * The data of a chunk job: several records of one batch (an import's, BULKORDER_ORDERS_PER_JOB),
- * delivered by one BullMQ job. BullMQ's work is per job; each record keeps its own ledger entry,
- * claim, outcome and parked record. Its job id is `chunkJobId(batchId, n)`, and each record's
- * ledger entry names it (`q`) while the record is queued in it.
+ * The data of every delivery job: records of one batch (an import's, BULKORDER_ORDERS_PER_JOB of
+ * them; a requeue's, one), delivered by one BullMQ job. BullMQ's work is per job; each record keeps
+ * its own ledger entry, claim, outcome and parked record. Its job id is `chunkJobId(batchId, n)`,
+ * and each record's ledger entry names it (`q`) while the record is queued in it. (Earlier
+ * releases also queued jobs of one record, its key as job id: src/ledger/jobData.ts reads those as
+ * chunks of one.)
  */
 export interface ChunkJobData<P = OrderPayload> {
   /** JOB_DATA_VERSION of the code that wrote it; absent: 1. */
   v?: number;
   batchId: string;
-  /** As DeliveryJobData's: absent when the batch's own. */
+  /** As DeliveryRecord's: absent when the batch's own. */
   file?: string;
   /** The layout (PayloadCodec.version) of its records' `packed` payloads; absent: 1. */
   pk?: number;
@@ -77,18 +78,11 @@ export interface ChunkJobData<P = OrderPayload> {
   records: StoredChunkRecord<P>[];
 }
 
-/** Either kind of delivery job's data. */
-export type AnyDeliveryJobData<P = OrderPayload> = DeliveryJobData<P> | ChunkJobData<P>;
-
-export function isChunk<P>(data: AnyDeliveryJobData<P>): data is ChunkJobData<P> {
-  return 'records' in data;
-}
-
-/** A record of a chunk as the data of a job of its own (what parking and logging take). */
+/** A record of a chunk with its chunk's batch and file (what parking and logging take). */
 export function recordOfChunk<P>(
   chunk: Pick<ChunkJobData<P>, 'batchId' | 'file'>,
   record: ChunkRecord<P>,
-): DeliveryJobData<P> {
+): DeliveryRecord<P> {
   return { ...record, batchId: chunk.batchId, ...(chunk.file === undefined ? {} : { file: chunk.file }) };
 }
 
@@ -123,15 +117,14 @@ export type ParkFacts = Pick<ParkedRecord, 'reason' | 'httpStatus' | 'code' | 'm
 
 /**
  * The parked record of a job's record: the one place its shape is filled in (the processor, and
- * orphans of BullMQ's). `batchFile`: the file of the job's batch, for a job that names none.
+ * orphans of BullMQ's). `batchFile`: the file of the job's batch, for a job that names none; `parked`: dead or held, why, after how many attempts.
  */
 export function parkedRecord<P>(
-  job: DeliveryJobData<P>,
+  job: DeliveryRecord<P>,
   batchFile: string,
-  kind: 'dead' | 'held',
-  facts: ParkFacts,
-  attempts: number,
+  parked: { kind: 'dead' | 'held'; facts: ParkFacts; attempts: number },
 ): ParkedRecord<P> {
+  const { kind, facts, attempts } = parked;
   return {
     kind,
     key: job.key,

@@ -47,8 +47,15 @@ export interface DeliverySettings {
    * BULKORDER_ALLOW_VOLATILE_REDIS=yes. A Redis restarted empty forgets what was delivered.
    */
   requirePersistentRedis: boolean;
+  /**
+   * Refuse a Redis whose eviction policy and persistence this user cannot read at all (neither CONFIG
+   * nor INFO: a least-privilege ACL user). True in production unless BULKORDER_ALLOW_UNVERIFIED_REDIS=yes.
+   */
+  requireVerifiableRedis: boolean;
   /** When the circuit breaker opens and how it heals (BULKORDER_BREAKER_*): see BreakerSettings below. */
   breaker: BreakerSettings;
+  /** One batch's circuit (its canary); default DEFAULT_CANARY. */
+  canary?: CanarySettings;
   /**
    * How long a worker may take to stop after SIGTERM, Redis or not (BULKORDER_SHUTDOWN_GRACE_MS);
    * default 30 s. See `shutdownBudget` for how it is spent.
@@ -87,6 +94,12 @@ export interface RateSettings {
    * rate the last 429 cut (fewer 429s, but a lower achieved rate on a quiet machine: BENCHMARKS.md).
    */
   adapt: 'measured' | 'halve';
+  /**
+   * Share of itself the rate grows by per second of sending once it is 5% above the rate of the last
+   * 429 and 2 s without one (BULKORDER_RATE_PROBE_PERCENT / 100; default 0.5): no 429 where the last one came means the
+   * limit rose, and additive growth would take minutes to find it. 0: additive growth there too.
+   */
+  probe: number;
 }
 
 /**
@@ -105,6 +118,11 @@ export interface BreakerSettings {
    * default 3: one customer the API refuses is that customer's problem, not the API's.
    */
   minCustomers: number;
+  /**
+   * Distinct batches a refusal must span to be the API's (BULKORDER_BREAKER_MIN_BATCHES); default 2:
+   * a refusal confined to one batch's content is that batch's (its canary holds it, not the API).
+   */
+  minBatches: number;
   /** Share of the window's attempts with the same refusal (status + code) that opens it; default 0.9. */
   refusalRatio: number;
   /**
@@ -125,6 +143,35 @@ export interface BreakerSettings {
   /** Open longer than this: an error log line, `status` and the onBreakerEvent hook say so; default 30 min. */
   alertAfterMs: number;
 }
+
+/**
+ * One batch's circuit, beside the API's (src/worker/batchCanary.ts, README "Batch canary"). Read from
+ * BULKORDER_CANARY_* by src/config.ts, which holds the defaults.
+ */
+export interface CanarySettings {
+  /** The batch's first records that go before the rest (BULKORDER_CANARY_ORDERS); default 20. */
+  orders: number;
+  /** More than this share of the canary refused with one cause holds the batch (BULKORDER_CANARY_REFUSED_PERCENT); default 50. */
+  refusedPercent: number;
+  /** A held batch's first probe comes this long after it was held, the next ones twice as late each (BULKORDER_CANARY_PROBE_MS); default 60 s. */
+  probeMs: number;
+  /** The longest wait between two probes (BULKORDER_CANARY_MAX_PROBE_MS); default 10 min. */
+  maxProbeMs: number;
+  /**
+   * Fewer refusals of one cause never hold a batch (BULKORDER_CANARY_MIN_REFUSED); default 5: a batch of
+   * a few orders (a dead letter sent again) is dead-lettered as before, holding it would save no POST.
+   */
+  minRefused: number;
+}
+
+/** The defaults of src/config.ts, for a worker built without settings (tests of one module). */
+export const DEFAULT_CANARY: CanarySettings = {
+  orders: 20,
+  refusedPercent: 50,
+  probeMs: 60_000,
+  maxProbeMs: 600_000,
+  minRefused: 5,
+};
 
 /**
  * How a worker spends SIGTERM's grace period: requests in flight get all of it but a closing

@@ -3,56 +3,40 @@
  * and the CLI maps `exitCode` to the process exit status in one place (src/cli.ts).
  */
 
-/** Documented exit codes (README, "Exit codes"). */
-export const ExitCode = {
-  ok: 0,
-  internal: 1,
-  usage: 2,
-  fileRefused: 3,
-  needsAttention: 4,
-  infrastructure: 5,
-} as const;
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+import { ExitCode, exitCodeOf, type CodeOfExit, type ErrorCode, type PassedOnCode } from './errorCodes.js';
 
-/** What each exit code means, in the words of `--help` and README; `--json` answers carry it as `exitMeaning`. */
-export const EXIT_CODE_MEANINGS: Readonly<Record<ExitCode, string>> = {
-  0: 'ok',
-  1: 'internal error',
-  2: 'usage or configuration error',
-  3: 'file refused as a whole',
-  4: 'some rows or orders need attention',
-  5: 'infrastructure unavailable (Redis, API, token endpoint)',
-};
+// The exit codes are described in the catalogue with the error codes; importers of errors.ts keep finding them here.
+export { EXIT_CODE_MEANINGS, ExitCode, exitMeaning } from './errorCodes.js';
 
-/** The meaning of an exit code (`unknown` for one we never use); above 128, the shell's convention for a signal. */
-export function exitMeaning(code: number): string {
-  return (
-    (EXIT_CODE_MEANINGS as Record<number, string>)[code] ?? (code > 128 ? `stopped by signal ${code - 128}` : 'unknown')
-  );
+/** Extra options of every error: the cause and facts for logs and JSON output. */
+interface ErrorOptions {
+  cause?: unknown;
+  details?: Record<string, unknown>;
 }
 
+/**
+ * An error with a code of the catalogue (src/errorCodes.ts), or one passed on as it came (the
+ * remote API's). Its exit code is the catalogue's for the code unless given (a passed-on code has
+ * none: the caller says what it means here), else 1.
+ */
 export class BulkorderError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode | PassedOnCode;
   readonly exitCode: ExitCode;
   /** Extra facts for logs and JSON output; never secrets. */
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(
-    code: string,
-    message: string,
-    options: { exitCode?: ExitCode; cause?: unknown; details?: Record<string, unknown> } = {},
-  ) {
+  constructor(code: ErrorCode | PassedOnCode, message: string, options: ErrorOptions & { exitCode?: ExitCode } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.exitCode = options.exitCode ?? ExitCode.internal;
+    this.exitCode = options.exitCode ?? exitCodeOf(code) ?? ExitCode.internal;
     this.details = options.details;
   }
 }
 
-/** Bad command-line usage or a refused configuration (exit 2). */
+/** Bad command-line usage or a refused configuration (exit 2): a code the catalogue gives exit 2. */
 export class UsageError extends BulkorderError {
-  constructor(code: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+  constructor(code: CodeOfExit<2> | PassedOnCode, message: string, options: ErrorOptions = {}) {
     super(code, message, { ...options, exitCode: ExitCode.usage });
   }
 }
@@ -69,12 +53,7 @@ export class ConfigError extends UsageError {
 /** An input file refused as a whole: unreadable, wrong columns, wrong encoding (exit 3). */
 export class FileRefusedError extends BulkorderError {
   readonly file: string;
-  constructor(
-    code: string,
-    file: string,
-    message: string,
-    options: { cause?: unknown; details?: Record<string, unknown> } = {},
-  ) {
+  constructor(code: CodeOfExit<3>, file: string, message: string, options: ErrorOptions = {}) {
     super(code, `${file}: ${message}`, { ...options, exitCode: ExitCode.fileRefused });
     this.file = file;
   }
@@ -82,38 +61,13 @@ export class FileRefusedError extends BulkorderError {
 
 /** Redis, the API or the token endpoint is unavailable (exit 5). */
 export class InfrastructureError extends BulkorderError {
-  constructor(code: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+  constructor(code: CodeOfExit<5> | PassedOnCode, message: string, options: ErrorOptions = {}) {
     super(code, message, { ...options, exitCode: ExitCode.infrastructure });
   }
 }
 
 export function isBulkorderError(error: unknown): error is BulkorderError {
   return error instanceof BulkorderError;
-}
-
-/** Errno codes of a folder that stays unwritable until a person changes it (not a disk that may get space). */
-const NEVER_WRITABLE = new Set(['EROFS', 'EACCES', 'EPERM', 'ENOENT', 'ENOTDIR', 'EISDIR']);
-
-/**
- * An output file (results, rejects) the file system refused, naming the path: exit 2 when its
- * folder can never be written as set up (read-only, no permission, missing), exit 5 when the disk
- * may get space again (ENOSPC, EDQUOT, EIO). `then` says what to do about the run (from the caller).
- */
-export function outputFileError(code: string, path: string, error: unknown, then: string): BulkorderError {
-  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
-  const why = errno ?? (error instanceof Error ? error.message : String(error));
-  if (errno !== undefined && NEVER_WRITABLE.has(errno)) {
-    return new UsageError(
-      'OUTPUT_NOT_WRITABLE',
-      `cannot write ${path} (${why}): its folder is read-only, missing or not ours; choose another path or make it writable. ${then}`,
-      { cause: error, details: { path, errno } },
-    );
-  }
-  return new InfrastructureError(
-    code,
-    `could not write ${path} (${why}${errno === 'ENOSPC' ? ': no space left on the device' : ''}). ${then}`,
-    { cause: error, details: { path, ...(errno === undefined ? {} : { errno }) } },
-  );
 }
 
 /**
@@ -138,7 +92,7 @@ export class JobDataError extends BulkorderError {
   }
 }
 
-export type JobDataCode = 'JOB_DATA_NEWER' | 'JOB_DATA_MALFORMED';
+export type JobDataCode = Extract<ErrorCode, 'JOB_DATA_NEWER' | 'JOB_DATA_MALFORMED'>;
 
 /**
  * The Redis namespace forgot what an earlier import of this file relied on (its marker is gone or

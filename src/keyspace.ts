@@ -17,6 +17,25 @@ export interface Keyspace {
   batch(batchId: string): string;
   /** All batches, scored by start time. */
   readonly batchIndex: string;
+  /**
+   * A batch's history of fixes (a list of JSON, newest first): its dead letters and held orders fixed or passed
+   * on by a later step. Written by the ledger's scripts, which build this name from `prefix` (moveParked.lua).
+   */
+  batchFixes(batchId: string): string;
+  /**
+   * Fixed rows' links (a hash: new order key -> the dead letter's key it replaces), written by an import of an
+   * exported dead letter and read by the delivered settle (settleOne.lua builds this name from `prefix`).
+   */
+  readonly supersedes: string;
+  /**
+   * Delivered orders an earlier attempt may have stored too (POSSIBLE_DUPLICATE), not acknowledged yet: a sorted
+   * set of order keys scored by delivery time, and their facts (a hash order key -> JSON batch, at, status, code,
+   * message). Written by the delivered settle (settleOne.lua builds these names from `prefix`); src/batches/possibleDuplicates.ts.
+   */
+  readonly duplicates: string;
+  readonly duplicateInfo: string;
+  /** Open items a person acknowledged (a hash: item id -> JSON who, why, when; src/open/). */
+  readonly openAcks: string;
   /** A dead-lettered or held order's full record (JSON). */
   parked(kind: ParkedKind, orderKey: string): string;
   /** Dead letters or held orders, scored by the time they were parked. */
@@ -30,6 +49,18 @@ export interface Keyspace {
   readonly breakerOrders: string;
   /** Prefix of one failure signature's distinct customers in the window (a sorted set). */
   readonly breakerCustomers: string;
+  /** Prefix of one failure signature's distinct batches in the window (a sorted set): a refusal of one batch is the batch's. */
+  readonly breakerBatches: string;
+  /** One batch's circuit (a hash: canary, flowing, held, released or cancelled, and why; src/worker/batchCanary.ts). */
+  batchCircuit(batchId: string): string;
+  /** The batch's canary records (a set). */
+  batchCanaryGranted(batchId: string): string;
+  /** Records of the batch refused while it was judged (a hash: order key -> the refusal's JSON). */
+  batchCanaryRefused(batchId: string): string;
+  /** Held batches, scored by when they were held. */
+  readonly heldBatches: string;
+  /** Transitions of batch circuits (held, resumed, cancelled, released) as JSON, scored by when (ms): notifications read them. */
+  readonly batchCircuitEvents: string;
   /** `<signature>|<customer>` pairs a healthy trial of another customer proved about those customers (a set, 1 h). */
   readonly breakerExempt: string;
   /** The last refusal's answer per customer (a hash customer -> JSON status, code, message, body; 1 h). */
@@ -56,10 +87,22 @@ export interface Keyspace {
   job(queueName: string, jobId: string): string;
   /** Order keys reserved with their job kept in the ledger, not yet known to be in BullMQ (scored by reservation time). */
   readonly unqueued: string;
+  /**
+   * Claims not settled yet: order keys in state `sending`, scored by claim time (Redis's); claimOne.lua adds,
+   * settleOne.lua removes (it builds this name from `prefix`). A reconciler holds one whose job is gone.
+   */
+  readonly sending: string;
   /** Their kept jobs (a hash: order key -> {name, data} JSON), apart from the ledger entries so those stay small. */
   readonly unqueuedJobs: string;
   /** Batches whose importer is reading their file (a set). */
   readonly importing: string;
+  /**
+   * Batches whose results file is still to be written once they settle (a hash: batch id -> JSON of the input,
+   * the results path and how the input is read; src/batches/resultsTrail.ts): uploads and scheduled imports.
+   */
+  readonly resultsDue: string;
+  /** Held while one process writes a due results file (SET NX PX), so another does not write it at once. */
+  resultsDueLock(batchId: string): string;
   /** Present while a batch's importer is alive (renewed by its heartbeat, PX). */
   batchOwner(batchId: string): string;
   /** Outcome counts and latency buckets of one minute (epoch minute), for the dashboard's chart; kept 25 h. */
@@ -81,6 +124,11 @@ export function keyspace(prefix: string): Keyspace {
     ledger: (orderKey) => `${prefix}:ledger:${orderKey}`,
     batch: (batchId) => `${prefix}:batch:${batchId}`,
     batchIndex: `${prefix}:batches`,
+    batchFixes: (batchId) => `${prefix}:batch-fixes:${batchId}`,
+    supersedes: `${prefix}:supersedes`,
+    duplicates: `${prefix}:duplicates`,
+    duplicateInfo: `${prefix}:duplicate-info`,
+    openAcks: `${prefix}:open-acks`,
     parked: (kind, orderKey) => `${prefix}:${kind}:${orderKey}`,
     parkedIndex: (kind) => `${prefix}:${kind}-index`,
     breaker: `${prefix}:breaker:state`,
@@ -88,6 +136,12 @@ export function keyspace(prefix: string): Keyspace {
     breakerFailures: `${prefix}:breaker:fail:`,
     breakerOrders: `${prefix}:breaker:orders:`,
     breakerCustomers: `${prefix}:breaker:customers:`,
+    breakerBatches: `${prefix}:breaker:batches:`,
+    batchCircuit: (batchId) => `${prefix}:batch-circuit:${batchId}`,
+    batchCanaryGranted: (batchId) => `${prefix}:batch-circuit:${batchId}:granted`,
+    batchCanaryRefused: (batchId) => `${prefix}:batch-circuit:${batchId}:refused`,
+    heldBatches: `${prefix}:batch-circuit-held`,
+    batchCircuitEvents: `${prefix}:batch-circuit-events`,
     breakerExempt: `${prefix}:breaker:exempt`,
     breakerAnswers: `${prefix}:breaker:answers`,
     breakerRefused: `${prefix}:breaker:refused`,
@@ -100,8 +154,11 @@ export function keyspace(prefix: string): Keyspace {
     watchClaim: (claimName) => `${prefix}:watch:claim:${claimName}`,
     job: (queueName, jobId) => `${prefix}:${queueName}:${jobId}`,
     unqueued: `${prefix}:unqueued`,
+    sending: `${prefix}:sending`,
     unqueuedJobs: `${prefix}:unqueued-jobs`,
     importing: `${prefix}:importing`,
+    resultsDue: `${prefix}:results-due`,
+    resultsDueLock: (batchId) => `${prefix}:results-due-lock:${batchId}`,
     batchOwner: (batchId) => `${prefix}:batch-owner:${batchId}`,
     statsMinute: (minute) => `${prefix}:stats:${minute}`,
     notifyFrom: `${prefix}:notify:from`,

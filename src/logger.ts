@@ -27,6 +27,10 @@ const REDACT_PATHS = [
   'headers.authorization',
   '*.headers.authorization',
   'req.headers.authorization',
+  // ioredis keeps the command on a reply error: an AUTH's arguments are the Redis user and password.
+  'command.args',
+  '*.command.args',
+  '*.*.command.args',
 ];
 
 export interface LoggerSettings {

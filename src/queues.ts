@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import type { DeliverySettings } from './deliverySettings.js';
 
@@ -9,16 +10,15 @@ import type { DeliverySettings } from './deliverySettings.js';
 
 /** Queue of orders to deliver (Business API). */
 export const ORDERS_QUEUE = 'orders';
-/** Job name of one order delivery. */
-export const DELIVER_ORDER = 'deliver-order';
-/** Job name of the delivery of several orders of one batch (BULKORDER_ORDERS_PER_JOB). */
+/**
+ * Job name of the delivery of orders of one batch (BULKORDER_ORDERS_PER_JOB of an import's, one of a
+ * requeue's). Earlier releases also queued `deliver-order`, a job of one order: read as a chunk of one.
+ */
 export const DELIVER_ORDERS = 'deliver-orders';
 
 /** Queue of employee accounts to register (Cafetariaplan API), in the accounts keyspace. */
 export const ACCOUNTS_QUEUE = 'accounts';
-/** Job name of one account registration. */
-export const REGISTER_ACCOUNT = 'register-account';
-/** Job name of the registration of several accounts of one batch. */
+/** Job name of the registration of accounts of one batch (earlier releases: also `register-account`, one account). */
 export const REGISTER_ACCOUNTS = 'register-accounts';
 
 /** Queue of scheduled imports: its own, so a long import never waits behind (or delays) deliveries. */
@@ -31,10 +31,20 @@ export const BACKOFF_TYPE = 'bulkorder';
 
 /**
  * The job id of chunk `n` of a batch's import. BullMQ refuses an id with `:`; the batch id's `b-`
- * keeps it apart from every record key (`ref.`, `refh.`, `sha.`, `acct.`), the id of a job of one record.
+ * keeps it apart from every record key (`ref.`, `refh.`, `sha.`, `acct.`), the id of a job of one
+ * record of earlier releases. Each record's ledger entry keeps `n` (`q`) while queued in it.
  */
-export function chunkJobId(batchId: string, n: number): string {
+export function chunkJobId(batchId: string, n: number | string): string {
   return `${batchId}.${n}`;
+}
+
+/**
+ * The job id of a chunk a requeue adds to `batchId` (dead-letters retry, review release, the
+ * breaker's burst): `r` and a random part where an import's chunks are numbered, since the burst
+ * goes back into the batch its import numbered already, and an id BullMQ still holds would be ignored.
+ */
+export function requeueChunkId(batchId: string): string {
+  return chunkJobId(batchId, `r${randomBytes(6).toString('hex')}`);
 }
 
 /**

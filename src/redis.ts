@@ -1,7 +1,14 @@
+import { connect as tlsConnect } from 'node:tls';
 import type { Cluster, Redis, RedisOptions as IoRedisOptions } from 'ioredis';
 import { ioredis } from './cjsPackages.js';
-import { maskPassword, type RedisNode, type SecretUrl } from './config.js';
-import { ConfigError, InfrastructureError } from './errors.js';
+import { maskPassword, type RedisNode, type RedisTlsSettings, type SecretUrl } from './config.js';
+import { ConfigError, InfrastructureError, UsageError } from './errors.js';
+import { tlsProblem } from './redisErrors.js';
+import { redisRisk } from './redis/redisRisk.js';
+import { DEFAULT_FAILOVER_MAX_MS, failoverOptions, rememberCluster } from './redis/clusterFailover.js';
+
+export { redisPersistence, redisRisk, type RedisRisk } from './redis/redisRisk.js';
+export { throughFailover } from './redis/clusterFailover.js';
 
 /**
  * The one place Redis clients are made (STYLE.md). Roles follow BullMQ's production guide:
@@ -25,6 +32,13 @@ type RedisOptions = Omit<IoRedisOptions, 'replyMapping'>;
 export interface RedisEndpoint {
   readonly redisUrl: SecretUrl;
   readonly redisClusterNodes: readonly RedisNode[];
+  /** TLS files of a rediss:// Redis (BULKORDER_REDIS_TLS_*); absent: the system's CAs. */
+  readonly redisTls?: RedisTlsSettings;
+  /**
+   * How long a cluster's failover is waited out before a command gives up (BULKORDER_REDIS_FAILOVER_MAX_MS,
+   * src/redis/clusterFailover.ts); default 60 s. Workers wait for ever, retrying within this bound.
+   */
+  readonly redisFailoverMaxMs?: number;
 }
 
 /**
@@ -32,46 +46,122 @@ export interface RedisEndpoint {
  * configured (key prefixes then carry a hash tag, src/config.ts `redisPrefix`), else a `Redis`.
  */
 export function createRedis(endpoint: RedisEndpoint | string, role: RedisRole, extra: RedisOptions = {}): RedisClient {
-  const { redisUrl, redisClusterNodes } =
+  const { redisUrl, redisClusterNodes, redisTls, failoverMaxMs } =
     typeof endpoint === 'string'
-      ? { redisUrl: endpoint, redisClusterNodes: [] }
-      : { redisUrl: endpoint.redisUrl.reveal(), redisClusterNodes: endpoint.redisClusterNodes };
+      ? { redisUrl: endpoint, redisClusterNodes: [], redisTls: undefined, failoverMaxMs: DEFAULT_FAILOVER_MAX_MS }
+      : {
+          redisUrl: endpoint.redisUrl.reveal(),
+          redisClusterNodes: endpoint.redisClusterNodes,
+          redisTls: endpoint.redisTls,
+          failoverMaxMs: endpoint.redisFailoverMaxMs ?? DEFAULT_FAILOVER_MAX_MS,
+        };
   const options: RedisOptions =
     role === 'worker'
-      ? { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra }
-      : { maxRetriesPerRequest: 3, enableOfflineQueue: false, connectTimeout: 5_000, lazyConnect: true, ...extra };
+      ? { maxRetriesPerRequest: null, enableReadyCheck: true, ...tlsOptions(redisTls), ...extra }
+      : {
+          maxRetriesPerRequest: 3,
+          enableOfflineQueue: false,
+          connectTimeout: 5_000,
+          lazyConnect: true,
+          ...tlsOptions(redisTls),
+          ...extra,
+        };
+  dropReadyCheckNotice();
+  const key = `${redisUrl} ${redisClusterNodes.map((node) => `${node.host}:${node.port}`).join(',')}`;
+  // A user without INFO (README, "Redis permissions"): ioredis's ready check would only say on the console that it
+  // skips itself, and BullMQ reads the server's version with INFO unless told not to (the option is read from the client).
+  if (infoRefused.has(key)) Object.assign(options, { enableReadyCheck: false, skipVersionCheck: true });
   const redis =
     redisClusterNodes.length > 0
-      ? createCluster(redisClusterNodes, redisUrl, options)
+      ? createCluster(redisClusterNodes, redisUrl, options, { failoverMaxMs, role })
       : new ioredis.Redis(redisUrl, options);
+  endpointKeys.set(redis, key);
   // Without a listener ioredis prints every reconnect failure to the console. A failure that
   // matters surfaces through the command that fails (and the worker's own 'error' log).
   redis.on('error', () => undefined);
   return redis;
 }
 
-function createCluster(nodes: readonly RedisNode[], url: string, options: RedisOptions): Cluster {
+/** Each client's endpoint (URL and cluster nodes), to remember what its Redis user may not run. */
+const endpointKeys = new WeakMap<RedisClient, string>();
+/** Endpoints whose user this process found refused INFO: later clients are made without what needs it. */
+const infoRefused = new Set<string>();
+
+/** Makes this client, and every later one of its endpoint, do without INFO (assertRedisReady found it refused). */
+function rememberInfoRefused(redis: RedisClient): void {
+  const key = endpointKeys.get(redis);
+  if (key !== undefined) infoRefused.add(key);
+  // BullMQ reads `skipVersionCheck` from the options of the client it is given (a cluster's node options).
+  const options = redis instanceof ioredis.Cluster ? redis.options.redisOptions : redis.options;
+  if (options !== undefined) Object.assign(options, { skipVersionCheck: true });
+}
+
+/**
+ * ioredis writes "Skipping the ready check because INFO command fails" to the console on every connection of a
+ * user without INFO (a least-privilege ACL user), a worker's first connections included. bulkorder says what that
+ * means once per process itself (assertRedisReady), so this one line of ioredis's is dropped; every other passes.
+ */
+function dropReadyCheckNotice(): void {
+  if (readyCheckNoticeDropped) return;
+  readyCheckNoticeDropped = true;
+  const warn = console.warn.bind(console);
+  console.warn = (...args: unknown[]): void => {
+    if (typeof args[0] === 'string' && args[0].startsWith(READY_CHECK_NOTICE)) return;
+    warn(...args);
+  };
+}
+const READY_CHECK_NOTICE = 'Skipping the ready check because INFO command fails';
+let readyCheckNoticeDropped = false;
+
+/** A cluster client that rides a failover for up to `failoverMaxMs` (src/redis/clusterFailover.ts). */
+function createCluster(
+  nodes: readonly RedisNode[],
+  url: string,
+  options: RedisOptions,
+  ride: { failoverMaxMs: number; role: RedisRole },
+): Cluster {
+  const { failoverMaxMs, role } = ride;
   const { lazyConnect, enableOfflineQueue, enableReadyCheck, ...perNode } = options;
-  const credentials = urlCredentials(url);
+  const credentials = urlCredentials(url, perNode);
   const clusterOptions: NonNullable<ConstructorParameters<typeof Cluster>[1]> = {
+    ...failoverOptions(failoverMaxMs, role),
     redisOptions: { ...perNode, ...credentials },
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
   };
-  return new ioredis.Cluster(
+  const cluster = new ioredis.Cluster(
     nodes.map((node) => ({ host: node.host, port: node.port })),
     clusterOptions,
   );
+  rememberCluster(cluster, {
+    limitMs: failoverMaxMs,
+    seeds: nodes.map((node) => ({ host: node.host, port: node.port })),
+  });
+  return cluster;
 }
 
 /** The username, password and TLS of a redis:// or rediss:// URL, for every cluster node. */
-function urlCredentials(url: string): RedisOptions {
+function urlCredentials(url: string, options: RedisOptions): RedisOptions {
   const parsed = new URL(url);
   return {
     ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
     ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    ...(parsed.searchParams.has('password') ? { password: parsed.searchParams.get('password')! } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: options.tls ?? {} } : {}),
+  };
+}
+
+/** ioredis's `tls` of BULKORDER_REDIS_TLS_*: empty when none is set (a rediss:// URL then trusts the system's CAs). */
+function tlsOptions(tls: RedisTlsSettings | undefined): RedisOptions {
+  if (tls === undefined || Object.keys(tls).length === 0) return {};
+  return {
+    tls: {
+      ...(tls.ca === undefined ? {} : { ca: tls.ca.reveal() }),
+      ...(tls.cert === undefined ? {} : { cert: tls.cert.reveal() }),
+      ...(tls.key === undefined ? {} : { key: tls.key.reveal() }),
+      ...(tls.passphrase === undefined ? {} : { passphrase: tls.passphrase.reveal() }),
+    },
   };
 }
 
@@ -88,6 +178,12 @@ export interface RedisReadiness {
    * Default false. config.ts sets it from BULKORDER_ENV and BULKORDER_ALLOW_VOLATILE_REDIS.
    */
   requirePersistence?: boolean;
+  /**
+   * true (production): refuse a Redis whose eviction policy and persistence this user cannot read at
+   * all (neither CONFIG nor INFO, a least-privilege ACL user; exit 5); false: warn once per process.
+   * Default false. config.ts sets it from BULKORDER_ENV and BULKORDER_ALLOW_UNVERIFIED_REDIS.
+   */
+  requireVerifiable?: boolean;
   /** Where the warning goes; default stderr, once per process and Redis URL. */
   warn?: (message: string) => void;
   /** Let a Redis that evicts pass: for a command that reports it rather than writes (`status`). Default false. */
@@ -100,7 +196,9 @@ export interface RedisReadiness {
  * ledger entries when memory runs short), and it persists its data (AOF or RDB snapshots: a
  * Redis restarted empty forgets what was delivered, and a re-import sends everything again).
  * Throws InfrastructureError (exit 5) otherwise; a Redis without persistence is only warned
- * about unless `requirePersistence`.
+ * about unless `requirePersistence`. A user that may run neither CONFIG nor INFO (README, "Redis
+ * permissions") cannot know either: warned about once, refused only with `requireVerifiable`.
+ * A refused password or TLS certificate is a configuration error (exit 2) naming what to set.
  */
 export async function assertRedisReady(
   redis: RedisClient,
@@ -109,21 +207,82 @@ export async function assertRedisReady(
 ): Promise<void> {
   // Only ever shown, never connected to: the password masked.
   const url = String(redisUrl);
-  // An authentication failure reaches the 'error' event; the command itself only sees the closed connection.
+  await answered(redis, url);
+  const risk = await redisRisk(redis);
+  if (!risk.infoAllowed) rememberInfoRefused(redis);
+  if (risk.evicting && readiness.allowEviction !== true) {
+    throw new InfrastructureError(
+      'REDIS_EVICTION_POLICY',
+      `Redis at ${redactUrl(url)} has maxmemory-policy '${risk.policy ?? '?'}'; bulkorder needs 'noeviction' so that queued ` +
+        `orders and the delivery ledger are never evicted. Set it with \`redis-cli config set maxmemory-policy noeviction\` ` +
+        `(and in redis.conf), or use the project's docker-compose.yml.`,
+    );
+  }
+  if (!risk.known) {
+    const problem =
+      `Redis at ${redactUrl(url)} lets this user run neither CONFIG nor INFO, so whether it evicts keys or persists them ` +
+      `cannot be verified (an evicting or forgetful Redis loses queued orders and what was delivered). Make sure it has ` +
+      `maxmemory-policy noeviction and AOF or RDB snapshots, or grant the user +info +config|get (README, "Redis permissions").`;
+    if (readiness.requireVerifiable === true)
+      throw new InfrastructureError(
+        'REDIS_UNVERIFIABLE',
+        `${problem} Production refuses it; BULKORDER_ALLOW_UNVERIFIED_REDIS=yes runs anyway, once you have checked both.`,
+        { details: { evidence: risk.evidence } },
+      );
+    warnOnce(
+      url,
+      readiness,
+      `${problem} Runs anyway; production refuses it unless BULKORDER_ALLOW_UNVERIFIED_REDIS=yes.`,
+    );
+    return;
+  }
+  if (risk.persistent) return;
+  const problem =
+    `Redis at ${redactUrl(url)} does not persist its data (${risk.persistenceEvidence}): if it restarts, the delivery ledger is gone ` +
+    `and a re-import sends every order again. Turn on AOF (\`redis-cli config set appendonly yes\`, and appendonly yes in ` +
+    `redis.conf) or RDB snapshots (save), or use the project's docker-compose.yml.`;
+  if (readiness.requirePersistence === true) {
+    throw new InfrastructureError(
+      'REDIS_NOT_PERSISTENT',
+      `${problem} Production refuses it; BULKORDER_ALLOW_VOLATILE_REDIS=yes runs anyway.`,
+      { details: { evidence: risk.persistenceEvidence } },
+    );
+  }
+  warnOnce(url, readiness, `${problem} Acceptance runs anyway; production would refuse it.`);
+}
+
+/**
+ * Connects and PINGs. A refused password or TLS certificate comes as an 'error' event while the
+ * command itself only sees a closed connection (or, for a worker's client, waits for ever): such
+ * an error ends the wait at once, as a configuration error naming what to set.
+ */
+async function answered(redis: RedisClient, url: string): Promise<void> {
   let lastError: unknown;
+  let refuse: (error: unknown) => void = () => undefined;
+  const refused = new Promise<never>((_, reject) => (refuse = reject));
+  refused.catch(() => undefined); // awaited only while connecting; a later refusal is the 'error' listeners' to tell
   const onError = (error: unknown): void => {
     lastError = error;
+    if (authReply(error) !== undefined || tlsProblem(error) !== undefined) refuse(error);
   };
   redis.on('error', onError);
   try {
-    if (redis.status === 'wait') await redis.connect();
-    await redis.ping();
+    await Promise.race([
+      (async () => {
+        if (redis.status === 'wait') await redis.connect();
+        await redis.ping();
+      })(),
+      refused,
+    ]);
   } catch (error) {
-    // Redis answered, with an authentication error code (the first word of its reply): a
-    // configuration mistake, not an outage.
-    const first = (e: unknown): string | undefined => (e instanceof Error ? e.message.split(' ')[0] : undefined);
-    const reply = [first(error), first(lastError)].find((word) => word === 'WRONGPASS' || word === 'NOAUTH');
-    if (reply === 'WRONGPASS' || reply === 'NOAUTH') {
+    if (
+      redis instanceof ioredis.Redis &&
+      redis.options.tls !== undefined &&
+      ['ECONNRESET', 'EPIPE'].includes((lastError as NodeJS.ErrnoException | undefined)?.code ?? '')
+    )
+      lastError = (await silentHandshake(redis)) ?? lastError;
+    const reply = authReply(error) ?? authReply(lastError);
+    if (reply !== undefined) {
       throw new ConfigError(
         'REDIS_URL',
         reply === 'WRONGPASS'
@@ -131,141 +290,59 @@ export async function assertRedisReady(
           : `Redis at ${redactUrl(url)} requires a password and REDIS_URL gives none (NOAUTH); use redis://:password@host:port.`,
       );
     }
+    const tls = tlsProblem(error) ?? tlsProblem(lastError);
+    if (tls !== undefined) throw new UsageError('REDIS_TLS', `Redis at ${redactUrl(url)}: TLS error: ${tls}`);
+    const plain = url.startsWith('redis://')
+      ? ' If that Redis takes TLS connections only, use rediss://.'
+      : ' If that port is a plain (not TLS) one, use redis://.';
     throw new InfrastructureError(
       'REDIS_UNAVAILABLE',
-      `Redis does not answer at ${redactUrl(url)}. ${HOW_TO_START_REDIS}`,
+      `Redis does not answer at ${redactUrl(url)}.${plain} ${HOW_TO_START_REDIS}`,
       { cause: error },
     );
   } finally {
     redis.off('error', onError);
   }
-  const policy = await maxmemoryPolicy(redis);
-  if (policy !== undefined && policy !== 'noeviction' && readiness.allowEviction !== true) {
-    throw new InfrastructureError(
-      'REDIS_EVICTION_POLICY',
-      `Redis at ${redactUrl(url)} has maxmemory-policy '${policy}'; bulkorder needs 'noeviction' so that queued ` +
-        `orders and the delivery ledger are never evicted. Set it with \`redis-cli config set maxmemory-policy noeviction\` ` +
-        `(and in redis.conf), or use the project's docker-compose.yml.`,
-    );
-  }
-  const persistence = await redisPersistence(redis);
-  if (persistence.persistent) return;
-  const problem =
-    `Redis at ${redactUrl(url)} does not persist its data (${persistence.evidence}): if it restarts, the delivery ledger is gone ` +
-    `and a re-import sends every order again. Turn on AOF (\`redis-cli config set appendonly yes\`, and appendonly yes in ` +
-    `redis.conf) or RDB snapshots (save), or use the project's docker-compose.yml.`;
-  if (readiness.requirePersistence === true) {
-    throw new InfrastructureError(
-      'REDIS_NOT_PERSISTENT',
-      `${problem} Production refuses it; BULKORDER_ALLOW_VOLATILE_REDIS=yes runs anyway.`,
-      { details: { evidence: persistence.evidence } },
-    );
-  }
+}
+
+/**
+ * A TLS handshake with the server that then says nothing, for its verdict on this client: under TLS 1.3 a server
+ * that wants a client certificate (or refuses ours) says so in an alert after the handshake, which a client writing
+ * its first command at once (ioredis) may only see as a bare ECONNRESET. Silent, the alert comes; a server content
+ * with the client sends its session ticket instead. Resolves the TLS error, or undefined.
+ */
+function silentHandshake(redis: Redis): Promise<unknown> {
+  const { host, port, tls } = redis.options;
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ ...(typeof tls === 'object' ? tls : {}), host, port });
+    const done = (verdict: unknown): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(verdict);
+    };
+    // A bound for a server that sends neither (no ticket, no alert), not a timing: the answer is undefined then.
+    const timer = setTimeout(() => done(undefined), SILENT_HANDSHAKE_MS).unref();
+    socket.once('session', () => done(undefined));
+    socket.once('error', (error) => done(error));
+    socket.once('close', () => done(undefined));
+  });
+}
+const SILENT_HANDSHAKE_MS = 5_000;
+
+/** Redis answered with an authentication error code (the first word of its reply): a configuration mistake, not an outage. */
+function authReply(error: unknown): 'WRONGPASS' | 'NOAUTH' | undefined {
+  const word = error instanceof Error ? error.message.split(' ')[0] : undefined;
+  return word === 'WRONGPASS' || word === 'NOAUTH' ? word : undefined;
+}
+
+function warnOnce(url: string, readiness: RedisReadiness, message: string): void {
   if (warned.has(url)) return;
   warned.add(url);
-  (readiness.warn ?? ((message) => process.stderr.write(`bulkorder: WARNING: ${message}\n`)))(
-    `${problem} Acceptance runs anyway; production would refuse it.`,
-  );
+  (readiness.warn ?? ((text) => process.stderr.write(`bulkorder: WARNING: ${text}\n`)))(message);
 }
 
 // Once per process and URL: every command and worker connection checks, the warning is said once.
 const warned = new Set<string>();
-
-/** Whether Redis persists, and what that was read from (for messages). */
-export interface RedisPersistence {
-  persistent: boolean;
-  evidence: string;
-  /** False when CONFIG was refused and INFO persistence was read instead. */
-  verified: boolean;
-}
-
-/**
- * Reads `appendonly` and `save` with CONFIG GET; where CONFIG is refused (managed Redis), INFO
- * persistence: AOF enabled, or RDB snapshots taken since start, is assumed to mean persistence.
- */
-export async function redisPersistence(redis: RedisClient): Promise<RedisPersistence> {
-  try {
-    const [, appendonly] = await redis.config('GET', 'appendonly');
-    const [, save] = await redis.config('GET', 'save');
-    if (appendonly !== undefined && save !== undefined) {
-      const evidence = `appendonly ${appendonly}, save '${save}'`;
-      return { persistent: appendonly === 'yes' || save.trim() !== '', evidence, verified: true };
-    }
-  } catch {
-    // CONFIG is often disabled on managed Redis; INFO still tells most of it.
-  }
-  const info = await redis.info('persistence');
-  const field = (name: string): string | undefined => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
-  if (field('aof_enabled') === '1')
-    return { persistent: true, evidence: 'CONFIG refused; INFO persistence: aof_enabled:1', verified: false };
-  const saves = Number(field('rdb_saves') ?? '0');
-  const lastSave = Number(field('rdb_last_bgsave_time_sec') ?? '-1');
-  if (saves > 0 || lastSave >= 0) {
-    return {
-      persistent: true,
-      evidence: `CONFIG refused; assumed RDB snapshots are configured, since INFO persistence shows one taken (rdb_saves:${saves})`,
-      verified: false,
-    };
-  }
-  return {
-    persistent: false,
-    evidence: 'CONFIG refused; INFO persistence: aof_enabled:0 and no RDB snapshot taken since start',
-    verified: false,
-  };
-}
-
-/**
- * What may make a Redis lose orders while bulkorder runs, read again and again by the worker's guard
- * (src/worker/redisGuard.ts), `status` and the dashboard: an eviction policy other than `noeviction`,
- * no persistence (neither AOF nor RDB snapshots), or neither knowable because CONFIG is refused
- * (managed Redis; INFO is then read, but a guess is not a proof).
- */
-export interface RedisRisk {
-  /** `maxmemory-policy` other than `noeviction`, when one was read. */
-  evicting: boolean;
-  /** The policy read (CONFIG GET, or INFO memory where CONFIG is refused). */
-  policy: string | undefined;
-  /** AOF on or RDB snapshots configured (as redisPersistence tells). */
-  persistent: boolean;
-  /** False when CONFIG was refused: policy and persistence come from INFO. */
-  verified: boolean;
-  /** What was read, for messages. */
-  evidence: string;
-}
-
-/** Reads a Redis's eviction policy and persistence (CONFIG GET, INFO where CONFIG is refused). */
-export async function redisRisk(redis: RedisClient): Promise<RedisRisk> {
-  let verified = true;
-  let policy: string | undefined;
-  try {
-    policy = (await redis.config('GET', 'maxmemory-policy'))[1];
-  } catch {
-    verified = false;
-  }
-  if (policy === undefined) {
-    verified = false;
-    policy = /^maxmemory_policy:(\S+)/m.exec(await redis.info('memory'))?.[1];
-  }
-  const persistence = await redisPersistence(redis);
-  return {
-    evicting: policy !== undefined && policy !== 'noeviction',
-    policy,
-    persistent: persistence.persistent,
-    verified: verified && persistence.verified,
-    evidence: `maxmemory-policy ${policy ?? 'unknown'}; ${persistence.evidence}`,
-  };
-}
-
-async function maxmemoryPolicy(redis: RedisClient): Promise<string | undefined> {
-  try {
-    const reply = await redis.config('GET', 'maxmemory-policy');
-    if (reply[1] !== undefined) return reply[1];
-  } catch {
-    // Managed Redis services often disable CONFIG; INFO still tells.
-  }
-  const info = await redis.info('memory');
-  return /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
-}
 
 /** A Redis URL with any password replaced, fit for messages and logs. */
 export function redactUrl(url: string): string {

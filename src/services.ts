@@ -2,8 +2,9 @@ import type { JobsOptions, Queue } from 'bullmq';
 import { bullmq } from './cjsPackages.js';
 import type { RedisClient } from './redis.js';
 import { BatchStore } from './batches/batchStore.js';
-import { redisPrefix, type Config } from './config.js';
-import type { AnyDeliveryJobData } from './deliveryJob.js';
+import { cancelBatch } from './batches/batchCircuit.js';
+import { redisPrefix, type Config, type CsvOutputSettings, type FileSettings } from './config.js';
+import type { ChunkJobData } from './deliveryJob.js';
 import type { DeliverySettings } from './deliverySettings.js';
 import { keyspace, type Keyspace } from './keyspace.js';
 import type { RecordKind } from './kinds/recordKind.js';
@@ -12,24 +13,41 @@ import { ensureNamespaceMarker, type EnsuredMarker } from './ledger/namespaceMar
 import { bulkorderVersion } from './paths.js';
 import type { Logger } from './logger.js';
 import { deliveryJobOptions } from './queues.js';
-import { assertRedisReady, createRedis, type RedisRole } from './redis.js';
+import { assertRedisReady, createRedis, throughFailover, type RedisRole } from './redis.js';
+import { startTracing, type Tracing } from './tracing/tracing.js';
 
 /**
  * The import pipeline of one record kind: what importFile, requeues (dead-letters retry, review
  * release) and scheduled imports need. Built by `services.pipeline(logger)`.
  */
 export interface ImportDeps<P> {
-  queue: Queue<AnyDeliveryJobData<P>>;
+  queue: Queue<ChunkJobData<P>>;
   ledger: Ledger;
   batches: BatchStore;
   env: string;
   logger: Logger;
   /** BullMQ options of every delivery job (attempts, backoff, retention). */
   jobOptions: JobsOptions;
-  /** Records per BullMQ job (BULKORDER_ORDERS_PER_JOB); default 1: a job of its own for each. */
+  /** Records per BullMQ job of an import (BULKORDER_ORDERS_PER_JOB); default 1: a chunk of one for each. */
   ordersPerJob?: number;
-  /** The record kind: its reader, job names and noun. */
-  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'chunkJobName' | 'openSource' | 'rebuildRows' | 'payloadCodec'>;
+  /** The record kind: its reader, job name and noun. */
+  kind: Pick<RecordKind<P>, 'noun' | 'jobName' | 'openSource' | 'rebuildRows' | 'payloadCodec'>;
+  /** How rejects and results depart from the input's CSV dialect (BULKORDER_OUTPUT_*); default: the input's. */
+  csvOutput?: CsvOutputSettings;
+  /** Where scheduled imports keep their trail (BULKORDER_RESULTS_DIR); see src/batches/resultsTrail.ts. */
+  resultsDir?: string;
+  /**
+   * Runs a step of Redis commands that is safe to repeat, again through a Redis Cluster failover, for up to
+   * BULKORDER_REDIS_FAILOVER_MAX_MS (src/redis/clusterFailover.ts `throughFailover`); default: once.
+   */
+  rideFailover?: <T>(step: () => Promise<T>) => Promise<T>;
+  /** OpenTelemetry (OTEL_* variables): the import's span, whose context its jobs carry; none when off. */
+  tracing?: Tracing;
+  /**
+   * Cancels every unsent order of a batch (its circuit `cancelled`, src/batches/batchCircuit.ts): an import
+   * whose file changed while it was read ends its batch so (FILE_CHANGED_WHILE_READ). None: not cancelled.
+   */
+  cancelBatch?: (batchId: string, why: string) => Promise<void>;
 }
 
 /** What every Redis-backed command works with, for one record kind; `close()` ends every connection it made. */
@@ -41,12 +59,14 @@ export interface Services<P> {
   readonly keys: Keyspace;
   /** Its marker as opening found it (`created`: the namespace was empty; src/ledger/namespaceMarker.ts). */
   readonly namespace: EnsuredMarker;
-  readonly queue: Queue<AnyDeliveryJobData<P>>;
+  readonly queue: Queue<ChunkJobData<P>>;
   readonly ledger: Ledger;
   readonly batches: BatchStore;
   readonly jobOptions: JobsOptions;
   /** The delivery settings these were opened with (retention, attempts). */
   readonly delivery: DeliverySettings;
+  /** Where trails go and how CSV files are written (BULKORDER_RESULTS_DIR, BULKORDER_OUTPUT_*). */
+  readonly files: FileSettings;
   /** What importFile, requeues and scheduled imports need: this kind's queue, ledger, batches and job options. */
   pipeline(logger: Logger): ImportDeps<P>;
   close(): Promise<void>;
@@ -87,6 +107,7 @@ export async function openServices<P>(
   try {
     await assertRedisReady(redis, config.redisUrl, {
       requirePersistence: (options.delivery ?? config.delivery).requirePersistentRedis,
+      requireVerifiable: (options.delivery ?? config.delivery).requireVerifiableRedis,
       ...(options.allowEviction === true ? { allowEviction: true } : {}),
     });
     namespace = await ensureNamespaceMarker(redis, keys, { processVersion: bulkorderVersion() });
@@ -96,7 +117,13 @@ export async function openServices<P>(
   }
   const delivery = options.delivery ?? config.delivery;
   const retentionMs = kind.retentionMs(delivery);
-  const queue = new bullmq.Queue<AnyDeliveryJobData<P>>(kind.queueName, { connection: redis, prefix });
+  // Traced (OTEL_*): each job added carries the active trace to the worker that runs it.
+  const tracing = await startTracing(config.tracing);
+  const queue = new bullmq.Queue<ChunkJobData<P>>(kind.queueName, {
+    connection: redis,
+    prefix,
+    ...(tracing === undefined ? {} : { telemetry: tracing.bullmq }),
+  });
   queue.on('error', () => undefined); // surfaced by the command that awaits the failing call
   const ledger = new Ledger(redis, keys, {
     queueName: kind.queueName,
@@ -117,6 +144,7 @@ export async function openServices<P>(
     batches,
     jobOptions,
     delivery: { ...delivery, ledgerRetentionMs: retentionMs },
+    files: config.files,
     pipeline: (logger) => ({
       queue,
       ledger,
@@ -126,6 +154,13 @@ export async function openServices<P>(
       jobOptions,
       ordersPerJob: delivery.ordersPerJob,
       kind,
+      csvOutput: config.files.csv,
+      resultsDir: config.files.resultsDir,
+      rideFailover: (step) => throughFailover(redis, step),
+      cancelBatch: async (batchId, why) => {
+        await cancelBatch(redis, keys, batchId, { by: 'bulkorder import', why: why.slice(0, 500) });
+      },
+      ...(tracing === undefined ? {} : { tracing }),
     }),
     async close() {
       await queue.close().catch(() => undefined);

@@ -8,6 +8,8 @@
  */
 export const faultFiles: readonly string[] = [
   'test/reliability/breaker.test.ts',
+  'test/reliability/clockSkew.test.ts',
+  'test/reliability/batchCanary.test.ts',
   'test/reliability/sharedApi.test.ts',
   'test/reliability/importCrash.test.ts',
   'test/reliability/importKill.test.ts',
@@ -17,6 +19,9 @@ export const faultFiles: readonly string[] = [
   'test/reliability/redisPersistence.test.ts',
   'test/reliability/ledgerLoss.test.ts',
   'test/reliability/redisUnsafe.test.ts',
+  'test/reliability/chaos.test.ts',
+  'test/reliability/rateChange.test.ts',
+  'test/reliability/clusterFailover.test.ts',
   'test/worker/processes.test.ts',
   'test/worker/startupFailure.test.ts',
 ];
@@ -30,8 +35,14 @@ export const reliabilityFiles: readonly string[] = [
   'test/worker',
   'test/operations/watch.test.ts',
   'test/operations/watchTargets.test.ts',
+  'test/operations/closeTheLoop.test.ts',
+  'test/operations/stopOnSignal.test.ts',
   'test/delivery/transportOutcomes.test.ts',
+  'test/delivery/errorBody2xx.test.ts',
   'test/config/redisUrlSecret.test.ts',
+  'test/config/redisTls.test.ts',
+  'test/observability/webhookAddress.test.ts',
+  'test/observability/uploadNames.test.ts',
   'test/observability/dashboardHost.test.ts',
   'test/ingest/nulByte.test.ts',
 ];

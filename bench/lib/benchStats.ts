@@ -21,6 +21,6 @@ export function machine(): string {
 export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 export const rate = (n: number): string => Math.round(n).toLocaleString('en-US');
 
-/** How a product run is named by its BULKORDER_ORDERS_PER_JOB: one order per job is the code before issue 16's chunk jobs. */
+/** How a product run is named by its BULKORDER_ORDERS_PER_JOB: one order per job is the shape before issue 16's chunk jobs (since issue 32 a chunk of one). */
 export const oursLabel = (ordersPerJob: number): string =>
   ordersPerJob === 1 ? 'ours, 1 order per job (before)' : `ours, ${ordersPerJob} orders per job`;

@@ -32,6 +32,8 @@ export interface ChildResult {
   wallMs: number;
   /** Peak resident set size of the child, bytes. */
   peakRssBytes: number;
+  /** CPU seconds the child used, user + system, all its threads (0 when it could not tell: killed). */
+  cpuSeconds: number;
 }
 
 export interface StartedChild {
@@ -72,11 +74,18 @@ export async function startNode(
     child.on('exit', (code, signal) => {
       const wallMs = performance.now() - started;
       void readFile(rssFile, 'utf8')
-        .then((text) => Number(text) * 1024)
-        .catch(() => 0)
-        .then(async (peakRssBytes) => {
+        .then((text) => JSON.parse(text) as { maxRssKiB: number; userUs: number; systemUs: number })
+        .catch(() => ({ maxRssKiB: 0, userUs: 0, systemUs: 0 }))
+        .then(async (usage) => {
           await rm(dir, { recursive: true, force: true });
-          resolve({ code: code ?? signal ?? -1, stdout, stderr, wallMs, peakRssBytes });
+          resolve({
+            code: code ?? signal ?? -1,
+            stdout,
+            stderr,
+            wallMs,
+            peakRssBytes: usage.maxRssKiB * 1024,
+            cpuSeconds: (usage.userUs + usage.systemUs) / 1e6,
+          });
         });
     });
   });

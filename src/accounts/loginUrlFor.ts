@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BulkorderError, ExitCode, InfrastructureError, UsageError } from '../errors.js';
+import { passedOn } from '../errorCodes.js';
 import { emailProblem } from '../ingest/textChecks.js';
 import { requireApi, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -132,14 +133,14 @@ function urlFrom(outcome: LoginOutcome): string {
     case 'delivered':
       return outcome.loginUrl;
     case 'unauthorized':
-      throw new UsageError(outcome.code, `cafetariaplan API refused our credentials: ${outcome.message}`);
+      throw new UsageError(passedOn(outcome.code), `cafetariaplan API refused our credentials: ${outcome.message}`);
     case 'permanent':
       throw new BulkorderError(
-        outcome.code,
+        passedOn(outcome.code),
         `cafetariaplan API refused the login request (HTTP ${outcome.status}): ${outcome.message}`,
         { exitCode: ExitCode.needsAttention },
       );
     default:
-      throw new InfrastructureError(outcome.code, `cafetariaplan API unavailable: ${outcome.message}`);
+      throw new InfrastructureError(passedOn(outcome.code), `cafetariaplan API unavailable: ${outcome.message}`);
   }
 }

@@ -38,7 +38,10 @@ export async function openLoginPortal(
   const redis = createRedis(config, 'producer');
   const keys = keyspace(ACCOUNTS.prefix(prefix));
   try {
-    await assertRedisReady(redis, config.redisUrl, { requirePersistence: config.delivery.requirePersistentRedis });
+    await assertRedisReady(redis, config.redisUrl, {
+      requirePersistence: config.delivery.requirePersistentRedis,
+      requireVerifiable: config.delivery.requireVerifiableRedis,
+    });
     // It reads the accounts' ledger: not one a newer bulkorder wrote (README "Deployment").
     await ensureNamespaceMarker(redis, keys, { processVersion: bulkorderVersion() });
   } catch (error) {

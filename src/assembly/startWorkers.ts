@@ -1,6 +1,6 @@
 import type { Worker } from 'bullmq';
 import { bullmq } from '../cjsPackages.js';
-import { requireApi, redisPrefix, type Config } from '../config.js';
+import { apiTarget, requireApi, redisPrefix, type Config } from '../config.js';
 import { createApiTokenProvider } from '../delivery/apiTokenProvider.js';
 import { createHttpTransport } from '../delivery/httpTransport.js';
 import type { DeliverySettings } from '../deliverySettings.js';
@@ -10,6 +10,7 @@ import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
+import { countRuns, whenIdle } from './idleClose.js';
 import type { Logger } from '../logger.js';
 import { SCHEDULES_QUEUE } from '../queues.js';
 import { createRedis } from '../redis.js';
@@ -18,10 +19,13 @@ import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { openServices } from '../services.js';
 import { startDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from './deliveryWorker.js';
 import { throttledErrors } from '../worker/throttledErrors.js';
+import { startResultsWriter } from '../batches/resultsTrail.js';
+import { otherTargetOfSource } from '../watch/folderTarget.js';
 import type { BreakerEvent } from '../worker/circuitBreaker.js';
 import type { RedisSafety } from '../worker/redisGuard.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createScheduledImportProcessor } from '../../jobs/scheduledImport.js';
+import { startTracing } from '../tracing/tracing.js';
 
 /** What a delivery worker process is started with; `prefix` defaults to the target's `bulkorder:<env>:<id>` (redisPrefix(config, api)). */
 export interface StartOptions {
@@ -37,6 +41,12 @@ export interface StartOptions {
   onRedisSafety?(api: MetricsApi, safety: RedisSafety): void;
   /** Told what each scheduled import firing did (notifications: a schedule that found no file). */
   onScheduledImport?(result: ScheduledImportResult): void;
+  /**
+   * Fetch the API token (or take the shared one) as soon as the worker runs, instead of at its first
+   * job, so the first orders of an import wait for nothing: `bulkorder worker` and the demo. Default
+   * false. A failure is only logged (debug): the first job asks again and reports it as always.
+   */
+  prefetchToken?: boolean;
 }
 
 /** The optional observers of StartOptions, as startDeliveryWorker takes them. */
@@ -86,6 +96,7 @@ async function startKindDelivery<P>(
     ...tokenObserver(options, kind.api),
   });
   const client = kind.connect(settings, { transport, tokenProvider, logger });
+  const tracing = await startTracing(config.tracing);
   const worker = await startDeliveryWorker<P>({
     endpoint: config,
     kind,
@@ -95,6 +106,7 @@ async function startKindDelivery<P>(
     requestDeadlineMs: settings.http.deadlineMs,
     logger: kind.api === 'business' ? logger : logger.child({ api: kind.api }),
     redis,
+    ...(tracing === undefined ? {} : { tracing }),
     ...observers(options, kind.api),
   }).catch(async (error: unknown) => {
     // Refused (Redis unfit, a newer bulkorder's data): nothing of ours may keep the process alive.
@@ -102,6 +114,8 @@ async function startKindDelivery<P>(
     redis.disconnect();
     throw error;
   });
+  if (options.prefetchToken === true)
+    tokenProvider.getToken().catch((error: unknown) => logger.debug({ err: error }, 'no token at start'));
   return {
     worker: worker.worker,
     async close() {
@@ -174,27 +188,37 @@ async function startScheduledImportWorker(
     ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
   });
   const blocking = createRedis(config, 'worker');
-  const worker = new bullmq.Worker<ScheduledImportData, ScheduledImportResult>(
-    SCHEDULES_QUEUE,
-    createScheduledImportProcessor(services.pipeline(logger)),
-    {
-      connection: blocking,
-      prefix,
-      concurrency: 1,
-    },
+  // Looked at every firing: a drop folder claimed by another target since `schedule set` is refused too.
+  const running = countRuns(
+    createScheduledImportProcessor(services.pipeline(logger), (source) =>
+      otherTargetOfSource(source, apiTarget(config, ORDERS.api)),
+    ),
   );
+  const worker = new bullmq.Worker<ScheduledImportData, ScheduledImportResult>(SCHEDULES_QUEUE, running.processor, {
+    connection: blocking,
+    prefix,
+    concurrency: 1,
+  });
   worker.on('error', throttledErrors(logger, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
   if (options.onScheduledImport !== undefined)
     worker.on('completed', (_job, result) => options.onScheduledImport?.(result));
   worker.on('failed', (job, error) =>
     logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'),
   );
+  // Scheduled imports (and dashboard uploads whose input this host holds) get their results file once settled.
+  const results = startResultsWriter({ ...services, csvOutput: services.files.csv, logger });
   let closing: Promise<void> | undefined;
   return {
     worker,
     close() {
       closing ??= (async () => {
-        await worker.close();
+        await results.stop();
+        // An import in progress finishes; then BullMQ's close gets IDLE_CLOSE_MS (src/assembly/idleClose.ts).
+        const idle = whenIdle(running.count, Promise.resolve());
+        const ended = await Promise.race([worker.close().then(() => 'closed' as const), idle.idle]);
+        idle.stop();
+        if (ended === 'idle')
+          logger.warn("BullMQ's scheduled-import worker did not close after its last import: stopping without it");
         blocking.disconnect();
         await services.close();
       })();

@@ -13,6 +13,11 @@ export interface WorkerProcessesOptions {
   /** How long SIGTERM lets the children finish requests in flight (BULKORDER_SHUTDOWN_GRACE_MS). */
   graceMs: number;
   logger: Logger;
+  /**
+   * The CLI's stop policy (src/commands/stopPolicy.ts): `stop` runs at SIGTERM/SIGINT, and the
+   * process ends `graceMs` later whatever is open. Without it, the supervisor listens itself.
+   */
+  stop?: { graceful(stop: (signal: string) => void, graceMs: number): () => void };
   /** Restarts of crashed children allowed within `restartWindowMs` before the parent gives up; default 5 per minute. */
   maxRestarts?: number;
   restartWindowMs?: number;
@@ -47,7 +52,7 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
   const maxRestarts = options.maxRestarts ?? 5;
   const windowMs = options.restartWindowMs ?? 60_000;
   const children = new Set<ChildProcess>();
-  const restarts: number[] = [];
+  const mayRestart = restartBudget(maxRestarts, windowMs);
   let stopping = false;
   let exitCode: number = ExitCode.ok;
   let allExited: () => void = () => undefined;
@@ -61,12 +66,7 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
       'stopping worker processes: no new jobs; finishing requests in flight',
     );
     for (const child of children) child.kill('SIGTERM');
-    setTimeout(() => {
-      for (const child of children) {
-        logger.warn({ childPid: child.pid }, 'worker process still running after the grace period; killing it');
-        child.kill('SIGKILL');
-      }
-    }, options.graceMs + CLOSE_MARGIN_MS).unref();
+    killAfter(children, options.graceMs + CLOSE_MARGIN_MS, logger);
     if (children.size === 0) allExited();
   };
 
@@ -88,8 +88,7 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
       if (!ready) {
         // It never started (a port in use, a bad TLS file, a refused configuration): a restart
         // would fail the same way, and running on with fewer processes would hide it.
-        const port = args.lastIndexOf('--http-port'); // the last one wins, as the CLI reads it
-        const which = `worker process ${slot} (pid ${child.pid}${port >= 0 ? `, --http-port ${args[port + 1]}` : ''})`;
+        const which = childName(slot, child, args);
         logger.error(
           { childPid: child.pid, slot, code, signal },
           `${which} failed to start (exit ${code ?? signal}); stopping the others`,
@@ -104,29 +103,63 @@ export async function runWorkerProcesses(options: WorkerProcessesOptions): Promi
         stopAll('a worker process refused its configuration');
         return;
       }
-      const now = Date.now();
-      while (restarts.length > 0 && restarts[0]! < now - windowMs) restarts.shift();
-      if (restarts.length >= maxRestarts) {
+      if (!mayRestart()) {
         exitCode = ExitCode.internal;
         stopAll(`more than ${maxRestarts} worker process restarts within ${windowMs} ms`);
         return;
       }
-      restarts.push(now);
       start(slot);
     });
   };
 
-  const onSignal = (signal: NodeJS.Signals) => stopAll(signal);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  const onSignal = (signal: string) => stopAll(signal);
+  // The children get the grace period and the margin to close before they are killed, and the
+  // supervisor a little more to see them go.
+  const withdraw = options.stop?.graceful(onSignal, options.graceMs + 2 * CLOSE_MARGIN_MS);
+  if (withdraw === undefined) {
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  }
   try {
     for (let slot = 0; slot < options.count; slot++) start(slot);
     await done;
   } finally {
+    withdraw?.();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
   return exitCode;
+}
+
+/** Kills (SIGKILL) the children still running `afterMs` from now, each named in the log. */
+function killAfter(children: ReadonlySet<ChildProcess>, afterMs: number, logger: Logger): void {
+  setTimeout(() => {
+    for (const child of children) {
+      logger.warn({ childPid: child.pid }, 'worker process still running after the grace period; killing it');
+      child.kill('SIGKILL');
+    }
+  }, afterMs).unref();
+}
+
+/** A child as a person finds it: its slot, pid and, when it serves one, its `--http-port`. */
+function childName(slot: number, child: ChildProcess, args: readonly string[]): string {
+  const port = args.lastIndexOf('--http-port'); // the last one wins, as the CLI reads it
+  return `worker process ${slot} (pid ${child.pid}${port >= 0 ? `, --http-port ${args[port + 1]}` : ''})`;
+}
+
+/**
+ * Restarts of crashed children, at most `max` within any `windowMs`: each call asks for one, and
+ * is true (and counts it) when it fits.
+ */
+function restartBudget(max: number, windowMs: number): () => boolean {
+  const restarts: number[] = [];
+  return () => {
+    const now = Date.now();
+    while (restarts.length > 0 && restarts[0]! < now - windowMs) restarts.shift();
+    if (restarts.length >= max) return false;
+    restarts.push(now);
+    return true;
+  };
 }
 
 /** What a forked worker process sends its supervisor once it takes jobs. */

@@ -1,6 +1,8 @@
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import { defineScripts } from '../lua/defineScripts.js';
+import { parseDialect, type CsvDialect } from '../ingest/csvDialect.js';
+import { REDIS_TIME, redisTime } from '../redis/redisClock.js';
 
 /** Counts an import knows when it has read the whole file. */
 export interface ImportCounts {
@@ -16,11 +18,34 @@ export interface ImportCounts {
   skippedQueued: number;
   /** Keys delivered, held or in flight with other content (ORDER_REF_REUSED): not sent. */
   conflicts: number;
+  /**
+   * Valid orders dead-lettered before with the same content (an unchanged re-run): not sent again (old news:
+   * their dead letters stay open where they are) unless `import --retry-refused`.
+   */
+  skippedRefused: number;
   /** Of skippedDelivered: orders without orderRef identical to one delivered before. */
   skippedIdentical: number;
   /** Valid orders the ledger does not know and an earlier results file records as delivered: not sent. */
   skippedResults: number;
   enqueued: number;
+}
+
+/** The counts of a round of an import where nothing was skipped yet (each starts at zero). */
+export function noSkips(): Omit<ImportCounts, 'rows' | 'orders' | 'valid' | 'rejected' | 'enqueued'> {
+  return {
+    skippedDelivered: 0,
+    skippedHeld: 0,
+    skippedQueued: 0,
+    conflicts: 0,
+    skippedRefused: 0,
+    skippedIdentical: 0,
+    skippedResults: 0,
+  };
+}
+
+/** The counts of an import that has read nothing yet. */
+export function noImportCounts(): ImportCounts {
+  return { rows: 0, orders: 0, valid: 0, rejected: 0, ...noSkips(), enqueued: 0 };
 }
 
 /** Counts the workers add as the batch's orders settle. */
@@ -30,6 +55,43 @@ export interface DeliveryCounts {
   held: number;
   /** Of `delivered`: orders an earlier attempt may have stored too (it was answered 5xx). */
   possibleDuplicates: number;
+  /**
+   * Dead letters and held orders of this batch a later step fixed: delivered by `dead-letters retry`,
+   * superseded by a fixed row's delivery, released by `review release`, forgotten by a purge (src/lua/includes/moveParked.lua).
+   * No longer counted in `dead` or `held`; the batch's fixes (BatchStore.fixes) say what, by whom, when.
+   */
+  resolved: number;
+  /** Dead letters of this batch sent again and parked again in a later batch, which counts them now. */
+  movedOn: number;
+}
+
+/** One entry of a batch's history of fixes (written by the ledger's scripts, src/lua/includes/moveParked.lua). */
+export interface BatchFix {
+  /** The order key that was parked (or flagged a possible duplicate) here. */
+  key: string;
+  was: 'dead' | 'held' | 'duplicate';
+  /**
+   * `delivered` (sent again and delivered), `superseded` (a fixed row, `by` its key, was delivered),
+   * `released` / `resolved` (a person, `by`), `dead` / `held` (sent again and parked again in `batch`),
+   * `release undone`, `purged` (a person forgot the record: `dead-letters purge`, `review purge`; `by` who),
+   * `acknowledged` (a possible duplicate a person checked: `review duplicates ack`, `by` who, `note` why).
+   */
+  how:
+    | 'delivered'
+    | 'superseded'
+    | 'released'
+    | 'resolved'
+    | 'dead'
+    | 'held'
+    | 'release undone'
+    | 'purged'
+    | 'acknowledged';
+  /** The batch the fix happened in (for `resolved`, this one). */
+  batch: string;
+  /** Who (released, resolved), or the key that superseded it. */
+  by?: string;
+  note?: string;
+  at: number;
 }
 
 export interface Batch extends ImportCounts, DeliveryCounts {
@@ -46,9 +108,16 @@ export interface Batch extends ImportCounts, DeliveryCounts {
    * queued by a reconciler and counted here.
    */
   importState: 'importing' | 'imported' | 'failed' | 'interrupted';
-  /** Absolute paths of the rejects and results files, as the import chose them (the dashboard links them). */
+  /**
+   * Absolute paths of the rejects and results files, recorded once written (so `status --json` and the
+   * dashboard name files that exist); the drop folder records their place in done/ after the move.
+   */
   rejectsFile?: string;
   resultsFile?: string;
+  /** Where the results file will be written when the batch settles (uploads, schedules: src/batches/resultsTrail.ts). */
+  pendingResultsFile?: string;
+  /** The input's CSV dialect (delimiter, encoding, BOM): its dead letters are exported in it. */
+  dialect?: CsvDialect;
   /** Why a `failed` import stopped: the error's stable code, its message and the exit code the import gave. */
   failure?: ImportFailure;
 }
@@ -69,6 +138,7 @@ const COUNT_FIELDS = [
   'skippedHeld',
   'skippedQueued',
   'conflicts',
+  'skippedRefused',
   'skippedIdentical',
   'skippedResults',
   'enqueued',
@@ -76,6 +146,8 @@ const COUNT_FIELDS = [
   'dead',
   'held',
   'possibleDuplicates',
+  'resolved',
+  'movedOn',
 ] as const;
 
 /** How long an importer may go without a heartbeat before its batch counts as interrupted. */
@@ -91,21 +163,27 @@ export class BatchStore {
     defineScripts(redis);
   }
 
-  /** Creates an importing batch owned by the caller, who keeps it alive with `heartbeat`. */
+  /**
+   * Creates an importing batch owned by the caller, who keeps it alive with `heartbeat`. It starts
+   * at Redis's time (fixtures give one): notifiers on other hosts compare it with their watermark.
+   */
   async create(
-    batch: Pick<Batch, 'id' | 'file' | 'sha256' | 'env' | 'startedAt' | 'columns' | 'rejectsFile' | 'resultsFile'>,
+    batch: Pick<Batch, 'id' | 'file' | 'sha256' | 'env' | 'columns' | 'dialect'> & { startedAt?: number },
   ): Promise<void> {
     const key = this.keys.batch(batch.id);
+    const { dialect, ...rest } = batch;
+    const fields = { ...rest, startedAt: batch.startedAt ?? (await redisTime(this.redis)) };
     await this.redis
       .multi()
       .hset(key, {
-        ...batch,
+        ...fields,
+        ...(dialect === undefined ? {} : { dialect: JSON.stringify(dialect) }),
         columns: JSON.stringify(batch.columns),
         importState: 'importing',
         ...Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])),
       })
       .pexpire(key, this.retentionMs)
-      .zadd(this.keys.batchIndex, batch.startedAt, batch.id)
+      .zadd(this.keys.batchIndex, fields.startedAt, batch.id)
       .set(this.keys.batchOwner(batch.id), '1', 'PX', IMPORT_OWNER_TTL_MS)
       .sadd(this.keys.importing, batch.id)
       .exec();
@@ -141,7 +219,7 @@ export class BatchStore {
         this.keys.batchOwner(id),
         this.keys.importing,
         id,
-        Date.now(),
+        REDIS_TIME,
       );
       if (outcome === 'closed') closed.push(id);
     }
@@ -173,9 +251,59 @@ export class BatchStore {
       .exec();
   }
 
-  /** Records where the results file was written (absolute), when `import --wait` chose another path than the default. */
+  /** Records where the results file was written (absolute). */
   async setResultsFile(batchId: string, path: string): Promise<void> {
-    await this.redis.hset(this.keys.batch(batchId), 'resultsFile', path);
+    await this.setFiles(batchId, { resultsFile: path });
+  }
+
+  /**
+   * Records the batch's files where they are now (absolute paths): its rejects or results file once
+   * written, or all of them after a move (the drop folder's done/). A batch record gone meanwhile
+   * (retention) is not made again.
+   */
+  async setFiles(
+    batchId: string,
+    files: Partial<Pick<Batch, 'file' | 'rejectsFile' | 'resultsFile' | 'pendingResultsFile'>>,
+  ): Promise<void> {
+    const key = this.keys.batch(batchId);
+    const set = Object.fromEntries(Object.entries(files).filter((e): e is [string, string] => e[1] !== undefined));
+    if (Object.keys(set).length === 0) return;
+    // HSET only on a batch that still exists (its id field): a script would do, a watch-free check is enough here.
+    if ((await this.redis.hexists(key, 'id')) === 0) return;
+    await this.redis.hset(key, set);
+  }
+
+  /**
+   * Records that the batch's results file is due once it settles (src/batches/resultsTrail.ts): `due` is
+   * what writing it takes (JSON), `resultsFile` where it will be, which `status` and the batch's page name.
+   */
+  async expectResults(batchId: string, resultsFile: string, due: string): Promise<void> {
+    await this.setFiles(batchId, { pendingResultsFile: resultsFile });
+    await this.redis.hset(this.keys.resultsDue, batchId, due);
+  }
+
+  /** Every batch whose results file is due: batch id -> what expectResults was given. */
+  dueResults(): Promise<Record<string, string>> {
+    return this.redis.hgetall(this.keys.resultsDue);
+  }
+
+  /** Takes the right to write a due results file for `ms` (another process then leaves it alone). */
+  async claimResults(batchId: string, ms: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.resultsDueLock(batchId), '1', 'PX', ms, 'NX')) === 'OK';
+  }
+
+  async releaseResults(batchId: string): Promise<void> {
+    await this.redis.del(this.keys.resultsDueLock(batchId));
+  }
+
+  /** The due results file is written (`resultsFile`), or never will be (the batch failed or is gone). */
+  async settleResults(batchId: string, resultsFile?: string): Promise<void> {
+    if (resultsFile !== undefined) await this.setFiles(batchId, { resultsFile });
+    await this.redis
+      .multi()
+      .hdel(this.keys.batch(batchId), 'pendingResultsFile')
+      .hdel(this.keys.resultsDue, batchId)
+      .exec();
   }
 
   /** The file a batch imported ('' when the batch record is gone): a delivery job of it names none. */
@@ -203,6 +331,18 @@ export class BatchStore {
     return { batches, next: ids.length > options.limit ? ids[options.limit - 1] : undefined };
   }
 
+  /** The batch's history of fixes, newest first (at most 1,000 kept). */
+  async fixes(batchId: string, limit = 1000): Promise<BatchFix[]> {
+    const raw = await this.redis.lrange(this.keys.batchFixes(batchId), 0, limit - 1);
+    return raw.flatMap((json) => {
+      try {
+        return [JSON.parse(json) as BatchFix];
+      } catch {
+        return [];
+      }
+    });
+  }
+
   /** Most recent first. */
   async list(limit = 20): Promise<Batch[]> {
     const ids = await this.redis.zrevrange(this.keys.batchIndex, 0, limit - 1);
@@ -211,9 +351,14 @@ export class BatchStore {
   }
 }
 
-/** Every order the batch queued has ended delivered, dead-lettered or held. */
+/** Every order the batch queued has ended delivered, dead-lettered or held (or was fixed or passed on since). */
 export function isSettled(batch: Batch): boolean {
-  return batch.importState !== 'importing' && batch.delivered + batch.dead + batch.held >= batch.enqueued;
+  return batch.importState !== 'importing' && ended(batch) >= batch.enqueued;
+}
+
+/** How many of the batch's queued orders have ended, however they were fixed later. */
+export function ended(batch: DeliveryCounts): number {
+  return batch.delivered + batch.dead + batch.held + batch.resolved + batch.movedOn;
 }
 
 /**
@@ -237,6 +382,7 @@ export function needsAttention(facts: {
 }
 
 function toBatch(raw: Record<string, string>): Batch {
+  const dialect = parseDialect(raw.dialect);
   const counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, Number(raw[f] ?? 0)])) as unknown as ImportCounts &
     DeliveryCounts;
   return {
@@ -250,6 +396,8 @@ function toBatch(raw: Record<string, string>): Batch {
     importState: (raw.importState ?? 'importing') as Batch['importState'],
     ...(raw.rejectsFile === undefined ? {} : { rejectsFile: raw.rejectsFile }),
     ...(raw.resultsFile === undefined ? {} : { resultsFile: raw.resultsFile }),
+    ...(raw.pendingResultsFile === undefined ? {} : { pendingResultsFile: raw.pendingResultsFile }),
+    ...(dialect === undefined ? {} : { dialect }),
     ...(raw.failCode === undefined
       ? {}
       : { failure: { code: raw.failCode, reason: raw.failReason ?? '', exitCode: Number(raw.failExitCode ?? 1) } }),

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { InfrastructureError } from '../errors.js';
 import type { TextSink } from '../textSink.js';
-import { isSettled, type Batch, type BatchStore } from './batchStore.js';
+import { ended, isSettled, type Batch, type BatchStore } from './batchStore.js';
 
 export interface FollowOptions {
   /** Where progress goes; default stderr (stdout stays for the summary). */
@@ -43,7 +44,12 @@ export async function followBatch(
   let pending = false;
   for (;;) {
     const batch = await batches.get(batchId);
-    if (batch === undefined) throw new Error(`batch ${batchId} not found`);
+    if (batch === undefined)
+      // It was there when following began (its import made it): Redis evicted or lost it.
+      throw new InfrastructureError(
+        'REDIS_KEYS_VANISHED',
+        `batch ${batchId} vanished from Redis while it was followed (evicted or lost): its counts are gone, and a re-run could send again what it delivered; stop every worker, set maxmemory-policy noeviction and check persistence`,
+      );
     let now = Date.now();
     if (options.watch !== undefined && now - lastWatch >= (options.watchEveryMs ?? 2000)) {
       lastWatch = now;
@@ -71,16 +77,20 @@ export async function followBatch(
 }
 
 export function progressLine(batch: Batch, width = 30): string {
-  const done = batch.delivered + batch.dead + batch.held;
+  const done = ended(batch);
   const total = Math.max(batch.enqueued, done);
-  const fraction = total === 0 ? (batch.importState === 'importing' ? 0 : 1) : done / total;
+  const empty = batch.importState === 'importing' ? 0 : 1;
+  const fraction = total === 0 ? empty : done / total;
   const filled = Math.round(fraction * width);
   const bar = '#'.repeat(filled) + '-'.repeat(width - filled);
-  const importing =
-    batch.importState === 'importing'
-      ? ' (still reading the file)'
-      : batch.importState === 'interrupted'
-        ? ' (its importer stopped: what it reserved is queued; re-run the import for the rest)'
-        : '';
-  return `[${bar}] ${done}/${total} settled: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held${importing}`;
+  const importing = IMPORT_STATE_NOTE[batch.importState] ?? '';
+  const fixed = batch.resolved > 0 ? `, ${batch.resolved} fixed since (resolved)` : '';
+  const passed = batch.movedOn > 0 ? `, ${batch.movedOn} passed on to a later batch` : '';
+  return `[${bar}] ${done}/${total} settled: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held${fixed}${passed}${importing}`;
 }
+
+/** What the progress line adds while an import is not finished. */
+const IMPORT_STATE_NOTE: Partial<Record<Batch['importState'], string>> = {
+  importing: ' (still reading the file)',
+  interrupted: ' (its importer stopped: what it reserved is queued; re-run the import for the rest)',
+};

@@ -1,8 +1,8 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
-import { outputFileError } from '../errors.js';
-import { atomicOutput } from '../ingest/atomicOutput.js';
+import { atomicOutput } from '../files/atomicFile.js';
+import { writeFailure, type WriteFailure } from '../files/writeFailure.js';
 import { stringify } from 'csv-stringify';
 import { possibleDuplicate, type Ledger, type LedgerEntry } from '../ledger/ledger.js';
 import type { IngestOptions } from '../ingest/openRecordSource.js';
@@ -12,6 +12,34 @@ import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { CommonColumn, ResultOutcome, ResultsCounts, ResultsKind } from '../kinds/resultsLayout.js';
 import { ORDER_REF_REUSED, orderRefReusedMessage } from '../ledger/orderRefReused.js';
 import { DELIVERED_BY_RESULTS, type PriorDelivery, type PriorResults } from './priorResults.js';
+import { encodingStream, inputDialect, outputDialect } from '../ingest/csvDialect.js';
+import type { CsvOutputSettings } from '../config.js';
+
+/** What a results file may be written with besides its input. */
+export interface WriteResultsOptions<P> {
+  /** An earlier results file of the input (the import journal's second ledger). */
+  prior?: PriorResults;
+  /** The records an import of this process kept (a small file): saves reading and validating it again. */
+  items?: Iterable<RecordItem<P>> | AsyncIterable<RecordItem<P>>;
+  /** How the file departs from the input's CSV dialect (BULKORDER_OUTPUT_*); default: the input's delimiter, encoding and BOM. */
+  csvOutput?: CsvOutputSettings;
+}
+
+/** Which batch's results file writeResults writes: its input, the batch, and where. */
+export interface ResultsTarget<P> {
+  /** The input file, read again for its records (unless `WriteResultsOptions.items`). */
+  file: string;
+  /** How the input is read (dialect, mapping), as the import read it. */
+  ingest: IngestOptions;
+  /** The batch whose outcomes the file reports. */
+  batchId: string;
+  /** The ledger the outcomes are read from. */
+  ledger: Ledger;
+  /** The results file's path (written atomically). */
+  outPath: string;
+  /** The record kind: its source and results layout. */
+  kind: ResultsKind<P>;
+}
 
 /**
  * Writes `<name>.results.csv`: one row per record (order, or account with the accounts'
@@ -20,32 +48,39 @@ import { DELIVERED_BY_RESULTS, type PriorDelivery, type PriorResults } from './p
  * its counters; `items`, the records an import of this process kept (a small file), save reading
  * and validating it a second time. A record the ledger does not know and `prior` (an earlier results file) names as
  * delivered keeps that row's facts, `already-delivered` with the message "already delivered (results file)".
+ * The file speaks the input's dialect: a `;` file with a BOM gets `;` and a BOM, windows-1252 stays windows-1252.
  */
 export async function writeResults<P>(
-  file: string,
-  ingest: IngestOptions,
-  batchId: string,
-  ledger: Ledger,
-  outPath: string,
-  kind: ResultsKind<P>,
-  prior?: PriorResults,
-  items?: readonly RecordItem<P>[],
+  target: ResultsTarget<P>,
+  options: WriteResultsOptions<P> = {},
 ): Promise<ResultsCounts> {
+  const { file, ingest, batchId, ledger, outPath, kind } = target;
+  const { prior, items } = options;
   const layout = kind.results;
-  // The records the import kept (the same file, read with the same options), or the file read again.
-  const records = items ?? (await kind.openSource(file, ingest)).items();
-  const csv = stringify({ header: true, columns: [...layout.columns], bom: true, cast: { string: neutralizeCell } });
+  // Opening reads only the head (its dialect); the records the import kept, or the file read again.
+  const source = await kind.openSource(file, ingest);
+  const dialect = outputDialect(inputDialect(source), options.csvOutput);
+  const records = items ?? source.items();
+  const csv = stringify({
+    header: true,
+    columns: [...layout.columns],
+    delimiter: dialect.delimiter,
+    bom: dialect.bom,
+    cast: { string: neutralizeCell },
+  });
+  const failure: WriteFailure = {
+    code: 'RESULTS_WRITE_FAILED',
+    then: 'The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).',
+  };
   const output = await atomicOutput(outPath);
+  const sink = createWriteStream(output.writePath);
   // pipeline() ends both streams on a write error (a full disk): `written` rejects, and every
   // wait below races it, so a failed write surfaces instead of waiting for a drain that never comes.
-  const written = pipeline(csv, createWriteStream(output.writePath)).catch(async (error: unknown) => {
+  const written = (
+    dialect.encoding === 'utf-8' ? pipeline(csv, sink) : pipeline(csv, encodingStream(dialect), sink)
+  ).catch(async (error: unknown) => {
     await output.discard().catch(() => undefined);
-    throw outputFileError(
-      'RESULTS_WRITE_FAILED',
-      outPath,
-      error,
-      'The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).',
-    );
+    throw writeFailure(outPath, error, failure);
   });
   written.catch(() => undefined); // observed below; avoid an unhandled rejection while reading
   const counts: ResultsCounts = { orders: 0, byOutcome: {}, possibleDuplicates: 0 };
@@ -60,12 +95,8 @@ export async function writeResults<P>(
     for (const item of items) {
       const entry = item.kind === 'valid' ? entries.get(item.key) : undefined;
       const earlier = item.kind === 'valid' && entry === undefined ? prior?.delivered.get(item.key) : undefined;
-      const common =
-        earlier !== undefined
-          ? priorRow(item, earlier)
-          : item.kind === 'valid'
-            ? (reusedRow(item, entry) ?? resultRow(item, entry, batchId))
-            : resultRow(item, entry, batchId);
+      const reused = item.kind === 'valid' ? reusedRow(item, entry) : undefined;
+      const common = earlier !== undefined ? priorRow(item, earlier) : (reused ?? resultRow(item, entry, batchId));
       const row = {
         ...layout.describe(item, entry),
         ...(earlier === undefined ? {} : { [layout.remoteIdColumn]: earlier.remoteId }),
@@ -92,7 +123,10 @@ export async function writeResults<P>(
   }
   csv.end();
   await written;
-  await output.commit();
+  await output.commit().catch(async (error: unknown) => {
+    await output.discard().catch(() => undefined);
+    throw writeFailure(outPath, error, failure);
+  });
   return counts;
 }
 

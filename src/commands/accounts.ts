@@ -38,15 +38,23 @@ export function register(program: Command, io: CommandIo): Command {
     'Exit codes: 0 every employee valid; 4 some rows rejected (see the rejects file); 3 file refused as a whole; 2 usage error.',
   );
   validate.action(async (file: string, flags: ValidateFlags) => {
-    const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ACCOUNTS }] = await Promise.all([
+    const [
+      { validateFile },
+      { ingestOptionsFromFlags },
+      { validationReport },
+      { ACCOUNTS },
+      { loadCsvOutputSettings },
+    ] = await Promise.all([
       import('../ingest/validateFile.js'),
       import('../ingest/ingestFlags.js'),
       import('../ingest/validationReport.js'),
       import('../kinds/accounts.js'),
+      import('../config.js'),
     ]);
     const options = {
       ...(await ingestOptionsFromFlags(flags, ACCOUNTS.columns)),
       ...(flags.out === undefined ? {} : { out: flags.out }),
+      output: loadCsvOutputSettings(io.env),
     };
     const result = await validateFile(file, options, ACCOUNTS);
     io.stdout.write(validationReport(file, result, flags.json === true));

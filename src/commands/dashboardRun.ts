@@ -20,10 +20,8 @@ export async function runDashboard(flags: DashboardFlags, ctx: CommandContext): 
     readOnly: flags.readOnly === true,
   });
   ctx.stdout.write(`dashboard: ${dashboard.url}/\n`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
-  });
+  // Redis gone or not, the stop policy ends the process at the grace period's end.
+  await new Promise<void>((resolve) => ctx.stop.graceful(() => resolve(), ctx.config.delivery.shutdownGraceMs));
   dashboard.shuttingDown();
   await dashboard.close();
   return ExitCode.ok;

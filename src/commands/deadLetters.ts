@@ -1,16 +1,24 @@
 import type { Command } from 'commander';
 import {
-  accountsAlias,
-  loadCommandContext,
+  declareParkedList,
+  declareParkedShow,
+  parkedRunner,
+  parkedSelection,
+  REQUEUE_EXIT_CODES,
+  withAllOption,
   withConfigFlags,
   withExamples,
   withJsonOption,
-  withJsonRefusal,
   withParkedFilters,
+  withRequeueOptions,
+  type ParkedGroup,
   type RecordKindName,
   type CommandIo,
 } from './options.js';
 import type { DeadLetterAction, DeadLetterFlags } from './deadLettersRun.js';
+
+/** The `dead-letters` group of one kind, its subcommands declared in it. */
+type DeadLetters = ParkedGroup<DeadLetterAction, DeadLetterFlags>;
 
 /** Declares `dead-letters` under `parent` for one kind (`bulkorder dead-letters`, `bulkorder accounts dead-letters`). */
 export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {
@@ -30,44 +38,32 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
     `${cli} retry --status 503 --wait`,
     `${cli} purge --older-than 30d`,
   ]);
+  const run = parkedRunner<DeadLetterAction, DeadLetterFlags>(io, kind, {
+    announce: 'retry',
+    load: async () => (await import('./deadLettersRun.js')).runDeadLetters,
+  });
+  const parked: DeadLetters = { group, cli, noun, run };
+  declareParkedList(parked, {
+    description: 'list dead letters, oldest first',
+    records: 'dead letter',
+    examples: [
+      `${cli} list`,
+      `${cli} list --status 422 --newer-than 12h`,
+      `${cli} list --batch b-20261122T020000-1a2b3c --json`,
+    ],
+  });
+  declareParkedShow(parked, {
+    description: 'the order, its source lines and the full error body',
+    sampleKey: kind === 'orders' ? 'ref.1001.GIFT-7' : '<account key>',
+  });
+  declareExport(parked);
+  declareRetry(parked);
+  declarePurge(parked);
+}
 
-  const run = async (action: DeadLetterAction, args: string[], flags: DeadLetterFlags): Promise<void> => {
-    const { runDeadLetters } = await import('./deadLettersRun.js');
-    io.setExitCode(
-      await withJsonRefusal(io.stdout, flags.json === true, { kind, action }, async () =>
-        runDeadLetters(
-          kind,
-          action,
-          args,
-          flags,
-          await loadCommandContext(flags, io, { announce: action === 'retry' }),
-        ),
-      ),
-    );
-  };
-
-  const list = withConfigFlags(
-    withParkedFilters(group.command('list').description('list dead letters, oldest first'), noun),
-  )
-    .option('--limit <n>', 'show at most this many', '50')
-    .option('--json', 'print JSON (one object per dead letter) instead of a table');
-  withExamples(list, [
-    `${cli} list`,
-    `${cli} list --status 422 --newer-than 12h`,
-    `${cli} list --batch b-20261122T020000-1a2b3c --json`,
-  ]).action((flags: DeadLetterFlags) => run('list', [], flags));
-
-  const show = withConfigFlags(
-    group.command('show').description('the order, its source lines and the full error body').argument('<orderKey>'),
-  )
-    .option('--json', 'print the record as JSON')
-    .addOption(accountsAlias());
-  const sampleKey = kind === 'orders' ? 'ref.1001.GIFT-7' : '<account key>';
-  withExamples(show, [`${cli} show ${sampleKey}`, `${cli} show ${sampleKey} --json`]).action(
-    (key: string, flags: DeadLetterFlags) => run('show', [key], flags),
-  );
-
-  const exportCommand = withConfigFlags(
+/** `dead-letters export`: the selected dead letters as CSV in their input format, to fix and import again. */
+function declareExport({ group, cli, noun, run }: DeadLetters): void {
+  const command = withConfigFlags(
     withParkedFilters(
       group
         .command('export')
@@ -79,48 +75,50 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
       '--out <file>',
       'where to write (default dead-letters-<env>-<time>.csv); several input column sets: <name>-1.csv, <name>-2.csv',
     )
-    .option('--delimiter <char>', 'cell delimiter: "," (default), ";" or "tab"');
-  withExamples(exportCommand, [
+    .option(
+      '--delimiter <char>',
+      'cell delimiter: ",", ";", "|" or "tab" (default: the input\'s own, else BULKORDER_OUTPUT_DELIMITER)',
+    );
+  withExamples(command, [
     `${cli} export --out fix-me.csv`,
     `${cli} export --code PRODUCT_UNKNOWN --delimiter ";" --out fix-me.csv`,
   ]).action((flags: DeadLetterFlags) => run('export', [], flags));
+}
 
-  const retry = withJsonOption(
-    withConfigFlags(
-      withParkedFilters(
-        group
-          .command('retry')
-          .description('send dead letters again as they are, as a new batch')
-          .argument('[orderKeys...]'),
-        noun,
-      ),
+/** `dead-letters retry`: sends the selected dead letters again as they are, as a new batch. */
+function declareRetry({ group, cli, noun, run }: DeadLetters): void {
+  const command = withRequeueOptions(
+    withJsonOption(
+      withConfigFlags(parkedSelection({ group, noun }, 'retry', 'send dead letters again as they are, as a new batch')),
+      'what was queued (with --wait: how it ended)',
     ),
-    'what was queued (with --wait: how it ended)',
-  )
-    .option('--all', 'every dead letter (needed when no key or filter is given)')
-    .option('--wait', 'follow the new batch until every order settles')
-    .option('--timeout <seconds>', 'with --wait: stop following after this long');
+    'every dead letter',
+  );
   withExamples(
-    retry,
+    command,
     [
       `${cli} retry --status 503 --wait`,
       `${cli} retry --code UPSTREAM_BROKEN --older-than 1h`,
       `${cli} retry --all --wait --timeout 600 --json`,
     ],
-    'Exit codes: 0 queued (with --wait: every one delivered); 4 some were dead-lettered or held again, or --timeout ended the waiting; 2 no key, filter or --all; 5 Redis unavailable.',
+    REQUEUE_EXIT_CODES,
   ).action((keys: string[], flags: DeadLetterFlags) => run('retry', keys, flags));
+}
 
-  const purge = withConfigFlags(
-    withParkedFilters(
-      group
-        .command('purge')
-        .description('forget dead letters for good (their orders are not sent)')
-        .argument('[orderKeys...]'),
-      noun,
+/** `dead-letters purge`: forgets the selected dead letters for good. */
+function declarePurge({ group, cli, noun, run }: DeadLetters): void {
+  const command = withAllOption(
+    withJsonOption(
+      withConfigFlags(
+        parkedSelection({ group, noun }, 'purge', 'forget dead letters for good (their orders are not sent)'),
+      ),
+      'what was purged',
     ),
-  ).option('--all', 'every dead letter (needed when no key or filter is given)');
-  withExamples(purge, [
-    `${cli} purge --older-than 30d`,
-    `${cli} purge --code PRODUCT_UNKNOWN --batch b-20261122T020000-1a2b3c`,
-  ]).action((keys: string[], flags: DeadLetterFlags) => run('purge', keys, flags));
+    'every dead letter',
+  );
+  withExamples(
+    command,
+    [`${cli} purge --older-than 30d`, `${cli} purge --code PRODUCT_UNKNOWN --batch b-20261122T020000-1a2b3c --json`],
+    'Exit codes: 0 purged (also when nothing matched); 2 no key, filter or --all; 5 Redis unavailable. Importing a purged order again sends it.',
+  ).action((keys: string[], flags: DeadLetterFlags) => run('purge', keys, flags));
 }

@@ -1,23 +1,17 @@
+import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
 import type { Services } from '../services.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
-import { listParked, openParked, showParked } from '../deadLetter/parkedActions.js';
+import { openParked } from '../deadLetter/parkedActions.js';
+import { printRequeued, purgeSelected, readParked } from './parkedRun.js';
 import { parkedFilterFromFlags, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import { parseDelimiter } from '../ingest/parseDelimiter.js';
+import { describeDialect } from '../ingest/csvDialect.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import { KINDS } from '../kinds/kindByName.js';
-import { reportRequeued } from '../deadLetter/followRequeued.js';
 import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
-import {
-  chosenKind,
-  positiveInteger,
-  printReport,
-  requireSelection,
-  type RecordKindName,
-  type CommandContext,
-  type ConfigFlags,
-} from './options.js';
+import { chosenKind, requireSelection, type RecordKindName, type CommandContext, type ConfigFlags } from './options.js';
 
 /** The `dead-letters` subcommands. */
 export type DeadLetterAction = 'list' | 'show' | 'export' | 'retry' | 'purge';
@@ -37,6 +31,28 @@ export interface DeadLetterFlags extends ConfigFlags, ParkedFilterFlags {
 
 type Context = CommandContext;
 
+/** One `dead-letters` command as typed: the record kind, the action, its arguments and flags. */
+export interface DeadLetterRequest {
+  /** Orders or accounts (`bulkorder accounts dead-letters`). */
+  kind: RecordKindName;
+  /** The subcommand. */
+  action: DeadLetterAction;
+  /** Its positional arguments (keys; `show` takes one). */
+  args: string[];
+  /** Its flags. */
+  flags: DeadLetterFlags;
+}
+
+/** What export, retry and purge act on: the dead letters' store and services, the selection, the command. */
+interface DeadLetterAct {
+  store: ParkedStore;
+  services: Services<unknown>;
+  /** The dead letters selected (flags and keys). */
+  filter: ParkedFilter;
+  flags: DeadLetterFlags;
+  ctx: Context;
+}
+
 /** What to do next, in the words of the kind's commands (`bulkorder` or `bulkorder accounts`). */
 function listHints(cli: string, noun: string): string[] {
   return [
@@ -47,49 +63,29 @@ function listHints(cli: string, noun: string): string[] {
 }
 
 /** `bulkorder [accounts] dead-letters <action>`: returns the exit code. */
-export async function runDeadLetters(
-  kind: RecordKindName,
-  action: DeadLetterAction,
-  args: string[],
-  flags: DeadLetterFlags,
-  ctx: Context,
-): Promise<number> {
+export async function runDeadLetters(request: DeadLetterRequest, ctx: Context): Promise<number> {
+  const { kind, action, args, flags } = request;
   const filter = parkedFilterFromFlags(flags, action === 'show' ? [] : args);
-  const { services, store } = await openParked(ctx.config, KINDS[chosenKind(kind, flags)], 'dead');
+  const target = await openParked(ctx.config, KINDS[chosenKind(kind, flags)], 'dead');
+  const { services, store } = target;
   try {
+    const hints = listHints(services.kind.cli, services.kind.noun);
+    if (action === 'list' || action === 'show')
+      return await readParked(action, target, { filter, key: args[0], flags, hints }, ctx.stdout);
     switch (action) {
-      case 'list':
-        ctx.stdout.write(
-          await listParked(
-            store,
-            filter,
-            { json: flags.json === true, limit: positiveInteger(flags.limit ?? '50', '--limit') },
-            listHints(services.kind.cli, services.kind.noun),
-          ),
-        );
-        return ExitCode.ok;
-      case 'show':
-        ctx.stdout.write(await showParked(store, services, args[0]!, { json: flags.json === true }));
-        return ExitCode.ok;
       case 'export':
-        return await exportCsv(store, services, filter, flags, ctx);
+        return await exportCsv({ store, services, filter, flags, ctx });
       case 'retry':
-        return await retry(store, services, filter, flags, ctx);
+        return await retry({ store, services, filter, flags, ctx });
       case 'purge':
-        return await purge(store, services, filter, flags, ctx);
+        return await purge({ store, services, filter, flags, ctx });
     }
   } finally {
     await services.close();
   }
 }
 
-async function exportCsv(
-  store: ParkedStore,
-  services: Services<unknown>,
-  filter: ParkedFilter,
-  flags: DeadLetterFlags,
-  ctx: Context,
-): Promise<number> {
+async function exportCsv({ store, services, filter, flags, ctx }: DeadLetterAct): Promise<number> {
   const items = await store.select(filter);
   if (items.length === 0) {
     ctx.stdout.write('no dead letters match: nothing written\n');
@@ -100,74 +96,57 @@ async function exportCsv(
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, '');
   const outPath = resolve(flags.out ?? `dead-letters-${ctx.config.env}-${stamp}.csv`);
-  const delimiter = flags.delimiter === undefined ? ',' : parseDelimiter(flags.delimiter);
+  // --delimiter wins over BULKORDER_OUTPUT_DELIMITER, which wins over the input's own.
+  const csvOutput = {
+    ...ctx.config.files.csv,
+    ...(flags.delimiter === undefined ? {} : { delimiter: parseDelimiter(flags.delimiter) }),
+  };
   const files = await exportDeadLetters(items, services.batches, {
     outPath,
-    delimiter,
+    csvOutput,
     rebuild: services.kind.rebuildRows,
   });
   const lines = files.map(
     (f) =>
-      `${f.path}: ${f.deadLetters} dead letter${f.deadLetters === 1 ? '' : 's'}, ${f.rows} row${f.rows === 1 ? '' : 's'} (batch${f.batches.length === 1 ? '' : 'es'} ${f.batches.join(', ')})${f.canonical ? '; input columns unknown (batch expired): written in our column names' : ''}`,
+      `${f.path}: ${f.deadLetters} dead letter${f.deadLetters === 1 ? '' : 's'}, ${f.rows} row${f.rows === 1 ? '' : 's'} (batch${f.batches.length === 1 ? '' : 'es'} ${f.batches.join(', ')}; ${describeDialect(f.dialect)})${f.canonical ? '; input columns unknown (batch expired): written in our column names' : ''}`,
   );
   if (files.length > 1) lines.push('the dead letters came from inputs with different columns: one file per column set');
   const withoutRef = files.flatMap((f) => f.withoutOrderRef);
   if (withoutRef.length > 0) {
     lines.push(
-      `${withoutRef.length} of them have no orderRef: a fixed row is a new order, so once it is delivered purge the original: bulkorder dead-letters purge ${withoutRef.slice(0, 3).join(' ')}${withoutRef.length > 3 ? ' ...' : ''}`,
+      `${withoutRef.length} of them have no orderRef: a fixed row gets a new key, so keep its reject_key column (it links the row to the dead letter it replaces)`,
     );
   }
   lines.push(
-    'fix the rows (the reject_* columns are ignored on import), then: bulkorder import <file> --wait',
-    'rows already delivered are skipped; dead letters whose orders get delivered leave the list',
+    'fix the rows (the reject_* columns are ignored as fields; reject_key links each row to its dead letter), then: bulkorder import <file> --wait',
+    'rows already delivered are skipped; a dead letter whose fixed order is delivered is closed as superseded (bulkorder open shows what is left)',
   );
   ctx.stdout.write(lines.join('\n') + '\n');
   return ExitCode.ok;
 }
 
-async function retry(
-  store: ParkedStore,
-  services: Services<unknown>,
-  filter: ParkedFilter,
-  flags: DeadLetterFlags,
-  ctx: Context,
-): Promise<number> {
+async function retry(act: DeadLetterAct): Promise<number> {
+  const { store, services, filter, flags, ctx } = act;
   requireSelection(filter, flags, 'dead-letters retry');
   const items = (await store.select(filter)).filter((item) => item.entry === undefined || item.entry.state === 'dead');
   const made = await retryDeadLetters(items, services.pipeline(ctx.logger));
-  const report = await reportRequeued(made, services.batches, {
-    wait: flags.wait === true,
-    out: ctx.stderr,
-    ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }),
-  });
-  const json = {
-    kind: services.kind.name,
-    action: 'dead-letters retry',
-    matched: items.length,
-    batches: report.batches,
-  };
-  return printReport(
-    ctx.stdout,
-    { text: report.lines.join('\n') + '\n', json, exitCode: report.exitCode },
-    flags.json === true,
-  );
+  return printRequeued(made, act, { action: 'dead-letters retry', matched: items.length });
 }
 
-async function purge(
-  store: ParkedStore,
-  services: Services<unknown>,
-  filter: ParkedFilter,
-  flags: DeadLetterFlags,
-  ctx: Context,
-): Promise<number> {
-  requireSelection(filter, flags, 'dead-letters purge');
-  const items = await store.select(filter);
-  const purged = await services.ledger.purgeParked(
-    'dead',
-    items.map((item) => item.record.key),
-  );
-  ctx.stdout.write(
-    `purged ${purged} dead letter${purged === 1 ? '' : 's'}; the orders were not sent; importing them again sends them\n`,
-  );
-  return ExitCode.ok;
+async function purge(act: DeadLetterAct): Promise<number> {
+  return purgeSelected('dead', act, {
+    action: 'dead-letters purge',
+    decided: { by: osUser() },
+    text: (purged) =>
+      `purged ${purged} dead letter${purged === 1 ? '' : 's'}; the orders were not sent; importing them again sends them\n`,
+  });
+}
+
+/** Who purged, for the batch's history of fixes (the OS user; `unknown` where it has none). */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
 }

@@ -4,6 +4,7 @@ import type { RecordKind } from '../kinds/recordKind.js';
 import { openServices } from '../services.js';
 import { importAndFollow, type FollowSettings } from '../importer/importAndFollow.js';
 import type { ImportOptions } from '../importer/importFile.js';
+import type { LedgerLossPolicy } from '../importer/importJournal.js';
 import type { CommandContext, CommandReport, ConfigFlags } from './options.js';
 
 /** Flags of `import` and `accounts import`. */
@@ -11,6 +12,7 @@ export interface ImportFlags extends ConfigFlags, IngestFlags {
   json?: boolean;
   wait?: boolean;
   force?: boolean;
+  retryRefused?: boolean;
   trustResults?: boolean;
   rejects?: string;
   results?: string;
@@ -39,10 +41,15 @@ export async function runImport<P>(
         'note: no Cafetariaplan credentials here (BULKORDER_CAFETARIAPLAN_CLIENT_ID/_SECRET): accounts are queued, and a `bulkorder worker` that has them registers them.\n',
       );
     }
-    const outcome = await importAndFollow(file, await importOptionsFrom(request, kind), services, ctx.logger, {
-      ...followFrom(request),
-      out: ctx.stderr,
-    });
+    const outcome = await importAndFollow(
+      file,
+      await importOptionsFrom(request, kind),
+      { services, logger: ctx.logger },
+      {
+        ...followFrom(request),
+        out: ctx.stderr,
+      },
+    );
     return { text: outcome.report, json: outcome.json, exitCode: outcome.exitCode };
   } finally {
     await services.close();
@@ -54,6 +61,7 @@ async function importOptionsFrom<P>(request: ImportFlags, kind: RecordKind<P>): 
   return {
     ...(await ingestOptionsFromFlags(request, kind.columns)),
     force: request.force === true,
+    retryRefused: request.retryRefused === true,
     ...(request.rejects === undefined ? {} : { rejectsPath: request.rejects }),
   };
 }
@@ -70,7 +78,7 @@ function followFrom(request: ImportFlags): FollowSettings {
     wait: request.wait === true,
     // The import journal and the results file as a second ledger (issue 26, README "The import journal").
     ledgerGuard: {
-      policy: request.force === true ? 'force' : request.trustResults === true ? 'trust-results' : 'refuse',
+      policy: ledgerPolicy(request),
     },
     ...(request.results === undefined ? {} : { resultsPath: request.results }),
     timeoutMs: maxWait === undefined ? DEFAULT_MAX_WAIT_MS : seconds(maxWait) * 1000,
@@ -82,4 +90,11 @@ function seconds(text: string): number {
   if (!Number.isFinite(value) || value <= 0)
     throw new UsageError('USAGE', `--max-wait must be a positive number of seconds, not '${text}'`);
   return value;
+}
+
+/** The ledger-loss policy the flags chose (both together are refused above); neither flag: refuse. */
+function ledgerPolicy(request: { force?: boolean; trustResults?: boolean }): LedgerLossPolicy {
+  if (request.force === true) return 'force';
+  if (request.trustResults === true) return 'trust-results';
+  return 'refuse';
 }

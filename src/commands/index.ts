@@ -10,11 +10,13 @@ import { register as registerLogin } from './login.js';
 import { register as registerValidate } from './validate.js';
 import { register as registerDeadLetters } from './deadLetters.js';
 import { register as registerReview } from './review.js';
+import { register as registerOpen } from './open.js';
 import { register as registerWatch } from './watch.js';
 import { register as registerSchedule } from './schedule.js';
 import { register as registerAccounts } from './accounts.js';
 import { register as registerDashboard } from './dashboard.js';
 import { register as registerConfig } from './config.js';
+import { register as registerBatch } from './batch.js';
 
 export type { CommandIo };
 
@@ -30,19 +32,23 @@ export function registerCommands(program: Command, io: CommandIo): void {
   registerImport(program, io, 'orders');
   registerWorker(program, io);
   registerStatus(program, io, 'orders');
+  registerBatch(program, io, 'orders');
   registerSimulator(program, io);
   registerToken(program, io);
   registerLogin(program, io);
   registerValidate(program, io);
   registerDeadLetters(program, io, 'orders');
   registerReview(program, io, 'orders');
+  registerOpen(program, io, 'orders');
   registerWatch(program, io);
   registerSchedule(program, io);
   const accounts = registerAccounts(program, io);
   registerImport(accounts, io, 'accounts');
   registerStatus(accounts, io, 'accounts');
+  registerBatch(accounts, io, 'accounts');
   registerDeadLetters(accounts, io, 'accounts');
   registerReview(accounts, io, 'accounts');
+  registerOpen(accounts, io, 'accounts');
   registerDashboard(program, io);
   registerConfig(program, io);
 }

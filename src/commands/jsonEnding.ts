@@ -1,7 +1,8 @@
 /**
  * `--json` promises one object on stdout, whatever ends the run. The commands print theirs (their
  * report, or a refusal through withJsonRefusal); this covers what they cannot: an error no command
- * caught (Redis lost mid-run, an internal error, a usage error commander found) and a signal.
+ * caught (Redis lost mid-run, an internal error, a usage error commander found) and a signal
+ * (src/commands/stopPolicy.ts).
  */
 import { exitMeaning } from '../errors.js';
 import type { TextSink } from '../textSink.js';
@@ -39,30 +40,5 @@ export function watchJsonStdout(stdout: TextSink): JsonEnding {
         jsonText({ refused: refusal, exitCode: refusal.exitCode, exitMeaning: exitMeaning(refusal.exitCode) }),
       );
     },
-  };
-}
-
-/**
- * SIGTERM/SIGINT during a command that does not handle signals itself (import): the object says it
- * was interrupted, then the process exits as the default would (128 + signal number). A spill
- * folder's own handler (src/ingest/spillDir.ts) still cleans up: it runs on exit as well.
- * Returns the function that removes the handlers once the command is over.
- */
-export function endJsonOnSignal(ending: JsonEnding): () => void {
-  const handlers = (['SIGTERM', 'SIGINT'] as const).map((signal) => {
-    const onSignal = (): void => {
-      const exitCode = 128 + (signal === 'SIGTERM' ? 15 : 2);
-      ending.end({
-        code: 'INTERRUPTED',
-        message: `stopped by ${signal} before the end; run the same command again to finish (nothing is queued or sent twice)`,
-        exitCode,
-      });
-      process.exit(exitCode);
-    };
-    process.once(signal, onSignal);
-    return [signal, onSignal] as const;
-  });
-  return () => {
-    for (const [signal, onSignal] of handlers) process.off(signal, onSignal);
   };
 }

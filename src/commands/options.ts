@@ -104,6 +104,8 @@ export interface CommandIo {
   /** Log lines; default pino's own stderr destination (or pretty lines on a terminal). */
   logDestination?: DestinationStream;
   setExitCode: SetExitCode;
+  /** The run's stop policy (src/commands/stopPolicy.ts); none when a test runs a command in-process. */
+  stop?: StopPolicy;
 }
 
 /** The record kind a command works on: `orders` (top level) or `accounts` (`bulkorder accounts ...`). */
@@ -209,6 +211,8 @@ export interface CommandContext {
   logger: Logger;
   stdout: TextSink;
   stderr: TextSink;
+  /** What SIGTERM/SIGINT do to this run: a command that stops gracefully registers here. */
+  stop: StopPolicy;
 }
 
 /** Loads the configuration (from `io.env`) and a logger at its level; announces the environment once. */
@@ -239,7 +243,7 @@ export async function loadCommandContext(
     ...(io.logDestination === undefined ? {} : { destination: io.logDestination }),
   });
   if (options.announce !== false) announceConfig(config, logger);
-  return { config, logger, stdout: io.stdout, stderr: io.stderr };
+  return { config, logger, stdout: io.stdout, stderr: io.stderr, stop: io.stop ?? NO_SIGNALS };
 }
 
 /**
@@ -310,6 +314,10 @@ export function withImportOptions(command: Command, noun: string): Command {
       `send again ${noun}s the ledger or the results file knows as delivered, also after LEDGER_LOST (explicit override)`,
     )
     .option(
+      '--retry-refused',
+      `send again ${noun}s dead-lettered before with the same content (by default an unchanged re-run leaves them: the same open dead letters)`,
+    )
+    .option(
       '--trust-results',
       `after LEDGER_LOST (Redis forgot an earlier import of this file): go on, sending only the ${noun}s the results file does not record as delivered`,
     )
@@ -339,11 +347,113 @@ export function withParkedFilters(command: Command, noun: string): Command {
     .addOption(accountsAlias());
 }
 
+/** A `dead-letters` or `review` command's request to its lazily loaded half: the kind, the subcommand, its keys and flags. */
+interface ParkedRequest<A extends string, F> {
+  kind: RecordKindName;
+  action: A;
+  args: string[];
+  flags: F;
+}
+
+/** Flags every `dead-letters` and `review` subcommand has. */
+type ParkedFlags = ConfigFlags & { json?: boolean };
+
+/** Runs one subcommand of a `dead-letters` or `review` group: its name, keys and flags; sets the exit code. */
+type ParkedRun<A extends string, F> = (action: A, args: string[], flags: F) => Promise<void>;
+
+/**
+ * The action of every subcommand of a `dead-letters` or `review` group: loads the group's run
+ * module (`load`), runs the request with `--json` refusals printed, sets the exit code. Only the
+ * `announce` subcommand (the one that sends) announces the environment.
+ */
+export function parkedRunner<A extends string, F extends ParkedFlags>(
+  io: CommandIo,
+  kind: RecordKindName,
+  runner: {
+    announce: A;
+    load: () => Promise<(request: ParkedRequest<A, F>, ctx: CommandContext) => Promise<number>>;
+  },
+): ParkedRun<A, F> {
+  return async (action, args, flags) => {
+    const runParked = await runner.load();
+    io.setExitCode(
+      await withJsonRefusal(io.stdout, flags.json === true, { kind, action }, async () =>
+        runParked(
+          { kind, action, args, flags },
+          await loadCommandContext(flags, io, { announce: action === runner.announce }),
+        ),
+      ),
+    );
+  };
+}
+
+/** One `dead-letters` or `review` group its subcommands are declared in. */
+export interface ParkedGroup<A extends string, F> {
+  group: Command;
+  /** How its examples start: `bulkorder dead-letters`, `bulkorder accounts review`. */
+  cli: string;
+  /** `order` or `account`. */
+  noun: string;
+  run: ParkedRun<A, F>;
+}
+
+/** `list` of a `dead-letters` or `review` group: the filters, `--limit`, `--json` (`records` of what). */
+export function declareParkedList<A extends string, F>(
+  parked: ParkedGroup<A | 'list', F>,
+  list: { description: string; records: string; examples: readonly string[] },
+): void {
+  const command = withConfigFlags(
+    withParkedFilters(parked.group.command('list').description(list.description), parked.noun),
+  )
+    .option('--limit <n>', 'show at most this many', '50')
+    .option(
+      '--json',
+      `print one JSON object instead of a table: kind, matched, total, shown, records (one per ${list.records}), exitCode`,
+    );
+  withExamples(command, list.examples).action((flags: F) => parked.run('list', [], flags));
+}
+
+/** `show <orderKey>` of a `dead-letters` or `review` group: one record, as text or `--json`. */
+export function declareParkedShow<A extends string, F>(
+  parked: ParkedGroup<A | 'show', F>,
+  show: { description: string; sampleKey: string },
+): void {
+  const { cli } = parked;
+  const { sampleKey } = show;
+  const command = withConfigFlags(parked.group.command('show').description(show.description).argument('<orderKey>'))
+    .option('--json', 'print the record as JSON')
+    .addOption(accountsAlias());
+  withExamples(command, [`${cli} show ${sampleKey}`, `${cli} show ${sampleKey} --json`]).action(
+    (key: string, flags: F) => parked.run('show', [key], flags),
+  );
+}
+
+/** A subcommand of a `dead-letters` or `review` group that acts on the records selected by keys or filters. */
+export function parkedSelection(parked: { group: Command; noun: string }, name: string, description: string): Command {
+  return withParkedFilters(parked.group.command(name).description(description).argument('[orderKeys...]'), parked.noun);
+}
+
+/** `--all`, needed to act on every parked record when no key or filter is given; `every` names them. */
+export function withAllOption(command: Command, every: string): Command {
+  return command.option('--all', `${every} (needed when no key or filter is given)`);
+}
+
+/** `--wait` and `--timeout` of `dead-letters retry` and `review release`, after `--all`. */
+export function withRequeueOptions(command: Command, every: string): Command {
+  return withAllOption(command, every)
+    .option('--wait', 'follow the new batch until every order settles')
+    .option('--timeout <seconds>', 'with --wait: stop following after this long');
+}
+
+/** The exit codes of `dead-letters retry` and `review release`, under their examples. */
+export const REQUEUE_EXIT_CODES =
+  'Exit codes: 0 queued (with --wait: every one delivered); 4 some were dead-lettered or held again, or --timeout ended the waiting; 2 no key, filter or --all; 5 Redis unavailable.';
+
 /**
  * `--accounts`: the old spelling of `bulkorder accounts dead-letters|review ...`, kept hidden so
  * scripts written for it go on working (deprecated; see CHANGELOG).
  */
-export function accountsAlias(): Option {
+function accountsAlias(): Option {
   return new Option('--accounts', 'deprecated: use `bulkorder accounts dead-letters|review ...`').hideHelp();
 }
 
@@ -369,3 +479,26 @@ export function positiveInteger(text: string, flag: string): number {
 export function chosenKind(kind: RecordKindName, flags: { accounts?: boolean }): RecordKindName {
   return flags.accounts === true ? 'accounts' : kind;
 }
+
+/** SIGTERM or SIGINT: the signals the stop policy (src/commands/stopPolicy.ts) handles. */
+export type StopSignal = 'SIGTERM' | 'SIGINT';
+
+/** The exit code of a run a signal cut short: the shell's 128 + the signal's number. */
+export function signalExitCode(signal: StopSignal): number {
+  return 128 + (signal === 'SIGTERM' ? 15 : 2);
+}
+
+/** What a command sees of the stop policy. */
+export interface StopPolicy {
+  /**
+   * Says the command stops gracefully: `stop` runs at the first signal, and the process exits
+   * `graceMs` after it if the command has not returned by then. Returns the function that
+   * withdraws it (the next signal then ends the process at once).
+   */
+  graceful(stop: (signal: StopSignal) => void, graceMs: number): () => void;
+  /** The signal that asked this run to stop, if one did. */
+  readonly stoppedBy: StopSignal | undefined;
+}
+
+/** A policy that never sees a signal (a command run in-process by a test). */
+export const NO_SIGNALS: StopPolicy = { graceful: () => () => undefined, stoppedBy: undefined };

@@ -1,23 +1,36 @@
 import type { Command } from 'commander';
 import {
-  accountsAlias,
-  loadCommandContext,
+  declareParkedList,
+  declareParkedShow,
+  parkedRunner,
+  parkedSelection,
+  REQUEUE_EXIT_CODES,
+  withAllOption,
   withConfigFlags,
   withExamples,
   withJsonOption,
   withJsonRefusal,
-  withParkedFilters,
+  loadCommandContext,
+  withRequeueOptions,
+  type ParkedGroup,
   type RecordKindName,
   type CommandIo,
 } from './options.js';
 import type { ReviewAction, ReviewFlags } from './reviewRun.js';
+import type { DuplicatesFlags } from './reviewRun.js';
+
+/** The `review` group of one kind, its subcommands declared in it, with the sample keys its examples name. */
+interface Review extends ParkedGroup<ReviewAction, ReviewFlags> {
+  sampleKey: string;
+  otherKey: string;
+}
 
 /** Declares `review` under `parent` for one kind (`bulkorder review`, `bulkorder accounts review`). */
 export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {
   const noun = kind === 'orders' ? 'order' : 'account';
   const group = parent
     .command('review')
-    .summary(`${noun}s held for review (sent, no answer): list, release (send again) or resolve as delivered`)
+    .summary(`${noun}s held for review (sent, no answer): list, release (send again), resolve as delivered, or purge`)
     .description(
       'Orders held for review: they were sent but no answer came, so they may or may not exist on the service. ' +
         'Check each on the service, then either `release` it (it is not there: send it again) or ' +
@@ -30,86 +43,158 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
     `${cli} list`,
     `${cli} release ${sampleKey} --wait --note "not in the portal"`,
     `${cli} resolve ${otherKey} --delivered --remote-id ORD-4711`,
+    `${cli} purge --older-than 30d`,
   ]);
+  const run = parkedRunner<ReviewAction, ReviewFlags>(io, kind, {
+    announce: 'release',
+    load: async () => (await import('./reviewRun.js')).runReview,
+  });
+  const parked: Review = { group, cli, noun, run, sampleKey, otherKey };
+  declareParkedList(parked, {
+    description: 'list held orders, oldest first',
+    records: 'held order',
+    examples: [`${cli} list`, `${cli} list --older-than 2h --json`],
+  });
+  declareParkedShow(parked, { description: 'the order, its source lines and what happened', sampleKey });
+  declareRelease(parked);
+  declareResolve(parked);
+  declarePurge(parked);
+  registerDuplicates(group, io, kind);
+}
 
-  const run = async (action: ReviewAction, args: string[], flags: ReviewFlags): Promise<void> => {
-    const { runReview } = await import('./reviewRun.js');
-    io.setExitCode(
-      await withJsonRefusal(io.stdout, flags.json === true, { kind, action }, async () =>
-        runReview(kind, action, args, flags, await loadCommandContext(flags, io, { announce: action === 'release' })),
-      ),
-    );
-  };
-  const decided = (command: Command): Command =>
-    command
-      .option('--by <name>', 'who decided, recorded in the ledger (default: the OS user)')
-      .option('--note <text>', 'why, recorded in the ledger');
+/** `--by` and `--note` of `release` and `resolve`: who decided and why, recorded in the ledger. */
+function withDecision(command: Command): Command {
+  return command
+    .option('--by <name>', 'who decided, recorded in the ledger (default: the OS user)')
+    .option('--note <text>', 'why, recorded in the ledger');
+}
 
-  const list = withConfigFlags(
-    withParkedFilters(group.command('list').description('list held orders, oldest first'), noun),
-  )
-    .option('--limit <n>', 'show at most this many', '50')
-    .option('--json', 'print JSON instead of a table');
-  withExamples(list, [`${cli} list`, `${cli} list --older-than 2h --json`]).action((flags: ReviewFlags) =>
-    run('list', [], flags),
-  );
-
-  const show = withConfigFlags(
-    group.command('show').description('the order, its source lines and what happened').argument('<orderKey>'),
-  )
-    .option('--json', 'print the record as JSON')
-    .addOption(accountsAlias());
-  withExamples(show, [`${cli} show ${sampleKey}`, `${cli} show ${sampleKey} --json`]).action(
-    (key: string, flags: ReviewFlags) => run('show', [key], flags),
-  );
-
-  const release = withJsonOption(
-    withConfigFlags(
-      decided(
-        withParkedFilters(
-          group
-            .command('release')
-            .description('send held orders again (you checked they are not on the service)')
-            .argument('[orderKeys...]'),
-          noun,
+/** `review release`: sends the selected held orders again (checked not on the service). */
+function declareRelease({ group, cli, noun, run, sampleKey }: Review): void {
+  const command = withRequeueOptions(
+    withJsonOption(
+      withConfigFlags(
+        withDecision(
+          parkedSelection(
+            { group, noun },
+            'release',
+            'send held orders again (you checked they are not on the service)',
+          ),
         ),
       ),
+      'what was queued (with --wait: how it ended)',
     ),
-    'what was queued (with --wait: how it ended)',
-  )
-    .option('--all', 'every held order (needed when no key or filter is given)')
-    .option('--wait', 'follow the new batch until every order settles')
-    .option('--timeout <seconds>', 'with --wait: stop following after this long');
+    'every held order',
+  );
   withExamples(
-    release,
+    command,
     [
       `${cli} release ${sampleKey} --wait --note "not in the portal"`,
       `${cli} release --batch b-20261122T020000-1a2b3c --by anna`,
       `${cli} release --all --wait --timeout 600 --json`,
     ],
-    'Exit codes: 0 queued (with --wait: every one delivered); 4 some were dead-lettered or held again, or --timeout ended the waiting; 2 no key, filter or --all; 5 Redis unavailable.',
+    REQUEUE_EXIT_CODES,
   ).action((keys: string[], flags: ReviewFlags) => run('release', keys, flags));
+}
 
-  const resolve = withConfigFlags(
-    decided(
-      withParkedFilters(
-        group
-          .command('resolve')
-          .description('record held orders as delivered without sending them')
-          .argument('[orderKeys...]'),
-        noun,
-      ),
-    ),
-  )
-    .option('--delivered', 'required: the order is on the service')
-    .option('--remote-id <id>', "the service's order id, recorded in the ledger")
-    .option('--all', 'every held order (needed when no key or filter is given)');
+/** `review resolve --delivered`: records the selected held orders as delivered, never sending them. */
+function declareResolve({ group, cli, noun, run, otherKey }: Review): void {
+  const command = withAllOption(
+    withConfigFlags(
+      withDecision(parkedSelection({ group, noun }, 'resolve', 'record held orders as delivered without sending them')),
+    )
+      .option('--delivered', 'required: the order is on the service')
+      .option('--remote-id <id>', "the service's order id, recorded in the ledger"),
+    'every held order',
+  );
   withExamples(
-    resolve,
+    command,
     [
       `${cli} resolve ${otherKey} --delivered --remote-id ORD-4711`,
       `${cli} resolve --batch b-20261122T020000-1a2b3c --delivered --note "all in the portal"`,
     ],
     'Exit codes: 0 resolved; 4 some were no longer held (the ledger has them in another state now); 2 --delivered missing, or no key, filter or --all.',
   ).action((keys: string[], flags: ReviewFlags) => run('resolve', keys, flags));
+}
+
+/** `review purge`: forgets the selected held orders' records; the ledger keeps them held. */
+function declarePurge({ group, cli, noun, run, otherKey }: Review): void {
+  const command = withAllOption(
+    withJsonOption(
+      withConfigFlags(
+        parkedSelection(
+          { group, noun },
+          'purge',
+          `forget held ${noun}s' records (the ${noun} and its personal data) for good; the ledger keeps them held, so nothing sends them`,
+        ),
+      ),
+      'what was purged',
+    ),
+    'every held order',
+  );
+  withExamples(
+    command,
+    [`${cli} purge --older-than 30d`, `${cli} purge ${otherKey} --json`],
+    'Exit codes: 0 purged (also when nothing matched); 2 no key, filter or --all; 5 Redis unavailable. To send an order again, release it before purging: a purged one stays held in the ledger until it expires (BULKORDER_LEDGER_RETENTION_DAYS).',
+  ).action((keys: string[], flags: ReviewFlags) => run('purge', keys, flags));
+}
+
+/** `review duplicates list|ack`: orders delivered after an answer that left doubt (POSSIBLE_DUPLICATE). */
+function registerDuplicates(group: Command, io: CommandIo, kind: RecordKindName): void {
+  const cli = `${kind === 'orders' ? 'bulkorder' : 'bulkorder accounts'} review duplicates`;
+  const duplicates = group
+    .command('duplicates')
+    .summary('possible duplicates (delivered after an attempt answered 5xx): list, acknowledge in bulk')
+    .description(
+      'Orders delivered after an earlier attempt was answered 5xx: the service may have stored that attempt too ' +
+        '(POSSIBLE_DUPLICATE). Check them on the service, then `ack` them, per batch or all at once: who and why go ' +
+        "into each batch's history of fixes, and they leave `open` and the dashboard's Needs a person page.",
+    );
+  withExamples(duplicates, [
+    `${cli} list`,
+    `${cli} ack --batch b-20261122T020000-1a2b3c --by anna --why "checked in the portal: no second copy"`,
+  ]);
+  const run = async (action: 'list' | 'ack', keys: string[], flags: DuplicatesFlags): Promise<void> => {
+    const { runDuplicates } = await import('./reviewRun.js');
+    io.setExitCode(
+      await withJsonRefusal(io.stdout, flags.json === true, { kind, action: `duplicates ${action}` }, async () =>
+        runDuplicates({ kind, action, keys, flags }, await loadCommandContext(flags, io, { announce: false })),
+      ),
+    );
+  };
+  const list = withConfigFlags(
+    duplicates.command('list').description('list the possible duplicates not acknowledged yet, oldest first'),
+  )
+    .option('--batch <id>', 'only those the batch delivered')
+    .option('--limit <n>', 'show at most this many', '50')
+    .option(
+      '--json',
+      'print one JSON object: kind, batch, total, shown, duplicates (orderKey, batchId, at, cause), exitCode',
+    );
+  withExamples(
+    list,
+    [`${cli} list`, `${cli} list --batch b-20261122T020000-1a2b3c --json`],
+    'Exit codes: 0 none to check; 4 some are flagged and not acknowledged; 5 Redis unavailable.',
+  ).action((flags: DuplicatesFlags) => run('list', [], flags));
+  const ack = withJsonOption(
+    withConfigFlags(
+      duplicates
+        .command('ack')
+        .description('acknowledge possible duplicates you checked (recorded with who, why and when)')
+        .argument('[orderKeys...]'),
+    ),
+    'what was acknowledged',
+  )
+    .option('--batch <id>', 'every possible duplicate the batch delivered')
+    .option('--all', 'every possible duplicate (needed when no key or --batch is given)')
+    .option('--by <name>', "who checked, recorded in the batch's history (default: the OS user)")
+    .option('--why <text>', "required: why they need nothing more, recorded in the batch's history");
+  withExamples(
+    ack,
+    [
+      `${cli} ack --batch b-20261122T020000-1a2b3c --by anna --why "no second copy in the portal"`,
+      `${cli} ack --all --by anna --why "503s only: not processed"`,
+    ],
+    'Exit codes: 0 acknowledged (also when nothing matched); 2 --why missing, or no key, --batch or --all; 5 Redis unavailable.',
+  ).action((keys: string[], flags: DuplicatesFlags) => run('ack', keys, flags));
 }

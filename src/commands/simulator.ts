@@ -5,6 +5,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_PORTS, withExamples, type CommandIo } from './options.js';
+import { NO_SIGNALS } from './options.js';
+
+/** How long the simulator may take to close its server after SIGTERM/SIGINT. */
+const SIMULATOR_GRACE_MS = 10_000;
 
 interface SimulatorFlags {
   port: number;
@@ -163,15 +167,7 @@ async function runSimulator(flags: SimulatorFlags, io: CommandIo): Promise<void>
     throw error;
   }
   // Listen for signals before printing: whoever reads the URL may stop us right away.
-  const stopped = new Promise<NodeJS.Signals>((resolve) => {
-    const stop = (name: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(name);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  const stopped = new Promise<string>((resolve) => (io.stop ?? NO_SIGNALS).graceful(resolve, SIMULATOR_GRACE_MS));
   io.stdout.write(
     flags.json === true
       ? JSON.stringify({ url: simulator.url, credentials }) + '\n'

@@ -3,6 +3,7 @@ import { pauseQueue, queueStatus, resumeDelivery } from '../services/queueStatus
 import { KINDS } from '../kinds/kindByName.js';
 import { openServices, type Services } from '../services.js';
 import type { CommandContext, RecordKindName, ConfigFlags } from './options.js';
+import { openSummary, readOpen } from '../open/openList.js';
 
 /** Flags of `status` and `accounts status`. */
 export interface StatusFlags extends ConfigFlags {
@@ -36,12 +37,23 @@ export function runStatus(
   return printWith(
     kind,
     ctx,
-    (services) =>
-      queueStatus(services, {
+    async (services) => {
+      const json = flags.json === true;
+      const status = await queueStatus(services, {
         ...(batchId === undefined ? {} : { batchId }),
         limit: Number(flags.limit ?? 10),
-        json: flags.json === true,
-      }),
+        json,
+        timeZone: ctx.config.timeZone,
+      });
+      // What still needs a person, in one line (`open` lists it): across batches, whichever batch was asked for.
+      const open = await readOpen({ services, cli: services.kind.cli, now: Date.now() });
+      if (json) {
+        const report = JSON.parse(status) as Record<string, unknown>;
+        const summary = { total: open.total, counts: open.counts, acknowledged: open.acknowledged.length };
+        return JSON.stringify({ ...report, open: summary }, null, 2) + '\n';
+      }
+      return `${status}\n${openSummary(open, services.kind.cli)}\n`;
+    },
     // status reads, and says when Redis evicts (workers then take no jobs) rather than refusing to.
     { allowEviction: true },
   );

@@ -30,20 +30,28 @@ export function register(program: Command, io: CommandIo): void {
     const json = flags.json === true;
     io.setExitCode(
       await withJsonRefusal(io.stdout, json, { file }, async () => {
-        const [{ validateFile }, { ingestOptionsFromFlags }, { validationReport }, { ORDERS }, { ErrorSink }] =
-          await Promise.all([
-            import('../ingest/validateFile.js'),
-            import('../ingest/ingestFlags.js'),
-            import('../ingest/validationReport.js'),
-            import('../kinds/orders.js'),
-            import('../ingest/errorSink.js'),
-          ]);
+        const [
+          { validateFile },
+          { ingestOptionsFromFlags },
+          { validationReport },
+          { ORDERS },
+          { ErrorSink },
+          { loadCsvOutputSettings },
+        ] = await Promise.all([
+          import('../ingest/validateFile.js'),
+          import('../ingest/ingestFlags.js'),
+          import('../ingest/validationReport.js'),
+          import('../kinds/orders.js'),
+          import('../ingest/errorSink.js'),
+          import('../config.js'),
+        ]);
         const sink = json ? new ErrorSink((text) => io.stdout.write(text)) : undefined;
         const result = await validateFile(
           file,
           {
             ...(await ingestOptionsFromFlags(flags)),
             ...(flags.out === undefined ? {} : { out: flags.out }),
+            output: loadCsvOutputSettings(io.env),
             ...(sink === undefined ? {} : { onError: (error) => sink.add(error) }),
           },
           ORDERS,

@@ -3,7 +3,8 @@ import { ExitCode, UsageError } from '../errors.js';
 import { openServices } from '../services.js';
 import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
 import { ORDERS } from '../kinds/orders.js';
-import { watchFolder } from '../watch/watchFolder.js';
+import { watchFolder, type WatchReport } from '../watch/watchFolder.js';
+import { signalExitCode, type CommandReport, type StopSignal } from './options.js';
 import { printReport, type CommandContext, type ConfigFlags } from './options.js';
 
 /** Flags of `bulkorder watch`. */
@@ -41,15 +42,14 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandConte
     throw error;
   }
   const stop = new AbortController();
-  const onSignal = (signal: string) => {
+  // The stop policy (stopPolicy.ts) ends the process at the grace period's end if Redis keeps this from returning.
+  const withdraw = ctx.stop.graceful((signal) => {
     ctx.logger.info(
       { signal },
       'stopping: no new files; files being followed stay in processing/ and resume on the next start',
     );
     stop.abort();
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  }, ctx.config.delivery.shutdownGraceMs);
   try {
     const report = await watchFolder(
       {
@@ -61,28 +61,58 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandConte
       },
       { services, target: apiTarget(ctx.config, ORDERS.api), logger: ctx.logger },
     );
-    const exitCode = report.needsAttention > 0 || report.unclaimed.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
-    if (flags.once !== true) return exitCode;
-    const { folder, ...rest } = report;
-    const lines = [
-      `${folder.root}: ${report.done.length} done, ${report.failed.length} failed${report.needsAttention > 0 ? `; ${report.needsAttention} need attention (see their .summary.json)` : ''}`,
-    ];
-    if (report.unclaimed.length > 0) {
-      lines.push(
-        `still in processing/ under another watcher's lock (not taken): ${report.unclaimed.join(', ')}; if no watcher is running, run watch --once again once the lock lapses`,
-      );
-    }
-    return printReport(
-      ctx.stdout,
-      { text: lines.join('\n') + '\n', json: { folder: folder.root, ...rest }, exitCode },
-      flags.json === true,
-    );
+    if (flags.once !== true) return report.needsAttention > 0 ? ExitCode.needsAttention : ExitCode.ok;
+    return printReport(ctx.stdout, onceReport(report, ctx.stop.stoppedBy), flags.json === true);
   } finally {
-    process.removeListener('SIGTERM', onSignal);
-    process.removeListener('SIGINT', onSignal);
+    withdraw();
     await delivery?.close();
     await services.close();
   }
+}
+
+/**
+ * What `watch --once` reports: each file with where its trail is, what is left in processing/ and
+ * why, and an exit code that is never "ok" when a signal (`stoppedBy`) cut the inbox short.
+ */
+function onceReport(report: WatchReport, stoppedBy: StopSignal | undefined): CommandReport {
+  // --once promises the inbox worked off: a signal that cut it short is never "ok".
+  const leftOpen = report.needsAttention > 0 || report.unclaimed.length > 0;
+  const workedOff = leftOpen ? ExitCode.needsAttention : ExitCode.ok;
+  const exitCode = stoppedBy !== undefined ? signalExitCode(stoppedBy) : workedOff;
+  const { folder, files, needsAttention, unclaimed } = report;
+  const lines = [
+    `${folder.root}: ${report.done.length} done, ${report.failed.length} failed${needsAttention > 0 ? `; ${needsAttention} need attention (each has a .needs-attention note in done/ saying what; refused files are in failed/)` : ''}`,
+    // Each file with where its trail is: the results, rejected rows and the note.
+    ...files.map(
+      (f) =>
+        `  ${f.file}: ${f.outcome}${f.outcome === 'failed' ? ` (${String(f.code)})` : ''}${f.needsAttention === true && f.outcome === 'done' ? ', needs attention' : ''}${typeof f.resultsFile === 'string' ? `; results ${f.resultsFile}` : ''}${typeof f.rejectsFile === 'string' ? `; rejects ${f.rejectsFile}` : ''}`,
+    ),
+  ];
+  if (report.unclaimed.length > 0) {
+    lines.push(
+      `still in processing/ under another watcher's lock (not taken): ${report.unclaimed.join(', ')}; if no watcher is running, run watch --once again once the lock lapses`,
+    );
+  }
+  if (stoppedBy !== undefined) {
+    lines.push(
+      `stopped by ${stoppedBy} before the inbox was worked off${report.interrupted.length > 0 ? `; left in processing/ (resumed by the next watch): ${report.interrupted.join(', ')}` : ''}`,
+    );
+  }
+  return {
+    text: lines.join('\n') + '\n',
+    // Each file with its summary (what .summary.json holds), not its name only.
+    json: {
+      folder: folder.root,
+      done: files.filter((f) => f.outcome === 'done'),
+      failed: files.filter((f) => f.outcome === 'failed'),
+      needsAttention,
+      unclaimed,
+      ...(stoppedBy === undefined
+        ? {}
+        : { interrupted: { code: 'INTERRUPTED', signal: stoppedBy, inProcessing: report.interrupted } }),
+    },
+    exitCode,
+  };
 }
 
 function number(text: string, flag: string, min: number): number {

@@ -3,10 +3,12 @@
  * refusal says. To add a setting, add one line here and map it in toConfig (src/config.ts);
  * .env.example must document it (a test checks that).
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { AUTO, hostListProblem, splitHostList } from '../target.js';
-import { Secret, SecretUrl } from './secret.js';
+import { PemSource, Secret, SecretUrl } from './secret.js';
+import { parseAllowance } from './privateAddress.js';
 import type { RedisNode } from './configTypes.js';
 
 export const SECOND = 1000;
@@ -75,6 +77,26 @@ const hostList = (fallback: string) =>
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
       return splitHostList(value);
     });
+/** A PEM given inline (`-----BEGIN ...`, `\\n` read as a line break, as env files write it) or as a file path, read once. */
+const pem = (what: string) =>
+  z.string().transform((value, ctx) => {
+    if (value.startsWith('-----BEGIN')) return new PemSource(value.replace(/\\n/g, '\n'), undefined);
+    let text: string;
+    try {
+      text = readFileSync(value, 'utf8');
+    } catch (error) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `cannot read ${value} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}): give the path of a PEM ${what} file, or the PEM itself`,
+      });
+      return z.NEVER;
+    }
+    if (!text.includes('-----BEGIN')) {
+      ctx.addIssue({ code: 'custom', message: `${value} is not a PEM ${what} file (no -----BEGIN line)` });
+      return z.NEVER;
+    }
+    return new PemSource(text, value);
+  });
 const clientId = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters');
 const clientSecret = z
   .string()
@@ -103,6 +125,7 @@ export const schema = z.object({
   BULKORDER_PRODUCTION_HOSTS: hostList('none'),
   BULKORDER_ACCEPTANCE_HOSTS: hostList(AUTO),
   BULKORDER_ALLOW_VOLATILE_REDIS: z.enum(['yes', 'no'], { error: 'must be yes or no' }).default('no'),
+  BULKORDER_ALLOW_UNVERIFIED_REDIS: z.enum(['yes', 'no'], { error: 'must be yes or no' }).default('no'),
   BULKORDER_PARKED_RETENTION_DAYS: count(30, 1, 3650),
   BULKORDER_REDIS_PREFIX: z
     .string()
@@ -113,6 +136,10 @@ export const schema = z.object({
     .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
     .default('redis://127.0.0.1:6379')
     .transform((url) => new SecretUrl(url)),
+  BULKORDER_REDIS_TLS_CA: pem('CA certificate').optional(),
+  BULKORDER_REDIS_TLS_CERT: pem('certificate').optional(),
+  BULKORDER_REDIS_TLS_KEY: pem('private key').optional(),
+  BULKORDER_REDIS_TLS_KEY_PASSPHRASE: clientSecret.optional(),
   BULKORDER_REDIS_CLUSTER_NODES: z
     .string()
     .regex(
@@ -121,6 +148,7 @@ export const schema = z.object({
     )
     .default('')
     .transform((value) => (value === '' ? [] : value.split(',').map(redisNode))),
+  BULKORDER_REDIS_FAILOVER_MAX_MS: milliseconds(60 * SECOND),
   BULKORDER_WORKER_PROCESSES: z
     .string()
     .regex(/^(auto|[1-9]\d{0,2})$/, "must be 'auto' (one per core) or a whole number from 1 to 999")
@@ -157,6 +185,7 @@ export const schema = z.object({
   BULKORDER_RATE_FLOOR: count(1, 1, 100_000),
   BULKORDER_RATE_DECREASE_PERCENT: count(10, 1, 90),
   BULKORDER_RATE_INCREASE: count(2, 1, 100_000),
+  BULKORDER_RATE_PROBE_PERCENT: count(50, 0, 100),
   BULKORDER_RATE_ADAPT: z.enum(['measured', 'halve'], { error: 'must be measured or halve' }).default('halve'),
   BULKORDER_AMBIGUOUS: z.enum(['hold', 'resend'], { error: 'must be hold or resend' }).default('hold'),
   BULKORDER_LEDGER_RETENTION_DAYS: count(90, 1, 3650),
@@ -165,6 +194,12 @@ export const schema = z.object({
   BULKORDER_BREAKER_MIN_ATTEMPTS: count(20, 1, 1_000_000),
   BULKORDER_BREAKER_MIN_ORDERS: count(10, 1, 1_000_000),
   BULKORDER_BREAKER_MIN_CUSTOMERS: count(3, 1, 1_000_000),
+  BULKORDER_BREAKER_MIN_BATCHES: count(2, 1, 1_000_000),
+  BULKORDER_CANARY_ORDERS: count(20, 1, 1_000_000),
+  BULKORDER_CANARY_REFUSED_PERCENT: count(50, 1, 100),
+  BULKORDER_CANARY_PROBE_MS: milliseconds(60 * SECOND),
+  BULKORDER_CANARY_MAX_PROBE_MS: milliseconds(600 * SECOND),
+  BULKORDER_CANARY_MIN_REFUSED: count(5, 1, 1_000_000),
   BULKORDER_BREAKER_REFUSAL_PERCENT: count(90, 1, 100),
   BULKORDER_BREAKER_SERVER_FAILING_PERCENT: count(50, 1, 100),
   BULKORDER_BREAKER_UNREACHABLE_PERCENT: count(50, 1, 100),
@@ -224,6 +259,17 @@ export const schema = z.object({
       return urls.map((u) => new Secret(u));
     })
     .optional(),
+  BULKORDER_NOTIFY_ALLOW_PRIVATE: z
+    .string()
+    .default('none')
+    .transform((value, ctx) => {
+      const parsed = parseAllowance(value);
+      if ('problem' in parsed) {
+        ctx.addIssue({ code: 'custom', message: `${parsed.problem}; or * for any, none for no private address` });
+        return z.NEVER;
+      }
+      return parsed.allowance;
+    }),
   BULKORDER_NOTIFY_TIMEOUT_MS: milliseconds(5 * SECOND),
   BULKORDER_NOTIFY_SMTP_HOST: z
     .string()
@@ -250,11 +296,48 @@ export const schema = z.object({
         .min(1, 'must name at least one address'),
     )
     .optional(),
+  BULKORDER_DATA_DIR: z.string().optional(),
+  BULKORDER_RESULTS_DIR: z.string().optional(),
+  BULKORDER_OUTPUT_DELIMITER: z
+    .string()
+    .regex(/^(input|,|;|\||tab)$/, "must be input (the input's own), ',', ';', '|' or tab")
+    .default('input')
+    .transform((value) => (value === 'input' ? undefined : delimiterChar(value))),
+  BULKORDER_OUTPUT_ENCODING: z
+    .enum(['input', 'utf-8', 'windows-1252', 'latin1'], {
+      error: "must be input (the input's own), utf-8, windows-1252 or latin1",
+    })
+    .default('input')
+    .transform((value) => (value === 'input' ? undefined : value)),
+  BULKORDER_OUTPUT_BOM: z
+    .enum(['input', 'yes', 'no'], { error: 'must be input (as the input has it), yes or no' })
+    .default('input')
+    .transform((value) => (value === 'input' ? undefined : value === 'yes')),
+  BULKORDER_TIMEZONE: z
+    .string()
+    .refine(isTimeZone, 'must be an IANA time zone, e.g. Europe/Amsterdam or UTC')
+    .optional(),
+  // OpenTelemetry's standard variables (README "Run it with your stack"): traces are on when an OTLP endpoint or
+  // OTEL_TRACES_EXPORTER=otlp is set; the SDK is loaded only then.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url('must be a URL, e.g. http://otel-collector:4318').optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .string()
+    .url('must be a URL, e.g. http://otel-collector:4318/v1/traces')
+    .optional(),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], { error: 'must be otlp or none' }).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).default('bulkorder'),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
   BULKORDER_ERROR_CODE_FIELDS: fieldList('code,errorCode,error_code,error.code,error,errors.0.code'),
   BULKORDER_ERROR_MESSAGE_FIELDS: fieldList(
     'message,error_description,detail,error.message,errors.0.message,errors.0.detail,title',
   ),
   BULKORDER_REMOTE_ID_FIELDS: fieldList('orderId,id,orderNumber,order.id,data.orderId,data.id'),
+  // A 2xx with one of these and no remote id is an error body (ERROR_BODY_2XX); `none`: every 2xx is delivered.
+  BULKORDER_ERROR_BODY_FIELDS: z
+    .string()
+    .regex(/^(none|[A-Za-z0-9_.]+(,[A-Za-z0-9_.]+)*)$/, "must be 'none' or a comma-separated list of field names")
+    .default('code,errorCode,error_code,error,errors')
+    .transform((value) => (value === 'none' ? [] : value.split(','))),
   BULKORDER_CUSTOMER_ID_FIELDS: fieldList('customerId,id,customer.id,data.customerId'),
   BULKORDER_LOGIN_URL_FIELDS: fieldList('loginUrl,url,redirectUrl,loginURL,data.loginUrl'),
 });
@@ -263,6 +346,16 @@ export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
 
 /** The parsed variables, before they become a Config. */
 export type Parsed = z.infer<typeof schema>;
+
+/** True for a time zone Intl knows (IANA names such as Europe/Amsterdam, and UTC). */
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Why a URL is refused, or undefined. http:// only to loopback: credentials must not cross a network in clear. */
 function urlProblem(value: string, options: { allowQuery?: boolean } = {}): string | undefined {
@@ -300,4 +393,9 @@ function userAgentProblem(value: string): string | undefined {
 function redisNode(hostPort: string): RedisNode {
   const at = hostPort.lastIndexOf(':');
   return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
+}
+
+/** `tab` as the character it names; any other delimiter as written. */
+function delimiterChar(value: string): string {
+  return value === 'tab' ? '\t' : value;
 }

@@ -1,7 +1,8 @@
 /** The shapes of the configuration: what loadConfig (src/config.ts) returns and what each part of it means. */
 import type { DeliverySettings } from '../deliverySettings.js';
 import type { HostRules } from '../target.js';
-import type { Secret, SecretUrl } from './secret.js';
+import type { PemSource, Secret, SecretUrl } from './secret.js';
+import type { PrivateAllowance } from './privateAddress.js';
 
 export type Environment = 'acceptance' | 'production';
 export type ApiName = 'business' | 'cafetariaplan';
@@ -27,6 +28,8 @@ export interface ResponseFieldSettings {
   readonly errorCode: readonly string[];
   readonly errorMessage: readonly string[];
   readonly remoteId: readonly string[];
+  /** A 2xx body with one of these (and no remote id) is an error, held for review (ERROR_BODY_2XX); empty: none. */
+  readonly errorBody: readonly string[];
   readonly customerId: readonly string[];
   readonly loginUrl: readonly string[];
 }
@@ -51,12 +54,20 @@ export interface Config {
   readonly credentials: { readonly business?: ApiCredentials; readonly cafetariaplan?: ApiCredentials };
   /** REDIS_URL: masked wherever it is printed; `reveal()` where a connection is made (src/redis.ts). */
   readonly redisUrl: SecretUrl;
+  /** TLS files of a rediss:// Redis (BULKORDER_REDIS_TLS_*); empty: the system's CAs, no client certificate. */
+  readonly redisTls: RedisTlsSettings;
   /**
    * Seed nodes of a Redis Cluster (BULKORDER_REDIS_CLUSTER_NODES, `host:port,...`); empty for one Redis
    * at redisUrl. With a cluster every key prefix carries a hash tag (`redisPrefix`), so each
    * environment and record kind lives in one slot and its scripts and transactions stay valid.
    */
   readonly redisClusterNodes: readonly RedisNode[];
+  /**
+   * How long a Redis Cluster failover is waited out (BULKORDER_REDIS_FAILOVER_MAX_MS, default 60 s): commands
+   * retry MOVED, ASK, CLUSTERDOWN, TRYAGAIN and lost connections with bounded backoff for this long, then exit 5
+   * naming the cluster's state (REDIS_CLUSTER_DOWN); workers, the dashboard and watchers keep waiting.
+   */
+  readonly redisFailoverMaxMs: number;
   /** Worker processes `bulkorder worker` runs (BULKORDER_WORKER_PROCESSES): `auto` (one per core, the default) or a count. */
   readonly workerProcesses: 'auto' | number;
   /** First part of every Redis key (BULKORDER_REDIS_PREFIX, default `bulkorder`); the environment follows it. */
@@ -90,8 +101,38 @@ export interface Config {
   readonly effective: Readonly<Record<string, string>>;
   /** `bulkorder dashboard` (src/dashboard). */
   readonly dashboard: DashboardSettings;
+  /** OpenTelemetry traces (OTEL_* variables, src/tracing); undefined: off, and no OpenTelemetry module is loaded. */
+  readonly tracing: TracingSettings | undefined;
   /** Notifications (src/notify): webhooks and e-mail. */
   readonly notify: NotifySettings;
+  /** Where files bulkorder writes for itself go, and how its CSV files are written. */
+  readonly files: FileSettings;
+  /**
+   * The operator's time zone (BULKORDER_TIMEZONE, default the system's): times in the dashboard, `status` and
+   * `schedule list` are shown in it, with the offset. JSON keeps UTC (ISO 8601).
+   */
+  readonly timeZone: string;
+}
+
+/**
+ * How results, rejects and dead-letter exports are written, where the input's own dialect is not wanted
+ * (BULKORDER_OUTPUT_*): each field undefined means "as the input" (src/ingest/csvDialect.ts).
+ */
+export interface CsvOutputSettings {
+  readonly delimiter?: string;
+  readonly encoding?: 'utf-8' | 'windows-1252' | 'latin1';
+  readonly bom?: boolean;
+}
+
+export interface FileSettings {
+  /** BULKORDER_DATA_DIR, absolute; default `~/.local/share/bulkorder`. */
+  readonly dataDir: string;
+  /**
+   * BULKORDER_RESULTS_DIR, absolute; default `<dataDir>/results`. Dashboard uploads and scheduled imports keep
+   * their input, rejects and results files here (`uploads/`, `schedules/<name>/`).
+   */
+  readonly resultsDir: string;
+  readonly csv: CsvOutputSettings;
 }
 
 export interface DashboardSettings {
@@ -121,6 +162,11 @@ export interface NotifySettings {
   readonly urls: readonly Secret[];
   /** One POST's deadline; default 5 s. */
   readonly timeoutMs: number;
+  /**
+   * Non-public addresses webhooks may reach (BULKORDER_NOTIFY_ALLOW_PRIVATE; default none): loopback,
+   * link-local, private networks and cloud metadata are refused at load (IP literals) and at every send.
+   */
+  readonly allowPrivate: PrivateAllowance;
   /** E-mail, when BULKORDER_NOTIFY_SMTP_HOST is set. */
   readonly smtp: SmtpSettings | undefined;
 }
@@ -147,8 +193,28 @@ export interface ApiSettings {
 
 // Library and tool names a User-Agent must not claim to be: the API identifies the client company by it.
 
+/** TLS of a rediss:// Redis: each PEM read once at start; printed as its path, never its text. */
+export interface RedisTlsSettings {
+  /** CA certificate(s) that sign the server's certificate (BULKORDER_REDIS_TLS_CA); default: the system's CAs. */
+  readonly ca?: PemSource;
+  /** Client certificate, when the server asks for one (BULKORDER_REDIS_TLS_CERT, with the key). */
+  readonly cert?: PemSource;
+  /** Its private key (BULKORDER_REDIS_TLS_KEY): a secret. */
+  readonly key?: PemSource;
+  /** The key's passphrase (BULKORDER_REDIS_TLS_KEY_PASSPHRASE), if it has one. */
+  readonly passphrase?: Secret;
+}
+
 /** One Redis Cluster seed node. */
 export interface RedisNode {
   readonly host: string;
   readonly port: number;
+}
+
+/** Where traces go (OTLP over HTTP, JSON) and the service they are from. */
+export interface TracingSettings {
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  readonly tracesUrl: string;
+  /** OTEL_SERVICE_NAME; default bulkorder. */
+  readonly serviceName: string;
 }

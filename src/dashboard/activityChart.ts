@@ -22,7 +22,7 @@ export function activityChart(
     const coords = points.map((p, i) => `${i},${(height - (p[name] / max) * (height - 4)).toFixed(1)}`).join(' ');
     return `<polyline fill="none" stroke="${color}" stroke-width="2" vector-effect="non-scaling-stroke" points="${coords}"/>`;
   }).join('');
-  const ms = (v: number | undefined) => (v === undefined ? '-' : v === Infinity ? '> 60 s' : `≤ ${v} ms`);
+  const ms = (v: number | undefined) => (v === undefined ? '-' : latencyText(v));
   return h`<div class="cards" data-test="activity">
 <div class="card" style="flex:1;min-width:480px"><div>orders per minute, last 24 h (peak ${max}/min):
 ${SERIES.map(([name, color]) => h` <span style="color:${color}">■ ${name} ${totals[name]}</span>`)}</div>
@@ -30,4 +30,9 @@ ${SERIES.map(([name, color]) => h` <span style="color:${color}">■ ${name} ${to
 <div style="display:flex;justify-content:space-between"><small>24 h ago</small><small>now</small></div></div>
 <div class="card">request latency p50<b data-test="p50">${ms(latency.p50Ms)}</b><small>last hour</small></div>
 <div class="card">p95<b>${ms(latency.p95Ms)}</b><small>last hour</small></div></div>`;
+}
+
+/** A latency bound as text; Infinity is past the histogram's last bucket. */
+function latencyText(ms: number): string {
+  return ms === Infinity ? '> 60 s' : `≤ ${ms} ms`;
 }

@@ -50,11 +50,11 @@ export function bannerView(
 }
 
 /** The breaker's state, what it saw, its next trial and what waits; a person's pause above it. */
-export function breakerBanner(view: BreakerBannerView): Safe {
+export function breakerBanner(view: BreakerBannerView, timeZone: string): Safe {
   const pause =
     view.pausedBy === undefined
       ? h``
-      : h`<div class="breaker" data-test="paused">Delivery paused by ${view.pausedBy.by} since ${time(view.pausedBy.at)}: <code>bulkorder resume</code> resumes it.</div>`;
+      : h`<div class="breaker" data-test="paused">Delivery paused by ${view.pausedBy.by} since ${time(view.pausedBy.at, timeZone)}: <code>bulkorder resume</code> resumes it.</div>`;
   const waits = [
     view.waiting === undefined ? '' : `${view.waiting} jobs waiting or delayed`,
     view.burst === 0 ? '' : `${view.burst} dead letters go back when it closes`,
@@ -66,7 +66,7 @@ export function breakerBanner(view: BreakerBannerView): Safe {
     const share = view.degradedShare === undefined ? '' : `: ${Math.round(view.degradedShare * 100)}% failing`;
     return h`${pause}<div class="breaker" data-test="breaker"><strong>${view.reason ?? `API failing${share}`}</strong> (the breaker is still closed).${what}</div>`;
   }
-  const next = view.nextTrialAt === undefined ? h`` : h` Next trial calls at ${time(view.nextTrialAt)}.`;
-  const since = view.since === undefined ? h`` : h` since ${time(view.since)}`;
+  const next = view.nextTrialAt === undefined ? h`` : h` Next trial calls at ${time(view.nextTrialAt, timeZone)}.`;
+  const since = view.since === undefined ? h`` : h` since ${time(view.since, timeZone)}`;
   return h`${pause}<div class="breaker" data-test="breaker"><strong>Circuit breaker ${view.state === 'open' ? 'OPEN' : 'HALF-OPEN (trial calls)'}${since}</strong>: ${view.reason ?? ''}.${next}${what}${view.overdue ? h` <strong>Open past its alert limit: check the API.</strong>` : h``}</div>`;
 }

@@ -25,7 +25,7 @@ export function causeTable(
 ${causes.map(
   (
     cause,
-  ) => h`<tr data-cause="${causeId(cause)}"><td><b data-test="cause-count">${cause.count}</b></td><td>${cause.httpStatus ?? 'none'}</td><td>${cause.code ?? '-'}</td><td>${cause.message ?? '-'}</td><td>${time(cause.lastAt)}</td>
+  ) => h`<tr data-cause="${causeId(cause)}"><td><b data-test="cause-count">${cause.count}</b></td><td>${cause.httpStatus ?? 'none'}</td><td>${cause.code ?? '-'}</td><td>${cause.message ?? '-'}</td><td>${time(cause.lastAt, ctx.timeZone)}</td>
 <td><a href="${href(path, cause)}" data-test="cause-list">list</a>${dead ? h` · <a href="${href('/dead-letters/export.csv', cause)}">export CSV</a>` : ''}
 ${
   dead && ctx.canAct

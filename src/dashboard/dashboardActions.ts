@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
+import type { CsvDialect } from '../ingest/csvDialect.js';
 import { parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
 import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
 import { releaseHeld } from '../review/releaseHeld.js';
@@ -42,6 +43,7 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
       const purged = await ledger.purgeParked(
         'dead',
         items.map((item) => item.record.key),
+        review(form),
       );
       return `Purged ${purged} dead letter${purged === 1 ? '' : 's'}; they were not sent (importing them again sends them).`;
     }
@@ -69,17 +71,18 @@ export async function exportCsv(
   target: DashboardTarget,
   filter: ParkedFilter,
   part: number,
-): Promise<{ csv: Buffer; parts: number } | undefined> {
+): Promise<{ csv: Buffer; parts: number; dialect: CsvDialect } | undefined> {
   const items = await target.dead.select(filter);
   if (items.length === 0) return undefined;
   const dir = await mkdtemp(join(tmpdir(), 'bulkorder-export-'));
   try {
     const files = await exportDeadLetters(items, target.services.batches, {
       outPath: join(dir, 'dead-letters.csv'),
+      csvOutput: target.services.files.csv,
       rebuild: target.services.kind.rebuildRows,
     });
     const file = files[Math.min(Math.max(part, 1), files.length) - 1]!;
-    return { csv: await readFile(file.path), parts: files.length };
+    return { csv: await readFile(file.path), parts: files.length, dialect: file.dialect };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

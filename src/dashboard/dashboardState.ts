@@ -9,6 +9,7 @@ import type { ScheduledImportData } from '../schedule/scheduledImportJob.js';
 import { SCHEDULES_QUEUE } from '../queues.js';
 import { openServices, type Services } from '../services.js';
 import type { RequeueDeps } from '../deadLetter/requeueParked.js';
+import { startResultsWriter } from '../batches/resultsTrail.js';
 
 /** Orders or employee accounts: what the dashboard's pages and actions work on. */
 export type TargetKind = 'orders' | 'accounts';
@@ -20,6 +21,8 @@ export interface DashboardTarget {
   held: ParkedStore;
   /** What dead-letters retry and review release need (the CLI's own requeue path). */
   requeue: RequeueDeps;
+  /** Writes the results files of this kind's uploads (and schedules) once their batches settle. */
+  results: { stop(): Promise<void> };
 }
 
 /** Everything the dashboard reads and acts on, opened once. */
@@ -51,6 +54,7 @@ export async function openDashboardState(config: Config, logger: Logger): Promis
     schedules: new ScheduleStore(scheduleQueue),
     stateTargets,
     async close() {
+      await Promise.all([orders.results.stop(), accounts?.results.stop()]);
       await scheduleQueue.close().catch(() => undefined);
       await accounts?.services.close();
       await orders.services.close();
@@ -71,5 +75,6 @@ async function openTarget(config: Config, logger: Logger, kind: TargetKind): Pro
     dead: new ParkedStore(services.redis, services.keys, services.ledger, 'dead'),
     held: new ParkedStore(services.redis, services.keys, services.ledger, 'held'),
     requeue: services.pipeline(logger),
+    results: startResultsWriter({ ...services, csvOutput: services.files.csv, logger }),
   };
 }

@@ -1,4 +1,5 @@
 import { maskValue } from '../ingest/maskValue.js';
+import { localTimeOr } from '../timeText.js';
 import type { Caller } from './dashboardAuth.js';
 import type { TargetKind } from './dashboardState.js';
 import { h, raw, type Safe } from './html.js';
@@ -15,6 +16,8 @@ export interface PageContext {
   csrf: string;
   kind: TargetKind;
   hasAccounts: boolean;
+  /** The operator's time zone (BULKORDER_TIMEZONE): every time on a page is shown in it, with its offset. */
+  timeZone: string;
   flash?: string;
 }
 
@@ -36,7 +39,7 @@ tr.attention td:first-child{box-shadow:inset 4px 0 #c62828}.attention-mark{color
 .readonly{background:#fff4e5;border:1px solid #f0c27b;padding:6px 12px;margin-bottom:12px}
 .breaker{background:#fdecea;border:1px solid #f5a3a0;padding:8px 12px;margin:8px 0}
 form.inline{display:inline}button{cursor:pointer}pre{background:#fff;border:1px solid #e3e6eb;padding:8px;overflow:auto}
-input,select{font:inherit}fieldset{border:1px solid #e3e6eb;background:#fff;margin:8px 0}
+input,select{font:inherit}select{max-width:36em}p{overflow-wrap:anywhere}fieldset{border:1px solid #e3e6eb;background:#fff;margin:8px 0}
 `);
 
 /** The page frame: environment banner (production in red), navigation, notices. */
@@ -47,7 +50,7 @@ ${options.refreshSeconds === undefined ? '' : raw(`<meta http-equiv="refresh" co
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>${STYLE}</style></head><body>
 <header><strong>bulkorder</strong><span class="env ${ctx.env === 'production' ? 'production' : ''}" data-test="env">${ctx.env.toUpperCase()}</span>
 <span>API: ${ctx.apiUrl ?? 'not configured'}</span>
-<a href="/">Overview</a>${ctx.canAct ? h`<a href="/upload${k}" data-test="nav-upload">Import a file</a>` : ''}<a href="/batches${k}">Batches</a><a href="/dead-letters${k}">Dead letters</a><a href="/held${k}">Held for review</a><a href="/schedules">Schedules</a>
+<a href="/">Overview</a><a href="/open${k}" data-test="nav-open">Needs a person</a>${ctx.canAct ? h`<a href="/upload${k}" data-test="nav-upload">Import a file</a>` : ''}<a href="/batches${k}">Batches</a><a href="/dead-letters${k}">Dead letters</a><a href="/held${k}">Held for review</a><a href="/schedules">Schedules</a>
 ${ctx.hasAccounts ? h`<a href="/batches?kind=${ctx.kind === 'orders' ? 'accounts' : 'orders'}">${ctx.kind === 'orders' ? 'Employee accounts' : 'Orders'}</a>` : ''}
 <form action="/search" method="get" class="inline"><input name="q" placeholder="order key or orderRef" size="26" aria-label="search"> <button>Search</button></form></header>
 <main>
@@ -68,13 +71,9 @@ export function csrfField(ctx: PageContext): Safe {
   return h`<input type="hidden" name="_csrf" value="${ctx.csrf}"><input type="hidden" name="kind" value="${ctx.kind}">`;
 }
 
-export function time(ms: number | undefined): string {
-  return ms === undefined || !Number.isFinite(ms) || ms <= 0
-    ? '-'
-    : new Date(ms)
-        .toISOString()
-        .replace('T', ' ')
-        .replace(/\.\d+Z$/, 'Z');
+/** A time on a page: in the operator's zone with its offset (`2026-11-22 03:00:00 +01:00`), `-` when unknown. */
+export function time(ms: number | undefined, timeZone: string): string {
+  return localTimeOr(ms, timeZone, '-');
 }
 
 /** A batch's counts as the outcome bar reads them. */
@@ -84,6 +83,9 @@ export interface BarCounts {
   dead: number;
   held: number;
   rejected: number;
+  /** Dead letters and held orders fixed or passed on since (they ended, however they were fixed). */
+  resolved: number;
+  movedOn: number;
   importState: string;
 }
 
@@ -96,7 +98,7 @@ const SEGMENTS = ['delivered', 'dead', 'held', 'rejected'] as const;
  */
 export function outcomeBar(b: BarCounts): Safe {
   const total = b.enqueued + b.rejected;
-  const done = b.delivered + b.dead + b.held;
+  const done = b.delivered + b.dead + b.held + b.resolved + b.movedOn;
   if (b.importState === 'failed')
     return h`<span class="bad" data-test="bar">import failed</span> ${done}/${b.enqueued} queued ended`;
   const width = (n: number) => (total === 0 ? 0 : Math.round((n / total) * 1000) / 10);
@@ -115,7 +117,8 @@ export function pager(
     (e): e is [string, string] => e[1] !== undefined && e[1] !== '' && e[0] !== 'after',
   );
   const link = (extra: [string, string][]) => `${path}?${new URLSearchParams([...keep, ...extra]).toString()}`;
-  return h`<p class="pager" data-test="pager">${first ? '' : h`<a href="${link([])}">first page</a> `}${next === undefined ? (first ? '' : '· last page') : h`<a href="${link([['after', next]])}" data-test="next-page">next ${PAGE_SIZE} →</a>`}</p>`;
+  const lastPage = first ? '' : '· last page';
+  return h`<p class="pager" data-test="pager">${first ? '' : h`<a href="${link([])}">first page</a> `}${next === undefined ? lastPage : h`<a href="${link([['after', next]])}" data-test="next-page">next ${PAGE_SIZE} →</a>`}</p>`;
 }
 
 /** Rows on a page of every list. */

@@ -1,7 +1,8 @@
 import type { DashboardState, DashboardTarget } from './dashboardState.js';
-import { h } from './html.js';
+import { h, type Safe } from './html.js';
 import { page, time, type PageContext } from './layout.js';
 import { foundNoFile } from '../schedule/runScheduledImport.js';
+import type { LastRun } from '../schedule/scheduleStore.js';
 
 /** One search hit: a key the ledger or a parked store knows. */
 interface Hit {
@@ -76,15 +77,17 @@ export async function schedulesPage(state: DashboardState, ctx: PageContext): Pr
 ${schedules.map(
   (
     s,
-  ) => h`<tr><td>${s.name}</td><td>${s.cron}</td><td>${s.tz ?? 'local'}</td><td>${s.source}</td><td>${time(s.next)}</td>
-<td>${
-    s.lastRun === undefined
-      ? 'never (or no longer kept)'
-      : s.lastRun.result !== undefined && foundNoFile(s.lastRun.result)
-        ? h`${time(s.lastRun.finishedAt)}: <span class="warn">no file</span> (the source named none; nothing imported)`
-        : h`${time(s.lastRun.finishedAt)}: ${s.lastRun.state}${s.lastRun.failedReason === undefined ? '' : ` (${s.lastRun.failedReason})`}
-${s.lastRun.result === undefined ? '' : s.lastRun.result.files.map((f) => h`<br>${f.file}: ${'refused' in f ? `refused: ${f.refused}` : h`<a href="/batches/${encodeURIComponent(f.batchId)}">${f.batchId}</a>, ${f.enqueued} queued`}`)}`
-  }</td></tr>`,
+  ) => h`<tr><td>${s.name}</td><td>${s.cron}</td><td>${s.tz ?? 'local'}</td><td>${s.source}</td><td>${time(s.next, ctx.timeZone)}</td>
+<td>${lastRunCell(s.lastRun, ctx.timeZone)}</td></tr>`,
 )}</table>`;
   return page(ctx, 'Schedules', body);
+}
+
+/** A schedule's last firing: never, a source that named no file, or its state and the files it imported. */
+function lastRunCell(run: LastRun | undefined, timeZone: string): Safe | string {
+  if (run === undefined) return 'never (or no longer kept)';
+  if (run.result !== undefined && foundNoFile(run.result))
+    return h`${time(run.finishedAt, timeZone)}: <span class="warn">no file</span> (the source named none; nothing imported)`;
+  return h`${time(run.finishedAt, timeZone)}: ${run.state}${run.failedReason === undefined ? '' : ` (${run.failedReason})`}
+${run.result === undefined ? '' : run.result.files.map((f) => h`<br>${f.file}: ${'refused' in f ? h`<span class="bad">refused: ${f.refused}</span>` : h`<a href="/batches/${encodeURIComponent(f.batchId)}">${f.batchId}</a>, ${f.enqueued} queued${f.rejected > 0 ? h`, <span class="bad" data-test="schedule-rejected">${f.rejected} rejected</span>` : ''}${(f.conflicts ?? 0) > 0 ? h`, <span class="bad">${f.conflicts ?? 0} not sent: ORDER_REF_REUSED</span>` : ''}`}`)}`;
 }

@@ -3,14 +3,34 @@ import { EXIT_CODE_MEANINGS, ExitCode } from '../errors.js';
 import { h, raw, type Safe } from './html.js';
 import { kindQuery, page, type PageContext } from './layout.js';
 import { formatBytes, type Upload } from './uploadSpool.js';
+import { dashboardAdvice, withoutCliAdvice, type MappingNeed } from './uploadMapping.js';
 
-/** What the mapping step offers: the fields without a column, the file's headers, and the near-miss hints. */
-export interface MappingNeed {
-  missing: readonly string[];
-  headers: readonly string[];
-  suggestions: Readonly<Record<string, string>>;
-  /** Every field of the kind, for the optional selects. */
-  fields: readonly string[];
+/** What a checked upload's preview shows. */
+export interface Preview {
+  /** The check's counts, error and note kinds, first rejected lines. */
+  summary: ValidationSummaryJson;
+  /** A rejects CSV was written: the page links it. */
+  rejectsReady: boolean;
+  /** Columns left out, warnings, whether columns can be mapped. */
+  facts: PreviewFacts;
+}
+
+/** A file refused as a whole: its code, message and exit code. */
+export interface Refusal {
+  code: string;
+  message: string;
+  /** Default ExitCode.fileRefused (3); a stop of the check itself gives its own. */
+  exitCode?: ExitCode;
+}
+
+/** What the preview shows besides the counts: the columns left out and facts about how the file is read. */
+export interface PreviewFacts {
+  /** Columns no field uses (left out of the orders). */
+  ignored: readonly string[];
+  /** Facts about the file worth a look (e.g. no orderRef column), in the dashboard's words. */
+  warnings: readonly string[];
+  /** A CSV file: its columns can be mapped to fields. */
+  mappable: boolean;
 }
 
 /**
@@ -38,9 +58,9 @@ zone.addEventListener('drop', (event) => { event.preventDefault(); zone.classLis
 
 /** `/upload`: pick or drop a CSV, JSON or NDJSON file. */
 export function uploadPage(ctx: PageContext, maxBytes: number, savedMapping: boolean): string {
-  const body = h`<p>Pick or drop a ${ctx.kind === 'accounts' ? 'employee' : 'order'} file (CSV, JSON or NDJSON, up to ${formatBytes(maxBytes)}).
-It is checked exactly as <code>bulkorder validate</code> checks it, and nothing is sent until you press Import on the preview.
-${savedMapping ? 'The header mapping saved from an earlier file is applied.' : ''}</p>
+  const body = h`<p>Pick or drop ${ctx.kind === 'accounts' ? 'an employee' : 'an order'} file (CSV, JSON or NDJSON, up to ${formatBytes(maxBytes)}).
+Every row is checked first and shown on a preview; nothing is sent until you press Import there.
+${savedMapping ? 'The column mapping saved from an earlier file is applied.' : ''}</p>
 <form id="upload" data-csrf="${ctx.csrf}" data-kind="${ctx.kind}">
 <div id="drop" class="drop" data-test="drop">Drop a file here, or <input type="file" id="file" name="file" accept=".csv,.tsv,.txt,.json,.ndjson,.jsonl" data-test="file"> <button data-test="upload">Upload and check</button></div>
 </form><p id="upload-status" role="status" data-test="upload-status"></p>
@@ -49,16 +69,16 @@ ${savedMapping ? 'The header mapping saved from an earlier file is applied.' : '
 }
 
 /** The preview: counts, each error kind with its count, the first rejected lines, the notes, and Import. */
-export function previewPage(
-  ctx: PageContext,
-  upload: Upload,
-  summary: ValidationSummaryJson,
-  rejectsReady: boolean,
-): string {
+export function previewPage(ctx: PageContext, upload: Upload, preview: Preview): string {
+  const { summary, rejectsReady, facts } = preview;
   const k = kindQuery(ctx.kind, '&');
   const base = `/upload/${encodeURIComponent(upload.id)}`;
   const nothing = summary.valid === 0;
-  const body = h`<p>${upload.name} (${formatBytes(upload.bytes)})${upload.mapping === undefined ? '' : h` with the mapping <code>${JSON.stringify(upload.mapping)}</code>`}</p>
+  const mapping = Object.entries(upload.mapping ?? {});
+  const body = h`<p>${upload.name} (${formatBytes(upload.bytes)})${mapping.length === 0 ? '' : h`, columns mapped: ${mapping.map(([header, field]) => (field === '' ? `${header} left out` : `${header} → ${field}`)).join(', ')}`}
+${facts.mappable ? h` · <a href="${base}/mapping${kindQuery(ctx.kind)}" data-test="change-mapping">map columns</a>` : ''}</p>
+${facts.ignored.length === 0 ? '' : h`<p data-test="ignored-columns">Columns left out (no field uses them): ${facts.ignored.join(', ')}.${facts.mappable ? h` <a href="${base}/mapping${kindQuery(ctx.kind)}">Map one to a field</a> if it holds one.` : ''}</p>`}
+${facts.warnings.map((warning) => h`<p class="warn" data-test="warning">Note: ${warning}</p>`)}
 <div class="cards" data-test="preview-counts">
 <div class="card"><b>${summary.rows}</b>rows</div><div class="card"><b>${summary.orders}</b>${ctx.kind === 'accounts' ? 'accounts' : 'orders'}</div>
 <div class="card"><b class="ok" data-test="valid">${summary.valid}</b>valid</div><div class="card"><b class="${summary.rejected > 0 ? 'bad' : ''}" data-test="rejected">${summary.rejected}</b>rejected</div></div>
@@ -87,28 +107,38 @@ ${
   return page(ctx, 'Preview', body);
 }
 
-/** The mapping step: for each field the file lacks, a choice among its headers, the near miss pre-selected. */
-export function mappingPage(ctx: PageContext, upload: Upload, need: MappingNeed, message: string): string {
+/**
+ * The mapping step: every field without a column (required ones marked *, optional ones such as
+ * orderRef too), each with a choice among the file's columns, the likely one pre-selected; what is
+ * matched already; and the columns no field uses, which are left out of the orders.
+ */
+export function mappingPage(ctx: PageContext, upload: Upload, need: MappingNeed, message?: string): string {
   const base = `/upload/${encodeURIComponent(upload.id)}`;
+  const free = need.headers.filter((header) => need.ignored.includes(header));
   const select = (
     field: string,
     required: boolean,
   ): Safe => h`<tr><th><label for="map-${field}">${field}</label>${required ? ' *' : ''}</th><td>
 <select id="map-${field}" name="map:${field}" data-test="map-${field}"><option value="">${required ? '- choose a column -' : '- none -'}</option>
-${need.headers.map((header) => h`<option value="${header}" ${need.suggestions[field] === header ? raw('selected') : ''}>${header}</option>`)}</select></td></tr>`;
-  const body = h`<p class="bad" data-test="refusal">${message}</p>
-<p>Choose the column of ${upload.name} that holds each field (* required). The closest headers are pre-selected.</p>
+${free.map((header) => h`<option value="${header}" ${need.suggestions[field] === header ? raw('selected') : ''}>${header}</option>`)}</select></td></tr>`;
+  const matched = Object.entries(need.mapped);
+  const body = h`${message === undefined ? '' : h`<p class="bad" data-test="refusal">${message}</p>`}
+<p>Choose the column of ${upload.name} that holds each field (* required). The likely columns are pre-selected.</p>
 <form method="post" action="${base}/mapping"><input type="hidden" name="_csrf" value="${ctx.csrf}"><input type="hidden" name="kind" value="${ctx.kind}">
-<table>${need.missing.map((field) => select(field, true))}</table>
+<table data-test="mapping">${need.missing.map((field) => select(field, true))}${need.optional.map((field) => select(field, false))}</table>
+<p data-test="ignored-columns">${free.length === 0 ? 'Every column of the file is used.' : `Columns no field uses, left out of the ${ctx.kind === 'accounts' ? 'accounts' : 'orders'} unless you choose them above: ${free.join(', ')}.`}</p>
+${matched.length === 0 ? '' : h`<p><small>Matched already: ${matched.map(([field, header]) => `${field} ← ${header}`).join(', ')}.</small></p>`}
 <label><input type="checkbox" name="save" value="yes" data-test="save-mapping"> save this mapping for the next file</label>
 <p><button data-test="apply-mapping">Check again with this mapping</button></p></form>`;
   return page(ctx, 'Map the columns', body);
 }
 
 /** A file refused as a whole: the same code, message and exit-code meaning as the CLI. */
-export function refusedPage(ctx: PageContext, name: string, code: string, message: string): string {
-  const body = h`<p class="bad" data-test="refusal"><b>${code}</b>: ${message}</p>
-<p>The CLI refuses this file the same way: exit ${ExitCode.fileRefused} (${EXIT_CODE_MEANINGS[ExitCode.fileRefused]}). Nothing was queued.</p>
+export function refusedPage(ctx: PageContext, name: string, refusal: Refusal): string {
+  const { code, message, exitCode = ExitCode.fileRefused } = refusal;
+  const body = h`<p class="bad" data-test="refusal"><b>${code}</b>: ${withoutCliAdvice(message)}</p>
+<p data-test="advice">${dashboardAdvice(code)}</p>
+<p>${exitCode === ExitCode.fileRefused ? 'The CLI refuses this file the same way' : 'The CLI stops the same way'}: exit ${exitCode} (${EXIT_CODE_MEANINGS[exitCode]}). Nothing was queued.</p>
 <p><a href="/upload${kindQuery(ctx.kind)}">Upload another file</a></p>`;
   return page(ctx, `Refused: ${name}`, body);
 }

@@ -6,6 +6,7 @@ import { basename, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { FileRefusedError } from '../errors.js';
+import { writeFailure, type WriteFailure } from '../files/writeFailure.js';
 import type { TargetKind } from './dashboardState.js';
 
 /** One uploaded file waiting in the spool for its preview, its mapping and the click on Import. */
@@ -21,6 +22,12 @@ export interface Upload {
   /** The header mapping chosen on the mapping step (or the saved one), as `--map` takes it. */
   mapping?: Record<string, string>;
 }
+
+/** What an upload the spool could not store means: nothing was imported. */
+const SPOOL_WRITE: WriteFailure = {
+  code: 'UPLOAD_WRITE_FAILED',
+  then: "Nothing was imported: free space in the dashboard's temp folder (TMPDIR) and upload the file again.",
+};
 
 /** An upload is forgotten (and its file removed) this long after it arrived unless imported first. */
 const UPLOAD_TTL_MS = 60 * 60 * 1000;
@@ -39,13 +46,20 @@ export class UploadSpool {
   /** Streams `body` into the spool; refuses (exit-3 meaning, FILE_TOO_LARGE / FILE_EMPTY) past the cap or when empty. */
   async receive(body: ReadableStream<Uint8Array> | null, name: string, kind: TargetKind): Promise<Upload> {
     await this.#expire();
-    this.#root ??= await mkdtemp(join(tmpdir(), 'bulkorder-upload-'));
-    const id = randomBytes(9).toString('base64url');
-    const dir = await mkdtemp(join(this.#root, `${id}-`));
     const safeName =
       basename(name)
         .replace(/[^\p{L}\p{N}._ -]/gu, '_')
         .slice(0, 120) || 'upload.csv';
+    // A full or read-only temp folder names the upload, never the spool's path (the answer goes to a browser).
+    const spoolFailed = (error: unknown) => writeFailure(safeName, error, SPOOL_WRITE);
+    const id = randomBytes(9).toString('base64url');
+    let dir: string;
+    try {
+      this.#root ??= await mkdtemp(join(tmpdir(), 'bulkorder-upload-'));
+      dir = await mkdtemp(join(this.#root, `${id}-`));
+    } catch (error) {
+      throw spoolFailed(error);
+    }
     const path = join(dir, safeName);
     let bytes = 0;
     const cap = this.maxBytes;
@@ -70,7 +84,7 @@ export class UploadSpool {
         throw new FileRefusedError('FILE_EMPTY', safeName, 'the upload has no content (0 bytes).');
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
-      throw error;
+      throw error instanceof FileRefusedError ? error : spoolFailed(error);
     }
     const upload: Upload = { id, kind, name: safeName, path, bytes, at: Date.now() };
     this.#uploads.set(id, upload);
@@ -102,9 +116,7 @@ export class UploadSpool {
 }
 
 export function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024
-    ? `${Math.round(bytes / (1024 * 1024))} MB`
-    : bytes >= 1024
-      ? `${Math.round(bytes / 1024)} KB`
-      : `${bytes} B`;
+  if (bytes >= 1024 * 1024) return `${Math.round(bytes / (1024 * 1024))} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} B`;
 }

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { reasonWithDetails } from '../delivery/errorDetails.js';
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { openAtomicFile, type AtomicFile } from '../files/atomicFile.js';
 import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import type { BatchStore } from '../batches/batchStore.js';
+import type { Batch, BatchStore } from '../batches/batchStore.js';
+import type { CsvOutputSettings } from '../config.js';
+import { csvPreamble, DEFAULT_DIALECT, encodeCsv, outputDialect, type CsvDialect } from '../ingest/csvDialect.js';
 import { neutralizeCell } from '../ingest/csvCells.js';
 import { ERROR_COLUMNS } from '../ingest/orderFields.js';
 import { fieldForName } from '../ingest/resolveColumns.js';
@@ -14,13 +15,15 @@ import { originalRows, type RowRebuilder } from '../kinds/originalRows.js';
 /**
  * The error columns of an export: the rejects file's own (REJECT_COLUMNS, which mark the file as a
  * fix-and-import-again file: an empty orderRef there means the order never had one) plus
- * `reject_status`. Ingest ignores all of them (ERROR_COLUMNS).
+ * `reject_status` and `reject_key` (the dead letter's order key: a fixed row imported again, under a new
+ * key, closes this dead letter when it is delivered). No field reads them (ERROR_COLUMNS).
  */
 const EXPORT_ERROR_COLUMNS = [
   'reject_line',
   'reject_status',
   'reject_codes',
   'reject_reasons',
+  'reject_key',
 ] as const satisfies readonly (typeof ERROR_COLUMNS)[number][];
 
 const RESERVED = new Set<string>(ERROR_COLUMNS);
@@ -34,9 +37,11 @@ export interface ExportedFile {
   batches: string[];
   /** Dead letters whose batch columns were unknown, written in our own column names. */
   canonical: boolean;
+  /** How it is written: its input's delimiter, encoding and BOM, unless told otherwise. */
+  dialect: CsvDialect;
   /**
-   * Dead letters without an orderRef: their key is a hash of the order, so a fixed row imports as
-   * a new order and the original dead letter stays listed until purged.
+   * Dead letters without an orderRef: their key is a hash of the order, so a fixed row imports under a
+   * new key; its `reject_key` cell links it to the dead letter it replaces.
    */
   withoutOrderRef: string[];
 }
@@ -44,16 +49,19 @@ export interface ExportedFile {
 export interface ExportOptions {
   /** Where to write; with several column sets, `<stem>-1<ext>`, `<stem>-2<ext>`, ... beside it. */
   outPath: string;
-  /** Cell delimiter; default `,` (import detects `,` `;` and tab). */
-  delimiter?: string;
+  /**
+   * What to write differently from the input's dialect (BULKORDER_OUTPUT_*, `--delimiter`): by default each file
+   * speaks the dialect of the input its dead letters came from (the batch keeps it), `,` UTF-8 with BOM for JSON.
+   */
+  csvOutput?: CsvOutputSettings;
   /** The kind's rows from a payload (RecordKind.rebuildRows): a record whose job left its cells out needs it. */
   rebuild: RowRebuilder | undefined;
 }
 
 /**
  * Writes dead letters as CSV in their input's format: the original columns (in the original order,
- * from the batch record), one row per product line, then the error columns. UTF-8 with BOM and
- * CRLF for spreadsheets; formula-looking cells neutralised (import strips the apostrophe again).
+ * from the batch record), one row per product line, then the error columns, in the input's CSV dialect
+ * (delimiter, encoding, BOM) and with CRLF; formula-looking cells neutralised (import strips the apostrophe again).
  * Dead letters of inputs with different columns cannot share a header, so each column set gets a
  * file of its own. Files are written under a temporary name and renamed when complete.
  */
@@ -62,20 +70,30 @@ export async function exportDeadLetters(
   batches: BatchStore,
   options: ExportOptions,
 ): Promise<ExportedFile[]> {
-  const columnsOf = new Map<string, string[] | undefined>();
+  const batchOf = new Map<string, Batch | undefined>();
   const groups = new Map<
     string,
-    { columns: string[]; keep: number[]; canonical: boolean; entries: { item: ParkedItem; rows: string[][] }[] }
+    {
+      columns: string[];
+      keep: number[];
+      canonical: boolean;
+      dialect: CsvDialect;
+      entries: { item: ParkedItem; rows: string[][] }[];
+    }
   >();
   for (const item of items) {
     const batchId = item.record.batchId;
-    if (!columnsOf.has(batchId)) columnsOf.set(batchId, (await batches.get(batchId))?.columns);
-    const original = originalRows(item.record, columnsOf.get(batchId), options.rebuild);
+    if (!batchOf.has(batchId)) batchOf.set(batchId, await batches.get(batchId));
+    const batch = batchOf.get(batchId);
+    const original = originalRows(item.record, batch?.columns, options.rebuild);
     const keep = original.columns.flatMap((column, i) => (RESERVED.has(column) ? [] : [i]));
     const columns = keep.map((i) => original.columns[i]!);
     const id = JSON.stringify(columns);
     let group = groups.get(id);
-    if (group === undefined) groups.set(id, (group = { columns, keep, canonical: original.canonical, entries: [] }));
+    // One header, one dialect: the first input of the column set speaks for the file.
+    const dialect = outputDialect(batch?.dialect ?? DEFAULT_DIALECT, options.csvOutput);
+    if (group === undefined)
+      groups.set(id, (group = { columns, keep, canonical: original.canonical, dialect, entries: [] }));
     const rows = original.rows.map((row) => keep.map((i) => row[i] ?? ''));
     group.entries.push({ item, rows: keepTogether(rows, columns, item.record.key) });
   }
@@ -84,9 +102,9 @@ export async function exportDeadLetters(
   const written: ExportedFile[] = [];
   for (const [i, group] of [...groups.values()].entries()) {
     const path = paths[i]!;
-    const file = new CsvFile(path, options.delimiter ?? ',');
+    const file = await CsvFile.open(path, group.dialect);
     try {
-      await file.write([...group.columns, ...EXPORT_ERROR_COLUMNS], '\uFEFF');
+      await file.write([...group.columns, ...EXPORT_ERROR_COLUMNS], csvPreamble(group.dialect));
       let rows = 0;
       for (const { item, rows: cells } of group.entries) {
         const r = item.record;
@@ -98,6 +116,7 @@ export async function exportDeadLetters(
             r.httpStatus === undefined ? '' : String(r.httpStatus),
             r.code ?? '',
             reasonWithDetails(r.reason, r.body),
+            r.key,
           ]);
           rows++;
         }
@@ -110,6 +129,7 @@ export async function exportDeadLetters(
         rows,
         batches: [...new Set(group.entries.map((e) => e.item.record.batchId))],
         canonical: group.canonical,
+        dialect: group.dialect,
         withoutOrderRef: group.entries
           .filter((e) => e.item.record.orderRef === undefined)
           .map((e) => e.item.record.key),
@@ -142,17 +162,22 @@ function outputPaths(outPath: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => `${stem}-${i + 1}${ext}`);
 }
 
-/** A CSV file written under `<path>.partial-<pid>` and renamed into place on close. */
+/**
+ * A CSV file written through src/files/: under `<path>.partial-<pid>` and renamed into place on
+ * close; a full disk or a read-only folder is exit 5 naming the path, no half file under its name.
+ */
 class CsvFile {
-  private readonly partial: string;
-  private readonly stream: WriteStream;
+  private constructor(
+    private readonly file: AtomicFile,
+    private readonly dialect: CsvDialect,
+  ) {}
 
-  constructor(
-    readonly path: string,
-    private readonly delimiter: string,
-  ) {
-    this.partial = `${path}.partial-${process.pid}`;
-    this.stream = createWriteStream(this.partial, { encoding: 'utf8' });
+  static async open(path: string, dialect: CsvDialect): Promise<CsvFile> {
+    const file = await openAtomicFile(path, {
+      code: 'EXPORT_WRITE_FAILED',
+      then: 'Nothing of this file was written and no dead letter was changed; run the export again once it can be written.',
+    });
+    return new CsvFile(file, dialect);
   }
 
   async write(cells: readonly string[], prefix = ''): Promise<void> {
@@ -160,22 +185,18 @@ class CsvFile {
     const text =
       prefix +
       stringify([cells.map(neutralizeCell)], {
-        delimiter: this.delimiter,
+        delimiter: this.dialect.delimiter,
         record_delimiter: 'windows',
         quoted_match: /[\r\n]/,
       });
-    if (!this.stream.write(text)) await new Promise<void>((resolve) => this.stream.once('drain', resolve));
+    await this.file.write(encodeCsv(text, this.dialect));
   }
 
-  async close(): Promise<void> {
-    await new Promise<void>((resolve, reject) =>
-      this.stream.end((error?: Error | null) => (error ? reject(error) : resolve())),
-    );
-    await rename(this.partial, this.path);
+  close(): Promise<void> {
+    return this.file.commit();
   }
 
-  async abort(): Promise<void> {
-    this.stream.destroy();
-    await rm(this.partial, { force: true });
+  abort(): Promise<void> {
+    return this.file.abort();
   }
 }

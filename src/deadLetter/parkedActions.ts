@@ -23,15 +23,16 @@ export async function openParked(config: Config, kind: RecordKind<unknown>, park
 }
 
 /**
- * The text of `list` for dead letters or held records: at most `limit` of them (or all matched as
- * JSON), a head counting them, then what to do next. The command prints it.
+ * What `list` says of dead letters or held records: at most `limit` of them, a head counting them,
+ * then what to do next (`text`); for `--json` one object, as every `--json` prints (`json`: the
+ * kind, how many match and exist in all, and the records shown). The command prints one of them.
  */
 export async function listParked(
   store: ParkedStore,
   filter: ParkedFilter,
-  options: { json: boolean; limit: number },
+  options: { limit: number; kind: string },
   hints: readonly string[],
-): Promise<string> {
+): Promise<{ text: string; json: Record<string, unknown> }> {
   const { limit } = options;
   const noun = store.kind === 'dead' ? 'dead letter' : 'held order';
   const items = [];
@@ -39,20 +40,20 @@ export async function listParked(
   for await (const item of store.scan(filter)) {
     if (matched++ < limit) items.push(item);
   }
-  if (options.json)
-    return (
-      JSON.stringify(
-        items.map((item) => parkedJson(item)),
-        null,
-        2,
-      ) + '\n'
-    );
   const total = await store.count();
-  if (matched === 0) return total === 0 ? `no ${noun}s\n` : `no ${noun}s match (${total} in all)\n`;
+  const json = {
+    kind: options.kind,
+    list: store.kind === 'dead' ? 'dead-letters' : 'held',
+    matched,
+    total,
+    shown: items.length,
+    records: items.map((item) => parkedJson(item)),
+  };
+  if (matched === 0) return { text: total === 0 ? `no ${noun}s\n` : `no ${noun}s match (${total} in all)\n`, json };
   const head =
     `${matched} ${noun}${matched === 1 ? '' : 's'} match${matched === 1 ? 'es' : ''} (${total} in all)${matched > limit ? `; the first ${limit} shown (--limit)` : ''}; ` +
     `each is kept ${Math.round(store.retentionMs / 86_400_000)} days after it was parked (BULKORDER_PARKED_RETENTION_DAYS), purge removes it sooner`;
-  return [head, '', ...parkedTable(items), '', ...hints].join('\n') + '\n';
+  return { text: [head, '', ...parkedTable(items), '', ...hints].join('\n') + '\n', json };
 }
 
 /** The text of `show` for one dead letter or held record (JSON or lines); a key not parked is a usage error. */
@@ -66,8 +67,8 @@ export async function showParked(
   if (item === undefined) {
     const [code, what, list] =
       store.kind === 'dead'
-        ? ['DEAD_LETTER_NOT_FOUND', 'dead letter', 'dead-letters list']
-        : ['HELD_ORDER_NOT_FOUND', 'held order', 'review list'];
+        ? (['DEAD_LETTER_NOT_FOUND', 'dead letter', 'dead-letters list'] as const)
+        : (['HELD_ORDER_NOT_FOUND', 'held order', 'review list'] as const);
     throw new UsageError(code, `no ${what} ${key} (bulkorder ${list} shows the keys)`);
   }
   if (options.json) return JSON.stringify(parkedJson(item), null, 2) + '\n';

@@ -1,5 +1,4 @@
-import type { RedisClient } from '../redis.js';
-import type { Keyspace, ParkedKind } from '../keyspace.js';
+import type { ParkedIndex } from './pruneParked.js';
 import { defineScripts } from '../lua/defineScripts.js';
 import { causeId, matchesFilter, type ParkedFilter } from './parkedFilter.js';
 
@@ -22,12 +21,11 @@ const SLICE = 1000;
  * slices of 1000 and returns ~100 bytes a record, so 10,000 dead letters are 10 short calls.
  */
 export async function parkedCauses(
-  redis: RedisClient,
-  keys: Keyspace,
-  kind: ParkedKind,
+  index: ParkedIndex,
   filter: ParkedFilter = {},
   now = Date.now(),
 ): Promise<ParkedCause[]> {
+  const { redis, keys, kind } = index;
   // The cause fields decoded in Redis (parkedCauses-1.lua): only those cross the network.
   const commands = defineScripts(redis);
   const groups = new Map<string, ParkedCause>();

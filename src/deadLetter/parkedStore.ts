@@ -45,7 +45,7 @@ export class ParkedStore {
 
   /** Drops expired records and their index members; returns how many. */
   prune(now = Date.now()): Promise<number> {
-    return pruneParked(this.redis, this.keys, this.kind, this.retentionMs, now);
+    return pruneParked({ redis: this.redis, keys: this.keys, kind: this.kind }, this.retentionMs, now);
   }
 
   /** One record, or undefined. */
@@ -142,7 +142,7 @@ export class ParkedStore {
   /** The records that pass the filter counted by cause (HTTP status, code, message), largest group first. */
   async causes(filter: ParkedFilter = {}, now = Date.now()): Promise<ParkedCause[]> {
     await this.prune(now);
-    return parkedCauses(this.redis, this.keys, this.kind, filter, now);
+    return parkedCauses({ redis: this.redis, keys: this.keys, kind: this.kind }, filter, now);
   }
 
   /** All of `scan` at once (for commands that act on the selection). */

@@ -2,6 +2,13 @@ import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import { defineScripts } from '../lua/defineScripts.js';
 
+/** Where one kind of parked record lives: the Redis, its keyspace and the kind (dead or held). */
+export interface ParkedIndex {
+  redis: RedisClient;
+  keys: Keyspace;
+  kind: ParkedKind;
+}
+
 /** Removes the index members of `orderKeys` whose records no longer exist (src/lua/scripts/dropGhosts-1.lua). Returns how many. */
 export async function dropGhosts(
   redis: RedisClient,
@@ -14,13 +21,8 @@ export async function dropGhosts(
 }
 
 /** Removes every `kind` record parked at or before `now - retentionMs` (in pages of 1000, pruneParked-1.lua). Returns how many. */
-export async function pruneParked(
-  redis: RedisClient,
-  keys: Keyspace,
-  kind: ParkedKind,
-  retentionMs: number,
-  now = Date.now(),
-): Promise<number> {
+export async function pruneParked(index: ParkedIndex, retentionMs: number, now = Date.now()): Promise<number> {
+  const { redis, keys, kind } = index;
   const commands = defineScripts(redis);
   let total = 0;
   for (;;) {

@@ -14,10 +14,10 @@ export function retryDeadLetters(items: readonly ParkedItem[], deps: RequeueDeps
     {
       label: 'dead-letters retry',
       async reserve(items, batchId) {
-        const results = await ledger.reserveJobs(
-          items.map(({ record, job }) => ({ orderKey: record.key, job })),
+        const results = await ledger.reserveRequeued(
+          items.map(({ job }) => job),
+          { name: deps.kind.jobName },
           batchId,
-          false,
         );
         return results.map((result): RequeueOutcome => {
           switch (result.outcome) {

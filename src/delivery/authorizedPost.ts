@@ -31,14 +31,21 @@ export interface PostOptions {
   idempotencyKey?: string;
 }
 
+/** One POST: where, what, and how (PostOptions). */
+export interface PostRequest extends PostOptions {
+  /** The path under `settings.apiBaseUrl` (`/orders`). */
+  path: string;
+  /** The body, sent as JSON. */
+  payload: unknown;
+}
+
 /** POSTs `payload` as JSON to `settings.apiBaseUrl + path` and classifies the answer. Never throws for remote failures. */
 export async function authorizedPost(
   settings: ApiSettings,
   deps: ApiClientDeps,
-  path: string,
-  payload: unknown,
-  options: PostOptions = {},
+  request: PostRequest,
 ): Promise<Outcome> {
+  const { path, payload, ...options } = request;
   const url = `${settings.apiBaseUrl}${path}`;
   // Bound per line rather than with logger.child(): this runs once per request.
   const logger = deps.logger;

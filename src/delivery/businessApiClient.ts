@@ -20,6 +20,6 @@ export function createBusinessApiClient(settings: ApiSettings, deps: ApiClientDe
   if (settings.api !== 'business')
     throw new Error(`createBusinessApiClient needs business settings, got ${settings.api}`);
   return {
-    createOrder: (payload, options) => authorizedPost(settings, deps, '/orders', payload, options),
+    createOrder: (payload, options) => authorizedPost(settings, deps, { path: '/orders', payload, ...options }),
   };
 }

@@ -45,7 +45,7 @@ export function createCafetariaplanClient(settings: ApiSettings, deps: ApiClient
   const fields = settings.responseFields;
   return {
     async createAccount(account, options) {
-      const outcome = await authorizedPost(settings, deps, '/accounts', account, options);
+      const outcome = await authorizedPost(settings, deps, { path: '/accounts', payload: account, ...options });
       if (outcome.kind !== 'delivered') return outcome;
       const customerId = findValue(outcome.body, fields.customerId);
       if (customerId === undefined) {
@@ -64,7 +64,7 @@ export function createCafetariaplanClient(settings: ApiSettings, deps: ApiClient
       return { kind: 'delivered', status: outcome.status, body: outcome.body, customerId };
     },
     async login(customerId, options) {
-      const outcome = await authorizedPost(settings, deps, '/login', { customerId }, options);
+      const outcome = await authorizedPost(settings, deps, { path: '/login', payload: { customerId }, ...options });
       if (outcome.kind !== 'delivered') return outcome;
       const found = loginUrlIn(outcome.body, fields.loginUrl);
       if ('problem' in found) {

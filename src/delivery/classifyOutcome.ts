@@ -4,6 +4,7 @@
  */
 import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import type { ResponseFieldSettings } from '../config.js';
+import type { ErrorCode } from '../errorCodes.js';
 import type { HttpExchange, HttpFailure, HttpResponse } from './httpTransport.js';
 import { findField, findValue } from './findField.js';
 import type { RemoteId } from './remoteId.js';
@@ -13,6 +14,11 @@ const SECOND = 1000;
 export type Outcome =
   /** Any 2xx, with or without a body; `remoteId` keeps the JSON type the API gave it. */
   | { kind: 'delivered'; status: number; body: unknown; remoteId?: RemoteId }
+  /**
+   * A 2xx whose body says it is an error (an error field, no remote id): not recorded delivered,
+   * held for a person with the body kept (ERROR_BODY_2XX). `apiCode`/`message`: what the body says.
+   */
+  | { kind: 'errorBody'; status: number; code: string; message: string; body: unknown; bodyTruncated: boolean }
   /** 5xx and failures where the request provably never left: safe to send again later. */
   | { kind: 'retry'; status?: number; retryAfterMs?: number; code: string; message: string; body?: unknown }
   | { kind: 'rateLimited'; status: 429; retryAfterMs: number; code: string; message: string }
@@ -27,7 +33,8 @@ export type OutcomeKind = Outcome['kind'];
 
 export interface ClassifyOptions {
   /** Where the error code, message and remote id are looked for (Config.responseFields). */
-  fields: Pick<ResponseFieldSettings, 'errorCode' | 'errorMessage' | 'remoteId'>;
+  fields: Pick<ResponseFieldSettings, 'errorCode' | 'errorMessage' | 'remoteId'> &
+    Partial<Pick<ResponseFieldSettings, 'errorBody'>>;
   /** 429 without a usable Retry-After waits this long; default 5 s. */
   defaultRetryAfterMs?: number;
   /** A longer Retry-After is cut to this; default 1 hour. */
@@ -47,7 +54,7 @@ export interface ClassifyOptions {
  * the request is written (connect, DNS, TLS), `after` only after it. The decision itself uses
  * the transport's `requestStarted` fact, which holds for every code including unknown ones.
  */
-export const TRANSPORT_ERRORS: Readonly<Record<string, { code: string; sent: 'never' | 'after' | 'either' }>> = {
+export const TRANSPORT_ERRORS: Readonly<Record<string, { code: ErrorCode; sent: 'never' | 'after' | 'either' }>> = {
   ECONNREFUSED: { code: 'CONNECT_REFUSED', sent: 'never' },
   UND_ERR_CONNECT_TIMEOUT: { code: 'CONNECT_TIMEOUT', sent: 'never' },
   ENOTFOUND: { code: 'DNS_NOT_FOUND', sent: 'never' },
@@ -109,6 +116,11 @@ function classifyResponse(response: HttpResponse, options: ClassifyOptions): Out
     // The status line is the server's verdict: a 2xx whose body broke off is still delivered.
     // Its error code and message are never read: not looked for (once per delivered request).
     const remoteId = findValue(body, options.fields.remoteId) ?? idFromLocation(response.headers);
+    if (remoteId === undefined && saysError(body, options.fields.errorBody ?? [])) {
+      const code = findField(body, options.fields.errorCode) ?? 'ERROR_BODY_2XX';
+      const message = findField(body, options.fields.errorMessage) ?? `HTTP ${status} with an error body`;
+      return { kind: 'errorBody', status, code, message, body, bodyTruncated };
+    }
     return { kind: 'delivered', status, body, ...(remoteId === undefined ? {} : { remoteId }) };
   }
   const apiCode = findField(body, options.fields.errorCode);
@@ -124,7 +136,11 @@ function classifyResponse(response: HttpResponse, options: ClassifyOptions): Out
         status: 429,
         code,
         message,
-        retryAfterMs: retryAfter(response.headers, options) ?? options.defaultRetryAfterMs ?? 5 * SECOND,
+        retryAfterMs:
+          retryAfter(response.headers, options) ??
+          rateLimitReset(response.headers, options) ??
+          options.defaultRetryAfterMs ??
+          5 * SECOND,
       };
     case 'retry': {
       const retryAfterMs = retryAfter(response.headers, options);
@@ -162,6 +178,28 @@ function retryAfter(headers: IncomingHttpHeaders, options: ClassifyOptions): num
   return parseRetryAfter(Array.isArray(value) ? value[0] : value, (options.now ?? Date.now)(), options.maxRetryAfterMs);
 }
 
+/**
+ * A 429 without Retry-After may say when its window resets in rate-limit headers (the spec shows none:
+ * README "A limit that changes"): the IETF draft's `RateLimit: ...;t=<seconds>` or `RateLimit-Reset:
+ * <seconds>`, or the common `X-RateLimit-Reset` in seconds or as epoch seconds; undefined when none reads.
+ */
+function rateLimitReset(
+  headers: IncomingHttpHeaders,
+  options: Pick<ClassifyOptions, 'now' | 'maxRetryAfterMs'>,
+): number | undefined {
+  const first = (name: string): string | undefined => {
+    const value = headers[name];
+    return (Array.isArray(value) ? value[0] : value)?.trim();
+  };
+  const structured = /;\s*t=(\d+)/.exec(first('ratelimit') ?? '')?.[1];
+  const text = structured ?? first('ratelimit-reset') ?? first('x-ratelimit-reset');
+  if (text === undefined || !/^\d+$/.test(text)) return undefined;
+  const seconds = Number(text);
+  // An epoch second (after 2001) rather than a delay: an hour-long window is 3600, not 10^9.
+  const ms = seconds > 1e9 ? Math.max(0, seconds * SECOND - (options.now ?? Date.now)()) : seconds * SECOND;
+  return Math.min(ms, options.maxRetryAfterMs ?? 3600 * SECOND);
+}
+
 function idFromLocation(headers: IncomingHttpHeaders): string | undefined {
   const location = headers.location;
   if (typeof location !== 'string') return undefined;
@@ -189,4 +227,26 @@ export function errorCode(error: unknown): string {
   }
   if (error instanceof Error && error.name === 'AbortError') return 'ABORT_ERR';
   return 'UNKNOWN';
+}
+
+/**
+ * Whether a 2xx body says it is an error: a JSON object with one of `fields` (dotted names reach
+ * nested objects) present and not empty (`null`, `false`, `""`, `[]` and `{}` say nothing).
+ * The spec does not show an error-shaped 2xx; the fields are BULKORDER_ERROR_BODY_FIELDS.
+ */
+function saysError(body: unknown, fields: readonly string[]): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  return fields.some((name) => {
+    let value: unknown = body;
+    for (const part of name.split('.')) {
+      value =
+        value !== null && typeof value === 'object' && !Array.isArray(value)
+          ? (value as Record<string, unknown>)[part]
+          : undefined;
+    }
+    if (value === undefined || value === null || value === false || value === '') return false;
+    if (Array.isArray(value)) return value.length > 0;
+    if (typeof value === 'object') return Object.keys(value).length > 0;
+    return true;
+  });
 }

@@ -90,7 +90,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     // No pipelining: a POST shares its socket with nothing, so a reset is about that POST alone.
     pipelining: 1,
   });
-  const caps = {
+  const caps: BodyCaps = {
     error: options.maxErrorBodyBytes ?? 16 * KIB,
     success: options.maxSuccessBodyBytes ?? 1024 * KIB,
     discard: options.maxDiscardBytes ?? 64 * KIB,
@@ -101,100 +101,59 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
   };
 }
 
-function sendOnce(
-  agent: Agent,
-  request: HttpRequest,
-  deadlineMs: number,
-  caps: { error: number; success: number; discard: number },
-): Promise<HttpExchange> {
+/** Body caps in bytes, from HttpTransportOptions: kept on success, kept on error, read past the cap. */
+interface BodyCaps {
+  error: number;
+  success: number;
+  discard: number;
+}
+
+function sendOnce(agent: Agent, request: HttpRequest, deadlineMs: number, caps: BodyCaps): Promise<HttpExchange> {
   return new Promise<HttpExchange>((resolve) => {
     const url = parsedUrl(request.url);
-    let settled = false;
-    let started = false;
-    let controller: Dispatcher.DispatchController | undefined;
-    let abortReason: Error | undefined;
-    let status = 0;
-    let headers: IncomingHttpHeaders = {};
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let dropped = 0;
-    let truncated = false;
-    let cappedOut = false;
+    new Exchange(request, deadlineMs, caps, resolve).start(agent, url);
+  });
+}
 
-    const finish = (exchange: HttpExchange): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      request.signal?.removeEventListener('abort', onCallerAbort);
-      resolve(exchange);
-    };
-    const response = (bodyError?: Error): HttpResponse => ({
-      type: 'response',
-      status,
-      headers,
-      body: decodeBody(Buffer.concat(chunks), headers['content-type']),
-      bodyTruncated: truncated || bodyError !== undefined,
-      ...(bodyError === undefined ? {} : { bodyError }),
-    });
-    const abort = (reason: Error): void => {
-      abortReason ??= reason;
-      if (controller !== undefined) {
-        controller.abort(reason);
-      } else {
-        // Not yet on a socket: onRequestStart will abort it before a byte is written.
-        finish({ type: 'failure', requestStarted: false, error: reason });
-      }
-    };
-    const onCallerAbort = (): void => abort(new CallerAbortError(request.signal?.reason));
-    const timer = setTimeout(() => abort(new DeadlineExceededError(deadlineMs)), deadlineMs);
+/**
+ * One request in flight, and undici's handler for it: what its callbacks learn (on a socket yet,
+ * the status, the body kept within the caps) and the one settlement of its promise, by whichever
+ * comes first of the answer, a failure, the deadline and the caller's abort.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  readonly #request: HttpRequest;
+  readonly #caps: BodyCaps;
+  readonly #resolve: (exchange: HttpExchange) => void;
+  readonly #timer: NodeJS.Timeout;
+  #settled = false;
+  #started = false;
+  #controller: Dispatcher.DispatchController | undefined;
+  #abortReason: Error | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  readonly #chunks: Buffer[] = [];
+  #kept = 0;
+  #dropped = 0;
+  #truncated = false;
+  #cappedOut = false;
+  /** One function, so the listener added to the caller's signal is the one removed. */
+  readonly #onCallerAbort = (): void => this.#abort(new CallerAbortError(this.#request.signal?.reason));
 
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(ctl) {
-        controller = ctl;
-        if (abortReason !== undefined) {
-          ctl.abort(abortReason);
-          return;
-        }
-        // From here on bytes may reach the server: a failure is no longer provably harmless.
-        started = true;
-      },
-      onResponseStart(_ctl, statusCode, responseHeaders) {
-        status = statusCode;
-        headers = responseHeaders;
-      },
-      onResponseData(ctl, chunk) {
-        const cap = status >= 200 && status < 300 ? caps.success : caps.error;
-        const room = cap - kept;
-        if (room > 0) {
-          const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
-          chunks.push(part);
-          kept += part.length;
-          if (part.length < chunk.length) truncated = true;
-          dropped += chunk.length - part.length;
-        } else {
-          truncated = true;
-          dropped += chunk.length;
-        }
-        if (dropped > caps.discard && !cappedOut) {
-          cappedOut = true;
-          ctl.abort(new Error('response body over the cap'));
-        }
-      },
-      onResponseEnd() {
-        finish(response());
-      },
-      onResponseError(_ctl, error) {
-        if (cappedOut) finish(response());
-        else if (status !== 0) finish(response(abortReason ?? error));
-        else finish({ type: 'failure', requestStarted: started, error: abortReason ?? error });
-      },
-    };
+  constructor(request: HttpRequest, deadlineMs: number, caps: BodyCaps, resolve: (exchange: HttpExchange) => void) {
+    this.#request = request;
+    this.#caps = caps;
+    this.#resolve = resolve;
+    this.#timer = setTimeout(() => this.#abort(new DeadlineExceededError(deadlineMs)), deadlineMs);
+  }
 
+  /** Hands the request to the agent, unless the caller cancelled it already. */
+  start(agent: Agent, url: { origin: string; path: string }): void {
+    const request = this.#request;
     if (request.signal?.aborted) {
-      onCallerAbort();
+      this.#onCallerAbort();
       return;
     }
-    request.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    request.signal?.addEventListener('abort', this.#onCallerAbort, { once: true });
     try {
       agent.dispatch(
         {
@@ -204,12 +163,88 @@ function sendOnce(
           headers: request.headers,
           body: request.body ?? null,
         },
-        handler,
+        this,
       );
     } catch (error) {
-      finish({ type: 'failure', requestStarted: false, error: asError(error, 'dispatch refused') });
+      this.#finish({ type: 'failure', requestStarted: false, error: asError(error, 'dispatch refused') });
     }
-  });
+  }
+
+  onRequestStart(ctl: Dispatcher.DispatchController): void {
+    this.#controller = ctl;
+    if (this.#abortReason !== undefined) {
+      ctl.abort(this.#abortReason);
+      return;
+    }
+    // From here on bytes may reach the server: a failure is no longer provably harmless.
+    this.#started = true;
+  }
+
+  onResponseStart(_ctl: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(ctl: Dispatcher.DispatchController, chunk: Buffer): void {
+    const cap = this.#status >= 200 && this.#status < 300 ? this.#caps.success : this.#caps.error;
+    const room = cap - this.#kept;
+    if (room > 0) {
+      const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
+      this.#chunks.push(part);
+      this.#kept += part.length;
+      if (part.length < chunk.length) this.#truncated = true;
+      this.#dropped += chunk.length - part.length;
+    } else {
+      this.#truncated = true;
+      this.#dropped += chunk.length;
+    }
+    if (this.#dropped > this.#caps.discard && !this.#cappedOut) {
+      this.#cappedOut = true;
+      ctl.abort(new Error('response body over the cap'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#finish(this.#response());
+  }
+
+  onResponseError(_ctl: Dispatcher.DispatchController, error: Error): void {
+    if (this.#cappedOut) this.#finish(this.#response());
+    else if (this.#status !== 0) this.#finish(this.#response(this.#abortReason ?? error));
+    else this.#finish({ type: 'failure', requestStarted: this.#started, error: this.#abortReason ?? error });
+  }
+
+  /** Settles the promise once; later calls (a late callback, the timer) do nothing. */
+  #finish(exchange: HttpExchange): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.#request.signal?.removeEventListener('abort', this.#onCallerAbort);
+    this.#resolve(exchange);
+  }
+
+  /** The answer as received so far; `bodyError` when the body did not complete. */
+  #response(bodyError?: Error): HttpResponse {
+    return {
+      type: 'response',
+      status: this.#status,
+      headers: this.#headers,
+      body: decodeBody(Buffer.concat(this.#chunks), this.#headers['content-type']),
+      bodyTruncated: this.#truncated || bodyError !== undefined,
+      ...(bodyError === undefined ? {} : { bodyError }),
+    };
+  }
+
+  /** Stops the request for `reason` (the first reason wins), on its socket or before it gets one. */
+  #abort(reason: Error): void {
+    this.#abortReason ??= reason;
+    if (this.#controller !== undefined) {
+      this.#controller.abort(reason);
+    } else {
+      // Not yet on a socket: onRequestStart will abort it before a byte is written.
+      this.#finish({ type: 'failure', requestStarted: false, error: reason });
+    }
+  }
 }
 
 /** The last URL sent to, parsed: a worker posts every request to the same one. */

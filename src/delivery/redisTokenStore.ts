@@ -1,5 +1,6 @@
 /**
- * The shared token in Redis: one hash per API and credentials, with its absolute expiry, a
+ * The shared token in Redis: one hash per API and credentials, expiring with the token (a TTL:
+ * Redis's clock, which each reader turns into its own, so hosts whose clocks differ agree), a
  * refresh lock owned by one process, and a short-lived failure note so that waiting processes
  * learn of a failed refresh at once instead of each hammering a broken token endpoint.
  */
@@ -40,8 +41,11 @@ export function createRedisTokenStore(redis: RedisClient, key: string): TokenSto
   return {
     read: () =>
       guard(async () => {
-        const fields = await redis.hgetall(key);
-        const expiresAt = Number(fields.expiresAt);
+        const replies = (await redis.multi().hgetall(key).pttl(key).exec()) ?? [];
+        const fields = (replies[0]?.[1] ?? {}) as Record<string, string>;
+        const ttlMs = Number(replies[1]?.[1] ?? -2);
+        // What is left of it in this host's time: the writer's clock may be minutes off this one's.
+        const expiresAt = ttlMs > 0 ? Date.now() + ttlMs : Number.NaN;
         const lifetimeMs = Number(fields.lifetimeMs);
         if (
           fields.value === undefined ||
@@ -62,7 +66,8 @@ export function createRedisTokenStore(redis: RedisClient, key: string): TokenSto
             expiresAt: String(token.expiresAt),
             lifetimeMs: String(token.lifetimeMs),
           })
-          .pexpireat(key, token.expiresAt)
+          // What is left in this host's time, as a TTL: a PEXPIREAT would be read on Redis's clock.
+          .pexpire(key, Math.max(1, token.expiresAt - Date.now()))
           .del(failureKey)
           .exec();
       }),

@@ -8,8 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient } from '../redis.js';
 import type { ApiName } from '../config.js';
 import { BulkorderError, ExitCode, InfrastructureError, isBulkorderError } from '../errors.js';
+import { passedOn } from '../errorCodes.js';
 import type { Logger } from '../logger.js';
-import { createRedisTokenStore, type TokenStore } from './redisTokenStore.js';
+import { createRedisTokenStore, type RefreshFailure, type TokenStore } from './redisTokenStore.js';
 import type { AccessToken } from './tokenEndpoint.js';
 
 const SECOND = 1000;
@@ -60,14 +61,7 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
   const waitTimeoutMs = options.waitTimeoutMs ?? 90 * SECOND;
   const failureMemoryMs = options.failureMemoryMs ?? 2 * SECOND;
   const logger = options.logger.child({ api: options.api });
-  let store: TokenStore | undefined;
-  if (options.redis !== undefined) {
-    if (options.keyPrefix === undefined) throw new Error('createTokenProvider: keyPrefix is required with redis');
-    store = createRedisTokenStore(
-      options.redis,
-      `${options.keyPrefix}:token:${options.api}:${options.credentialsId ?? 'default'}`,
-    );
-  }
+  const store = sharedStoreOf(options);
 
   let current: AccessToken | undefined;
   let inflight: Promise<AccessToken> | undefined;
@@ -93,15 +87,7 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
       await shared.write(token);
       return token;
     } catch (error) {
-      const failure = isBulkorderError(error)
-        ? { owner, code: error.code, message: error.message, exitCode: error.exitCode }
-        : {
-            owner,
-            code: 'TOKEN_REFRESH_FAILED',
-            message: error instanceof Error ? error.message : String(error),
-            exitCode: ExitCode.infrastructure,
-          };
-      await shared.noteFailure(failure, failureMemoryMs).catch(() => undefined);
+      await shared.noteFailure(refreshFailure(error, owner), failureMemoryMs).catch(() => undefined);
       throw error;
     } finally {
       clearInterval(renew);
@@ -120,7 +106,7 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
       if (isFresh(stored)) return stored;
       const failure = await shared.recentFailure();
       if (failure !== undefined && waitedFor.has(failure.owner)) {
-        throw new BulkorderError(failure.code, failure.message, { exitCode: failure.exitCode as ExitCode });
+        throw new BulkorderError(passedOn(failure.code), failure.message, { exitCode: failure.exitCode as ExitCode });
       }
       if (await shared.tryLock(owner, lockTtlMs)) return fetchHoldingLock(shared, owner);
       const holder = await shared.lockOwner();
@@ -154,4 +140,26 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
       logger.info({ tokenId: token.id, droppedShared: dropped }, 'access token refused by the API; dropped');
     },
   };
+}
+
+/** The store that shares the token across processes (Redis), or undefined: shared within this process only. */
+function sharedStoreOf(options: TokenProviderOptions): TokenStore | undefined {
+  if (options.redis === undefined) return undefined;
+  if (options.keyPrefix === undefined) throw new Error('createTokenProvider: keyPrefix is required with redis');
+  return createRedisTokenStore(
+    options.redis,
+    `${options.keyPrefix}:token:${options.api}:${options.credentialsId ?? 'default'}`,
+  );
+}
+
+/** What waiters learn of a failed refresh: its code and exit code, TOKEN_REFRESH_FAILED for an unexpected error. */
+function refreshFailure(error: unknown, owner: string): RefreshFailure {
+  return isBulkorderError(error)
+    ? { owner, code: error.code, message: error.message, exitCode: error.exitCode }
+    : {
+        owner,
+        code: 'TOKEN_REFRESH_FAILED',
+        message: error instanceof Error ? error.message : String(error),
+        exitCode: ExitCode.infrastructure,
+      };
 }

@@ -1,13 +1,14 @@
-import { isSettled } from '../batches/batchStore.js';
+import { isSettled, type Batch } from '../batches/batchStore.js';
 import type { Queue } from 'bullmq';
 import type { Services } from '../services.js';
 import type { MetricsApi, StateSnapshot } from '../metrics/bulkorderMetrics.js';
+import { liveWorkers } from '../worker/workerPresence.js';
 
 /** One delivery target whose shared state is read: orders, or employee accounts. */
 export interface StateTarget {
   api: MetricsApi;
   services: Pick<Services<unknown>, 'redis' | 'keys' | 'batches'> & {
-    queue: Pick<Queue, 'getJobCounts' | 'isPaused' | 'getWorkersCount' | 'getWorkers'>;
+    queue: Pick<Queue, 'getJobCounts' | 'isPaused'>;
   };
 }
 
@@ -36,7 +37,8 @@ async function read(targets: readonly StateTarget[]): Promise<StateSnapshot> {
       const [counts, paused, workers, trip] = await Promise.all([
         services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized'),
         services.queue.isPaused(),
-        services.queue.getWorkersCount(),
+        // Heartbeats, as `status` counts them: BullMQ's getWorkers needs CLIENT LIST, which a least-privilege user lacks.
+        liveWorkers(services.redis, services.keys).then((workers) => workers.length),
         services.redis.hget(services.keys.breaker, 'state'),
       ]);
       return {
@@ -59,15 +61,14 @@ async function read(targets: readonly StateTarget[]): Promise<StateSnapshot> {
   ]);
   const batchesByState: Record<string, number> = { importing: 0, delivering: 0, settled: 0, failed: 0 };
   for (const b of batches) {
-    const state =
-      b.importState === 'failed'
-        ? 'failed'
-        : b.importState === 'importing'
-          ? 'importing'
-          : isSettled(b)
-            ? 'settled'
-            : 'delivering';
+    const state = batchState(b);
     batchesByState[state] = (batchesByState[state] ?? 0) + 1;
   }
   return { queues, batchesByState, deadLetters, held };
+}
+
+/** A batch's state for the counts: its import's state while that is not done, then settled or delivering. */
+function batchState(batch: Batch): 'failed' | 'importing' | 'settled' | 'delivering' {
+  if (batch.importState === 'failed' || batch.importState === 'importing') return batch.importState;
+  return isSettled(batch) ? 'settled' : 'delivering';
 }

@@ -8,11 +8,16 @@ export interface OpsServer {
   close(): Promise<void>;
 }
 
-/** Serves a hono app on host:port (loopback unless told otherwise). */
+/**
+ * Serves a hono app on host:port (loopback unless told otherwise). `flags` are the command's names
+ * for the two (default `--port` and `--host`, the dashboard's; a worker's are `--http-port` and
+ * `--http-host`), so a port in use is refused in the words of the command that chose it.
+ */
 export async function startHttpServer(
   app: { fetch(request: Request): Response | Promise<Response> },
-  options: { host: string; port: number },
+  options: { host: string; port: number; flags?: { port: string; host: string } },
 ): Promise<OpsServer> {
+  const flags = options.flags ?? { port: '--port', host: '--host' };
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve(
       { fetch: (request: Request) => app.fetch(request), hostname: options.host, port: options.port },
@@ -22,8 +27,8 @@ export async function startHttpServer(
       reject(
         new InfrastructureError(
           'HTTP_LISTEN_FAILED',
-          `cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}): choose another --port or --host`,
-          { cause: error },
+          `cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}): choose another ${flags.port} or ${flags.host}`,
+          { cause: error, details: { host: options.host, port: options.port, errno: error.code } },
         ),
       ),
     );

@@ -3,17 +3,20 @@ import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
 import { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { Logger } from '../logger.js';
-import { createMetrics, type DeliveryMetricsSink } from '../metrics/bulkorderMetrics.js';
+import { createMetrics, type BulkorderMetrics, type DeliveryMetricsSink } from '../metrics/bulkorderMetrics.js';
 import { createMinuteStats } from '../metrics/minuteStats.js';
 import { readState, type StateTarget } from './readState.js';
 import { startBatchWatch } from '../notify/batchWatch.js';
 import { startBreakerWatch } from '../notify/breakerWatch.js';
+import { startBatchCircuitWatch } from '../notify/batchCircuitWatch.js';
 import type { BreakerEvent } from '../worker/circuitBreaker.js';
 import type { RedisSafety } from '../worker/redisGuard.js';
 import type { MetricsApi } from '../metrics/bulkorderMetrics.js';
 import { announceRedisSafety } from '../notify/redisNotice.js';
 import { createNotifier } from '../notify/notifier.js';
-import { openServices } from '../services.js';
+import { openServices, type Services } from '../services.js';
+import type { OrderPayload } from '../ingest/types.js';
+import type { AccountPayload } from '../ingest/accountColumns.js';
 import { opsRoutes } from './opsRoutes.js';
 import { foundNoFile, type ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { Notifier } from '../notify/notifier.js';
@@ -53,16 +56,7 @@ export async function startWorkerObservers(
   // Built before the metrics, so its failures are counted once there are any.
   let countFailure: ((destination: string) => void) | undefined;
   const notifier = createNotifier(config.notify, logger, { onFailure: (destination) => countFailure?.(destination) });
-  // Each kind's keyspace belongs to its API's target: open the kinds whose credentials are set (as the worker does).
-  const { business, cafetariaplan } = config.credentials;
-  const orders = business !== undefined || cafetariaplan === undefined ? await openServices(config, ORDERS) : undefined;
-  const accounts =
-    cafetariaplan === undefined
-      ? undefined
-      : await openServices(config, ACCOUNTS).catch(async (error: unknown) => {
-          await orders?.close(); // an open connection would keep a process alive that has failed to start
-          throw error;
-        });
+  const { orders, accounts } = await openWorkerKinds(config);
   const targets: StateTarget[] = [];
   if (orders !== undefined) targets.push({ api: 'business', services: orders });
   if (accounts !== undefined) targets.push({ api: 'cafetariaplan', services: accounts });
@@ -84,19 +78,6 @@ export async function startWorkerObservers(
   const guarded = new Map<MetricsApi, RedisSafety>();
   const metrics = options.httpPort === undefined ? undefined : createMetrics({ snapshot: () => readState(targets) });
   countFailure = metrics === undefined ? undefined : (destination) => metrics.notificationFailed(destination);
-  const sink: DeliveryMetricsSink = {
-    request(api, outcome, seconds) {
-      metrics?.request(api, outcome, seconds);
-      stats.request(api, outcome, seconds);
-    },
-    order(api, outcome) {
-      metrics?.order(api, outcome);
-      stats.order(api, outcome);
-    },
-    tokenRequest(api, result, error) {
-      metrics?.tokenRequest(api, result, error);
-    },
-  };
   let server: OpsServer | undefined;
   if (metrics !== undefined && options.httpPort !== undefined) {
     const app = opsRoutes({
@@ -106,54 +87,18 @@ export async function startWorkerObservers(
       shuttingDown: () => stopping,
       redisSafety: () => [...guarded.values()].find((safety) => safety.unsafe) ?? { unsafe: false },
     });
-    try {
-      server = await startHttpServer(app, { host: options.host ?? '127.0.0.1', port: options.httpPort });
-    } catch (error) {
-      // A port in use ends the process (exit 5): what was opened so far must not keep it alive (issue 26).
-      for (const close of closers) await close();
-      throw error;
-    }
+    const where = { port: options.httpPort, ...(options.host === undefined ? {} : { host: options.host }) };
+    server = await serveOps(app, closers, where);
     closers.unshift(() => server?.close());
     logger.info({ url: server.url }, 'serving /metrics, /healthz and /readyz');
   }
 
-  const watches: { jobEnded(batchId: string): void; close(): void }[] = [];
-  const breakerWatches: { check(): Promise<void>; close(): void }[] = [];
-  if (notifier.enabled) {
-    const dashboardUrl = config.dashboard.publicUrl;
-    const link = dashboardUrl === undefined ? {} : { dashboardUrl };
-    for (const services of [orders, accounts]) {
-      if (services === undefined) continue;
-      const parked = (['dead', 'held'] as const).map(
-        (kind) => new ParkedStore(services.redis, services.keys, services.ledger, kind),
-      );
-      watches.push(
-        startBatchWatch({
-          redis: services.redis,
-          keys: services.keys,
-          batches: services.batches,
-          parked,
-          notifier,
-          logger,
-          ...link,
-          ...(options.pollMs === undefined ? {} : { sweepMs: options.pollMs }),
-        }),
-      );
-      breakerWatches.push(
-        startBreakerWatch({
-          services,
-          settings: services.delivery.breaker,
-          notifier,
-          logger,
-          ...link,
-          ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
-        }),
-      );
-    }
-    for (const watch of [...watches, ...breakerWatches]) closers.unshift(() => watch.close());
-  }
+  const { watches, breakerWatches } = notifier.enabled
+    ? startNotifyWatches({ config, notifier, logger, kinds: [orders, accounts], pollMs: options.pollMs })
+    : { watches: [], breakerWatches: [] };
+  for (const watch of [...watches, ...breakerWatches]) closers.unshift(() => watch.close());
   return {
-    metrics: sink,
+    metrics: bothSinks(metrics, stats),
     // Batch ids are unique across kinds, so each watch just finds nothing for the other kind's batches.
     ...(watches.length === 0 ? {} : { onJobEnded: (batchId: string) => watches.forEach((w) => w.jobEnded(batchId)) }),
     ...(!notifier.enabled
@@ -181,6 +126,125 @@ export async function startWorkerObservers(
       for (const close of closers) await close();
     },
   };
+}
+
+/** The services of one record kind, as the worker opens them. */
+type KindServices = Services<OrderPayload> | Services<AccountPayload>;
+
+/**
+ * Each kind's keyspace belongs to its API's target: opens the kinds whose credentials are set (as
+ * the worker does): orders unless only Cafetariaplan's are, accounts whenever Cafetariaplan's are.
+ */
+async function openWorkerKinds(
+  config: Config,
+): Promise<{ orders: Services<OrderPayload> | undefined; accounts: Services<AccountPayload> | undefined }> {
+  const { business, cafetariaplan } = config.credentials;
+  const orders = business !== undefined || cafetariaplan === undefined ? await openServices(config, ORDERS) : undefined;
+  const accounts =
+    cafetariaplan === undefined
+      ? undefined
+      : await openServices(config, ACCOUNTS).catch(async (error: unknown) => {
+          await orders?.close(); // an open connection would keep a process alive that has failed to start
+          throw error;
+        });
+  return { orders, accounts };
+}
+
+/** Counts every delivery event in the Prometheus counters (with --http-port) and the dashboard's minutes. */
+function bothSinks(
+  metrics: BulkorderMetrics | undefined,
+  stats: Pick<DeliveryMetricsSink, 'request' | 'order'>,
+): DeliveryMetricsSink {
+  return {
+    request(api, outcome, seconds) {
+      metrics?.request(api, outcome, seconds);
+      stats.request(api, outcome, seconds);
+    },
+    order(api, outcome) {
+      metrics?.order(api, outcome);
+      stats.order(api, outcome);
+    },
+    tokenRequest(api, result, error) {
+      metrics?.tokenRequest(api, result, error);
+    },
+  };
+}
+
+/**
+ * Serves the ops routes on `host` (default 127.0.0.1) and `port`. A port in use ends the process
+ * (exit 5): what was opened so far (`closers`) is closed first, so it does not keep it alive (issue 26).
+ */
+async function serveOps(
+  app: Parameters<typeof startHttpServer>[0],
+  closers: readonly (() => unknown)[],
+  where: { port: number; host?: string },
+): Promise<OpsServer> {
+  try {
+    return await startHttpServer(app, {
+      host: where.host ?? '127.0.0.1',
+      port: where.port,
+      flags: { port: '--http-port', host: '--http-host' },
+    });
+  } catch (error) {
+    for (const close of closers) await close();
+    throw error;
+  }
+}
+
+/** What the notification watches of a worker process announce with, and of which kinds. */
+interface NotifyWatchOptions {
+  config: Config;
+  notifier: Notifier;
+  logger: Logger;
+  /** The kinds this process delivers (undefined: not configured). */
+  kinds: readonly (KindServices | undefined)[];
+  /** Tests: how often the watches look at batches and the breakers; each watch's default otherwise. */
+  pollMs: number | undefined;
+}
+
+/**
+ * Per kind, the watches that announce settled batches, batch circuits and the circuit breaker;
+ * `watches` are told of job ends, `breakerWatches` of the breaker's transitions.
+ */
+function startNotifyWatches(options: NotifyWatchOptions): {
+  watches: { jobEnded(batchId: string): void; close(): void }[];
+  breakerWatches: { check(): Promise<void>; close(): void }[];
+} {
+  const { notifier, logger, pollMs } = options;
+  const watches: { jobEnded(batchId: string): void; close(): void }[] = [];
+  const breakerWatches: { check(): Promise<void>; close(): void }[] = [];
+  const dashboardUrl = options.config.dashboard.publicUrl;
+  const link = dashboardUrl === undefined ? {} : { dashboardUrl };
+  for (const services of options.kinds) {
+    if (services === undefined) continue;
+    const parked = (['dead', 'held'] as const).map(
+      (kind) => new ParkedStore(services.redis, services.keys, services.ledger, kind),
+    );
+    watches.push(
+      startBatchWatch({
+        redis: services.redis,
+        keys: services.keys,
+        batches: services.batches,
+        parked,
+        notifier,
+        logger,
+        ...link,
+        ...(pollMs === undefined ? {} : { sweepMs: pollMs }),
+      }),
+    );
+    breakerWatches.push(
+      startBatchCircuitWatch({ services, notifier, logger, ...link, ...(pollMs === undefined ? {} : { pollMs }) }),
+      startBreakerWatch({
+        services,
+        settings: services.delivery.breaker,
+        notifier,
+        logger,
+        ...link,
+        ...(pollMs === undefined ? {} : { pollMs }),
+      }),
+    );
+  }
+  return { watches, breakerWatches };
 }
 
 /** A schedule that fired and found no file is worth telling: the export upstream may have failed. */

@@ -2,21 +2,23 @@ import { resolve } from 'node:path';
 import { outputPath } from '../ingest/outputPath.js';
 import type { TextSink } from '../textSink.js';
 import { followBatch } from '../batches/followBatch.js';
+import { readBatchCircuit, type BatchCircuitView } from '../batches/batchCircuit.js';
 import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
 import { POSSIBLE_DUPLICATE_CODE, writeResults } from '../batches/writeResults.js';
 import type { ResultsCounts } from '../kinds/resultsLayout.js';
 import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
 import { describeHealth, readDeliveryHealth } from '../services/deliveryControl.js';
 import { describeBreakerReport, readBreakerReport } from '../services/breakerReport.js';
-import { WORKER_STALE_MS } from '../worker/workerPresence.js';
+import { liveWorkers, WORKER_STALE_MS } from '../worker/workerPresence.js';
 
-import { ExitCode } from '../errors.js';
+import { ExitCode, InfrastructureError } from '../errors.js';
+import { readRedisSafety } from '../services/redisSafetyReport.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { importFile, type ImportOptions, type ImportResult } from './importFile.js';
 import { followElsewhere } from './followElsewhere.js';
-import { elsewhereLines, importAttention, resultsAttention } from './importVerdict.js';
-import { reconcileImports } from './reconcileImports.js';
+import { elsewhereLines, importAttention, resultsAttention, type ElsewhereFacts } from './importVerdict.js';
+import { reconcilerFor, type ReconcileReport } from './reconcileImports.js';
 import { fileSha256, readPriorResults, type PriorResults } from '../batches/priorResults.js';
 import { readNamespaceMarker } from '../ledger/namespaceMarker.js';
 import { LedgerLostError } from '../errors.js';
@@ -34,9 +36,9 @@ import {
 /** A worker may take a moment to register: "no worker is running" only after this. */
 const NO_WORKER_GRACE_MS = 3000;
 /**
- * With --wait, an import keeps the records it read, up to this many, for the results file: a
- * 5,000-order file then skips a second read and validation at the end (~400 of the results file's
- * ~1,000 CPU-ms, profiled); memory grows by the records held (not measured); a longer file is read again as before.
+ * With --wait, an import keeps the records it read for the results file, up to this many in memory (a
+ * longer file's in a temp file, KeptItems): a 5,000-order file then skips a second read and validation
+ * at the end (~400 of the results file's ~1,000 CPU-ms, profiled).
  */
 const RESULTS_ITEMS_KEPT = 10_000;
 /**
@@ -73,6 +75,27 @@ export interface ImportOutcome {
   json: Record<string, unknown>;
 }
 
+/** One import being reported on: what every part of its report and its following reads. */
+interface Imported<P> {
+  file: string;
+  options: ImportOptions;
+  services: Services<P>;
+  result: ImportResult;
+  guard: LedgerGuard | undefined;
+  follow: FollowSettings;
+  /** Queues what an earlier run that died reserved and closes its batch (followElsewhere runs it again). */
+  reconcile: () => Promise<ReconcileReport>;
+}
+
+/** What the watch of a followed batch found last: why it may not move, and the canary's hold that stops the following. */
+interface WatchState {
+  reasons: string[];
+  /** A batch its canary holds: followed through its first probe, then given up with exit 5 and the batch's cause. */
+  heldBy: BatchCircuitView | undefined;
+  heldStop: AbortController;
+  followStart: number;
+}
+
 /**
  * Imports one file of the services' record kind and, when asked, follows it to the end and
  * writes its results file: what `import`, `accounts import` and the demo do. Returns the report
@@ -81,19 +104,11 @@ export interface ImportOutcome {
 export async function importAndFollow<P>(
   file: string,
   options: ImportOptions,
-  services: Services<P>,
-  logger: Logger,
+  run: { services: Services<P>; logger: Logger },
   follow: FollowSettings,
 ): Promise<ImportOutcome> {
-  const kind = services.kind;
-  const reconcile = () =>
-    reconcileImports({
-      ledger: services.ledger,
-      batches: services.batches,
-      queue: services.queue,
-      jobOptions: services.jobOptions,
-      logger,
-    });
+  const { services, logger } = run;
+  const reconcile = reconcilerFor(services, logger);
   await reconcile(); // an earlier run that died: queue what it reserved, close its batch
   const guard = follow.ledgerGuard === undefined ? undefined : await openGuard(file, options, services, follow);
   const result = await importFile(
@@ -102,12 +117,28 @@ export async function importAndFollow<P>(
     services.pipeline(logger),
   );
   await guard?.record(result.batchId, 'imported', { counts: { ...result.counts } });
+  const imported: Imported<P> = { file, options, services, result, guard, follow, reconcile };
+  const lines = importLines(imported);
+  if (!follow.wait) return notFollowed(imported, lines);
+  return followToEnd(imported, lines);
+}
+
+/** The report's lines on the import itself: its counts, what it skipped and why, and its rejected rows. */
+function importLines<P>(imported: Imported<P>): string[] {
+  const { file, services, result, guard } = imported;
+  const kind = services.kind;
   const c = result.counts;
   const lines = [
     `batch ${result.batchId}  ${file}`,
     `  rows ${c.rows}, ${kind.noun}s ${c.orders}: ${c.valid} valid, ${c.rejected} rejected`,
     `  queued ${c.enqueued}; skipped: ${c.skippedDelivered} already delivered, ${c.skippedHeld} held for review, ${c.skippedQueued} queued by another batch`,
   ];
+  if (c.skippedRefused > 0) {
+    const shown = result.refusedBefore.slice(0, 3).map((r) => `${r.orderKey} (batch ${r.batchId})`);
+    lines.push(
+      `  already known: ${c.skippedRefused} refused before with the same content, not sent again: the same open dead letters as before (${shown.join(', ')}${c.skippedRefused > shown.length ? ', ...' : ''}); ${kind.cli} open lists them, --retry-refused sends them again`,
+    );
+  }
   if (c.skippedResults > 0)
     lines.push(
       `  skipped: ${c.skippedResults} already delivered (results file ${guard?.prior?.path ?? ''}; the ledger did not know them)`,
@@ -119,41 +150,46 @@ export async function importAndFollow<P>(
   lines.push(...importAttention(result, kind.noun));
   if (result.rejectsPath !== undefined)
     lines.push(`  rejected rows: ${result.rejectsPath} (fix them there and import that file)`);
-  if (!follow.wait) {
-    lines.push(...elsewhereLines(result, kind.noun));
-    lines.push(`  follow it with: ${kind.cli} status ${result.batchId}`);
-    // Orders left to another batch are not done: pending, exit 4 (--wait follows them to their end).
-    const exitCode = needsAttention(c) || result.elsewhere.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
-    const json = importJson(file, kind.name, result, { waited: false }, guard);
-    return {
-      result,
-      batch: undefined,
-      results: undefined,
-      resultsPath: undefined,
-      exitCode,
-      report: lines.join('\n') + '\n',
-      json,
-    };
-  }
+  return lines;
+}
 
-  const deadline = follow.timeoutMs === undefined ? undefined : Date.now() + follow.timeoutMs;
-  // Why the batch may not move (breaker, pause, no worker), said within seconds rather than never.
-  const commands = { resume: `${kind.cli} resume`, worker: 'bulkorder worker' };
-  const followStart = Date.now();
-  let reasons: string[] = [];
-  const watch = async () => {
-    const [health, view] = await Promise.all([
-      readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
-      readBreakerReport(services, services.delivery.breaker),
-    ]);
-    const early = Date.now() - followStart < Math.min(NO_WORKER_GRACE_MS, WORKER_STALE_MS);
-    const lines = describeHealth(health, commands);
-    // The breaker's view under its line: what waits when open, and a failing API before it opens.
-    lines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerReport(view).map((line) => line.trim()));
-    reasons = lines.filter((line) => !(early && line.startsWith('no worker')));
-    // An open breaker with a burst may send dead letters of this batch back: not settled yet.
-    return { lines: reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
+/** An import not followed (no --wait): the report says how to follow it; orders left to another batch are pending. */
+async function notFollowed<P>(imported: Imported<P>, lines: string[]): Promise<ImportOutcome> {
+  const { file, services, result, guard } = imported;
+  const kind = services.kind;
+  const c = result.counts;
+  lines.push(...elsewhereLines(result, kind.noun, await elsewhereFacts(services, result)));
+  lines.push(`  follow it with: ${kind.cli} status ${result.batchId}`);
+  // Orders left to another batch are not done: pending, exit 4 (--wait follows them to their end).
+  const exitCode = needsAttention(c) || result.elsewhere.length > 0 ? ExitCode.needsAttention : ExitCode.ok;
+  const json = importJson({ file, kind: kind.name, result, guard }, { waited: false });
+  return {
+    result,
+    batch: undefined,
+    results: undefined,
+    resultsPath: undefined,
+    exitCode,
+    report: lines.join('\n') + '\n',
+    json,
   };
+}
+
+/**
+ * Follows the batch to its end (or --max-wait, or its canary's hold), and the orders of this file
+ * another batch queued too, then writes the results file and reports how the batch settled.
+ */
+async function followToEnd<P>(imported: Imported<P>, lines: string[]): Promise<ImportOutcome> {
+  const { file, services, result, guard, follow, reconcile } = imported;
+  const kind = services.kind;
+  const c = result.counts;
+  const deadline = follow.timeoutMs === undefined ? undefined : Date.now() + follow.timeoutMs;
+  const state: WatchState = {
+    reasons: [],
+    heldBy: undefined,
+    heldStop: new AbortController(),
+    followStart: Date.now(),
+  };
+  const watch = () => watchBatch(imported, state);
   const guardedWatch = async () => {
     await guard?.assertKept(result.batchId);
     return watch();
@@ -161,6 +197,7 @@ export async function importAndFollow<P>(
   const { batch, settled: batchSettled } = await followBatch(services.batches, result.batchId, {
     watch: guard === undefined ? watch : guardedWatch,
     pollMs: FOLLOW_POLL_MS,
+    signal: state.heldStop.signal,
     ...(follow.out === undefined ? {} : { out: follow.out }),
     ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }),
   }).catch(async (error: unknown) => {
@@ -175,29 +212,121 @@ export async function importAndFollow<P>(
   );
   const settled = batchSettled;
   const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
+  const results = await writeFollowedResults(imported, { resultsPath, settled });
+  const followed: Followed = { batch, settled, results, resultsPath, ...state };
+  lines.push(...followedLines(imported, followed));
+  const attention =
+    needsAttention({
+      rejected: c.rejected,
+      skippedHeld: c.skippedHeld,
+      conflicts: c.conflicts,
+      dead: batch.dead,
+      held: batch.held,
+    }) || resultsAttention(results, c.skippedRefused);
+  const leftOpen = open > 0 || !isSettled(batch) || attention;
+  const exitCode = settled ? settledExitCode(leftOpen) : ExitCode.infrastructure;
+  const json = importJson({ file, kind: kind.name, result, guard }, followedJson(followed, open));
+  return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n', json };
+}
+
+/** How a followed batch ended: the batch as last read, its results file, and what its watch found last. */
+interface Followed extends WatchState {
+  batch: Batch;
+  settled: boolean;
+  results: ResultsCounts;
+  resultsPath: string;
+}
+
+/**
+ * One look at a followed batch: why it may not move (breaker, pause, no worker, an unsafe Redis, its
+ * canary's hold), said within seconds rather than never. Stops the following on a Redis that evicts.
+ */
+async function watchBatch<P>(imported: Imported<P>, state: WatchState): Promise<{ lines: string[]; pending: boolean }> {
+  const { services, result } = imported;
+  const kind = services.kind;
+  const commands = { resume: `${kind.cli} resume`, worker: 'bulkorder worker' };
+  const [health, view, circuit, safety, batchNow] = await Promise.all([
+    readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
+    readBreakerReport(services, services.delivery.breaker),
+    readBatchCircuit(services.redis, services.keys, result.batchId),
+    readRedisSafety(services),
+    services.batches.get(result.batchId),
+  ]);
+  // A Redis that started evicting while this import waits: every worker pauses (their guard), and
+  // keys of ours may vanish; waiting on could last for ever, and a re-run duplicate. Stop, naming it.
+  if (safety.unsafe && safety.code === 'REDIS_EVICTION_POLICY')
+    throw new InfrastructureError(
+      'REDIS_EVICTION_POLICY',
+      `${safety.reason ?? 'Redis evicts keys'}; stopped waiting for batch ${result.batchId}`,
+    );
+  if (circuit.state === 'held' && (circuit.probes ?? 0) >= 1) {
+    state.heldBy = circuit;
+    state.heldStop.abort();
+  }
+  const early = Date.now() - state.followStart < Math.min(NO_WORKER_GRACE_MS, WORKER_STALE_MS);
+  const lines = describeHealth(health, commands);
+  // The breaker's view under its line: what waits when open, and a failing API before it opens.
+  lines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerReport(view).map((line) => line.trim()));
+  state.reasons = lines.filter((line) => !(early && line.startsWith('no worker')));
+  if (safety.unsafe) state.reasons.unshift(`workers take no jobs (${safety.code ?? ''}): ${safety.reason ?? ''}`);
+  // What it waits for, always said: orders not settled yet, and that one stuck `sending` is held, not waited on for ever.
+  if (batchNow !== undefined && !isSettled(batchNow) && batchNow.importState !== 'importing')
+    state.reasons.push(
+      `waiting for the ${kind.noun}s of batch ${result.batchId} still queued or being sent (the progress line counts them); one left \`sending\` without a live job is held for review by a worker's reconciler (OUTCOME_UNKNOWN)`,
+    );
+  if (circuit.state === 'held')
+    state.reasons.unshift(
+      `batch held by its canary (BATCH_HELD): ${circuit.refusedCount} refused with ${circuit.cause ?? 'one cause'}; a probe follows; act: ${kind.cli} batch show|release|cancel ${result.batchId}`,
+    );
+  // An open breaker with a burst may send dead letters of this batch back: not settled yet.
+  return { lines: state.reasons, pending: health.breaker.state !== 'closed' && health.burst > 0 };
+}
+
+/**
+ * Writes the results file of a followed batch (from the records the import kept, when it kept them),
+ * records it in the journal, and names it on the batch. Never over a ledger Redis lost meanwhile.
+ */
+async function writeFollowedResults<P>(
+  imported: Imported<P>,
+  written: { resultsPath: string; settled: boolean },
+): Promise<ResultsCounts> {
+  const { file, options, services, result, guard } = imported;
+  const { resultsPath, settled } = written;
+  const kind = services.kind;
   await guard?.assertKept(result.batchId); // never write "pending" over a results file for a ledger that is gone
+  const kept = result.kept;
+  delete result.kept; // not held while the report is made, nor returned
+  const keptRecords = await kept?.records();
   const results = await writeResults(
-    file,
-    options,
-    result.batchId,
-    services.ledger,
-    resultsPath,
-    kind,
-    guard?.prior,
-    result.items,
-  );
-  delete result.items; // not held while the report is made, nor returned
+    { file, ingest: options, batchId: result.batchId, ledger: services.ledger, outPath: resultsPath, kind },
+    {
+      ...(guard?.prior === undefined ? {} : { prior: guard.prior }),
+      ...(keptRecords === undefined ? {} : { items: keptRecords }),
+      csvOutput: services.files.csv,
+    },
+  ).finally(() => kept?.dispose());
   await guard?.record(result.batchId, settled ? 'complete' : 'imported', {
     counts: { ...result.counts },
     resultsFile: resolve(resultsPath),
     resultsSha256: await fileSha256(resultsPath).catch(() => undefined),
   });
-  if (follow.resultsPath !== undefined) await services.batches.setResultsFile(result.batchId, resolve(resultsPath));
+  await services.batches.setResultsFile(result.batchId, resolve(resultsPath));
+  return results;
+}
+
+/** The report's lines on a followed batch: how it ended (or why it was given up), and its results file. */
+function followedLines<P>(imported: Imported<P>, followed: Followed): string[] {
+  const { services, result, follow } = imported;
+  const { batch, settled, results, resultsPath, heldBy, reasons } = followed;
+  const kind = services.kind;
+  const lines: string[] = [];
   lines.push(
     ...(settled
       ? []
       : [
-          `  gave up waiting after ${Math.round((follow.timeoutMs ?? 0) / 1000)} s (--max-wait): ${reasons.length === 0 ? `${kind.noun}s are still being delivered` : reasons.join('; ')}`,
+          heldBy !== undefined
+            ? `  BATCH_HELD: its canary was refused with ${heldBy.cause ?? 'one cause'}${heldBy.message === undefined ? '' : ` (${heldBy.message})`} and its probe too; nothing more of it is sent. Fix the file and \`${kind.cli} batch cancel ${result.batchId}\`, or \`${kind.cli} batch release ${result.batchId}\` to send the rest`
+            : `  gave up waiting after ${Math.round((follow.timeoutMs ?? 0) / 1000)} s (--max-wait): ${reasons.length === 0 ? `${kind.noun}s are still being delivered` : reasons.join('; ')}`,
         ]),
     `  ${settled ? 'settled' : 'still running (stopped following)'}: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review`,
     `  results: ${resultsPath}`,
@@ -209,50 +338,63 @@ export async function importAndFollow<P>(
     );
   if (batch.dead > 0 || batch.held > 0)
     lines.push(`  the results file gives each refused or held ${kind.noun}'s HTTP status, error code and message`);
-  const attention =
-    needsAttention({
-      rejected: c.rejected,
-      skippedHeld: c.skippedHeld,
-      conflicts: c.conflicts,
+  return lines;
+}
+
+/** A followed batch's facts for `--json`, beside those of its import (importJson). */
+function followedJson(followed: Followed, open: number): Record<string, unknown> & { waited: boolean } {
+  const { batch, settled, results, resultsPath, heldBy, reasons } = followed;
+  return {
+    waited: true,
+    settled,
+    delivery: {
+      delivered: batch.delivered,
       dead: batch.dead,
       held: batch.held,
-    }) || resultsAttention(results);
-  const exitCode = !settled
-    ? ExitCode.infrastructure
-    : open > 0 || !isSettled(batch) || attention
-      ? ExitCode.needsAttention
-      : ExitCode.ok;
-  const json = importJson(
-    file,
-    kind.name,
-    result,
-    {
-      waited: true,
-      settled,
-      delivery: {
-        delivered: batch.delivered,
-        dead: batch.dead,
-        held: batch.held,
-        possibleDuplicates: batch.possibleDuplicates,
-      },
-      stillOpenElsewhere: open,
-      ...(settled ? {} : { gaveUpBecause: reasons }),
-      resultsFile: resultsPath,
-      results,
+      possibleDuplicates: batch.possibleDuplicates,
     },
-    guard,
-  );
-  return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n', json };
+    stillOpenElsewhere: open,
+    ...(settled ? {} : { gaveUpBecause: reasons }),
+    ...(heldBy === undefined
+      ? {}
+      : {
+          held: {
+            code: 'BATCH_HELD',
+            cause: heldBy.cause ?? null,
+            status: heldBy.status ?? null,
+            apiCode: heldBy.code ?? null,
+            refused: heldBy.refusedCount,
+          },
+        }),
+    resultsFile: resultsPath,
+    results,
+  };
+}
+
+/** The import states of the batches holding this file's other orders, and the workers running (for elsewhereLines). */
+async function elsewhereFacts<P>(services: Services<P>, result: ImportResult): Promise<ElsewhereFacts | undefined> {
+  if (result.elsewhere.length === 0) return undefined;
+  const ids = [...new Set(result.elsewhere.map((e) => e.batchId))].slice(0, 20);
+  const states = new Map<string, string>();
+  for (const id of ids) {
+    const batch = await services.batches.get(id);
+    if (batch === undefined) continue;
+    const state =
+      batch.importState === 'failed' && batch.failure !== undefined
+        ? `failed: ${batch.failure.code}`
+        : batch.importState;
+    states.set(id, state);
+  }
+  const workers = (await liveWorkers(services.redis, services.keys)).length;
+  return { states, workers, workerCommand: 'bulkorder worker' };
 }
 
 /** What an import did, for `--json`: the report's facts under stable names (the exit code is added by the command). */
 function importJson(
-  file: string,
-  kind: string,
-  result: ImportResult,
+  what: { file: string; kind: string; result: ImportResult; guard: LedgerGuard | undefined },
   follow: Record<string, unknown> & { waited: boolean },
-  guard: LedgerGuard | undefined,
 ): Record<string, unknown> {
+  const { file, kind, result, guard } = what;
   const summary = result.summary.toJSON();
   return {
     file,
@@ -263,6 +405,7 @@ function importJson(
     errorKinds: summary.errorKinds,
     noteKinds: summary.noteKinds,
     identicalLines: result.identicalLines,
+    refusedBefore: result.refusedBefore,
     queuedElsewhere: result.elsewhere,
     ...(guard === undefined
       ? {}
@@ -285,6 +428,18 @@ function importJson(
   };
 }
 
+/**
+ * What a journal that could not be written means for the run, by the state it was to record. The
+ * journal goes beside the input, so a read-only input folder needs the file copied elsewhere.
+ */
+const journalThen = (noun: string): Readonly<Record<JournalEntry['state'], string>> => ({
+  importing:
+    'Nothing was queued. Run the same import again once it can be written (or copy the file to a folder this user can write and import it from there).',
+  imported: `The ${noun}s read are queued and a running worker delivers them; run the same import again once it can be written: what was queued or delivered is not sent twice.`,
+  complete:
+    'The batch settled and its results file is written; run the same import with --wait again once it can be written: nothing is sent twice.',
+});
+
 /** What an import with the ledger guard holds: the results of an earlier run, the journal, and what it found. */
 interface LedgerGuard {
   policy: LedgerLossPolicy;
@@ -292,7 +447,7 @@ interface LedgerGuard {
   prior: PriorResults | undefined;
   /** The journal entry of a ledger Redis forgot, when the policy let the import go on. */
   lost: JournalEntry | undefined;
-  /** Whether the journal could be written (a read-only folder: not). */
+  /** Whether the journal was written (a failure to write it stops the import, exit 5). */
   written: boolean;
   record(batchId: string, state: JournalEntry['state'], extra: Partial<JournalEntry>): Promise<void>;
   /** Throws LEDGER_LOST when the namespace's marker is gone or another one (Redis forgot while this import ran). */
@@ -343,7 +498,6 @@ async function openGuard<P>(
     noun: services.kind.noun,
   });
   const startedAt = new Date().toISOString();
-  let journalNoted = false;
   const guard: LedgerGuard = {
     policy,
     options: { ...options, ...(prior === undefined ? {} : { priorResults: prior }) },
@@ -365,14 +519,8 @@ async function openGuard<P>(
         state,
         ...extra,
       });
-      const error = await writeJournal(file, journal);
-      if (error === undefined) guard.written = true;
-      else if (!journalNoted) {
-        journalNoted = true;
-        note(
-          `the import journal ${journalPath(file)} could not be written (${(error as NodeJS.ErrnoException).code ?? error.message}): a Redis that forgets its data will not be noticed for this file`,
-        );
-      }
+      await writeJournal(file, journal, journalThen(services.kind.noun)[state]);
+      guard.written = true;
     },
     async assertKept(batchId) {
       const now = await readNamespaceMarker(services.redis, services.keys);
@@ -394,4 +542,9 @@ async function openGuard<P>(
   };
   guard.options.onBatchCreated = (batchId) => guard.record(batchId, 'importing', {});
   return guard;
+}
+
+/** A followed batch that settled exits 0, or needs-attention when anything is left open. */
+function settledExitCode(leftOpen: boolean): ExitCode {
+  return leftOpen ? ExitCode.needsAttention : ExitCode.ok;
 }

@@ -1,6 +1,7 @@
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LedgerLostError, UsageError } from '../errors.js';
+import { writeFileAtomic } from '../files/atomicFile.js';
 import type { PriorResults } from '../batches/priorResults.js';
 import type { NamespaceMarker } from '../ledger/namespaceMarker.js';
 
@@ -65,21 +66,16 @@ export async function readJournal(file: string): Promise<ImportJournal | undefin
 }
 
 /**
- * Writes the journal atomically (a temp name, then rename): a crash leaves the old one or the new
- * one, never half. Returns the error instead of throwing: a journal that cannot be written (a
- * read-only folder) costs the guard for this file, not the import; the caller says so.
+ * Writes the journal atomically through src/files/ (a temp name, then rename): a crash leaves the
+ * old one or the new one, never half. A journal that cannot be written (a full disk, a read-only
+ * folder) stops the import, exit 5 naming it: without it a Redis that forgets would go unnoticed
+ * and the next run could send everything again. `then` says what the failure means for the run.
  */
-export async function writeJournal(file: string, journal: ImportJournal): Promise<Error | undefined> {
-  const path = journalPath(file);
-  const temp = `${path}.partial-${process.pid}`;
-  try {
-    await writeFile(temp, JSON.stringify(journal, null, 2) + '\n');
-    await rename(temp, path);
-    return undefined;
-  } catch (error) {
-    await rm(temp, { force: true }).catch(() => undefined);
-    return error instanceof Error ? error : new Error(String(error));
-  }
+export async function writeJournal(file: string, journal: ImportJournal, then: string): Promise<void> {
+  await writeFileAtomic(journalPath(file), JSON.stringify(journal, null, 2) + '\n', {
+    code: 'JOURNAL_WRITE_FAILED',
+    then,
+  });
 }
 
 /** `journal` with `entry` as its target's entry (one per target: the latest import). */

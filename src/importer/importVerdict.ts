@@ -23,18 +23,55 @@ export function importAttention(result: ImportResult, noun: string): string[] {
   return lines;
 }
 
-/** Without --wait: the orders another batch has (they are pending, so the exit code is 4). */
-export function elsewhereLines(result: ImportResult, noun: string): string[] {
-  if (result.elsewhere.length === 0) return [];
-  const batches = [...new Set(result.elsewhere.map((e) => e.batchId))];
-  return [
-    `  PENDING: ${result.elsewhere.length} ${noun}(s) of this file are queued by another batch (${batches.slice(0, 3).join(', ')}${batches.length > 3 ? ', ...' : ''});`,
-    `    run the same import with --wait to follow them to their end (nothing is sent twice)`,
-  ];
+/** What a run knows of the batches that hold this file's other orders (src/importer/importAndFollow.ts reads it). */
+export interface ElsewhereFacts {
+  /** Each such batch's import state, with its failure's code when it failed (`failed: REDIS_CLUSTER_DOWN`). */
+  states: ReadonlyMap<string, string>;
+  /** Delivery workers running now (their heartbeat is fresh). */
+  workers: number;
+  /** The command that starts one. */
+  workerCommand: string;
 }
 
-/** With --wait: a results row that is not done (pending, queued elsewhere) or not delivered (dead-lettered, held) needs attention. */
-export function resultsAttention(results: ResultsCounts): boolean {
+/**
+ * Without --wait: the orders another batch has (they are pending, so the exit code is 4): whose they are, whether
+ * that batch's import stopped (a re-run after a crash or a failover: its reservations are queued by it or by a
+ * worker's reconciler), and whether a worker is running to finish them.
+ */
+export function elsewhereLines(result: ImportResult, noun: string, facts?: ElsewhereFacts): string[] {
+  if (result.elsewhere.length === 0) return [];
+  const batches = [...new Set(result.elsewhere.map((e) => e.batchId))];
+  const shown = (ids: string[]) => ids.slice(0, 3).join(', ') + (ids.length > 3 ? ', ...' : '');
+  const lines = [
+    `  PENDING: ${result.elsewhere.length} ${noun}(s) of this file are queued by another batch (${shown(batches)}), queued elsewhere than this run;`,
+  ];
+  if (facts !== undefined) {
+    const stopped = batches.filter((id) => facts.states.get(id) !== undefined && facts.states.get(id) !== 'imported');
+    if (stopped.length > 0)
+      lines.push(
+        `    an import that stopped left them (${stopped
+          .slice(0, 3)
+          .map((id) => `${id}: ${facts.states.get(id)!}`)
+          .join(', ')}): what it reserved is queued, by it or by a worker's reconciler, nothing is lost`,
+      );
+    lines.push(
+      facts.workers > 0
+        ? `    a worker will finish them (${facts.workers} running): nothing to do but wait, or follow them:`
+        : `    no worker is running: they wait in the queue until one runs (\`${facts.workerCommand}\`); then follow them:`,
+    );
+  }
+  lines.push(`    run the same import with --wait to follow them to their end (nothing is sent twice)`);
+  return lines;
+}
+
+/**
+ * With --wait: a results row that is not done (pending, queued elsewhere) or not delivered (dead-lettered, held)
+ * needs attention. `refusedBefore` (the import's skippedRefused): dead-lettered rows that are old news, an
+ * unchanged re-run's orders refused before with the same content (their dead letters stay open where they are, and
+ * `open` lists them): alone they exit 0, with --wait as without.
+ */
+export function resultsAttention(results: ResultsCounts, refusedBefore = 0): boolean {
   const o = results.byOutcome;
-  return ['pending', 'queued-elsewhere', 'dead-lettered', 'held-for-review'].some((outcome) => (o[outcome] ?? 0) > 0);
+  if ((o['dead-lettered'] ?? 0) > refusedBefore) return true;
+  return ['pending', 'queued-elsewhere', 'held-for-review'].some((outcome) => (o[outcome] ?? 0) > 0);
 }

@@ -11,6 +11,11 @@ export interface ReconcileDeps {
   /** Options of every delivery job (attempts, backoff, retention). */
   jobOptions: JobsOptions;
   logger: Logger;
+  /**
+   * A claim (`sending`) older than this whose job is gone or finished is held for review
+   * (OUTCOME_UNKNOWN: it may have reached the API); default STUCK_SENDING_MS (30 s).
+   */
+  stuckSendingMs?: number;
 }
 
 export interface ReconcileReport {
@@ -20,7 +25,12 @@ export interface ReconcileReport {
   confirmed: number;
   /** Batches closed as interrupted. */
   closed: string[];
+  /** Orders left `sending` without a live job, held for review (they may have been sent). */
+  held: number;
 }
+
+/** Default of ReconcileDeps.stuckSendingMs: a worker's reconciler (every 5 s) finds such a claim well within a minute. */
+export const STUCK_SENDING_MS = 30_000;
 
 /** Reservations younger than this are left alone even when their importer looks dead. */
 const GRACE_MS = 2_000;
@@ -29,30 +39,32 @@ const PAGE = 500;
 /**
  * Finishes what dead importers started. A reservation keeps its job in the ledger until the job
  * is known to be in BullMQ; here, every such reservation whose importer no longer beats gets its
- * job (added again by its id, the order key or the chunk's: BullMQ ignores an id it has, and a job
- * that finds its order delivered, or queued in another job, sends nothing) and is counted by its
- * batch; then the batches of dead importers are closed as `interrupted`, so they settle on
+ * job (added again by its id, the chunk's, or an earlier release's job of one's order key: BullMQ
+ * ignores an id it has, and a job that finds its order delivered, or queued in another job, sends
+ * nothing) and is counted by its batch; then the batches of dead importers are closed as `interrupted`, so they settle on
  * everything they reserved. Workers run this every few seconds and `import` at start; any number
  * may run at once.
  */
-export async function reconcileImports(deps: ReconcileDeps, now = Date.now()): Promise<ReconcileReport> {
-  const report: ReconcileReport = { requeued: 0, confirmed: 0, closed: [] };
+export async function reconcileImports(deps: ReconcileDeps, at?: number): Promise<ReconcileReport> {
+  // Redis's clock: reservations are stamped with it (reserveChunk.lua), whichever host made them.
+  const now = at ?? (await deps.ledger.now());
+  const report: ReconcileReport = { requeued: 0, confirmed: 0, closed: [], held: 0 };
   const seen = new Set<string>();
   for (;;) {
-    const page = (await deps.ledger.stranded(now - GRACE_MS, PAGE)).filter((entry) => !seen.has(entry.orderKey));
+    const page = (await deps.ledger.stranded(now - GRACE_MS, PAGE)).filter((entry) => !seen.has(entry.jobId));
     if (page.length === 0) break;
-    for (const entry of page) seen.add(entry.orderKey);
+    for (const entry of page) seen.add(entry.jobId);
     const alive = await deps.batches.ownersAlive(page.map((entry) => entry.batchId));
     const live = page.filter((entry) => alive.get(entry.batchId) === true);
     // Their importer is still working (or between reserving and confirming): look again later.
     await deps.ledger.touchStranded(
-      live.map((entry) => entry.orderKey),
-      Date.now(),
+      live.map((entry) => entry.jobId),
+      await deps.ledger.now(),
     );
     const orphaned = page.filter((entry) => alive.get(entry.batchId) !== true);
     const gone = orphaned.filter((entry) => entry.state === undefined || entry.job === undefined);
     await deps.ledger.touchStranded(
-      gone.map((entry) => entry.orderKey),
+      gone.map((entry) => entry.jobId),
       undefined,
     );
     const toAdd = orphaned.filter((entry) => entry.state === 'queued' && entry.job !== undefined && !entry.jobExists);
@@ -60,25 +72,19 @@ export async function reconcileImports(deps: ReconcileDeps, now = Date.now()): P
     for (const [batchId, entries] of groupByBatch(
       orphaned.filter((entry) => entry.state !== undefined && entry.job !== undefined),
     )) {
-      const singles = entries.filter((entry) => entry.chunkKeys === undefined);
-      const chunks = entries.filter((entry) => entry.chunkKeys !== undefined);
-      const counted =
-        (await deps.ledger.confirmQueued(
-          singles.map((entry) => entry.orderKey),
-          batchId,
-        )) +
-        (await deps.ledger.confirmChunks(
-          chunks.map((entry) => ({ chunkId: entry.orderKey, orderKeys: entry.chunkKeys! })),
-          batchId,
-        ));
+      const counted = await deps.ledger.confirmChunks(
+        entries.map((entry) => ({ chunkId: entry.jobId, orderKeys: entry.chunkKeys })),
+        batchId,
+      );
       const added = entries
         .filter((entry) => toAdd.includes(entry))
-        .reduce((sum, entry) => sum + (entry.chunkKeys?.length ?? 1), 0);
+        .reduce((sum, entry) => sum + entry.chunkKeys.length, 0);
       report.requeued += added;
       report.confirmed += Math.max(0, counted - added);
     }
     if (page.length < PAGE) break;
   }
+  report.held = await holdStuckClaims(deps, now);
   report.closed = await deps.batches.closeOrphaned();
   if (report.requeued > 0 || report.confirmed > 0 || report.closed.length > 0) {
     deps.logger.warn(
@@ -87,6 +93,60 @@ export async function reconcileImports(deps: ReconcileDeps, now = Date.now()): P
     );
   }
   return report;
+}
+
+/**
+ * Holds for review every claim left `sending` whose job is gone or finished (its worker SIGKILLed and
+ * the job removed, a job finished without settling it): nobody else would ever settle it, and its
+ * batch would wait for ever. It may have reached the API, so it is never requeued blindly (nothing
+ * proves it unsent): held as OUTCOME_UNKNOWN, its batch counts it held and settles. Returns how many.
+ */
+async function holdStuckClaims(deps: ReconcileDeps, now: number): Promise<number> {
+  const before = now - (deps.stuckSendingMs ?? STUCK_SENDING_MS);
+  let held = 0;
+  for (let page = 0; page < 20; page += 1) {
+    const stuck = await deps.ledger.stuckSending(before, now, PAGE);
+    if (stuck.length === 0) break;
+    const files = new Map<string, string>();
+    for (const claim of stuck)
+      if (!files.has(claim.batchId)) files.set(claim.batchId, (await deps.batches.get(claim.batchId))?.file ?? '');
+    const outcomes = await deps.ledger.settleMany(
+      stuck.map((claim) => {
+        const message = `left \`sending\` since ${new Date(claim.claimedAt).toISOString()} by job ${claim.jobId}, which ${claim.jobGone ? 'is gone' : 'finished without settling it'} (its worker stopped mid-send)`;
+        return {
+          orderKey: claim.orderKey,
+          batchId: claim.batchId,
+          token: claim.token,
+          state: 'held' as const,
+          code: 'OUTCOME_UNKNOWN',
+          message,
+          parkedRecord: {
+            kind: 'held',
+            key: claim.orderKey,
+            batchId: claim.batchId,
+            file: files.get(claim.batchId) ?? '',
+            lines: [],
+            payload: null,
+            cells: [],
+            reason: `It may or may not have reached the API: ${message}. Check the service; resolve it if it is there, or import its row again after resolving.`,
+            code: 'OUTCOME_UNKNOWN',
+            message,
+            attempts: claim.attempts,
+            parkedAt: now,
+          },
+        };
+      }),
+    );
+    const done = outcomes.filter((outcome) => outcome === 'ok').length;
+    held += done;
+    if (done > 0)
+      deps.logger.warn(
+        { code: 'OUTCOME_UNKNOWN', held: done, orderKeys: stuck.slice(0, 20).map((claim) => claim.orderKey) },
+        'orders left `sending` without a live job: held for review (they may have reached the API)',
+      );
+    if (stuck.length < PAGE) break;
+  }
+  return held;
 }
 
 /**
@@ -108,7 +168,7 @@ export function startReconciler(deps: ReconcileDeps, everyMs = 5_000): { stop():
 
 function jobOf(entry: StrandedEntry, jobOptions: JobsOptions): { name: string; data: unknown; opts: JobsOptions } {
   const job = JSON.parse(entry.job!) as { name: string; data: unknown };
-  return { name: job.name, data: job.data, opts: { ...jobOptions, jobId: entry.orderKey } };
+  return { name: job.name, data: job.data, opts: { ...jobOptions, jobId: entry.jobId } };
 }
 
 function groupByBatch(entries: readonly StrandedEntry[]): Map<string, StrandedEntry[]> {
@@ -119,4 +179,16 @@ function groupByBatch(entries: readonly StrandedEntry[]): Map<string, StrandedEn
     groups.set(entry.batchId, group);
   }
   return groups;
+}
+
+/** reconcileImports over an import's open stores, as `import` and the drop folder run it (at start and after). */
+export function reconcilerFor(stores: Omit<ReconcileDeps, 'logger'>, logger: Logger): () => Promise<ReconcileReport> {
+  return () =>
+    reconcileImports({
+      ledger: stores.ledger,
+      batches: stores.batches,
+      queue: stores.queue,
+      jobOptions: stores.jobOptions,
+      logger,
+    });
 }

@@ -1,4 +1,3 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { regexes } from 'zod';
 import { isCountryCode, isLanguageCode } from '../reference/isoCodes.js';
 import {
@@ -10,6 +9,7 @@ import {
   type RecipientField,
 } from './orderFields.js';
 import type { CheckedRow, RowText } from './validateRow.js';
+import { validE164 } from './phoneVerdicts.js';
 
 /**
  * The accept path of a row: says yes, cheaply, to a row validateRow would accept exactly as
@@ -23,9 +23,28 @@ import type { CheckedRow, RowText } from './validateRow.js';
  * the only objects made are the ones a CheckedRow holds.
  */
 export function acceptRow(line: number, text: RowText): CheckedRow | undefined {
+  const cells = CHECKS.map((check) => text[check.name]);
+  return acceptCells(
+    line,
+    cells,
+    Int32Array.from(cells, (cell, i) => (cell === undefined ? -1 : i)),
+  );
+}
+
+/**
+ * acceptRow for the cells of a CSV record: `columns[i]` is the cell index of ORDER_FIELD_TABLE's i-th field,
+ * -1 without a column (columnsOf makes it once per file). No per-row text object is made.
+ */
+export function acceptCells(
+  line: number,
+  cells: readonly (string | undefined)[],
+  columns: Int32Array,
+): CheckedRow | undefined {
   const values: Partial<Record<OrderField, string | number>> = {};
-  for (const check of CHECKS) {
-    const raw = text[check.name];
+  for (let i = 0; i < CHECKS.length; i++) {
+    const check = CHECKS[i]!;
+    const column = columns[i]!;
+    const raw = column === -1 ? undefined : (cells[column] ?? '');
     if (raw === undefined) {
       if (check.optional) continue; // no column: rows are not grouped
       return undefined;
@@ -35,14 +54,27 @@ export function acceptRow(line: number, text: RowText): CheckedRow | undefined {
     if (value === undefined) return undefined;
     values[check.name] = value;
   }
+  // Accepted values are the text as written (an integer is written as Number writes it), so the
+  // recipient to compare and the identity (trimmed text) are the text too.
   const recipient = {} as Record<RecipientField, string>;
-  for (const field of RECIPIENT_FIELDS) recipient[field] = String(values[field]);
-  // Accepted values are the text as written, so the identity (trimmed text) is the value too.
-  const businessCustomerId = text.businessCustomerId!;
-  const orderRef = text.orderRef;
+  for (let i = 0; i < RECIPIENT_CHECKS.length; i++) {
+    const field = RECIPIENT_CHECKS[i]!;
+    recipient[field] = cells[columns[RECIPIENT_AT[i]!]!]!;
+  }
+  const businessCustomerId = cells[columns[BCID_AT]!]!;
+  const orderRef = columns[REF_AT] === -1 ? undefined : cells[columns[REF_AT]!];
   const identity = orderRef === undefined ? { businessCustomerId } : { orderRef, businessCustomerId };
-  return { line, errors: [], notes: [], recipient, identity, value: normalizedRow(values) };
+  return { line, errors: NO_ERRORS, notes: NO_NOTES, recipient, identity, value: normalizedRow(values) };
 }
+
+/** The cell index of each ORDER_FIELD_TABLE field in a file of these columns (acceptCells), -1 for none. */
+export function columnsOf(fieldIndex: Partial<Record<string, number>>): Int32Array {
+  return Int32Array.from(CHECKS, (check) => fieldIndex[check.name] ?? -1);
+}
+
+/** An accepted row has no errors and no notes: one shared, frozen empty list of each (nothing adds to a row's). */
+const NO_ERRORS = Object.freeze([]) as unknown as CheckedRow['errors'];
+const NO_NOTES = Object.freeze([]) as unknown as CheckedRow['notes'];
 
 type Accept = (raw: string) => string | number | undefined;
 
@@ -52,6 +84,11 @@ const CHECKS: readonly { name: OrderField; optional: boolean; accept: Accept }[]
   optional: 'optional' in spec,
   accept: acceptorOf(spec.rule),
 }));
+
+const RECIPIENT_CHECKS: readonly RecipientField[] = RECIPIENT_FIELDS;
+const RECIPIENT_AT = RECIPIENT_FIELDS.map((field) => CHECKS.findIndex((check) => check.name === field));
+const BCID_AT = CHECKS.findIndex((check) => check.name === 'businessCustomerId');
+const REF_AT = CHECKS.findIndex((check) => check.name === 'orderRef');
 
 function acceptorOf(rule: FieldRule): Accept {
   switch (rule) {
@@ -117,16 +154,10 @@ function plainText(raw: string): boolean {
 }
 
 /**
- * Phone numbers seen lately and whether each is valid E.164 as written. A person's number repeats
- * on every product line of their order (and in the next night's file), and the full parse is the
- * most expensive check of a row, so the cheapest checks run first (+ and digits only), then this
- * cache, then libphonenumber. The verdict depends on the text alone, so the key is the text.
+ * True when `raw` is a valid phone number written as E.164 (what the accept path takes); false: ask validateRow.
+ * The cheapest checks first (+ and digits only), then the verdicts kept by calling code, length and leading
+ * digits (phoneVerdicts.ts: libphonenumber's own, asked once for all numbers that go through it alike).
  */
-const PHONE_CACHE_SIZE = 2048;
-let phoneVerdicts = new Map<string, boolean>();
-let previousVerdicts = new Map<string, boolean>();
-
-/** True when `raw` is a valid phone number written as E.164 (what the accept path takes); false: ask validateRow. */
 export function e164Verdict(raw: string): boolean {
   const length = raw.length;
   if (length < 3 || raw.charCodeAt(0) !== 43 /* + */) return false;
@@ -134,18 +165,5 @@ export function e164Verdict(raw: string): boolean {
     const c = raw.charCodeAt(i);
     if (c < 48 || c > 57) return false;
   }
-  let verdict = phoneVerdicts.get(raw);
-  if (verdict !== undefined) return verdict;
-  verdict = previousVerdicts.get(raw);
-  if (verdict === undefined) {
-    const parsed = parsePhoneNumberFromString(raw);
-    verdict = parsed !== undefined && parsed.isPossible() && parsed.isValid() && parsed.number === raw;
-  }
-  // Two generations: the last 2,048 to 4,096 numbers, without an LRU's bookkeeping per hit.
-  if (phoneVerdicts.size >= PHONE_CACHE_SIZE) {
-    previousVerdicts = phoneVerdicts;
-    phoneVerdicts = new Map();
-  }
-  phoneVerdicts.set(raw, verdict);
-  return verdict;
+  return validE164(raw);
 }

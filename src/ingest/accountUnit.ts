@@ -1,9 +1,10 @@
-import { fitCells } from './csvCells.js';
+import { fitCells, wholeRecordCell } from './csvCells.js';
 import type { ColumnPlan } from './resolveColumns.js';
 import { fieldForName, normalizeHeader } from './resolveColumns.js';
 import type { CsvBadRecord, CsvRecord } from './readCsvRecords.js';
-import type { JsonOversize, JsonRecord } from './readJsonRecords.js';
+import { jsonKind, syntaxMessage, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
 import type { JsonUnitContext } from './openRecordSource.js';
+import type { RowErrorCode } from '../errorCodes.js';
 import type { RowError } from './types.js';
 import { ACCOUNT_COLUMNS, ACCOUNT_FIELDS, type AccountPayload } from './accountColumns.js';
 import { accountKey } from './accountKey.js';
@@ -63,15 +64,11 @@ export function accountJsonUnit(record: JsonRecord | JsonOversize, context: Json
   try {
     value = JSON.parse(record.text);
   } catch (error) {
-    return lone(record.line, empty, 'JSON_SYNTAX', `this element is not valid JSON (${(error as Error).message}).`);
+    const kept = [wholeRecordCell(record.text), ...empty.slice(1)];
+    return lone(record.line, kept, 'JSON_SYNTAX', syntaxMessage(error));
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return lone(
-      record.line,
-      empty,
-      'NOT_AN_ACCOUNT',
-      `expected an account object, found ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}.`,
-    );
+    return lone(record.line, empty, 'NOT_AN_ACCOUNT', `expected an account object, found ${jsonKind(value)}.`);
   }
   const text: AccountText = {};
   const typeErrors: RowError[] = [];
@@ -120,7 +117,7 @@ function unitOf(line: number, cells: string[], text: AccountText, typeErrors: Ro
   return { group: `k|${key}`, key, rows: [row] };
 }
 
-function lone(line: number, cells: string[], code: string, message: string): AccountUnit {
+function lone(line: number, cells: string[], code: RowErrorCode, message: string): AccountUnit {
   return { group: `s|${line}`, rows: [{ line, cells, errors: [{ line, code, message }], notes: [] }] };
 }
 

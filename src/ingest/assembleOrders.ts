@@ -15,6 +15,16 @@ import type { IngestItem, RejectedRecord, RowError, ValidOrder } from './types.j
  * at a time as they are asked for, so a bucket's items are never all in memory at once.
  */
 export function* assembleOrders(units: readonly OrderUnit[], context: AssembleContext): Generator<IngestItem> {
+  if (units.length === 1) {
+    // One unit (most orders of a file grouped in one stream): nothing to group or sort.
+    const unit = units[0]!;
+    if (unit.kind === 'ref') {
+      const order = refOrder(units, context);
+      if (order !== undefined) yield order;
+    } else if (unit.kind === 'hash') yield valid(unit.rows, { key: payloadKey(unit.hash!, 1) }, context);
+    else yield rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], {}, context);
+    return;
+  }
   const groups = new Map<string, OrderUnit[]>();
   for (const unit of units) {
     const group = groups.get(unit.group);
@@ -34,9 +44,8 @@ export function* assembleOrders(units: readonly OrderUnit[], context: AssembleCo
     if (index === -1) {
       const order = refOrder(group, context);
       if (order !== undefined) yield order;
-    } else if (unit.kind === 'hash') yield valid(unit.rows, payloadKey(unit.hash!, index + 1), undefined, context);
-    else
-      yield rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], undefined, undefined, context);
+    } else if (unit.kind === 'hash') yield valid(unit.rows, { key: payloadKey(unit.hash!, index + 1) }, context);
+    else yield rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], {}, context);
   }
 }
 
@@ -47,10 +56,14 @@ function firstLine(unit: OrderUnit): number {
 function refOrder(units: readonly OrderUnit[], context: AssembleContext): IngestItem | undefined {
   const first = units[0]!;
   const orderRef = first.orderRef!;
-  const rows = units.flatMap((unit) => unit.rows).sort((a, b) => a.line - b.line);
-  const errors: RowError[] = units.flatMap((unit) => unit.errors);
+  // A unit's rows are in line order already (a CSV row, or the product lines of one JSON order).
+  const rows = units.length === 1 ? first.rows : units.flatMap((unit) => unit.rows).sort((a, b) => a.line - b.line);
+  const errors: RowError[] = units.length === 1 ? [...first.errors] : units.flatMap((unit) => unit.errors);
   // Rows of this order rejected by their own errors and already reported (a file that spills).
-  const settled = units.flatMap((unit) => unit.settled ?? []).sort((a, b) => a - b);
+  const settled =
+    units.length === 1 && first.settled === undefined
+      ? []
+      : units.flatMap((unit) => unit.settled ?? []).sort((a, b) => a - b);
   if (rows.length === 0) return undefined; // every row was reported in the first read
 
   if (units.length > 1 && units.some((unit) => unit.whole)) {
@@ -76,16 +89,16 @@ function refOrder(units: readonly OrderUnit[], context: AssembleContext): Ingest
     });
   }
   const strict = context.strictProducts === true;
-  errors.push(...recipientMismatches(rows, orderRef), ...(strict ? repeatedProducts(rows, orderRef) : []));
-  for (const row of rows) errors.push(...row.errors);
+  if (rows.length > 1)
+    errors.push(...recipientMismatches(rows, orderRef), ...(strict ? repeatedProducts(rows, orderRef) : []));
+  for (const row of rows) if (row.errors.length > 0) errors.push(...row.errors);
   if (settled.length > 0) errors.push(...notSentWith(rows, settled, orderRef));
 
   if (errors.length === 0 && rows.every((row) => row.value !== undefined)) {
-    return strict
-      ? valid(rows, first.key!, orderRef, context)
-      : valid(rows, first.key!, orderRef, context, mergeRepeatedProducts(rows));
+    const merged = strict ? undefined : mergeRepeatedProducts(rows);
+    return valid(rows, { key: first.key!, orderRef }, context, merged);
   }
-  return rejected(rows, errors, units.find((unit) => unit.key !== undefined)?.key, orderRef, context);
+  return rejected(rows, errors, { key: units.find((unit) => unit.key !== undefined)?.key, orderRef }, context);
 }
 
 /**
@@ -189,10 +202,15 @@ function repeatedProducts(rows: readonly UnitRow[], orderRef: string): RowError[
   return errors;
 }
 
+/** Which order a record is: its ledger key and its orderRef, where it has them. */
+interface OrderIdentity<K extends string | undefined> {
+  key: K;
+  orderRef?: string | undefined;
+}
+
 function valid(
   rows: readonly UnitRow[],
-  key: string,
-  orderRef: string | undefined,
+  { key, orderRef }: OrderIdentity<string>,
   context: AssembleContext,
   merged?: { values: NonNullable<UnitRow['value']>[]; notes: string[] },
 ): ValidOrder {
@@ -212,8 +230,7 @@ function valid(
 function rejected(
   rows: readonly UnitRow[],
   errors: RowError[],
-  key: string | undefined,
-  orderRef: string | undefined,
+  { key, orderRef }: Partial<OrderIdentity<string | undefined>>,
   context: AssembleContext,
 ): RejectedRecord {
   return {

@@ -27,3 +27,15 @@ export function fitCells(values: readonly string[], width: number): string[] {
   if (values.length > width && width > 0) cells[width - 1] = values.slice(width - 1).join(' | ');
   return cells;
 }
+
+/** The most a spreadsheet cell holds (Excel: 32,767 characters), less room for the mark that says it was cut. */
+const CELL_MAX = 32_000;
+
+/**
+ * A record kept whole in one cell of the rejects file (a JSON element or NDJSON line that is not
+ * valid JSON), so the person sees what they wrote; cut at what a spreadsheet cell holds, and said so.
+ */
+export function wholeRecordCell(text: string): string {
+  const trimmed = text.trim();
+  return trimmed.length <= CELL_MAX ? trimmed : `${trimmed.slice(0, CELL_MAX)} [cut: ${trimmed.length} characters]`;
+}

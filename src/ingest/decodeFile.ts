@@ -20,8 +20,9 @@ export interface DecodeOptions {
  * Refuses files that are not text in the chosen encoding before any parsing: gzip, ZIP, .xlsx,
  * .xls and PDF files, binary data (NUL bytes), UTF-16 "Unicode text" exports, and a UTF-8 file
  * read as windows-1252. Runs before the extension is looked at, so an .xlsx is named as one.
+ * Says whether the file starts with a UTF-8 byte-order mark.
  */
-export async function sniffFile(file: string, encoding: IngestEncoding): Promise<void> {
+export async function sniffFile(file: string, encoding: IngestEncoding): Promise<{ bom: boolean }> {
   const handle = await open(file, 'r');
   const buffer = Buffer.alloc(4096);
   let head: Buffer;
@@ -54,6 +55,8 @@ export async function sniffFile(file: string, encoding: IngestEncoding): Promise
       `the file starts with a UTF-8 byte-order mark, so it is UTF-8, not ${encoding}. Leave out --encoding.`,
     );
   }
+  // Kept so the files written for it (rejects, results) start the same way: Excel reads UTF-8 only after a BOM.
+  return { bom: head.subarray(0, 3).equals(UTF8_BOM) };
 }
 
 /**
@@ -105,12 +108,12 @@ export async function* utf8Chunks(file: string, options: DecodeOptions = {}): As
   }
 }
 
-/** Length of the prefix of `buf` that ends on a character boundary. */
-function completeLength(buf: Buffer): number {
+/** Length of the prefix of `buf` that ends on a UTF-8 character boundary. */
+export function completeLength(buf: Buffer): number {
   for (let back = 1; back <= 3 && back <= buf.length; back++) {
     const byte = buf[buf.length - back] ?? 0;
     if ((byte & 0xc0) === 0x80) continue; // continuation byte: look further back
-    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    const needed = byte >= 0xf0 ? 4 : sequenceLength(byte);
     return needed > back ? buf.length - back : buf.length;
   }
   return buf.length;
@@ -138,21 +141,20 @@ function invalidUtf8(file: string, buf: Buffer, lines: LineCounter): FileRefused
   );
 }
 
+/** Bytes of the UTF-8 sequence a lead byte starts (1 for ASCII and continuation bytes), 0 past 0xF4. */
+function sequenceLength(byte: number): number {
+  if (byte < 0xc0) return 1;
+  if (byte < 0xe0) return 2;
+  if (byte < 0xf0) return 3;
+  return byte < 0xf5 ? 4 : 0;
+}
+
 /** Offset of the first byte that breaks UTF-8 (only called once a check has failed). */
 function firstInvalidUtf8(buf: Buffer): number {
   let i = 0;
   while (i < buf.length) {
     const byte = buf[i] ?? 0;
-    const length =
-      byte < 0x80
-        ? 1
-        : byte >= 0xc2 && byte < 0xe0
-          ? 2
-          : byte >= 0xe0 && byte < 0xf0
-            ? 3
-            : byte >= 0xf0 && byte < 0xf5
-              ? 4
-              : 0;
+    const length = byte >= 0x80 && byte < 0xc2 ? 0 : sequenceLength(byte);
     if (length === 0 || i + length > buf.length) return i;
     if (!isUtf8(buf.subarray(i, i + length))) return i;
     i += length;

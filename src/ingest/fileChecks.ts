@@ -4,6 +4,9 @@ import { FileRefusedError, UsageError } from '../errors.js';
 import { decodeFile } from './decodeFile.js';
 import type { IngestEncoding, IngestFormat } from './types.js';
 
+/** Why a file cannot be read, by errno code (others are named as they come). */
+const UNREADABLE: Partial<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'permission denied' };
+
 /**
  * Whole-file checks every input goes through before its first record: the file exists and is
  * not empty, its extension names a format, its start decodes, and a JSON file starts like one.
@@ -27,12 +30,7 @@ export async function fileSize(file: string): Promise<number> {
     info = await stat(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EACCES'
-          ? 'permission denied'
-          : `cannot be read (${code ?? String(error)})`;
+    const why = UNREADABLE[code ?? ''] ?? `cannot be read (${code ?? String(error)})`;
     throw new FileRefusedError('FILE_UNREADABLE', file, why, { cause: error });
   }
   if (!info.isFile()) throw new FileRefusedError('FILE_UNREADABLE', file, 'not a regular file');

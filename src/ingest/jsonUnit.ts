@@ -1,12 +1,14 @@
 import { INTEGER_FIELDS, ORDER_FIELD_TABLE, ORDER_FIELDS, PRODUCTS } from './orderFields.js';
 import { API_KEYS, PRODUCT_FIELDS, objectAt } from './orderShape.js';
 import { unitOf, type OrderUnit, type UnitRow } from './orderUnit.js';
-import type { JsonOversize, JsonRecord } from './readJsonRecords.js';
+import { jsonKind, syntaxMessage, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
 import type { JsonUnitContext } from './openRecordSource.js';
 import { fieldForName, normalizeHeader } from './resolveColumns.js';
 import { acceptRow } from './acceptRow.js';
 import { validateRow, type RowRules, type RowText } from './validateRow.js';
+import type { RowErrorCode } from '../errorCodes.js';
 import type { RowError } from './types.js';
+import { wholeRecordCell } from './csvCells.js';
 
 /**
  * Turns one JSON element (or NDJSON line) into a unit. An element with `recipient` or
@@ -24,14 +26,11 @@ export function jsonUnit(record: JsonRecord | JsonOversize, context: JsonUnitCon
   try {
     value = JSON.parse(record.text);
   } catch (error) {
-    return lone(line, 'JSON_SYNTAX', `this element is not valid JSON (${(error as Error).message}).`);
+    // Its text goes to the rejects file (its first column), so what was written is not lost.
+    return lone(line, 'JSON_SYNTAX', syntaxMessage(error), wholeRecordCell(record.text));
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return lone(
-      line,
-      'NOT_AN_ORDER',
-      `expected an order object, found ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}.`,
-    );
+    return lone(line, 'NOT_AN_ORDER', `expected an order object, found ${jsonKind(value)}.`);
   }
   const object = value as Record<string, unknown>;
   return 'recipient' in object || 'products' in object
@@ -172,10 +171,10 @@ function splitPath(path: string): [parent: string, leaf: string] {
   return dot < 0 ? ['', path] : [path.slice(0, dot), path.slice(dot + 1)];
 }
 
-function lone(line: number, code: string, message: string): OrderUnit {
+function lone(line: number, code: RowErrorCode, message: string, text?: string): OrderUnit {
   const row: UnitRow = {
     line,
-    cells: ORDER_FIELDS.map(() => ''),
+    cells: ORDER_FIELDS.map((_, i) => (i === 0 && text !== undefined ? text : '')),
     errors: [],
     notes: [],
     identity: { businessCustomerId: '' },

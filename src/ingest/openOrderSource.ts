@@ -1,7 +1,7 @@
 import { assembleOrders } from './assembleOrders.js';
 import { jsonUnit } from './jsonUnit.js';
 import { ORDER_COLUMNS } from './orderColumns.js';
-import { csvUnit, orderUnitErrors, settleOrderUnit, type OrderUnit } from './orderUnit.js';
+import { csvUnit, orderShapeKey, orderUnitErrors, settleOrderUnit, type OrderUnit } from './orderUnit.js';
 import { openRecordSource, type IngestOptions, type RecordSchema, type RecordSource } from './openRecordSource.js';
 import type { OrderPayload } from './types.js';
 import { orderUnitCodec } from './unitCodec.js';
@@ -23,6 +23,7 @@ export const ORDER_SCHEMA: RecordSchema<OrderUnit, OrderPayload> = {
   limit: orderGroupLimit,
   ownErrors: orderUnitErrors,
   settle: settleOrderUnit,
+  shape: orderShapeKey,
 };
 
 /**

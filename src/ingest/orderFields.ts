@@ -234,9 +234,11 @@ export const REJECT_COLUMNS = ['reject_line', 'reject_codes', 'reject_reasons'] 
 
 /**
  * Every error column a file of ours may carry back into an import (rejects files and
- * dead-letter exports, which add `reject_status`): ignored silently on import.
+ * dead-letter exports, which add `reject_status` and `reject_key`): never a field. `reject_key`, the
+ * exported dead letter's order key, is read by the import only to link a fixed row to the dead letter
+ * it replaces (src/ingest/replacedKey.ts); rejects and results files leave it out like the others.
  */
-export const ERROR_COLUMNS = [...REJECT_COLUMNS, 'reject_status'] as const;
+export const ERROR_COLUMNS = [...REJECT_COLUMNS, 'reject_status', 'reject_key'] as const;
 
 /** Personal data: masked wherever a value is shown (messages, summaries, logs). */
 export const PERSONAL_FIELDS: ReadonlySet<string> = new Set(

@@ -1,4 +1,4 @@
-import { acceptRow } from './acceptRow.js';
+import { acceptCells, columnsOf } from './acceptRow.js';
 import { integerProblem, validateRow, type CheckedRow, type RowRules, type RowText } from './validateRow.js';
 import { orderRefKey, payloadHash } from './orderKey.js';
 import type { ColumnPlan } from './resolveColumns.js';
@@ -7,6 +7,7 @@ import { ORDER_FIELDS } from './orderFields.js';
 import { fitCells } from './csvCells.js';
 import { buildPayload } from './orderShape.js';
 import type { RowError } from './types.js';
+import type { ShapeKey } from './shapeScan.js';
 
 /** A checked row as it travels between the two passes (and possibly through a temp file). */
 export interface UnitRow extends Omit<CheckedRow, 'recipient'> {
@@ -67,15 +68,37 @@ export function csvUnit(record: CsvRecord | CsvBadRecord, plan: ColumnPlan, rule
     };
     return unitOf([row], false, [{ line: record.line, code: record.code, message: record.message }]);
   }
+  // The accept path straight from the cells; validateRow decides (and explains) whatever it is unsure of.
+  const plain = cellColumns(plan);
+  const blankRef = plan.rejectsFile === true && (record.values[plan.fieldIndex.orderRef ?? -1] ?? '').trim() === '';
+  const accepted = acceptCells(record.line, record.values, blankRef ? plain.withoutRef : plain.all);
+  const row = (accepted ?? validateRow(record.line, rowText(record.values, plan, blankRef), rules)) as UnitRow;
+  row.cells = record.values;
+  return unitOf([row], false, []);
+}
+
+/** acceptCells' column indexes for a plan, made once per plan. */
+const columnsByPlan = new WeakMap<ColumnPlan, { all: Int32Array; withoutRef: Int32Array }>();
+
+function cellColumns(plan: ColumnPlan): { all: Int32Array; withoutRef: Int32Array } {
+  let columns = columnsByPlan.get(plan);
+  if (columns === undefined) {
+    const { orderRef: _orderRef, ...withoutRef } = plan.fieldIndex;
+    columns = { all: columnsOf(plan.fieldIndex), withoutRef: columnsOf(withoutRef) };
+    columnsByPlan.set(plan, columns);
+  }
+  return columns;
+}
+
+/** A row's fields as text for validateRow; an empty orderRef of a rejects file read back is no orderRef. */
+function rowText(values: readonly string[], plan: ColumnPlan, blankRef: boolean): RowText {
   const text: RowText = {};
   for (const field of ORDER_FIELDS) {
     const index = plan.fieldIndex[field];
-    if (index !== undefined) text[field] = record.values[index] ?? '';
+    if (index !== undefined) text[field] = values[index] ?? '';
   }
-  if (plan.rejectsFile === true && text.orderRef?.trim() === '') delete text.orderRef;
-  // The accept path first; validateRow decides (and explains) whatever it is unsure of.
-  const checked = acceptRow(record.line, text) ?? validateRow(record.line, text, rules);
-  return unitOf([{ ...checked, cells: record.values }], false, []);
+  if (blankRef) delete text.orderRef;
+  return text;
 }
 
 /**
@@ -149,6 +172,72 @@ export function settleOrderUnit(unit: OrderUnit): { standIn?: OrderUnit } | unde
       rows: [],
       errors: [],
       settled: [first?.line ?? 0],
+    },
+  };
+}
+
+const LOOSE_ALL = /[\s,'"=]/g;
+
+/**
+ * A cell without anything reading may drop or add before it groups a row: white space and line breaks
+ * (trimmed, joined with ", "), commas, quotes, apostrophes and `=` (Excel's ="..." and the rejects
+ * file's ' taken off), and leading zeros (00079 is 79). Two cells that read the same stay the same here.
+ */
+export function looseCell(cell: string | undefined): string {
+  if (cell === undefined) return '';
+  let text = plainCell(cell) ? cell : cell.replace(LOOSE_ALL, '');
+  if (text.charCodeAt(0) === 48 /* 0 */) text = text.replace(/^0+/, '');
+  return text;
+}
+
+/** No character looseCell drops: printable ASCII other than space , ' " = (anything else takes the regular expression). */
+function plainCell(cell: string): boolean {
+  for (let i = 0; i < cell.length; i++) {
+    const c = cell.charCodeAt(i);
+    if (c <= 32 || c > 126 || c === 44 || c === 39 || c === 34 || c === 61) return false;
+  }
+  return true;
+}
+
+/** Fields that identify an order without orderRef well enough, all read as written or as an integer. */
+const CONTENT_KEY_FIELDS = ['businessCustomerId', 'firstName', 'lastName', 'email', 'productId', 'quantity'] as const;
+
+/**
+ * How order rows group, from their cells before any check (the shape scan of a large CSV): by the
+ * loose businessCustomerId and orderRef (unitOf's `ref` groups), or without an orderRef column by a
+ * loose part of the content (identical orders, `hash` groups, have it equal). A row with an empty
+ * orderRef, or without orderRef an empty businessCustomerId, is rejected on its own and stands alone.
+ * Undefined for a rejects file read back: there an empty orderRef groups by content.
+ */
+export function orderShapeKey(plan: ColumnPlan): ShapeKey | undefined {
+  if (plan.rejectsFile === true) return undefined;
+  const index = plan.fieldIndex;
+  const bcid = index.businessCustomerId;
+  if (bcid === undefined) return undefined;
+  const ref = index.orderRef;
+  if (ref !== undefined) {
+    const fields = [bcid, ref].sort((a, b) => a - b);
+    const bcidAt = fields.indexOf(bcid);
+    const refAt = fields.indexOf(ref);
+    if (bcidAt === refAt) return undefined; // one column mapped twice: left to the spill path
+    return {
+      fields,
+      key(cells) {
+        const orderRef = cells[refAt];
+        if (orderRef === undefined || orderRef.trim() === '') return undefined;
+        return `${looseCell(cells[bcidAt])}\u0001${looseCell(orderRef)}`;
+      },
+    };
+  }
+  const columns = CONTENT_KEY_FIELDS.map((field) => index[field]);
+  if (columns.some((column) => column === undefined)) return undefined;
+  const fields = [...new Set(columns as number[])].sort((a, b) => a - b);
+  const at = (columns as number[]).map((column) => fields.indexOf(column));
+  return {
+    fields,
+    key(cells) {
+      if (looseCell(cells[at[0]!]) === '') return undefined;
+      return at.map((i) => looseCell(cells[i])).join('\u0001');
     },
   };
 }

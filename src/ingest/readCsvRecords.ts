@@ -32,6 +32,17 @@ export interface CsvBadRecord {
   values: string[];
 }
 
+/** csv-parse's engine (Parser.api): what its Transform stream calls for each chunk and at the end. */
+interface CsvEngine {
+  parse(
+    chunk: Buffer | undefined,
+    end: boolean,
+    push: (record: string[]) => void,
+    close: () => void,
+  ): Error | undefined;
+  readonly info: { lines: number };
+}
+
 /** Errors that spoil only their own record; any other csv-parse error spoils the file. */
 const RECORD_LEVEL: Readonly<Record<string, CsvBadRecord['code']>> = {
   CSV_RECORD_INCONSISTENT_FIELDS_LENGTH: 'CSV_FIELD_COUNT',
@@ -47,6 +58,14 @@ const RECORD_LEVEL: Readonly<Record<string, CsvBadRecord['code']>> = {
  * (FileRefusedError), since everything after it is unreliable.
  */
 export async function* readCsvRecords(file: string, options: CsvReadOptions): AsyncGenerator<CsvRecord | CsvBadRecord> {
+  for await (const batch of readCsvBatches(file, options)) yield* batch;
+}
+
+/** The same records, in batches of a read (64 KiB) each: a loop over them is not a promise per record. */
+export async function* readCsvBatches(
+  file: string,
+  options: CsvReadOptions,
+): AsyncGenerator<(CsvRecord | CsvBadRecord)[]> {
   const maxRecordBytes = options.maxRecordBytes ?? 64 * 1024;
   // csv-parse counts each CR and LF inside a quoted field as a line, so a quoted CRLF counts
   // twice; `overcount` undoes that so line numbers match what an editor shows.
@@ -67,8 +86,8 @@ export async function* readCsvRecords(file: string, options: CsvReadOptions): As
   };
 
   // Records and skipped records go into one queue in parse order; csv-parse runs
-  // synchronously inside write(), so the queue holds at most one chunk's records.
-  const queue: (CsvRecord | CsvBadRecord)[] = [];
+  // synchronously inside each parse() call, so the queue holds at most one chunk's records.
+  let queue: (CsvRecord | CsvBadRecord)[] = [];
   let fatal: FileRefusedError | undefined;
   let headerLength: number | undefined;
   const parser = parse({
@@ -83,15 +102,19 @@ export async function* readCsvRecords(file: string, options: CsvReadOptions): As
     skip_records_with_error: true,
     max_record_size: maxRecordBytes,
     ...(options.fromLine === undefined ? {} : { from_line: options.fromLine }),
-    // Returning null drops the record from the stream: it is handed on through `queue`.
-    on_record: (values: string[], context: { lines: number }) => {
-      const line = lineOf(values, context.lines);
-      lastGoodLine = line;
-      headerLength ??= values.length;
-      queue.push({ kind: 'record', line, values });
-      return null;
-    },
   });
+  // The parser's own engine, fed directly: csv-parse's Transform stream around it would queue each record
+  // through the stream, and an `on_record` hook would copy its counters into a new object for every record.
+  // Its live `info.lines` is what that copy held when a record is pushed.
+  const engine = (parser as unknown as { api?: CsvEngine }).api;
+  if (engine === undefined) throw new Error('csv-parse: no parser engine (api) on the Parser; check its version');
+  const push = (values: string[]): void => {
+    const line = lineOf(values, engine.info.lines);
+    lastGoodLine = line;
+    headerLength ??= values.length;
+    queue.push({ kind: 'record', line, values });
+  };
+  const close = (): void => undefined;
   parser.on('skip', (error: CsvError & { record?: string[]; lines?: number }) => {
     const code = RECORD_LEVEL[error.code];
     if (code !== undefined && error.record !== undefined) {
@@ -107,28 +130,30 @@ export async function* readCsvRecords(file: string, options: CsvReadOptions): As
     }
     fatal ??= fileError(file, error, lastGoodLine, maxRecordBytes);
   });
-  const ended = new Promise<void>((resolve, reject) => {
-    parser.on('end', resolve);
-    parser.on('error', reject);
-  });
-  parser.resume();
+  const fail = (error: unknown): FileRefusedError =>
+    fatal ?? fileError(file, error as CsvError, lastGoodLine, maxRecordBytes);
 
   try {
     for await (const bytes of utf8Chunks(file, options)) {
-      parser.write(bytes);
+      const error = engine.parse(bytes, false, push, close);
+      if (error !== undefined) throw fail(error);
       if (fatal !== undefined) throw fatal;
-      while (queue.length > 0) yield queue.shift()!;
+      if (queue.length > 0) {
+        yield queue;
+        queue = [];
+      }
     }
-    parser.end();
-    await ended;
+    const error = engine.parse(undefined, true, push, close);
+    if (error !== undefined) throw fail(error);
     if (fatal !== undefined) throw fatal;
-    while (queue.length > 0) yield queue.shift()!;
+    if (queue.length > 0) yield queue;
   } finally {
     parser.destroy();
   }
 }
 
-function recordMessage(code: CsvBadRecord['code'], got: number, expected: number | undefined): string {
+/** The message of a record csv-parse (or readPlainCsvBatches) could read but not accept. */
+export function recordMessage(code: CsvBadRecord['code'], got: number, expected: number | undefined): string {
   if (code === 'CSV_FIELD_COUNT') {
     return (
       `this row has ${got} field${got === 1 ? '' : 's'}` +

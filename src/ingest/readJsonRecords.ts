@@ -33,6 +33,7 @@ type State = 'start' | 'firstValue' | 'value' | 'inValue' | 'afterValue' | 'done
  * is then parsed on its own with JSON.parse. A broken structure (no array, a missing comma,
  * a truncated file) refuses the file; a malformed element only spoils itself.
  */
+// eslint-disable-next-line max-lines-per-function -- the scanner keeps its state in locals of one per-character loop; every split would cost per character (bench/ validate)
 export async function* readJsonArray(
   file: string,
   options: JsonReadOptions = {},
@@ -155,17 +156,17 @@ export async function* readNdjson(
   let parts: string[] = [];
   let size = 0;
   let skipLf = false;
+  const record = (): JsonRecord | JsonOversize | undefined => {
+    if (size > max) return { kind: 'oversize', line };
+    const text = parts.join('');
+    return size > 0 && text.trim() !== '' ? { kind: 'element', line, text } : undefined;
+  };
   const take = (): JsonRecord | JsonOversize | undefined => {
-    const record: JsonRecord | JsonOversize | undefined =
-      size > max
-        ? { kind: 'oversize', line }
-        : size > 0 && parts.join('').trim() !== ''
-          ? { kind: 'element', line, text: parts.join('') }
-          : undefined;
+    const taken = record();
     parts = [];
     size = 0;
     line++;
-    return record;
+    return taken;
   };
   for await (const text of decodeFile(file, options)) {
     const out: (JsonRecord | JsonOversize)[] = [];
@@ -198,4 +199,15 @@ export async function* readNdjson(
     size += piece.length;
     if (size <= max) parts.push(piece);
   }
+}
+
+/** A broken element's message (JSON_SYNTAX): what JSON.parse said, and where its text went. */
+/** What a JSON value is, for a message: `an array`, `null`, `string`, `number`... */
+export function jsonKind(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  return value === null ? 'null' : typeof value;
+}
+
+export function syntaxMessage(error: unknown): string {
+  return `this element is not valid JSON (${(error as Error).message}); the rejects file keeps it as written, in its first column.`;
 }

@@ -1,5 +1,5 @@
 import { FileRefusedError, UsageError } from '../errors.js';
-import { ROW_ERROR_CODES } from './rowErrorCodes.js';
+import { meaningOf } from '../errorCodes.js';
 import type { RecordItem, RowError } from './types.js';
 import { ValidationSummary, type ErrorKind } from './validationSummary.js';
 
@@ -23,40 +23,49 @@ export function parseMaxRejected(value: string): number {
 
 /**
  * `options` with `maxRejectedPercent` set (the default when absent), so the source judges its first
- * read (FirstRowsJudge) the way limitRejections judges its items.
+ * read (FirstRowsJudge) the way limitRejectionBatches judges its records.
  */
 export function withRejectionLimit<O extends { maxRejectedPercent?: number }>(options: O): O {
   return { ...options, maxRejectedPercent: options.maxRejectedPercent ?? DEFAULT_MAX_REJECTED_PERCENT };
 }
 
 /**
- * Passes `items` on unchanged, but holds back the first `sampleRows` rows' worth of records and
- * judges them first: when more than `maxPercent` of those rows are rejected, throws
- * FileRefusedError TOO_MANY_REJECTED (exit 3) naming the top error kinds, before the caller has
- * queued or written anything. Files with fewer rows are never judged: their rejects are few, and
- * the summary already lists them. Holding back ~10,000 rows costs a few MB; the judgement is on
- * rows as items come out (bucket order, not strictly file order).
+ * Passes batches of records (RecordSource.batches()) on unchanged, but holds back the first
+ * `sampleRows` rows' worth of records (with `holdValid: false` only the rejected ones) and judges
+ * them first: when more than `maxPercent` of those rows are rejected, throws FileRefusedError
+ * TOO_MANY_REJECTED (exit 3) naming the top error kinds, before the caller has queued or written anything. Files with fewer rows are never judged: their rejects are
+ * few, and the summary already lists them. Holding back ~10,000 rows costs a few MB; the judgement is
+ * on rows as records come out (the order of groups closing or of buckets, not strictly file order).
  */
-export async function* limitRejections<T extends RecordItem<unknown>>(
-  items: AsyncIterable<T>,
+export async function* limitRejectionBatches<T extends RecordItem<unknown>>(
+  batches: AsyncIterable<T[]>,
   file: string,
   maxPercent = DEFAULT_MAX_REJECTED_PERCENT,
-  sampleRows = REJECTION_SAMPLE_ROWS,
-): AsyncGenerator<T> {
+  options: { sampleRows?: number; holdValid?: boolean } = {},
+): AsyncGenerator<T[]> {
   if (maxPercent >= 100) {
-    yield* items;
+    yield* batches;
     return;
   }
-  const held: T[] = [];
+  const sampleRows = options.sampleRows ?? REJECTION_SAMPLE_ROWS;
+  // validate writes nothing for a valid record (it only counts it): only the rejected ones need holding back.
+  const holdValid = options.holdValid ?? true;
+  const held: T[][] = [];
   const sample = new ValidationSummary(3);
   let judged = false;
-  for await (const item of items) {
+  for await (const batch of batches) {
     if (judged) {
-      yield item;
+      yield batch;
       continue;
     }
-    held.push(item);
-    sample.add(item);
+    // Exactly the first records that reach sampleRows rows are judged, wherever a batch ends.
+    for (let i = 0; i < batch.length && sample.rows < sampleRows; i++) sample.add(batch[i]!);
+    if (holdValid) held.push(batch);
+    else {
+      const valid = batch.filter((item) => item.kind === 'valid');
+      if (valid.length > 0) yield valid;
+      if (valid.length < batch.length) held.push(batch.filter((item) => item.kind !== 'valid'));
+    }
     if (sample.rows < sampleRows) continue;
     judge({ rows: sample.rows, rejectedRows: sample.rejectedRows, kinds: sample.errorKinds(3) }, file, maxPercent);
     judged = true;
@@ -72,7 +81,7 @@ export async function* limitRejections<T extends RecordItem<unknown>>(
  * whatever the rest of its order holds, so when more than `maxPercent` of the first `sampleRows`
  * rows are certainly rejected the file is refused there, after ~10,000 rows, instead of after
  * reading and spilling all of it. Rows rejected only through their order (another line of the
- * order is wrong, recipients differ) are counted later, by limitRejections on the items.
+ * order is wrong, recipients differ) are counted later, by limitRejectionBatches on the records.
  */
 export class FirstRowsJudge {
   #rows = 0;
@@ -102,7 +111,7 @@ export class FirstRowsJudge {
           code: error.code,
           ...(error.column === undefined ? {} : { column: error.column }),
           count: 1,
-          description: (ROW_ERROR_CODES as Record<string, string>)[error.code] ?? error.code,
+          description: meaningOf(error.code) ?? error.code,
         });
     }
     if (this.#rows < this.sampleRows) return;

@@ -1,22 +1,25 @@
 import { outputPath } from './outputPath.js';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
-import { atomicOutput, type AtomicOutput } from './atomicOutput.js';
+import { openAtomicFile, type AtomicFile } from '../files/atomicFile.js';
 import { stringify } from 'csv-stringify/sync';
 import { neutralizeCell } from './csvCells.js';
-import { outputFileError, type BulkorderError } from '../errors.js';
 import { REJECT_COLUMNS } from './orderFields.js';
+import { csvPreamble, DEFAULT_DIALECT, encodeCsv, type CsvDialect } from './csvDialect.js';
 import type { RejectedRecord } from './types.js';
 
 /** Options for a RejectsWriter. */
 export interface RejectsWriterOptions {
-  /** Cell delimiter; default `,`. Pass the input's (source.delimiter) so Excel opens it like the input. */
-  delimiter?: string;
+  /**
+   * Delimiter, encoding and BOM; default `,` UTF-8 with BOM. Pass the input's (inputDialect, with the
+   * operator's BULKORDER_OUTPUT_* through outputDialect) so the file opens like the input did.
+   */
+  dialect?: CsvDialect;
 }
 
 /**
  * Writes `<name>.rejects.csv`: the original columns of every rejected row, then `reject_line`,
- * `reject_codes` and `reject_reasons`. UTF-8 with BOM and CRLF so Excel opens it correctly;
+ * `reject_codes` and `reject_reasons`. In the input's dialect (a `;` file with a BOM gets `;` and a
+ * BOM; windows-1252 stays windows-1252) and with CRLF, so the spreadsheet that made it opens it;
  * cells that start with = + - @ tab or CR get a leading apostrophe so a spreadsheet does not run
  * them as formulas (ingest strips that apostrophe again). Fixed rows can be imported again as
  * they are: the reject_* columns are ignored on import.
@@ -32,17 +35,14 @@ export class RejectsWriter {
   /** Rejected orders (or lone records) written so far. */
   ordersWritten = 0;
   private readonly columns: readonly string[];
-  private readonly delimiter: string;
-  private output: AtomicOutput | undefined;
-  private stream: WriteStream | undefined;
-  /** Rejects with `error` once the stream fails; every wait races it. */
-  private failed: Promise<never> | undefined;
-  private error: BulkorderError | undefined;
+  private readonly dialect: CsvDialect;
+  /** The file, once the first rejected row opened it (through src/files/: atomic, a full disk is exit 5). */
+  private output: AtomicFile | undefined;
   private closed = false;
 
   constructor(path: string, columns: readonly string[], options: RejectsWriterOptions = {}) {
     this.path = path;
-    this.delimiter = options.delimiter ?? ',';
+    this.dialect = options.dialect ?? { ...DEFAULT_DIALECT };
     // A fixed rejects file imported again may be rejected again: never repeat our own columns.
     const reserved = new Set<string>(REJECT_COLUMNS);
     this.columns = columns.filter((column) => !reserved.has(column));
@@ -56,26 +56,14 @@ export class RejectsWriter {
   /** Appends every row of one rejected order, each with the errors of its own line. */
   async write(order: RejectedRecord): Promise<void> {
     if (this.closed) throw new Error('RejectsWriter is closed');
-    if (this.stream === undefined) {
+    if (this.output === undefined) {
       // Opened at the first rejected row only: a file without rejects never touches the folder. A
       // device or pipe (/dev/stdout) is written directly: renaming onto it would replace it.
-      this.output = await atomicOutput(this.path);
-      const stream = createWriteStream(this.output.writePath, { encoding: 'utf8' });
-      this.stream = stream;
-      this.failed = new Promise<never>((_, reject) => {
-        // A read-only folder or a full disk: an 'error' without a listener would end the process with a stack trace.
-        stream.once('error', (error) => {
-          this.error = outputFileError(
-            'REJECTS_WRITE_FAILED',
-            this.path,
-            error,
-            'Orders of this file before the failure may be queued; run the same import again once it can be written (what was queued is not sent twice).',
-          );
-          reject(this.error);
-        });
+      this.output = await openAtomicFile(this.path, {
+        code: 'REJECTS_WRITE_FAILED',
+        then: 'Orders of this file before the failure may be queued; run the same import again once it can be written (what was queued is not sent twice).',
       });
-      this.failed.catch(() => undefined);
-      await this.put('\uFEFF' + this.format([...this.columns, ...REJECT_COLUMNS]));
+      await this.put(csvPreamble(this.dialect) + this.format([...this.columns, ...REJECT_COLUMNS]));
     }
     const badLines = [...new Set(order.errors.map((e) => e.line))];
     for (const [i, row] of order.rows.entries()) {
@@ -104,38 +92,30 @@ export class RejectsWriter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.stream === undefined) {
+    if (this.output === undefined) {
       await removeIfOurs(this.path);
       return;
     }
-    const stream = this.stream;
-    try {
-      await Promise.race([new Promise<void>((resolve) => stream.end(() => resolve())), this.failed]);
-      if (this.error !== undefined) throw this.error;
-      await this.output?.commit();
-    } catch (error) {
-      await this.output?.discard();
-      throw this.error ?? error;
-    }
+    await this.output.commit();
   }
 
   /** Drops the partial file without replacing the real one (for a run that failed). */
   async abort(): Promise<void> {
     this.closed = true;
-    this.stream?.destroy();
-    await this.output?.discard();
+    await this.output?.abort();
   }
 
   private format(cells: readonly string[]): string {
     // csv-stringify quotes a value with a lone LF only if told to, when records end with CRLF.
-    return stringify([cells], { delimiter: this.delimiter, record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+    return stringify([cells], {
+      delimiter: this.dialect.delimiter,
+      record_delimiter: 'windows',
+      quoted_match: /[\r\n]/,
+    });
   }
 
   private async put(text: string): Promise<void> {
-    if (this.error !== undefined) throw this.error;
-    const stream = this.stream!;
-    if (!stream.write(text))
-      await Promise.race([new Promise<void>((resolve) => stream.once('drain', resolve)), this.failed]);
+    await this.output!.write(encodeCsv(text, this.dialect));
   }
 }
 

@@ -154,12 +154,17 @@ export function resolveColumns(
   return { columns: [...headers], fieldIndex, ignored, warnings, ...(rejectsFile ? { rejectsFile } : {}) };
 }
 
+/** True for a column of our own error columns (reject_*): never a field, never "ignored". */
+export function isErrorColumn(name: string): boolean {
+  return RESERVED.has(normalizeHeader(name));
+}
+
 /**
  * For each missing field, an unmatched header that plausibly means it (edit distance at most
  * half the length, or one name containing the other); each header is suggested once, best
  * pairs first. Far-fetched pairs are left out: a wrong hint costs more than none.
  */
-function suggestHeaders(
+export function suggestHeaders(
   missing: readonly string[],
   headers: readonly string[],
   schema: ColumnSchema,
@@ -170,12 +175,7 @@ function suggestHeaders(
     for (const header of headers) {
       const candidate = normalizeHeader(header);
       if (candidate.length < 2) continue;
-      const contains = target.includes(candidate) || candidate.includes(target);
-      const score = (schema.synonyms[field] ?? []).includes(candidate)
-        ? 0
-        : contains
-          ? 0.3
-          : editDistance(target, candidate) / Math.max(target.length, candidate.length);
+      const score = (schema.synonyms[field] ?? []).includes(candidate) ? 0 : likeness(target, candidate);
       if (score <= 0.42) pairs.push({ field, header, score });
     }
   }
@@ -201,4 +201,10 @@ function editDistance(a: string, b: string): number {
     previous = current;
   }
   return previous[b.length] ?? 0;
+}
+
+/** 0.3 when one name contains the other, else their edit distance relative to the longer one. */
+function likeness(target: string, candidate: string): number {
+  if (target.includes(candidate) || candidate.includes(target)) return 0.3;
+  return editDistance(target, candidate) / Math.max(target.length, candidate.length);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isLanguageCode } from '../reference/isoCodes.js';
-import type { RowErrorCode } from './rowErrorCodes.js';
+import type { RowErrorCode } from '../errorCodes.js';
 
 /**
  * Field checks every record kind shares (orders and employee accounts), so the same mistake

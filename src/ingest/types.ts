@@ -3,6 +3,7 @@
  * `import` command can put a ValidOrder's payload straight into a BullMQ job.
  */
 
+import type { RowErrorCode } from '../errorCodes.js';
 import type { OrderPayload } from './orderFields.js';
 
 /** One order as POST /orders takes it; derived from the field table (orderFields.ts). */
@@ -16,8 +17,8 @@ export interface RowError {
   column?: string;
   /** The offending value as written, masked when it is personal data (see maskValue). */
   value?: string;
-  /** Stable machine code, e.g. `PHONE_INVALID`; see ROW_ERROR_CODES. */
-  code: string;
+  /** Stable machine code, e.g. `PHONE_INVALID`: a row's code of the catalogue (src/errorCodes.ts). */
+  code: RowErrorCode;
   /** A sentence a person can act on. Never contains unmasked personal data. */
   message: string;
 }

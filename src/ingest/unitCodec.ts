@@ -213,12 +213,9 @@ export function decodeUnit(text: string, groupKey?: string, cells?: CellLayout):
     return row;
   });
   const first = decodedRows[0];
-  const group =
-    unitKind === 'ref'
-      ? `r|${first?.identity.businessCustomerId ?? ''}|${orderRef ?? ''}`
-      : unitKind === 'hash'
-        ? `h|${hash ?? ''}`
-        : `s|${first?.line ?? 0}`;
+  let group = `s|${first?.line ?? 0}`;
+  if (unitKind === 'ref') group = `r|${first?.identity.businessCustomerId ?? ''}|${orderRef ?? ''}`;
+  else if (unitKind === 'hash') group = `h|${hash ?? ''}`;
   return {
     kind: unitKind,
     group,

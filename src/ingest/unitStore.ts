@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { GroupCutter, type GroupLimit } from './groupLimit.js';
 import { createSpillDir, removeSpillDir } from './spillDir.js';
 import { SpillWriter } from './spillWriter.js';
+import { writeFailure, type WriteFailure } from '../files/writeFailure.js';
 
 /** What the store needs of a first-pass unit: its group key and rows. Units of one group are assembled together. */
 export interface GroupedUnit {
@@ -95,17 +96,16 @@ export interface UnitStoreOptions<U> {
  */
 const READ_AHEAD_CHARS = 2 * 1024 * 1024;
 
+/** What a spill file that cannot be written means: the temp folder (TMPDIR) is full; nothing was queued yet. */
+const SPILL_FAILURE: WriteFailure = {
+  code: 'SPILL_WRITE_FAILED',
+  then: 'A large file is sorted through temporary spill files in the temp folder (TMPDIR): free space there or point TMPDIR at a bigger folder, and run the same command again. Nothing of this file was queued.',
+};
+
 /** A store in memory (bucketCount 1) or spilling to temp files. */
 export async function createUnitStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): Promise<UnitStore<U>> {
   if (options.bucketCount <= 1) return memoryStore<U>(options.codec, options.limit);
-  return spillStore(
-    options.codec,
-    options.bucketCount,
-    options.tmpDir ?? tmpdir(),
-    options.flushBytes ?? 4 * 1024,
-    options.limit,
-    options.maxOpenFiles,
-  );
+  return spillStore(options);
 }
 
 function memoryStore<U extends GroupedUnit>(codec: UnitCodec<U>, limit: GroupLimit<U> | undefined): UnitStore<U> {
@@ -154,32 +154,47 @@ function readPrefix(line: string): { rows: number; group: string; rest: number }
   return { rows: Number(line.slice(0, tab1)), group: line.slice(tab2 + 1, tab2 + 1 + length), rest: tab2 + 1 + length };
 }
 
-async function spillStore<U extends GroupedUnit>(
-  codec: UnitCodec<U>,
-  count: number,
-  parent: string,
-  flushBytes: number,
-  limit: GroupLimit<U> | undefined,
-  maxOpenFiles: number | undefined,
-): Promise<UnitStore<U>> {
-  const dir = createSpillDir(parent);
+async function spillStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): Promise<UnitStore<U>> {
+  const { codec, bucketCount: count, limit, maxOpenFiles } = options;
+  const flushBytes = options.flushBytes ?? 4 * 1024;
+  const parent = options.tmpDir ?? tmpdir();
+  let dir: string;
+  try {
+    dir = createSpillDir(parent);
+  } catch (error) {
+    throw writeFailure(parent, error, SPILL_FAILURE);
+  }
   const path = (bucket: number): string => join(dir, `bucket-${bucket}.ndjson`);
   const writer = new SpillWriter({ count, path, flushBytes, ...(maxOpenFiles === undefined ? {} : { maxOpenFiles }) });
+  // The writer throws the file system's own error; the person reads it with the folder and what to do.
+  const spilled = (error: unknown): never => {
+    throw writeFailure(dir, error, SPILL_FAILURE);
+  };
 
   return {
     add: async (unit) => {
       const line = spillLine(unit.group, unit.rows.length, codec.encode(unit));
-      const wait = writer.append(bucketOf(unit.group, count), line);
-      if (wait !== undefined) await wait;
+      let wait: Promise<void> | undefined;
+      try {
+        wait = writer.append(bucketOf(unit.group, count), line);
+      } catch (error) {
+        spilled(error);
+      }
+      if (wait !== undefined) await wait.catch(spilled);
     },
     addEncoded: async (encoded) => {
       for (let i = 0; i < encoded.lines.length; i++) {
-        const wait = writer.append(encoded.buckets[i]!, encoded.lines[i]!);
-        if (wait !== undefined) await wait;
+        let wait: Promise<void> | undefined;
+        try {
+          wait = writer.append(encoded.buckets[i]!, encoded.lines[i]!);
+        } catch (error) {
+          spilled(error);
+        }
+        if (wait !== undefined) await wait.catch(spilled);
       }
     },
     buckets: async function* () {
-      await writer.finish();
+      await writer.finish().catch(spilled);
       const filled = writer.written.flatMap((chars, bucket) => (chars > 0 ? [bucket] : []));
       // Read-ahead: the next bucket's file is read while this one is decoded and assembled.
       // A bucket too big to hold as text (an oversized group) is streamed instead, as it comes.

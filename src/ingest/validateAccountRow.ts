@@ -1,6 +1,6 @@
 import { isNeutralizedCell } from './csvCells.js';
 import { maskValue } from './maskValue.js';
-import type { RowErrorCode } from './rowErrorCodes.js';
+import type { RowErrorCode } from '../errorCodes.js';
 import { emailProblem, languageCode, textProblem } from './textChecks.js';
 import type { RowError } from './types.js';
 import type { AccountField, AccountPayload } from './accountColumns.js';
@@ -110,12 +110,9 @@ function company(
     return lower;
   }
   const bare = lower.replace(/^\{(.*)\}$/, '$1');
-  const hint =
-    bare !== lower && UUID.test(bare)
-      ? ' Leave out the braces.'
-      : /^[0-9a-f]{32}$/.test(lower)
-        ? ' Write it with dashes (8-4-4-4-12).'
-        : ' Ask the service operator for your company id.';
+  let hint = ' Ask the service operator for your company id.';
+  if (bare !== lower && UUID.test(bare)) hint = ' Leave out the braces.';
+  else if (/^[0-9a-f]{32}$/.test(lower)) hint = ' Write it with dashes (8-4-4-4-12).';
   fail('companyId', raw, 'COMPANY_ID_INVALID', `is not a UUID like 3f2b8c1e-6d4a-4b7e-9f10-2a5c7d8e9b01.${hint}`);
   return undefined;
 }

@@ -1,10 +1,12 @@
 import type { RowError } from './types.js';
 import { ExitCode } from '../errors.js';
 import type { IngestOptions, RecordSource } from './openRecordSource.js';
-import { refuseNul, scanFile } from './scanFile.js';
-import { limitRejections, withRejectionLimit } from './rejectionLimit.js';
+import { refuseNul } from './scanFile.js';
+import { limitRejectionBatches, withRejectionLimit } from './rejectionLimit.js';
 import { RejectsWriter } from './rejectsWriter.js';
 import { ValidationSummary } from './validationSummary.js';
+import { inputDialect, outputDialect } from './csvDialect.js';
+import type { CsvOutputSettings } from '../config.js';
 
 /** Options of a dry run: how to read the file, and where rejects go. */
 export interface ValidateOptions extends IngestOptions {
@@ -12,6 +14,8 @@ export interface ValidateOptions extends IngestOptions {
   onError?: (error: RowError) => void;
   /** Rejects file; default `<name>.rejects.csv` beside the input. */
   out?: string;
+  /** How the rejects file departs from the input's dialect (BULKORDER_OUTPUT_*); default: the input's. */
+  output?: CsvOutputSettings;
 }
 
 /** The outcome of a dry run. */
@@ -42,19 +46,22 @@ export async function validateFile(
   kind: ValidateKind,
 ): Promise<ValidateResult> {
   const source = await kind.openSource(file, withRejectionLimit(options)); // a mostly wrong file stops early
-  refuseNul(file, await scanFile(file)); // as import does: a NUL anywhere refuses the whole file
+  refuseNul(file, await source.scan()); // as import does: a NUL anywhere refuses the whole file
   const summary = new ValidationSummary(10, kind.noun);
   const rejects = new RejectsWriter(options.out ?? RejectsWriter.defaultPath(file), source.columns, {
-    delimiter: source.delimiter,
+    dialect: outputDialect(inputDialect(source), options.output),
   });
   try {
     // A mostly wrong file is refused (TOO_MANY_REJECTED) before its rejects are written.
-    for await (const item of limitRejections(source.items(), file, options.maxRejectedPercent)) {
-      summary.add(item);
-      if (item.kind === 'rejected') {
-        await rejects.write(item);
-        for (const error of item.errors)
-          options.onError?.({ ...error, message: `${item.file}:${error.line}: ${error.message}` });
+    const judged = limitRejectionBatches(source.batches(), file, options.maxRejectedPercent, { holdValid: false });
+    for await (const batch of judged) {
+      for (const item of batch) {
+        summary.add(item);
+        if (item.kind === 'rejected') {
+          await rejects.write(item);
+          for (const error of item.errors)
+            options.onError?.({ ...error, message: `${item.file}:${error.line}: ${error.message}` });
+        }
       }
     }
   } catch (error) {

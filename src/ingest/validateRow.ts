@@ -12,7 +12,7 @@ import {
   type OrderField,
   type RecipientField,
 } from './orderFields.js';
-import type { RowErrorCode } from './rowErrorCodes.js';
+import type { RowErrorCode } from '../errorCodes.js';
 import { rowNote } from './rowNotes.js';
 import type { RowError } from './types.js';
 
@@ -48,20 +48,63 @@ export interface CheckedRow {
  * `rules.strictPhone`).
  */
 export function validateRow(line: number, text: RowText, rules: RowRules = {}): CheckedRow {
-  const errors: RowError[] = [];
-  const notes: string[] = [];
-  const fail = (field: OrderField, raw: string, code: RowErrorCode, message: string): void => {
+  const row = new RowCheck(line, text, rules);
+  // One pass in table order, so errors and notes come out in field order. A country checked
+  // earlier in the row serves the phone number's example.
+  const raws: Partial<Record<OrderField, string>> = {};
+  const values: Partial<Record<OrderField, string | number>> = {};
+  for (const spec of ORDER_FIELD_TABLE) {
+    const { name: field, rule } = spec;
+    if ('optional' in spec && text[field] === undefined) continue; // no column (without orderRef: rows are not grouped)
+    const raw = row.read(field);
+    raws[field] = raw;
+    const value = row.check(field, rule, raw);
+    if (rule === 'country') row.country = value === undefined ? undefined : String(value);
+    if (value !== undefined) values[field] = value;
+  }
+
+  // Recipient values to compare between rows: normalised when valid, else as written.
+  const recipient: Record<RecipientField, string> = recipientFields((field) => {
+    const value = values[field];
+    return value === undefined ? (raws[field] ?? '') : String(value);
+  });
+  const orderRef = raws.orderRef;
+  // The normalised id when valid, so "001001" groups with "1001".
+  const bcid =
+    values.businessCustomerId === undefined ? (raws.businessCustomerId ?? '') : String(values.businessCustomerId);
+  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: bcid };
+  const { errors, notes } = row;
+  if (errors.length > 0) return { line, errors, notes, recipient, identity };
+  return { line, errors, notes, recipient, identity, value: normalizedRow(values) };
+}
+
+/** One row's checks: the problems and notes they find, by field. */
+class RowCheck {
+  readonly errors: RowError[] = [];
+  readonly notes: string[] = [];
+  /** The row's country once checked, for the phone number's example. */
+  country: string | undefined;
+
+  constructor(
+    readonly line: number,
+    private readonly text: RowText,
+    private readonly rules: RowRules,
+  ) {}
+
+  fail(field: OrderField, raw: string, code: RowErrorCode, message: string): void {
     const shown = maskValue(field, raw);
-    errors.push({
-      line,
+    this.errors.push({
+      line: this.line,
       column: field,
       value: shown,
       code,
       message: `${field}${raw === '' ? '' : ` '${shown}'`} ${message}`,
     });
-  };
-  const read = (field: OrderField): string => {
-    const written = text[field] ?? '';
+  }
+
+  read(field: OrderField): string {
+    const { line, notes } = this;
+    const written = this.text[field] ?? '';
     let value = written.trim();
     if (value !== written) notes.push(rowNote(line, field, 'TRIMMED', 'spaces around the value removed'));
     if (isNeutralizedCell(value)) {
@@ -75,47 +118,72 @@ export function validateRow(line: number, text: RowText, rules: RowRules = {}): 
       notes.push(rowNote(line, field, 'EXCEL_TEXT_UNWRAPPED', `="..." read as the text inside`));
     }
     return value;
-  };
+  }
 
-  const integer = (field: OrderField, written: string, rule: FieldRule): number | undefined => {
+  check(field: OrderField, rule: FieldRule, raw: string): string | number | undefined {
+    switch (rule) {
+      case 'reference':
+        this.reference(field, raw);
+        return raw;
+      case 'integer':
+      case 'houseNumber':
+        return this.integer(field, raw, rule);
+      case 'text': {
+        const joined = this.joinLineBreaks(field, raw);
+        const problem = textProblem(joined);
+        if (problem !== undefined) this.fail(field, joined, problem.code, problem.message);
+        return joined;
+      }
+      case 'country':
+        return this.code(field, raw, 'upper');
+      case 'language':
+        return this.code(field, raw, 'lower');
+      case 'email': {
+        const problem = emailProblem(raw);
+        if (problem !== undefined) this.fail(field, raw, problem.code, problem.message);
+        return raw;
+      }
+      case 'phone':
+        return this.phone(field, raw);
+    }
+  }
+
+  private reference(field: OrderField, raw: string): void {
+    if (raw === '') {
+      this.fail(
+        field,
+        '',
+        'ORDER_REF_MISSING',
+        'is empty. This file groups rows into orders by orderRef, so every row needs one (or leave the column out: then each row is one order).',
+      );
+    } else if (/[\u0000-\u001f\u007f]/.test(raw))
+      this.fail(field, raw, 'CONTROL_CHARACTER', 'contains a control character.');
+  }
+
+  private integer(field: OrderField, written: string, rule: FieldRule): number | undefined {
     let raw = written;
     if (/^0+[1-9]\d*$/.test(raw)) {
       // A spreadsheet's zero padding (00079): the number is plain, only its writing is not.
       raw = raw.replace(/^0+/, '');
-      notes.push(rowNote(line, field, 'LEADING_ZEROS', `'${written}' read as ${raw}`));
+      this.notes.push(rowNote(this.line, field, 'LEADING_ZEROS', `'${written}' read as ${raw}`));
     }
     const problem = integerProblem(raw);
     if (problem === undefined) return Number(raw);
     if (rule === 'houseNumber' && problem.code === 'INTEGER_INVALID' && /^\d+\s*[-/]?\s*[\p{L}\d]/u.test(raw)) {
-      fail(
+      this.fail(
         field,
         raw,
         'STREET_NUMBER_ADDITION',
         'has an addition: the API takes the street number as an integer, so a house number like 12a, 12-2 or 12 bis cannot be sent as written. Check with the recipient or the service operator how to address it.',
       );
-    } else fail(field, raw, problem.code, problem.message);
+    } else this.fail(field, raw, problem.code, problem.message);
     return undefined;
-  };
-
-  // One pass in table order, so errors and notes come out in field order. A country checked
-  // earlier in the row serves the phone number's example.
-  const raws: Partial<Record<OrderField, string>> = {};
-  const values: Partial<Record<OrderField, string | number>> = {};
-  let country: string | undefined;
-  for (const spec of ORDER_FIELD_TABLE) {
-    const { name: field, rule } = spec;
-    if ('optional' in spec && text[field] === undefined) continue; // no column (without orderRef: rows are not grouped)
-    const raw = read(field);
-    raws[field] = raw;
-    const value = check(field, rule, raw);
-    if (rule === 'country') country = value === undefined ? undefined : String(value);
-    if (value !== undefined) values[field] = value;
   }
 
   // Address line 2 in a quoted cell ("Rue de la Paix\nBâtiment B"), as many shops export it.
-  function joinLineBreaks(field: OrderField, raw: string): string {
+  private joinLineBreaks(field: OrderField, raw: string): string {
     if (!/[\r\n]/.test(raw)) return raw;
-    notes.push(rowNote(line, field, 'LINE_BREAKS_JOINED', 'line breaks inside the text joined with ", "'));
+    this.notes.push(rowNote(this.line, field, 'LINE_BREAKS_JOINED', 'line breaks inside the text joined with ", "'));
     return raw
       .split(/\r\n|\r|\n/)
       .map((part) => part.trim().replace(/,$/, '').trim())
@@ -123,57 +191,97 @@ export function validateRow(line: number, text: RowText, rules: RowRules = {}): 
       .join(', ');
   }
 
-  function check(field: OrderField, rule: FieldRule, raw: string): string | number | undefined {
-    switch (rule) {
-      case 'reference':
-        if (raw === '') {
-          fail(
-            field,
-            '',
-            'ORDER_REF_MISSING',
-            'is empty. This file groups rows into orders by orderRef, so every row needs one (or leave the column out: then each row is one order).',
-          );
-        } else if (/[\u0000-\u001f\u007f]/.test(raw))
-          fail(field, raw, 'CONTROL_CHARACTER', 'contains a control character.');
-        return raw;
-      case 'integer':
-      case 'houseNumber':
-        return integer(field, raw, rule);
-      case 'text': {
-        const joined = joinLineBreaks(field, raw);
-        const problem = textProblem(joined);
-        if (problem !== undefined) fail(field, joined, problem.code, problem.message);
-        return joined;
-      }
-      case 'country':
-        return code(field, raw, 'upper', line, fail, notes);
-      case 'language':
-        return code(field, raw, 'lower', line, fail, notes);
-      case 'email': {
-        const problem = emailProblem(raw);
-        if (problem !== undefined) fail(field, raw, problem.code, problem.message);
-        return raw;
-      }
-      case 'phone':
-        return phone(field, raw, country, line, fail, notes, rules);
+  private code(field: OrderField, raw: string, cased: 'upper' | 'lower'): string | undefined {
+    const { line, notes } = this;
+    const fail = this.fail.bind(this);
+    if (cased === 'lower') {
+      const checked = languageCode(raw);
+      if ('problem' in checked) fail(field, raw, checked.problem.code, checked.problem.message);
+      else if (checked.value !== raw) notes.push(`line ${line}: ${field} '${raw}' -> '${checked.value}'`);
+      return 'value' in checked ? checked.value : undefined;
     }
+    if (raw === '') {
+      fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
+      return undefined;
+    }
+    if (isCountryCode(raw)) return raw;
+    const recased = cased === 'upper' ? raw.toUpperCase() : raw.toLowerCase();
+    if (isCountryCode(recased)) {
+      notes.push(`line ${line}: ${field} '${raw}' -> '${recased}'`);
+      return recased;
+    }
+    let hint = '';
+    if (recased === 'UK') hint = ' The United Kingdom is GB.';
+    else if (recased.length === 3) hint = ' Use the two-letter code (NL, not NLD).';
+    fail(
+      field,
+      raw,
+      'COUNTRY_CODE_INVALID',
+      `is not an ISO 3166-1 two-letter country code such as NL, BE or DE.${hint}`,
+    );
+    return undefined;
   }
 
-  // Recipient values to compare between rows: normalised when valid, else as written.
-  const recipient: Record<RecipientField, string> = recipientFields((field) => {
-    const value = values[field];
-    return value === undefined ? (raws[field] ?? '') : String(value);
-  });
-  const orderRef = raws.orderRef;
-  // The normalised id when valid, so "001001" groups with "1001".
-  const bcid =
-    values.businessCustomerId === undefined ? (raws.businessCustomerId ?? '') : String(values.businessCustomerId);
-  const identity = { ...(orderRef === undefined ? {} : { orderRef }), businessCustomerId: bcid };
-  if (errors.length > 0) return { line, errors, notes, recipient, identity };
-  return { line, errors, notes, recipient, identity, value: normalizedRow(values) };
+  private phone(field: OrderField, raw: string): string | undefined {
+    const { line, notes, rules, country: countryCode } = this;
+    const fail = this.fail.bind(this);
+    if (raw === '') {
+      fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
+      return undefined;
+    }
+    if (raw.startsWith('00')) {
+      fail(field, raw, 'PHONE_NOT_INTERNATIONAL', 'starts with 00; write + instead (e.g. +31 6 ..., not 0031 6 ...).');
+      return undefined;
+    }
+    if (!raw.startsWith('+')) {
+      let example = '';
+      if (countryCode !== undefined) {
+        try {
+          example = ` For ${countryCode}: +${getCountryCallingCode(countryCode as CountryCode)}, dropping the leading 0.`;
+        } catch {
+          // a country without a calling code in the metadata (e.g. AQ): no example
+        }
+      }
+      fail(field, raw, 'PHONE_NOT_INTERNATIONAL', `must be international: + and the country code first.${example}`);
+      return undefined;
+    }
+    // Digits and the usual punctuation only: the library would read letters as a phone keypad.
+    const parsed = /^\+[\d\s()./-]+$/.test(raw) ? parsePhoneNumberFromString(raw) : undefined;
+    // Refuse only what cannot be right: a length or prefix impossible for the country the calling
+    // code names. Numbers newer than the library's metadata are possible but not "valid".
+    if (parsed === undefined || !parsed.isPossible()) {
+      fail(
+        field,
+        raw,
+        'PHONE_INVALID',
+        'cannot be a phone number of the country its calling code names (check the country code and the number of digits).',
+      );
+      return undefined;
+    }
+    if (!parsed.isValid()) {
+      const where = parsed.country ?? `+${parsed.countryCallingCode}`;
+      if (rules.strictPhone === true) {
+        fail(
+          field,
+          raw,
+          'PHONE_UNVERIFIED',
+          `is possible for ${where} but not a number range known to be in use; --strict-phone refuses it. Check it with the recipient, or import without --strict-phone.`,
+        );
+        return undefined;
+      }
+      notes.push(
+        rowNote(
+          line,
+          field,
+          'PHONE_UNVERIFIED',
+          `possible for ${where} but not a number range known to be in use; sent as written, check it if the delivery fails`,
+        ),
+      );
+    }
+    if (parsed.number !== raw) notes.push(`line ${line}: ${field} written as E.164 (spaces and punctuation removed)`);
+    return parsed.number;
+  }
 }
-
-type Fail = (field: OrderField, raw: string, code: RowErrorCode, message: string) => void;
 
 /**
  * Strict integers from text: plain digits, no sign, no leading zero, no exponent, no
@@ -204,104 +312,4 @@ export function integerProblem(raw: string): { code: RowErrorCode; message: stri
   if (/^\d{1,3}([ .,\u00a0]\d{3})+$/.test(raw))
     return { code: 'INTEGER_INVALID', message: 'has digit-group separators; write just the digits.' };
   return { code: 'INTEGER_INVALID', message: 'is not a whole number written in digits.' };
-}
-
-function code(
-  field: OrderField,
-  raw: string,
-  cased: 'upper' | 'lower',
-  line: number,
-  fail: Fail,
-  notes: string[],
-): string | undefined {
-  if (cased === 'lower') {
-    const checked = languageCode(raw);
-    if ('problem' in checked) fail(field, raw, checked.problem.code, checked.problem.message);
-    else if (checked.value !== raw) notes.push(`line ${line}: ${field} '${raw}' -> '${checked.value}'`);
-    return 'value' in checked ? checked.value : undefined;
-  }
-  if (raw === '') {
-    fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
-    return undefined;
-  }
-  if (isCountryCode(raw)) return raw;
-  const recased = cased === 'upper' ? raw.toUpperCase() : raw.toLowerCase();
-  if (isCountryCode(recased)) {
-    notes.push(`line ${line}: ${field} '${raw}' -> '${recased}'`);
-    return recased;
-  }
-  const hint =
-    recased === 'UK'
-      ? ' The United Kingdom is GB.'
-      : recased.length === 3
-        ? ' Use the two-letter code (NL, not NLD).'
-        : '';
-  fail(field, raw, 'COUNTRY_CODE_INVALID', `is not an ISO 3166-1 two-letter country code such as NL, BE or DE.${hint}`);
-  return undefined;
-}
-
-function phone(
-  field: OrderField,
-  raw: string,
-  countryCode: string | undefined,
-  line: number,
-  fail: Fail,
-  notes: string[],
-  rules: RowRules,
-): string | undefined {
-  if (raw === '') {
-    fail(field, raw, 'FIELD_REQUIRED', 'is empty; it is required.');
-    return undefined;
-  }
-  if (raw.startsWith('00')) {
-    fail(field, raw, 'PHONE_NOT_INTERNATIONAL', 'starts with 00; write + instead (e.g. +31 6 ..., not 0031 6 ...).');
-    return undefined;
-  }
-  if (!raw.startsWith('+')) {
-    let example = '';
-    if (countryCode !== undefined) {
-      try {
-        example = ` For ${countryCode}: +${getCountryCallingCode(countryCode as CountryCode)}, dropping the leading 0.`;
-      } catch {
-        // a country without a calling code in the metadata (e.g. AQ): no example
-      }
-    }
-    fail(field, raw, 'PHONE_NOT_INTERNATIONAL', `must be international: + and the country code first.${example}`);
-    return undefined;
-  }
-  // Digits and the usual punctuation only: the library would read letters as a phone keypad.
-  const parsed = /^\+[\d\s()./-]+$/.test(raw) ? parsePhoneNumberFromString(raw) : undefined;
-  // Refuse only what cannot be right: a length or prefix impossible for the country the calling
-  // code names. Numbers newer than the library's metadata are possible but not "valid".
-  if (parsed === undefined || !parsed.isPossible()) {
-    fail(
-      field,
-      raw,
-      'PHONE_INVALID',
-      'cannot be a phone number of the country its calling code names (check the country code and the number of digits).',
-    );
-    return undefined;
-  }
-  if (!parsed.isValid()) {
-    const where = parsed.country ?? `+${parsed.countryCallingCode}`;
-    if (rules.strictPhone === true) {
-      fail(
-        field,
-        raw,
-        'PHONE_UNVERIFIED',
-        `is possible for ${where} but not a number range known to be in use; --strict-phone refuses it. Check it with the recipient, or import without --strict-phone.`,
-      );
-      return undefined;
-    }
-    notes.push(
-      rowNote(
-        line,
-        field,
-        'PHONE_UNVERIFIED',
-        `possible for ${where} but not a number range known to be in use; sent as written, check it if the delivery fails`,
-      ),
-    );
-  }
-  if (parsed.number !== raw) notes.push(`line ${line}: ${field} written as E.164 (spaces and punctuation removed)`);
-  return parsed.number;
 }

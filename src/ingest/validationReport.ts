@@ -1,5 +1,6 @@
 import type { ErrorSink } from './errorSink.js';
 import type { ValidateResult } from './validateFile.js';
+import { exitMeaning } from '../errors.js';
 
 /**
  * What a dry run prints: the summary for a person, or with `json` the machine form (counts,
@@ -19,12 +20,13 @@ export function validationReport(file: string, result: ValidateResult, json: boo
       ignoredColumns: source.ignoredColumns(),
       warnings: source.warnings,
       rejectsFile: rejectsPath ?? null,
-      exitCode: result.exitCode,
     };
-    if (sink === undefined) return JSON.stringify(report, null, 2) + '\n';
+    // Last, as every --json ends: the exit code and what it means.
+    const ending = { exitCode: result.exitCode, exitMeaning: exitMeaning(result.exitCode) };
+    if (sink === undefined) return JSON.stringify({ ...report, ...ending }, null, 2) + '\n';
     // Every error: inside the report, or (many) already streamed as NDJSON lines before this one.
-    if (sink.ndjson) return JSON.stringify({ report: { ...report, errorsStreamed: sink.count } }) + '\n';
-    return JSON.stringify({ ...report, errors: sink.errors() }, null, 2) + '\n';
+    if (sink.ndjson) return JSON.stringify({ report: { ...report, errorsStreamed: sink.count, ...ending } }) + '\n';
+    return JSON.stringify({ ...report, errors: sink.errors(), ...ending }, null, 2) + '\n';
   }
   return summary.formatText({
     file,

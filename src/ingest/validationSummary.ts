@@ -1,5 +1,5 @@
-import { ROW_ERROR_CODES } from './rowErrorCodes.js';
-import { noteCode, ROW_NOTE_CODES } from './rowNotes.js';
+import { meaningOf } from '../errorCodes.js';
+import { noteCode } from './rowNotes.js';
 import type { RecordItem, RowError } from './types.js';
 
 /** One kind of error and how often it occurred. */
@@ -8,13 +8,13 @@ export interface ErrorKind {
   /** The field, when the error is about one. */
   column?: string;
   count: number;
-  /** What the code means (ROW_ERROR_CODES). */
+  /** What the code means (the catalogue, src/errorCodes.ts). */
   description: string;
 }
 
 /** One kind of note (a normalisation, or something to check) and how often it occurred. */
 export interface NoteKind {
-  /** A ROW_NOTE_CODES code, or `other` for uncoded notes (recasing, E.164 spacing, apostrophes). */
+  /** A note's code (NoteCode), or `other` for uncoded notes (recasing, E.164 spacing, apostrophes). */
   code: string;
   count: number;
   description: string;
@@ -95,7 +95,7 @@ export class ValidationSummary {
       const kind = this.kinds.get(id);
       if (kind !== undefined) kind.count++;
       else {
-        const description = (ROW_ERROR_CODES as Record<string, string>)[error.code] ?? error.code;
+        const description = meaningOf(error.code) ?? error.code;
         this.kinds.set(id, {
           code: error.code,
           ...(error.column === undefined ? {} : { column: error.column }),
@@ -116,8 +116,7 @@ export class ValidationSummary {
   /** Note kinds, PHONE_UNVERIFIED (the one a person should act on) first, then most frequent. */
   noteKindList(): NoteKind[] {
     const describe = (code: string): string =>
-      (ROW_NOTE_CODES as Record<string, string>)[code] ??
-      'recasing of country and language codes, E.164 spacing of phone numbers, removed apostrophes';
+      meaningOf(code) ?? 'recasing of country and language codes, E.164 spacing of phone numbers, removed apostrophes';
     return [...this.noteKinds.entries()]
       .map(([code, kind]) => ({ code, count: kind.count, description: describe(code) }))
       .sort(

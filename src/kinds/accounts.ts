@@ -3,7 +3,7 @@ import { ACCOUNT_COLUMNS } from '../ingest/accountColumns.js';
 import { ACCOUNT_RESULTS } from './accountResults.js';
 import { ACCOUNT_WORDING } from './accountWording.js';
 import { openAccountSource } from '../ingest/openAccountSource.js';
-import { ACCOUNTS_QUEUE, REGISTER_ACCOUNT, REGISTER_ACCOUNTS } from '../queues.js';
+import { ACCOUNTS_QUEUE, REGISTER_ACCOUNTS } from '../queues.js';
 import { subPrefix } from '../keyspace.js';
 import type { Outcome } from '../delivery/classifyOutcome.js';
 import { createCafetariaplanClient, type AccountOutcome } from '../delivery/cafetariaplanClient.js';
@@ -23,8 +23,7 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   openSource: openAccountSource,
   api: 'cafetariaplan',
   queueName: ACCOUNTS_QUEUE,
-  jobName: REGISTER_ACCOUNT,
-  chunkJobName: REGISTER_ACCOUNTS,
+  jobName: REGISTER_ACCOUNTS,
   // Inside the environment's hash tag on a Redis Cluster: accounts get a slot of their own.
   prefix: (environmentPrefix) => subPrefix(environmentPrefix, 'accounts'),
   // The ledger entry holds the customerId that login needs long after registration.

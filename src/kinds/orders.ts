@@ -5,7 +5,7 @@ import { ORDER_FIELDS } from '../ingest/orderFields.js';
 import { openOrderSource } from '../ingest/openOrderSource.js';
 import { PACKED_LAYOUT_VERSION, packPayload, packPayloadExactly, unpackPayload } from '../ingest/orderShape.js';
 import type { OrderPayload } from '../ingest/types.js';
-import { DELIVER_ORDER, DELIVER_ORDERS, ORDERS_QUEUE } from '../queues.js';
+import { DELIVER_ORDERS, ORDERS_QUEUE } from '../queues.js';
 import { ORDER_WORDING } from './recordWording.js';
 import { createBusinessApiClient } from '../delivery/businessApiClient.js';
 import type { RecordKind } from './recordKind.js';
@@ -18,8 +18,7 @@ export const ORDERS: RecordKind<OrderPayload> = {
   openSource: openOrderSource,
   api: 'business',
   queueName: ORDERS_QUEUE,
-  jobName: DELIVER_ORDER,
-  chunkJobName: DELIVER_ORDERS,
+  jobName: DELIVER_ORDERS,
   // Orders own the target's prefix itself (the keyspace came first).
   prefix: (environmentPrefix) => environmentPrefix,
   retentionMs: (delivery) => delivery.ledgerRetentionMs,

@@ -14,7 +14,7 @@ export type RecordKindName = 'orders' | 'accounts';
 /** A kind's API client (RecordKind.connect). */
 export interface RecordSender<P> {
   /** Sends one record, once; resolves with the classified answer. */
-  send(payload: P, record: { key: string }): Promise<Outcome>;
+  send(payload: P, record: { key: string; batchId?: string }): Promise<Outcome>;
 }
 
 /**
@@ -32,11 +32,9 @@ export interface RecordKind<P> {
   openSource(file: string, options: IngestOptions): Promise<RecordSource<P>>;
   /** The API its records are sent to: its target (base URL + client id) scopes the keyspace (redisPrefix(config, api)). */
   readonly api: ApiName;
-  /** BullMQ queue and job name (src/queues.ts). */
+  /** BullMQ queue and the name of its delivery jobs, each a chunk of records of one batch (src/queues.ts). */
   readonly queueName: string;
   readonly jobName: string;
-  /** Name of a job of several records of one batch (src/queues.ts). */
-  readonly chunkJobName: string;
   /**
    * The kind's keyspace under its target's prefix (`bulkorder:<env>:<id>`): its ledger, batches,
    * dead letters, breaker and queue all live there, so two kinds never mix.

@@ -2,7 +2,7 @@ import {
   JOB_DATA_VERSION,
   type ChunkJobData,
   type ChunkRecord,
-  type DeliveryJobData,
+  type DeliveryRecord,
   type ParkedRecord,
   type PayloadCodec,
   type StoredChunkRecord,
@@ -11,10 +11,11 @@ import { JobDataError } from '../errors.js';
 import type { ValidRecord } from '../ingest/types.js';
 
 /**
- * The one place delivery job data is written and read. Every job says its version (`v`), a chunk
- * job the layout of its packed payloads (`pk`); the import, the ledger's kept chunk jobs and the
- * requeues all build their jobs here, and the worker reads them here, refusing what it cannot
- * read (JobDataError) rather than guessing fields. test/compat holds the shapes earlier versions wrote.
+ * The one place delivery job data is written and read. Every job is a chunk job (src/deliveryJob.ts)
+ * and says its version (`v`) and the layout of its packed payloads (`pk`); the import, the ledger's
+ * kept chunk jobs and the requeues all build their jobs here, and the worker reads them here (jobs
+ * of one record that earlier releases queued as chunks of one), refusing what it cannot read
+ * (JobDataError) rather than guessing fields. test/compat holds the shapes earlier versions wrote.
  */
 
 /** What of a record kind building a job needs (RecordKind's `rebuildRows` and `payloadCodec`). */
@@ -30,46 +31,60 @@ export interface JobKind<P> {
 export type UnpackedChunk<P> = Omit<ChunkJobData<P>, 'records'> & { records: ChunkRecord<P>[] };
 
 /**
- * The delivery job of one valid record (also what the ledger keeps until the job is queued).
- * `batchFile`: the batch's file as its record keeps it; a record read from it leaves its file out.
+ * The data of a job of one record, as releases before chunks only queued it (`deliver-order`,
+ * `register-account`; job data versions 1 and 2), its key as job id: read only, as a chunk of one.
  */
-export function toJobData<P>(
-  order: ValidRecord<P>,
-  batchId: string,
-  columns: readonly string[],
-  kind: JobKind<P> = {},
-  batchFile?: string,
-): DeliveryJobData<P> {
-  // Most of a job's bytes in Redis: kept only when the payload does not give them back exactly.
-  const rebuilds = rebuildsExactly(kind, columns, order.rows, order.payload, order.orderRef);
-  return {
-    v: JOB_DATA_VERSION,
-    key: order.key,
-    batchId,
-    ...(order.file === batchFile ? {} : { file: order.file }),
-    lines: order.lines,
-    ...(order.orderRef === undefined ? {} : { orderRef: order.orderRef }),
-    payload: order.payload,
-    ...(rebuilds ? {} : { cells: order.rows.map((row) => columns.map((column) => row[column] ?? '')) }),
-  };
+export type JobOfOneData<P> = DeliveryRecord<P> & { v?: number };
+
+/** What a delivery queue may hold: chunk jobs, and jobs of one record queued by an earlier release. */
+export type QueuedJobData<P> = ChunkJobData<P> | JobOfOneData<P>;
+
+/** A delivery job as the worker reads it. */
+export interface ReadJob<P> {
+  chunk: UnpackedChunk<P>;
+  /**
+   * The id its records' ledger entries name it by (`<batch>.<q>`, claimOne's `jobId`): the job's id;
+   * '' for a job of one record of an earlier release, whose entry names no chunk.
+   */
+  chunkId: string;
 }
 
-/** The job that sends a parked record again, into `batchId` (the inverse of parkedRecord): dead-letters retry, review release, the breaker's burst. */
-export function requeuedJobData<P>(
+/**
+ * Reads any delivery job: a chunk job's records unpacked (readChunk), and a job of one record queued
+ * by an earlier release (JobOfOneData) as a chunk of one, so a rolling upgrade delivers every job
+ * queued before it. Throws JobDataError for a job this code cannot read; nothing is guessed.
+ */
+export function readJob<P>(data: QueuedJobData<P>, jobId: string, codec: PayloadCodec<P> | undefined): ReadJob<P> {
+  if ('records' in data) return { chunk: readChunk(data, jobId, codec), chunkId: jobId };
+  checkJobVersion(data, jobId);
+  const { v, batchId, file, ...record } = data;
+  const chunk: UnpackedChunk<P> = {
+    ...(v === undefined ? {} : { v }),
+    batchId,
+    ...(file === undefined ? {} : { file }),
+    records: [record],
+  };
+  return { chunk, chunkId: '' };
+}
+
+/**
+ * The chunk of one that sends a parked record again, into `batchId` (the inverse of parkedRecord):
+ * dead-letters retry, review release, the breaker's burst. It names the record's file (a requeue's
+ * batch is not its file's) and keeps the cells it was parked with.
+ */
+export function requeuedChunk<P>(
   record: ParkedRecord<P>,
   batchId: string,
   cells: string[][] = record.cells,
-): DeliveryJobData<P> {
-  return {
-    v: JOB_DATA_VERSION,
+): ChunkJobData<P> {
+  const one: StoredChunkRecord<P> = {
     key: record.key,
-    batchId,
-    file: record.file,
     lines: record.lines,
     ...(record.orderRef === undefined ? {} : { orderRef: record.orderRef }),
     payload: record.payload,
     cells,
   };
+  return chunkJob(batchId, [one], undefined, record.file);
 }
 
 /**
@@ -82,14 +97,14 @@ export function toChunkRecord<P>(
   columns: readonly string[],
   kind: JobKind<P> = {},
 ): StoredChunkRecord<P> {
-  // toJobData's record without v, batchId, file (read from the batch's own file) and payload, in
-  // its key order, built member by member so every record has one shape (JSON.stringify's fast path).
+  // A ChunkRecord without its payload, in its key order, built member by member so every record has
+  // one shape (JSON.stringify's fast path); its batch and file are the chunk's.
   const record: { key: string; lines: number[]; orderRef?: string; cells?: string[][] } = {
     key: order.key,
     lines: order.lines,
   };
   if (order.orderRef !== undefined) record.orderRef = order.orderRef;
-  if (!rebuildsExactly(kind, columns, order.rows, order.payload, order.orderRef))
+  if (!rebuildsExactly(kind, columns, order))
     record.cells = order.rows.map((row) => columns.map((column) => row[column] ?? ''));
   const codec = kind.payloadCodec;
   const packed = codec?.version === undefined ? undefined : packExactly(codec, codec.version, order.payload);
@@ -108,13 +123,23 @@ function packExactly<P>(codec: PayloadCodec<P>, version: number, payload: P): { 
   return sameJson(codec.unpack(value, version), payload) ? { value } : undefined;
 }
 
-/** A chunk job of `records` of one batch, `layout` the version its packed payloads are in (its kind's PayloadCodec.version). */
+/**
+ * A chunk job of `records` of one batch, `layout` the version its packed payloads are in (its kind's
+ * PayloadCodec.version); `file` when its records are not of the batch's own file (a requeue's).
+ */
 export function chunkJob<P>(
   batchId: string,
   records: StoredChunkRecord<P>[],
   layout: number | undefined,
+  file?: string,
 ): ChunkJobData<P> {
-  return { v: JOB_DATA_VERSION, batchId, ...(layout === undefined ? {} : { pk: layout }), records };
+  return {
+    v: JOB_DATA_VERSION,
+    batchId,
+    ...(file === undefined ? {} : { file }),
+    ...(layout === undefined ? {} : { pk: layout }),
+    records,
+  };
 }
 
 /**
@@ -125,14 +150,15 @@ export function keptChunkFrame(
   name: string,
   batchId: string,
   layout: number | undefined,
+  file?: string,
 ): { head: string; tail: string } {
-  const json = JSON.stringify({ name, data: chunkJob(batchId, [], layout) });
+  const json = JSON.stringify({ name, data: chunkJob(batchId, [], layout, file) });
   const at = json.lastIndexOf('"records":[]');
   return { head: json.slice(0, at + '"records":['.length), tail: json.slice(at + '"records":['.length) };
 }
 
 /** Refuses a job written by a newer bulkorder than this one. */
-export function checkJobVersion(data: { v?: number }, jobId: string): void {
+function checkJobVersion(data: { v?: number }, jobId: string): void {
   const version = data.v ?? 1;
   if (!Number.isInteger(version) || version < 1)
     throw new JobDataError('JOB_DATA_MALFORMED', `job ${jobId}: data version ${String(data.v)} is not a version`, {
@@ -151,11 +177,7 @@ export function checkJobVersion(data: { v?: number }, jobId: string): void {
  * A chunk job's records with their payloads, each packed one unpacked in the job's layout (`pk`;
  * absent: 1). Throws JobDataError for a job this code cannot read; nothing is guessed.
  */
-export function readChunk<P>(
-  data: ChunkJobData<P>,
-  jobId: string,
-  codec: PayloadCodec<P> | undefined,
-): UnpackedChunk<P> {
+function readChunk<P>(data: ChunkJobData<P>, jobId: string, codec: PayloadCodec<P> | undefined): UnpackedChunk<P> {
   checkJobVersion(data, jobId);
   const layout = data.pk ?? 1;
   const records = data.records.map((record): ChunkRecord<P> => {
@@ -181,14 +203,13 @@ export function readChunk<P>(
   return { ...data, records };
 }
 
-/** True when the kind rebuilds exactly the cells of `rows` under `columns` (a missing cell is '') from the payload. */
+/** True when the kind rebuilds exactly the cells of `order.rows` under `columns` (a missing cell is '') from the payload. */
 function rebuildsExactly<P>(
   kind: JobKind<P>,
   columns: readonly string[],
-  rows: readonly Record<string, string>[],
-  payload: P,
-  orderRef: string | undefined,
+  order: { rows: readonly Record<string, string>[]; payload: P; orderRef?: string | undefined },
 ): boolean {
+  const { rows, payload, orderRef } = order;
   const rebuild = kind.rebuildRows;
   if (
     rebuild === undefined ||

@@ -1,29 +1,35 @@
 import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
+import type { ChunkJobData } from '../deliveryJob.js';
 import { defineScripts } from '../lua/defineScripts.js';
 import { toEntry } from './ledgerEntry.js';
-import { claim, claimMany, settle, settleMany } from './ledgerClaims.js';
-import { confirmChunks, confirmQueued, reserveChunks, reserveJobs, stranded, touchStranded } from './ledgerReserve.js';
+import { claimMany, settleMany, settleOverMemory } from './ledgerClaims.js';
+import { stuckSending, type StuckClaim } from './ledgerSending.js';
+import { confirmChunks, reserveChunks, reserveRequeued, stranded, touchStranded } from './ledgerReserve.js';
 import { purgeParked, release, resolveDelivered, unrelease } from './ledgerReview.js';
 import type {
   ChunkClaimResult,
+  ChunkJobs,
   ChunkReservation,
   ClaimGate,
-  ClaimResult,
+  KeptJob,
   LedgerEntry,
   LedgerOptions,
   LedgerScope,
   LedgerState,
+  Released,
   ReleaseResult,
-  Reservation,
+  ReserveChunksOptions,
   ReserveResult,
   ReviewInput,
   SettleInput,
   SettleOutcome,
   StrandedEntry,
 } from './ledgerTypes.js';
+import { redisTime } from '../redis/redisClock.js';
 
 export type * from './ledgerTypes.js';
+export type { StuckClaim } from './ledgerSending.js';
 export { possibleDuplicate, POSSIBLE_DUPLICATE } from './ledgerEntry.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -44,6 +50,11 @@ export class Ledger {
   readonly ambiguousPolicy: 'hold' | 'resend';
   private readonly scope: LedgerScope;
 
+  /** Redis's clock now (ms): the one every process compares reservation and claim times by. */
+  now(): Promise<number> {
+    return redisTime(this.scope.redis);
+  }
+
   constructor(redis: RedisClient, keys: Keyspace, options: LedgerOptions) {
     this.retentionMs = options.retentionMs ?? 90 * DAY;
     this.parkedRetentionMs = options.parkedRetentionMs ?? 30 * DAY;
@@ -62,34 +73,41 @@ export class Ledger {
   }
 
   /**
-   * Reserves records for one batch in one round trip, each with its fingerprint and its job: the
-   * job stays in the ledger until `confirmQueued`, so a crash between reserving and queueing
-   * strands nothing (see `stranded`). Imports, `dead-letters retry` and the breaker's burst
-   * requeue all reserve this way.
-   */
-  reserveJobs(items: readonly Reservation[], batchId: string, force: boolean): Promise<ReserveResult[]> {
-    return reserveJobs(this.scope, items, batchId, force);
-  }
-
-  /**
    * Reserves chunks of records for one batch, each chunk into one job (`chunkIds[i]` its job id,
-   * `job.name` its name, `job.layout` its packed payloads' layout), in one round trip: each record as
-   * reserveJobs does, and each chunk's job, holding the records reserved, kept until `confirmChunks`.
-   * Returns each record's result.
+   * `jobs` what the jobs are: name, packed layout, file), in one round trip: each record with its
+   * fingerprint, and each chunk's job, holding the records reserved, kept in the ledger until
+   * `confirmChunks`, so a crash between reserving and queueing strands nothing (see `stranded`).
+   * Imports, `dead-letters retry` and the breaker's burst requeue all reserve this way. A key
+   * dead-lettered with the same content is `refused` (not sent again) unless `options.force` or
+   * `options.retryRefused`. Returns each record's result.
    */
   reserveChunks(
     chunks: readonly (readonly ChunkReservation[])[],
     chunkIds: readonly string[],
-    job: { name: string; layout: number | undefined },
-    batchId: string,
-    force: boolean,
+    jobs: ChunkJobs,
+    options: ReserveChunksOptions,
   ): Promise<ReserveResult[][]> {
-    return reserveChunks(this.scope, chunks, chunkIds, job, batchId, force);
+    return reserveChunks(this.scope, { chunks, chunkIds, jobs, ...options });
+  }
+
+  /**
+   * Reserves records sent again (dead-letters retry, the breaker's burst), each in a chunk of one
+   * (`data` as src/ledger/jobData.ts requeuedChunk builds it, `id` its job id), as reserveChunks
+   * reserves an import's but never compared by content. `alreadyCounted`: the breaker's burst,
+   * back into the batch that counted them. Returns each one's result.
+   */
+  reserveRequeued(
+    requeues: readonly { id: string; data: ChunkJobData<unknown> }[],
+    jobs: Pick<ChunkJobs, 'name' | 'alreadyCounted'>,
+    batchId: string,
+  ): Promise<ReserveResult[]> {
+    return reserveRequeued(this.scope, requeues, jobs, batchId);
   }
 
   /**
    * The chunk jobs are in BullMQ: drops their kept jobs and counts, once, each record still
-   * reserved into its chunk by `batchId`. Returns how many this call counted.
+   * reserved into its chunk by `batchId` (not those reserved `alreadyCounted`). Returns how many
+   * this call counted.
    */
   confirmChunks(
     chunks: readonly { chunkId: string; orderKeys: readonly string[] }[],
@@ -98,17 +116,14 @@ export class Ledger {
     return confirmChunks(this.scope, chunks, batchId);
   }
 
-  /**
-   * The jobs of these keys are in BullMQ: drops the kept jobs and counts each order once as
-   * queued by `batchId` (not those reserved `alreadyCounted`). Returns how many this call counted.
-   */
-  confirmQueued(orderKeys: readonly string[], batchId: string): Promise<number> {
-    return confirmQueued(this.scope, orderKeys, batchId);
-  }
-
   /** Up to `limit` reservations made before `before` (ms) whose job is not known to be queued, oldest first. */
   stranded(before: number, limit: number): Promise<StrandedEntry[]> {
     return stranded(this.scope, before, limit);
+  }
+
+  /** Up to `limit` claims made before `before` (ms) whose job is gone or finished: nobody will settle them (ledgerSending.ts). */
+  stuckSending(before: number, now: number, limit: number): Promise<StuckClaim[]> {
+    return stuckSending(this.scope, before, now, limit);
   }
 
   /** Moves index members to the back of the `stranded` order (their importer is alive), or drops them (`score` undefined: nothing left to do). */
@@ -117,38 +132,29 @@ export class Ledger {
   }
 
   /**
-   * Marks an order `sending` for this attempt, unless its state forbids sending it. With a
-   * `gate`, the gate is asked first, in the same script: `wait` when it refuses.
-   */
-  claim(orderKey: string, token: string, gate?: ClaimGate, chunkId = ''): Promise<ClaimResult> {
-    return claim(this.scope, orderKey, token, gate, chunkId);
-  }
-
-  /**
-   * Claims the records of chunk job `chunkId` for one attempt of it, in one script: the gate (when
-   * given) asked once, each record as `claim` would, except that a record dead-lettered by an
-   * earlier attempt of the chunk is `dead`, and half-open only one record is claimed (a trial).
+   * Claims the records of chunk job `chunkId` for one attempt of it, in one script: each marked
+   * `sending` unless its state forbids sending it (ChunkClaim). With a `gate`, the gate is asked
+   * once first, in the same script: `wait` when it refuses; half-open, only one record is claimed (a
+   * trial). `chunkId` '': an earlier release's job of one record (ReadJob.chunkId).
    */
   claimMany(orderKeys: readonly string[], token: string, chunkId: string, gate?: ClaimGate): Promise<ChunkClaimResult> {
-    return claimMany(this.scope, orderKeys, token, chunkId, gate);
-  }
-
-  /** Records how an attempt ended. `lost` means another attempt owns the order now. */
-  settle(input: SettleInput): Promise<SettleOutcome> {
-    return settle(this.scope, input);
+    return claimMany(this.scope, orderKeys, { token, chunkId, gate });
   }
 
   /**
-   * The same settle, allowed above Redis's maxmemory (allow-oom): for a worker that stops while Redis is
+   * Records how attempts ended (a chunk job's records) in one script; each batch counter is added
+   * once. `lost`: another attempt owns that record now.
+   */
+  settleMany(inputs: readonly SettleInput[]): Promise<SettleOutcome[]> {
+    return settleMany(this.scope, inputs);
+  }
+
+  /**
+   * One record's settle, allowed above Redis's maxmemory (allow-oom): for a worker that stops while Redis is
    * full, so an answer the API gave is recorded instead of held as "outcome unknown". Redis 7 or later.
    */
   settleOverMemory(input: SettleInput): Promise<SettleOutcome> {
-    return settle(this.scope, input, true);
-  }
-
-  /** Records how several attempts ended (a chunk job's records) in one script; each batch counter is added once. */
-  settleMany(inputs: readonly SettleInput[]): Promise<SettleOutcome[]> {
-    return settleMany(this.scope, inputs);
+    return settleOverMemory(this.scope, input);
   }
 
   /** Reads many entries in one round trip; `undefined` where the ledger has none. */
@@ -180,6 +186,17 @@ export class Ledger {
     });
   }
 
+  /**
+   * Writes back, as claimed by `token`, the entry of a record that vanished (claimMany's `vanished`),
+   * so that it can be held like any claim: false when an entry exists again (another writer's).
+   */
+  async reclaimVanished(orderKey: string, batchId: string, token: string): Promise<boolean> {
+    const key = this.scope.keys.ledger(orderKey);
+    if ((await this.scope.redis.hsetnx(key, 's', 'sending')) === 0) return false;
+    await this.scope.redis.hset(key, 't', token, 'b', batchId, 'u', String(await this.now()), 'a', '0');
+    return true;
+  }
+
   /** The claim token of the attempt now sending this order, if any. */
   async currentToken(orderKey: string): Promise<string | undefined> {
     // A delivered entry keeps an emptied token (settleOne): '' is none.
@@ -191,24 +208,18 @@ export class Ledger {
   }
 
   /**
-   * A person's `review release`: held -> queued in `batchId`, the held record removed, `job` kept
-   * in the ledger like an import's reservation, so the caller adds the job and calls
-   * `confirmQueued` (or `unrelease` if adding it fails); a crash in between is finished by a
+   * A person's `review release`: held -> queued in `batchId` in chunk `job.id`, the held record
+   * removed, `job` kept in the ledger like an import's reservation, so the caller adds the job and
+   * calls `confirmChunks` (or `unrelease` if adding it fails); a crash in between is finished by a
    * reconciler.
    */
-  release(orderKey: string, batchId: string, review: ReviewInput, job: Reservation['job']): Promise<ReleaseResult> {
-    return release(this.scope, orderKey, batchId, review, job);
+  release(orderKey: string, batchId: string, review: ReviewInput, job: KeptJob): Promise<ReleaseResult> {
+    return release(this.scope, orderKey, { batchId, review, job });
   }
 
   /** Puts a released order back on hold (its job could not be added); false if it moved on meanwhile. */
-  unrelease(
-    orderKey: string,
-    releasedBatchId: string,
-    previousBatchId: string,
-    record: string,
-    parkedAt: number,
-  ): Promise<boolean> {
-    return unrelease(this.scope, orderKey, releasedBatchId, previousBatchId, record, parkedAt);
+  unrelease(orderKey: string, released: Released): Promise<boolean> {
+    return unrelease(this.scope, orderKey, released);
   }
 
   /**
@@ -222,8 +233,30 @@ export class Ledger {
     return resolveDelivered(this.scope, orderKey, review);
   }
 
-  /** Drops parked records (a dead letter a person gave up on); the ledger entry stays as it is. Returns how many existed. */
-  purgeParked(kind: ParkedKind, orderKeys: readonly string[]): Promise<number> {
-    return purgeParked(this.scope, kind, orderKeys);
+  /**
+   * Links fixed rows to the dead letters they replace (an exported dead letter's `reject_key`): when
+   * `orderKey` is delivered, the dead letter `replaces` is closed as superseded and its batch counts it
+   * resolved (settleOne.lua). A link not used within the retention goes with the hash.
+   */
+  async linkSupersedes(links: readonly { orderKey: string; replaces: string }[]): Promise<void> {
+    if (links.length === 0) return;
+    const { redis, keys } = this.scope;
+    await redis
+      .multi()
+      .hset(keys.supersedes, Object.fromEntries(links.map((link) => [link.orderKey, link.replaces])))
+      .pexpire(keys.supersedes, this.retentionMs)
+      .exec();
+  }
+
+  /**
+   * Drops parked records (a dead letter a person gave up on); the ledger entry stays as it is, and the batch each was
+   * parked in counts it resolved (a `purged` fix, with who and why when given). Returns how many existed.
+   */
+  purgeParked(
+    kind: ParkedKind,
+    orderKeys: readonly string[],
+    decided?: { by?: string; note?: string },
+  ): Promise<number> {
+    return purgeParked(this.scope, kind, orderKeys, decided);
   }
 }

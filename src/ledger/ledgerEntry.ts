@@ -9,7 +9,8 @@
  *     before failing: a later delivery is a possible duplicate).
  *   f fingerprint of the content (sha256 of the canonical payload, see fingerprint.ts),
  *   fp the fingerprints of its parts (`recipient=ab12cd34;products=...`), to say what differs,
- *   q the number of the chunk job of batch b it is queued in (absent: a job of its own),
+ *   q the number of the chunk job of batch b it is queued in (absent: an earlier release's job of
+ *     one record, the key as its id),
  *   (j the delivery job, in entries written before the kept job moved to `unqueuedJobs`.)
  *   jc 1 while the kept job is of an order its batch counted as queued before (the breaker's
  *     burst requeue): confirming it does not count it again.

@@ -1,89 +1,45 @@
 /**
- * Reserving orders for a batch and confirming their jobs queued (src/lua/scripts/reserve-5.lua,
- * reserveChunk.lua, confirm-4.lua, confirmChunk.lua, dropStranded.lua), and reading what a
+ * Reserving records for a batch into chunk jobs and confirming the jobs queued
+ * (src/lua/scripts/reserveChunk.lua, confirmChunk.lua, dropStranded.lua), and reading what a
  * crashed importer left reserved. The Ledger class's methods of the same names call these.
  */
-import { argv } from '../lua/scriptArgv.js';
+import type { ChunkJobData } from '../deliveryJob.js';
 import { keptChunkFrame } from './jobData.js';
 import type {
-  ChunkReservation,
+  ChunkJobs,
   LedgerScope,
   LedgerState,
-  Reservation,
+  ReserveChunksRequest,
   ReserveResult,
   StrandedEntry,
 } from './ledgerTypes.js';
+import { REDIS_TIME } from '../redis/redisClock.js';
 
-/** Ledger.reserveJobs: each record into a job of its own, its job kept until confirmed; one round trip. */
-export async function reserveJobs(
-  scope: LedgerScope,
-  items: readonly Reservation[],
-  batchId: string,
-  force: boolean,
-): Promise<ReserveResult[]> {
-  if (items.length === 0) return [];
-  const { keys } = scope;
-  const now = Date.now();
-  const pipeline = scope.redis.pipeline();
-  for (const item of items) {
-    pipeline.bulkorderReserve(
-      keys.ledger(item.orderKey),
-      keys.job(scope.queueName, item.orderKey),
-      keys.unqueued,
-      keys.unqueuedJobs,
-      keys.batch(batchId),
-      ...argv('reserve', {
-        batchId,
-        now,
-        retentionMs: scope.retentionMs,
-        force: force ? '1' : '0',
-        staleMs: scope.staleQueuedMs,
-        fingerprint: item.fingerprint?.hash ?? '',
-        fingerprintParts: item.fingerprint?.parts ?? '',
-        jobJson: JSON.stringify(item.job),
-        orderKey: item.orderKey,
-        alreadyCounted: item.alreadyCounted === true ? '1' : '0',
-        jobPrefix: scope.jobPrefix,
-      }),
-    );
-  }
-  const replies = (await pipeline.exec()) ?? [];
-  return replies.map(([error, reply]): ReserveResult => {
-    if (error) throw error;
-    return toReserveResult(reply as string[], 0);
-  });
-}
-
-/** Ledger.reserveChunks: each chunk's records into one job (`chunkIds[i]`, `job.name`, `job.layout`), kept until confirmed; one round trip. */
-export async function reserveChunks(
-  scope: LedgerScope,
-  chunks: readonly (readonly ChunkReservation[])[],
-  chunkIds: readonly string[],
-  job: { name: string; layout: number | undefined },
-  batchId: string,
-  force: boolean,
-): Promise<ReserveResult[][]> {
+/** Ledger.reserveChunks: each chunk's records into one job (`chunkIds[i]`, described by `jobs`), kept until confirmed; one round trip. */
+export async function reserveChunks(scope: LedgerScope, request: ReserveChunksRequest): Promise<ReserveResult[][]> {
+  const { chunks, chunkIds, jobs, batchId, force = false, retryRefused = false } = request;
   if (chunks.length === 0) return [];
   const { keys } = scope;
-  const now = Date.now();
   const pipeline = scope.redis.pipeline();
   // The kept job is chunkJob's JSON with the reserved records spliced in by the script.
-  const { head, tail } = keptChunkFrame(job.name, batchId, job.layout);
+  const { head, tail } = keptChunkFrame(jobs.name, batchId, jobs.layout, jobs.file);
+  const alreadyCounted = jobs.alreadyCounted === true ? '1' : '0';
   for (const [c, items] of chunks.entries()) {
     // KEYS then ARGV of reserveChunk.lua in one array, filled in place (no per-record arrays).
     const args: (string | number)[] = [keys.unqueued, keys.unqueuedJobs, keys.batch(batchId)];
     for (const item of items) args.push(keys.ledger(item.orderKey));
     args.push(
       batchId,
-      now,
+      REDIS_TIME,
       scope.retentionMs,
-      force ? '1' : '0',
+      reserveMode(force, retryRefused),
       scope.staleQueuedMs,
       scope.jobPrefix,
       chunkIds[c]!,
       head,
       tail,
       chunkNumber(chunkIds[c]!, batchId),
+      alreadyCounted,
     );
     for (const item of items)
       args.push(
@@ -101,7 +57,42 @@ export async function reserveChunks(
   });
 }
 
-/** Ledger.confirmChunks: drops the chunks' kept jobs and counts each record once. Returns how many it counted. */
+/**
+ * Ledger.reserveRequeued: chunks of one record sent again (jobData.ts requeuedChunk), each reserved
+ * as reserveChunks reserves an import's, never compared by content; those of one file in one
+ * round trip (a kept job names one file). Returns each chunk's result.
+ */
+export async function reserveRequeued(
+  scope: LedgerScope,
+  requeues: readonly { id: string; data: ChunkJobData<unknown> }[],
+  jobs: Pick<ChunkJobs, 'name' | 'alreadyCounted'>,
+  batchId: string,
+): Promise<ReserveResult[]> {
+  const results: ReserveResult[] = [];
+  const byFile = new Map<string | undefined, number[]>();
+  for (const [i, { data }] of requeues.entries()) {
+    const at = byFile.get(data.file);
+    if (at === undefined) byFile.set(data.file, [i]);
+    else at.push(i);
+  }
+  for (const [file, at] of byFile) {
+    const records = at.map((i) => requeues[i]!.data.records[0]!);
+    const reserved = await reserveChunks(scope, {
+      chunks: records.map((record) => [{ orderKey: record.key, record }]),
+      chunkIds: at.map((i) => requeues[i]!.id),
+      jobs: { ...jobs, layout: undefined, ...(file === undefined ? {} : { file }) },
+      batchId,
+    });
+    at.forEach((i, n) => (results[i] = reserved[n]![0]!));
+  }
+  return results;
+}
+
+/**
+ * Ledger.confirmChunks: drops the chunks' kept jobs and counts each record once. Returns how many it
+ * counted. A chunk whose id is its one record's key is an earlier release's job of one (its entry
+ * names no chunk), reserved before an upgrade and confirmed by a reconciler after it.
+ */
 export async function confirmChunks(
   scope: LedgerScope,
   chunks: readonly { chunkId: string; orderKeys: readonly string[] }[],
@@ -120,40 +111,26 @@ export async function confirmChunks(
       ...entries,
       batchId,
       chunk.chunkId,
-      chunkNumber(chunk.chunkId, batchId),
+      chunk.orderKeys.length === 1 && chunk.orderKeys[0] === chunk.chunkId ? '' : chunkNumber(chunk.chunkId, batchId),
     );
   }
-  return sumOf((await pipeline.exec()) ?? []);
-}
-
-/** Ledger.confirmQueued: drops the kept jobs of these keys and counts each order once. Returns how many it counted. */
-export async function confirmQueued(
-  scope: LedgerScope,
-  orderKeys: readonly string[],
-  batchId: string,
-): Promise<number> {
-  if (orderKeys.length === 0) return 0;
-  const { keys } = scope;
-  const pipeline = scope.redis.pipeline();
-  for (const key of orderKeys)
-    pipeline.bulkorderConfirm(keys.ledger(key), keys.batch(batchId), keys.unqueued, keys.unqueuedJobs, batchId, key);
   return sumOf((await pipeline.exec()) ?? []);
 }
 
 /** Ledger.stranded: up to `limit` reservations made before `before` (ms) whose job is not known to be queued. */
 export async function stranded(scope: LedgerScope, before: number, limit: number): Promise<StrandedEntry[]> {
   const { keys } = scope;
-  const orderKeys = await scope.redis.zrangebyscore(keys.unqueued, '-inf', before, 'LIMIT', 0, limit);
-  if (orderKeys.length === 0) return [];
+  const members = await scope.redis.zrangebyscore(keys.unqueued, '-inf', before, 'LIMIT', 0, limit);
+  if (members.length === 0) return [];
   const pipeline = scope.redis.pipeline();
-  for (const key of orderKeys) {
+  for (const key of members) {
     // `j`: a job kept in the entry itself (entries written before unqueuedJobs).
     pipeline.hmget(keys.ledger(key), 's', 'b', 'j');
     pipeline.hget(keys.unqueuedJobs, key);
     pipeline.exists(keys.job(scope.queueName, key));
   }
   const replies = (await pipeline.exec()) ?? [];
-  return orderKeys.map((orderKey, i) => {
+  return members.map((jobId, i): StrandedEntry => {
     const [error, fields] = replies[3 * i]!;
     const [keptError, kept] = replies[3 * i + 1]!;
     const [jobError, exists] = replies[3 * i + 2]!;
@@ -161,23 +138,19 @@ export async function stranded(scope: LedgerScope, before: number, limit: number
     if (failed) throw failed;
     const [s, b, j] = fields as (string | null)[];
     const job = (kept as string | null) ?? j ?? undefined;
+    const jobExists = Number(exists) === 1;
     const chunk = s === null && job !== undefined ? chunkOf(job) : undefined;
     // A chunk's job id has no entry of its own: the chunk stands for its records, queued by its batch.
     if (chunk !== undefined)
-      return {
-        orderKey,
-        state: 'queued',
-        batchId: chunk.batchId,
-        job,
-        jobExists: Number(exists) === 1,
-        chunkKeys: chunk.keys,
-      };
+      return { jobId, state: 'queued', batchId: chunk.batchId, job, jobExists, chunkKeys: chunk.keys };
+    // An earlier release's job of one record, its key as id (and the key's entry).
     return {
-      orderKey,
+      jobId,
       state: (s ?? undefined) as LedgerState | undefined,
       batchId: b ?? '',
       job,
-      jobExists: Number(exists) === 1,
+      jobExists,
+      chunkKeys: [jobId],
     };
   });
 }
@@ -209,7 +182,7 @@ function sumOf(replies: [Error | null, unknown][]): number {
 }
 
 /** The number of a chunk job of `batchId` (its id is `<batchId>.<number>`, src/queues.ts chunkJobId): what its records' entries keep. */
-function chunkNumber(chunkId: string, batchId: string): string {
+export function chunkNumber(chunkId: string, batchId: string): string {
   const number = chunkId.startsWith(`${batchId}.`) ? chunkId.slice(batchId.length + 1) : '';
   if (number === '' || number.includes('.'))
     throw new Error(`chunk job id ${chunkId} is not <batch id>.<number> of batch ${batchId}`);
@@ -222,13 +195,19 @@ function toReserveResult(reply: readonly string[], at: number): ReserveResult {
   const [outcome, previousBatch = '', parts = '', when = '0', state = ''] = reply.slice(at, at + 5);
   if (outcome === 'conflict')
     return { outcome, batchId: previousBatch, parts, at: Number(when), state: state as LedgerState };
-  return { outcome: outcome as 'delivered' | 'held' | 'queued', batchId: previousBatch };
+  return { outcome: outcome as 'delivered' | 'held' | 'queued' | 'refused', batchId: previousBatch };
 }
 
-/** The batch and record keys of a kept chunk job ({name, data: {batchId, records}} JSON); undefined for a job of one record. */
+/** The batch and record keys of a kept chunk job ({name, data: {batchId, records}} JSON); undefined for an earlier release's job of one record. */
 function chunkOf(job: string): { batchId: string; keys: string[] } | undefined {
   const data = (JSON.parse(job) as { data?: { batchId?: string; records?: { key: string }[] } }).data;
   return data?.records === undefined
     ? undefined
     : { batchId: data.batchId ?? '', keys: data.records.map((record) => record.key) };
+}
+
+/** reserveChunk.lua's mode argument: '1' forces a send, 'r' retries what was refused, '0' neither. */
+function reserveMode(force: boolean, retryRefused: boolean): '1' | 'r' | '0' {
+  if (force) return '1';
+  return retryRefused ? 'r' : '0';
 }

@@ -4,16 +4,17 @@
  */
 import type { ParkedKind } from '../keyspace.js';
 import { argv } from '../lua/scriptArgv.js';
-import type { LedgerScope, LedgerState, ReleaseResult, Reservation, ReviewInput } from './ledgerTypes.js';
+import type { KeptJob, LedgerScope, LedgerState, Released, ReleaseResult, ReviewInput } from './ledgerTypes.js';
+import { chunkNumber } from './ledgerReserve.js';
+import { REDIS_TIME } from '../redis/redisClock.js';
 
-/** Ledger.release: held -> queued in `batchId`, the held record removed, `job` kept until confirmed. */
+/** Ledger.release: held -> queued in `batchId` in chunk `job.id`, the held record removed, `job` kept until confirmed. */
 export async function release(
   scope: LedgerScope,
   orderKey: string,
-  batchId: string,
-  review: ReviewInput,
-  job: Reservation['job'],
+  into: { batchId: string; review: ReviewInput; job: KeptJob },
 ): Promise<ReleaseResult> {
+  const { batchId, review, job } = into;
   const k = scope.keys;
   const [outcome, previousBatchId, record] = await scope.redis.bulkorderRelease(
     k.ledger(orderKey),
@@ -23,26 +24,23 @@ export async function release(
     k.unqueuedJobs,
     ...argv('release', {
       newBatch: batchId,
-      now: Date.now(),
+      now: REDIS_TIME,
       retentionMs: scope.retentionMs,
       orderKey,
       who: review.by,
       note: review.note ?? '',
-      jobJson: JSON.stringify(job),
+      jobJson: JSON.stringify({ name: job.name, data: job.data }),
+      chunkId: job.id,
+      chunkNumber: chunkNumber(job.id, batchId),
+      prefix: k.prefix,
     }),
   );
   return outcome === 'released' ? { outcome, previousBatchId, record } : { outcome: 'not-held', state: outcome };
 }
 
 /** Ledger.unrelease: back on hold (its job could not be added); false if it moved on meanwhile. */
-export async function unrelease(
-  scope: LedgerScope,
-  orderKey: string,
-  releasedBatchId: string,
-  previousBatchId: string,
-  record: string,
-  parkedAt: number,
-): Promise<boolean> {
+export async function unrelease(scope: LedgerScope, orderKey: string, released: Released): Promise<boolean> {
+  const { releasedBatchId, previousBatchId, record, parkedAt } = released;
   const k = scope.keys;
   const now = Date.now();
   const put = await scope.redis.bulkorderUnrelease(
@@ -54,13 +52,15 @@ export async function unrelease(
     ...argv('unrelease', {
       releasedBatch: releasedBatchId,
       previousBatch: previousBatchId,
-      now,
+      now: REDIS_TIME,
       retentionMs: scope.retentionMs,
       orderKey,
       recordJson: record,
       score: parkedAt,
       // The record keeps its first expiry: a failed release does not extend the personal data's life.
       recordTtlMs: Math.max(1, parkedAt + scope.parkedRetentionMs - now),
+      chunkId: released.chunkId,
+      prefix: k.prefix,
     }),
   );
   return put === 1;
@@ -82,12 +82,13 @@ export async function resolveDelivered(
       k.parkedIndex('held'),
       ...argv('resolve', {
         expectedBatch: batchId,
-        now: Date.now(),
+        now: REDIS_TIME,
         retentionMs: scope.retentionMs,
         orderKey,
         remoteId: review.remoteId ?? '',
         who: review.by,
         note: review.note ?? '',
+        prefix: k.prefix,
       }),
     );
     // `moved`: the entry changed batch between the read and the script: read again.
@@ -95,12 +96,34 @@ export async function resolveDelivered(
   }
 }
 
-/** Ledger.purgeParked: drops parked records; the ledger entry stays as it is. Returns how many existed. */
-export async function purgeParked(scope: LedgerScope, kind: ParkedKind, orderKeys: readonly string[]): Promise<number> {
+/**
+ * Ledger.purgeParked: drops parked records (purgeParked.lua); the ledger entry stays as it is, and the batch each
+ * was parked in stops counting it open (dead or held -> resolved, a `purged` fix in its history, who and why when
+ * given). Returns how many existed.
+ */
+export async function purgeParked(
+  scope: LedgerScope,
+  kind: ParkedKind,
+  orderKeys: readonly string[],
+  decided: { by?: string; note?: string } = {},
+): Promise<number> {
   if (orderKeys.length === 0) return 0;
-  const multi = scope.redis.multi();
-  for (const key of orderKeys) multi.del(scope.keys.parked(kind, key));
-  multi.zrem(scope.keys.parkedIndex(kind), ...orderKeys);
-  const replies = (await multi.exec()) ?? [];
-  return replies.slice(0, orderKeys.length).reduce((sum, [, n]) => sum + Number(n ?? 0), 0);
+  const k = scope.keys;
+  let purged = 0;
+  // A few hundred per call: one script must not hold Redis for long.
+  for (let i = 0; i < orderKeys.length; i += 500) {
+    const part = orderKeys.slice(i, i + 500);
+    purged += await scope.redis.bulkorderPurgeParked(
+      1 + part.length,
+      k.parkedIndex(kind),
+      ...part.map((key) => k.parked(kind, key)),
+      REDIS_TIME,
+      k.prefix,
+      kind,
+      decided.by ?? '',
+      decided.note ?? '',
+      ...part,
+    );
+  }
+  return purged;
 }

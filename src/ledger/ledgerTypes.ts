@@ -27,7 +27,7 @@ export interface LedgerEntry {
   review?: ReviewMark;
   /** The content it was reserved with (absent on entries written before fingerprints were kept). */
   fingerprint?: Fingerprint;
-  /** The chunk job it is queued in (`<b>.<q>`); absent: a job of its own, the key as its id. */
+  /** The chunk job it is queued in (`<b>.<q>`); absent: an earlier release's job of one, the key as its id. */
   chunkId?: string;
 }
 
@@ -45,6 +45,26 @@ export interface ReviewInput {
   note?: string;
 }
 
+/** A job the ledger keeps until it is confirmed queued (a release's chunk of one). */
+export interface KeptJob {
+  /** Its job id: the chunk's (`<batch>.<number>`). */
+  id: string;
+  name: string;
+  data: unknown;
+}
+
+/** What `unrelease` puts back: the release it undoes, as `release` answered it. */
+export interface Released {
+  releasedBatchId: string;
+  previousBatchId: string;
+  /** The held record `release` removed (JSON). */
+  record: string;
+  /** When it was parked (ms): its place in the review list and its expiry. */
+  parkedAt: number;
+  /** The chunk `release` kept the job under. */
+  chunkId: string;
+}
+
 /** What `release` found: released (with the held record it removed) or the state that forbids it. */
 export type ReleaseResult =
   | { outcome: 'released'; previousBatchId: string; record: string }
@@ -54,66 +74,77 @@ export type ReleaseResult =
 export type ReserveResult =
   | { outcome: 'reserved' }
   | { outcome: 'delivered' | 'held' | 'queued'; batchId: string }
+  /** Dead-lettered before with the same content (an unchanged re-run): not sent again unless --retry-refused. */
+  | { outcome: 'refused'; batchId: string }
   /** The key is delivered, held or in flight with other content (a reused orderRef). */
   | { outcome: 'conflict'; batchId: string; parts: string; at: number; state: LedgerState };
 
-/** One record to reserve with its content and the job that delivers it. */
-export interface Reservation {
-  orderKey: string;
-  /** Absent: the content is not compared (a dead letter sent again as it was parked). */
-  fingerprint?: Fingerprint;
-  /** The BullMQ job (name and data), kept in the ledger until the job is known to be queued. */
-  job: { name: string; data: unknown };
-  /**
-   * The batch counted this order as queued before (the breaker's burst goes back into its own
-   * batch): confirming its job must not count it twice, and a dead letter of that batch stops
-   * counting as dead in the same step.
-   */
-  alreadyCounted?: boolean;
-}
-
 /** A reservation whose job may never have reached BullMQ, as a reconciler finds it. */
 export interface StrandedEntry {
-  orderKey: string;
-  /** Undefined when the entry expired (only its index member is left). */
+  /** The kept job's id: a chunk job's (`<batch>.<number>`), or an earlier release's job of one record (its key). */
+  jobId: string;
+  /** Undefined when the entry expired (only its index member is left); a chunk job's is `queued`. */
   state: LedgerState | undefined;
   batchId: string;
   /** The kept job ({name, data} JSON); undefined once confirmed. */
   job: string | undefined;
   jobExists: boolean;
-  /** A chunk job (`orderKey` is its job id): the keys of the records it holds. */
-  chunkKeys?: string[];
+  /** The keys of the records it holds. */
+  chunkKeys: string[];
 }
 
 /**
- * What a worker learns when it claims an order before sending it. `trial`: the gate, asked,
- * let this attempt through as one of its few trials (the circuit breaker's half-open state).
- */
-export type ClaimResult =
-  | ((
-      | { outcome: 'claimed'; attempt: number }
-      | { outcome: 'delivered'; remoteId: RemoteId }
-      | { outcome: 'held' }
-      /** The order is already `sending` under another claim: that attempt may or may not have reached the API. */
-      | { outcome: 'stale'; staleToken: string }
-      /** The order is queued in another job now (a dead letter sent again, a released held order): not this job's. */
-      | { outcome: 'moved' }
-    ) & { trial?: true })
-  | ClaimRefused;
-
-/**
- * What one record of a chunk job is, as its job's claim finds it: as ClaimResult, plus `dead` (an
- * earlier attempt of the chunk dead-lettered it) and `later` (not claimed: the gate let one trial
- * through, and another record of the chunk is it).
+ * What one record of a chunk job is, as its job's claim finds it: `claimed` (marked `sending` for
+ * this attempt), `delivered`, `held` or `dead` (by an earlier attempt of the chunk), `stale` (already
+ * `sending` under another claim: that attempt may or may not have reached the API), `moved` (queued
+ * in another job now: a dead letter sent again, a released held order), `later` (not claimed: the
+ * gate let one trial through, and another record of the chunk is it) or `vanished` (its entry is
+ * gone while its job runs: Redis evicted or lost it; never sent, REDIS_KEYS_VANISHED).
  */
 export type ChunkClaim =
   | { outcome: 'claimed'; attempt: number }
   | { outcome: 'delivered'; remoteId: RemoteId }
   | { outcome: 'stale'; staleToken: string }
-  | { outcome: 'held' | 'dead' | 'moved' | 'later' };
+  | { outcome: 'held' | 'dead' | 'moved' | 'later' | 'vanished' };
 
 /** A chunk job's claim: refused by the gate, or each record's claim (`trial`: the gate's half-open verdict). */
 export type ChunkClaimResult = ClaimRefused | { outcome: 'claims'; trial: boolean; records: ChunkClaim[] };
+
+/** What reserving chunks keeps of their jobs until they are confirmed queued, and how the batch counts them. */
+export interface ChunkJobs {
+  /** The jobs' name (RecordKind.jobName). */
+  name: string;
+  /** The layout of their packed payloads (PayloadCodec.version). */
+  layout: number | undefined;
+  /** Their records' file, when not the batch's own (a requeue's). */
+  file?: string;
+  /**
+   * The batch counted these records as queued before (the breaker's burst goes back into its own
+   * batch): confirming the chunk does not count them twice, and a dead letter of that batch stops
+   * counting as dead in the same step.
+   */
+  alreadyCounted?: boolean;
+}
+
+/** How Ledger.reserveChunks reserves: for which batch, and whether a refused key is sent again. */
+export interface ReserveChunksOptions {
+  /** The batch the records are reserved for. */
+  batchId: string;
+  /** Send a key dead-lettered with the same content again (`--force`). Default false. */
+  force?: boolean;
+  /** Send a refused key again (`--retry-refused`): like `force`, for refused keys only. Default false. */
+  retryRefused?: boolean;
+}
+
+/** Ledger.reserveChunks's whole request: the chunks, their job ids and jobs, and its options. */
+export interface ReserveChunksRequest extends ReserveChunksOptions {
+  /** The chunks, each chunk's records into one job. */
+  chunks: readonly (readonly ChunkReservation[])[];
+  /** Each chunk's job id (`chunkIds[i]` for `chunks[i]`). */
+  chunkIds: readonly string[];
+  /** What the jobs are: name, packed layout, file. */
+  jobs: ChunkJobs;
+}
 
 /** One record of a chunk to reserve: its key, content and its part of the chunk job's data. */
 export interface ChunkReservation {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DataVersionError } from '../errors.js';
 import type { Keyspace } from '../keyspace.js';
 import type { RedisClient } from '../redis.js';
+import { redisTime } from '../redis/redisClock.js';
 
 /**
  * The version of the data bulkorder writes into a namespace (one record kind's keyspace): raised
@@ -86,7 +87,7 @@ export async function ensureNamespaceMarker(
   options: { processVersion: string; dataVersion?: number; now?: number },
 ): Promise<EnsuredMarker> {
   const known = options.dataVersion ?? DATA_VERSION;
-  const now = options.now ?? Date.now();
+  const now = options.now ?? (await redisTime(redis));
   let created = false;
   let marker = await readNamespaceMarker(redis, keys);
   if (marker === undefined) {

@@ -4,21 +4,7 @@
  * object; `argv` lays it out, so no call site counts positions.
  */
 export const SCRIPT_ARGV = {
-  reserve: [
-    'batchId',
-    'now',
-    'retentionMs',
-    'force',
-    'staleMs',
-    'fingerprint',
-    'fingerprintParts',
-    'jobJson',
-    'orderKey',
-    'alreadyCounted',
-    'jobPrefix',
-  ],
-  claim: ['token', 'now', 'retentionMs', 'ambiguousPolicy', 'askGate', 'jobId', 'customer'],
-  settle: [
+  settleOverMemory: [
     'token',
     'newState',
     'now',
@@ -31,10 +17,22 @@ export const SCRIPT_ARGV = {
     'parkedRecord',
     'parkedRetentionMs',
     'answered5xx',
+    'prefix',
   ],
-  release: ['newBatch', 'now', 'retentionMs', 'orderKey', 'who', 'note', 'jobJson'],
-  unrelease: ['releasedBatch', 'previousBatch', 'now', 'retentionMs', 'orderKey', 'recordJson', 'score', 'recordTtlMs'],
-  resolve: ['expectedBatch', 'now', 'retentionMs', 'orderKey', 'remoteId', 'who', 'note'],
+  release: ['newBatch', 'now', 'retentionMs', 'orderKey', 'who', 'note', 'jobJson', 'chunkId', 'chunkNumber', 'prefix'],
+  unrelease: [
+    'releasedBatch',
+    'previousBatch',
+    'now',
+    'retentionMs',
+    'orderKey',
+    'recordJson',
+    'score',
+    'recordTtlMs',
+    'chunkId',
+    'prefix',
+  ],
+  resolve: ['expectedBatch', 'now', 'retentionMs', 'orderKey', 'remoteId', 'who', 'note', 'prefix'],
   recordFailure: [
     'now',
     'windowMs',
@@ -54,6 +52,24 @@ export const SCRIPT_ARGV = {
     'healthy',
     'customer',
     'minCustomers',
+    'batch',
+    'minBatches',
+  ],
+  batchOutcome: [
+    'orderKey',
+    'kind',
+    'signature',
+    'answer',
+    'canaryOrders',
+    'refusedPercent',
+    'probeMs',
+    'maxProbeMs',
+    'ttlMs',
+    'batchId',
+    'status',
+    'code',
+    'message',
+    'minRefused',
   ],
   closeBreaker: [
     'now',
@@ -78,6 +94,7 @@ export const SCRIPT_ARGV = {
     'startShare',
     'bucketPrefix',
     'accepted',
+    'measuredStart',
   ],
 } as const satisfies Record<string, readonly string[]>;
 

@@ -11,17 +11,6 @@ type Settled = 'ok' | 'lost' | 'already';
 /** A command whose number of keys varies: the number first, then the keys, then ARGV. */
 type Varying<T, Context extends ClientContext> = (numberOfKeys: number, ...keysAndArgv: Arg[]) => Result<T, Context>;
 
-/** settle-6.lua and settleOverMemory-6.lua: the same keys and arguments, the same answer. */
-type Settle<Context extends ClientContext> = (
-  ledger: string,
-  batch: string,
-  deadRecord: string,
-  deadIndex: string,
-  heldRecord: string,
-  heldIndex: string,
-  ...argv: NamedArgv<'settle'>
-) => Result<Settled, Context>;
-
 /**
  * The typed commands defineScripts adds to a client (and its pipelines), one per file of
  * src/lua/scripts/; each script's header says what its keys and arguments are. Results are as
@@ -30,34 +19,20 @@ type Settle<Context extends ClientContext> = (
 declare module 'ioredis' {
   interface RedisCommander<Context extends ClientContext = { type: 'default' }> {
     // The ledger (src/ledger/).
-    bulkorderReserve(
-      ledger: string,
-      jobHash: string,
-      unqueuedIndex: string,
-      unqueuedJobs: string,
-      batch: string,
-      ...argv: NamedArgv<'reserve'>
-    ): Result<string[], Context>;
     bulkorderReserveChunk: Varying<string[], Context>;
-    bulkorderConfirm(
-      ledger: string,
-      batch: string,
-      unqueuedIndex: string,
-      unqueuedJobs: string,
-      batchId: string,
-      orderKey: string,
-    ): Result<number, Context>;
     bulkorderConfirmChunk: Varying<number, Context>;
     bulkorderDropStranded: Varying<number, Context>;
-    bulkorderClaim(
-      ledger: string,
-      gate: string,
-      ...argv: NamedArgv<'claim'>
-    ): Result<[outcome: string, value: string, verdict: string], Context>;
     bulkorderClaimMany: Varying<string[], Context>;
-    bulkorderSettle: Settle<Context>;
-    /** settle-6.lua flagged allow-oom: the last write of a stopping worker while Redis is full. */
-    bulkorderSettleOverMemory: Settle<Context>;
+    /** One record's settle, flagged allow-oom: the last write of a stopping worker while Redis is full. */
+    bulkorderSettleOverMemory(
+      ledger: string,
+      batch: string,
+      deadRecord: string,
+      deadIndex: string,
+      heldRecord: string,
+      heldIndex: string,
+      ...argv: NamedArgv<'settleOverMemory'>
+    ): Result<Settled, Context>;
     bulkorderSettleMany: Varying<Settled[], Context>;
     bulkorderRelease(
       ledger: string,
@@ -75,6 +50,8 @@ declare module 'ioredis' {
       unqueuedJobs: string,
       ...argv: NamedArgv<'unrelease'>
     ): Result<number, Context>;
+    /** `purgeParked.lua`: the index, then one record key per record; now, prefix, kind, who, note, then the order keys. */
+    bulkorderPurgeParked: Varying<number, Context>;
     bulkorderResolve(
       ledger: string,
       batch: string,
@@ -86,7 +63,8 @@ declare module 'ioredis' {
     bulkorderRecordHealthy(
       state: string,
       bucketPrefix: string,
-      now: number,
+      /** REDIS_TIME (src/redis/redisClock.ts), or ms in the script tests. */
+      now: string | number,
       windowMs: number,
       count: number,
     ): Result<number, Context>;
@@ -97,6 +75,7 @@ declare module 'ioredis' {
       burst: string,
       customers: string,
       exempt: string,
+      batches: string,
       ...argv: NamedArgv<'recordFailure'>
     ): Result<[transition: string, state: BreakerState, ...opened: (string | number)[]], Context>;
     bulkorderAdmit(state: string): Result<[verdict: string, nextProbeAt: string], Context>;
@@ -110,7 +89,8 @@ declare module 'ioredis' {
     ): Result<string[], Context>;
     bulkorderReadWindow(
       failures: string,
-      now: number,
+      /** REDIS_TIME (src/redis/redisClock.ts), or ms in the script tests. */
+      now: string | number,
       windowMs: number,
       bucketPrefix: string,
     ): Result<[total: number, serverFailing: number, counts: string], Context>;
@@ -119,14 +99,37 @@ declare module 'ioredis' {
       pausedBy: string,
       ...argv: NamedArgv<'tickBreaker'>
     ): Result<[transition: string, state: BreakerState], Context>;
+    // One batch's circuit (src/worker/batchCanary.ts).
+    bulkorderBatchGate(
+      circuit: string,
+      granted: string,
+      refused: string,
+      batch: string,
+      canaryOrders: number,
+      ttlMs: number,
+      probeTimeoutMs: number,
+      canaryWaitMs: number,
+      ...orderKeys: string[]
+    ): Result<[state: string, waitMs: number, refusedCount: number, ...decisions: string[]], Context>;
+    bulkorderBatchOutcome(
+      circuit: string,
+      granted: string,
+      refused: string,
+      batch: string,
+      heldIndex: string,
+      ...argv: NamedArgv<'batchOutcome'>
+    ): Result<[transition: 'none' | 'held' | 'passed' | 'resumed', decision: 'count' | 'defer'], Context>;
     // The shared request rate (src/worker/sharedRate.ts).
     bulkorderTakeRate(
       rate: string,
-      now: number,
+      /** REDIS_TIME (src/redis/redisClock.ts), or ms in the script tests. */
+      now: string | number,
       n: number,
       ceiling: number,
       increase: number,
       slowProbe: number,
+      probe: number,
+      quietMs: number,
     ): Result<[at: string, spacing: string, active: string], Context>;
     bulkorderCutRate(rate: string, workers: string, ...argv: NamedArgv<'cutRate'>): Result<string, Context>;
     // Parked records, locks, the shared token, imports.
@@ -147,31 +150,31 @@ declare module 'ioredis' {
       owner: string,
       importingSet: string,
       batchId: string,
-      now: number,
+      /** REDIS_TIME (src/redis/redisClock.ts), or ms in the script tests. */
+      now: string | number,
     ): Result<string, Context>;
   }
 }
 
 /** Every command declared above: test/lua/scriptHeaders.test.ts holds it equal to the files. */
 export const SCRIPT_COMMANDS = [
-  'bulkorderReserve',
   'bulkorderReserveChunk',
-  'bulkorderConfirm',
   'bulkorderConfirmChunk',
   'bulkorderDropStranded',
-  'bulkorderClaim',
   'bulkorderClaimMany',
-  'bulkorderSettle',
   'bulkorderSettleOverMemory',
   'bulkorderSettleMany',
   'bulkorderRelease',
   'bulkorderUnrelease',
   'bulkorderResolve',
+  'bulkorderPurgeParked',
   'bulkorderRecordHealthy',
   'bulkorderRecordFailure',
   'bulkorderAdmit',
   'bulkorderCloseBreaker',
   'bulkorderTickBreaker',
+  'bulkorderBatchGate',
+  'bulkorderBatchOutcome',
   'bulkorderReadWindow',
   'bulkorderTakeRate',
   'bulkorderCutRate',

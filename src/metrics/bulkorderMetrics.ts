@@ -4,8 +4,11 @@ import { TRANSPORT_ERRORS, type Outcome as ApiOutcome } from '../delivery/classi
 /** Which API a delivery worker talks to (a label value). */
 export type MetricsApi = 'business' | 'cafetariaplan';
 
-/** How a delivery job ended, as counted in `bulkorder_orders_total{outcome}`. */
-export type OrderOutcome = 'delivered' | 'already_delivered' | 'dead_lettered' | 'held' | 'superseded';
+/**
+ * How a record of a delivery job ended, as counted in `bulkorder_orders_total{outcome}`: as each
+ * ends in its job's attempt, and for a job BullMQ failed for good, as its records were parked.
+ */
+export type OrderOutcome = 'delivered' | 'dead_lettered' | 'held' | 'superseded';
 
 /**
  * What the delivery path reports; injected into jobs/deliveryWorker.ts (optional), so the
@@ -74,6 +77,7 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
  * counters, no per-order labels). `snapshot` is called on each scrape; give none where nothing
  * shared is known (tests), and the gauges stay empty.
  */
+// eslint-disable-next-line max-lines-per-function -- one declaration per metric: a catalogue that reads whole, not a procedure
 export function createMetrics(
   options: { snapshot?: () => Promise<StateSnapshot | undefined>; processMetrics?: boolean } = {},
 ): BulkorderMetrics {
@@ -85,7 +89,7 @@ export function createMetrics(
   }
   const orders = new Counter({
     name: 'bulkorder_orders_total',
-    help: 'Delivery jobs ended, by API and outcome (accounts count under api="cafetariaplan").',
+    help: 'Orders whose delivery ended, by API and outcome (accounts count under api="cafetariaplan").',
     labelNames: ['api', 'outcome'],
     registers: [registry],
   });
@@ -170,8 +174,11 @@ export function createMetrics(
     ['api'],
     (g, s) => s.queues.forEach((q) => g.set({ api: q.api }, q.breakerOpen ? 1 : 0)),
   );
-  gauge('bulkorder_workers', 'Live worker connections on the delivery queue (BullMQ getWorkers).', ['api'], (g, s) =>
-    s.queues.forEach((q) => g.set({ api: q.api }, q.workers)),
+  gauge(
+    'bulkorder_workers',
+    'Live worker processes of the delivery queue (their heartbeats, as status shows them).',
+    ['api'],
+    (g, s) => s.queues.forEach((q) => g.set({ api: q.api }, q.workers)),
   );
   gauge('bulkorder_batches', 'Recent batches (the last 200) by state.', ['state'], (g, s) =>
     Object.entries(s.batchesByState).forEach(([state, n]) => g.set({ state }, n)),

@@ -30,11 +30,13 @@ export async function batchNotice(
   }
   const attention = needsAttention(batch);
   const file = basename(batch.file);
-  const text = attention
-    ? `Batch ${batch.id} (${file}) needs attention: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review, ${batch.rejected} rejected.`
-    : batch.enqueued === 0
+  const settled =
+    batch.enqueued === 0
       ? `Batch ${batch.id} (${file}) settled: nothing new to send (${batch.skippedDelivered} already delivered, ${batch.skippedQueued} queued by another batch).`
       : `Batch ${batch.id} (${file}) settled: all ${batch.delivered} queued orders delivered.`;
+  const text = attention
+    ? `Batch ${batch.id} (${file}) needs attention: ${batch.delivered} delivered, ${batch.dead} dead-lettered, ${batch.held} held for review, ${batch.rejected} rejected.`
+    : settled;
   const topErrorCodes = [...codes.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, 5)
@@ -62,6 +64,30 @@ export function recoveredNotice(batch: Batch, options: NoticeOptions): NotifyEve
     counts: counts(batch),
     exitCode:
       batch.rejected > 0 || batch.skippedHeld > 0 || batch.conflicts > 0 ? ExitCode.needsAttention : ExitCode.ok,
+    resolves: `batch-needs-attention:${batch.id}`,
+  };
+}
+
+/**
+ * `batch-resolved`: a batch announced for dead-lettered or held orders none of which is open any more
+ * because a person's fix closed them (a dead letter retried or superseded by a fixed row's delivery, a
+ * held order released or resolved, counted `resolved`; refused again, passed on to the later batch that
+ * announces it). It closes the batch's `batch-needs-attention` (`resolves`).
+ */
+export function resolvedNotice(batch: Batch, options: NoticeOptions): NotifyEvent {
+  const file = basename(batch.file);
+  const passedOn = batch.movedOn > 0 ? ` ${batch.movedOn} refused again, now open in a later batch.` : '';
+  const rejected = batch.rejected > 0 ? ` ${batch.rejected} rejected rows are still in the rejects file.` : '';
+  return {
+    ...base(
+      'batch-resolved',
+      batch,
+      `Batch ${batch.id} (${file}) resolved: nothing of it needs a person any more (${batch.delivered} delivered, ${batch.resolved} fixed since).${passedOn}${rejected}`,
+      options,
+    ),
+    counts: { ...counts(batch), resolved: batch.resolved, passedOn: batch.movedOn },
+    exitCode: ExitCode.ok,
+    resolves: `batch-needs-attention:${batch.id}`,
   };
 }
 

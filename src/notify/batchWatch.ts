@@ -3,10 +3,11 @@ import { isSettled, type Batch, type BatchStore } from '../batches/batchStore.js
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Logger } from '../logger.js';
-import { batchNotice, deliveryNeedsAttention, recoveredNotice } from './batchNotice.js';
+import { batchNotice, deliveryNeedsAttention, recoveredNotice, resolvedNotice } from './batchNotice.js';
 import { claimEvent, notifyWatermark } from './eventClaims.js';
 import type { Notifier } from './notifier.js';
 import type { NotifyEvent } from './notifyEvent.js';
+import { redisTime } from '../redis/redisClock.js';
 
 export interface BatchWatchOptions {
   redis: RedisClient;
@@ -35,8 +36,9 @@ const WATCHED = 'notifyWatched';
 const DELIVERY_ATTENTION = 'batch-needs-attention:delivery';
 
 /**
- * Announces each batch once when it settles, and once more (`batch-recovered`) if it needed
- * attention and its orders later all end delivered. Only batches that settle after the
+ * Announces each batch once when it settles, and once more if it needed attention for its orders
+ * and none is open any more: `batch-resolved` when a person's fixes closed them, `batch-recovered`
+ * when they all ended delivered by themselves (either `resolves` the needs-attention event, once). Only batches that settle after the
  * watermark (eventClaims.ts) are announced; any number of workers may run this: each event's id
  * is claimed in Redis before it is sent. Job ends are coalesced per batch, so a busy worker
  * checks a batch at most a few times a second.
@@ -56,10 +58,12 @@ export function startBatchWatch(options: BatchWatchOptions): { jobEnded(batchId:
   };
   const check = async (batchId: string, from: number): Promise<void> => {
     const batch = await options.batches.get(batchId);
-    if (batch === undefined || Date.now() - batch.startedAt > RECENT_MS) return;
+    // Redis's clock, as the batch's start and the watermark: a host's may be minutes off.
+    const now = await redisTime(options.redis);
+    if (batch === undefined || now - batch.startedAt > RECENT_MS) return;
     const key = options.keys.batch(batchId);
     if (!isSettled(batch)) {
-      if (batch.startedAt < from) await options.redis.hsetnx(key, WATCHED, Date.now());
+      if (batch.startedAt < from) await options.redis.hsetnx(key, WATCHED, now);
       return;
     }
     const [announced, watched, legacy] = await options.redis.hmget(key, NOTIFIED_AS, WATCHED, 'notifiedAt');
@@ -67,6 +71,8 @@ export function startBatchWatch(options: BatchWatchOptions): { jobEnded(batchId:
       // Settled before any notifier saw it, and before the watermark: an old event, never replayed.
       if (legacy !== null || (batch.startedAt < from && watched === null)) return;
       await send(batch, await batchNotice(batch, options.parked, notice));
+    } else if (announced === DELIVERY_ATTENTION && closedByFixes(batch)) {
+      await send(batch, resolvedNotice(batch, notice));
     } else if (announced === DELIVERY_ATTENTION && recovered(batch)) {
       await send(batch, recoveredNotice(batch, notice));
     }
@@ -113,6 +119,11 @@ export function startBatchWatch(options: BatchWatchOptions): { jobEnded(batchId:
       if (timer !== undefined) clearTimeout(timer);
     },
   };
+}
+
+/** Nothing dead or held any more, some of it closed by a person's fix (retried, superseded, released, resolved, passed on). */
+function closedByFixes(batch: Batch): boolean {
+  return isSettled(batch) && !deliveryNeedsAttention(batch) && batch.resolved + batch.movedOn > 0;
 }
 
 /** Every queued order delivered after all (none dead or held any more), the import itself complete. */

@@ -8,6 +8,7 @@ import { readBreakerReport } from '../services/breakerReport.js';
 import { claimEvent, notifyWatermark } from './eventClaims.js';
 import { breakerNotice } from './breakerNotice.js';
 import type { Notifier } from './notifier.js';
+import { startPollingWatch, type PollingWatch } from './pollingWatch.js';
 
 export interface BreakerWatchOptions {
   /** One record kind's breaker: its Redis, keys and queue (a Services object fits). */
@@ -32,7 +33,7 @@ export interface BreakerWatchOptions {
  * Redis until its close is sent. Events are claimed by id (kind + the episode's start), so any
  * number of workers send each once; episodes that began before the watermark are not announced.
  */
-export function startBreakerWatch(options: BreakerWatchOptions): { check(): Promise<void>; close(): void } {
+export function startBreakerWatch(options: BreakerWatchOptions): PollingWatch {
   const { redis, keys } = options.services;
   const kind = options.services.kind.name;
   const notice = {
@@ -40,7 +41,6 @@ export function startBreakerWatch(options: BreakerWatchOptions): { check(): Prom
     kind,
     ...(options.dashboardUrl === undefined ? {} : { dashboardUrl: options.dashboardUrl }),
   };
-  let running: Promise<void> | undefined;
   const checkOnce = async (): Promise<void> => {
     const from = await notifyWatermark(redis, keys);
     const view = await readBreakerReport(options.services, options.settings);
@@ -68,22 +68,5 @@ export function startBreakerWatch(options: BreakerWatchOptions): { check(): Prom
       await options.notifier.notify(breakerNotice('breaker-still-open', view, { ...notice, since: view.since }));
     }
   };
-  // One look at a time per process; a look asked for meanwhile joins the running one.
-  const check = (): Promise<void> => {
-    running ??= checkOnce()
-      .catch((error: unknown) =>
-        options.logger.warn({ err: error }, 'could not look at the circuit breaker for notifications'),
-      )
-      .finally(() => (running = undefined));
-    return running;
-  };
-  void check();
-  const timer = setInterval(() => void check(), options.pollMs ?? 5_000);
-  timer.unref();
-  return {
-    check,
-    close() {
-      clearInterval(timer);
-    },
-  };
+  return startPollingWatch(checkOnce, { logger: options.logger, what: 'the circuit breaker', pollMs: options.pollMs });
 }

@@ -1,5 +1,6 @@
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
+import { redisTime } from '../redis/redisClock.js';
 
 /**
  * The watermark lives as long as some notifier keeps it alive: a restart within this keeps it
@@ -15,7 +16,9 @@ const CLAIM_TTL_MS = 8 * 24 * 3600_000;
  * every running notifier's refresh. Events before it are never sent, so switching notifications
  * on replays nothing; being in Redis, it survives a restart of every worker.
  */
-export async function notifyWatermark(redis: RedisClient, keys: Keyspace, now = Date.now()): Promise<number> {
+export async function notifyWatermark(redis: RedisClient, keys: Keyspace, at?: number): Promise<number> {
+  // Redis's clock: batches start at Redis's time too (BatchStore.create).
+  const now = at ?? (await redisTime(redis));
   const replies = await redis
     .multi()
     .set(keys.notifyFrom, String(now), 'PX', WATERMARK_TTL_MS, 'NX')

@@ -3,6 +3,7 @@ export type NotifyEventKind =
   | 'batch-settled'
   | 'batch-needs-attention'
   | 'batch-recovered'
+  | 'batch-resolved'
   | 'file-refused'
   | 'import-failed'
   | 'breaker-opened'
@@ -10,7 +11,11 @@ export type NotifyEventKind =
   | 'breaker-still-open'
   | 'no-file'
   | 'redis-unsafe'
-  | 'redis-safe';
+  | 'redis-safe'
+  | 'batch-held'
+  | 'batch-resumed'
+  | 'batch-cancelled'
+  | 'batch-released';
 
 /**
  * The JSON body every generic webhook receives (Slack and Teams get their own shapes built from
@@ -47,4 +52,12 @@ export interface NotifyEvent {
   nextTrialAt?: string;
   waiting?: { jobs: number; burst: number };
   closedBy?: string;
+  /** Batch circuit events: a few of the refused orders (keys only), and what a person may do (or what was done). */
+  samples?: string[];
+  action?: string;
+  /**
+   * The id of the earlier event this one closes (`batch-needs-attention:<batch>`, `batch-held:<batch>:<at>`):
+   * what a person was alerted to needs nothing more. A receiver resolves that alert; each is sent once.
+   */
+  resolves?: string;
 }

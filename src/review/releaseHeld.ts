@@ -1,4 +1,4 @@
-import type { ReviewInput } from '../ledger/ledger.js';
+import type { Released, ReviewInput } from '../ledger/ledger.js';
 import type { ParkedItem } from '../deadLetter/parkedStore.js';
 import {
   requeueParked,
@@ -19,7 +19,7 @@ export function releaseHeld(
   deps: RequeueDeps,
 ): Promise<RequeueBatch[]> {
   const { ledger } = deps;
-  const released = new Map<string, { previousBatchId: string; record: string; parkedAt: number }>();
+  const released = new Map<string, Omit<Released, 'parkedAt'>>();
   return requeueParked(
     items,
     {
@@ -30,28 +30,27 @@ export function releaseHeld(
           const result = await ledger.release(record.key, batchId, review, job);
           if (result.outcome === 'released') {
             released.set(record.key, {
+              releasedBatchId: batchId,
               previousBatchId: result.previousBatchId,
               record: result.record,
-              parkedAt: record.parkedAt,
+              chunkId: job.id,
             });
             outcomes.push('reserved');
-          } else
-            outcomes.push(
-              result.state === 'delivered'
-                ? 'skippedDelivered'
-                : result.state === 'held'
-                  ? 'skippedHeld'
-                  : 'skippedQueued',
-            );
+          } else outcomes.push(skippedOutcome(result.state));
         }
         return outcomes;
       },
-      async undo(record, batchId) {
+      async undo(record) {
         const facts = released.get(record.key);
-        if (facts !== undefined)
-          await ledger.unrelease(record.key, batchId, facts.previousBatchId, facts.record, facts.parkedAt);
+        if (facts !== undefined) await ledger.unrelease(record.key, { ...facts, parkedAt: record.parkedAt });
       },
     },
     deps,
   );
+}
+
+/** Why a held record was not released: the state its ledger entry is in now. */
+function skippedOutcome(state: string): RequeueOutcome {
+  if (state === 'delivered') return 'skippedDelivered';
+  return state === 'held' ? 'skippedHeld' : 'skippedQueued';
 }

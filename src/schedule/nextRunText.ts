@@ -1,12 +1,15 @@
+import { localTime } from '../timeText.js';
+
 /**
- * When a schedule fires next, as `schedule list` shows it: UTC, and the schedule's own time zone
- * when it has one (a person set "02:00 Europe/Amsterdam" and wants to see 02:00, not 01:00Z).
+ * When a schedule fires next, as `schedule list` shows it: in the operator's time zone with its
+ * offset, and in the schedule's own zone when that is another one (a person set "02:00
+ * Europe/Amsterdam" and wants to see 02:00 whatever zone the operator reads in).
  */
-export function nextRunText(next: number | undefined, tz: string | undefined): string {
+export function nextRunText(next: number | undefined, tz: string | undefined, timeZone: string): string {
   if (next === undefined) return 'unknown';
-  const utc = new Date(next).toISOString();
-  if (tz === undefined || tz === 'UTC') return utc;
-  const local = new Intl.DateTimeFormat('sv-SE', {
+  const here = localTime(next, timeZone);
+  if (tz === undefined || tz === timeZone) return here;
+  const there = new Intl.DateTimeFormat('sv-SE', {
     timeZone: tz,
     year: 'numeric',
     month: '2-digit',
@@ -15,5 +18,5 @@ export function nextRunText(next: number | undefined, tz: string | undefined): s
     minute: '2-digit',
     hourCycle: 'h23',
   }).format(new Date(next));
-  return `${utc} (${local} ${tz})`;
+  return `${here} (${there} ${tz})`;
 }

@@ -10,14 +10,15 @@ const OUR_OUTPUT = /\.(rejects|results)\.csv$/i;
  * The files a schedule's source names at the moment it runs, sorted: a file; every order file
  * directly in a folder; or a glob whose `*` and `?` are in the last path segment
  * (`/data/exports/orders-*.csv`). Our own rejects and results files are left out. A source that
- * names nothing is not an error (nothing arrived tonight); a missing folder is (FileRefusedError).
+ * names nothing is not an error (nothing arrived tonight); an unreadable folder is (FileRefusedError), and
+ * a source `schedule set` would have refused (UsageError, as checkScheduleSource).
  */
 export async function resolveSource(source: string): Promise<string[]> {
   const name = basename(source);
   if (/[*?]/.test(name)) {
     const folder = dirname(source);
     if (/[*?]/.test(folder))
-      throw new FileRefusedError('SOURCE_INVALID', source, 'wildcards are only allowed in the last part of the path');
+      throw new UsageError('SOURCE_INVALID', `${source}: wildcards are only allowed in the last part of the path`);
     const pattern = globPattern(name);
     return regularFiles(folder, (entry) => pattern.test(entry) && !OUR_OUTPUT.test(entry));
   }

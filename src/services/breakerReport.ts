@@ -3,6 +3,7 @@ import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 import { readBreakerView, type BreakerState } from '../worker/breakerView.js';
+import { countBurstDeadLetters } from './deliveryControl.js';
 
 /**
  * What the circuit breaker sees, for the places people look (`status`, `import --wait`, the
@@ -19,7 +20,7 @@ export interface BreakerReport {
   nextTrialAt?: number;
   /** Open longer than the alert limit. */
   overdue: boolean;
-  /** What waits: jobs in the queue (waiting, paused or delayed) and dead letters sent back on close. */
+  /** What waits: jobs in the queue (waiting, paused or delayed) and dead letters sent back on close (only those dead-lettered). */
   waiting: { jobs: number; burst: number };
   /** Closed but failing: the window's share of 5xx and unanswered attempts, by status. */
   degraded?: { share: number; failures: number; seen: string; windowMs: number; text: string };
@@ -32,7 +33,7 @@ export async function readBreakerReport(
 ): Promise<BreakerReport> {
   const [view, burst] = await Promise.all([
     readBreakerView(deps.redis, deps.keys, settings, { queue: deps.queue }),
-    deps.redis.scard(deps.keys.breakerBurst),
+    countBurstDeadLetters(deps),
   ]);
   const s = view.status;
   const report: BreakerReport = {
@@ -53,7 +54,7 @@ export async function readBreakerReport(
 export function describeBreakerReport(report: BreakerReport): string[] {
   if (report.state !== 'closed') {
     return [
-      `  waiting: ${report.waiting.jobs} jobs in the queue${report.waiting.burst > 0 ? `, ${report.waiting.burst} dead letters of the burst sent again on close` : ''}`,
+      `  waiting: ${report.waiting.jobs} jobs in the queue${report.waiting.burst > 0 ? `, ${report.waiting.burst} dead letter${report.waiting.burst === 1 ? '' : 's'} of the burst sent again on close` : ''}`,
     ];
   }
   return report.degraded === undefined ? [] : [`${report.degraded.text} (${report.degraded.seen})`];

@@ -4,17 +4,18 @@ import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import type { AnyDeliveryJobData } from '../deliveryJob.js';
+import type { ChunkJobData } from '../deliveryJob.js';
 import { CircuitBreaker, readBreakerStatus, type BreakerStatus } from '../worker/circuitBreaker.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 import { requeueBurst } from '../worker/requeueBurst.js';
 import { liveWorkers, type WorkerFacts } from '../worker/workerPresence.js';
+import { localTimeOr } from '../timeText.js';
 
 /** What pause, resume and the health report work with (a Services object fits). */
 export interface ControlDeps<P = unknown> {
   redis: RedisClient;
   keys: Keyspace;
-  queue: Queue<AnyDeliveryJobData<P>>;
+  queue: Queue<ChunkJobData<P>>;
   ledger: Ledger;
   jobOptions: JobsOptions;
 }
@@ -31,7 +32,7 @@ export interface DeliveryHealth {
   pausedBy: PauseRecord | undefined;
   breaker: BreakerStatus;
   workers: WorkerFacts[];
-  /** Dead letters the open breaker will send back when it closes. */
+  /** Dead letters the open breaker will send back when it closes (countBurstDeadLetters). */
   burst: number;
 }
 
@@ -85,9 +86,28 @@ export async function readDeliveryHealth(
     readPausedBy(deps),
     readBreakerStatus(deps.redis, deps.keys, alertAfterMs),
     liveWorkers(deps.redis, deps.keys),
-    deps.redis.scard(deps.keys.breakerBurst),
+    countBurstDeadLetters(deps),
   ]);
   return { paused, pausedBy, breaker, workers, burst };
+}
+
+/**
+ * The dead letters an open breaker sends back when it closes. A breaker opened by a refusal keeps the
+ * orders refused its way in its burst: each is a dead letter (or becomes one as its answer is
+ * recorded). One opened by an outage (5xx, no connection) also lists the orders that failed that way
+ * while it was open: retried or held for review, not dead letters, and closing does not send them
+ * (requeueBurst takes dead ones only); there only the members dead-lettered now are counted.
+ */
+export async function countBurstDeadLetters(deps: Pick<ControlDeps, 'redis' | 'keys'>): Promise<number> {
+  const [trip, members] = await Promise.all([
+    deps.redis.hget(deps.keys.breaker, 'class'),
+    deps.redis.smembers(deps.keys.breakerBurst),
+  ]);
+  if (members.length === 0 || trip === 'refusal') return members.length;
+  const pipeline = deps.redis.pipeline();
+  for (const key of members) pipeline.exists(deps.keys.parked('dead', key));
+  const replies = (await pipeline.exec()) ?? [];
+  return replies.filter(([, n]) => Number(n) === 1).length;
 }
 
 /**
@@ -97,9 +117,14 @@ export async function readDeliveryHealth(
 export function describeHealth(
   health: DeliveryHealth,
   commands: { resume: string; worker: string },
-  options: { showWorkers?: boolean } = {},
+  options: {
+    showWorkers?: boolean;
+    /** Times in this zone, with the offset (`status`); default ISO UTC. */ timeZone?: string;
+  } = {},
 ): string[] {
   const lines: string[] = [];
+  const iso = (at: number | undefined): string =>
+    options.timeZone === undefined ? isoTime(at) : localTimeOr(at, options.timeZone);
   const b = health.breaker;
   if (b.state !== 'closed') {
     const probe = b.state === 'halfOpen' ? 'trial jobs are going through now' : `next trial at ${iso(b.nextProbeAt)}`;
@@ -129,7 +154,7 @@ async function readPausedBy(deps: Pick<ControlDeps, 'redis' | 'keys'>): Promise<
   return json === null ? undefined : (JSON.parse(json) as PauseRecord);
 }
 
-function iso(at: number | undefined): string {
+function isoTime(at: number | undefined): string {
   return at === undefined ? 'unknown' : new Date(at).toISOString();
 }
 

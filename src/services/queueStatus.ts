@@ -14,6 +14,9 @@ import { progressLine } from '../batches/followBatch.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
 import type { RedisSafety } from '../worker/redisGuard.js';
 import { readRedisSafety } from './redisSafetyReport.js';
+import { localTime } from '../timeText.js';
+import { readBatchCircuit, type BatchCircuitView } from '../batches/batchCircuit.js';
+import { describeCircuit, heldBatches } from './batchControl.js';
 
 /** Words that set one kind's status apart: `queue` / `accounts queue`, `dead letters` / `account dead letters`. */
 function own<P>(services: Services<P>): { queue: string; thing: string } {
@@ -33,7 +36,9 @@ export interface StatusReport {
   heldForReview: number;
   /** Whether workers take jobs from this Redis (their guard's decision): unsafe while it evicts, or lacks persistence in production. */
   redis: RedisSafety;
-  batches: (Batch & { settled: boolean })[];
+  batches: (Batch & { settled: boolean; circuit: BatchCircuitView })[];
+  /** Batches their canary holds (one batch's content refused, not the API's): each with its cause. */
+  heldBatches: BatchCircuitView[];
 }
 
 /** Reads a kind's status: its recent batches (or the one named), queue counts, breaker, workers and parked records. */
@@ -53,13 +58,15 @@ export async function readQueueStatus<P>(
       );
     batches = [batch];
   }
-  const [queue, health, view, dead, held, redis] = await Promise.all([
+  const [queue, health, view, dead, held, redis, heldNow, circuits] = await Promise.all([
     services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
     readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
     readBreakerReport(services, services.delivery.breaker),
     services.redis.zcard(services.keys.parkedIndex('dead')),
     services.redis.zcard(services.keys.parkedIndex('held')),
     readRedisSafety(services),
+    heldBatches(services),
+    Promise.all(batches.map((b) => readBatchCircuit(services.redis, services.keys, b.id))),
   ]);
   const report: StatusReport = {
     env,
@@ -73,7 +80,8 @@ export async function readQueueStatus<P>(
     deadLetters: dead,
     heldForReview: held,
     redis,
-    batches: batches.map((b) => ({ ...b, settled: isSettled(b) })),
+    batches: batches.map((b, i) => ({ ...b, settled: isSettled(b), circuit: circuits[i]! })),
+    heldBatches: heldNow,
   };
   return { report, health, view };
 }
@@ -84,8 +92,15 @@ export async function readQueueStatus<P>(
  */
 export async function queueStatus<P>(
   services: Services<P>,
-  options: { batchId?: string; limit?: number; json?: boolean },
+  options: {
+    batchId?: string;
+    limit?: number;
+    json?: boolean;
+    /** The operator's zone (BULKORDER_TIMEZONE): text shows times in it, with the offset; JSON stays UTC. */
+    timeZone?: string;
+  },
 ): Promise<string> {
+  const zone = options.timeZone ?? 'UTC';
   const { kind, env } = services;
   const words = own(services);
   const { report, health, view } = await readQueueStatus(services, options);
@@ -110,21 +125,36 @@ export async function queueStatus<P>(
   const breakerLines = describeHealth(
     health,
     { resume: `${kind.cli} resume`, worker: 'bulkorder worker' },
-    { showWorkers: true },
+    { showWorkers: true, timeZone: zone },
   );
   // What the breaker sees goes right under its own line (open: what waits; closed: failing anyway).
   breakerLines.splice(view.state === 'closed' ? 0 : 1, 0, ...describeBreakerReport(view));
   lines.push(`circuit breaker ${health.breaker.state}`, ...breakerLines);
+  // Beside the API's breaker: batches their own canary holds (their content, not the API).
+  if (report.heldBatches.length > 0) {
+    lines.push(`batches held by their canary: ${report.heldBatches.length} (other batches go on)`);
+    for (const c of report.heldBatches)
+      lines.push(
+        `  ${c.batchId}: ${c.refusedCount} refused with ${c.cause ?? 'one cause'}${c.code === undefined ? '' : ` (API code ${c.code})`}; ${kind.cli} batch show ${c.batchId}`,
+      );
+  }
   for (const b of batches) {
     lines.push(
       '',
-      `${b.id}  ${b.file}  ${new Date(b.startedAt).toISOString()}  ${b.importState}${isSettled(b) ? ', settled' : ''}`,
+      `${b.id}  ${b.file}  ${localTime(b.startedAt, zone)}  ${b.importState}${isSettled(b) ? ', settled' : ''}`,
       `  rows ${b.rows}, ${kind.noun}s ${b.orders}: ${b.valid} valid, ${b.rejected} rejected; queued ${b.enqueued}; skipped ${b.skippedDelivered} delivered, ${b.skippedHeld} held, ${b.skippedQueued} queued elsewhere${b.conflicts > 0 ? `; ${b.conflicts} not sent: ORDER_REF_REUSED` : ''}`,
       `  ${progressLine(b)}`,
+      ...describeCircuit(b.circuit, kind.cli, zone),
+      ...filesLines(b),
     );
   }
   if (batches.length === 0) lines.push('', `no ${words.thing}batches yet: ${kind.cli} import <file>`);
   return lines.join('\n') + '\n';
+}
+
+/** Where a batch's trail is: its rejects and results files, or where its results will be once it settles. */
+function filesLines(b: Batch): string[] {
+  return [...(b.rejectsFile === undefined ? [] : [`  rejects: ${b.rejectsFile}`]), ...resultsLine(b)];
 }
 
 /** `resume` of one kind: clears a manual pause and the breaker (requeueing its burst) and resumes its queue; returns the line to print. */
@@ -146,4 +176,11 @@ export async function resumeDelivery<P>(services: Services<P>, logger: Logger): 
 export async function pauseQueue<P>(services: Services<P>): Promise<string> {
   const record = await pauseDelivery(services);
   return `${services.kind.name === 'orders' ? 'delivery' : `${services.kind.noun} registration`} paused by ${record.by}; requests in flight finish. Undo with: ${services.kind.cli} resume\n`;
+}
+
+/** The results line: the file written, or the one to be written once the batch settles. */
+function resultsLine(b: Batch): string[] {
+  if (b.resultsFile !== undefined) return [`  results: ${b.resultsFile}`];
+  if (b.pendingResultsFile !== undefined) return [`  results: ${b.pendingResultsFile} (written once settled)`];
+  return [];
 }

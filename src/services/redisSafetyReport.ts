@@ -9,12 +9,13 @@ import { redisSafety, type RedisSafety } from '../worker/redisGuard.js';
  */
 export async function readRedisSafety(services: {
   redis: RedisClient;
-  delivery: Pick<DeliverySettings, 'requirePersistentRedis' | 'redisCheck'>;
+  delivery: Pick<DeliverySettings, 'requirePersistentRedis' | 'requireVerifiableRedis' | 'redisCheck'>;
 }): Promise<RedisSafety> {
   const risk = await redisRisk(services.redis).catch(() => undefined);
   if (risk === undefined) return { unsafe: false };
   return redisSafety(risk, {
     requirePersistence: services.delivery.requirePersistentRedis,
+    requireVerifiable: services.delivery.requireVerifiableRedis,
     unverifiable: services.delivery.redisCheck.unverifiable,
   });
 }

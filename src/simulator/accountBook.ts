@@ -18,12 +18,17 @@ export class AccountBook {
   /** `ids`: customerIds are UUID strings, JSON integers from 100001, or those digits as strings (the answer profile). */
   constructor(private readonly ids: 'string' | 'integer' | 'digits' = 'string') {}
 
+  /** The next numeric customerId, as a JSON integer or as its digits (the answer profile). */
+  #nextNumber(): string | number {
+    const n = this.#next++;
+    return this.ids === 'digits' ? String(n) : n;
+  }
+
   /** Creates an account; undefined when (companyId, email) already has one. */
   create(companyId: string, email: string): string | number | undefined {
     const key = companyId.toLowerCase() + '\n' + email.toLowerCase();
     if (this.#byKey.has(key)) return undefined;
-    const customerId =
-      this.ids === 'integer' ? this.#next++ : this.ids === 'digits' ? String(this.#next++) : randomUUID();
+    const customerId = this.ids === 'string' ? randomUUID() : this.#nextNumber();
     this.#byKey.set(key, customerId);
     this.#customers.add(customerKey(customerId));
     return customerId;

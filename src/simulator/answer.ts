@@ -22,14 +22,14 @@ export interface Problem {
   problem: string;
 }
 
-/** The API error body `{ code, message, details? }`. */
+/** The API error body `{ code, message, details? }`; `extra.headers`, the answer's headers (Retry-After). */
 export function apiError(
   status: number,
   code: string,
   message: string,
-  details?: unknown[],
-  headers?: Record<string, string>,
+  extra: { details?: unknown[]; headers?: Record<string, string> } = {},
 ): Answer {
+  const { details, headers } = extra;
   const body = details === undefined ? { code, message } : { code, message, details };
   return headers === undefined ? { status, body, code } : { status, body, code, headers };
 }

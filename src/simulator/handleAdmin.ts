@@ -55,7 +55,7 @@ export async function handleAdmin(
 async function setFaults(req: IncomingMessage, sim: AdminControls): Promise<Answer> {
   const read = await readBody(req, 1024 * 1024);
   if (!read.ok)
-    return apiError(413, 'PAYLOAD_TOO_LARGE', 'The faults body is too large.', undefined, { connection: 'close' });
+    return apiError(413, 'PAYLOAD_TOO_LARGE', 'The faults body is too large.', { headers: { connection: 'close' } });
   let patch: unknown;
   try {
     patch = JSON.parse(read.body.toString('utf8'));

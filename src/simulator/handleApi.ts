@@ -56,8 +56,10 @@ export async function handleApi(
       const retryAfter = String(Math.max(1, Math.ceil(ctx.faults.faults.retryAfterSeconds)));
       writeAnswer(
         res,
-        apiError(429, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After.', undefined, {
-          'retry-after': retryAfter,
+        apiError(429, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After.', {
+          headers: {
+            'retry-after': retryAfter,
+          },
         }),
         counters,
       );
@@ -114,8 +116,10 @@ async function processChecked(
   const read = await readBody(req, API_BODY_CAP);
   if (!read.ok) {
     if (read.reason === 'aborted') return undefined;
-    return apiError(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${API_BODY_CAP} bytes.`, undefined, {
-      connection: 'close',
+    return apiError(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${API_BODY_CAP} bytes.`, {
+      headers: {
+        connection: 'close',
+      },
     });
   }
   let body: unknown;
@@ -131,12 +135,7 @@ async function processChecked(
     ctx.counters.idempotentReplay();
     return earlier;
   }
-  const answer =
-    route.path === 'orders'
-      ? createOrder(ctx, body, key)
-      : route.path === 'accounts'
-        ? createAccount(ctx, body)
-        : login(ctx, body);
+  const answer = createFor(route.path, ctx, body, key);
   // Only a create that happened is replayed; a refusal may be fixed and sent again under the same key.
   if (replayKey !== undefined && answer.status < 300) ctx.idempotent.set(replayKey, answer);
   return answer;
@@ -151,16 +150,12 @@ function checkHeaders(req: IncomingMessage, ctx: SimulatorContext, api: ApiName)
   const authorization = req.headers.authorization;
   const match = authorization === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
   if (match === null) {
-    return apiError(
-      401,
-      'TOKEN_MISSING',
-      'An Authorization: Bearer <access token> header is required.',
-      undefined,
-      BEARER_CHALLENGE,
-    );
+    return apiError(401, 'TOKEN_MISSING', 'An Authorization: Bearer <access token> header is required.', {
+      headers: BEARER_CHALLENGE,
+    });
   }
   const check = ctx.tokens.check(match[1] as string, api, ctx.clock());
-  if (!check.ok) return apiError(401, check.code, check.message, undefined, INVALID_TOKEN_CHALLENGE);
+  if (!check.ok) return apiError(401, check.code, check.message, { headers: INVALID_TOKEN_CHALLENGE });
 
   const agentProblem = userAgentProblem(req.headers['user-agent']);
   if (agentProblem !== undefined)
@@ -204,7 +199,7 @@ function createOrder(ctx: SimulatorContext, body: unknown, idempotencyKey: strin
     idempotencyKey,
   );
   ctx.counters.orderAccepted(duplicate);
-  const id = profile.ids === 'integer' ? number : profile.ids === 'digits' ? String(number) : orderId;
+  const id = profile.ids === 'string' ? orderId : numericId(number, profile.ids);
   if (!profile.success.body)
     return { status: profile.success.status, headers: { location: `/business-api/orders/${id}` } };
   return { status: profile.success.status, body: { orderId: id, status: 'received' } };
@@ -216,9 +211,9 @@ function createAccount(ctx: SimulatorContext, body: unknown): Answer {
   const { companyId, email } = body as { companyId: string; email: string };
   const customerId = ctx.accounts.create(companyId, email);
   if (customerId === undefined) {
-    return apiError(409, 'ACCOUNT_EXISTS', 'An account with this e-mail already exists for this company.', [
-      { path: 'email', problem: 'already has an account for this companyId' },
-    ]);
+    return apiError(409, 'ACCOUNT_EXISTS', 'An account with this e-mail already exists for this company.', {
+      details: [{ path: 'email', problem: 'already has an account for this companyId' }],
+    });
   }
   ctx.counters.accountCreated();
   // The customerId is the one thing a client needs back, so every profile answers with a body.
@@ -245,4 +240,20 @@ function login(ctx: SimulatorContext, body: unknown): Answer {
         body: { session: { customer: customerId, links: { sso: url, help: 'see the portal' } }, expiresIn: 300 },
       };
   }
+}
+
+/** The create (or login) a POST to the route asks for. */
+function createFor(
+  path: ApiRoute['path'],
+  ctx: SimulatorContext,
+  body: unknown,
+  idempotencyKey: string | undefined,
+): Answer {
+  if (path === 'orders') return createOrder(ctx, body, idempotencyKey);
+  return path === 'accounts' ? createAccount(ctx, body) : login(ctx, body);
+}
+
+/** A numeric id as a JSON integer or as its digits (the answer profile). */
+function numericId(number: number, ids: 'integer' | 'digits'): string | number {
+  return ids === 'digits' ? String(number) : number;
 }

@@ -11,7 +11,7 @@ export function handleSso(req: IncomingMessage, res: ServerResponse, ctx: Simula
   if (req.method !== 'GET') {
     writeAnswer(
       res,
-      apiError(405, 'METHOD_NOT_ALLOWED', 'Login URLs are opened with GET.', undefined, { allow: 'GET' }),
+      apiError(405, 'METHOD_NOT_ALLOWED', 'Login URLs are opened with GET.', { headers: { allow: 'GET' } }),
       ctx.counters,
     );
     return;

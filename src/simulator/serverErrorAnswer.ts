@@ -19,8 +19,10 @@ export function serverErrorAnswer(variant: number, retryAfterSeconds: number): A
     case 1:
       return { status: 502, body: HTML(502, 'Bad Gateway'), code: 'BAD_GATEWAY' };
     case 2:
-      return apiError(503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable.', undefined, {
-        'retry-after': String(seconds),
+      return apiError(503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable.', {
+        headers: {
+          'retry-after': String(seconds),
+        },
       });
     case 3:
       // Wall clock on purpose (not the injectable clock): clients compare it with their own Date.now.

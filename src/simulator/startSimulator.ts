@@ -121,8 +121,10 @@ function dispatch(
     if (req.method === 'POST') return handleApi(req, res, ctx, route);
     writeAnswer(
       res,
-      apiError(405, 'METHOD_NOT_ALLOWED', `${req.method ?? ''} is not allowed on ${path}; use POST.`, undefined, {
-        allow: 'POST',
+      apiError(405, 'METHOD_NOT_ALLOWED', `${req.method ?? ''} is not allowed on ${path}; use POST.`, {
+        headers: {
+          allow: 'POST',
+        },
       }),
       ctx.counters,
     );

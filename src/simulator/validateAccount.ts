@@ -46,6 +46,6 @@ function invalidIfAny(problems: Problem[], what: string): Answer | undefined {
     400,
     'VALIDATION_FAILED',
     `The ${what} is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}).`,
-    problems,
+    { details: problems },
   );
 }

@@ -86,7 +86,7 @@ export function validateOrder(
       400,
       'VALIDATION_FAILED',
       `The order is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}).`,
-      problems,
+      { details: problems },
     );
   }
   return checkCatalogue(body as ValidOrder, customers, products);
@@ -122,9 +122,9 @@ function checkCatalogue(
   products: ReadonlySet<number>,
 ): Answer | undefined {
   if (!customers.has(order.businessCustomerId)) {
-    return apiError(422, 'CUSTOMER_UNKNOWN', `Business customer ${order.businessCustomerId} is not known.`, [
-      { path: 'businessCustomerId', problem: 'is not a known business customer' },
-    ]);
+    return apiError(422, 'CUSTOMER_UNKNOWN', `Business customer ${order.businessCustomerId} is not known.`, {
+      details: [{ path: 'businessCustomerId', problem: 'is not a known business customer' }],
+    });
   }
   const unknown: Problem[] = [];
   const tooMany: Problem[] = [];
@@ -138,8 +138,12 @@ function checkCatalogue(
       tooMany.push({ path: `products[${index}].quantity`, problem: `must be at most ${MAX_QUANTITY}` });
   });
   if (unknown.length > 0)
-    return apiError(422, 'PRODUCT_UNKNOWN', 'The order names products that are not in the catalogue.', unknown);
+    return apiError(422, 'PRODUCT_UNKNOWN', 'The order names products that are not in the catalogue.', {
+      details: unknown,
+    });
   if (tooMany.length > 0)
-    return apiError(422, 'QUANTITY_LIMIT', `A product line may order at most ${MAX_QUANTITY} items.`, tooMany);
+    return apiError(422, 'QUANTITY_LIMIT', `A product line may order at most ${MAX_QUANTITY} items.`, {
+      details: tooMany,
+    });
   return undefined;
 }

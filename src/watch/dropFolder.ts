@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { writeFileAtomic } from '../files/atomicFile.js';
+import { moveFile } from '../files/moveFile.js';
+import type { WriteFailure } from '../files/writeFailure.js';
 
 /** The four folders of a drop folder, resolved (symlinks followed once, at start). */
 export interface DropFolder {
@@ -10,18 +13,22 @@ export interface DropFolder {
   inbox: string;
   /** Files a watcher has claimed (by an atomic rename into its folder `processing/watcher-<id>/`) and works on; their sidecars are dotfiles beside them. */
   processing: string;
-  /** Files whose batches settled, with `.results.csv`, `.rejects.csv` and `.summary.json`. */
+  /**
+   * Files whose batches settled, with `.results.csv`, `.rejects.csv` and `.summary.json`; one with rejected rows,
+   * dead letters or held orders also with a `.needs-attention` note saying what and how to act on it.
+   */
   done: string;
   /** Files refused as a whole, with a `.summary.json` saying why. */
   failed: string;
 }
 
-/** What is written beside a file: results and rejects of its import, and the summary. */
-export type Sidecar = 'results' | 'rejects' | 'summary';
+/** What is written beside a file: results and rejects of its import, the summary, and the needs-attention note. */
+export type Sidecar = 'results' | 'rejects' | 'summary' | 'attention';
 export const SIDECAR_EXT: Readonly<Record<Sidecar, string>> = {
   results: '.results.csv',
   rejects: '.rejects.csv',
   summary: '.summary.json',
+  attention: '.needs-attention',
 };
 
 /**
@@ -29,6 +36,12 @@ export const SIDECAR_EXT: Readonly<Record<Sidecar, string>> = {
  * which rsync and editors use) are never taken, so a half-written upload is left alone.
  */
 const IN_PROGRESS = /\.(tmp|part|partial|filepart|crdownload|swp)$/i;
+
+/** What a drop folder that refuses a write means: the file stays where it was and is tried again. */
+const WATCH_WRITE: WriteFailure = {
+  code: 'WATCH_WRITE_FAILED',
+  then: 'The file stays in processing/ and the watcher tries it again; what was queued is not sent twice.',
+};
 
 /** Creates the layout if missing; the root is resolved once so every later path stays inside it. */
 export async function openDropFolder(dir: string): Promise<DropFolder> {
@@ -84,15 +97,17 @@ export function isClaimName(name: string): boolean {
  * folder, src/watch/watcherClaims.ts). rename(2) is atomic: when two watchers race for the same
  * file exactly one rename succeeds; the other finds it gone.
  */
+const CLAIM_WRITE: WriteFailure = {
+  code: 'WATCH_WRITE_FAILED',
+  then: 'The file stays in inbox/ and is taken once the folder can be written.',
+};
+
 export async function claimFile(folder: DropFolder, name: string): Promise<string | undefined> {
   const claim = newClaimName(name);
-  try {
-    await rename(join(folder.inbox, name), join(folder.processing, claim));
-    return claim;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  // Another watcher took it first: not there any more.
+  return (await moveFile(join(folder.inbox, name), join(folder.processing, claim), CLAIM_WRITE, { missingOk: true }))
+    ? claim
+    : undefined;
 }
 
 /** Where a sidecar of a claimed file is written while it is processed: a dotfile beside it. */
@@ -100,11 +115,19 @@ export function workingSidecar(folder: DropFolder, claim: string, kind: Sidecar)
   return join(folder.processing, `.${claim}${SIDECAR_EXT[kind]}`);
 }
 
+/** Where a sidecar of a claimed file is once the file is moved to done/ or failed/ (the file's whole name kept). */
+export function filedSidecar(folder: DropFolder, claim: string, kind: Sidecar, to: 'done' | 'failed'): string {
+  return join(folder[to], `${claim}${SIDECAR_EXT[kind]}`);
+}
+
 /** Writes the summary under a temporary name and renames it, so it is whole or absent. */
 export async function writeSummary(folder: DropFolder, claim: string, summary: object): Promise<void> {
-  const path = workingSidecar(folder, claim, 'summary');
-  await writeFile(`${path}.partial`, JSON.stringify(summary, null, 2) + '\n');
-  await rename(`${path}.partial`, path);
+  await writeSidecarText(folder, claim, 'summary', JSON.stringify(summary, null, 2) + '\n');
+}
+
+/** Writes a text sidecar (summary, needs-attention note) whole or not at all: a temporary name, then a rename. */
+export async function writeSidecarText(folder: DropFolder, claim: string, kind: Sidecar, text: string): Promise<void> {
+  await writeFileAtomic(workingSidecar(folder, claim, kind), text, WATCH_WRITE);
 }
 
 /**
@@ -115,15 +138,13 @@ export async function writeSummary(folder: DropFolder, claim: string, summary: o
 export async function moveClaimed(folder: DropFolder, claim: string, to: 'done' | 'failed'): Promise<string> {
   const target = folder[to];
   for (const kind of Object.keys(SIDECAR_EXT) as Sidecar[]) {
-    try {
-      // The claim's whole name, extension kept (x.csv.results.csv), as `import` names its outputs.
-      await rename(workingSidecar(folder, claim, kind), join(target, `${claim}${SIDECAR_EXT[kind]}`));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+    // The claim's whole name, extension kept (x.csv.results.csv), as `import` names its outputs.
+    await moveFile(workingSidecar(folder, claim, kind), filedSidecar(folder, claim, kind, to), WATCH_WRITE, {
+      missingOk: true,
+    });
   }
   const destination = join(target, claim);
-  await rename(join(folder.processing, claim), destination);
+  await moveFile(join(folder.processing, claim), destination, WATCH_WRITE);
   return destination;
 }
 

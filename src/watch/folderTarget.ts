@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { link, readFile, rm, writeFile } from 'node:fs/promises';
+import { writeFailure } from '../files/writeFailure.js';
+import { link, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { targetId } from '../target.js';
 
@@ -37,7 +38,13 @@ export async function claimFolderTarget(root: string, target: FolderTarget): Pro
     recordedBy: `${hostname()}-${process.pid}`,
   };
   const temp = `${path}.${randomBytes(4).toString('hex')}.partial`;
-  await writeFile(temp, JSON.stringify(mine, null, 2) + '\n');
+  await writeFile(temp, JSON.stringify(mine, null, 2) + '\n').catch(async (error: unknown) => {
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw writeFailure(path, error, {
+      code: 'WATCH_WRITE_FAILED',
+      then: 'The watcher did not start and took no file; start it again once the drop folder can be written.',
+    });
+  });
   try {
     await link(temp, path);
     return;
@@ -54,6 +61,34 @@ export async function claimFolderTarget(root: string, target: FolderTarget): Pro
     `${root} serves another target: ${who}; this watcher is for ${describe(mine, false)}. Give each target its own drop folder` +
       ` (a file dropped here must reach one API only); if no watcher of that target uses the folder any more, remove ${path}.`,
   );
+}
+
+/**
+ * Refuses a schedule's source inside the drop folder of another target (exit 2, naming the owner,
+ * as a second watcher is refused): a file dropped for one API must never reach another. The
+ * nearest folder at or above the source holding `.bulkorder-target.json` is its drop folder;
+ * one of this same target is fine. Returns the refusal, or undefined.
+ */
+export async function otherTargetOfSource(source: string, target: FolderTarget): Promise<UsageError | undefined> {
+  // Resolved as far as it exists (a glob or tonight's file does not): a link into the drop folder is inside it.
+  let dir = await realpath(source).catch(() => realpath(dirname(source)).catch(() => resolve(dirname(source))));
+  for (;;) {
+    const path = join(dir, TARGET_FILE);
+    if ((await stat(path).catch(() => undefined))?.isFile() === true) {
+      const owner = await readRecord(path);
+      if (owner?.targetId === targetOf(target)) return undefined;
+      return new UsageError(
+        'SOURCE_OTHER_TARGET',
+        `${source} is inside the drop folder ${dir}, which serves another target: ` +
+          `${owner === undefined ? 'an unreadable record' : describe(owner)}; this schedule is for ` +
+          `${describe({ ...publicTarget(target), targetId: targetOf(target), since: '', recordedBy: '' }, false)}. ` +
+          `A file dropped there must reach that API only: give the schedule a source of its own.`,
+      );
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
 }
 
 function targetOf(target: FolderTarget): string {

@@ -1,4 +1,5 @@
 import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, utimes, writeFile } from 'node:fs/promises';
+import { writeFailure } from '../files/writeFailure.js';
 import { join } from 'node:path';
 import { isClaimName, SIDECAR_EXT, type DropFolder } from './dropFolder.js';
 
@@ -39,7 +40,12 @@ export class WatcherClaims {
       dirName,
       ttlMs,
     );
-    await claims.beat();
+    await claims.beat().catch((error: unknown) => {
+      throw writeFailure(claims.own.processing, error, {
+        code: 'WATCH_WRITE_FAILED',
+        then: 'The watcher did not start and took no file; start it again once the drop folder can be written.',
+      });
+    });
     return claims;
   }
 

@@ -31,6 +31,8 @@ export const SERVER_FAILING = 'SERVER_FAILING';
 const EVIDENCE: { readonly [K in OutcomeKind]: (outcome: Extract<Outcome, { kind: K }>) => Evidence } = {
   delivered: () => ({ kind: 'healthy' }),
   rateLimited: () => ({ kind: 'neutral' }),
+  // The API answered, with an error in a 2xx: a refusal judged by its code, as a 4xx would be.
+  errorBody: (o) => refusal(o.status, o.code, o.message),
   // 409: the record conflicts with what the API holds (an account that exists): the API judged this record.
   permanent: (o) => (o.status === 409 ? { kind: 'healthy' } : refusal(o.status, o.code, o.message)),
   unauthorized: (o) => ({
@@ -53,27 +55,28 @@ const EVIDENCE: { readonly [K in OutcomeKind]: (outcome: Extract<Outcome, { kind
     message: o.message,
   }),
   // No status means the request never left (no connection); a 5xx is the server failing, whatever its code.
-  retry: (o) =>
-    o.status === undefined
-      ? {
-          kind: 'failure',
-          class: 'unreachable',
-          signature: 'NO_CONNECTION',
-          label: o.code,
-          code: o.code,
-          message: o.message,
-        }
-      : o.status >= 500
-        ? {
-            kind: 'failure',
-            class: 'serverFailing',
-            signature: SERVER_FAILING,
-            label: String(o.status),
-            status: o.status,
-            code: o.code,
-            message: o.message,
-          }
-        : refusal(o.status, o.code, o.message),
+  retry: (o) => {
+    if (o.status === undefined)
+      return {
+        kind: 'failure',
+        class: 'unreachable',
+        signature: 'NO_CONNECTION',
+        label: o.code,
+        code: o.code,
+        message: o.message,
+      };
+    if (o.status >= 500)
+      return {
+        kind: 'failure',
+        class: 'serverFailing',
+        signature: SERVER_FAILING,
+        label: String(o.status),
+        status: o.status,
+        code: o.code,
+        message: o.message,
+      };
+    return refusal(o.status, o.code, o.message);
+  },
 };
 
 function refusal(status: number, code: string, message: string): Evidence {

@@ -3,6 +3,7 @@ import type { Keyspace } from '../keyspace.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 import { SERVER_FAILING, type EvidenceClass } from './breakerEvidence.js';
 import { defineScripts } from '../lua/defineScripts.js';
+import { REDIS_TIME, redisTime } from '../redis/redisClock.js';
 
 export type BreakerState = 'closed' | 'open' | 'halfOpen';
 
@@ -35,11 +36,13 @@ export async function readBreakerStatus(
   redis: RedisClient,
   keys: Keyspace,
   alertAfterMs: number,
-  now = Date.now(),
+  now?: number,
 ): Promise<BreakerStatus> {
   const raw = await redis.hgetall(keys.breaker);
   const state = (raw.state ?? 'closed') as BreakerState;
   if (state === 'closed') return { state, overdue: false };
+  // Redis's clock, as the scripts that wrote these times: a host's may be minutes off.
+  now ??= await redisTime(redis);
   const num = (value: string | undefined) => (value === undefined || value === '' ? undefined : Number(value));
   const since = num(raw.since);
   const fields = {
@@ -88,12 +91,12 @@ export async function readBreakerView(
   settings: Pick<BreakerSettings, 'windowMs' | 'serverFailingRatio' | 'alertAfterMs'>,
   options: { queue?: { getJobCounts(...types: string[]): Promise<Record<string, number>> }; now?: number } = {},
 ): Promise<BreakerView> {
-  const now = options.now ?? Date.now();
+  const now = options.now ?? (await redisTime(redis));
   const [status, window, jobs] = await Promise.all([
     readBreakerStatus(redis, keys, settings.alertAfterMs, now),
     defineScripts(redis).bulkorderReadWindow(
       keys.breakerFailures + SERVER_FAILING,
-      now,
+      options.now ?? REDIS_TIME,
       settings.windowMs,
       keys.breakerBuckets,
     ),

@@ -7,9 +7,10 @@ import { breakerEvidence, type Evidence } from './breakerEvidence.js';
 import { breakerReason, readBreakerStatus, type BreakerState, type BreakerStatus } from './breakerView.js';
 import { argv } from '../lua/scriptArgv.js';
 import { defineScripts } from '../lua/defineScripts.js';
-import type { ClaimGate, ClaimResult } from '../ledger/ledger.js';
+import type { ChunkClaimResult, ClaimGate } from '../ledger/ledger.js';
 import type { BreakerSettings } from '../deliverySettings.js';
 import { RefusedCustomers, refusedAnswerOf, type RefusedAnswer } from './refusedCustomers.js';
+import { REDIS_TIME } from '../redis/redisClock.js';
 
 export { readBreakerStatus, type BreakerState, type BreakerStatus } from './breakerView.js';
 
@@ -41,7 +42,10 @@ export interface CircuitBreakerOptions {
   onBreakerEvent?(event: BreakerEvent): void | Promise<void>;
   /** Trials that never report are granted again after this; default 2 minutes (above a request deadline). */
   trialTimeoutMs?: number;
+  /** Pins the time (tests), given to the scripts too; without it the scripts read Redis's TIME. */
   now?: () => number;
+  /** Redis's clock for this process's waits (RedisClock.now); default the host's. */
+  clock?: () => number;
 }
 
 /** What a job may do now. */
@@ -57,6 +61,8 @@ export type Admission = { go: true; trial: boolean } | { go: false; waitMs: numb
 export class CircuitBreaker {
   private readonly settings: BreakerSettings;
   private readonly now: () => number;
+  /** What the scripts are given as `now`: REDIS_TIME, or a test's pinned time. */
+  private readonly scriptNow: () => number | string;
   /** This process's last view of the state: a closed breaker costs no Redis call per job. */
   private view: BreakerState = 'closed';
   private healthy = 0;
@@ -69,7 +75,8 @@ export class CircuitBreaker {
     private readonly options: CircuitBreakerOptions,
   ) {
     this.settings = options.settings;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? options.clock ?? Date.now;
+    this.scriptNow = options.now ?? (() => REDIS_TIME);
     this.refused = new RefusedCustomers(redis, keys.breakerRefused);
     defineScripts(redis);
   }
@@ -102,10 +109,10 @@ export class CircuitBreaker {
   }
 
   /** The admission a claim made with `gate()` carries, read as `admit` reads its own verdict. */
-  admission(claim: ClaimResult): Admission {
+  admission(claim: ChunkClaimResult): Admission {
     if (claim.outcome === 'wait') return { go: false, waitMs: Math.max(1000, claim.retryAt - this.now()) };
-    if (claim.trial !== true) this.view = 'closed';
-    return { go: true, trial: claim.trial === true };
+    if (!claim.trial) this.view = 'closed';
+    return { go: true, trial: claim.trial };
   }
 
   /** True while this process sees the breaker open or half-open: a failure then is the outage's, not the order's. */
@@ -117,8 +124,10 @@ export class CircuitBreaker {
    * Records one attempt's outcome; opens, reopens or closes the breaker when the evidence says so.
    * `customer`: whom the record is for (orders: businessCustomerId); a refusal is systemic only
    * across several customers. Unknown, each record counts as a customer of its own.
+   * `batch`: the record's batch; a refusal is the API's only across settings.minBatches batches
+   * (one batch's content is its own circuit's: src/worker/batchCanary.ts). Unknown: a batch of its own.
    */
-  async record(outcome: ApiOutcome, orderKey: string, customer?: string): Promise<void> {
+  async record(outcome: ApiOutcome, orderKey: string, customer?: string, batch?: string): Promise<void> {
     const evidence = breakerEvidence(outcome);
     if (evidence.kind === 'neutral') return;
     const who = (customer ?? orderKey).slice(0, 200);
@@ -144,8 +153,9 @@ export class CircuitBreaker {
       this.keys.breakerBurst,
       this.keys.breakerCustomers + signature,
       this.keys.breakerExempt,
+      this.keys.breakerBatches + signature,
       ...argv('recordFailure', {
-        now,
+        now: this.scriptNow(),
         windowMs: s.windowMs,
         bucketPrefix: this.keys.breakerBuckets,
         attemptId: `${evidence.label.slice(0, 40)}|${now}:${randomBytes(6).toString('hex')}`,
@@ -168,6 +178,8 @@ export class CircuitBreaker {
         healthy,
         customer: who,
         minCustomers: evidence.class === 'refusal' ? s.minCustomers : 1,
+        batch: (batch ?? orderKey).slice(0, 200),
+        minBatches: evidence.class === 'refusal' ? s.minBatches : 1,
       }),
     );
     this.view = reply[1];
@@ -221,14 +233,13 @@ export class CircuitBreaker {
    * wait is over half-open (resuming the queue for the trials) and raises the long-open alert.
    */
   async tick(): Promise<void> {
-    const now = this.now();
     if (this.healthy > 0) {
       const count = this.healthy;
       this.healthy = 0;
       await this.redis.bulkorderRecordHealthy(
         this.keys.breaker,
         this.keys.breakerBuckets,
-        now,
+        this.scriptNow(),
         this.settings.windowMs,
         count,
       );
@@ -237,7 +248,7 @@ export class CircuitBreaker {
       this.keys.breaker,
       this.keys.pausedBy,
       ...argv('tickBreaker', {
-        now,
+        now: this.scriptNow(),
         trialCalls: this.settings.trialCalls,
         trialTimeoutMs: this.options.trialTimeoutMs ?? 120_000,
         alertAfterMs: this.settings.alertAfterMs,
@@ -293,7 +304,7 @@ export class CircuitBreaker {
       keys.breakerAnswers,
       keys.breakerRefused,
       ...argv('closeBreaker', {
-        now: this.now(),
+        now: this.scriptNow(),
         onlyHalfOpen: onlyHalfOpen ? '1' : '0',
         failuresPrefix: keys.breakerFailures,
         ordersPrefix: keys.breakerOrders,

@@ -9,37 +9,22 @@ import {
   RetryableDeliveryError,
   slowDown,
   type AttemptInfo,
+  type ChunkCounts,
   type DeliverDeps,
   type DeliveryResult,
-} from './deliverRecord.js';
-import { staleFacts, verdictOf, type Verdict } from './verdictOf.js';
+} from './deliveryDeps.js';
+import { cancelledVerdict, staleVerdict, vanishedVerdict, verdictOf, type Verdict } from './verdictOf.js';
 import { verdictEffect } from './verdictEffect.js';
 import { untilRecorded } from './untilRecorded.js';
 import { notSentVerdict } from './refusedCustomers.js';
-import type { RequestSlots } from './requestSlots.js';
+import type { BatchCanary, CanaryDecision } from './batchCanary.js';
 import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
 
-/** What a chunk job needs beyond a job of one record's effects. */
-export interface ChunkDeps<P> extends DeliverDeps<P> {
-  /** The process's requests in flight (`--concurrency`), shared with its other jobs. */
-  slots: RequestSlots;
-  /** Told how each record of the chunk ended, as it ends (metrics). */
-  onRecordEnded?(outcome: OrderOutcome): void;
-  /** True once the worker is stopping: a chunk sends no further wave. */
-  isClosing?(): boolean;
-}
-
-/** One attempt of a chunk job: `jobId` is the chunk's id, which its records' ledger entries name. */
-export interface ChunkAttempt extends AttemptInfo {
-  jobId: string;
-}
-
-/** How many records of the chunk ended how in this attempt (the job's result when it completes). */
-export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
-
 /**
- * One attempt of a chunk job: several records of one batch (an import's, BULKORDER_ORDERS_PER_JOB),
- * each with its own ledger entry, outcome and parked record, as deliverRecord treats a job of one.
+ * One attempt of a delivery job: the records of one batch it holds (an import's
+ * BULKORDER_ORDERS_PER_JOB, a requeue's one), each with its own ledger entry, claim, outcome and
+ * parked record: claimed in the ledger, posted, and its outcome recorded. Never posts a record the
+ * ledger knows as delivered, held, or possibly sent.
  *
  * The records go in waves of at most the process's request slots (taken first, so no record is
  * marked `sending` while it waits for a slot; one wave when the chunk fits, as it does by default;
@@ -48,19 +33,19 @@ export type ChunkCounts = Partial<Record<OrderOutcome, number>>;
  * trial), sent in parallel, and settled together in one script once its answers are in. Before
  * each further wave the breaker is asked again, and a worker that is stopping sends no further
  * wave: the records not sent wait in the queue, attempts unspent, so an opened breaker or a SIGTERM
- * stops a chunk within one wave, as it stops that many jobs of one record.
+ * stops a chunk within one wave.
  *
- * Then the job ends as its records require: records that should be tried again (5xx, no
+ * Then the job ends as its records require (endChunk): records that should be tried again (5xx, no
  * connection) keep the job for another attempt after the backoff, and that attempt sends only them
  * (the others are delivered, dead-lettered or held by then, and the claim skips them); a 429 slows
  * every worker down (the shared rate) and the job waits its Retry-After without spending an attempt,
- * as it waits after a refused token. Each record's
- * attempts are its chunk's: every record still queued at attempt k failed attempts 1..k-1.
+ * as it waits after a refused token. Each record's attempts are its chunk's: every record still
+ * queued at attempt k failed attempts 1..k-1.
  */
 export async function deliverChunk<P>(
   chunk: UnpackedChunk<P>,
-  attempt: ChunkAttempt,
-  deps: ChunkDeps<P>,
+  attempt: AttemptInfo,
+  deps: DeliverDeps<P>,
 ): Promise<DeliveryResult> {
   const { slots } = deps;
   const started = performance.now();
@@ -69,7 +54,7 @@ export async function deliverChunk<P>(
     counts[outcome] = (counts[outcome] ?? 0) + 1;
     deps.onRecordEnded?.(outcome);
   };
-  const unfinished = await recordsToSend(chunk, attempt.jobId, deps);
+  const unfinished = await recordsToSend(chunk, attempt.chunkId, deps);
   const wave = Math.min(unfinished.length, slots.capacity);
   const ends: WaveEnds = {
     retry: undefined,
@@ -78,6 +63,8 @@ export async function deliverChunk<P>(
     credentials: false,
     unsent: false,
     waitMs: undefined,
+    heldMs: undefined,
+    vanished: [],
   };
   const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
   for (let start = 0; start < unfinished.length && !ends.unsent; start += wave) {
@@ -91,7 +78,7 @@ export async function deliverChunk<P>(
         break;
       }
       // Paced before the claim: a worker stopped while the wave waits its turn has marked nothing `sending`.
-      const grant = (await deps.rate?.pace(records.length)) ?? { at: Date.now(), spacingMs: 0, paced: false };
+      const grant = (await deps.rate?.pace(records.length)) ?? { at: 0, spacingMs: 0, paced: false };
       const wave: Wave<P> = { chunk, records, attempt: { ...attempt, grant }, batchFile, ends, ended };
       await sendWave(wave, deps, (n) => {
         const given = Math.min(n, held.n);
@@ -115,20 +102,25 @@ export async function deliverChunk<P>(
     'chunk done',
   );
   await endChunk(ends, deps);
-  return { outcome: 'chunk', counts };
+  return { counts };
 }
 
 /**
  * The chunk's records its claim may still send. While a rate is in force, the records this chunk
  * already finished (a retried chunk after a 429 keeps one or two of ten) are left out before the
  * wave is paced: each record paced takes a slot of the shared rate, and a slot no request uses is
- * lost to every worker. Without a rate, every record (the claim skips the finished ones).
+ * lost to every worker. Without a rate, every record (the claim skips the finished ones); a chunk
+ * of one paces its record as it is: the look-up would cost a round trip to save at most one slot.
  */
-async function recordsToSend<P>(chunk: UnpackedChunk<P>, jobId: string, deps: ChunkDeps<P>): Promise<ChunkRecord<P>[]> {
-  if (deps.rate?.inForce() !== true) return chunk.records;
+async function recordsToSend<P>(
+  chunk: UnpackedChunk<P>,
+  chunkId: string,
+  deps: DeliverDeps<P>,
+): Promise<ChunkRecord<P>[]> {
+  if (deps.rate?.inForce() !== true || chunk.records.length === 1) return chunk.records;
   const finished = await deps.ledger.finishedIn(
     chunk.records.map((record) => record.key),
-    jobId,
+    chunkId,
   );
   return chunk.records.filter((_, i) => !finished[i]);
 }
@@ -142,10 +134,22 @@ function pendingOf(ends: WaveEnds): 'retry' | 'rateLimited' | 'credentials' | 'u
 }
 
 /** Ends the job as its records require, the most pressing first; returns when it completes. */
-async function endChunk<P>(ends: WaveEnds, deps: ChunkDeps<P>): Promise<void> {
+async function endChunk<P>(ends: WaveEnds, deps: DeliverDeps<P>): Promise<void> {
+  if (ends.vanished.length > 0)
+    // Their entries were gone (an evicting or forgetful Redis): sending could be a second copy. Held, never sent.
+    deps.logger.error(
+      { code: 'REDIS_KEYS_VANISHED', orderKeys: ends.vanished.slice(0, 20), count: ends.vanished.length },
+      'ledger entries of this job vanished from Redis (evicted or lost): held for review, not sent; set maxmemory-policy noeviction',
+    );
   if (ends.retry !== undefined) {
     if (deps.breaker.holdsBack()) {
       // The breaker is open: the outage is the API's, so the records keep their attempts for later.
+      // A record sent without an answer (BULKORDER_AMBIGUOUS=resend) waits too: no answer is the
+      // outage's evidence like a 5xx, and its chunk-mates must not pay for it. What bounds its
+      // resends (each may store it once more) is its own count of sends, which a wait does not
+      // reset: verdictOf holds it once it has been sent BULKORDER_ATTEMPTS times, however long the
+      // breaker opens and reopens (a half-open trial may be it again).
+      deps.logger.warn('the circuit breaker is open: waits without spending an attempt');
       await deps.postpone(1000 + Math.round(Math.random() * 1000));
       throw new bullmq.DelayedError();
     }
@@ -159,6 +163,7 @@ async function endChunk<P>(ends: WaveEnds, deps: ChunkDeps<P>): Promise<void> {
     throw new bullmq.DelayedError();
   }
   if (ends.credentials) {
+    // Not about the records: they wait, attempts unspent; the breaker opens when 401s repeat.
     await deps.postpone(CREDENTIALS_POSTPONE_MS);
     throw new bullmq.DelayedError();
   }
@@ -166,7 +171,9 @@ async function endChunk<P>(ends: WaveEnds, deps: ChunkDeps<P>): Promise<void> {
     // The breaker is open or half-open (its trial went), or the worker is stopping: the rest waits,
     // attempts unspent. Briefly, not for the breaker's whole wait: an open breaker has paused the
     // queue, so the job rests there and goes on when it heals or a person resumes.
-    await deps.postpone(Math.min(ends.waitMs ?? 1000, 2000) + Math.round(Math.random() * 1000));
+    // The batch's own circuit (canary, held) says how long: a held batch's jobs rest until near its probe.
+    const wait = ends.waitMs !== undefined ? Math.min(ends.waitMs, 2000) : (ends.heldMs ?? 1000);
+    await deps.postpone(wait + Math.round(Math.random() * 1000));
     throw new bullmq.DelayedError();
   }
 }
@@ -177,17 +184,21 @@ interface WaveEnds {
   retryAfterMs: number | undefined;
   rateLimitMs: number | undefined;
   credentials: boolean;
+  /** Order keys whose ledger entry vanished (claimOne `vanished`): never sent, held (REDIS_KEYS_VANISHED). */
+  vanished: string[];
   /** Records of the chunk were left unclaimed (breaker, stopping worker): the job waits. */
   unsent: boolean;
   /** The breaker's wait, when it refused the claim. */
   waitMs: number | undefined;
+  /** The batch's circuit's wait (its canary judging it, or held), when it kept records back. */
+  heldMs: number | undefined;
 }
 
 /** One wave of a chunk's attempt: its records, the shared rate's grant, and where its findings go. */
 interface Wave<P> {
   chunk: UnpackedChunk<P>;
   records: ChunkRecord<P>[];
-  attempt: ChunkAttempt & { grant: RateGrant };
+  attempt: AttemptInfo & { grant: RateGrant };
   batchFile: string;
   ends: WaveEnds;
   ended(outcome: OrderOutcome): void;
@@ -198,29 +209,58 @@ interface Wave<P> {
  * one script. `release(n)` gives back n of the caller's slots: those of records not sent at once
  * after the claim, and each sent record's once its answer is in.
  */
-async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: number) => void): Promise<void> {
+async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: number) => void): Promise<void> {
   const claimed = await claimWave(wave, deps);
   if (claimed === undefined) return;
-  const { toSend, settles, trial } = claimed;
+  const { toSend, sends, settles, trial, canary } = claimed;
+  const batchId = wave.chunk.batchId;
   release(wave.records.length - toSend.length);
   const answers = await Promise.all(
     toSend.map(async (record, i) => {
       try {
+        const sent = { attempt: wave.attempt.attempt, maxAttempts: wave.attempt.maxAttempts, sends: sends[i]! };
+        const decision = canary?.decisions.get(record.key);
+        // The batch's circuit ends it unsent: cancelled by a person, or refused while the batch was judged.
+        if (decision?.kind === 'cancel') return { verdict: cancelledVerdict(batchId, deps.wording), durationMs: 0 };
+        if (decision?.kind === 'answer')
+          return {
+            verdict: verdictOf(decision.outcome, sent, deps.ledger.ambiguousPolicy, deps.wording),
+            durationMs: 0,
+          };
         const customer = deps.customerOf?.(record.payload);
         // A customer a healthy trial of another proved refused: its order held back is not sent.
         const refused = deps.breaker.refusedAnswer(customer, wave.attempt.queuedAt);
         if (refused !== undefined) return { verdict: notSentVerdict(refused, deps.wording), durationMs: 0 };
         // Each at its own slot of the shared rate (none: all at once, without a wait to await).
+        // On the rate's clock (Redis's): this host's may be minutes off it, and a slot then never comes.
         const at = slotOf(wave.attempt.grant, i).at;
-        if (at > Date.now()) await sleepUntil(at);
+        if (deps.rate !== undefined && at > deps.rate.clockNow()) await sleepUntil(at, () => deps.rate!.clockNow());
         const started = performance.now();
-        const outcome = await deps.send(record.payload, { key: record.key });
+        const outcome = await deps.send(record.payload, { key: record.key, batchId: wave.chunk.batchId });
         const durationMs = Math.round(performance.now() - started);
         if (outcome.kind !== 'rateLimited') deps.rate?.accepted();
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
-        await recordEvidence(deps, outcome, record.key, customer);
-        return { verdict: verdictOf(outcome, wave.attempt, deps.ledger.ambiguousPolicy, deps.wording), durationMs };
+        await recordEvidence(deps, outcome, { key: record.key, customer, batch: batchId });
+        const verdict = verdictOf(outcome, sent, deps.ledger.ambiguousPolicy, deps.wording);
+        // A canary's or probe's final answer is the batch circuit's evidence; a refusal then waits with its batch.
+        if (
+          canary?.watched === true &&
+          (verdict.next === 'delivered' || verdict.next === 'dead' || verdict.next === 'held')
+        ) {
+          const said = await deps.canary!.record(batchId, record.key, outcome);
+          if (said === 'defer' && outcome.kind === 'permanent')
+            return {
+              verdict: {
+                next: 'deferred' as const,
+                status: outcome.status,
+                code: outcome.code,
+                message: outcome.message,
+              },
+              durationMs,
+            };
+        }
+        return { verdict, durationMs };
       } finally {
         release(1);
       }
@@ -241,7 +281,6 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
       file: wave.batchFile,
       logger: deps.logger,
       facts,
-      deliveredLevel: 'debug',
     });
     settles.push(effect.settle);
     if (effect.ended !== undefined) wave.ended(effect.ended);
@@ -258,25 +297,39 @@ async function sendWave<P>(wave: Wave<P>, deps: ChunkDeps<P>, release: (n: numbe
 
 /**
  * Claims a wave's records in one script (the breaker asked once; half-open, one record is the
- * trial). Undefined when the breaker refused; otherwise the records to send, and the settles of
- * records the claim found held by an earlier attempt that may have sent them.
+ * trial). Undefined when the breaker refused; otherwise the records to send with how many times
+ * each has been sent (this send included: its entry's attempts), and the settles of records the
+ * claim found held by an earlier attempt that may have sent them.
  */
 async function claimWave<P>(
   wave: Wave<P>,
-  deps: ChunkDeps<P>,
-): Promise<{ toSend: ChunkRecord<P>[]; settles: SettleInput[]; trial: boolean } | undefined> {
-  const { records, attempt, ends } = wave;
+  deps: DeliverDeps<P>,
+): Promise<
+  | {
+      toSend: ChunkRecord<P>[];
+      sends: number[];
+      settles: SettleInput[];
+      trial: boolean;
+      canary: WaveCanary | undefined;
+    }
+  | undefined
+> {
+  const { attempt, ends } = wave;
+  let records = wave.records;
+  let canary: WaveCanary | undefined;
+  if (deps.canary !== undefined) {
+    // The batch's own circuit first: records its canary or its hold keeps back are not claimed.
+    const admitted = await admitByCanary(wave, deps.canary);
+    if (admitted === undefined) return undefined;
+    ({ records, canary } = admitted);
+  }
   const claim = await deps.ledger.claimMany(
     records.map((record) => record.key),
     attempt.token,
-    attempt.jobId,
+    attempt.chunkId,
     deps.breaker.gate(deps.customerOf === undefined ? undefined : records.map((r) => deps.customerOf!(r.payload))),
   );
-  const admission = deps.breaker.admission(
-    claim.outcome === 'wait'
-      ? claim
-      : { outcome: 'claimed', attempt: 0, ...(claim.trial ? { trial: true as const } : {}) },
-  );
+  const admission = deps.breaker.admission(claim);
   if (claim.outcome === 'wait' || !admission.go) {
     ends.unsent = true;
     ends.waitMs = admission.go ? undefined : admission.waitMs;
@@ -284,38 +337,89 @@ async function claimWave<P>(
   }
   const settles: SettleInput[] = [];
   const toSend: ChunkRecord<P>[] = [];
+  const sends: number[] = [];
   for (const [i, found] of claim.records.entries()) {
     const record = records[i]!;
-    if (found.outcome === 'claimed') toSend.push(record);
-    else if (found.outcome === 'later') ends.unsent = true;
+    if (found.outcome === 'claimed') {
+      toSend.push(record);
+      sends.push(found.attempt);
+    } else if (found.outcome === 'later') ends.unsent = true;
     // Queued in another job since (sent again from the dead letters, released from review): that job sends it.
     else if (found.outcome === 'moved' && attempt.attempt === 1) wave.ended('superseded');
-    else if (found.outcome === 'stale') {
-      const verdict: Verdict = {
-        next: 'held',
-        answered5xx: false,
-        log: 'held for review: a previous attempt may have sent it',
-        facts: staleFacts(deps.wording),
-      };
-      const facts = { orderKey: record.key, lines: record.lines };
-      settles.push(
-        verdictEffect(verdict, recordOfChunk(wave.chunk, record), {
-          token: found.staleToken,
-          attempt: attempt.attempt,
-          file: wave.batchFile,
-          logger: deps.logger,
-          facts,
-        }).settle,
-      );
-      wave.ended('held');
+    else if (found.outcome === 'vanished') {
+      // Never read as moved (that would skip it silently): written back and held, since it may have been delivered.
+      ends.vanished.push(record.key);
+      if (await deps.ledger.reclaimVanished(record.key, wave.chunk.batchId, attempt.token))
+        settles.push(
+          holdForReview(wave, record, { verdict: vanishedVerdict(deps.wording), token: attempt.token }, deps),
+        );
+    } else if (found.outcome === 'stale') {
+      // Found `sending` under an earlier claim: held for review with that claim's token, never posted blindly.
+      settles.push(holdForReview(wave, record, { verdict: staleVerdict(deps.wording), token: found.staleToken }, deps));
     }
     // delivered: its entry names this chunk, which delivered and counted it; held, dead: parked before.
   }
-  return { toSend, settles, trial: claim.trial };
+  return { toSend, sends, settles, trial: claim.trial, canary };
+}
+
+/** What the batch's circuit said of a wave's records, kept for their answers: its decisions, and whether it watches them. */
+interface WaveCanary {
+  decisions: Map<string, CanaryDecision>;
+  watched: boolean;
+}
+
+/**
+ * Asks the batch's circuit (its canary, or its hold) which of a wave's records may be claimed.
+ * Undefined when it keeps all of them back; the records it keeps back leave the chunk unsent, to wait
+ * its `waitMs`.
+ */
+async function admitByCanary<P>(
+  wave: Wave<P>,
+  batchCanary: BatchCanary,
+): Promise<{ records: ChunkRecord<P>[]; canary: WaveCanary } | undefined> {
+  const { records, ends } = wave;
+  const gate = await batchCanary.admit(
+    wave.chunk.batchId,
+    records.map((record) => record.key),
+  );
+  const decisions = new Map<string, CanaryDecision>();
+  const go = records.filter((record, i) => {
+    const decision = gate.decisions[i]!;
+    decisions.set(record.key, decision);
+    return decision.kind !== 'wait';
+  });
+  if (go.length < records.length) {
+    ends.unsent = true;
+    ends.heldMs = Math.max(ends.heldMs ?? 0, gate.waitMs);
+  }
+  if (go.length === 0) return undefined;
+  return { records: go, canary: { decisions, watched: gate.watched } };
+}
+
+/**
+ * A record the claim found in doubt (its entry vanished, or `sending` under an earlier claim), held
+ * for review under `held.token` with `held.verdict`: counted as held, and its settle returned.
+ */
+function holdForReview<P>(
+  wave: Wave<P>,
+  record: ChunkRecord<P>,
+  held: { verdict: Verdict; token: string },
+  deps: DeliverDeps<P>,
+): SettleInput {
+  const facts = { orderKey: record.key, lines: record.lines };
+  const { settle } = verdictEffect(held.verdict, recordOfChunk(wave.chunk, record), {
+    token: held.token,
+    attempt: wave.attempt.attempt,
+    file: wave.batchFile,
+    logger: deps.logger,
+    facts,
+  });
+  wave.ended('held');
+  return settle;
 }
 
 /** Notes what a record's verdict asks of the job's end (retry, 429, credentials); a 429 also slows every worker. */
-async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, deps: ChunkDeps<P>): Promise<void> {
+async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, deps: DeliverDeps<P>): Promise<void> {
   const { ends } = wave;
   if (verdict.next === 'retry') {
     ends.retry = verdict;
@@ -325,9 +429,14 @@ async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, dep
     await slowDown(deps, grant, verdict.retryAfterMs);
     ends.rateLimitMs = Math.max(ends.rateLimitMs ?? 0, verdict.retryAfterMs);
   } else if (verdict.next === 'credentials') ends.credentials = true;
+  else if (verdict.next === 'deferred') {
+    // Waits with its batch: the canary's verdict, or the held batch's probe.
+    ends.unsent = true;
+    ends.heldMs = Math.max(ends.heldMs ?? 0, 1500);
+  }
 }
 
-async function settleWave<P>(settles: SettleInput[], deps: ChunkDeps<P>): Promise<void> {
+async function settleWave<P>(settles: SettleInput[], deps: DeliverDeps<P>): Promise<void> {
   const settled = await untilRecorded(
     () => deps.ledger.settleMany(settles),
     deps.recordRetry,

@@ -10,6 +10,11 @@ export interface RedisGuardPolicy {
   requirePersistence: boolean;
   /** Default `run`: a managed Redis that refuses CONFIG is trusted on what INFO says. */
   unverifiable: UnverifiablePolicy;
+  /**
+   * Production (unless BULKORDER_ALLOW_UNVERIFIED_REDIS=yes): a Redis that refuses this user CONFIG and INFO
+   * both, so that nothing about it is known, is unsafe too. Default false.
+   */
+  requireVerifiable?: boolean;
 }
 
 /** Why a Redis is unsafe; stable codes, as `/readyz`, `status --json` and notifications give them. */
@@ -26,9 +31,20 @@ export interface RedisSafety {
  * The one decision whether a Redis is fit to take jobs from, for the worker's guard and for what
  * `status` and the dashboard say: eviction always pauses (a queued job or a ledger entry may vanish,
  * and a re-import then sends again); no persistence pauses in production; a Redis that refuses
- * CONFIG pauses only with BULKORDER_REDIS_CHECK_UNVERIFIABLE=pause.
+ * CONFIG pauses only with BULKORDER_REDIS_CHECK_UNVERIFIABLE=pause; one that refuses CONFIG and INFO
+ * (nothing known) with that too, or in production unless BULKORDER_ALLOW_UNVERIFIED_REDIS=yes.
  */
 export function redisSafety(risk: RedisRisk, policy: RedisGuardPolicy): RedisSafety {
+  if (!risk.known)
+    return policy.requireVerifiable === true || policy.unverifiable === 'pause'
+      ? {
+          unsafe: true,
+          code: 'REDIS_UNVERIFIABLE',
+          reason:
+            'Redis refuses this user CONFIG and INFO, so eviction and persistence cannot be checked; ' +
+            'BULKORDER_ALLOW_UNVERIFIED_REDIS=yes (production) and BULKORDER_REDIS_CHECK_UNVERIFIABLE=run accept it',
+        }
+      : { unsafe: false };
   if (risk.evicting)
     return {
       unsafe: true,

@@ -1,7 +1,7 @@
 /**
- * Requests in flight in one worker process (`--concurrency`), shared by its jobs: a job of one
- * record takes one slot, a chunk job as many as it will send at once. Taken first come, first
- * served, so a chunk waiting for several slots is never overtaken for good by jobs of one.
+ * Requests in flight in one worker process (`--concurrency`), shared by its jobs: each takes as
+ * many as it will send at once. Taken first come, first served, so a chunk waiting for several
+ * slots is never overtaken for good by smaller ones.
  */
 export class RequestSlots {
   private free: number;

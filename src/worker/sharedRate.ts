@@ -4,6 +4,7 @@ import type { RateSettings } from '../deliverySettings.js';
 import { WORKER_STALE_MS } from './workerPresence.js';
 import { argv } from '../lua/scriptArgv.js';
 import { defineScripts } from '../lua/defineScripts.js';
+import { REDIS_TIME } from '../redis/redisClock.js';
 
 /** When requests were let go, and whether a shared rate was in force then (a 429's cut depends on it). */
 export interface RateGrant {
@@ -26,10 +27,14 @@ export interface RequestPacer {
   accepted(): void;
   /** True while a rate is in force: a chunk then paces only the records it may still send. */
   inForce(): boolean;
+  /** The clock grants are given in (Redis's, in a worker): a slot is waited for by it, never by the host's. */
+  clockNow(): number;
 }
 
 /** `measured`: the probe near the last 429's rate grows this many times slower. */
 const SLOW_PROBE = 4;
+/** Above the last 429's rate, the rate grows by settings.probe only after this long without a 429. */
+const PROBE_QUIET_MS = 2000;
 
 export interface SharedRateOptions {
   settings: RateSettings;
@@ -37,36 +42,44 @@ export interface SharedRateOptions {
   ceilingPerSecond: number;
   /** A rate with no 429 for this long is dropped (the limit may have gone); default 10 min. */
   forgetAfterMs?: number;
+  /** Pins the time (tests), given to the scripts too; without it the scripts read Redis's TIME. */
   now?: () => number;
+  /** Redis's clock for this process's waits (RedisClock.now); default the host's. */
+  clock?: () => number;
 }
 
 /**
  * The request rate every worker process shares once the API answered 429 (issue 26): held in
  * Redis, cut by a share on a 429 and grown a little with every request sent (additive increase,
  * multiplicative decrease, as TCP and Google's client libraries do), so the workers slow down
- * together instead of pausing and then bursting again at full concurrency. It starts just below
- * what the API accepted over the last second (every process adds its accepted answers to shared
- * per-second counts every 250 ms until a rate is in force) and probes slowly near the rate of the
- * last 429 (settings.adapt `measured`; `halve`: the rule before). Without a 429 there is
- * no rate and pacing costs no Redis call; each process learns of a rate from its own 429 or its
- * next look (every 250 ms). Callers waiting in the same moment share one script call.
+ * together instead of pausing and then bursting again at full concurrency. Every process adds its
+ * accepted answers to shared per-second counts every 250 ms: a 429 never leaves the rate above
+ * just below what the API accepted over the last second (a limit that drops is followed within its
+ * window), and with settings.adapt `measured` the first rate starts there and probes slowly near
+ * the rate of the last 429 (`halve`: half of what was sent). Above that rate with no 429, the limit
+ * has risen and the rate grows by settings.probe of itself per second (issue 37). Without a 429
+ * there is no rate and pacing costs a Redis call only every 250 ms; each process learns of a rate
+ * from its own 429 or its next look. Callers waiting in the same moment share one script call.
  */
 export class SharedRate implements RequestPacer {
   private active = false;
   private pending: { n: number; resolve(grant: RateGrant): void; reject(error: unknown): void }[] = [];
   /** This process's requests in the current and the previous second: the first cut's measure. */
   private sent = { second: 0, current: 0, previous: 0 };
-  /** Answers other than 429 not yet added to the shared per-second counts (kept only while no rate is in force). */
+  /** Answers other than 429 not yet added to the shared per-second counts. */
   private unflushed = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
+  /** What the scripts are given as `now`: REDIS_TIME, or a test's pinned time. */
+  private readonly scriptNow: () => number | string;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keyspace,
     private readonly options: SharedRateOptions,
   ) {
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? options.clock ?? Date.now;
+    this.scriptNow = options.now ?? (() => REDIS_TIME);
     defineScripts(redis);
   }
 
@@ -85,10 +98,10 @@ export class SharedRate implements RequestPacer {
     this.timer = undefined;
   }
 
-  /** Reads whether a rate is in force; before one is, adds this process's accepted answers to the shared counts. */
+  /** Reads whether a rate is in force; adds this process's accepted answers to the shared counts. */
   async refresh(): Promise<void> {
     const n = this.unflushed;
-    if (n === 0 || this.active) {
+    if (n === 0) {
       this.active = (await this.redis.hexists(this.keys.rate, 'rate')) === 1;
       return;
     }
@@ -115,11 +128,15 @@ export class SharedRate implements RequestPacer {
   }
 
   accepted(): void {
-    if (!this.active) this.unflushed++;
+    this.unflushed++;
   }
 
   inForce(): boolean {
     return this.active;
+  }
+
+  clockNow(): number {
+    return this.now();
   }
 
   async slowDown(grant: RateGrant, retryAfterMs: number): Promise<void> {
@@ -130,15 +147,16 @@ export class SharedRate implements RequestPacer {
       this.keys.rate,
       this.keys.workers,
       ...argv('cutRate', {
-        now,
+        now: this.scriptNow(),
         retryAfterMs: Math.ceil(retryAfterMs),
         floor: s.floorPerSecond,
         decrease: s.decrease,
         grantedAt: grant.at,
         localRate: this.localRate(now),
-        // measured: the shared counts of accepted answers, plus this process's not yet added.
-        bucketPrefix: measured ? this.keys.rateBuckets : '',
+        // The shared counts of accepted answers, plus this process's not yet added.
+        bucketPrefix: this.keys.rateBuckets,
         accepted: this.unflushed,
+        measuredStart: measured ? '1' : '0',
         staleMs: WORKER_STALE_MS,
         expireMs: this.options.forgetAfterMs ?? 600_000,
         paced: grant.paced ? '1' : '0',
@@ -157,11 +175,13 @@ export class SharedRate implements RequestPacer {
       const [at, spacing, active] = (
         await this.redis.bulkorderTakeRate(
           this.keys.rate,
-          now,
+          this.scriptNow(),
           total,
           this.options.ceilingPerSecond,
           this.options.settings.increasePerSecond,
           this.options.settings.adapt === 'measured' ? SLOW_PROBE : 1,
+          this.options.settings.probe,
+          PROBE_QUIET_MS,
         )
       ).map(Number) as [number, number, number];
       this.active = active === 1;

@@ -1,4 +1,4 @@
-import { parkedRecord, type DeliveryJobData } from '../deliveryJob.js';
+import { parkedRecord, type DeliveryRecord } from '../deliveryJob.js';
 import type { SettleInput } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
 import type { OrderOutcome } from '../metrics/bulkorderMetrics.js';
@@ -17,19 +17,14 @@ export interface VerdictContext {
   file: string;
   logger: Logger;
   facts: Record<string, unknown>;
-  /**
-   * The level of the `delivered` line; default info. A chunk's records log it at debug: the chunk's
-   * one `chunk done` line at info counts them (one line per record was ~9% of a worker's CPU).
-   */
-  deliveredLevel?: 'info' | 'debug';
 }
 
 /**
- * The one path from a verdict to its effects, for a job of one record (deliverRecord) and for each
- * record of a chunk (deliverChunk): the settle the ledger records (delivered, parked with its record,
- * or back to queued) and the log line. How the job then ends stays with each job shape.
+ * The one path from a verdict to its effects, for each record of a delivery job (deliverChunk): the
+ * settle the ledger records (delivered, parked with its record, or back to queued) and the log
+ * line. How the job then ends is the job's (deliverChunk's endChunk).
  */
-export function verdictEffect<P>(verdict: Verdict, record: DeliveryJobData<P>, ctx: VerdictContext): VerdictEffect {
+export function verdictEffect<P>(verdict: Verdict, record: DeliveryRecord<P>, ctx: VerdictContext): VerdictEffect {
   const { logger, facts } = ctx;
   const base = { orderKey: record.key, batchId: record.batchId, token: ctx.token };
   const queued = (answered5xx: boolean): SettleInput => ({
@@ -39,11 +34,10 @@ export function verdictEffect<P>(verdict: Verdict, record: DeliveryJobData<P>, c
   });
   switch (verdict.next) {
     case 'delivered':
-      if (ctx.deliveredLevel === 'debug') {
-        // Checked first: at info the line's object is never built.
-        if (logger.isLevelEnabled('debug'))
-          logger.debug({ ...facts, status: verdict.status, remoteId: verdict.remoteId }, 'delivered');
-      } else logger.info({ ...facts, status: verdict.status, remoteId: verdict.remoteId }, 'delivered');
+      // At debug: the job's one `chunk done` line at info counts them (one line per record was ~9% of
+      // a worker's CPU). Checked first: at info the line's object is never built.
+      if (logger.isLevelEnabled('debug'))
+        logger.debug({ ...facts, status: verdict.status, remoteId: verdict.remoteId }, 'delivered');
       return {
         settle: { ...base, state: 'delivered', remoteId: verdict.remoteId ?? '', httpStatus: verdict.status },
         ended: 'delivered',
@@ -55,7 +49,7 @@ export function verdictEffect<P>(verdict: Verdict, record: DeliveryJobData<P>, c
       const settle: SettleInput = {
         ...base,
         state: verdict.next,
-        parkedRecord: parkedRecord(record, ctx.file, verdict.next, f, ctx.attempt),
+        parkedRecord: parkedRecord(record, ctx.file, { kind: verdict.next, facts: f, attempts: ctx.attempt }),
         ...(f.httpStatus === undefined ? {} : { httpStatus: f.httpStatus }),
         ...(f.code === undefined ? {} : { code: f.code }),
         ...(f.message === undefined ? {} : { message: f.message }),
@@ -71,11 +65,27 @@ export function verdictEffect<P>(verdict: Verdict, record: DeliveryJobData<P>, c
           { ...facts, status: verdict.status, code: verdict.code, retryAfterMs: verdict.retryAfterMs },
           'temporary failure: will retry',
         );
+      // An answer that leaves doubt keeps its status and code on the entry: a later delivery's POSSIBLE_DUPLICATE
+      // names them (`review duplicates`). No message: a value over 64 bytes would enlarge the entry for good.
+      if (verdict.answered5xx)
+        return {
+          settle: {
+            ...queued(true),
+            ...(verdict.status === undefined ? {} : { httpStatus: verdict.status }),
+            code: verdict.code.slice(0, 48),
+          },
+        };
       return { settle: queued(verdict.answered5xx) };
     case 'rateLimited':
       logger.warn(
         { ...facts, status: 429, retryAfterMs: verdict.retryAfterMs },
         'rate limited: every worker slows down; waits its Retry-After',
+      );
+      return { settle: queued(false) };
+    case 'deferred':
+      logger.warn(
+        { ...facts, status: verdict.status, code: verdict.code },
+        'refused while its batch is judged or held: waits with its batch, not dead-lettered',
       );
       return { settle: queued(false) };
     case 'credentials':

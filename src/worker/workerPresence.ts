@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
+import { redisTime } from '../redis/redisClock.js';
 
 /** One running worker process, as `status` and `import --wait` show it. */
 export interface WorkerFacts {
@@ -31,12 +32,12 @@ export function startPresence(
     since: Date.now(),
     ...facts,
   };
+  // Scored by Redis's clock: a peer whose host clock is minutes behind must not look dead.
   const beat = () =>
-    redis
-      .multi()
-      .zadd(keys.workers, Date.now(), self.id)
-      .hset(keys.workerInfo, self.id, JSON.stringify(self))
-      .exec()
+    redisTime(redis)
+      .then((now) =>
+        redis.multi().zadd(keys.workers, now, self.id).hset(keys.workerInfo, self.id, JSON.stringify(self)).exec(),
+      )
       .catch(() => undefined);
   void beat();
   const timer = setInterval(() => void beat(), HEARTBEAT_MS);
@@ -55,7 +56,8 @@ export function startPresence(
 }
 
 /** Workers whose heartbeat is fresh; forgets the stale ones. */
-export async function liveWorkers(redis: RedisClient, keys: Keyspace, now = Date.now()): Promise<WorkerFacts[]> {
+export async function liveWorkers(redis: RedisClient, keys: Keyspace, at?: number): Promise<WorkerFacts[]> {
+  const now = at ?? (await redisTime(redis));
   const stale = await redis.zrangebyscore(keys.workers, '-inf', now - WORKER_STALE_MS);
   if (stale.length > 0)
     await redis

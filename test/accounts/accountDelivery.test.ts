@@ -100,7 +100,14 @@ describe('employee accounts end to end (real Redis, simulator, BullMQ workers)',
 
     // The results file names every employee with the customerId the service returned.
     const resultsPath = join(rig.dir, 'employees.results.csv');
-    const counts = await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNTS);
+    const counts = await writeResults({
+      file,
+      ingest: {},
+      batchId: imported.batchId,
+      ledger: services.ledger,
+      outPath: resultsPath,
+      kind: ACCOUNTS,
+    });
     expect(counts.byOutcome).toEqual({ delivered: 4, 'account-exists': 1 });
     const rows = parse<Record<string, string>>(await readFile(resultsPath, 'utf8'), { columns: true, bom: true });
     for (const row of rows.filter((r) => r.outcome === 'delivered')) expect(row.customerId).toMatch(UUID);

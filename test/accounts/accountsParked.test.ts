@@ -35,11 +35,11 @@ describe('dead letters and held accounts (bulkorder accounts dead-letters)', () 
     expect(orders.output).toMatch(/no dead letters/);
     const accounts = await runCli(['accounts', 'dead-letters', 'list', '--json'], env);
     expect(accounts.code).toBe(0);
-    const listed = JSON.parse(accounts.output.slice(accounts.output.indexOf('['))) as {
-      key: string;
-      code: string;
-      httpStatus: number;
-    }[];
+    const listed = (
+      JSON.parse(accounts.output.slice(accounts.output.indexOf('{'))) as {
+        records: { key: string; code: string; httpStatus: number }[];
+      }
+    ).records;
     expect(listed).toEqual([expect.objectContaining({ code: 'PLAN_NOT_CONFIGURED', httpStatus: 422 })]);
 
     const retried = await runCli(['accounts', 'dead-letters', 'retry', '--all', '--wait', '--timeout', '120'], env);

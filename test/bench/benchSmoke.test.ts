@@ -13,6 +13,9 @@ describe('benchmarks (--quick)', () => {
     const [run] = report.runs;
     expect(run?.validate?.ours.rowsPerSecond).toBeGreaterThan(0);
     expect(run?.validate?.bare.rowsPerSecond).toBeGreaterThan(0);
+    expect(run?.validate?.bareRows.rowsPerSecond).toBeGreaterThan(0);
+    expect(run?.validate?.shapes.map((shape) => shape.shape)).toEqual(['grouped', 'shuffled']);
+    expect(run?.validate?.sameOrders).toBe(true); // the shuffled copy: the same orders and rejects
     expect(run?.validateSmall?.ours.peakRssBytes).toBeGreaterThan(0);
     expect(run?.import?.ours.orders).toBeGreaterThan(0);
     expect(run?.import?.bare.orders).toBeGreaterThan(0);

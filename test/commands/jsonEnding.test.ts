@@ -80,7 +80,7 @@ describe('--json ends with one object whatever stops the run', () => {
   }, 120_000);
 
   it.skipIf(!mountable)(
-    'a disk error (rejects on a read-only mount): one object with exit code 2 naming the path',
+    'a disk error (rejects on a read-only mount): one object with exit code 5 (OUTPUT_NOT_WRITABLE) naming the path',
     async () => {
       rig = await deliveryRig('jsonend-disk');
       const file = await rig.writeFile(
@@ -90,9 +90,9 @@ describe('--json ends with one object whatever stops the run', () => {
       const dir = await tmpfs('64k');
       execFileSync('mount', ['-o', 'remount,ro', dir]);
       const p = startCli(['import', file, '--rejects', join(dir, 'mixed.rejects.csv'), '--json'], rig.env);
-      expect(await p.exited, p.output()).toBe(2);
+      expect(await p.exited, p.output()).toBe(5);
       const json = oneObject(p);
-      expect(json).toMatchObject({ refused: { exitCode: 2 }, exitCode: 2 });
+      expect(json).toMatchObject({ refused: { code: 'OUTPUT_NOT_WRITABLE', exitCode: 5 }, exitCode: 5 });
       expect(json.refused.message).toContain(join(dir, 'mixed.rejects.csv'));
     },
     60_000,

@@ -1,11 +1,11 @@
 import type { Job } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
-import { JOB_DATA_VERSION, type ChunkJobData, type DeliveryJobData } from '../../src/deliveryJob.js';
+import { JOB_DATA_VERSION, type ChunkJobData } from '../../src/deliveryJob.js';
 import { NEWEST_PACKED_LAYOUT } from '../../src/ingest/packedLayouts.js';
-import { readChunk } from '../../src/ledger/jobData.js';
+import { readJob, type JobOfOneData } from '../../src/ledger/jobData.js';
 import { ORDERS } from '../../src/kinds/orders.js';
-import { chunkJobId, DELIVER_ORDER } from '../../src/queues.js';
+import { chunkJobId } from '../../src/queues.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 
@@ -31,11 +31,20 @@ describe('a job of a newer bulkorder', () => {
     const chunk = (await queue.getJob(chunkJobId(imported.batchId, 1))) as Job<ChunkJobData>;
     const original = chunk.data;
     const keys = original.records.map((record) => record.key);
-    // As a newer importer would write them: a chunk packed in a layout this code lacks, a job of one of a newer version.
+    // As a newer importer would write them: a chunk packed in a layout this code lacks, and a job of one (as
+    // earlier releases queued) of a newer version.
     await chunk.updateData({ ...original, pk: NEWEST_PACKED_LAYOUT + 1 });
-    const one = readChunk(original, chunk.id!, ORDERS.payloadCodec).records[0]!;
-    const newerOne: DeliveryJobData = { ...one, key: 'newer-one', v: JOB_DATA_VERSION + 1, batchId: imported.batchId };
-    await queue.add(DELIVER_ORDER, newerOne, { ...rig.services.jobOptions, jobId: 'newer-one' });
+    const one = readJob(original, chunk.id!, ORDERS.payloadCodec).chunk.records[0]!;
+    const newerOne: JobOfOneData<unknown> = {
+      ...one,
+      key: 'newer-one',
+      v: JOB_DATA_VERSION + 1,
+      batchId: imported.batchId,
+    };
+    await queue.add('deliver-order', newerOne as unknown as ChunkJobData, {
+      ...rig.services.jobOptions,
+      jobId: 'newer-one',
+    });
 
     await rig.startWorker({ concurrency: 2 });
     const stateOf = async (id: string): Promise<string | undefined> => (await queue.getJob(id))?.getState();

@@ -13,14 +13,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { BatchStore } from '../../src/batches/batchStore.js';
-import {
-  parkedRecord,
-  type AnyDeliveryJobData,
-  type ChunkJobData,
-  type DeliveryJobData,
-} from '../../src/deliveryJob.js';
+import { parkedRecord, recordOfChunk, type ChunkJobData, type DeliveryRecord } from '../../src/deliveryJob.js';
 import { importFile } from '../../src/importer/importFile.js';
-import { readChunk, toChunkRecord } from '../../src/ledger/jobData.js';
+import { readJob, toChunkRecord } from '../../src/ledger/jobData.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
 import { keyspace } from '../../src/keyspace.js';
 import { ORDERS } from '../../src/kinds/orders.js';
@@ -31,6 +26,9 @@ import { chunkJobId, ORDERS_QUEUE, SCHEDULES_QUEUE } from '../../src/queues.js';
 import { ScheduleStore } from '../../src/schedule/scheduleStore.js';
 import type { ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
 import { CircuitBreaker } from '../../src/worker/circuitBreaker.js';
+import { requeueBurst } from '../../src/worker/requeueBurst.js';
+import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
+import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
 import { deletePrefix, testRedis } from '../helpers/redis.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -52,7 +50,7 @@ async function main(): Promise<void> {
   const prefix = `bulkorder-fixtures-${randomBytes(4).toString('hex')}`;
   const keys = keyspace(prefix);
   const logger = createLogger({ level: 'silent' });
-  const queue = new Queue<AnyDeliveryJobData<OrderPayload>>(ORDERS_QUEUE, { connection: redis, prefix });
+  const queue = new Queue<ChunkJobData<OrderPayload>>(ORDERS_QUEUE, { connection: redis, prefix });
   const ledger = new Ledger(redis, keys, { queueName: ORDERS_QUEUE });
   const batches = new BatchStore(redis, keys, 90 * 24 * 3600_000);
   const deps = {
@@ -64,9 +62,11 @@ async function main(): Promise<void> {
     jobOptions: { attempts: 5, backoff: { type: 'bulkorder' } },
     kind: ORDERS,
   };
-  const dumps: Record<string, { about: string; keys: StoredKey[]; expect: unknown }> = {};
+  const dumps: Record<string, { about: string; keys: StoredKey[]; expect: unknown; prefix?: string }> = {};
+  // A second namespace for the jobs left queued: nothing of the shapes above settles in it.
+  const queuedPrefix = `bulkorder-fixtures-${randomBytes(4).toString('hex')}`;
   try {
-    // Jobs of one order: gift-orders.csv, each order a BullMQ job with its key as id.
+    // One order to a job: gift-orders.csv (BULKORDER_ORDERS_PER_JOB=1; fixtures v1 and v2: a job of one, its key as id).
     const single = await importFile(
       join(SAMPLES, 'gift-orders.csv'),
       { rejectsPath: '/dev/null' },
@@ -88,20 +88,16 @@ async function main(): Promise<void> {
       expect: {
         jobId: firstChunk,
         batchId: chunked.batchId,
-        records: readChunk(chunkJob!.data as ChunkJobData<OrderPayload>, firstChunk, ORDERS.payloadCodec).records,
+        records: readJob(chunkJob!.data, firstChunk, ORDERS.payloadCodec).chunk.records,
       },
     };
-    const singleIds = (await queue.getJobs(['wait'], 0, 100))
-      .filter((job) => job.name === ORDERS.jobName)
-      .map((job) => job.id!)
-      .sort();
-    const oneId = singleIds[0]!;
-    const oneJob = await queue.getJob(oneId);
-    dumps['job-of-one'] = {
-      about: 'a job of one order (deliver-order) as BullMQ keeps it',
-      keys: [await dumpKey(redis, keys.job(ORDERS_QUEUE, oneId))],
-      expect: { jobId: oneId, data: oneJob!.data },
-    };
+    // Each gift order's job id, by order key.
+    const singles = new Map(
+      (await queue.getJobs(['wait'], 0, 100))
+        .filter((job) => job.data.batchId === single.batchId)
+        .map((job) => [job.data.records[0]!.key, job.id!] as const),
+    );
+    const singleKeys = [...singles.keys()].sort();
 
     // A chunk reserved and never queued (its importer died): the job the ledger keeps, built by RESERVE_CHUNK.
     const keptBatch = 'b-20261125T180000-fixtur';
@@ -129,9 +125,8 @@ async function main(): Promise<void> {
         })),
       ],
       [keptChunk],
-      { name: ORDERS.chunkJobName, layout: ORDERS.payloadCodec!.version },
-      keptBatch,
-      false,
+      { name: ORDERS.jobName, layout: ORDERS.payloadCodec!.version },
+      { batchId: keptBatch },
     );
     dumps['kept-chunk-job'] = {
       about:
@@ -148,19 +143,22 @@ async function main(): Promise<void> {
       },
     };
 
-    // Three orders of the jobs of one, settled delivered, dead and held as a worker would.
-    const [deliveredId, deadId, heldId] = singleIds.slice(1, 4) as [string, string, string];
-    const jobData = async (id: string): Promise<DeliveryJobData<OrderPayload>> =>
-      (await queue.getJob(id))!.data as DeliveryJobData<OrderPayload>;
+    // Three gift orders, settled delivered, dead and held as a worker would.
+    const [deliveredId, deadId, heldId] = singleKeys.slice(1, 4) as [string, string, string];
+    const jobData = async (key: string): Promise<DeliveryRecord<OrderPayload>> => {
+      const { chunk } = readJob((await queue.getJob(singles.get(key)!))!.data, singles.get(key)!, ORDERS.payloadCodec);
+      return recordOfChunk(chunk, chunk.records[0]!);
+    };
     const batchFile = await batches.file(single.batchId);
     const settle = async (
-      id: string,
+      key: string,
       state: 'delivered' | 'dead' | 'held',
       extra: Record<string, unknown>,
     ): Promise<void> => {
-      const claim = await ledger.claim(id, `token-${id}`);
-      if (claim.outcome !== 'claimed') throw new Error(`claim of ${id}: ${claim.outcome}`);
-      await ledger.settle({ orderKey: id, batchId: single.batchId, token: `token-${id}`, state, ...extra });
+      const claim = await ledger.claimMany([key], `token-${key}`, singles.get(key)!);
+      const outcome = claim.outcome === 'wait' ? 'wait' : claim.records[0]!.outcome;
+      if (outcome !== 'claimed') throw new Error(`claim of ${key}: ${outcome}`);
+      await ledger.settleMany([{ orderKey: key, batchId: single.batchId, token: `token-${key}`, state, ...extra }]);
     };
     await settle(deliveredId, 'delivered', { remoteId: 'R-100001', httpStatus: 201 });
     dumps['ledger-entry'] = {
@@ -176,7 +174,7 @@ async function main(): Promise<void> {
       body: { code: 'UNKNOWN_PRODUCT', message: 'Product 5001 is unknown' },
       bodyTruncated: false,
     };
-    const dead = parkedRecord(await jobData(deadId), batchFile, 'dead', deadFacts, 1);
+    const dead = parkedRecord(await jobData(deadId), batchFile, { kind: 'dead', facts: deadFacts, attempts: 1 });
     await settle(deadId, 'dead', {
       httpStatus: 400,
       code: 'UNKNOWN_PRODUCT',
@@ -195,7 +193,7 @@ async function main(): Promise<void> {
     const heldFacts = {
       reason: 'sent without an answer (socket closed after the request was written): it may have been stored',
     };
-    const held = parkedRecord(await jobData(heldId), batchFile, 'held', heldFacts, 2);
+    const held = parkedRecord(await jobData(heldId), batchFile, { kind: 'held', facts: heldFacts, attempts: 2 });
     await settle(heldId, 'held', { parkedRecord: held });
     dumps['held-record'] = {
       about: 'a record held for review: its record (JSON string), the index and its ledger entry',
@@ -212,6 +210,24 @@ async function main(): Promise<void> {
       keys: [await dumpKey(redis, keys.batch(single.batchId)), await dumpKey(redis, keys.batchIndex)],
       expect: { batchId: single.batchId, batch: await batches.get(single.batchId) },
     };
+
+    // The dead letter sent again (`dead-letters retry`): a chunk of one order in a batch of its own, naming
+    // its file and cells. Its import's job is gone first, as BullMQ removes a job that ended.
+    await queue.remove(singles.get(deadId)!);
+    const [deadItem] = await new ParkedStore(redis, keys, ledger, 'dead').select();
+    const [retried] = await retryDeadLetters([deadItem!], deps);
+    const requeued = (await queue.getJobs(['wait'], 0, 100)).find((job) => job.data.batchId === retried!.batchId)!;
+    dumps['requeued-job'] = {
+      about: 'an order sent again by `dead-letters retry`: its chunk of one (its file and cells), entry and batch',
+      keys: [
+        await dumpKey(redis, keys.job(ORDERS_QUEUE, requeued.id!)),
+        await dumpKey(redis, keys.ledger(deadId)),
+        await dumpKey(redis, keys.batch(retried!.batchId)),
+      ],
+      expect: { jobId: requeued.id, batchId: retried!.batchId, orderKey: deadId, data: requeued.data },
+    };
+
+    dumps['queued-jobs'] = await queuedJobs(redis, queuedPrefix, deps);
 
     // A schedule: a BullMQ job scheduler on the schedules queue (and the delayed job of its next firing).
     const scheduleQueue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: redis, prefix });
@@ -241,6 +257,7 @@ async function main(): Promise<void> {
       minAttempts: 20,
       minOrders: 10,
       minCustomers: 3,
+      minBatches: 2,
       refusalRatio: 0.9,
       serverFailingRatio: 0.5,
       unreachableRatio: 0.5,
@@ -287,13 +304,118 @@ async function main(): Promise<void> {
         null,
         2,
       );
-      await writeFile(join(out, `${name}.json`), placeholders(text, prefix) + '\n');
+      await writeFile(join(out, `${name}.json`), placeholders(text, dump.prefix ?? prefix) + '\n');
     }
     process.stdout.write(`wrote ${Object.keys(dumps).length} fixtures to ${out}\n`);
   } finally {
     await queue.close();
     await deletePrefix(redis, prefix);
+    await deletePrefix(redis, queuedPrefix);
     redis.disconnect();
+  }
+}
+
+/**
+ * Every key of a namespace whose jobs wait for a worker, as this version's import and requeues left
+ * them (BullMQ's event stream aside: a log, not state): what a worker of the next version finds
+ * during a rolling upgrade, and must deliver exactly once. gift-orders.csv one order to a job,
+ * multi-line-orders.csv ten to a job, one gift order dead-lettered and sent again by `dead-letters
+ * retry` (a batch of its own) and one by the breaker's burst (back into its own batch).
+ */
+async function queuedJobs(
+  redis: ReturnType<typeof testRedis>,
+  prefix: string,
+  shared: {
+    env: string;
+    logger: ReturnType<typeof createLogger>;
+    jobOptions: { attempts: number; backoff: { type: string } };
+  },
+): Promise<{ about: string; keys: StoredKey[]; expect: unknown; prefix: string }> {
+  const keys = keyspace(prefix);
+  const queue = new Queue<ChunkJobData<OrderPayload>>(ORDERS_QUEUE, { connection: redis, prefix });
+  try {
+    const ledger = new Ledger(redis, keys, { queueName: ORDERS_QUEUE });
+    const batches = new BatchStore(redis, keys, 90 * 24 * 3600_000);
+    const deps = { ...shared, queue, ledger, batches, kind: ORDERS };
+    const single = await importFile(
+      join(SAMPLES, 'gift-orders.csv'),
+      { rejectsPath: '/dev/null' },
+      { ...deps, ordersPerJob: 1 },
+    );
+    const chunked = await importFile(
+      join(SAMPLES, 'multi-line-orders.csv'),
+      { rejectsPath: '/dev/null' },
+      { ...deps, ordersPerJob: 10 },
+    );
+    const jobs = await queue.getJobs(['wait'], 0, 1000);
+    // The gift orders' job ids, by order key.
+    const singles = new Map(
+      jobs
+        .filter((job) => job.data.batchId === single.batchId)
+        .map((job) => [job.data.records[0]!.key, job.id!] as const),
+    );
+    const orderKeys = jobs.flatMap((job) => job.data.records.map((record) => record.key)).sort();
+    // Two gift orders dead-lettered as a worker would (their jobs gone), then sent again.
+    const batchFile = await batches.file(single.batchId);
+    const refuse = async (key: string): Promise<void> => {
+      const jobId = singles.get(key)!;
+      const { chunk } = readJob((await queue.getJob(jobId))!.data, jobId, ORDERS.payloadCodec);
+      await queue.remove(jobId);
+      const claim = await ledger.claimMany([key], `token-${key}`, jobId);
+      if (claim.outcome === 'wait' || claim.records[0]!.outcome !== 'claimed') throw new Error(`claim of ${key}`);
+      const facts = {
+        reason: 'the API refused the order (400 PRODUCT_UNAVAILABLE)',
+        httpStatus: 400,
+        code: 'PRODUCT_UNAVAILABLE',
+        message: 'Product is unavailable',
+      };
+      await ledger.settleMany([
+        {
+          orderKey: key,
+          batchId: single.batchId,
+          token: `token-${key}`,
+          state: 'dead',
+          httpStatus: 400,
+          code: 'PRODUCT_UNAVAILABLE',
+          message: 'Product is unavailable',
+          parkedRecord: parkedRecord(recordOfChunk(chunk, chunk.records[0]!), batchFile, {
+            kind: 'dead',
+            facts,
+            attempts: 1,
+          }),
+        },
+      ]);
+    };
+    const [retriedKey, burstKey] = [...singles.keys()].sort().slice(0, 2) as [string, string];
+    await refuse(retriedKey);
+    await refuse(burstKey);
+    const retried = await retryDeadLetters([(await new ParkedStore(redis, keys, ledger, 'dead').get(retriedKey))!], {
+      ...deps,
+      kind: ORDERS,
+    });
+    const burst = await requeueBurst([burstKey], {
+      redis,
+      keys,
+      ledger,
+      queue,
+      jobName: ORDERS.jobName,
+      jobOptions: shared.jobOptions,
+    });
+    if (burst !== 1) throw new Error(`the burst requeued ${burst}`);
+    const stored = (await scanKeys(redis, `${prefix}:*`)).filter((key) => !key.endsWith(':events')).sort();
+    return {
+      about:
+        'every key of a namespace whose jobs wait for a worker: jobs of one order (an import at one order per job, `dead-letters retry`, the breaker burst) and chunk jobs, with their ledger entries and batches',
+      keys: await Promise.all(stored.map((key) => dumpKey(redis, key))),
+      expect: {
+        orderKeys,
+        batchIds: [single.batchId, chunked.batchId, retried[0]!.batchId].sort(),
+        requeued: { retried: retriedKey, burst: burstKey },
+      },
+      prefix,
+    };
+  } finally {
+    await queue.close();
   }
 }
 

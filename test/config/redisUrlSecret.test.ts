@@ -9,6 +9,7 @@ import { deliveryRig, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { TEST_REDIS_URL } from '../helpers/redis.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { runCli } from '../helpers/runCli.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 
 const CANARY = 'canary-redis-9d2e71-do-not-print';
 
@@ -21,8 +22,11 @@ function canaryUrl(base = TEST_REDIS_URL): string {
 
 let rig: DeliveryRig | undefined;
 let dashboard: RunningDashboard | undefined;
+let privateRedis: PrivateRedis | undefined;
 afterEach(async () => {
   await killAllCli();
+  await privateRedis?.stop();
+  privateRedis = undefined;
   await dashboard?.close();
   dashboard = undefined;
   await rig?.close();
@@ -117,4 +121,72 @@ describe('REDIS_URL is a secret wherever it is printed', () => {
       held: 0,
     });
   }, 240_000);
+});
+
+describe('every form of a Redis credential is masked', () => {
+  it('?password= (which ioredis honours), a lone user name, a wrong password, cluster nodes: never in clear, never [object Object]', async () => {
+    const QUERY_CANARY = 'canary-query-3b7f0a-do-not-print';
+    const USER_CANARY = 'canary-user-8e21c4-do-not-print';
+    privateRedis = await startPrivateRedis([
+      '--requirepass',
+      QUERY_CANARY,
+      '--appendonly',
+      'yes',
+      '--maxmemory-policy',
+      'noeviction',
+    ]);
+    const port = new URL(privateRedis.url).port;
+    rig = await deliveryRig('redis-query-canary');
+    const env = { ...rig.env, LOG_LEVEL: 'debug', REDIS_URL: `redis://127.0.0.1:${port}/?password=${QUERY_CANARY}` };
+    const file = await rig.writeFile('bad.csv', 'orderRef,quantity\nR-1,x\n');
+    const outputs: Record<string, string> = {};
+    const config = startCli(['config'], env);
+    expect(await config.exited).toBe(0);
+    outputs.config = config.output();
+    expect(outputs.config).toMatch(/REDIS_URL\s+redis:\/\/127\.0\.0\.1:\d+\/\?password=\*\*\*/);
+    // The password in the query works: ioredis authenticates with it.
+    const status = startCli(['status'], env);
+    expect(await status.exited).toBe(0);
+    outputs.status = status.output();
+    for (const [name, args] of Object.entries({
+      configJson: ['config', '--json'],
+      statusJson: ['status', '--json'],
+      importJson: ['import', file, '--json'],
+    }))
+      outputs[name] = (await runCli(args, env)).output;
+
+    // A wrong password in the query: WRONGPASS, the URL masked, for a command and for a worker.
+    const wrong = { ...env, REDIS_URL: `redis://127.0.0.1:${port}/?password=${USER_CANARY}` };
+    const refused = startCli(['status'], wrong);
+    expect(await refused.exited).toBe(2);
+    outputs.wrongPassword = refused.output();
+    expect(outputs.wrongPassword).toMatch(/WRONGPASS/);
+    const worker = startCli(['worker'], wrong);
+    expect(await worker.exited).toBe(2);
+    outputs.workerWrongPassword = worker.output();
+
+    // A lone user name (a password written the old way), Redis gone: masked whole.
+    const lone = startCli(['status'], { ...env, REDIS_URL: `redis://${USER_CANARY}@127.0.0.1:1` });
+    expect(await lone.exited).toBe(5);
+    outputs.loneUser = lone.output();
+    expect(outputs.loneUser).toContain('redis://***@127.0.0.1:1');
+
+    // Cluster nodes print as host:port, the URL's password masked.
+    const cluster = {
+      ...env,
+      REDIS_URL: `redis://:${USER_CANARY}@127.0.0.1:6379`,
+      BULKORDER_REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:7001',
+    };
+    const clusterConfig = await runCli(['config'], cluster);
+    expect(clusterConfig.output).toMatch(/BULKORDER_REDIS_CLUSTER_NODES\s+10\.0\.0\.1:7000,10\.0\.0\.2:7001/);
+    const clusterJson = await runCli(['config', '--json'], cluster);
+    expect(clusterJson.stdout).toContain('"10.0.0.1:7000,10.0.0.2:7001"');
+    outputs.clusterConfig = clusterConfig.output + clusterJson.output;
+    expect(outputs.clusterConfig).not.toContain('[object Object]');
+
+    const leaks = Object.entries(outputs)
+      .filter(([, text]) => text.includes(QUERY_CANARY) || text.includes(USER_CANARY))
+      .map(([name]) => name);
+    expect(leaks).toEqual([]);
+  }, 120_000);
 });

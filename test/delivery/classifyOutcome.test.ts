@@ -130,6 +130,20 @@ describe('Retry-After', () => {
     expect(parseRetryAfter('-5', NOW)).toBeUndefined();
     expect(parseRetryAfter('999999', NOW)).toBe(3_600_000);
   });
+
+  it('a 429 without it waits for the reset its rate-limit headers name (IETF draft, X-RateLimit-*), else 5 s', () => {
+    const waitOf = (headers: Record<string, string>) => {
+      const outcome = classify(response(429, undefined, headers));
+      return outcome.kind === 'rateLimited' ? outcome.retryAfterMs : undefined;
+    };
+    expect(waitOf({ 'retry-after': '2', 'ratelimit-reset': '30' })).toBe(2000);
+    expect(waitOf({ ratelimit: '"default";r=0;t=7' })).toBe(7000);
+    expect(waitOf({ 'ratelimit-reset': '12' })).toBe(12_000);
+    expect(waitOf({ 'x-ratelimit-reset': '3' })).toBe(3000);
+    expect(waitOf({ 'x-ratelimit-reset': String(NOW / 1000 + 20) })).toBe(20_000);
+    expect(waitOf({ 'x-ratelimit-reset': 'later' })).toBe(5000);
+    expect(waitOf({})).toBe(5000);
+  });
 });
 
 describe('findField', () => {
@@ -140,5 +154,35 @@ describe('findField', () => {
     expect(findField([{ code: 'Z' }], ['0.code'])).toBeUndefined();
     expect(findField({ errors: [{ code: 'E1' }, { code: 'E2' }] }, ['errors.code', 'errors.0.code'])).toBe('E1'); // {errors:[...]} bodies
     expect(findValue({ data: { customerId: 100001 } }, ['data.customerId'])).toBe(100001);
+  });
+});
+
+describe('a 2xx whose body is an error (BULKORDER_ERROR_BODY_FIELDS)', () => {
+  it.each([
+    [{ code: 'ORDER_FAILED', message: 'stock service down' }, 'ORDER_FAILED'],
+    [{ error: 'internal' }, 'internal'],
+    [{ error: { message: 'nested' } }, 'ERROR_BODY_2XX'],
+    [{ errors: [{ code: 'X1' }] }, 'X1'],
+  ])('%j without an order id is errorBody (%s), body kept', (body, code) => {
+    expect(classify(response(200, body))).toMatchObject({ kind: 'errorBody', status: 200, code, body });
+  });
+
+  it.each([
+    [{ code: 'CREATED', orderId: 'R-1' }],
+    [{ error: null, id: 7 }],
+    [{ error: '', errors: [] }],
+    [true],
+    [undefined],
+    [{ ok: true }],
+  ])('%j is delivered (an id, or no error said)', (body) => {
+    expect(classify(response(201, body)).kind).toBe('delivered');
+  });
+
+  it("is configurable: 'none' records every 2xx delivered, a list of its own names its fields", () => {
+    const none = loadConfig({ env: { BULKORDER_ERROR_BODY_FIELDS: 'none' } }).responseFields;
+    expect(classifyOutcome(response(200, { code: 'X' }), { fields: none }).kind).toBe('delivered');
+    const own = loadConfig({ env: { BULKORDER_ERROR_BODY_FIELDS: 'status.failed' } }).responseFields;
+    expect(classifyOutcome(response(200, { status: { failed: true } }), { fields: own }).kind).toBe('errorBody');
+    expect(classifyOutcome(response(200, { code: 'X' }), { fields: own }).kind).toBe('delivered');
   });
 });

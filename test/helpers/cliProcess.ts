@@ -22,10 +22,19 @@ export async function killAllCli(): Promise<void> {
   await Promise.all(all.map((p) => p.exited));
 }
 
-/** Runs the real CLI (`src/cli.ts` through tsx) as a separate process; `nodeFlags` go to node before the script. */
-export function startCli(args: string[], env: Record<string, string>, nodeFlags: string[] = []): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeFlags, join(projectRoot, 'src/cli.ts'), ...args], {
-    cwd: projectRoot,
+/**
+ * Runs the real CLI (`src/cli.ts` through tsx) as a separate process; `nodeFlags` go to node before the script;
+ * `cwd` is the project's folder unless given (tsx is found from there either way).
+ */
+export function startCli(
+  args: string[],
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+  options: { cwd?: string } = {},
+): CliProcess {
+  const tsx = options.cwd === undefined ? 'tsx' : import.meta.resolve('tsx');
+  const child = spawn(process.execPath, ['--import', tsx, ...nodeFlags, join(projectRoot, 'src/cli.ts'), ...args], {
+    cwd: options.cwd ?? projectRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,6 +10,9 @@ import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { importFile, type ImportResult } from '../../src/importer/importFile.js';
+import { expect } from 'vitest';
+import { followBatch } from '../../src/batches/followBatch.js';
+import type { Batch } from '../../src/batches/batchStore.js';
 import { deletePrefix, TEST_REDIS_URL } from './redis.js';
 import { randomBytes } from 'node:crypto';
 
@@ -61,6 +64,7 @@ export async function deliveryRig(
   envOverrides: Record<string, string> = {},
 ): Promise<DeliveryRig> {
   const simulator = await startSimulator({ seed: 1, ...simulatorOptions });
+  const dir = await mkdtemp(join(tmpdir(), `bulkorder-${name}-`));
   const keyPrefix = `bulkorder-test-${name}-${randomBytes(4).toString('hex')}`;
   const env = {
     BULKORDER_BASE_URL: simulator.url,
@@ -74,6 +78,8 @@ export async function deliveryRig(
     LOG_LEVEL: 'silent',
     // One process per CLI worker: tests that kill a worker mean that process (--processes is tested on its own).
     BULKORDER_WORKER_PROCESSES: '1',
+    // Trails of uploads and schedules (BULKORDER_RESULTS_DIR) stay inside the rig's folder, removed at close.
+    BULKORDER_DATA_DIR: join(dir, 'data'),
     ...envOverrides,
   };
   const config = loadConfig({
@@ -83,7 +89,6 @@ export async function deliveryRig(
   const prefix = redisPrefix(config);
   const services = await openServices(config, ORDERS);
   const logger = createLogger({ level: 'silent' });
-  const dir = await mkdtemp(join(tmpdir(), `bulkorder-${name}-`));
   const workers: DeliveryWorker<OrderPayload>[] = [];
   return {
     simulator,
@@ -122,4 +127,17 @@ export async function deliveryRig(
       }
     },
   };
+}
+
+const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
+
+/** Follows the rig's batch until it settles (at most 45 s, polled every 100 ms); fails the test if it does not. */
+export async function settleBatch(r: DeliveryRig, batchId: string): Promise<Batch> {
+  const { batch, settled } = await followBatch(r.services.batches, batchId, {
+    pollMs: 100,
+    timeoutMs: 45_000,
+    out: quiet,
+  });
+  expect(settled).toBe(true);
+  return batch;
 }

@@ -5,6 +5,7 @@
 import { expect } from 'vitest';
 import type { Batch } from '../../src/batches/batchStore.js';
 import { startCli, waitFor } from './cliProcess.js';
+import { startTcpGate } from './tcpGate.js';
 import type { DeliveryRig } from './deliveryRig.js';
 import { withFreshBatches } from './redis.js';
 import { runCli } from './runCli.js';
@@ -29,16 +30,37 @@ export async function rerun(rig: DeliveryRig, file: string): Promise<{ exit: num
   return { exit: cli.code, output: cli.output };
 }
 
-/** Starts `bulkorder import <file>` as a real process and SIGKILLs it once its batch has queued `atLeast` orders. */
+/**
+ * Starts `bulkorder import <file>` as a real process and SIGKILLs it once its batch has queued `atLeast` orders,
+ * while it is still importing. Its Redis traffic runs through a gate the test holds while it looks: an import
+ * of a few thousand orders takes well under a second, so without the hold the kill could land after the import
+ * ended, and the test would not test a crash mid-file.
+ */
 export async function killImportAt(rig: DeliveryRig, file: string, atLeast: number): Promise<Batch> {
   const url = rig.config.redisUrl.reveal();
-  const importer = startCli(['import', file], { ...rig.env, LOG_LEVEL: 'warn' });
-  await waitFor(
-    async () => ((await batchesNow(url, rig.prefix))[0]?.enqueued ?? 0) >= atLeast,
-    `${atLeast} orders queued`,
-    60_000,
-  );
-  importer.child.kill('SIGKILL');
-  expect(await importer.exited, 'the importer finished before it could be killed').toBe('SIGKILL');
-  return (await batchesNow(url, rig.prefix))[0]!;
+  const gate = await startTcpGate(url.replace(/^rediss?:/, 'http:'));
+  try {
+    const gated = new URL(url);
+    gated.host = new URL(gate.url).host;
+    const importer = startCli(['import', file], { ...rig.env, REDIS_URL: gated.toString(), LOG_LEVEL: 'warn' });
+    let batch: Batch | undefined;
+    await waitFor(
+      async () => {
+        gate.hold();
+        batch = (await batchesNow(url, rig.prefix))[0];
+        if ((batch?.enqueued ?? 0) >= atLeast) return true;
+        gate.release();
+        await new Promise((r) => setTimeout(r, 10));
+        return false;
+      },
+      `${atLeast} orders queued`,
+      60_000,
+    );
+    expect(batch?.importState, 'the importer finished before it could be killed').toBe('importing');
+    importer.child.kill('SIGKILL');
+    expect(await importer.exited).toBe('SIGKILL');
+    return batch!;
+  } finally {
+    await gate.close();
+  }
 }

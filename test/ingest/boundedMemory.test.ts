@@ -185,7 +185,7 @@ describe('memory bounded whatever the shape', () => {
       const script = await tmp.file(
         'hold.mts',
         `import { openOrderSource } from ${JSON.stringify(join(projectRoot, 'src/ingest/openOrderSource.ts'))};\n` +
-          `const source = await openOrderSource(${JSON.stringify(file)}, { spillThresholdBytes: 0, bucketBytes: 1024, tmpDir: ${JSON.stringify(spill)} });\n` +
+          `const source = await openOrderSource(${JSON.stringify(file)}, { spillThresholdBytes: 0, streamWindowRows: 0, bucketBytes: 1024, tmpDir: ${JSON.stringify(spill)} });\n` +
           `const items = source.items()[Symbol.asyncIterator]();\n` +
           `await items.next();\n` +
           `process.stdout.write('ready\\n');\n` +

@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { parse } from 'csv-parse/sync';
+import { validateFile } from '../../src/ingest/validateFile.js';
+import { ORDERS } from '../../src/kinds/orders.js';
 import { errorList, readAll, rejected, tempDir, valid } from './ingestHelpers.js';
+import { JAN_FLAT, janRecipient } from '../helpers/fixtures.js';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => {
@@ -12,20 +17,7 @@ afterEach(async () => {
 const apiOrder = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   orderRef: 'J-1',
   businessCustomerId: 1001,
-  recipient: {
-    address: {
-      firstName: 'Jan',
-      lastName: 'de Vries',
-      street: 'Keizersgracht',
-      streetNumber: 112,
-      postalCode: '1015 CX',
-      city: 'Amsterdam',
-      countryCode: 'NL',
-    },
-    languageCode: 'nl',
-    email: 'jan.devries@example.nl',
-    telephoneNumber: '+31612345678',
-  },
+  recipient: janRecipient(),
   products: [
     { productId: 5001, quantity: 1 },
     { productId: 5002, quantity: 2 },
@@ -36,16 +28,7 @@ const apiOrder = (over: Record<string, unknown> = {}): Record<string, unknown> =
 const flat = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   orderRef: 'F-1',
   businessCustomerId: '1001',
-  firstName: 'Jan',
-  lastName: 'de Vries',
-  street: 'Keizersgracht',
-  streetNumber: 112,
-  postalCode: '1015 CX',
-  city: 'Amsterdam',
-  countryCode: 'NL',
-  languageCode: 'nl',
-  email: 'jan.devries@example.nl',
-  telephoneNumber: '+31612345678',
+  ...JAN_FLAT,
   productId: 5001,
   quantity: 1,
   ...over,
@@ -128,6 +111,27 @@ describe('JSON input', () => {
     const items = await readAll(file);
     expect(valid(items)).toHaveLength(1);
     expect(errorList(items)).toEqual(['3:JSON_SYNTAX:', '4:NOT_AN_ORDER:']);
+  });
+
+  it('keeps a broken NDJSON line as written in its rejects row (first column), also when the file spills', async () => {
+    const broken = '{"orderRef": "N-2", "businessCustomerId": 1001, "firstName": "Jan" "lastName": "de Vries"}';
+    const lines = [
+      JSON.stringify(apiOrder({ orderRef: 'N-1' })),
+      broken,
+      JSON.stringify(apiOrder({ orderRef: 'N-3' })),
+    ];
+    const file = await tmp.file('broken.ndjson', lines.join('\n') + '\n');
+    for (const options of [{}, { spillThresholdBytes: 1, bucketBytes: 64 }]) {
+      const { rejectsPath, summary } = await validateFile(file, { ...options, out: `${file}.rejects.csv` }, ORDERS);
+      expect(summary.valid).toBe(2);
+      const rows: string[][] = parse((await readFile(rejectsPath!, 'utf8')).replace(/^\uFEFF/, ''), {});
+      const [header, row, ...more] = rows;
+      expect(more).toEqual([]);
+      expect(header![0]).toBe('orderRef');
+      expect(row![0]).toBe(broken); // what was written, not an empty row
+      expect(row!.slice(-3, -1)).toEqual(['2', 'JSON_SYNTAX']);
+      expect(row!.at(-1)).toContain('the rejects file keeps it as written, in its first column');
+    }
   });
 
   it('reads flat rows, grouping them by orderRef like CSV rows, with a mapping for keys', async () => {

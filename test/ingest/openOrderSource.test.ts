@@ -16,7 +16,9 @@ afterEach(async () => {
 
 const csv = (...rows: string[]): string => [HEADER, ...rows].join('\n') + '\n';
 /** Forces the spill path on a small file: many buckets, temp files under tmp.dir/spill. */
-const spill = (): IngestOptions => ({ spillThresholdBytes: 0, bucketBytes: 64, tmpDir: tmp.dir });
+const spill = (): IngestOptions => ({ spillThresholdBytes: 0, streamWindowRows: 0, bucketBytes: 64, tmpDir: tmp.dir });
+/** A small file read as a large one that is grouped in one stream (the shape scan first). */
+const stream = (): IngestOptions => ({ spillThresholdBytes: 0, tmpDir: tmp.dir });
 
 /** The same items whatever their order (spilled output is ordered per bucket). */
 function byLine(items: IngestItem[]): IngestItem[] {
@@ -35,10 +37,13 @@ describe('openOrderSource: grouping by orderRef', () => {
   for (const [name, options] of [
     ['in memory', {}],
     ['spilled to temp buckets', 'spill'],
+    ['grouped in one stream', 'stream'],
   ] as const) {
     it(`joins rows of one order that are not adjacent (${name})`, async () => {
       const file = await tmp.file('multi.csv', multi);
-      const items = byLine(await readAll(file, options === 'spill' ? spill() : options));
+      const items = byLine(
+        await readAll(file, options === 'spill' ? spill() : options === 'stream' ? stream() : options),
+      );
       expect(items.map((i) => [i.kind, i.orderRef, i.lines])).toEqual([
         ['valid', 'A', [2, 4, 6]],
         ['valid', 'B', [3]],
@@ -148,7 +153,7 @@ describe('openOrderSource: files without orderRef', () => {
   it('makes each row an order keyed by payload hash and occurrence', async () => {
     const text = [header, plain(), plain({ productId: '5002' }), plain(), plain({ quantity: '0' })].join('\r\n');
     const file = await tmp.file('plain.csv', text);
-    for (const options of [{}, spill()]) {
+    for (const options of [{}, spill(), stream()]) {
       const items = byLine(await readAll(file, options));
       const keys = items.map((i) => i.key);
       expect(keys[0]).toMatch(/^sha\.[0-9a-f]{32}\.1$/);
@@ -182,7 +187,12 @@ describe('openOrderSource: memory and temp files', () => {
     const file = await tmp.file('big.csv', csv(...rows));
     const spillDir = join(tmp.dir, 'spill');
     await (await import('node:fs/promises')).mkdir(spillDir);
-    const options: IngestOptions = { spillThresholdBytes: 1024, bucketBytes: 4096, tmpDir: spillDir };
+    const options: IngestOptions = {
+      spillThresholdBytes: 1024,
+      streamWindowRows: 0,
+      bucketBytes: 4096,
+      tmpDir: spillDir,
+    };
 
     const source = await openOrderSource(file, options);
     let seenDuringRun = 0;

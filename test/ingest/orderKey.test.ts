@@ -1,26 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalPayload, orderRefKey, payloadHash, payloadKey } from '../../src/ingest/orderKey.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
+import { JAN_RECIPIENT } from '../helpers/fixtures.js';
 
 // BullMQ refuses job ids with ':' and ids that are plain integers.
 const SAFE = /^[A-Za-z0-9._~-]+$/;
 
 const payload: OrderPayload = {
   businessCustomerId: 1001,
-  recipient: {
-    address: {
-      firstName: 'Jan',
-      lastName: 'de Vries',
-      street: 'Keizersgracht',
-      streetNumber: 112,
-      postalCode: '1015 CX',
-      city: 'Amsterdam',
-      countryCode: 'NL',
-    },
-    languageCode: 'nl',
-    email: 'jan.devries@example.nl',
-    telephoneNumber: '+31612345678',
-  },
+  recipient: JAN_RECIPIENT,
   products: [
     { productId: 5002, quantity: 1 },
     { productId: 5001, quantity: 3 },

@@ -13,7 +13,7 @@ import {
 import { ORDER_FIELDS } from '../../src/ingest/orderFields.js';
 import { NEWEST_PACKED_LAYOUT, PACKED_LAYOUTS } from '../../src/ingest/packedLayouts.js';
 import { JOB_DATA_VERSION, type ChunkJobData } from '../../src/deliveryJob.js';
-import { chunkJob, readChunk, sameJson, toChunkRecord } from '../../src/ledger/jobData.js';
+import { chunkJob, readJob, sameJson, toChunkRecord } from '../../src/ledger/jobData.js';
 import type { OrderPayload, ValidRecord } from '../../src/ingest/types.js';
 
 /** Every valid order of a sample file, as an import reads it. */
@@ -203,12 +203,12 @@ describe('a chunk job as the worker reads it', () => {
       ORDERS.payloadCodec!.version,
     );
     expect(data).toMatchObject({ v: JOB_DATA_VERSION, pk: PACKED_LAYOUT_VERSION });
-    expect(readChunk(data, 'b1.1', ORDERS.payloadCodec).records.map((record) => record.payload)).toEqual(
+    expect(readJob(data, 'b1.1', ORDERS.payloadCodec).chunk.records.map((record) => record.payload)).toEqual(
       orders.map((order) => order.payload),
     );
     const codeOf = (chunk: ChunkJobData): string => {
       try {
-        readChunk(chunk, 'b1.1', ORDERS.payloadCodec);
+        readJob(chunk, 'b1.1', ORDERS.payloadCodec);
         return 'read';
       } catch (error) {
         return error instanceof JobDataError ? error.code : String(error);

@@ -45,6 +45,7 @@ describe('a file that is mostly wrong stops in its first read', () => {
     const { error, rows, items } = await drain(file, {
       maxRejectedPercent: 50,
       spillThresholdBytes: 0,
+      streamWindowRows: 0,
       bucketBytes: 64 * 1024,
       tmpDir: spill,
       threads: 0,
@@ -56,7 +57,7 @@ describe('a file that is mostly wrong stops in its first read', () => {
     );
     // Read up to the judgement and no further (without it, all 40,000 rows are read and spilled first). The bad rows
     // read so far were handed on as they came (a file that spills reports them in its first read); validate and import
-    // hold them back until the judgement (limitRejections), so nothing of the file is written or queued.
+    // hold them back until the judgement (limitRejectionBatches), so nothing of the file is written or queued.
     expect(rows).toBe(10_000);
     expect(items).toBeLessThanOrEqual(7_500);
     expect(await readdir(spill)).toEqual([]);
@@ -67,7 +68,12 @@ describe('a file that is mostly wrong stops in its first read', () => {
       'mostly-wrong.csv',
       csv(40_000, (i) => i % 4 !== 0),
     );
-    const { error, rows } = await drain(file, { maxRejectedPercent: 50, spillThresholdBytes: 0, threads: 1 });
+    const { error, rows } = await drain(file, {
+      maxRejectedPercent: 50,
+      spillThresholdBytes: 0,
+      streamWindowRows: 0,
+      threads: 1,
+    });
     expect((error as FileRefusedError).code).toBe('TOO_MANY_REJECTED');
     // A thread's batches are 512 records, two per thread under way: the judgement comes within a batch or two.
     expect(rows).toBeGreaterThanOrEqual(10_000);
@@ -112,7 +118,12 @@ describe('the spill holds the valid data, not the rejected rows', () => {
     const file = await tmp.file('bad.csv', lines.join('\n') + '\n');
     const spill = join(tmp.dir, 'spill');
     await mkdir(spill);
-    const source = await openOrderSource(file, { spillThresholdBytes: 0, bucketBytes: 64 * 1024, tmpDir: spill });
+    const source = await openOrderSource(file, {
+      spillThresholdBytes: 0,
+      streamWindowRows: 0,
+      bucketBytes: 64 * 1024,
+      tmpDir: spill,
+    });
     let peak = 0;
     let firstPass = true;
     let valid = 0;
@@ -144,7 +155,12 @@ describe('the spill holds the valid data, not the rejected rows', () => {
     const spill = join(tmp.dir, 'spill');
     await mkdir(spill);
     const inMemory = await readAll(file, {});
-    const spilled = await readAll(file, { spillThresholdBytes: 0, bucketBytes: 16 * 1024, tmpDir: spill });
+    const spilled = await readAll(file, {
+      spillThresholdBytes: 0,
+      streamWindowRows: 0,
+      bucketBytes: 16 * 1024,
+      tmpDir: spill,
+    });
     for (const items of [inMemory, spilled]) {
       expect(valid(items)).toHaveLength(3000);
       const mix = rejected(items).filter((item) => item.orderRef === 'MIX');

@@ -8,6 +8,7 @@ import { neutralizeCell } from '../../src/ingest/csvCells.js';
 import { validateFile } from '../../src/ingest/validateFile.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { HEADER, readAll, rejected, row, tempDir, valid } from './ingestHelpers.js';
+import { JAN_FLAT } from '../helpers/fixtures.js';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => {
@@ -26,15 +27,16 @@ describe('RejectsWriter', () => {
     expect(RejectsWriter.defaultPath('x.csv')).not.toBe(RejectsWriter.defaultPath('x.json'));
   });
 
-  it('writes original columns plus line, codes and reasons; UTF-8 with BOM; formulas neutralised', async () => {
+  it('writes original columns plus line, codes and reasons; UTF-8 with BOM as the input; formulas neutralised', async () => {
     const file = await tmp.file(
       'orders.csv',
-      csv(
-        row({ orderRef: 'A' }),
-        row({ orderRef: 'B', quantity: '-3', lastName: '=HYPERLINK("http://x","y")', email: 'nope' }),
-        row({ orderRef: 'C', productId: '5001' }),
-        row({ orderRef: 'C', productId: '5002', city: 'Utrecht' }),
-      ),
+      '\uFEFF' +
+        csv(
+          row({ orderRef: 'A' }),
+          row({ orderRef: 'B', quantity: '-3', lastName: '=HYPERLINK("http://x","y")', email: 'nope' }),
+          row({ orderRef: 'C', productId: '5001' }),
+          row({ orderRef: 'C', productId: '5002', city: 'Utrecht' }),
+        ),
     );
     const result = await validateFile(file, {}, ORDERS);
     expect(result.exitCode).toBe(4);
@@ -78,16 +80,7 @@ describe('RejectsWriter', () => {
   it('round-trips rows of a JSON file without orderRef: each stays an order of its own', async () => {
     const flat = {
       businessCustomerId: 1001,
-      firstName: 'Jan',
-      lastName: 'de Vries',
-      street: 'Keizersgracht',
-      streetNumber: 112,
-      postalCode: '1015 CX',
-      city: 'Amsterdam',
-      countryCode: 'NL',
-      languageCode: 'nl',
-      email: 'jan.devries@example.nl',
-      telephoneNumber: '+31612345678',
+      ...JAN_FLAT,
       productId: 5001,
       quantity: 0,
     };
@@ -141,7 +134,7 @@ describe('RejectsWriter', () => {
       lines: [2],
       rows: [{ a: '1' }],
       rowLines: [2],
-      errors: [{ line: 2, code: 'X', message: 'm' }],
+      errors: [{ line: 2, code: 'FIELD_REQUIRED', message: 'm' }],
     });
     await expect(readFile(out)).rejects.toThrow();
     await writer.abort();
@@ -159,7 +152,7 @@ describe('RejectsWriter', () => {
       lines: [2],
       rows: [{ a: '1' }],
       rowLines: [2],
-      errors: [{ line: 2, code: 'X', message: 'm' }],
+      errors: [{ line: 2, code: 'FIELD_REQUIRED', message: 'm' }],
     });
     await writer.close();
     expect(await received).toContain('reject_line');

@@ -53,6 +53,7 @@ describe('samples', () => {
       const spilled = await readAll(sample(name), {
         ...options,
         spillThresholdBytes: 0,
+        streamWindowRows: 0,
         bucketBytes: 256,
         tmpDir: tmpdir(),
       });

@@ -51,7 +51,7 @@ describe('spill writes behind the reader', () => {
     await expect(writer.finish()).rejects.toBe(thrown); // the same error again, not another one
   });
 
-  it('a store whose spill files hit a full disk throws ENOSPC and still disposes cleanly', async () => {
+  it('a store whose spill files hit a full disk throws SPILL_WRITE_FAILED (exit 5) naming its folder, and still disposes cleanly', async () => {
     const spill = join(tmp.dir, 'spill');
     await mkdir(spill);
     const plan = resolveColumns('full.csv', HEADER.split(','));
@@ -65,7 +65,12 @@ describe('spill writes behind the reader', () => {
         );
       for await (const _bucket of store.buckets()) void _bucket;
     })();
-    await expect(failure).rejects.toMatchObject({ code: 'ENOSPC', syscall: 'write' });
+    await expect(failure).rejects.toMatchObject({
+      code: 'SPILL_WRITE_FAILED',
+      exitCode: 5,
+      details: { path: join(spill, dir!), errno: 'ENOSPC' },
+      message: expect.stringContaining(`could not write ${join(spill, dir!)} (ENOSPC: no space left on the device)`),
+    });
     await store.dispose();
     expect(await readdir(spill)).toEqual([]);
   });

@@ -61,7 +61,12 @@ describe('validation threads', () => {
       const file = await tmp.file('mixed.csv', mixedFile() + ',,,,,,,,,,,,,\n');
       const spill = join(tmp.dir, 'spill');
       await mkdir(spill);
-      const options: IngestOptions = { spillThresholdBytes: 0, bucketBytes: 16 * 1024, tmpDir: spill };
+      const options: IngestOptions = {
+        spillThresholdBytes: 0,
+        streamWindowRows: 0,
+        bucketBytes: 16 * 1024,
+        tmpDir: spill,
+      };
       const inProcess = await read(file, { ...options, threads: 0 });
       const threaded = await read(file, { ...options, threads: 2 });
       expect(inProcess.items.filter((item) => item.kind === 'rejected').length).toBeGreaterThan(100);
@@ -78,14 +83,14 @@ describe('validation threads', () => {
 
   it(
     'a process that read a file with threads ends by itself: after a full read, a stop after the first item, and a refused file',
-    { timeout: 90_000 },
+    { timeout: 240_000 },
     async () => {
       const good = await tmp.file('good.csv', mixedFile());
       const refused = await tmp.file('refused.csv', mixedFile() + 'X-1,1001,"never closed\n');
       const script = await tmp.file(
         'read.mts',
         `import { openOrderSource } from ${JSON.stringify(join(projectRoot, 'src/ingest/openOrderSource.ts'))};\n` +
-          `const options = { spillThresholdBytes: 0, bucketBytes: 16384, tmpDir: ${JSON.stringify(tmp.dir)}, threads: 2 };\n` +
+          `const options = { spillThresholdBytes: 0, streamWindowRows: 0, bucketBytes: 16384, tmpDir: ${JSON.stringify(tmp.dir)}, threads: 2 };\n` +
           `let n = 0;\n` +
           `for await (const _ of (await openOrderSource(${JSON.stringify(good)}, options)).items()) n++;\n` +
           `for await (const _ of (await openOrderSource(${JSON.stringify(good)}, options)).items()) break;\n` +
@@ -100,7 +105,7 @@ describe('validation threads', () => {
         });
         let out = '';
         child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // a thread left running would keep it alive
+        const timer = setTimeout(() => child.kill('SIGKILL'), 180_000); // a thread left running would keep it alive (a bound for a hang on a loaded machine, not a speed)
         child.on('exit', (code, signal) => {
           clearTimeout(timer);
           resolve({ out, code, timedOut: signal === 'SIGKILL' });

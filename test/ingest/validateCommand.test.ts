@@ -51,6 +51,11 @@ describe('bulkorder validate', () => {
       exitCode: number;
     };
     expect(report).toMatchObject({ rows: 21, rejectsFile: out, exitCode: 4 });
+    // Like every --json: it ends with the exit code and what it means.
+    expect(Object.entries(report).slice(-2)).toEqual([
+      ['exitCode', 4],
+      ['exitMeaning', 'some rows or orders need attention'],
+    ]);
     expect(report.valid + report.rejected).toBe(19);
     expect(report.errorKinds.map((k) => k.code)).toContain('PHONE_INVALID');
     expect(await readFile(out, 'utf8')).toContain('reject_reasons');

@@ -26,24 +26,48 @@ const NOW = 1_000_000;
 const RET = 60_000;
 const T = String(NOW);
 
-const claimArgv = (askGate: '0' | '1', jobId = '', customer = '') =>
-  argv('claim', { token: 't1', now: NOW, retentionMs: RET, ambiguousPolicy: 'hold', askGate, jobId, customer });
-const reserveArgv = (k: (name: string) => string, fingerprint: string) =>
-  argv('reserve', {
-    batchId: 'B1',
-    now: NOW,
-    retentionMs: RET,
-    force: '0',
-    staleMs: 60_000,
+/** claimMany of the one record o1 (an earlier release's job of one: jobId ''), the gate at `gate`. */
+const claimO1 = (r: Redis, gate: string, ledger: string, askGate: '0' | '1', customer?: string) =>
+  r.bulkorderClaimMany(
+    3,
+    gate,
+    ledger.replace(/ledger:o1$/, 'sending'),
+    ledger,
+    't1',
+    NOW,
+    RET,
+    'hold',
+    askGate,
+    '',
+    ledger.slice(0, -'o1'.length),
+    ...(customer === undefined ? [] : [customer]),
+  );
+/** reserveChunk of the one record o1 into chunk B1.1 (`alreadyCounted` as given). */
+const reserveO1 = (r: Redis, k: (name: string) => string, fingerprint: string, alreadyCounted: '0' | '1' = '0') =>
+  r.bulkorderReserveChunk(
+    4,
+    k('unqueued'),
+    k('unqueued-jobs'),
+    k('batch:B1'),
+    k('ledger:o1'),
+    'B1',
+    NOW,
+    RET,
+    '0',
+    60_000,
+    k('q:'),
+    'B1.1',
+    '{"records":[',
+    ']}',
+    '1',
+    alreadyCounted,
+    'o1',
     fingerprint,
-    fingerprintParts: 'a=1',
-    jobJson: '{"name":"order"}',
-    orderKey: 'o1',
-    alreadyCounted: '0',
-    jobPrefix: k('q:'),
-  });
-const settleArgv = (values: Partial<Parameters<typeof argv<'settle'>>[1]>) =>
-  argv('settle', {
+    'a=1',
+    '{"key":"o1"}',
+  );
+const settleArgv = (values: Partial<Parameters<typeof argv<'settleOverMemory'>>[1]>) =>
+  argv('settleOverMemory', {
     token: 't1',
     newState: 'delivered',
     now: NOW,
@@ -56,8 +80,57 @@ const settleArgv = (values: Partial<Parameters<typeof argv<'settle'>>[1]>) =>
     parkedRecord: '',
     parkedRetentionMs: RET,
     answered5xx: '0',
+    prefix: '',
     ...values,
   });
+/** settleMany of the one record o1 of batch B1, its per-record values as settleArgv names them. */
+const settleO1 = (
+  r: Redis,
+  k: (name: string) => string,
+  values: {
+    newState?: string;
+    remoteId?: string;
+    httpStatus?: string;
+    code?: string;
+    message?: string;
+    parkedRecord?: string;
+  },
+) => {
+  const a = {
+    token: 't1',
+    newState: 'delivered',
+    orderKey: 'o1',
+    remoteId: '',
+    httpStatus: '',
+    code: '',
+    message: '',
+    parkedRecord: '',
+    answered5xx: '0',
+    ...values,
+  };
+  return r.bulkorderSettleMany(
+    6,
+    k('dead-index'),
+    k('held-index'),
+    k('ledger:o1'),
+    k('batch:B1'),
+    k('dead:o1'),
+    k('held:o1'),
+    NOW,
+    RET,
+    RET,
+    k('').slice(0, -1),
+    a.token,
+    a.newState,
+    a.orderKey,
+    a.remoteId,
+    a.httpStatus,
+    a.code,
+    a.message,
+    a.parkedRecord,
+    a.answered5xx,
+  );
+};
 const settleKeys = (k: (name: string) => string) =>
   [k('ledger:o1'), k('batch:B1'), k('dead:o1'), k('dead-index'), k('held:o1'), k('held-index')] as const;
 const unreleaseKeys = (k: (name: string) => string) =>
@@ -82,9 +155,11 @@ const failureArgv = (k: (name: string) => string, minAttempts: number) =>
     healthy: 0,
     customer: 'c1',
     minCustomers: 1,
+    batch: 'B1',
+    minBatches: 1,
   });
 const failureKeys = (k: (name: string) => string) =>
-  [k('breaker'), k('failures:S'), k('orders:S'), k('burst'), k('customers:S'), k('exempt')] as const;
+  [k('breaker'), k('failures:S'), k('orders:S'), k('burst'), k('customers:S'), k('exempt'), k('batches:S')] as const;
 const closeArgv = (k: (name: string) => string, trialCustomer: string) =>
   argv('closeBreaker', {
     now: NOW,
@@ -115,38 +190,142 @@ const closeKeys = (k: (name: string) => string) =>
 
 const rows: Row[] = [
   {
-    name: 'reserve: a new key is queued in the batch, its job kept',
-    command: 'bulkorderReserve',
+    name: 'batchGate: a batch whose canary passed sends its records, and ends one its canary refused with that answer',
+    command: 'bulkorderBatchGate',
+    given: {
+      circuit: { hash: { state: 'flowing' } },
+      refused: { hash: { o1: '{"kind":"permanent","status":422}' } },
+    },
     run: (r, k) =>
-      r.bulkorderReserve(
-        k('ledger:o1'),
-        k('q:o1'),
-        k('unqueued'),
-        k('unqueued-jobs'),
+      r.bulkorderBatchGate(k('circuit'), k('granted'), k('refused'), k('batch:B1'), 20, RET, 1000, 1500, 'o1', 'o2'),
+    returns: ['flowing', 1500, 1, 'answer:{"kind":"permanent","status":422}', 'go'],
+  },
+  {
+    name: 'batchGate: a cancelled batch ends every record unsent',
+    command: 'bulkorderBatchGate',
+    given: { circuit: { hash: { state: 'cancelled' } } },
+    run: (r, k) =>
+      r.bulkorderBatchGate(k('circuit'), k('granted'), k('refused'), k('batch:B1'), 20, RET, 1000, 1500, 'o1'),
+    returns: ['cancelled', 1500, 0, 'cancel'],
+  },
+  {
+    name: 'batchGate: nothing of a batch goes while its file is still read, even flowing; its canary is not granted',
+    command: 'bulkorderBatchGate',
+    given: {
+      circuit: { hash: { state: 'flowing' } },
+      'batch:B1': { hash: { importState: 'importing', enqueued: '500' } },
+    },
+    run: (r, k) =>
+      r.bulkorderBatchGate(k('circuit'), k('granted'), k('refused'), k('batch:B1'), 20, RET, 1000, 1500, 'o1', 'o2'),
+    returns: ['flowing', 1500, 0, 'wait', 'wait'],
+  },
+  {
+    name: 'batchGate: a batch whose file changed while it was read ends every record unsent',
+    command: 'bulkorderBatchGate',
+    given: {
+      circuit: { hash: { state: 'canary' } },
+      'batch:B1': { hash: { importState: 'failed', failCode: 'FILE_CHANGED_WHILE_READ', enqueued: '500' } },
+    },
+    run: (r, k) =>
+      r.bulkorderBatchGate(k('circuit'), k('granted'), k('refused'), k('batch:B1'), 20, RET, 1000, 1500, 'o1'),
+    returns: ['canary', 1500, 0, 'cancel'],
+  },
+  {
+    name: 'batchGate: in its canary, a record the canary refused waits and one beyond a full canary waits',
+    command: 'bulkorderBatchGate',
+    given: {
+      circuit: { hash: { state: 'canary' } },
+      granted: { set: ['o1'] },
+      refused: { hash: { o1: '{}' } },
+      'batch:B1': { hash: { importState: 'imported', enqueued: '1' } },
+    },
+    run: (r, k) =>
+      r.bulkorderBatchGate(k('circuit'), k('granted'), k('refused'), k('batch:B1'), 20, RET, 1000, 1500, 'o1', 'o2'),
+    returns: ['canary', 1500, 1, 'wait', 'wait'],
+  },
+  {
+    name: 'batchOutcome: a canary answer accepted is counted once; the canary goes on judging',
+    command: 'bulkorderBatchOutcome',
+    given: { circuit: { hash: { state: 'canary' } }, granted: { set: ['o1', 'o2'] } },
+    run: (r, k) =>
+      r.bulkorderBatchOutcome(
+        k('circuit'),
+        k('granted'),
+        k('refused'),
         k('batch:B1'),
-        ...reserveArgv(k, 'f1'),
+        k('held-batches'),
+        ...argv('batchOutcome', {
+          orderKey: 'o1',
+          kind: 'accepted',
+          signature: '',
+          answer: '',
+          canaryOrders: 20,
+          refusedPercent: 50,
+          probeMs: 1000,
+          maxProbeMs: 8000,
+          ttlMs: RET,
+          batchId: 'B1',
+          status: '',
+          code: '',
+          message: '',
+          minRefused: 5,
+        }),
       ),
-    returns: ['reserved', '', '', ''],
+    returns: ['none', 'count'],
     then: {
-      'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T, f: 'f1', fp: 'a=1' } },
-      'unqueued-jobs': { hash: { o1: '{"name":"order"}' } },
-      unqueued: { zset: { o1: NOW } },
+      circuit: { hash: { state: 'canary', 'd:o1': '1', done: '1', accepted: '1' } },
+      granted: { set: ['o1', 'o2'] },
+    },
+  },
+  {
+    name: 'reserveChunk: a dead letter of the batch goes back into it (alreadyCounted): marked, no longer counted dead',
+    command: 'bulkorderReserveChunk',
+    given: {
+      'ledger:o1': { hash: { s: 'dead', b: 'B1', u: '1', q: '4' } },
+      'batch:B1': { hash: { id: 'B1', dead: '1' } },
+    },
+    run: (r, k) => reserveO1(r, k, '', '1'),
+    returns: ['reserved', 'B1', '', '', ''],
+    then: {
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T, q: '1', jc: '1' } },
+      'batch:B1': { hash: { id: 'B1', dead: '0' } },
+      'unqueued-jobs': { hash: { 'B1.1': '{"records":[{"key":"o1"}]}' } },
+      unqueued: { zset: { 'B1.1': NOW } },
     },
     expires: { 'ledger:o1': true },
   },
   {
-    name: 'reserve: a key delivered with other content is a conflict, nothing written',
-    command: 'bulkorderReserve',
+    name: 'reserveChunk: a dead letter with the same content is refused before, nothing written',
+    command: 'bulkorderReserveChunk',
+    given: {
+      'ledger:o1': { hash: { s: 'dead', b: 'B0', f: 'f1', u: '7', q: '2' } },
+      'batch:B0': { hash: { id: 'B0', importState: 'imported' } },
+    },
+    run: (r, k) => reserveO1(r, k, 'f1'),
+    returns: ['refused', 'B0', '', '7', 'dead'],
+  },
+  {
+    name: 'reserveChunk: the same content cancelled with a batch whose file changed while read (never sent) is reserved',
+    command: 'bulkorderReserveChunk',
+    given: {
+      'ledger:o1': { hash: { s: 'dead', b: 'B0', f: 'f1', u: '7', q: '2' } },
+      'batch:B0': { hash: { id: 'B0', importState: 'failed', failCode: 'FILE_CHANGED_WHILE_READ' } },
+    },
+    run: (r, k) => reserveO1(r, k, 'f1'),
+    returns: ['reserved', 'B0', '', '', ''],
+    then: {
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T, q: '1', f: 'f1', fp: 'a=1' } },
+      'batch:B0': { hash: { id: 'B0', importState: 'failed', failCode: 'FILE_CHANGED_WHILE_READ' } },
+      'unqueued-jobs': { hash: { 'B1.1': '{"records":[{"key":"o1"}]}' } },
+      unqueued: { zset: { 'B1.1': NOW } },
+    },
+    expires: { 'ledger:o1': true },
+  },
+  {
+    name: 'reserveChunk: a key delivered with other content is a conflict, nothing written',
+    command: 'bulkorderReserveChunk',
     given: { 'ledger:o1': { hash: { s: 'delivered', b: 'B0', f: 'f0', fp: 'a=0', d: '500', u: '600' } } },
-    run: (r, k) =>
-      r.bulkorderReserve(
-        k('ledger:o1'),
-        k('q:o1'),
-        k('unqueued'),
-        k('unqueued-jobs'),
-        k('batch:B1'),
-        ...reserveArgv(k, 'f1'),
-      ),
+    run: (r, k) => reserveO1(r, k, 'f1'),
     returns: ['conflict', 'B0', 'a=0', '500', 'delivered'],
   },
   {
@@ -171,6 +350,7 @@ const rows: Row[] = [
         '{"records":[',
         ']}',
         '1',
+        '0',
         'o1',
         'f1',
         'a=1',
@@ -189,17 +369,47 @@ const rows: Row[] = [
     },
   },
   {
-    name: 'confirm: the kept job goes and the batch counts the order once',
-    command: 'bulkorderConfirm',
+    name: "confirmChunk: an earlier release's job of one (its key as id): the kept job goes and the batch counts it once",
+    command: 'bulkorderConfirmChunk',
     given: {
       'ledger:o1': { hash: { s: 'queued', b: 'B1' } },
       unqueued: { zset: { o1: 1 } },
       'unqueued-jobs': { hash: { o1: '{}' } },
       'batch:B1': { hash: { id: 'B1', enqueued: '0' } },
     },
-    run: (r, k) => r.bulkorderConfirm(k('ledger:o1'), k('batch:B1'), k('unqueued'), k('unqueued-jobs'), 'B1', 'o1'),
+    run: (r, k) =>
+      r.bulkorderConfirmChunk(4, k('batch:B1'), k('unqueued'), k('unqueued-jobs'), k('ledger:o1'), 'B1', 'o1', ''),
     returns: 1,
     then: { 'ledger:o1': { hash: { s: 'queued', b: 'B1' } }, 'batch:B1': { hash: { id: 'B1', enqueued: '1' } } },
+  },
+  {
+    name: "confirmChunk: an earlier release's job of one whose key another batch reserved since: its kept job stays",
+    command: 'bulkorderConfirmChunk',
+    given: {
+      'ledger:o1': { hash: { s: 'queued', b: 'B2' } },
+      unqueued: { zset: { o1: 1 } },
+      'unqueued-jobs': { hash: { o1: '{}' } },
+    },
+    run: (r, k) =>
+      r.bulkorderConfirmChunk(4, k('batch:B1'), k('unqueued'), k('unqueued-jobs'), k('ledger:o1'), 'B1', 'o1', ''),
+    returns: 0,
+  },
+  {
+    name: 'confirmChunk: a record its batch counted before (the breaker burst): its mark goes, not counted again',
+    command: 'bulkorderConfirmChunk',
+    given: {
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', q: 'r1', jc: '1' } },
+      unqueued: { zset: { 'B1.r1': 1 } },
+      'unqueued-jobs': { hash: { 'B1.r1': '{}' } },
+      'batch:B1': { hash: { id: 'B1', enqueued: '1' } },
+    },
+    run: (r, k) =>
+      r.bulkorderConfirmChunk(4, k('batch:B1'), k('unqueued'), k('unqueued-jobs'), k('ledger:o1'), 'B1', 'B1.r1', 'r1'),
+    returns: 0,
+    then: {
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', q: 'r1' } },
+      'batch:B1': { hash: { id: 'B1', enqueued: '1' } },
+    },
   },
   {
     name: "confirmChunk: counts only the records still this batch's in this chunk",
@@ -244,61 +454,88 @@ const rows: Row[] = [
     then: { 'unqueued-jobs': { hash: { o2: 'j2' } }, 'ledger:o2': { hash: { s: 'queued', b: 'B1' } } },
   },
   {
-    name: 'claim: a queued order is sending under the token, attempt 1',
-    command: 'bulkorderClaim',
+    name: 'claimMany: a queued order is sending under the token, attempt 1',
+    command: 'bulkorderClaimMany',
     given: { 'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T } } },
-    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('ledger:o1'), ...claimArgv('0')),
-    returns: ['claimed', '1', 'go'],
-    then: { 'ledger:o1': { hash: { s: 'sending', b: 'B1', u: T, t: 't1', a: '1' } } },
+    run: (r, k) => claimO1(r, k('ledger:o1'), k('ledger:o1'), '0'),
+    returns: ['go', '0', 'claimed', '1'],
+    then: { 'ledger:o1': { hash: { s: 'sending', b: 'B1', u: T, t: 't1', a: '1' } }, sending: { zset: { o1: NOW } } },
   },
   {
-    name: 'claim: the gate asked while the breaker is open says wait, nothing claimed',
-    command: 'bulkorderClaim',
+    name: 'claimMany: a record whose entry vanished (evicted) is vanished, not moved, and nothing is claimed',
+    command: 'bulkorderClaimMany',
+    given: { 'ledger:o2': { hash: { s: 'queued', b: 'B1', q: '1', u: T } } },
+    run: (r, k) =>
+      r.bulkorderClaimMany(
+        4,
+        k('breaker'),
+        k('sending'),
+        k('ledger:o1'),
+        k('ledger:o2'),
+        't1',
+        NOW,
+        RET,
+        'hold',
+        '0',
+        'B1.1',
+        k('ledger:'),
+      ),
+    returns: ['go', '0', 'vanished', '', 'claimed', '1'],
+    then: {
+      'ledger:o2': { hash: { s: 'sending', b: 'B1', q: '1', u: T, t: 't1', a: '1' } },
+      sending: { zset: { o2: NOW } },
+    },
+  },
+  {
+    name: 'claimMany: the gate asked while the breaker is open says wait, nothing claimed',
+    command: 'bulkorderClaimMany',
     given: {
       'ledger:o1': { hash: { s: 'queued', b: 'B1' } },
       breaker: { hash: { state: 'open', nextProbeAt: '2000000' } },
     },
-    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1')),
-    returns: ['wait', '2000000', 'wait'],
+    run: (r, k) => claimO1(r, k('breaker'), k('ledger:o1'), '1'),
+    returns: ['wait', '2000000'],
   },
   {
-    name: 'claim: half-open after refusals of c1 and c2, an order of c1 waits a second, its trial kept for another',
-    command: 'bulkorderClaim',
+    name: 'claimMany: half-open after refusals of c1 and c2, an order of c1 waits a second, its trial kept for another',
+    command: 'bulkorderClaimMany',
     given: { 'ledger:o1': { hash: { s: 'queued', b: 'B1' } }, breaker: { hash: refusedHalfOpen(NOW + 5000) } },
-    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1', '', 'c1')),
-    returns: ['wait', String(NOW + 1000), 'wait'],
+    run: (r, k) => claimO1(r, k('breaker'), k('ledger:o1'), '1', 'c1'),
+    returns: ['wait', String(NOW + 1000)],
   },
   {
-    name: 'claim: half-open after refusals of c1 and c2, an order of c3 is the trial',
-    command: 'bulkorderClaim',
+    name: 'claimMany: half-open after refusals of c1 and c2, an order of c3 is the trial',
+    command: 'bulkorderClaimMany',
     given: { 'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T } }, breaker: { hash: refusedHalfOpen(NOW + 5000) } },
-    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1', '', 'c3')),
-    returns: ['claimed', '1', 'trial'],
+    run: (r, k) => claimO1(r, k('breaker'), k('ledger:o1'), '1', 'c3'),
+    returns: ['trial', '0', 'claimed', '1'],
     then: {
       'ledger:o1': { hash: { s: 'sending', b: 'B1', u: T, t: 't1', a: '1' } },
+      sending: { zset: { o1: NOW } },
       breaker: { hash: { ...refusedHalfOpen(NOW + 5000), trialsLeft: '0' } },
     },
   },
   {
-    name: 'claim: half-open past anyTrialAt, an order of a refused customer is the trial (the queue holds no other)',
-    command: 'bulkorderClaim',
+    name: 'claimMany: half-open past anyTrialAt, an order of a refused customer is the trial (the queue holds no other)',
+    command: 'bulkorderClaimMany',
     given: { 'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T } }, breaker: { hash: refusedHalfOpen(NOW) } },
-    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1', '', 'c1')),
-    returns: ['claimed', '1', 'trial'],
+    run: (r, k) => claimO1(r, k('breaker'), k('ledger:o1'), '1', 'c1'),
+    returns: ['trial', '0', 'claimed', '1'],
     then: {
       'ledger:o1': { hash: { s: 'sending', b: 'B1', u: T, t: 't1', a: '1' } },
+      sending: { zset: { o1: NOW } },
       breaker: { hash: { ...refusedHalfOpen(NOW), trialsLeft: '0' } },
     },
   },
   {
-    name: 'claim: a trial whose order was delivered meanwhile gives the trial back',
-    command: 'bulkorderClaim',
+    name: 'claimMany: a trial whose order was delivered meanwhile gives the trial back',
+    command: 'bulkorderClaimMany',
     given: {
       'ledger:o1': { hash: { s: 'delivered', b: 'B1', r: '"r1"' } },
       breaker: { hash: { state: 'halfOpen', trialsLeft: '1' } },
     },
-    run: (r, k) => r.bulkorderClaim(k('ledger:o1'), k('breaker'), ...claimArgv('1')),
-    returns: ['delivered', '"r1"', 'trial'],
+    run: (r, k) => claimO1(r, k('breaker'), k('ledger:o1'), '1'),
+    returns: ['trial', '0', 'delivered', '"r1"'],
   },
   {
     name: 'claimMany: half-open, one record of the chunk is the trial, the other later',
@@ -309,12 +546,26 @@ const rows: Row[] = [
       'ledger:o2': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
     },
     run: (r, k) =>
-      r.bulkorderClaimMany(3, k('breaker'), k('ledger:o1'), k('ledger:o2'), 't1', NOW, RET, 'hold', '1', 'B1.1'),
+      r.bulkorderClaimMany(
+        4,
+        k('breaker'),
+        k('sending'),
+        k('ledger:o1'),
+        k('ledger:o2'),
+        't1',
+        NOW,
+        RET,
+        'hold',
+        '1',
+        'B1.1',
+        k('ledger:'),
+      ),
     returns: ['trial', '0', 'claimed', '1', 'later', ''],
     then: {
       breaker: { hash: { state: 'halfOpen', trialsLeft: '0' } },
       'ledger:o1': { hash: { s: 'sending', b: 'B1', q: '1', u: T, t: 't1', a: '1' } },
       'ledger:o2': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
+      sending: { zset: { o1: NOW } },
     },
   },
   {
@@ -327,8 +578,9 @@ const rows: Row[] = [
     },
     run: (r, k) =>
       r.bulkorderClaimMany(
-        3,
+        4,
         k('breaker'),
+        k('sending'),
         k('ledger:o1'),
         k('ledger:o2'),
         't1',
@@ -337,6 +589,7 @@ const rows: Row[] = [
         'hold',
         '1',
         'B1.1',
+        k('ledger:'),
         'c1',
         'c3',
       ),
@@ -345,6 +598,7 @@ const rows: Row[] = [
       breaker: { hash: { ...refusedHalfOpen(NOW + 5000), trialsLeft: '0' } },
       'ledger:o1': { hash: { s: 'queued', b: 'B1', q: '1', u: T } },
       'ledger:o2': { hash: { s: 'sending', b: 'B1', q: '1', u: T, t: 't1', a: '1' } },
+      sending: { zset: { o2: NOW } },
     },
   },
   {
@@ -357,8 +611,9 @@ const rows: Row[] = [
     },
     run: (r, k) =>
       r.bulkorderClaimMany(
-        3,
+        4,
         k('breaker'),
+        k('sending'),
         k('ledger:o1'),
         k('ledger:o2'),
         't1',
@@ -367,6 +622,7 @@ const rows: Row[] = [
         'hold',
         '1',
         'B1.1',
+        k('ledger:'),
         'c1',
         'c2',
       ),
@@ -382,8 +638,9 @@ const rows: Row[] = [
     },
     run: (r, k) =>
       r.bulkorderClaimMany(
-        3,
+        4,
         k('breaker'),
+        k('sending'),
         k('ledger:o1'),
         k('ledger:o2'),
         't1',
@@ -392,30 +649,34 @@ const rows: Row[] = [
         'hold',
         '1',
         'B1.1',
+        k('ledger:'),
         'c1',
         'c3',
       ),
     returns: ['trial', '0', 'later', '', 'delivered', '"r1"'],
   },
   {
-    name: 'settle delivered: the dead letter goes, the batch counts it delivered and a possible duplicate',
-    command: 'bulkorderSettle',
+    name: 'settleMany of one delivered: the dead letter goes, the batch counts it delivered and a possible duplicate',
+    command: 'bulkorderSettleMany',
     given: {
-      'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1', a: '1', x: '1' } },
+      'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1', a: '1', x: '1', h: '502', c: 'BAD_GATEWAY' } },
       'batch:B1': { hash: { id: 'B1', delivered: '0' } },
       'dead-index': { zset: { o1: 5 } },
       'dead:o1': 'rec',
     },
-    run: (r, k) => r.bulkorderSettle(...settleKeys(k), ...settleArgv({ remoteId: '"r1"', httpStatus: '201' })),
-    returns: 'ok',
+    run: (r, k) => settleO1(r, k, { remoteId: '"r1"', httpStatus: '201' }),
+    returns: ['ok'],
     then: {
       'ledger:o1': { hash: { s: 'delivered', t: '', b: 'B1', a: '1', x: '1', u: T, d: T, r: '"r1"', h: '201' } },
       'batch:B1': { hash: { id: 'B1', delivered: '1', possibleDuplicates: '1' } },
+      // Indexed for `review duplicates`, with the doubtful answer (the last failed attempt's status and code).
+      duplicates: { zset: { o1: NOW } },
+      'duplicate-info': { hash: { o1: `{"batch":"B1","at":${NOW},"status":502,"code":"BAD_GATEWAY"}` } },
     },
     expires: { 'ledger:o1': true },
   },
   {
-    name: 'settleOverMemory (allow-oom) delivered: writes what settle writes',
+    name: 'settleOverMemory (allow-oom) delivered: writes what settleMany writes',
     command: 'bulkorderSettleOverMemory',
     given: {
       'ledger:o1': { hash: { s: 'held', t: '', b: 'B1', a: '1' } },
@@ -424,7 +685,10 @@ const rows: Row[] = [
       'held:o1': 'rec',
     },
     run: (r, k) =>
-      r.bulkorderSettleOverMemory(...settleKeys(k), ...settleArgv({ remoteId: '"r1"', httpStatus: '201' })),
+      r.bulkorderSettleOverMemory(
+        ...settleKeys(k),
+        ...settleArgv({ remoteId: '"r1"', httpStatus: '201', prefix: k('').slice(0, -1) }),
+      ),
     returns: 'ok',
     then: {
       'ledger:o1': { hash: { s: 'delivered', t: '', b: 'B1', a: '1', u: T, d: T, r: '"r1"', h: '201' } },
@@ -433,22 +697,19 @@ const rows: Row[] = [
     expires: { 'ledger:o1': true },
   },
   {
-    name: 'settle: another token owns the order: lost, nothing written',
-    command: 'bulkorderSettle',
+    name: 'settleMany: another token owns the order: lost, nothing written',
+    command: 'bulkorderSettleMany',
     given: { 'ledger:o1': { hash: { s: 'sending', t: 't2', b: 'B1' } }, 'batch:B1': { hash: { id: 'B1' } } },
-    run: (r, k) => r.bulkorderSettle(...settleKeys(k), ...settleArgv({ newState: 'dead' })),
-    returns: 'lost',
+    run: (r, k) => settleO1(r, k, { newState: 'dead' }),
+    returns: ['lost'],
   },
   {
-    name: 'settle held: the entry persists, the held record expires, the batch counts it held',
-    command: 'bulkorderSettle',
+    name: 'settleMany held: the entry persists, the held record expires, the batch counts it held',
+    command: 'bulkorderSettleMany',
     given: { 'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1' } }, 'batch:B1': { hash: { id: 'B1' } } },
     run: (r, k) =>
-      r.bulkorderSettle(
-        ...settleKeys(k),
-        ...settleArgv({ newState: 'held', code: 'NO_ANSWER', message: 'no answer', parkedRecord: '{"p":1}' }),
-      ),
-    returns: 'ok',
+      settleO1(r, k, { newState: 'held', code: 'NO_ANSWER', message: 'no answer', parkedRecord: '{"p":1}' }),
+    returns: ['ok'],
     then: {
       'ledger:o1': { hash: { s: 'held', b: 'B1', u: T, c: 'NO_ANSWER', m: 'no answer' } },
       'held:o1': '{"p":1}',
@@ -481,6 +742,7 @@ const rows: Row[] = [
         NOW,
         RET,
         RET,
+        k('').slice(0, -1),
         't1',
         'delivered',
         'o1',
@@ -510,7 +772,7 @@ const rows: Row[] = [
     },
   },
   {
-    name: 'release: held -> queued in the new batch, marked, its job kept, the held record gone',
+    name: 'release: held -> queued in a chunk of the new batch, marked, its job kept, the held record gone',
     command: 'bulkorderRelease',
     given: {
       'ledger:o1': { hash: { s: 'held', b: 'B0', t: 't1', q: '3' } },
@@ -521,6 +783,7 @@ const rows: Row[] = [
       r.bulkorderRelease(
         ...unreleaseKeys(k),
         ...argv('release', {
+          prefix: k('').slice(0, -1),
           newBatch: 'B1',
           now: NOW,
           retentionMs: RET,
@@ -528,27 +791,32 @@ const rows: Row[] = [
           who: 'ann',
           note: 'checked',
           jobJson: '{"j":1}',
+          chunkId: 'B1.r1',
+          chunkNumber: 'r1',
         }),
       ),
     returns: ['released', 'B0', 'rec'],
     then: {
-      'ledger:o1': { hash: { s: 'queued', b: 'B1', u: T, rv: 'released', rw: 'ann', rt: T, rn: 'checked' } },
-      'unqueued-jobs': { hash: { o1: '{"j":1}' } },
-      unqueued: { zset: { o1: NOW } },
+      'ledger:o1': { hash: { s: 'queued', b: 'B1', q: 'r1', u: T, rv: 'released', rw: 'ann', rt: T, rn: 'checked' } },
+      'unqueued-jobs': { hash: { 'B1.r1': '{"j":1}' } },
+      unqueued: { zset: { 'B1.r1': NOW } },
     },
   },
   {
     name: 'unrelease: back on hold in its batch, the held record and its index member back',
     command: 'bulkorderUnrelease',
     given: {
-      'ledger:o1': { hash: { s: 'queued', b: 'B1', u: '1', rv: 'released', rw: 'ann', rt: '1', rn: 'checked' } },
-      unqueued: { zset: { o1: 1 } },
-      'unqueued-jobs': { hash: { o1: 'j' } },
+      'ledger:o1': {
+        hash: { s: 'queued', b: 'B1', q: 'r1', u: '1', rv: 'released', rw: 'ann', rt: '1', rn: 'checked' },
+      },
+      unqueued: { zset: { 'B1.r1': 1 } },
+      'unqueued-jobs': { hash: { 'B1.r1': 'j' } },
     },
     run: (r, k) =>
       r.bulkorderUnrelease(
         ...unreleaseKeys(k),
         ...argv('unrelease', {
+          prefix: k('').slice(0, -1),
           releasedBatch: 'B1',
           previousBatch: 'B0',
           now: NOW,
@@ -557,6 +825,7 @@ const rows: Row[] = [
           recordJson: 'rec',
           score: 5,
           recordTtlMs: 60_000,
+          chunkId: 'B1.r1',
         }),
       ),
     returns: 1,
@@ -579,6 +848,7 @@ const rows: Row[] = [
         k('held:o1'),
         k('held-index'),
         ...argv('resolve', {
+          prefix: k('').slice(0, -1),
           expectedBatch: 'B0',
           now: NOW,
           retentionMs: RET,
@@ -592,6 +862,148 @@ const rows: Row[] = [
     then: {
       'ledger:o1': { hash: { s: 'delivered', b: 'B0', u: T, d: T, rv: 'resolved', rw: 'ann', rt: T, r: '"r9"' } },
       'batch:B0': { hash: { id: 'B0', held: '0', delivered: '1' } },
+      'batch-fixes:B0': { list: [`{"key":"o1","was":"held","how":"resolved","batch":"B0","by":"ann","at":${NOW}}`] },
+    },
+  },
+  {
+    name: 'release: the batch it was held in stops counting it held, counts it resolved, and keeps who released it where',
+    command: 'bulkorderRelease',
+    given: {
+      'ledger:o1': { hash: { s: 'held', b: 'B0' } },
+      'batch:B0': { hash: { id: 'B0', held: '1' } },
+      'held:o1': 'rec',
+      'held-index': { zset: { o1: 5 } },
+    },
+    run: (r, k) =>
+      r.bulkorderRelease(
+        ...unreleaseKeys(k),
+        ...argv('release', {
+          prefix: k('').slice(0, -1),
+          newBatch: 'B1',
+          now: NOW,
+          retentionMs: RET,
+          orderKey: 'o1',
+          who: 'ann',
+          note: 'not on the service',
+          jobJson: '{"j":1}',
+          chunkId: 'B1.r1',
+          chunkNumber: 'r1',
+        }),
+      ),
+    returns: ['released', 'B0', 'rec'],
+    then: {
+      'ledger:o1': {
+        hash: { s: 'queued', b: 'B1', q: 'r1', u: T, rv: 'released', rw: 'ann', rt: T, rn: 'not on the service' },
+      },
+      'batch:B0': { hash: { id: 'B0', held: '0', resolved: '1' } },
+      'batch-fixes:B0': {
+        list: [
+          `{"key":"o1","was":"held","how":"released","batch":"B1","by":"ann","note":"not on the service","at":${NOW}}`,
+        ],
+      },
+      'unqueued-jobs': { hash: { 'B1.r1': '{"j":1}' } },
+      unqueued: { zset: { 'B1.r1': NOW } },
+    },
+  },
+  {
+    name: 'settleMany delivered of a dead letter of an earlier batch (dead-letters retry): the dead letter goes and that batch counts it resolved',
+    command: 'bulkorderSettleMany',
+    given: {
+      'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1' } },
+      'batch:B1': { hash: { id: 'B1' } },
+      'batch:B0': { hash: { id: 'B0', dead: '1' } },
+      'dead-index': { zset: { o1: 5 } },
+      'dead:o1': '{"batchId":"B0","key":"o1"}',
+    },
+    run: (r, k) => settleO1(r, k, { remoteId: '7', httpStatus: '201' }),
+    returns: ['ok'],
+    then: {
+      'ledger:o1': { hash: { s: 'delivered', t: '', b: 'B1', u: T, d: T, r: '7', h: '201' } },
+      'batch:B1': { hash: { id: 'B1', delivered: '1' } },
+      'batch:B0': { hash: { id: 'B0', dead: '0', resolved: '1' } },
+      'batch-fixes:B0': { list: [`{"key":"o1","was":"dead","how":"delivered","batch":"B1","at":${NOW}}`] },
+    },
+  },
+  {
+    name: 'settleMany dead again of a dead letter of an earlier batch: the new one replaces it, the earlier batch counts it moved on',
+    command: 'bulkorderSettleMany',
+    given: {
+      'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1' } },
+      'batch:B1': { hash: { id: 'B1' } },
+      'batch:B0': { hash: { id: 'B0', dead: '1' } },
+      'dead-index': { zset: { o1: 5 } },
+      'dead:o1': '{"batchId":"B0","key":"o1"}',
+    },
+    run: (r, k) =>
+      settleO1(r, k, {
+        newState: 'dead',
+        httpStatus: '422',
+        code: 'E',
+        message: 'bad',
+        parkedRecord: '{"batchId":"B1"}',
+      }),
+    returns: ['ok'],
+    then: {
+      'ledger:o1': { hash: { s: 'dead', b: 'B1', u: T, h: '422', c: 'E', m: 'bad' } },
+      'batch:B1': { hash: { id: 'B1', dead: '1' } },
+      'batch:B0': { hash: { id: 'B0', dead: '0', movedOn: '1' } },
+      'batch-fixes:B0': { list: [`{"key":"o1","was":"dead","how":"dead","batch":"B1","at":${NOW}}`] },
+      'dead-index': { zset: { o1: NOW } },
+      'dead:o1': '{"batchId":"B1"}',
+    },
+  },
+  {
+    name: 'settleMany delivered of a fixed row linked to the dead letter it replaces: that dead letter is closed as superseded',
+    command: 'bulkorderSettleMany',
+    given: {
+      'ledger:o1': { hash: { s: 'sending', t: 't1', b: 'B1' } },
+      'ledger:old': { hash: { s: 'dead', b: 'B0' } },
+      'batch:B1': { hash: { id: 'B1' } },
+      'batch:B0': { hash: { id: 'B0', dead: '1' } },
+      'dead-index': { zset: { old: 5 } },
+      'dead:old': '{"batchId":"B0","key":"old"}',
+      supersedes: { hash: { o1: 'old' } },
+    },
+    run: (r, k) => settleO1(r, k, { remoteId: '7', httpStatus: '201' }),
+    returns: ['ok'],
+    then: {
+      'ledger:o1': { hash: { s: 'delivered', t: '', b: 'B1', u: T, d: T, r: '7', h: '201' } },
+      'ledger:old': { hash: { s: 'dead', b: 'B0', sp: 'o1' } },
+      'batch:B1': { hash: { id: 'B1', delivered: '1' } },
+      'batch:B0': { hash: { id: 'B0', dead: '0', resolved: '1' } },
+      'batch-fixes:B0': {
+        list: [`{"key":"old","was":"dead","how":"superseded","batch":"B1","by":"o1","at":${NOW}}`],
+      },
+    },
+  },
+  {
+    name: 'purgeParked: the records go, their batch stops counting them dead (resolved), a purged fix with who; one gone is left alone',
+    command: 'bulkorderPurgeParked',
+    given: {
+      'ledger:o1': { hash: { s: 'dead', b: 'B0' } },
+      'batch:B0': { hash: { id: 'B0', dead: '1', resolved: '0' } },
+      'dead:o1': '{"batchId":"B0","key":"o1"}',
+      'dead-index': { zset: { o1: 5 } },
+    },
+    run: (r, k) =>
+      r.bulkorderPurgeParked(
+        3,
+        k('dead-index'),
+        k('dead:o1'),
+        k('dead:o2'),
+        NOW,
+        k('').slice(0, -1),
+        'dead',
+        'ann',
+        '',
+        'o1',
+        'o2',
+      ),
+    returns: 1,
+    then: {
+      'ledger:o1': { hash: { s: 'dead', b: 'B0' } },
+      'batch:B0': { hash: { id: 'B0', dead: '0', resolved: '1' } },
+      'batch-fixes:B0': { list: [`{"key":"o1","was":"dead","how":"purged","batch":"B0","by":"ann","at":${NOW}}`] },
     },
   },
   {
@@ -605,6 +1017,7 @@ const rows: Row[] = [
         k('held:o1'),
         k('held-index'),
         ...argv('resolve', {
+          prefix: k('').slice(0, -1),
           expectedBatch: 'B0',
           now: NOW,
           retentionMs: RET,
@@ -635,6 +1048,7 @@ const rows: Row[] = [
       'failures:S': { zset: { 'HTTP 400|a1': NOW } },
       'orders:S': { zset: { o1: NOW } },
       'customers:S': { zset: { c1: NOW } },
+      'batches:S': { zset: { B1: NOW } },
       burst: { set: ['o1'] },
       breaker: {
         hash: {
@@ -665,6 +1079,24 @@ const rows: Row[] = [
       'failures:S': { zset: { 'HTTP 400|a1': NOW } },
       'orders:S': { zset: { o1: NOW } },
       'customers:S': { zset: { c1: NOW } },
+      'batches:S': { zset: { B1: NOW } },
+    },
+  },
+  {
+    name: "recordFailure: a refusal seen in one batch only is that batch's: the API breaker stays closed (minBatches 2)",
+    command: 'bulkorderRecordFailure',
+    run: (r, k) => {
+      const args = failureArgv(k, 1);
+      args[args.length - 1] = 2;
+      return r.bulkorderRecordFailure(...failureKeys(k), ...args);
+    },
+    returns: ['none', 'closed'],
+    then: {
+      'buckets:1000': '1',
+      'failures:S': { zset: { 'HTTP 400|a1': NOW } },
+      'orders:S': { zset: { o1: NOW } },
+      'customers:S': { zset: { c1: NOW } },
+      'batches:S': { zset: { B1: NOW } },
     },
   },
   {
@@ -801,7 +1233,7 @@ const rows: Row[] = [
     name: 'takeRate: slots spaced 1000/rate ms apart from the next free one',
     command: 'bulkorderTakeRate',
     given: { rate: { hash: { rate: '10', nextAt: '0' } } },
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0, 1),
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0, 1, 0, 0),
     returns: [T, '100', '1'],
     then: { rate: { hash: { rate: '10', nextAt: String(NOW + 200) } } },
   },
@@ -809,22 +1241,49 @@ const rows: Row[] = [
     name: 'takeRate: far below the rate of the last 429, it grows by increase / rate per request',
     command: 'bulkorderTakeRate',
     given: { rate: { hash: { rate: '8', nextAt: '0', hint: '20' } } },
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 16, 0, 4, 4),
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 16, 0, 4, 4, 0.3, 2000),
     returns: [T, '62.5', '1'],
     then: { rate: { hash: { rate: '16', nextAt: String(NOW + 1000), hint: '20' } } },
   },
   {
-    name: 'takeRate: within 5% of the rate of the last 429, it grows slowProbe times slower',
+    name: 'takeRate: within 5% of the rate of the last 429, it grows slowProbe times slower, at most 5% of the rate a second',
     command: 'bulkorderTakeRate',
-    given: { rate: { hash: { rate: '8', nextAt: '0', hint: '7.8' } } },
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 16, 0, 4, 4),
-    returns: [T, '100', '1'],
-    then: { rate: { hash: { rate: '10', nextAt: String(NOW + 1600), hint: '7.8' } } },
+    // 100 requests at 20/s (5 s of sending): 100 / 4 would be +25/s; 5% of 20 is +1/s, so +5.
+    given: { rate: { hash: { rate: '20', nextAt: '0', hint: '20' } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 100, 0, 100, 4, 0.3, 2000),
+    returns: [T, '40', '1'],
+    then: { rate: { hash: { rate: '25', nextAt: String(NOW + 4000), hint: '20' } } },
+  },
+  {
+    name: 'takeRate: more than 5% below the rate of the last 429, at least 10% of the rate a second',
+    command: 'bulkorderTakeRate',
+    // 250 requests at 100/s (2.5 s of sending): +2/s would be +5; 10% of 100 a second is +25.
+    given: { rate: { hash: { rate: '100', nextAt: '0', hint: '200' } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 250, 0, 2, 1, 0.5, 2000),
+    returns: [T, '8', '1'],
+    then: { rate: { hash: { rate: '125', nextAt: String(NOW + 2000), hint: '200' } } },
+  },
+  {
+    name: 'takeRate: more than 5% above the rate of the last 429, the limit rose: it grows by probe of itself per second',
+    command: 'bulkorderTakeRate',
+    // 20 requests at 20/s: one second of sending, so the rate doubles at probe 1 (100%/s).
+    given: { rate: { hash: { rate: '20', nextAt: '0', hint: '10' } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 20, 0, 2, 4, 1, 2000),
+    returns: [T, '25', '1'],
+    then: { rate: { hash: { rate: '40', nextAt: String(NOW + 500), hint: '10' } } },
+  },
+  {
+    name: 'takeRate: above the rate of the last 429 but a 429 came within quietMs: additive growth',
+    command: 'bulkorderTakeRate',
+    given: { rate: { hash: { rate: '20', nextAt: '0', hint: '10', last429: String(NOW - 1000) } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 20, 0, 5, 4, 1, 2000),
+    returns: [T, '40', '1'],
+    then: { rate: { hash: { rate: '25', nextAt: String(NOW + 800), hint: '10', last429: String(NOW - 1000) } } },
   },
   {
     name: 'takeRate: no rate in force: no slots',
     command: 'bulkorderTakeRate',
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0, 1),
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0, 1, 0, 0),
     returns: ['0', '0', '0'],
     then: {},
   },
@@ -849,12 +1308,15 @@ const rows: Row[] = [
           startShare: 0.9,
           bucketPrefix: '',
           accepted: 0,
+          measuredStart: '0',
         }),
       ),
     returns: '10',
     then: {
       workers: { zset: { w1: NOW, w2: NOW } },
-      rate: { hash: { rate: '10', lastCut: T, nextAt: String(NOW + 2000), cuts: '1', hint: '20' } },
+      rate: {
+        hash: { rate: '10', lastCut: T, nextAt: String(NOW + 2000), cuts: '1', hint: '20', last429: String(NOW) },
+      },
     },
     expires: { rate: true },
   },
@@ -880,6 +1342,7 @@ const rows: Row[] = [
           startShare: 0.9,
           bucketPrefix: k('n:'),
           accepted: 6,
+          measuredStart: '1',
         }),
       ),
     returns: '45',
@@ -887,7 +1350,9 @@ const rows: Row[] = [
       'n:1000': '4',
       'n:999': '40',
       workers: { zset: { w1: NOW, w2: NOW } },
-      rate: { hash: { rate: '45', lastCut: T, nextAt: String(NOW + 1000), cuts: '1', hint: '50' } },
+      rate: {
+        hash: { rate: '45', lastCut: T, nextAt: String(NOW + 1000), cuts: '1', hint: '50', last429: String(NOW) },
+      },
     },
     expires: { rate: true },
   },
@@ -912,10 +1377,50 @@ const rows: Row[] = [
           startShare: 0.9,
           bucketPrefix: k('n:'),
           accepted: 0,
+          measuredStart: '0',
         }),
       ),
     returns: '36',
-    then: { rate: { hash: { rate: '36', lastCut: T, nextAt: T, cuts: '2', hint: '40' } } },
+    then: { rate: { hash: { rate: '36', lastCut: T, nextAt: T, cuts: '2', hint: '40', last429: String(NOW) } } },
+    expires: { rate: true },
+  },
+  {
+    name: "cutRate: a 429 within the last cut's window still keeps the rate below what the API accepted over the last second",
+    command: 'bulkorderCutRate',
+    // The limit dropped: 12 accepted over the last second (second 999 wholly in the window), the rate still at 40.
+    given: {
+      'n:1000': '2',
+      'n:999': '8',
+      rate: { hash: { rate: '40', lastCut: String(NOW - 200), nextAt: T, cuts: '1', hint: '44' } },
+    },
+    run: (r, k) =>
+      r.bulkorderCutRate(
+        k('rate'),
+        k('workers'),
+        ...argv('cutRate', {
+          now: NOW,
+          retryAfterMs: 1000,
+          floor: 1,
+          decrease: 0.1,
+          grantedAt: NOW - 100,
+          localRate: 40,
+          staleMs: 5000,
+          expireMs: 60_000,
+          paced: '1',
+          startShare: 0.9,
+          bucketPrefix: k('n:'),
+          accepted: 2,
+          measuredStart: '0',
+        }),
+      ),
+    returns: '10.8',
+    then: {
+      'n:1000': '2',
+      'n:999': '8',
+      rate: {
+        hash: { rate: '10.8', lastCut: String(NOW - 200), nextAt: T, cuts: '1', hint: '12', last429: String(NOW) },
+      },
+    },
     expires: { rate: true },
   },
   {

@@ -50,7 +50,12 @@ beforeAll(async () => {
   // import --wait of a file with a rejected row: both its results and rejects file exist.
   const mixed = await rig.writeFile('mixed.csv', [HEADER, orderRow('G1'), orderRow('BAD', 5001, 0), ''].join('\n'));
   ids.mixed = (
-    await importAndFollow(mixed, {}, rig.services, rig.logger, { wait: true, out: quiet, timeoutMs: 20_000 })
+    await importAndFollow(
+      mixed,
+      {},
+      { services: rig.services, logger: rig.logger },
+      { wait: true, out: quiet, timeoutMs: 20_000 },
+    )
   ).result.batchId;
   rig.simulator.setFaults({ script: [{ status: 200, noAnswer: true, path: 'orders' }] });
   ids.held = await settle('held.csv', [orderRow('H1')]);
@@ -123,7 +128,6 @@ describe('dashboard routes in process (hono app.request)', () => {
       file: '/srv/x.csv',
       sha256: '',
       env: 'acceptance',
-      startedAt: Date.now(),
       columns: [],
     });
     await rig.services.batches.finishImport('b-failed-import', 'failed', {

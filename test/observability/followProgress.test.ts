@@ -10,8 +10,26 @@ function growingBatch(): { store: BatchStore; reads: () => number } {
       const delivered = Math.min(reads++, 10);
       return {
         ...{ rows: 10, orders: 10, valid: 10, rejected: 0, skippedDelivered: 0, skippedHeld: 0, skippedQueued: 0 },
-        ...{ conflicts: 0, skippedIdentical: 0, skippedResults: 0, enqueued: 10, delivered, dead: 0, held: 0 },
-        ...{ possibleDuplicates: 0, id: 'b-1', file: 'f.csv', sha256: '', env: 'acceptance', startedAt: 0 },
+        ...{
+          conflicts: 0,
+          skippedRefused: 0,
+          skippedIdentical: 0,
+          skippedResults: 0,
+          enqueued: 10,
+          delivered,
+          dead: 0,
+          held: 0,
+        },
+        ...{
+          possibleDuplicates: 0,
+          resolved: 0,
+          movedOn: 0,
+          id: 'b-1',
+          file: 'f.csv',
+          sha256: '',
+          env: 'acceptance',
+          startedAt: 0,
+        },
         columns: [],
         importState: 'imported',
       };

@@ -90,6 +90,7 @@ describe('worker metrics, health and notifications', () => {
       {},
       {
         BULKORDER_NOTIFY_URLS: hook.url,
+        BULKORDER_NOTIFY_ALLOW_PRIVATE: '127.0.0.1',
         BULKORDER_NOTIFY_SMTP_HOST: '127.0.0.1',
         BULKORDER_NOTIFY_SMTP_PORT: String(smtpPort),
         BULKORDER_NOTIFY_SMTP_FROM: 'bulkorder@example.com',
@@ -151,6 +152,7 @@ describe('worker metrics, health and notifications', () => {
       {},
       {
         BULKORDER_NOTIFY_URLS: hook.url,
+        BULKORDER_NOTIFY_ALLOW_PRIVATE: '127.0.0.1',
         ...BREAKER_OPENS_ON_ONE_REFUSAL,
       },
     );

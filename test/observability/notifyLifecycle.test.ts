@@ -7,6 +7,8 @@ import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { resumeDelivery } from '../../src/services/queueStatus.js';
+import { actOnBatch } from '../../src/services/batchControl.js';
+import { runCli } from '../helpers/runCli.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { BREAKER_OPENS_ON_ONE_REFUSAL, BREAKER_STAYS_OPEN } from '../helpers/breakerSettings.js';
 import { waitFor } from '../helpers/cliProcess.js';
@@ -73,7 +75,11 @@ const settle = () => new Promise((r) => setTimeout(r, 800));
 describe('the notification lifecycle', () => {
   it('switching notifications on replays no old batch; a restart loses none and repeats none', async () => {
     const hook = await receiver();
-    const rig = await deliveryRig('notify-watermark', {}, { BULKORDER_NOTIFY_URLS: hook.url });
+    const rig = await deliveryRig(
+      'notify-watermark',
+      {},
+      { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_NOTIFY_ALLOW_PRIVATE: '127.0.0.1' },
+    );
     cleanups.push(() => rig.close());
     await rig.startWorker();
     const old = await deliver(rig, 'old.csv', ['O1', 'O2']);
@@ -98,7 +104,11 @@ describe('the notification lifecycle', () => {
 
   it('two notifiers on one Redis send each event once', async () => {
     const hook = await receiver();
-    const rig = await deliveryRig('notify-twice', {}, { BULKORDER_NOTIFY_URLS: hook.url });
+    const rig = await deliveryRig(
+      'notify-twice',
+      {},
+      { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_NOTIFY_ALLOW_PRIVATE: '127.0.0.1' },
+    );
     cleanups.push(() => rig.close());
     const first = await observe(rig);
     const second = await observe(rig);
@@ -117,6 +127,7 @@ describe('the notification lifecycle', () => {
       {},
       {
         BULKORDER_NOTIFY_URLS: hook.url,
+        BULKORDER_NOTIFY_ALLOW_PRIVATE: '127.0.0.1',
         ...BREAKER_OPENS_ON_ONE_REFUSAL,
         ...BREAKER_STAYS_OPEN,
       },
@@ -155,9 +166,78 @@ describe('the notification lifecycle', () => {
     expect(hook.events.filter((e) => e.event === 'breaker-opened')).toHaveLength(1);
   });
 
+  it('a fix that closes what needed a person is announced resolved, once, naming the alert it closes', async () => {
+    const hook = await receiver();
+    const rig = await deliveryRig(
+      'notify-resolved',
+      {},
+      {
+        BULKORDER_NOTIFY_URLS: hook.url,
+        BULKORDER_NOTIFY_ALLOW_PRIVATE: '127.0.0.1',
+        // A held batch moves only by a person here: no probe within the test.
+        BULKORDER_CANARY_PROBE_MS: '600000',
+      },
+    );
+    cleanups.push(() => rig.close());
+    const observers = await observe(rig);
+    await startWorker(rig, observers);
+
+    // A dead letter (one refusal: dead-lettered, not the batch's canary), fixed by a retry once the cause is gone.
+    rig.simulator.setFaults({
+      script: [{ status: 422, body: { code: 'QUANTITY_LIMIT', message: 'at most 100' }, path: 'orders' }],
+    });
+    const first = await deliver(rig, 'night.csv', ['N1', 'N2']);
+    await waitFor(() => hook.events.some((e) => e.event === 'batch-needs-attention'), 'batch-needs-attention');
+    const retried = await runCli(['dead-letters', 'retry', '--all', '--wait', '--timeout', '60'], rig.env);
+    expect(retried.code).toBe(0);
+    await waitFor(() => hook.events.some((e) => e.event === 'batch-resolved'), 'batch-resolved', 90_000);
+
+    // A held batch (its canary refused by a gateway fault), released by a person after the fault is gone.
+    rig.simulator.setFaults({
+      script: Array.from({ length: 10 }, () => ({
+        status: 400,
+        path: 'orders' as const,
+        body: { code: 'ROUTE_MISSING', message: 'upstream route missing' },
+      })),
+    });
+    const heldFile = await rig.writeFile(
+      'held.csv',
+      [HEADER, ...Array.from({ length: 10 }, (_, i) => orderRow(`H${i + 1}`))].join('\n') + '\n',
+    );
+    const { batchId: heldBatch } = await rig.importFile(heldFile);
+    await waitFor(() => hook.events.some((e) => e.event === 'batch-held'), 'batch-held', 90_000);
+    rig.simulator.setFaults({ script: [] });
+    await actOnBatch(rig.services, heldBatch, 'release', { by: 'anna', why: 'gateway fixed' });
+    await waitFor(() => hook.events.some((e) => e.event === 'batch-released'), 'batch-released');
+    await followBatch(rig.services.batches, heldBatch, { timeoutMs: 60_000 });
+    await settle();
+    await settle();
+
+    const resolved = hook.events.filter((e) => e.event === 'batch-resolved');
+    expect(resolved).toEqual([
+      expect.objectContaining({
+        id: `batch-resolved:${first}`,
+        batchId: first,
+        resolves: `batch-needs-attention:${first}`,
+        counts: expect.objectContaining({ deadLettered: 0, held: 0, resolved: 1 }),
+      }),
+    ]);
+    expect(hook.events.filter((e) => e.id === `batch-needs-attention:${first}`)).toHaveLength(1);
+    expect(hook.events.some((e) => e.event === 'batch-recovered')).toBe(false);
+    const held = hook.events.filter((e) => e.event === 'batch-held');
+    const released = hook.events.filter((e) => e.event === 'batch-released');
+    expect(held).toHaveLength(1);
+    expect(released).toEqual([expect.objectContaining({ batchId: heldBatch, resolves: held[0]!.id })]);
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 12, duplicateOrdersAccepted: 0 });
+  }, 240_000);
+
   it('a refused file is file-refused with its code, reason and exit code 3', async () => {
     const hook = await receiver();
-    const rig = await deliveryRig('notify-refused', {}, { BULKORDER_NOTIFY_URLS: hook.url });
+    const rig = await deliveryRig(
+      'notify-refused',
+      {},
+      { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_NOTIFY_ALLOW_PRIVATE: '127.0.0.1' },
+    );
     cleanups.push(() => rig.close());
     await observe(rig);
     const file = await rig.writeFile(
@@ -200,6 +280,8 @@ describe('the notification lifecycle', () => {
           (u) => new Secret(u),
         ),
         timeoutMs: 2000,
+        // The receivers listen on loopback: allowed here, as an operator's own receiver would be.
+        allowPrivate: { any: false, hosts: [], networks: ['127.0.0.1'] },
         smtp: undefined,
       },
       logger,

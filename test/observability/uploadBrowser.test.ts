@@ -4,7 +4,7 @@
  * file says what the CLI says, headers that do not match get a mapping step that can be saved, and
  * a replayed form sends nothing again.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
@@ -63,6 +63,12 @@ afterAll(async () => {
   expect(await spools()).toEqual(spoolsBefore);
 });
 
+/** Clicks a download link and returns what it served. */
+async function downloaded(selector: string): Promise<string> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  return readFile(await download.path(), 'utf8');
+}
+
 /** Picks `file` on the upload page and waits for the page the upload leads to. */
 async function upload(file: string): Promise<void> {
   await page.goto(`${dashboard.url}/`);
@@ -101,11 +107,24 @@ describe('import from the browser', () => {
     expect([settled, batch.delivered, batch.rejected]).toEqual([true, 2, 1]);
     expect(rig.simulator.counters().ordersAccepted).toBe(2);
 
-    // The batch page follows delivery live, then shows the end state.
+    // The batch page follows delivery live, then shows the end state and serves the upload's trail: its
+    // results file (written once the batch settled, under BULKORDER_RESULTS_DIR) and its rejects file.
     await waitFor(async () => {
       await page.goto(`${dashboard.url}/batches/${encodeURIComponent(batchId)}`);
-      return (await page.textContent('[data-test=batch-state]'))?.includes('settled') === true || batch.delivered === 2;
-    }, 'the batch page to show the settled batch');
+      return (
+        (await page.textContent('[data-test=batch-state]'))?.includes('settled') === true &&
+        (await page.locator('[data-test=results-link]').count()) === 1
+      );
+    }, 'the batch page to show the settled batch and its results file');
+    const results = await downloaded('[data-test=results-link]');
+    expect(results.split('\n').filter((line) => /^ref\.1001\.U[12],U[12],\d,delivered,/.test(line))).toHaveLength(2);
+    expect(results).toMatch(/^ref\.1001\.U3,U3,4,rejected,/m);
+    const rejects = await downloaded('[data-test=rejects-link]'); // still there after Import
+    expect(rejects).toContain('U3,1001,Anna');
+    expect(rejects).toContain('PHONE_NOT_INTERNATIONAL');
+    const stored = (await rig.services.batches.get(batchId))!;
+    expect(stored.resultsFile!.startsWith(join(rig.config.files.resultsDir, 'uploads'))).toBe(true);
+    expect(stored.file).toBe(stored.resultsFile!.replace(/\.results\.csv$/, ''));
 
     // A replayed Import (back button, resubmitted form, a script) finds nothing to import: nothing is sent again.
     const replay = await page.request.post(`${previewUrl.replace(/\?.*$/, '')}/import`, {
@@ -148,23 +167,98 @@ describe('import from the browser', () => {
     expect(await page.textContent('[data-test=upload-status]')).toContain('4 KB');
   }, 60_000);
 
-  it('offers the file headers for a missing field with the near miss pre-selected, and saves the mapping for the next file', async () => {
-    const header = HEADER.replace('firstName', 'Voornaam');
-    const file = await rig.writeFile('dutch.csv', [header, orderRow('M1')].join('\n') + '\n');
+  it('offers every field without a column (orderRef too) with the near miss pre-selected, says which columns are left out, and saves the mapping for the next file', async () => {
+    // "Bestelnummer" holds the orderRef; "Voornaam" the first name; "Opmerking" nothing we know.
+    const header = HEADER.replace('orderRef', 'Bestelnummer').replace('firstName', 'Voornaam') + ',Opmerking';
+    const file = await rig.writeFile('dutch.csv', [header, `${orderRow('M1')},bellen`].join('\n') + '\n');
     await upload(file);
     await page.waitForURL(/\/upload\/[\w-]+/);
-    expect(await page.textContent('[data-test=refusal]')).toContain('firstName');
+    const refusal = await page.textContent('[data-test=refusal]');
+    expect(refusal).toContain('firstName');
+    expect(refusal).not.toContain('--map'); // the dashboard's advice, not the CLI's
     expect(await page.inputValue('[data-test=map-firstName]')).toBe('Voornaam');
+    expect(await page.inputValue('[data-test=map-orderRef]')).toBe('Bestelnummer');
+    expect(await page.textContent('[data-test=ignored-columns]')).toContain('Bestelnummer, Voornaam, Opmerking');
     await shot('dashboard-upload-mapping');
     await page.check('[data-test=save-mapping]');
     await page.click('[data-test=apply-mapping]');
     await page.waitForSelector('[data-test=valid]');
     expect(await page.textContent('[data-test=valid]')).toBe('1');
+    expect(await page.textContent('[data-test=ignored-columns]')).toContain('Opmerking');
+    expect(await page.textContent('body')).toContain('Bestelnummer → orderRef');
 
     // The next file with the same headers goes straight to its preview.
-    await upload(await rig.writeFile('dutch-2.csv', [header, orderRow('M2')].join('\n') + '\n'));
+    await upload(await rig.writeFile('dutch-2.csv', [header, `${orderRow('M2')},bellen`].join('\n') + '\n'));
     await page.waitForSelector('[data-test=valid]');
     expect(await page.textContent('[data-test=valid]')).toBe('1');
+  }, 60_000);
+
+  it('a complete file with an order reference column under another name: the preview says it is left out and the mapping step offers orderRef', async () => {
+    // Not "Bestelnummer": the test above saved that mapping, and a saved mapping is applied to every upload.
+    const header = HEADER.replace('orderRef', 'Ordernummer');
+    const file = await rig.writeFile('refs.csv', [header, orderRow('R1'), orderRow('R2')].join('\n') + '\n');
+    await upload(file);
+    await page.waitForSelector('[data-test=valid]');
+    expect(await page.textContent('[data-test=ignored-columns]')).toContain('Ordernummer');
+    const note = await page.textContent('[data-test=warning]');
+    expect(note).toContain('"Ordernummer" looks like an order reference');
+    expect(note).not.toContain('--map');
+    await page.click('[data-test=change-mapping]');
+    expect(await page.inputValue('[data-test=map-orderRef]')).toBe('Ordernummer');
+    await page.click('[data-test=apply-mapping]');
+    await page.waitForSelector('[data-test=valid]');
+    expect(await page.locator('[data-test=ignored-columns]').count()).toBe(0);
+    await page.click('form[action$="/discard"] button');
+  }, 60_000);
+
+  it('speaks to a dashboard user: "an order file", and a refused file gets what to do here, not CLI flags', async () => {
+    await page.goto(`${dashboard.url}/upload`);
+    expect(await page.textContent('main')).toContain('Pick or drop an order file');
+    // The CLI says "Give it with --delimiter '~'" and "pass --allow-empty": the dashboard has no such flags.
+    await upload(await rig.writeFile('tildes.csv', ['a~b~c', '1~2~3'].join('\n') + '\n'));
+    await page.waitForSelector('[data-test=refusal]');
+    expect(await page.textContent('[data-test=refusal]')).toContain('DELIMITER_UNKNOWN');
+    expect(await page.textContent('main')).not.toMatch(/--[a-z]/);
+    expect(await page.textContent('[data-test=advice]')).toContain('Save the file with , or ;');
+    await upload(await rig.writeFile('header-only.csv', HEADER + '\n'));
+    await page.waitForSelector('[data-test=refusal]');
+    expect(await page.textContent('[data-test=refusal]')).toContain('FILE_EMPTY');
+    expect(await page.textContent('main')).not.toMatch(/--[a-z]/);
+  }, 60_000);
+
+  it('the preview of a file with long values, many errors and a mapping fits a 1,280 px window', async () => {
+    const wide = await browser.newPage({
+      httpCredentials: { username: 'desk', password: TOKEN },
+      viewport: { width: 1280, height: 900 },
+    });
+    try {
+      // Under the test dashboard's upload cap (BULKORDER_UPLOAD_MAX_BYTES 4000): long unbroken words, few rows.
+      const long = 'x'.repeat(150);
+      const header = HEADER.replace('firstName', `Voornaam${long}`) + `,${long}`;
+      const rows = Array.from(
+        { length: 4 },
+        (_, i) =>
+          `${orderRow(`W${i}`)
+            .replace('Keizersgracht', `Keizersgracht${long}`)
+            .replace(/,\+31[0-9]+,/, `,${long},`)},${long}`,
+      );
+      const file = await rig.writeFile('wide.csv', [header, ...rows].join('\n') + '\n');
+      await wide.goto(`${dashboard.url}/upload`);
+      await wide.setInputFiles('[data-test=file]', file);
+      await wide.click('[data-test=upload]');
+      await wide.waitForSelector('[data-test=apply-mapping]'); // its first column has a name too long to guess
+      {
+        expect(Number(await wide.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(1280);
+        await wide.selectOption('[data-test=map-firstName]', `Voornaam${long}`);
+        await wide.click('[data-test=apply-mapping]');
+        await wide.waitForSelector('[data-test=valid]');
+      }
+      expect(await wide.textContent('[data-test=rejected]')).toBe('4');
+      expect(Number(await wide.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(1280);
+      await wide.click('form[action$="/discard"] button');
+    } finally {
+      await wide.close();
+    }
   }, 60_000);
 
   it('is an action: absent in read-only mode and refused without the token', async () => {

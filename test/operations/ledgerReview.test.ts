@@ -3,9 +3,14 @@ import { keyspace } from '../../src/keyspace.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
-import { reserveKeys } from '../helpers/ledgerReserve.js';
-/** The job a release keeps until it is confirmed queued. */
-const JOB = { name: 'test-job', data: {} };
+import { claimKey, confirmKeys, reserveKeys, settleKey } from '../helpers/ledgerReserve.js';
+/** The job a release keeps until it is confirmed queued: a chunk of one of the new batch. */
+const jobIn = (batchId: string) => ({
+  id: `${batchId}.r1`,
+  name: 'test-job',
+  data: { batchId, records: [{ key: 'k1' }] },
+});
+const KEPT = JSON.stringify({ name: 'test-job', data: jobIn('b2').data });
 
 const redis = testRedis();
 let prefix: string;
@@ -22,7 +27,6 @@ beforeEach(async () => {
     file: 'f.csv',
     sha256: 'x',
     env: 'acceptance',
-    startedAt: Date.now(),
     columns: ['a'],
   });
 });
@@ -31,8 +35,9 @@ afterAll(() => redis.disconnect());
 
 async function park(key: string, kind: 'dead' | 'held'): Promise<void> {
   await reserveKeys(ledger, [key], 'b1', false);
-  await ledger.claim(key, 't1');
-  await ledger.settle({
+  await confirmKeys(ledger, [key], 'b1');
+  await claimKey(ledger, key, 't1');
+  await settleKey(ledger, {
     orderKey: key,
     batchId: 'b1',
     token: 't1',
@@ -46,7 +51,7 @@ async function park(key: string, kind: 'dead' | 'held'): Promise<void> {
 describe('ledger transitions made by a person', () => {
   it('release moves held -> queued in the new batch, removes the held record and records who did it', async () => {
     await park('k1', 'held');
-    const result = await ledger.release('k1', 'b2', { by: 'anna', note: 'not in the portal' }, JOB);
+    const result = await ledger.release('k1', 'b2', { by: 'anna', note: 'not in the portal' }, jobIn('b2'));
     expect(result).toMatchObject({ outcome: 'released', previousBatchId: 'b1' });
     expect(JSON.parse((result as { record: string }).record)).toMatchObject({ kind: 'held' });
     expect(await ledger.get('k1')).toMatchObject({
@@ -58,27 +63,41 @@ describe('ledger transitions made by a person', () => {
     expect(await redis.zcard(`${prefix}:held-index`)).toBe(0);
     // The job is kept until confirmed queued: a crash before adding it is finished by a reconciler.
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([
-      expect.objectContaining({ orderKey: 'k1', state: 'queued', batchId: 'b2', job: JSON.stringify(JOB) }),
+      expect.objectContaining({ jobId: 'b2.r1', state: 'queued', batchId: 'b2', job: KEPT, chunkKeys: ['k1'] }),
     ]);
-    expect(await ledger.confirmQueued(['k1'], 'b2')).toBe(1);
+    expect(await ledger.get('k1')).toMatchObject({ chunkId: 'b2.r1' });
+    expect(await ledger.confirmChunks([{ chunkId: 'b2.r1', orderKeys: ['k1'] }], 'b2')).toBe(1);
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([]);
-    expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
-    expect(await ledger.release('k1', 'b3', { by: 'anna' }, JOB)).toEqual({ outcome: 'not-held', state: 'sending' });
+    expect(await claimKey(ledger, 'k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
+    expect(await ledger.release('k1', 'b3', { by: 'anna' }, jobIn('b3'))).toEqual({
+      outcome: 'not-held',
+      state: 'sending',
+    });
   });
 
   it('unrelease puts a released order back on hold while nothing claimed it, and not after', async () => {
     await park('k1', 'held');
-    const result = await ledger.release('k1', 'b2', { by: 'anna' }, JOB);
+    const result = await ledger.release('k1', 'b2', { by: 'anna' }, jobIn('b2'));
     if (result.outcome !== 'released') throw new Error('not released');
-    expect(await ledger.unrelease('k1', 'b2', result.previousBatchId, result.record, 123)).toBe(true);
+    const undo = { previousBatchId: result.previousBatchId, record: result.record, parkedAt: 123 };
+    expect(await ledger.unrelease('k1', { ...undo, releasedBatchId: 'b2', chunkId: 'b2.r1' })).toBe(true);
     expect(await ledger.get('k1')).toMatchObject({ state: 'held', batchId: 'b1' });
+    expect((await ledger.get('k1'))?.chunkId).toBeUndefined();
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([]);
     expect((await ledger.get('k1'))?.review).toBeUndefined();
     expect(await redis.zscore(`${prefix}:held-index`, 'k1')).toBe('123');
-    const again = await ledger.release('k1', 'b3', { by: 'anna' }, JOB);
+    const again = await ledger.release('k1', 'b3', { by: 'anna' }, jobIn('b3'));
     if (again.outcome !== 'released') throw new Error('not released');
-    await ledger.claim('k1', 't3');
-    expect(await ledger.unrelease('k1', 'b3', again.previousBatchId, again.record, 123)).toBe(false);
+    await claimKey(ledger, 'k1', 't3');
+    expect(
+      await ledger.unrelease('k1', {
+        releasedBatchId: 'b3',
+        previousBatchId: again.previousBatchId,
+        record: again.record,
+        parkedAt: 123,
+        chunkId: 'b3.r1',
+      }),
+    ).toBe(false);
   });
 
   it('resolve records held -> delivered without sending, moves the batch count, and an import then skips it', async () => {
@@ -100,12 +119,15 @@ describe('ledger transitions made by a person', () => {
     await park('k1', 'held');
     await park('k2', 'held');
     await redis.del(`${prefix}:ledger:k1`, `${prefix}:ledger:k2`);
-    expect(await ledger.release('k1', 'b2', { by: 'anna' }, JOB)).toMatchObject({
+    expect(await ledger.release('k1', 'b2', { by: 'anna' }, jobIn('b2'))).toMatchObject({
       outcome: 'released',
       previousBatchId: '',
     });
     expect(await ledger.resolveDelivered('k2', { by: 'anna' })).toBe('resolved');
-    expect(await ledger.release('k3', 'b2', { by: 'anna' }, JOB)).toEqual({ outcome: 'not-held', state: 'missing' });
+    expect(await ledger.release('k3', 'b2', { by: 'anna' }, jobIn('b2'))).toEqual({
+      outcome: 'not-held',
+      state: 'missing',
+    });
   });
 
   it('purge drops dead letters and leaves the ledger entry (a dead key stays reservable)', async () => {

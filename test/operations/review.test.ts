@@ -78,7 +78,15 @@ describe('review of held orders (real Redis, simulator, workers, the real CLI)',
       state: 'delivered',
       review: { action: 'released', by: 'bert' },
     });
-    expect(await rig.services.batches.get(imported.batchId)).toMatchObject({ delivered: 1, held: 1 });
+    // Issue 33: the batch that held them no longer counts them held: one resolved as delivered, one released
+    // (and delivered by the release's batch); its history says who did what, where.
+    expect(await rig.services.batches.get(imported.batchId)).toMatchObject({ delivered: 1, held: 0, resolved: 1 });
+    const fixes = await rig.services.batches.fixes(imported.batchId);
+    expect(fixes.map((f) => [f.key, f.how, f.by])).toEqual([
+      [missing, 'released', 'bert'],
+      [there, 'resolved', 'anna'],
+    ]);
+    expect(fixes[0]!.batch).not.toBe(imported.batchId);
     expect(await rig.services.redis.zcard(rig.services.keys.parkedIndex('held'))).toBe(0);
 
     const again = await rig.importFile(file);
@@ -86,4 +94,40 @@ describe('review of held orders (real Redis, simulator, workers, the real CLI)',
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
     expect((await cli(rig, ['review', 'release', '--all'])).output).toMatch(/nothing matched/);
   }, 90_000); // five real CLI processes and a --wait: 15 s alone, more beside other test files
+
+  it('review purge, as review list advertises: the held record (its personal data) goes, the ledger keeps the key held, and nothing sends it', async () => {
+    rig = await deliveryRig(
+      'review-purge',
+      { faults: { script: [{ path: 'orders', status: 200, noAnswer: true, store: true }] } },
+      { BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300' },
+    );
+    const file = await rig.writeFile('held.csv', [HEADER, orderRow('P-1'), orderRow('P-2')].join('\n') + '\n');
+    await rig.startWorker({ concurrency: 1 });
+    const imported = await rig.importFile(file);
+    const { batch } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 50,
+      timeoutMs: 20_000,
+      out: quiet,
+    });
+    expect(batch).toMatchObject({ held: 1, delivered: 1 });
+    const heldKey = (await rig.services.redis.zrange(rig.services.keys.parkedIndex('held'), '0', '-1'))[0]!;
+    expect((await cli(rig, ['review', 'list'])).output).toContain('purge removes it sooner');
+    // --json: one object, as README says of every --json (not a bare array), like dead-letters list.
+    const listed = JSON.parse((await runCli(['review', 'list', '--json'], rig.env)).stdout) as Record<string, unknown>;
+    expect(listed).toMatchObject({ kind: 'orders', list: 'held', matched: 1, total: 1, shown: 1, exitCode: 0 });
+    expect(listed.records).toEqual([expect.objectContaining({ key: heldKey, kind: 'held' })]);
+
+    expect((await cli(rig, ['review', 'purge'])).code).toBe(2); // a key, a filter or --all
+    const purged = await runCli(['review', 'purge', heldKey, '--json'], rig.env);
+    expect(purged.code).toBe(0);
+    expect(JSON.parse(purged.stdout)).toMatchObject({ action: 'review purge', matched: 1, purged: 1, exitCode: 0 });
+    expect(await rig.services.redis.zcard(rig.services.keys.parkedIndex('held'))).toBe(0);
+    expect(await rig.services.ledger.get(heldKey)).toMatchObject({ state: 'held' });
+    expect((await cli(rig, ['review', 'list'])).output).toMatch(/no held orders/);
+
+    // Imported again: the purged order stays held (it may exist on the service), the other is already delivered.
+    const again = await rig.importFile(file);
+    expect(again.counts).toMatchObject({ skippedHeld: 1, skippedDelivered: 1, enqueued: 0 });
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
+  }, 60_000);
 });

@@ -30,8 +30,10 @@ describe('a schedule whose source names no file', () => {
     await waitFor(async () => (await store.list())[0]?.lastRun !== undefined, 'a firing');
     const [info] = await store.list();
 
-    const text = describeSchedule(info!);
-    expect(text).toMatch(/last run \S+: no file \(the source named none; nothing imported\)/);
+    const text = describeSchedule(info!, 'Europe/Amsterdam');
+    expect(text).toMatch(
+      /last run \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0[12]:00: no file \(the source named none; nothing imported\)/,
+    );
     expect(text).not.toContain('refused');
 
     const dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });

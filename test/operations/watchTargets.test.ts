@@ -1,12 +1,16 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
 import { apiTarget } from '../../src/config.js';
+import { ScheduleStore } from '../../src/schedule/scheduleStore.js';
+import { SCHEDULES_QUEUE, type ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
 import { openDropFolder } from '../../src/watch/dropFolder.js';
 import { watchFolder } from '../../src/watch/watchFolder.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
+import { runCli } from '../helpers/runCli.js';
 
 let rigs: DeliveryRig[] = [];
 afterEach(async () => {
@@ -102,6 +106,68 @@ describe('a drop folder belongs to one target (issue 26)', () => {
       orders: 6,
       lost: 6 - one.simulator.counters().ordersAccepted,
       duplicates: one.simulator.counters().duplicateOrdersAccepted,
+      held: 0,
+    });
+  }, 120_000);
+
+  it("a schedule of target B whose source is target A's drop folder is refused at `schedule set` and at every firing", async () => {
+    const a = await deliveryRig('wt-sched-a');
+    const b = await deliveryRig('wt-sched-b');
+    rigs = [a, b];
+    const drop = join(a.dir, 'drop');
+    // A's watcher records its target (an empty inbox: it claims the folder and ends).
+    const watcher = startCli(['watch', drop, ...FLAGS], a.env);
+    expect(await watcher.exited).toBe(0);
+
+    const set = (rig: DeliveryRig, source: string) =>
+      runCli(['schedule', 'set', 'nightly', '--cron', '0 2 * * *', '--source', source], rig.env);
+    for (const source of [join(drop, 'inbox'), join(drop, 'inbox', '*.csv'), join(drop, 'inbox', 'x.csv'), drop]) {
+      const refused = await set(b, source);
+      expect(refused.code, source).toBe(2);
+      expect(refused.output).toContain(
+        `is inside the drop folder ${drop}, which serves another target: acceptance, API ${a.simulator.url}/business-api, client id sim-business`,
+      );
+      expect(refused.output).toContain(`this schedule is for acceptance, API ${b.simulator.url}/business-api`);
+    }
+    // Its own target's schedule on the same inbox is fine (one API either way).
+    expect((await set(a, join(drop, 'inbox'))).code).toBe(0);
+    expect((await runCli(['schedule', 'remove', 'nightly'], a.env)).code).toBe(0);
+
+    // A schedule B set before A's watcher claimed the folder is refused when it fires.
+    const share = join(b.dir, 'share');
+    await mkdir(join(share, 'inbox'), { recursive: true });
+    const queue = new Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: b.services.redis, prefix: b.prefix });
+    try {
+      const store = new ScheduleStore(queue);
+      await store.set({ name: 'early', cron: '* * * * * *', source: join(share, 'inbox') });
+      const claim = startCli(['watch', share, ...FLAGS], a.env);
+      expect(await claim.exited).toBe(0);
+      await writeFile(join(share, 'inbox', 'night.csv'), ordersCsv('SH', 5));
+      await b.startWorker({ concurrency: 2 }); // delivery and scheduled imports, as `bulkorder worker`
+      await waitFor(async () => (await store.list())[0]?.lastRun !== undefined, "a firing of B's schedule", 60_000);
+      const [listed] = await store.list();
+      expect(listed!.lastRun).toMatchObject({
+        state: 'completed',
+        result: { files: [{ file: join(share, 'inbox'), code: 'SOURCE_OTHER_TARGET' }] },
+      });
+      await store.remove('early');
+    } finally {
+      await queue.close();
+    }
+    expect(await b.services.batches.list(10)).toEqual([]);
+    // A's watcher takes the file: it reaches A's API alone.
+    await a.startWorker({ concurrency: 2 });
+    const owner = startCli(['watch', share, ...FLAGS], a.env);
+    expect(await owner.exited).toBe(0);
+    expect(a.simulator.counters()).toMatchObject({ ordersAccepted: 5, duplicateOrdersAccepted: 0 });
+    expect(b.simulator.counters().ordersAccepted).toBe(0);
+    recordReliability({
+      fault: "a schedule of target B whose source is target A's drop folder (inbox, a glob, a file, the root)",
+      behaviour:
+        'refused at `schedule set` (exit 2 SOURCE_OTHER_TARGET naming the owner) and at every firing (a folder claimed later); the file reached A alone',
+      orders: 5,
+      lost: 5 - a.simulator.counters().ordersAccepted,
+      duplicates: a.simulator.counters().duplicateOrdersAccepted + b.simulator.counters().ordersAccepted,
       held: 0,
     });
   }, 120_000);

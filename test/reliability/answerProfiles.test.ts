@@ -77,7 +77,14 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
 
     // Results: the remote id as the API gave it (a number stays a number; a Location id is a string).
     const resultsPath = join(rig.dir, 'orders.results.csv');
-    await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
+    await writeResults({
+      file,
+      ingest: {},
+      batchId: imported.batchId,
+      ledger: rig.services.ledger,
+      outPath: resultsPath,
+      kind: ORDERS,
+    });
     const results = parse<Record<string, string>>(await readFile(resultsPath), { columns: true, bom: true });
     const delivered = results.filter((r) => r.outcome === 'delivered');
     expect(delivered).toHaveLength(valid);
@@ -139,7 +146,14 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     expect(batch).toMatchObject({ delivered: 5, dead: 0, held: 0 });
 
     const resultsPath = join(rig.dir, 'employees.results.csv');
-    await writeResults(file, {}, imported.batchId, services.ledger, resultsPath, ACCOUNTS);
+    await writeResults({
+      file,
+      ingest: {},
+      batchId: imported.batchId,
+      ledger: services.ledger,
+      outPath: resultsPath,
+      kind: ACCOUNTS,
+    });
     const results = parse<Record<string, string>>(await readFile(resultsPath), { columns: true, bom: true });
     for (const row of results)
       expect(row.customerId).toMatch(

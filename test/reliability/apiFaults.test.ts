@@ -209,6 +209,8 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
 
   it('a token endpoint that is down for a while: orders wait (not sent, not dead), then go', async () => {
     const r = await runBatch('tokendown', 8, { faults: { tokenFailureRate: 1 } }, {}, async (rg) => {
+      // Down until a worker has met it (a batch's orders go only once its file is read), then 1.5 s more.
+      await waitFor(() => (rg.simulator.counters().faults.tokenFailure ?? 0) > 0, 'a token request refused', 30_000);
       await new Promise((res) => setTimeout(res, 1500));
       rg.simulator.setFaults({ tokenFailureRate: 0 });
     });

@@ -37,7 +37,7 @@ const OUTAGE_MS = 180_000;
 
 async function importAndWait(r: DeliveryRig, file: string, maxWaitSeconds: number, out = captured().out) {
   const follow: FollowSettings = { wait: true, timeoutMs: maxWaitSeconds * 1000, out };
-  return importAndFollow(file, { force: false }, r.services, r.logger, follow);
+  return importAndFollow(file, { force: false }, { services: r.services, logger: r.logger }, follow);
 }
 
 /** Samples whether the queue is ever paused while `run` goes on. */

@@ -66,11 +66,15 @@ describe('awkward file contents, imported end to end', () => {
       ['import', file, '--encoding', 'windows-1252', '--wait', '--timeout', '120'],
       rig.env,
     );
-    expect(importer.code).toBe(0);
+    expect(importer.code, importer.output).toBe(0);
     const stored = rig.simulator.orders().map((o) => (o.payload as OrderPayload).recipient.address);
     expect(stored).toEqual([
       expect.objectContaining({ firstName: 'Zoë', lastName: 'Müller', street: 'Kärntner Straße' }),
     ]);
+    // Its results file is written in its dialect (windows-1252, no BOM), like its rejects would be.
+    const results = await readFile(`${file}.results.csv`);
+    expect([...results.subarray(0, 3)]).not.toEqual([0xef, 0xbb, 0xbf]);
+    expect(iconv.decode(results, 'windows-1252')).toMatch(/ref\.1001\.ANSI-1,ANSI-1,2,delivered/);
     recordReliability({
       fault: 'windows-1252 text (an Excel "ANSI" export)',
       behaviour: 'refused as UTF-8 with a hint (exit 3); delivered with the right letters with --encoding windows-1252',

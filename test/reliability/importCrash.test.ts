@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
 import { newBatchId } from '../../src/importer/importFile.js';
-import { toJobData } from '../../src/ledger/jobData.js';
+import { chunkJob, toChunkRecord } from '../../src/ledger/jobData.js';
 import { openOrderSource } from '../../src/ingest/openOrderSource.js';
 import type { ValidOrder } from '../../src/ingest/types.js';
-import { DELIVER_ORDER } from '../../src/queues.js';
+import { chunkJobId } from '../../src/queues.js';
+import { ORDERS } from '../../src/kinds/orders.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
@@ -38,22 +39,35 @@ describe('reservation and queueing cannot come apart (real CLI processes, real R
       file,
       sha256: '',
       env: rig.config.env,
-      startedAt: Date.now(),
       columns: source.columns,
     });
-    const jobs = orders.map((order) => ({
-      name: DELIVER_ORDER,
-      data: toJobData(order, deadBatch, source.columns, {}, file),
+    // Ten to a chunk job, as the default BULKORDER_ORDERS_PER_JOB.
+    const groups: ValidOrder[][] = [];
+    for (let i = 0; i < orders.length; i += 10) groups.push(orders.slice(i, i + 10));
+    const ids = groups.map((_, c) => chunkJobId(deadBatch, c + 1));
+    const records = groups.map((group) => group.map((order) => toChunkRecord(order, source.columns, ORDERS)));
+    const layout = ORDERS.payloadCodec?.version;
+    const reserved = await rig.services.ledger.reserveChunks(
+      groups.map((group, c) =>
+        group.map((order, i) => ({
+          orderKey: order.key,
+          fingerprint: fingerprintOf(order.payload),
+          record: records[c]![i],
+        })),
+      ),
+      ids,
+      { name: ORDERS.jobName, layout },
+      { batchId: deadBatch },
+    );
+    expect(reserved.flat().every((r) => r.outcome === 'reserved')).toBe(true);
+    const jobs = records.map((group, c) => ({
+      name: ORDERS.jobName,
+      data: chunkJob(deadBatch, group, layout),
+      id: ids[c]!,
     }));
     expect(jobs[0]!.data.file).toBeUndefined(); // the batch record names the file
-    const reserved = await rig.services.ledger.reserveJobs(
-      orders.map((order, i) => ({ orderKey: order.key, fingerprint: fingerprintOf(order.payload), job: jobs[i]! })),
-      deadBatch,
-      false,
-    );
-    expect(reserved.every((r) => r.outcome === 'reserved')).toBe(true);
     await rig.services.queue.addBulk(
-      jobs.slice(0, 500).map((job) => ({ ...job, opts: { ...rig!.services.jobOptions, jobId: job.data.key } })),
+      jobs.slice(0, 50).map(({ id, ...job }) => ({ ...job, opts: { ...rig!.services.jobOptions, jobId: id } })),
     );
 
     await rig.startWorker({ concurrency: 50 });

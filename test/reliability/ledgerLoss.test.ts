@@ -27,7 +27,8 @@ afterEach(async () => {
   await redisServer?.stop();
   rig = undefined;
   redisServer = undefined;
-});
+  // A bound for a hang, not a speed: workers closing on a Redis that forgot wait out their jobs' grace on a busy machine.
+}, 120_000);
 
 /** `bulkorder import <file> --wait --json [extra]`, in-process: its exit code and its one JSON object. */
 async function importJson(

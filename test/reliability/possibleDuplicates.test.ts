@@ -52,7 +52,14 @@ async function run(name: string, simulator: SimulatorOptions, env: Record<string
   });
   expect(settled).toBe(true);
   const resultsPath = join(rig.dir, `${name}.results.csv`);
-  const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
+  const counts = await writeResults({
+    file,
+    ingest: {},
+    batchId: imported.batchId,
+    ledger: rig.services.ledger,
+    outPath: resultsPath,
+    kind: ORDERS,
+  });
   const results = parse<Record<string, string>>(await readFile(resultsPath), { columns: true, bom: true });
   // Copies the API keeps, per order key (the Idempotency-Key each create carried).
   const copies = new Map<string, number>();
@@ -105,4 +112,29 @@ describe('possible duplicates are visible; Idempotency-Key removes them where ho
     expect(r.batch).toMatchObject({ delivered: ORDER_COUNT, possibleDuplicates: 0 });
     expect(r.counters.idempotencyKeys).toBe(0);
   }, 60_000);
+
+  it('doubt only where there is doubt: a 503 with Retry-After (the server did not process it) flags nothing; a 500, 502 and 504 stay possible', async () => {
+    const notProcessed = Array.from({ length: 12 }, () => ({
+      status: 503,
+      headers: { 'retry-after': '0' },
+      body: { code: 'UNAVAILABLE', message: 'try later' },
+      path: 'orders' as const,
+    }));
+    const r = await run('dup-retry-after', { faults: { script: notProcessed } });
+    expect(r.batch).toMatchObject({ delivered: ORDER_COUNT, dead: 0, held: 0, possibleDuplicates: 0 });
+    expect(r.counters.faults.scripted).toBe(12);
+    expect(r.marked.size).toBe(0);
+    expect(r.copies.size).toBe(ORDER_COUNT);
+    await rig!.close();
+    const maybe = [500, 502, 504].map((status) => ({ status, path: 'orders' as const }));
+    rig = undefined;
+    const m = await run('dup-5xx', { faults: { script: maybe } });
+    expect(m.batch).toMatchObject({ delivered: ORDER_COUNT, dead: 0, held: 0, possibleDuplicates: 3 });
+    expect(m.marked.size).toBe(3);
+    recordRun(
+      '503 + Retry-After on 12 requests (the server says it did not process them), then 500, 502 and 504 once each',
+      'all delivered once; no order flagged "possible duplicate" after a 503 with Retry-After, the 3 orders answered 500/502/504 flagged',
+      m,
+    );
+  }, 90_000);
 });

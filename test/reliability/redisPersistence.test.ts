@@ -96,11 +96,13 @@ describe('Redis without persistence', () => {
       persistent: true,
       evidence: "appendonly no, save '3600 1'",
       verified: true,
+      known: true,
     });
     expect(await redisPersistence(managedAof.client)).toEqual({
       persistent: true,
       evidence: 'CONFIG refused; INFO persistence: aof_enabled:1',
       verified: false,
+      known: true,
     });
     const unknown = await redisPersistence(managedVolatile.client);
     expect(unknown.persistent).toBe(false);

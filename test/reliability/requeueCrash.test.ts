@@ -6,6 +6,7 @@ import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
 import { releaseHeld } from '../../src/review/releaseHeld.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { CANARY_OF_ONE } from '../helpers/breakerSettings.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -41,7 +42,9 @@ async function settled(r: DeliveryRig, batchId: string) {
 
 describe('a requeue that dies between the ledger and the queue loses nothing', () => {
   it("dead-letters retry: the reserved orders are queued by a worker's reconciler and delivered once", async () => {
-    rig = await deliveryRig('retry-crash', { faults: { forbiddenCustomers: [1001] } });
+    // A canary of one order: six refusals of one customer are dead-lettered at once (a batch of six is otherwise its
+    // own canary, held with its cause: test/reliability/batchCanary.test.ts).
+    rig = await deliveryRig('retry-crash', { faults: { forbiddenCustomers: [1001] } }, CANARY_OF_ONE);
     const rows = [HEADER, ...Array.from({ length: 6 }, (_, i) => orderRow(`R-${i + 1}`))];
     const file = await rig.writeFile('night.csv', rows.join('\n') + '\n');
     await rig.startWorker({ concurrency: 4 });

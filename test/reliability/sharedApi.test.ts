@@ -6,6 +6,7 @@ import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { CANARY_OF_ONE, ONE_BATCH_IS_THE_API } from '../helpers/breakerSettings.js';
 
 /** Issue 26: an API shared with others: one refused customer, a 5xx storm of every kind, a rate limit. */
 let rig: DeliveryRig | undefined;
@@ -20,11 +21,16 @@ const TEST_TIMEOUT_MS = (MAX_WAIT_S + 30) * 1000;
 const silent = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 
 function importAndWait(r: DeliveryRig, file: string) {
-  return importAndFollow(file, { force: false }, r.services, r.logger, {
-    wait: true,
-    timeoutMs: MAX_WAIT_S * 1000,
-    out: silent,
-  });
+  return importAndFollow(
+    file,
+    { force: false },
+    { services: r.services, logger: r.logger },
+    {
+      wait: true,
+      timeoutMs: MAX_WAIT_S * 1000,
+      out: silent,
+    },
+  );
 }
 
 /** `count` rows `<prefix>-1`..., `customerOf(i)` each row's customer. */
@@ -44,7 +50,8 @@ describe('an API shared with others (issue 26)', () => {
     'a file led by 300 orders of one customer the API refuses (403): the refused dead-lettered at once, the 300 others delivered, the breaker never opened',
     { timeout: TEST_TIMEOUT_MS },
     async () => {
-      rig = await deliveryRig('onecustomer', { faults: { forbiddenCustomers: [9001] } });
+      // A canary of one order: this is the API breaker's test (one batch led by refusals is its canary's otherwise).
+      rig = await deliveryRig('onecustomer', { faults: { forbiddenCustomers: [9001] } }, CANARY_OF_ONE);
       const text = [HEADER, ...rows('X', 300, () => 9001), ...rows('G', 300, (i) => 1001 + (i % 5))].join('\n') + '\n';
       const file = await rig.writeFile('led.csv', text);
       await rig.startWorker({ concurrency: 20 });
@@ -90,7 +97,11 @@ describe('an API shared with others (issue 26)', () => {
       rig = await deliveryRig(
         'trialsample',
         { faults: { forbiddenCustomers: [9001, 9002, 9003] } },
-        { BULKORDER_BREAKER_OPEN_MS: '5000', BULKORDER_BREAKER_MAX_OPEN_MS: '10000' },
+        {
+          BULKORDER_BREAKER_OPEN_MS: '5000',
+          BULKORDER_BREAKER_MAX_OPEN_MS: '10000',
+          ...ONE_BATCH_IS_THE_API,
+        },
       );
       // A, B and C interleaved: their refusals span 3 customers, enough to open the breaker (default rules).
       const refused = rows('ABC', 600, (i) => 9001 + (i % 3));

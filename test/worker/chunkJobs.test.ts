@@ -3,19 +3,20 @@ import { followBatch } from '../../src/batches/followBatch.js';
 import type { Batch } from '../../src/batches/batchStore.js';
 import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
 import { retryDeadLetters } from '../../src/deadLetter/retryDeadLetters.js';
-import type { ChunkJobData, ParkedRecord, StoredChunkRecord } from '../../src/deliveryJob.js';
+import type { ParkedRecord, StoredChunkRecord } from '../../src/deliveryJob.js';
 import { newBatchId } from '../../src/importer/importFile.js';
-import { chunkJob, readChunk, toChunkRecord } from '../../src/ledger/jobData.js';
+import { chunkJob, readJob, toChunkRecord } from '../../src/ledger/jobData.js';
 import { reconcileImports } from '../../src/importer/reconcileImports.js';
 import { openOrderSource } from '../../src/ingest/openOrderSource.js';
 import type { ValidOrder } from '../../src/ingest/types.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import type { LedgerEntry } from '../../src/ledger/ledger.js';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
-import { chunkJobId, DELIVER_ORDER, DELIVER_ORDERS } from '../../src/queues.js';
+import { chunkJobId, DELIVER_ORDERS, ORDERS_QUEUE } from '../../src/queues.js';
 import { parkOrphan } from '../../src/worker/parkOrphan.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { deliveryRig, HEADER, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { CANARY_OF_ONE } from '../helpers/breakerSettings.js';
 
 /**
  * Chunk jobs end to end (BULKORDER_ORDERS_PER_JOB set explicitly): the importer, a real worker,
@@ -85,10 +86,10 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
       {
         faults: {
           // The first three requests: of the first chunk's first wave (the first chunk takes the request slots first).
+          // Without Retry-After: a 503 that says when to come back did not process the request (no possible duplicate).
           script: Array.from({ length: 3 }, () => ({
             path: 'orders' as const,
             status: 503,
-            headers: { 'retry-after': '0' },
             body: { code: 'MAINTENANCE', message: 'back soon' },
           })),
         },
@@ -174,6 +175,43 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     });
   });
 
+  it('BULKORDER_ORDERS_PER_JOB=1: a chunk job of one per order, the same path: a 503 retried, a 422 dead-lettered, each sent until it ends and stored once', async () => {
+    rig = await deliveryRig(
+      'per-one',
+      {
+        faults: {
+          script: [
+            {
+              path: 'orders',
+              status: 503,
+              headers: { 'retry-after': '0' },
+              body: { code: 'MAINTENANCE', message: 'x' },
+            },
+          ],
+        },
+      },
+      { BULKORDER_ORDERS_PER_JOB: '1' },
+    );
+    const rows = [HEADER, orderRow('ONE-1'), orderRow('ONE-BAD', 5999), orderRow('ONE-2'), orderRow('ONE-3')];
+    const imported = await rig.importFile(await rig.writeFile('one.csv', rows.join('\n') + '\n'));
+    expect(imported.counts).toMatchObject({ valid: 4, enqueued: 4 });
+    const jobs = await rig.services.queue.getJobs(['waiting']);
+    expect(jobs.map((job) => job.id).sort()).toEqual([1, 2, 3, 4].map((n) => chunkJobId(imported.batchId, n)));
+    expect(jobs.every((job) => job.name === DELIVER_ORDERS && job.data.records.length === 1)).toBe(true);
+    // Each entry names its chunk of one.
+    for (const [key, entry] of await ledgerEntries(rig))
+      expect(entry.chunkId, key).toMatch(new RegExp(`^${imported.batchId}\\.[1-4]$`));
+
+    await rig.startWorker({ concurrency: 2 });
+    const batch = await settle(rig, imported.batchId);
+    expect(batch).toMatchObject({ enqueued: 4, delivered: 3, dead: 1, held: 0 });
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(3);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect(counters.apiRequests.business).toBe(5); // four orders, one of them twice (its 503)
+    expect(counters.statuses['422']).toBe(1);
+  });
+
   it('a dead letter retried while its chunk job still holds it is sent once, by its own job; the chunk, run first, finds it moved', async () => {
     rig = await deliveryRig(
       'chunk-dl',
@@ -195,7 +233,9 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
           ],
         },
       },
-      { BULKORDER_ORDERS_PER_JOB: '5' },
+      // A canary of one order: the refusal is judged at once (a batch of 5 would otherwise be its own canary, and
+      // its refused order would wait for the 503'd one's 30 s backoff before being dead-lettered).
+      { BULKORDER_ORDERS_PER_JOB: '5', ...CANARY_OF_ONE },
     );
     const file = await rig.writeFile('dl.csv', ordersCsv('DL', 5));
     const imported = await rig.importFile(file);
@@ -227,18 +267,21 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
       records: expect.arrayContaining([expect.objectContaining({ key: deadKey })]),
     });
     const requeued = await rig.services.ledger.get(deadKey);
+    // Its own job: a chunk of one of the retry's batch, which its entry names now.
     expect(requeued).toMatchObject({ state: 'queued', batchId: retried!.batchId });
-    expect(requeued?.chunkId).toBeUndefined();
-    expect((await queue.getJobs(['waiting'])).map((job) => job.id).sort()).toEqual([chunkId, deadKey].sort());
+    const ownJob = requeued!.chunkId!;
+    expect(ownJob.startsWith(`${retried!.batchId}.`)).toBe(true);
+    expect((await queue.getJobs(['waiting'])).map((job) => job.id).sort()).toEqual([chunkId, ownJob].sort());
     started.length = 0;
     void worker.worker.resume();
 
     const again = await settle(rig, retried!.batchId, 15_000);
     expect(again).toMatchObject({ enqueued: 1, delivered: 1, dead: 0, held: 0 });
     const original = await settle(rig, imported.batchId, 15_000);
-    // The chunk's second attempt sent only the 503 record; the retried one was its own job's.
-    expect(original).toMatchObject({ enqueued: 5, delivered: 4, dead: 1, held: 0, possibleDuplicates: 1 });
-    expect(started).toEqual([chunkId, deadKey]);
+    // The chunk's second attempt sent only the 503 record; the retried one was its own job's, and its delivery
+    // closed the dead letter where it was counted (resolved). A 503 with Retry-After leaves no possible duplicate.
+    expect(original).toMatchObject({ enqueued: 5, delivered: 4, dead: 0, resolved: 1, held: 0, possibleDuplicates: 0 });
+    expect(started).toEqual([chunkId, ownJob]);
 
     const counters = rig.simulator.counters();
     expect(counters.ordersAccepted).toBe(5);
@@ -269,7 +312,6 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
       file,
       sha256: '',
       env: rig.config.env,
-      startedAt: Date.now(),
       columns: source.columns,
     });
     const groups = [orders.slice(0, 10), orders.slice(10, 20), orders.slice(20)];
@@ -285,8 +327,7 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
       ),
       ids,
       { name: DELIVER_ORDERS, layout: ORDERS.payloadCodec!.version },
-      deadBatch,
-      false,
+      { batchId: deadBatch },
     );
     expect(reserved.flat().every((r) => r.outcome === 'reserved')).toBe(true);
     await queue.add(DELIVER_ORDERS, chunkJob(deadBatch, records[0]!, ORDERS.payloadCodec!.version), {
@@ -298,14 +339,14 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
 
     const deps = { ledger, batches, queue, jobOptions: rig.services.jobOptions, logger: rig.logger };
     const later = Date.now() + 5_000; // past the reconciler's grace for young reservations
-    expect(await reconcileImports(deps, later)).toEqual({ requeued: 15, confirmed: 10, closed: [deadBatch] });
+    expect(await reconcileImports(deps, later)).toEqual({ requeued: 15, confirmed: 10, closed: [deadBatch], held: 0 });
     expect(await batches.get(deadBatch)).toMatchObject({ importState: 'interrupted', enqueued: 25 });
     const jobs = await queue.getJobs(['waiting']);
     expect(jobs.map((job) => job.id).sort()).toEqual([...ids].sort());
     expect(await rig.services.redis.hlen(keys.unqueuedJobs)).toBe(0);
     expect(await rig.services.redis.zcard(keys.unqueued)).toBe(0);
     // Run again (another worker's reconciler): nothing more to add or count.
-    expect(await reconcileImports(deps, later)).toEqual({ requeued: 0, confirmed: 0, closed: [] });
+    expect(await reconcileImports(deps, later)).toEqual({ requeued: 0, confirmed: 0, closed: [], held: 0 });
 
     await rig.startWorker({ concurrency: 8 });
     const batch = await settle(rig, deadBatch);
@@ -324,20 +365,29 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(rerun.counts).toMatchObject({ valid: 25, enqueued: 0, skippedDelivered: 25 });
   });
 
-  it('a job of one order that finds its order queued in a chunk job since sends nothing', async () => {
+  it("an earlier release's job of one order that finds its order queued in a chunk job since sends nothing", async () => {
     rig = await deliveryRig('moved', {}, { BULKORDER_ORDERS_PER_JOB: '10' });
     const file = await rig.writeFile('moved.csv', ordersCsv('MV', 1));
     const imported = await rig.importFile(file);
     const chunkId = chunkJobId(imported.batchId, 1);
     const chunk = (await rig.services.queue.getJob(chunkId))!;
-    const record = readChunk(chunk.data as ChunkJobData, chunkId, ORDERS.payloadCodec).records[0]!;
-    // A job of its own for the same order (one left from before, say), and the chunk job gone: only it runs.
+    const record = readJob(chunk.data, chunkId, ORDERS.payloadCodec).chunk.records[0]!;
+    // A job of one for the same order as releases before chunks only queued it (its key as id; one
+    // left from before the upgrade, say), and the chunk job gone: only it runs.
     await chunk.remove();
-    await rig.services.queue.add(
-      DELIVER_ORDER,
-      { ...record, batchId: imported.batchId },
-      { ...rig.services.jobOptions, jobId: record.key },
-    );
+    await rig.services.redis
+      .multi()
+      .hset(rig.services.keys.job(ORDERS_QUEUE, record.key), {
+        name: 'deliver-order',
+        data: JSON.stringify({ v: 2, ...record, batchId: imported.batchId }),
+        opts: JSON.stringify({ jobId: record.key, attempts: 5, backoff: { type: 'bulkorder' } }),
+        timestamp: Date.now(),
+        delay: 0,
+        priority: 0,
+      })
+      .lpush(rig.services.keys.job(ORDERS_QUEUE, 'wait'), record.key)
+      .zadd(rig.services.keys.job(ORDERS_QUEUE, 'marker'), 0, '0')
+      .exec();
     await rig.startWorker({ concurrency: 2 });
     await waitFor(
       async () =>
@@ -375,21 +425,20 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     await ledger.claimMany([sending], 't-sending', chunkId);
     await settleAs(delivered, 'delivered');
     await settleAs(moved, 'dead');
-    // Sent again from the dead letters: a job of its own, in another batch.
+    // Sent again from the dead letters: a chunk of one of its own, in another batch.
+    const again = { v: 2, batchId: 'b-other', records: [{ key: moved, lines: [4], payload: {} }] };
     expect(
-      await ledger.reserveJobs([{ orderKey: moved, job: { name: DELIVER_ORDER, data: {} } }], 'b-other', false),
+      await ledger.reserveRequeued([{ id: 'b-other.r1', data: again }], { name: DELIVER_ORDERS }, 'b-other'),
     ).toEqual([{ outcome: 'reserved' }]);
 
     job.attemptsMade = job.opts.attempts ?? 1; // its last attempt failed outside the delivery logic
-    await parkOrphan(
-      job,
-      new Error('job stalled more than allowable limit'),
+    await parkOrphan(job, new Error('job stalled more than allowable limit'), {
       ledger,
-      rig.logger,
-      'order',
-      async () => file,
-      ORDERS.payloadCodec,
-    );
+      logger: rig.logger,
+      noun: 'order',
+      batchFile: async () => file,
+      codec: ORDERS.payloadCodec,
+    });
 
     const entries = await ledger.getMany([sending, delivered, moved, queued]);
     expect(entries.map((e) => e?.state)).toEqual(['held', 'delivered', 'queued', 'dead']);
@@ -401,6 +450,39 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(dead).toMatchObject({ key: queued, batchId: imported.batchId, file, lines: [5], code: 'JOB_FAILED' });
     expect(dead.payload.products).toEqual([{ productId: 5001, quantity: 1 }]);
     expect(await rig.services.redis.exists(rig.services.keys.parked('held', sending))).toBe(1);
+  });
+
+  it("an earlier release's job of one order that BullMQ failed for good is parked as a chunk of one: its entry names no chunk", async () => {
+    rig = await deliveryRig('orphan-one', {}, { BULKORDER_ORDERS_PER_JOB: '10' });
+    const file = await rig.writeFile('one.csv', ordersCsv('OO', 1));
+    const imported = await rig.importFile(file);
+    const chunkId = chunkJobId(imported.batchId, 1);
+    const chunk = (await rig.services.queue.getJob(chunkId))!;
+    const record = readJob(chunk.data, chunkId, ORDERS.payloadCodec).chunk.records[0]!;
+    await chunk.remove();
+    // As the release before left it: queued by its batch in a job of its own (its key as id), no chunk named.
+    const { redis, keys, ledger } = rig.services;
+    await redis.hdel(keys.ledger(record.key), 'q');
+    await rig.services.queue.add('deliver-order', { v: 2, ...record, batchId: imported.batchId } as never, {
+      ...rig.services.jobOptions,
+      jobId: record.key,
+    });
+    const job = (await rig.services.queue.getJob(record.key))!;
+    job.attemptsMade = job.opts.attempts ?? 1; // its last attempt failed outside the delivery logic
+    const parked = await parkOrphan(job, new Error('boom'), {
+      ledger,
+      logger: rig.logger,
+      noun: 'order',
+      batchFile: async () => file,
+    });
+    expect(parked).toEqual(['dead']);
+    expect(await ledger.get(record.key)).toMatchObject({
+      state: 'dead',
+      code: 'JOB_FAILED',
+      batchId: imported.batchId,
+    });
+    const dead = JSON.parse((await redis.get(keys.parked('dead', record.key)))!) as ParkedRecord;
+    expect(dead).toMatchObject({ key: record.key, file, lines: [2], code: 'JOB_FAILED' });
   });
 
   it('while a shared rate is in force, a retried chunk paces only the records it may still send (9 of 10 finished: one slot taken, not ten)', async () => {

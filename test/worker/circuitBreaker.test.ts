@@ -15,6 +15,7 @@ const SETTINGS: BreakerSettings = {
   minAttempts: 20,
   minOrders: 10,
   minCustomers: 3,
+  minBatches: 1,
   refusalRatio: 0.9,
   serverFailingRatio: 0.5,
   unreachableRatio: 0.5,
@@ -154,7 +155,10 @@ describe('CircuitBreaker on a shared Redis window', () => {
     const gate = b.gate();
     expect(gate?.key).toBe(keyspace(prefix).breaker);
 
-    const refused = await ledger.claim('k1', 't1', gate);
+    // Each key a chunk of one, claimed by the chunk its entry names.
+    const claim = async (key: string, token: string, asked: ReturnType<typeof b.gate>) =>
+      ledger.claimMany([key], token, (await ledger.get(key))!.chunkId!, asked);
+    const refused = await claim('k1', 't1', gate);
     expect(refused).toEqual({ outcome: 'wait', retryAt: clock + 30_000 });
     expect(b.admission(refused)).toEqual({ go: false, waitMs: 30_000 });
     expect((await ledger.get('k1'))?.state).toBe('queued'); // nothing claimed
@@ -162,8 +166,13 @@ describe('CircuitBreaker on a shared Redis window', () => {
     clock += 31_000;
     await b.tick();
     const claims = [];
-    for (const key of ['k1', 'k2', 'k3', 'k4']) claims.push(await ledger.claim(key, `t-${key}`, b.gate()));
-    expect(claims.map((c) => c.outcome)).toEqual(['claimed', 'claimed', 'claimed', 'wait']);
+    for (const key of ['k1', 'k2', 'k3', 'k4']) claims.push(await claim(key, `t-${key}`, b.gate()));
+    expect(claims.map((c) => (c.outcome === 'wait' ? 'wait' : c.records[0]!.outcome))).toEqual([
+      'claimed',
+      'claimed',
+      'claimed',
+      'wait',
+    ]);
     expect(claims.map((c) => b.admission(c))).toEqual([
       { go: true, trial: true },
       { go: true, trial: true },
@@ -174,8 +183,8 @@ describe('CircuitBreaker on a shared Redis window', () => {
 
     // Another worker closed it: the next claim that asks says go, and this worker stops asking.
     await redis.hset(keyspace(prefix).breaker, 'state', 'closed');
-    const go = await ledger.claim('k5', 't-k5', b.gate());
-    expect(go).toEqual({ outcome: 'claimed', attempt: 1 });
+    const go = await claim('k5', 't-k5', b.gate());
+    expect(go).toEqual({ outcome: 'claims', trial: false, records: [{ outcome: 'claimed', attempt: 1 }] });
     expect(b.admission(go)).toEqual({ go: true, trial: false });
     expect(b.gate()).toBeUndefined();
   });

@@ -3,14 +3,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { writeResults } from '../../src/batches/writeResults.js';
 import type { ParkedRecord } from '../../src/deliveryJob.js';
-import type { OrderPayload } from '../../src/ingest/types.js';
+import type { OrderPayload, RecordItem } from '../../src/ingest/types.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { originalRows } from '../../src/kinds/originalRows.js';
 import { ORDER_FIELDS } from '../../src/ingest/orderFields.js';
 import { importFile } from '../../src/importer/importFile.js';
+import { KeptItems } from '../../src/importer/keptItems.js';
 import { silentLogger } from '../../src/logger.js';
+import { waitFor } from '../helpers/cliProcess.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -49,10 +51,11 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
 
     await rig.startWorker({ concurrency: 4 });
-    // Keeps the 15 records it read (import --wait does, for its results file); one fewer keeps none.
+    // Keeps the 15 records it read (import --wait does, for its results file): in memory up to 15.
     const imported = await importFile(file, { keepItems: 15 }, rig.services.pipeline(silentLogger()));
     expect(imported.counts).toMatchObject({ orders: 15, valid: 14, rejected: 1, enqueued: 14 });
-    expect(imported.items?.map((item) => item.lines.join('+'))).toEqual([
+    const inMemory = (await imported.kept!.records()) as RecordItem<OrderPayload>[];
+    expect(inMemory.map((item) => item.lines.join('+'))).toEqual([
       ...[...Array(13).keys()].map((i) => String(i + 2)),
       '15+16', // GIFT-MULTI's two lines
       '17',
@@ -90,24 +93,44 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     expect(originalRows(dead, ORDER_FIELDS, ORDERS.rebuildRows).rows[0]).toEqual(orderRow('GIFT-BAD', 5999).split(','));
 
     const resultsPath = `${rig.dir}/orders.results.csv`;
-    const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
+    const counts = await writeResults({
+      file,
+      ingest: {},
+      batchId: imported.batchId,
+      ledger: rig.services.ledger,
+      outPath: resultsPath,
+      kind: ORDERS,
+    });
     expect(counts.byOutcome).toEqual({ delivered: 13, 'dead-lettered': 1, rejected: 1 });
     const results = await readFile(resultsPath, 'utf8');
     expect(results).toMatch(/GIFT-BAD,14,dead-lettered,,422,PRODUCT_UNKNOWN/);
     // From the records the import kept instead of the file read again: the same bytes.
     const fromKept = `${rig.dir}/orders.kept.results.csv`;
     const keptCounts = await writeResults(
-      file,
-      {},
-      imported.batchId,
-      rig.services.ledger,
-      fromKept,
-      ORDERS,
-      undefined,
-      imported.items,
+      { file, ingest: {}, batchId: imported.batchId, ledger: rig.services.ledger, outPath: fromKept, kind: ORDERS },
+      {
+        items: inMemory,
+      },
     );
     expect(keptCounts).toEqual(counts);
     expect(await readFile(fromKept, 'utf8')).toBe(results);
+    imported.kept!.dispose();
+    // A file longer than what may be kept in memory: its records wait in a temp file, and give the same bytes.
+    const spooled = new KeptItems<OrderPayload>(5, rig.dir);
+    for (const item of inMemory) await spooled.add(item);
+    const fromSpool = `${rig.dir}/orders.spooled.results.csv`;
+    const records = await spooled.records();
+    expect(Array.isArray(records)).toBe(false);
+    expect(records).toBeDefined();
+    const spoolCounts = await writeResults(
+      { file, ingest: {}, batchId: imported.batchId, ledger: rig.services.ledger, outPath: fromSpool, kind: ORDERS },
+      {
+        items: records!,
+      },
+    );
+    spooled.dispose();
+    expect(spoolCounts).toEqual(counts);
+    expect(await readFile(fromSpool, 'utf8')).toBe(results);
     expect(results).toContain('products[0].productId: product 5999 is not in the catalogue'); // the API's details, not only its message
   });
 
@@ -129,7 +152,10 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
 
     const again = await importFile(file, { keepItems: 39 }, rig.services.pipeline(silentLogger()));
     expect(again.counts).toMatchObject({ valid: 40, enqueued: 0, skippedDelivered: 40 });
-    expect(again.items).toBeUndefined(); // 40 records, more than it may keep
+    let spooled = 0; // 40 records, more than it may keep in memory: all of them in its temp file
+    for await (const _item of (await again.kept!.records()) as AsyncIterable<unknown>) spooled++;
+    again.kept!.dispose();
+    expect(spooled).toBe(40);
     const counters = rig.simulator.counters();
     expect(counters.ordersAccepted).toBe(40);
     expect(counters.duplicateOrdersAccepted).toBe(0);
@@ -175,6 +201,62 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
       held: batch.held,
     });
   });
+});
+
+describe('an order sent without an answer under BULKORDER_AMBIGUOUS=resend (at least once)', () => {
+  it('is sent at most BULKORDER_ATTEMPTS times however often the breaker reopens, then held; the breaker holds its job back without spending attempts', async () => {
+    // Every request read and stored, never answered (a server that stores, then hangs): each send is one more copy.
+    rig = await deliveryRig(
+      'resend',
+      { faults: { noAnswerRate: 1 } },
+      {
+        BULKORDER_AMBIGUOUS: 'resend',
+        BULKORDER_ATTEMPTS: '3',
+        BULKORDER_HTTP_HEADERS_TIMEOUT_MS: '300',
+        // The first unanswered request opens the breaker; it half-opens soon for one trial, which reopens it.
+        BULKORDER_BREAKER_MIN_ATTEMPTS: '1',
+        BULKORDER_BREAKER_MIN_ORDERS: '1',
+        BULKORDER_BREAKER_SERVER_FAILING_PERCENT: '10',
+        BULKORDER_BREAKER_OPEN_MS: '300',
+        BULKORDER_BREAKER_MAX_OPEN_MS: '600',
+        BULKORDER_BREAKER_TRIAL_CALLS: '1',
+      },
+    );
+    const file = await rig.writeFile('resend.csv', [HEADER, orderRow('RS-1'), orderRow('RS-2')].join('\n') + '\n');
+    const worker = await rig.startWorker({ concurrency: 2 });
+    const spent: number[] = [];
+    worker.worker.on('completed', (job) => spent.push(job.attemptsMade));
+    const imported = await rig.importFile(file);
+    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+      pollMs: 100,
+      timeoutMs: 60_000,
+      out: devNull(),
+    });
+    expect(settled, JSON.stringify(batch)).toBe(true);
+    // Both held for a person (each may exist, three times over), none delivered or dead-lettered.
+    expect(batch).toMatchObject({ enqueued: 2, delivered: 0, held: 2, dead: 0 });
+    const entries = await rig.services.ledger.getMany(
+      (await rig.services.redis.zrange(rig.services.keys.parkedIndex('held'), '0', '-1')).sort(),
+    );
+    expect(entries.map((entry) => entry?.attempts)).toEqual([3, 3]);
+    // Counted at the API: three sends of each, the first two before and while the breaker reopened.
+    const counters = rig.simulator.counters();
+    expect(counters.apiRequests.business).toBe(6);
+    expect(counters.ordersAccepted).toBe(6);
+    // The job of the two completed in its first attempt (BullMQ counts the one that completes): each
+    // unanswered send came back while the breaker held the job back, and waiting spent nothing.
+    await waitFor(async () => spent.length === 1, 'the job completed');
+    expect(spent).toEqual([1]);
+    recordReliability({
+      fault: 'every request stored and never answered, BULKORDER_AMBIGUOUS=resend, the breaker reopening on each trial',
+      behaviour:
+        'each order sent BULKORDER_ATTEMPTS (3) times in all (every unanswered send counts: each may store it), then held for review; the breaker held its job back without spending an attempt, so its other orders keep theirs',
+      orders: 2,
+      lost: 0,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: batch.held,
+    });
+  }, 90_000);
 });
 
 function devNull(): NodeJS.WriteStream {

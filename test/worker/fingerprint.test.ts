@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { fingerprintOf } from '../../src/ledger/fingerprint.js';
+import { JAN_RECIPIENT } from '../helpers/fixtures.js';
 
 /**
  * Ledger entries keep these fingerprints for their whole retention, and a re-import compares with
@@ -10,20 +11,7 @@ describe('fingerprintOf', () => {
   it('gives the fingerprints earlier versions stored, field order and product order aside', () => {
     const order = {
       businessCustomerId: 1001,
-      recipient: {
-        address: {
-          firstName: 'Jan',
-          lastName: 'de Vries',
-          street: 'Keizersgracht',
-          streetNumber: 112,
-          postalCode: '1015 CX',
-          city: 'Amsterdam',
-          countryCode: 'NL',
-        },
-        languageCode: 'nl',
-        email: 'jan@example.nl',
-        telephoneNumber: '+31612345678',
-      },
+      recipient: { ...JAN_RECIPIENT, email: 'jan@example.nl' },
       products: [
         { productId: 5001, quantity: 2 },
         { productId: 42, quantity: 1 },

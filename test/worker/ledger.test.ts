@@ -3,7 +3,7 @@ import { keyspace } from '../../src/keyspace.js';
 import { Ledger, POSSIBLE_DUPLICATE, possibleDuplicate } from '../../src/ledger/ledger.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
-import { reserveKeys } from '../helpers/ledgerReserve.js';
+import { claimKey, confirmKeys, reserveKeys, settleKey } from '../helpers/ledgerReserve.js';
 
 const redis = testRedis();
 let prefix: string;
@@ -21,7 +21,6 @@ beforeEach(async () => {
     file: 'f.csv',
     sha256: 'x',
     env: 'acceptance',
-    startedAt: Date.now(),
     columns: ['a'],
   });
 });
@@ -31,7 +30,8 @@ afterAll(() => redis.disconnect());
 describe('ledger', () => {
   it('reserves an unknown key once; a second reservation sees it queued while its job exists', async () => {
     expect(await reserveKeys(ledger, ['k1'], 'b1', false)).toEqual([{ outcome: 'reserved' }]);
-    await redis.hset(`${prefix}:orders:k1`, 'name', 'deliver-order'); // the job BullMQ would hold
+    const { chunkId } = (await ledger.get('k1'))!;
+    await redis.hset(`${prefix}:orders:${chunkId!}`, 'name', 'deliver-orders'); // the job BullMQ would hold
     expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
   });
 
@@ -47,9 +47,9 @@ describe('ledger', () => {
 
   it('never claims a delivered order, and skips it at import unless forced', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
-    expect(await ledger.claim('k1', 't1')).toEqual({ outcome: 'claimed', attempt: 1 });
+    expect(await claimKey(ledger, 'k1', 't1')).toEqual({ outcome: 'claimed', attempt: 1 });
     expect(
-      await ledger.settle({
+      await settleKey(ledger, {
         orderKey: 'k1',
         batchId: 'b1',
         token: 't1',
@@ -58,7 +58,7 @@ describe('ledger', () => {
         httpStatus: 201,
       }),
     ).toBe('ok');
-    expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'delivered', remoteId: 'SIM-1' });
+    expect(await claimKey(ledger, 'k1', 't2')).toEqual({ outcome: 'delivered', remoteId: 'SIM-1' });
     expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'delivered', batchId: 'b1' }]);
     expect(await reserveKeys(ledger, ['k1'], 'b2', true)).toEqual([{ outcome: 'reserved' }]);
     const entry = await ledger.get('k1');
@@ -68,10 +68,10 @@ describe('ledger', () => {
 
   it('keeps a remote id in its JSON type, and marks a delivery after a 5xx answer as a possible duplicate until a forced resend', async () => {
     await reserveKeys(ledger, ['k1', 'k2'], 'b1', false);
-    await ledger.claim('k1', 't1');
-    await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', answered5xx: true });
-    await ledger.claim('k1', 't2');
-    await ledger.settle({
+    await claimKey(ledger, 'k1', 't1');
+    await settleKey(ledger, { orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued', answered5xx: true });
+    await claimKey(ledger, 'k1', 't2');
+    await settleKey(ledger, {
       orderKey: 'k1',
       batchId: 'b1',
       token: 't2',
@@ -81,12 +81,12 @@ describe('ledger', () => {
     });
     expect(await ledger.get('k1')).toMatchObject({ state: 'delivered', remoteId: 100001, answered5xx: 1 });
     expect(possibleDuplicate(await ledger.get('k1'))).toBe(POSSIBLE_DUPLICATE);
-    expect(await ledger.claim('k1', 't3')).toEqual({ outcome: 'delivered', remoteId: 100001 });
+    expect(await claimKey(ledger, 'k1', 't3')).toEqual({ outcome: 'delivered', remoteId: 100001 });
     // A retry without an answer (connect refused) is no evidence; a string of digits stays a string.
-    await ledger.claim('k2', 't1');
-    await ledger.settle({ orderKey: 'k2', batchId: 'b1', token: 't1', state: 'queued' });
-    await ledger.claim('k2', 't2');
-    await ledger.settle({
+    await claimKey(ledger, 'k2', 't1');
+    await settleKey(ledger, { orderKey: 'k2', batchId: 'b1', token: 't1', state: 'queued' });
+    await claimKey(ledger, 'k2', 't2');
+    await settleKey(ledger, {
       orderKey: 'k2',
       batchId: 'b1',
       token: 't2',
@@ -103,12 +103,14 @@ describe('ledger', () => {
 
   it('reports a claim found sending as stale (a worker died mid-request), and holding it needs that claim token', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
-    await ledger.claim('k1', 'dead-worker');
-    const claim = await ledger.claim('k1', 'next-worker');
+    await claimKey(ledger, 'k1', 'dead-worker');
+    const claim = await claimKey(ledger, 'k1', 'next-worker');
     expect(claim).toEqual({ outcome: 'stale', staleToken: 'dead-worker' });
-    expect(await ledger.settle({ orderKey: 'k1', batchId: 'b1', token: 'next-worker', state: 'held' })).toBe('lost');
+    expect(await settleKey(ledger, { orderKey: 'k1', batchId: 'b1', token: 'next-worker', state: 'held' })).toBe(
+      'lost',
+    );
     expect(
-      await ledger.settle({
+      await settleKey(ledger, {
         orderKey: 'k1',
         batchId: 'b1',
         token: 'dead-worker',
@@ -119,7 +121,7 @@ describe('ledger', () => {
       }),
     ).toBe('ok');
     expect(await redis.zrange(`${prefix}:held-index`, '0', '-1')).toEqual(['k1']);
-    expect(await ledger.claim('k1', 'third')).toEqual({ outcome: 'held' });
+    expect(await claimKey(ledger, 'k1', 'third')).toEqual({ outcome: 'held' });
     expect(await redis.pttl(`${prefix}:ledger:k1`)).toBe(-1); // held never expires with retention
     expect(await reserveKeys(ledger, ['k1'], 'b2', true)).toEqual([{ outcome: 'held', batchId: 'b1' }]);
     expect((await batches.get('b1'))?.held).toBe(1);
@@ -127,8 +129,8 @@ describe('ledger', () => {
 
   it('lets the original attempt record delivered over a hold made while it was still waiting, and fixes the counts', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
-    await ledger.claim('k1', 'slow');
-    await ledger.settle({
+    await claimKey(ledger, 'k1', 'slow');
+    await settleKey(ledger, {
       orderKey: 'k1',
       batchId: 'b1',
       token: 'slow',
@@ -136,7 +138,7 @@ describe('ledger', () => {
       parkedRecord: { kind: 'held' },
     });
     expect(
-      await ledger.settle({
+      await settleKey(ledger, {
         orderKey: 'k1',
         batchId: 'b1',
         token: 'slow',
@@ -152,8 +154,8 @@ describe('ledger', () => {
 
   it('dead-letters with the record kept, allows a re-import of the fixed order, and drops the dead letter once delivered', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
-    await ledger.claim('k1', 't1');
-    await ledger.settle({
+    await claimKey(ledger, 'k1', 't1');
+    await settleKey(ledger, {
       orderKey: 'k1',
       batchId: 'b1',
       token: 't1',
@@ -166,8 +168,8 @@ describe('ledger', () => {
     expect(JSON.parse((await redis.get(`${prefix}:dead:k1`))!)).toMatchObject({ code: 'PRODUCT_UNKNOWN' });
     expect(await ledger.get('k1')).toMatchObject({ state: 'dead', httpStatus: 422, code: 'PRODUCT_UNKNOWN' });
     expect(await reserveKeys(ledger, ['k1'], 'b2', false)).toEqual([{ outcome: 'reserved' }]);
-    expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
-    await ledger.settle({
+    expect(await claimKey(ledger, 'k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
+    await settleKey(ledger, {
       orderKey: 'k1',
       batchId: 'b2',
       token: 't2',
@@ -181,9 +183,9 @@ describe('ledger', () => {
 
   it('releases a retried attempt back to queued so the next attempt may claim it', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
-    await ledger.claim('k1', 't1');
+    await claimKey(ledger, 'k1', 't1');
     expect(
-      await ledger.settle({
+      await settleKey(ledger, {
         orderKey: 'k1',
         batchId: 'b1',
         token: 't1',
@@ -193,14 +195,14 @@ describe('ledger', () => {
         message: 'busy',
       }),
     ).toBe('ok');
-    expect(await ledger.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
+    expect(await claimKey(ledger, 'k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
   });
 
   it('sends again a sending order under the at-least-once policy', async () => {
     const resend = new Ledger(redis, keyspace(prefix), { queueName: 'orders', ambiguousPolicy: 'resend' });
     await reserveKeys(resend, ['k1'], 'b1', false);
-    await resend.claim('k1', 't1');
-    expect(await resend.claim('k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
+    await claimKey(resend, 'k1', 't1');
+    expect(await claimKey(resend, 'k1', 't2')).toEqual({ outcome: 'claimed', attempt: 2 });
   });
 
   it('a claim keeps the expiry of an entry queued within half the retention, and renews any other', async () => {
@@ -208,22 +210,24 @@ describe('ledger', () => {
     const entry = `${prefix}:ledger:k1`;
     await reserveKeys(short, ['k1'], 'b1', false);
     await redis.pexpire(entry, 80_000); // as if reserved 20 s ago
-    await short.claim('k1', 't1');
+    await claimKey(short, 'k1', 't1');
     expect(await redis.pttl(entry)).toBeLessThanOrEqual(80_000);
-    await short.settle({ orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued' });
+    await settleKey(short, { orderKey: 'k1', batchId: 'b1', token: 't1', state: 'queued' });
     await redis.hset(entry, 'u', Date.now() - 60_000); // queued 60 s ago: more than half the retention
     await redis.pexpire(entry, 40_000);
-    await short.claim('k1', 't2');
+    await claimKey(short, 'k1', 't2');
     expect(await redis.pttl(entry)).toBeGreaterThan(90_000);
-    await short.claim('k9', 't1'); // no entry at all (it expired): the claim gives it the retention
-    expect(await redis.pttl(`${prefix}:ledger:k9`)).toBeGreaterThan(90_000);
+    // No entry at all: it vanished (evicted, or its retention ran out under a job): never claimed, nothing
+    // written by the claim; the worker writes it back held (REDIS_KEYS_VANISHED, test/reliability/stuckSending.test.ts).
+    expect(await claimKey(short, 'k9', 't1')).toMatchObject({ outcome: 'vanished' });
+    expect(await redis.pttl(`${prefix}:ledger:k9`)).toBe(-2);
   });
 
   it("confirms an order its batch counted before (the breaker's burst requeue) without counting it twice, and a later import counts again", async () => {
     await reserveKeys(ledger, ['k1', 'k2'], 'b1', false);
-    expect(await ledger.confirmQueued(['k1', 'k2'], 'b1')).toBe(2);
-    await ledger.claim('k1', 't1');
-    await ledger.settle({
+    expect(await confirmKeys(ledger, ['k1', 'k2'], 'b1')).toBe(2);
+    await claimKey(ledger, 'k1', 't1');
+    await settleKey(ledger, {
       orderKey: 'k1',
       batchId: 'b1',
       token: 't1',
@@ -235,27 +239,29 @@ describe('ledger', () => {
     expect((await batches.get('b1'))?.dead).toBe(1);
     // The burst goes back into its own batch, which counts it queued already, and stops counting it dead
     // in the same step (a crash right after must not leave the batch looking settled).
-    const job = { name: 'test-job', data: { key: 'k1' } };
-    expect(await ledger.reserveJobs([{ orderKey: 'k1', job, alreadyCounted: true }], 'b1', false)).toEqual([
-      { outcome: 'reserved' },
-    ]);
+    const burst = { id: 'b1.r1', data: { v: 2, batchId: 'b1', records: [{ key: 'k1', lines: [2], payload: {} }] } };
+    const requeue = () => ledger.reserveRequeued([burst], { name: 'test-job', alreadyCounted: true }, 'b1');
+    expect(await requeue()).toEqual([{ outcome: 'reserved' }]);
     expect((await batches.get('b1'))?.dead).toBe(0);
     // Reserved again while queued: nothing to count down twice.
-    expect(await ledger.reserveJobs([{ orderKey: 'k1', job, alreadyCounted: true }], 'b1', false)).toEqual([
-      { outcome: 'queued', batchId: 'b1' },
-    ]);
+    expect(await requeue()).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
     expect((await batches.get('b1'))?.dead).toBe(0);
     // Confirmed by whoever comes first (the requeue, or a reconciler after a crash), never counted.
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([
-      expect.objectContaining({ orderKey: 'k1', job: JSON.stringify(job) }),
+      expect.objectContaining({
+        jobId: 'b1.r1',
+        chunkKeys: ['k1'],
+        job: JSON.stringify({ name: 'test-job', data: burst.data }),
+      }),
     ]);
-    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(0);
-    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(0);
+    const confirm = () => ledger.confirmChunks([{ chunkId: 'b1.r1', orderKeys: ['k1'] }], 'b1');
+    expect(await confirm()).toBe(0);
+    expect(await confirm()).toBe(0);
     expect((await batches.get('b1'))?.enqueued).toBe(2);
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([]);
     // The flag goes with its confirmation: the next reservation of the key counts as usual.
-    await ledger.claim('k1', 't2');
-    await ledger.settle({
+    await claimKey(ledger, 'k1', 't2');
+    await settleKey(ledger, {
       orderKey: 'k1',
       batchId: 'b1',
       token: 't2',
@@ -269,18 +275,17 @@ describe('ledger', () => {
       file: 'g.csv',
       sha256: 'y',
       env: 'acceptance',
-      startedAt: Date.now(),
       columns: ['a'],
     });
     await reserveKeys(ledger, ['k1'], 'b2', false);
-    expect(await ledger.confirmQueued(['k1'], 'b2')).toBe(1);
+    expect(await confirmKeys(ledger, ['k1'], 'b2')).toBe(1);
     expect((await batches.get('b2'))?.enqueued).toBe(1);
   });
 
   it('settles a delivery without recreating an expired batch record, and leaves no claim token behind', async () => {
     await reserveKeys(ledger, ['k1', 'k2'], 'b1', false);
-    await ledger.claim('k1', 't1');
-    await ledger.settle({
+    await claimKey(ledger, 'k1', 't1');
+    await settleKey(ledger, {
       orderKey: 'k1',
       batchId: 'b1',
       token: 't1',
@@ -291,8 +296,8 @@ describe('ledger', () => {
     expect((await batches.get('b1'))?.delivered).toBe(1);
     expect(await ledger.currentToken('k1')).toBeUndefined();
     await redis.del(`${prefix}:batch:b1`); // the batch record expired
-    await ledger.claim('k2', 't2');
-    await ledger.settle({
+    await claimKey(ledger, 'k2', 't2');
+    await settleKey(ledger, {
       orderKey: 'k2',
       batchId: 'b1',
       token: 't2',
@@ -306,8 +311,8 @@ describe('ledger', () => {
 
   it('a delivery after a failed attempt clears the earlier code and message', async () => {
     await reserveKeys(ledger, ['k1'], 'b1', false);
-    await ledger.claim('k1', 't1');
-    await ledger.settle({
+    await claimKey(ledger, 'k1', 't1');
+    await settleKey(ledger, {
       orderKey: 'k1',
       batchId: 'b1',
       token: 't1',
@@ -316,8 +321,8 @@ describe('ledger', () => {
       code: 'HTTP_503',
       message: 'busy',
     });
-    await ledger.claim('k1', 't2');
-    await ledger.settle({
+    await claimKey(ledger, 'k1', 't2');
+    await settleKey(ledger, {
       orderKey: 'k1',
       batchId: 'b1',
       token: 't2',

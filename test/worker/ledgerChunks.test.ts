@@ -36,7 +36,6 @@ async function newBatch(id: string): Promise<void> {
     file: `${id}.csv`,
     sha256: 'x',
     env: 'acceptance',
-    startedAt: Date.now(),
     columns: ['a'],
   });
 }
@@ -47,8 +46,7 @@ async function queuedChunk(chunkId: string, orderKeys: string[], batchId = 'b1')
     [orderKeys.map((key) => item(key))],
     [chunkId],
     { name: 'deliver-orders', layout: undefined },
-    batchId,
-    false,
+    { batchId },
   );
   expect(results!.every((r) => r.outcome === 'reserved')).toBe(true);
   expect(await ledger.confirmChunks([{ chunkId, orderKeys }], batchId)).toBe(orderKeys.length);
@@ -68,27 +66,18 @@ describe('chunk jobs in the ledger', () => {
   it('reserves a chunk into one kept job holding only the records it took, and reports the ones it left out', async () => {
     await newBatch('b0');
     // Delivered before by b0: `old` with the same content, `reused` with other content than the file has now.
-    await ledger.reserveJobs(
+    await queuedChunk('b0.1', ['old', 'reused'], 'b0');
+    await ledger.claimMany(['old', 'reused'], 't0', 'b0.1');
+    await ledger.settleMany(
       ['old', 'reused'].map((key) => ({
-        orderKey: key,
-        fingerprint: fingerprintOf(order(key)),
-        job: { name: 'deliver-order', data: { key } },
-      })),
-      'b0',
-      false,
-    );
-    await ledger.confirmQueued(['old', 'reused'], 'b0');
-    for (const key of ['old', 'reused']) {
-      await ledger.claim(key, 't0');
-      await ledger.settle({
         orderKey: key,
         batchId: 'b0',
         token: 't0',
-        state: 'delivered',
+        state: 'delivered' as const,
         remoteId: `R-${key}`,
         httpStatus: 201,
-      });
-    }
+      })),
+    );
 
     const chunk = [item('n1'), item('old'), item('reused', 'someone else'), item('n2')];
     const allLeftOut = [item('old')];
@@ -96,8 +85,7 @@ describe('chunk jobs in the ledger', () => {
       [chunk, allLeftOut],
       ['b1.1', 'b1.2'],
       { name: 'deliver-orders', layout: undefined },
-      'b1',
-      false,
+      { batchId: 'b1' },
     );
     expect(results[0]).toEqual([
       { outcome: 'reserved' },
@@ -122,7 +110,7 @@ describe('chunk jobs in the ledger', () => {
     expect(kept.data).toMatchObject({ v: JOB_DATA_VERSION });
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([
       expect.objectContaining({
-        orderKey: 'b1.1',
+        jobId: 'b1.1',
         state: 'queued',
         batchId: 'b1',
         jobExists: false,
@@ -132,8 +120,7 @@ describe('chunk jobs in the ledger', () => {
     const [n1, old, reused] = await ledger.getMany(['n1', 'old', 'reused']);
     expect(n1).toMatchObject({ state: 'queued', batchId: 'b1', chunkId: 'b1.1' });
     // The records left out are untouched.
-    expect(old).toMatchObject({ state: 'delivered', batchId: 'b0' });
-    expect(old?.chunkId).toBeUndefined();
+    expect(old).toMatchObject({ state: 'delivered', batchId: 'b0', chunkId: 'b0.1' });
     expect(reused?.fingerprint).toEqual(fingerprintOf(order('reused')));
 
     // Confirmed with every key of the chunk: only those it reserved count, and only once.
@@ -146,16 +133,16 @@ describe('chunk jobs in the ledger', () => {
     expect(await ledger.stranded(Date.now() + 1, 10)).toEqual([]);
   });
 
-  it('a chunk claim finds a record re-reserved into a job of its own `moved`, skips its own dead letters, and delivered records give their id', async () => {
+  it('a chunk claim finds a record re-reserved into another chunk `moved`, skips its own dead letters, and delivered records give their id', async () => {
     await newBatch('b2');
     await queuedChunk('b1.1', ['k1', 'k2', 'k3', 'k4']);
-    // A job of its own (the key as id) may not claim a record queued in a chunk, nor another chunk.
-    expect(await ledger.claim('k1', 'x')).toEqual({ outcome: 'moved' });
-    expect(await ledger.claimMany(['k1'], 'x', 'b1.9')).toEqual({
-      outcome: 'claims',
-      trial: false,
-      records: [{ outcome: 'moved' }],
-    });
+    // An earlier release's job of one (its key as id, '') may not claim a record queued in a chunk, nor another chunk.
+    for (const chunkId of ['', 'b1.9'])
+      expect(await ledger.claimMany(['k1'], 'x', chunkId)).toEqual({
+        outcome: 'claims',
+        trial: false,
+        records: [{ outcome: 'moved' }],
+      });
 
     const first = await ledger.claimMany(['k1', 'k2', 'k3', 'k4'], 't1', 'b1.1');
     expect(first).toEqual({
@@ -199,15 +186,10 @@ describe('chunk jobs in the ledger', () => {
       ]),
     ).toEqual(['ok', 'ok', 'ok', 'ok']);
 
-    // `dead-letters retry` of k2 while the chunk waits for its next attempt: a job of its own in b2.
-    expect(
-      await ledger.reserveJobs(
-        [{ orderKey: 'k2', job: { name: 'deliver-order', data: { key: 'k2', batchId: 'b2' } } }],
-        'b2',
-        false,
-      ),
-    ).toEqual([{ outcome: 'reserved' }]);
-    expect((await ledger.get('k2'))?.chunkId).toBeUndefined();
+    // `dead-letters retry` of k2 while the chunk waits for its next attempt: a chunk of one of its own in b2.
+    const retry = { id: 'b2.r1', data: { v: 2, batchId: 'b2', records: [{ key: 'k2', lines: [1], payload: {} }] } };
+    expect(await ledger.reserveRequeued([retry], { name: 'deliver-orders' }, 'b2')).toEqual([{ outcome: 'reserved' }]);
+    expect((await ledger.get('k2'))?.chunkId).toBe('b2.r1');
 
     const second = await ledger.claimMany(['k1', 'k2', 'k3', 'k4'], 't2', 'b1.1');
     expect(second).toEqual({
@@ -225,7 +207,11 @@ describe('chunk jobs in the ledger', () => {
       expect.objectContaining({ state: 'queued', batchId: 'b2' }),
       expect.objectContaining({ state: 'dead', batchId: 'b1', attempts: 1 }),
     ]);
-    expect(await ledger.claim('k2', 't3')).toEqual({ outcome: 'claimed', attempt: 2 });
+    expect(await ledger.claimMany(['k2'], 't3', 'b2.r1')).toEqual({
+      outcome: 'claims',
+      trial: false,
+      records: [{ outcome: 'claimed', attempt: 2 }],
+    });
   });
 
   it('half-open, a chunk claim claims one record as the trial and leaves the others `later`; open, it claims nothing', async () => {
@@ -397,19 +383,21 @@ describe('chunk jobs in the ledger', () => {
   it("an entry queued in a chunk is alive while the chunk's job exists; without it, and once stale, another batch takes it over", async () => {
     await newBatch('b2');
     // An importer that reserved the chunk and died before adding its job.
-    await ledger.reserveChunks([[item('k1')]], ['b1.1'], { name: 'deliver-orders', layout: undefined }, 'b1', false);
-    const reserveK1 = (by: Ledger = ledger) =>
-      by.reserveJobs(
-        [
-          {
-            orderKey: 'k1',
-            fingerprint: fingerprintOf(order('k1')),
-            job: { name: 'deliver-order', data: { key: 'k1', batchId: 'b2' } },
-          },
-        ],
-        'b2',
-        false,
-      );
+    await ledger.reserveChunks(
+      [[item('k1')]],
+      ['b1.1'],
+      { name: 'deliver-orders', layout: undefined },
+      { batchId: 'b1' },
+    );
+    const reserveK1 = async (by: Ledger = ledger) =>
+      (
+        await by.reserveChunks(
+          [[item('k1')]],
+          ['b2.1'],
+          { name: 'deliver-orders', layout: undefined },
+          { batchId: 'b2' },
+        )
+      )[0];
     // No job yet, but too young to tell from an import between reserving and adding. Asked through a
     // ledger whose staleness is a minute, so a slow machine cannot make the entry stale before this line.
     const patient = new Ledger(redis, keys, { queueName: 'orders', staleQueuedMs: 60_000 });
@@ -420,13 +408,11 @@ describe('chunk jobs in the ledger', () => {
     expect(await reserveK1()).toEqual([{ outcome: 'queued', batchId: 'b1' }]);
     expect(await ledger.get('k1')).toMatchObject({ state: 'queued', batchId: 'b1', chunkId: 'b1.1' });
 
-    // The chunk's job is gone; a job with the key as id proves nothing for an entry queued in a chunk.
+    // The chunk's job is gone; a job with the key as id (an earlier release's) proves nothing for an entry queued in a chunk.
     await redis.del(keys.job('orders', 'b1.1'));
     await redis.hset(keys.job('orders', 'k1'), 'name', 'deliver-order');
     expect(await reserveK1()).toEqual([{ outcome: 'reserved' }]);
-    const taken = await ledger.get('k1');
-    expect(taken).toMatchObject({ state: 'queued', batchId: 'b2' });
-    expect(taken?.chunkId).toBeUndefined();
+    expect(await ledger.get('k1')).toMatchObject({ state: 'queued', batchId: 'b2', chunkId: 'b2.1' });
     // The old chunk no longer owns it: its claim finds it moved, its late confirm counts nothing.
     expect(await ledger.claimMany(['k1'], 't', 'b1.1')).toEqual({
       outcome: 'claims',
@@ -434,7 +420,7 @@ describe('chunk jobs in the ledger', () => {
       records: [{ outcome: 'moved' }],
     });
     expect(await ledger.confirmChunks([{ chunkId: 'b1.1', orderKeys: ['k1'] }], 'b1')).toBe(0);
-    expect(await ledger.confirmQueued(['k1'], 'b2')).toBe(1);
+    expect(await ledger.confirmChunks([{ chunkId: 'b2.1', orderKeys: ['k1'] }], 'b2')).toBe(1);
     expect(await batches.get('b1')).toMatchObject({ enqueued: 0 });
     expect(await batches.get('b2')).toMatchObject({ enqueued: 1 });
   });
@@ -445,16 +431,14 @@ describe('chunk jobs in the ledger', () => {
       [[item('k1'), item('k2')]],
       ['b1.1'],
       { name: 'deliver-orders', layout: undefined },
-      'b1',
-      false,
+      { batchId: 'b1' },
     ); // its importer died here
     await new Promise((r) => setTimeout(r, 80));
     const [results] = await ledger.reserveChunks(
       [[item('k1'), item('k2')]],
       ['b2.1'],
       { name: 'deliver-orders', layout: undefined },
-      'b2',
-      false,
+      { batchId: 'b2' },
     );
     expect(results).toEqual([{ outcome: 'reserved' }, { outcome: 'reserved' }]);
     expect(await ledger.getMany(['k1', 'k2'])).toEqual([
@@ -462,7 +446,7 @@ describe('chunk jobs in the ledger', () => {
       expect.objectContaining({ batchId: 'b2', chunkId: 'b2.1' }),
     ]);
     // The dead importer's chunk is still kept (a reconciler adds it; its claim then finds both moved), and counts nothing.
-    expect((await ledger.stranded(Date.now() + 1, 10)).map((s) => s.orderKey).sort()).toEqual(['b1.1', 'b2.1']);
+    expect((await ledger.stranded(Date.now() + 1, 10)).map((s) => s.jobId).sort()).toEqual(['b1.1', 'b2.1']);
     expect(await ledger.confirmChunks([{ chunkId: 'b1.1', orderKeys: ['k1', 'k2'] }], 'b1')).toBe(0);
     expect(await ledger.claimMany(['k1', 'k2'], 't', 'b1.1')).toEqual({
       outcome: 'claims',

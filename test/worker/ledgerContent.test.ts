@@ -6,7 +6,9 @@ import { differingParts, fingerprintOf } from '../../src/ledger/fingerprint.js';
 import { BatchStore } from '../../src/batches/batchStore.js';
 import { reconcileImports } from '../../src/importer/reconcileImports.js';
 import { createLogger } from '../../src/logger.js';
+import { chunkJobId } from '../../src/queues.js';
 import { deletePrefix, testPrefix, testRedis } from '../helpers/redis.js';
+import { claimKey, confirmKeys, settleKey } from '../helpers/ledgerReserve.js';
 
 const redis = testRedis();
 let prefix: string;
@@ -20,7 +22,36 @@ const order = (lastName: string, productId = 5001) => ({
   recipient: { lastName, city: 'Utrecht' },
   products: [{ productId, quantity: 1 }],
 });
-const job = (key: string, batchId: string) => ({ name: 'deliver-order', data: { key, batchId } });
+let chunks = 0;
+
+/** Reserves one key with its content in a chunk of one of `batchId` (a stand-in record); returns its result and chunk id. */
+async function reserve(
+  key: string,
+  content: ReturnType<typeof order>,
+  batchId: string,
+  force = false,
+  record: unknown = { key },
+): Promise<{ result: Awaited<ReturnType<Ledger['reserveChunks']>>[number][number]; chunkId: string }> {
+  const chunkId = chunkJobId(batchId, ++chunks);
+  const [reserved] = await ledger.reserveChunks(
+    [[{ orderKey: key, fingerprint: fingerprintOf(content), record }]],
+    [chunkId],
+    { name: 'deliver-orders', layout: undefined },
+    { batchId, force },
+  );
+  return { result: reserved![0]!, chunkId };
+}
+
+/** What an earlier release's import left when it died between reserving a job of one order and adding it. */
+async function keepJobOfOne(key: string, batchId: string, job: unknown): Promise<void> {
+  const now = Date.now();
+  await redis
+    .multi()
+    .hset(keys.ledger(key), { s: 'queued', b: batchId, u: now })
+    .hset(keys.unqueuedJobs, key, JSON.stringify(job))
+    .zadd(keys.unqueued, now, key)
+    .exec();
+}
 
 beforeEach(async () => {
   prefix = testPrefix('content');
@@ -33,7 +64,6 @@ beforeEach(async () => {
     file: 'f.csv',
     sha256: 'x',
     env: 'acceptance',
-    startedAt: Date.now(),
     columns: ['a'],
   });
 });
@@ -44,8 +74,8 @@ afterEach(async () => {
 afterAll(() => redis.disconnect());
 
 async function deliver(key: string, batchId: string): Promise<void> {
-  await ledger.claim(key, 't');
-  await ledger.settle({ orderKey: key, batchId, token: 't', state: 'delivered', remoteId: 'R', httpStatus: 201 });
+  await claimKey(ledger, key, 't');
+  await settleKey(ledger, { orderKey: key, batchId, token: 't', state: 'delivered', remoteId: 'R', httpStatus: 201 });
 }
 
 describe('the ledger remembers content', () => {
@@ -74,38 +104,18 @@ describe('the ledger remembers content', () => {
   });
 
   it('a delivered key with other content is a conflict; the same content is delivered; a dead key takes new content; --force overrides', async () => {
-    await ledger.reserveJobs(
-      [{ orderKey: 'k1', fingerprint: fingerprintOf(order('Bakker')), job: job('k1', 'b1') }],
-      'b1',
-      false,
-    );
+    await reserve('k1', order('Bakker'), 'b1');
     await deliver('k1', 'b1');
-    const [same] = await ledger.reserveJobs(
-      [{ orderKey: 'k1', fingerprint: fingerprintOf(order('Bakker')), job: job('k1', 'b2') }],
-      'b2',
-      false,
-    );
-    expect(same).toEqual({ outcome: 'delivered', batchId: 'b1' });
-    const [other] = await ledger.reserveJobs(
-      [{ orderKey: 'k1', fingerprint: fingerprintOf(order('Jansen', 5002)), job: job('k1', 'b2') }],
-      'b2',
-      false,
-    );
-    expect(other).toMatchObject({ outcome: 'conflict', batchId: 'b1', state: 'delivered' });
-    const [forced] = await ledger.reserveJobs(
-      [{ orderKey: 'k1', fingerprint: fingerprintOf(order('Jansen')), job: job('k1', 'b2') }],
-      'b2',
-      true,
-    );
-    expect(forced).toEqual({ outcome: 'reserved' });
+    const same = await reserve('k1', order('Bakker'), 'b2');
+    expect(same.result).toEqual({ outcome: 'delivered', batchId: 'b1' });
+    const other = await reserve('k1', order('Jansen', 5002), 'b2');
+    expect(other.result).toMatchObject({ outcome: 'conflict', batchId: 'b1', state: 'delivered' });
+    const forced = await reserve('k1', order('Jansen'), 'b2', true);
+    expect(forced.result).toEqual({ outcome: 'reserved' });
 
-    await ledger.reserveJobs(
-      [{ orderKey: 'k2', fingerprint: fingerprintOf(order('Bakker')), job: job('k2', 'b1') }],
-      'b1',
-      false,
-    );
-    await ledger.claim('k2', 't');
-    await ledger.settle({
+    await reserve('k2', order('Bakker'), 'b1');
+    await claimKey(ledger, 'k2', 't');
+    await settleKey(ledger, {
       orderKey: 'k2',
       batchId: 'b1',
       token: 't',
@@ -113,73 +123,79 @@ describe('the ledger remembers content', () => {
       code: 'PRODUCT_UNKNOWN',
       parkedRecord: {},
     });
-    const [fixed] = await ledger.reserveJobs(
-      [{ orderKey: 'k2', fingerprint: fingerprintOf(order('Bakker', 5002)), job: job('k2', 'b3') }],
-      'b3',
-      false,
-    );
-    expect(fixed).toEqual({ outcome: 'reserved' });
+    const fixed = await reserve('k2', order('Bakker', 5002), 'b3');
+    expect(fixed.result).toEqual({ outcome: 'reserved' });
   });
 
   it('confirming a queued job counts it once for its batch', async () => {
-    await ledger.reserveJobs(
-      [{ orderKey: 'k1', fingerprint: fingerprintOf(order('A')), job: job('k1', 'b1') }],
-      'b1',
-      false,
-    );
-    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(1);
-    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(0);
+    await reserve('k1', order('A'), 'b1');
+    expect(await confirmKeys(ledger, ['k1'], 'b1')).toBe(1);
+    expect(await confirmKeys(ledger, ['k1'], 'b1')).toBe(0);
     expect((await batches.get('b1'))?.enqueued).toBe(1);
   });
 
   it('a reconciler queues the kept job of a dead importer and closes its batch; it leaves a live importer alone', async () => {
-    await ledger.reserveJobs(
-      [{ orderKey: 'k1', fingerprint: fingerprintOf(order('A')), job: job('k1', 'b1') }],
-      'b1',
-      false,
-    );
+    const { chunkId } = await reserve('k1', order('A'), 'b1');
     const deps = { ledger, batches, queue, jobOptions: {}, logger: createLogger({ level: 'silent' }) };
     const later = Date.now() + 5_000;
-    expect(await reconcileImports(deps, later)).toEqual({ requeued: 0, confirmed: 0, closed: [] }); // b1 beats
-    expect(await queue.getJob('k1')).toBeUndefined();
+    expect(await reconcileImports(deps, later)).toEqual({ requeued: 0, confirmed: 0, closed: [], held: 0 }); // b1 beats
+    expect(await queue.getJob(chunkId)).toBeUndefined();
 
     await redis.del(keys.batchOwner('b1')); // its heartbeat lapsed
-    expect(await reconcileImports(deps, later)).toEqual({ requeued: 1, confirmed: 0, closed: ['b1'] });
-    expect((await queue.getJob('k1'))?.data).toEqual({ key: 'k1', batchId: 'b1' });
+    expect(await reconcileImports(deps, later)).toEqual({ requeued: 1, confirmed: 0, closed: ['b1'], held: 0 });
+    expect((await queue.getJob(chunkId))?.data).toEqual({ v: 2, batchId: 'b1', records: [{ key: 'k1' }] });
     expect(await batches.get('b1')).toMatchObject({ importState: 'interrupted', enqueued: 1 });
-    expect(await reconcileImports(deps, later)).toEqual({ requeued: 0, confirmed: 0, closed: [] });
+    expect(await reconcileImports(deps, later)).toEqual({ requeued: 0, confirmed: 0, closed: [], held: 0 });
+  });
+
+  it("a reconciler queues an earlier release's kept job of one order under its key, and counts it once", async () => {
+    const legacy = { name: 'deliver-order', data: { v: 2, key: 'k1', batchId: 'b1', lines: [2], payload: {} } };
+    await keepJobOfOne('k1', 'b1', legacy);
+    await redis.del(keys.batchOwner('b1'));
+    const deps = { ledger, batches, queue, jobOptions: {}, logger: createLogger({ level: 'silent' }) };
+    const later = Date.now() + 5_000;
+    expect(await reconcileImports(deps, later)).toEqual({ requeued: 1, confirmed: 0, closed: ['b1'], held: 0 });
+    expect((await queue.getJob('k1'))?.data).toEqual(legacy.data);
+    expect(await batches.get('b1')).toMatchObject({ importState: 'interrupted', enqueued: 1 });
+    expect(await redis.zcard(keys.unqueued)).toBe(0);
+    expect(await redis.hlen(keys.unqueuedJobs)).toBe(0);
+    expect(await reconcileImports(deps, later)).toEqual({ requeued: 0, confirmed: 0, closed: [], held: 0 });
+    // Another batch of that release reserved the key since: its kept job under the same key is left alone.
+    await keepJobOfOne('k2', 'b1', legacy);
+    await redis.hset(keys.ledger('k2'), 'b', 'b2');
+    expect(await ledger.confirmChunks([{ chunkId: 'k2', orderKeys: ['k2'] }], 'b1')).toBe(0);
+    expect(await redis.hexists(keys.unqueuedJobs, 'k2')).toBe(1);
   });
 
   it('keeps an entry compact: the kept job lives apart, so the entry stays a listpack however long it lives', async () => {
-    const bulky = { name: 'deliver-order', data: { key: 'k1', batchId: 'b1', payload: 'x'.repeat(500) } };
+    const bulky = { key: 'k1', lines: [2], payload: 'x'.repeat(500) };
     const realistic = {
       businessCustomerId: 1007,
       recipient: { lastName: 'de Vries', city: 'Utrecht' },
       products: [{ productId: 5009, quantity: 3 }],
     };
-    await ledger.reserveJobs([{ orderKey: 'k1', fingerprint: fingerprintOf(realistic), job: bulky }], 'b1', false);
-    expect(JSON.parse((await redis.hget(keys.unqueuedJobs, 'k1'))!)).toEqual(bulky);
+    const { chunkId } = await reserve('k1', realistic, 'b1', false, bulky);
+    const kept = { name: 'deliver-orders', data: { v: 2, batchId: 'b1', records: [bulky] } };
+    expect(JSON.parse((await redis.hget(keys.unqueuedJobs, chunkId))!)).toEqual(kept);
     expect((await ledger.stranded(Date.now() + 1, 10))[0]).toMatchObject({
-      orderKey: 'k1',
+      jobId: chunkId,
       state: 'queued',
-      job: JSON.stringify(bulky),
+      job: JSON.stringify(kept),
+      chunkKeys: ['k1'],
     });
-    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(1);
-    expect(await redis.hexists(keys.unqueuedJobs, 'k1')).toBe(0);
+    expect(await confirmKeys(ledger, ['k1'], 'b1')).toBe(1);
+    expect(await redis.hexists(keys.unqueuedJobs, chunkId)).toBe(0);
     await deliver('k1', 'b1');
     expect(await redis.object('ENCODING', keys.ledger('k1'))).toBe('listpack');
   });
 
   it('still finds, confirms and drops a job kept in the entry itself (entries written before), and compares 8-hex part digests', async () => {
-    await ledger.reserveJobs(
-      [{ orderKey: 'k1', fingerprint: fingerprintOf(order('A')), job: job('k1', 'b1') }],
-      'b1',
-      false,
-    );
+    const legacy = { name: 'deliver-order', data: { key: 'k1', batchId: 'b1' } };
+    await keepJobOfOne('k1', 'b1', legacy);
     const kept = (await redis.hget(keys.unqueuedJobs, 'k1'))!;
     await redis.multi().hdel(keys.unqueuedJobs, 'k1').hset(keys.ledger('k1'), 'j', kept).exec();
-    expect((await ledger.stranded(Date.now() + 1, 10))[0]?.job).toBe(kept);
-    expect(await ledger.confirmQueued(['k1'], 'b1')).toBe(1);
+    expect((await ledger.stranded(Date.now() + 1, 10))[0]).toMatchObject({ jobId: 'k1', job: kept, chunkKeys: ['k1'] });
+    expect(await ledger.confirmChunks([{ chunkId: 'k1', orderKeys: ['k1'] }], 'b1')).toBe(1);
     expect(await redis.hexists(keys.ledger('k1'), 'j')).toBe(0);
     expect((await batches.get('b1'))?.enqueued).toBe(1);
     expect(differingParts('products=d0d66857;recipient=f594a381', 'products=d0d668;recipient=aaaaaa')).toEqual([
@@ -188,11 +204,8 @@ describe('the ledger remembers content', () => {
   });
 
   it('a reconciler that drops index members drops the kept job of an expired entry, never that of a live reservation', async () => {
-    await ledger.reserveJobs(
-      ['k1', 'k2'].map((key) => ({ orderKey: key, fingerprint: fingerprintOf(order('A')), job: job(key, 'b1') })),
-      'b1',
-      false,
-    );
+    for (const key of ['k1', 'k2'])
+      await keepJobOfOne(key, 'b1', { name: 'deliver-order', data: { key, batchId: 'b1' } });
     await redis.del(keys.ledger('k1')); // expired before its job was confirmed
     await ledger.touchStranded(['k1', 'k2'], undefined);
     expect(await redis.zcard(keys.unqueued)).toBe(0);

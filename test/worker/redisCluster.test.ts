@@ -79,7 +79,14 @@ describe("Redis Cluster (a real local cluster: .ci/run's, or three nodes of the 
     expect(dead).toMatchObject({ httpStatus: 422, code: 'PRODUCT_UNKNOWN', orderRef: 'CL-BAD' });
     expect((await rig.services.ledger.get(deadKeys[0]!))?.state).toBe('dead');
     const resultsPath = `${rig.dir}/orders.results.csv`;
-    const counts = await writeResults(file, {}, imported.batchId, rig.services.ledger, resultsPath, ORDERS);
+    const counts = await writeResults({
+      file,
+      ingest: {},
+      batchId: imported.batchId,
+      ledger: rig.services.ledger,
+      outPath: resultsPath,
+      kind: ORDERS,
+    });
     expect(counts.byOutcome).toEqual({ delivered: 8, 'dead-lettered': 1 });
     expect(await readFile(resultsPath, 'utf8')).toMatch(/CL-BAD,\d+,dead-lettered,,422,PRODUCT_UNKNOWN/);
 
@@ -115,6 +122,7 @@ describe("Redis Cluster (a real local cluster: .ci/run's, or three nodes of the 
       minAttempts: 3,
       minOrders: 3,
       minCustomers: 1,
+      minBatches: 1,
       refusalRatio: 0.1,
       serverFailingRatio: 0.5,
       unreachableRatio: 0.5,

@@ -46,7 +46,16 @@ function guarded(client: Redis, policy: { requirePersistence: boolean; unverifia
 }
 
 describe('redisSafety: when a worker takes no jobs', () => {
-  const risk = { evicting: false, policy: 'noeviction', persistent: true, verified: true, evidence: 'e' };
+  const risk = {
+    evicting: false,
+    policy: 'noeviction',
+    persistent: true,
+    verified: true,
+    known: true,
+    infoAllowed: true,
+    evidence: 'e',
+    persistenceEvidence: 'e',
+  };
   const acceptance = { requirePersistence: false, unverifiable: 'run' as const };
   const production = { requirePersistence: true, unverifiable: 'run' as const };
   it.each([
@@ -65,6 +74,19 @@ describe('redisSafety: when a worker takes no jobs', () => {
       { ...risk, verified: false },
       { ...production, unverifiable: 'pause' as const },
       'REDIS_UNVERIFIABLE',
+    ],
+    ['CONFIG and INFO refused, acceptance', { ...risk, known: false, verified: false }, acceptance, undefined],
+    [
+      'CONFIG and INFO refused, production',
+      { ...risk, known: false, verified: false },
+      { ...production, requireVerifiable: true },
+      'REDIS_UNVERIFIABLE',
+    ],
+    [
+      'CONFIG and INFO refused, production with BULKORDER_ALLOW_UNVERIFIED_REDIS=yes',
+      { ...risk, known: false, verified: false },
+      { ...production, requireVerifiable: false },
+      undefined,
     ],
   ])('%s', (_name, given, policy, code) => {
     const safety = redisSafety(given, policy);
@@ -150,6 +172,7 @@ describe("what the guard's pauses tell (observers of two worker processes on one
         BULKORDER_BUSINESS_CLIENT_ID: 'c',
         BULKORDER_BUSINESS_CLIENT_SECRET: 's',
         BULKORDER_NOTIFY_URLS: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`,
+        BULKORDER_NOTIFY_ALLOW_PRIVATE: '127.0.0.1',
         LOG_LEVEL: 'silent',
       },
     });

@@ -58,7 +58,10 @@ describe('every start-up failure ends the worker (issue 26, item 6)', () => {
     const port = await takenPort();
     const worker = startCli(['worker', '--http-port', String(port)], { ...rig.env, LOG_LEVEL: 'info' });
     expect(await exitOrHang(worker), worker.output()).toBe(5);
-    expect(worker.output()).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+    // In the worker's own words: its flags are --http-port and --http-host (not the dashboard's --port, --host).
+    expect(worker.output()).toContain(
+      `cannot listen on 127.0.0.1:${port} (EADDRINUSE): choose another --http-port or --http-host`,
+    );
     recordReliability({
       fault: 'worker --http-port already in use',
       behaviour: 'exit 5 naming the port, its Redis connections closed (it used to hang, ignoring SIGTERM)',

@@ -64,10 +64,11 @@ describe('the worker log of chunk jobs (real worker, Redis and simulator)', () =
   it('at info: one `chunk done` line per chunk, counting its records, and no line per order', async () => {
     const lines = await deliverWithLog('chunklog', 'info', 45);
     const done = lines.filter((line) => line.msg === 'chunk done');
-    // 45 orders at 10 per job: 5 chunk jobs, each delivered in one attempt.
-    expect(done).toHaveLength(5);
+    // 45 orders at 10 per job: 5 chunk jobs. A chunk may run twice (its records beyond the batch's canary wait for
+    // its verdict, then go): one line per run, each counting what that run ended.
     expect(new Set(done.map((line) => line.jobId)).size).toBe(5);
-    expect(done.map((line) => line.records).sort()).toEqual([10, 10, 10, 10, 5]);
+    expect(done.length).toBeGreaterThanOrEqual(5);
+    expect(done.length).toBeLessThanOrEqual(10);
     expect(done.reduce((sum, line) => sum + (line.counts?.delivered ?? 0), 0)).toBe(45);
     expect(lines.filter((line) => line.msg === 'delivered')).toHaveLength(0);
     expect(lines.filter((line) => line.orderKey !== undefined)).toHaveLength(0);
@@ -78,6 +79,7 @@ describe('the worker log of chunk jobs (real worker, Redis and simulator)', () =
     const delivered = lines.filter((line) => line.msg === 'delivered');
     expect(delivered).toHaveLength(12);
     expect(new Set(delivered.map((line) => line.orderKey)).size).toBe(12);
-    expect(lines.filter((line) => line.msg === 'chunk done')).toHaveLength(2);
+    const chunks = lines.filter((line) => line.msg === 'chunk done');
+    expect(new Set(chunks.map((line) => line.jobId)).size).toBe(2);
   }, 60_000);
 });

@@ -1,15 +1,17 @@
 --[[
-  reserveOne: the decision and the write of one reservation, shared by reserve-5 (one record, its
-  own job) and reserveChunk (several records in one job). Returns nil and the previous batch when it
-  reserved, else the reply {outcome, batch, parts, at, state}:
+  reserveOne: the decision and the write of one record's reservation into a chunk job (reserveChunk).
+  Returns nil and the previous batch when it reserved, else the reply {outcome, batch, parts, at, state}:
   `delivered`, `held` or `queued` (same content, or no fingerprint to compare); `conflict` (the key is
   delivered, held or in flight with other content: `parts`, `at` and `state` are the earlier entry's).
-  A dead-lettered key is reserved whatever its content: that is how a fixed row is sent. Empty
+  A dead-lettered key with other content is reserved: that is how a fixed row is sent. With the same
+  content (an unchanged re-run) it is `refused` (refused before: its dead letter stays open, nothing is
+  sent) unless `force` is `1` (--force) or `r` (--retry-refused), or its batch (`b`, beside `batchKey`)
+  was cancelled because its file changed while read (failCode FILE_CHANGED_WHILE_READ: never sent). Empty
   fingerprint: not compared, the kept one stays. A queued entry is alive while its job exists: the
-  job `q` names (chunk `q` of its batch `b`: job id `<b>.<q>`), else the one with the order key as
-  id (`jobPrefix` .. id is its hash). `q`: the number of the chunk job of `batchId` it is reserved
-  into ('' for a job of its own: the field goes). A number, not the job id: the entry keeps it for
-  the retention, and the batch id is in it already.
+  job `q` names (chunk `q` of its batch `b`: job id `<b>.<q>`), else (an entry of an earlier
+  release's job of one) the one with the order key as id (`jobPrefix` .. id is its hash). `q`: the
+  number of the chunk job of `batchId` it is reserved into. A number, not the job id: the entry
+  keeps it for the retention, and the batch id is in it already.
   alreadyCounted: a dead letter of this same batch goes back into it (the breaker's burst), so the batch
   counts it pending again in the same step (no moment where the batch looks settled without it).
 ]]
@@ -20,6 +22,13 @@ local function reserveOne(ledgerKey, jobPrefix, orderKey, batchId, now, retentio
   local forced = force == '1' and s == 'delivered'
   if s and s ~= 'dead' and not forced and f and fp ~= '' and f ~= fp then
     return {'conflict', b, redis.call('HGET', ledgerKey, 'fp') or '', e[6] or e[5] or '0', s}, b
+  end
+  if s == 'dead' and force == '0' and f and fp ~= '' and f == fp then
+    -- Unless its batch was cancelled because its file changed while it was read: never sent, not refused.
+    local was = string.sub(batchKey, 1, #batchKey - #batchId) .. b
+    if b == '' or redis.call('HGET', was, 'failCode') ~= 'FILE_CHANGED_WHILE_READ' then
+      return {'refused', b, '', e[5] or '0', s}, b
+    end
   end
   if s == 'delivered' and not forced then return {'delivered', b, '', ''}, b end
   -- Sent again on purpose (--force): earlier 5xx answers say nothing about the new delivery.
@@ -35,14 +44,13 @@ local function reserveOne(ledgerKey, jobPrefix, orderKey, batchId, now, retentio
     -- enough that it cannot be a concurrent import between those two steps.
     if tonumber(now) - tonumber(e[5] or '0') < tonumber(staleMs) then return {'queued', b, '', ''}, b end
   end
-  local fields = {'s', 'queued', 'b', batchId, 'u', now}
-  if q ~= '' then fields[#fields + 1] = 'q'; fields[#fields + 1] = q end
+  local fields = {'s', 'queued', 'b', batchId, 'u', now, 'q', q}
   if fp ~= '' then
     fields[#fields + 1] = 'f'; fields[#fields + 1] = fp
     fields[#fields + 1] = 'fp'; fields[#fields + 1] = fpParts
   end
   redis.call('HSET', ledgerKey, unpack(fields))
-  if q ~= '' then redis.call('HDEL', ledgerKey, 't', 'j', 'jc') else redis.call('HDEL', ledgerKey, 't', 'j', 'jc', 'q') end
+  redis.call('HDEL', ledgerKey, 't', 'j', 'jc')
   if alreadyCounted == '1' then
     redis.call('HSET', ledgerKey, 'jc', 1)
     if s == 'dead' and b == batchId then batchIncr(batchKey, 'dead', -1) end

@@ -5,12 +5,42 @@
   member is pruned by the readers (src/deadLetter/pruneParked.ts). A record never exists without
   its index member (both are written and removed together), so ZREM alone tells whether one is left.
   Returns ok | lost (another attempt owns the order now) | already (delivered before).
-  A delivery after an attempt answered 5xx counts in the batch's `possibleDuplicates`.
+  A delivery after an attempt answered 5xx counts in the batch's `possibleDuplicates`, and is indexed for
+  `review duplicates` (built from `prefix`: `<prefix>:duplicates`, a sorted set of order keys scored by
+  delivery time, and `<prefix>:duplicate-info`, a hash order key -> JSON {batch, at, status, code, message}:
+  the last failed attempt's answer, the doubt's cause; src/batches/possibleDuplicates.ts reads and acknowledges them).
+  A fix closes what it fixed (moveParked, `prefix` the keyspace's): an order delivered whose dead letter
+  was parked in an earlier batch (`dead-letters retry`, a fixed row with the same key) is counted
+  `resolved` there; one that ends dead or held again passes its earlier dead letter on (`movedOn`: the
+  new batch counts it now); an order delivered that an import linked to the dead letter it replaces
+  (`<prefix>:supersedes`, new key -> old key) closes that dead letter as superseded. Each is written
+  into the earlier batch's history of fixes.
 ]]
-local function settleOne(ledgerKey, batchKey, deadKey, deadIndex, heldKey, heldIndex, token, target, now, retention, orderKey, remoteId, status, code, message, parked, parkedRetention, answered5xx, count)
-  local e = redis.call('HMGET', ledgerKey, 's', 't', 'x', 'c')
+--- @include "moveParked"
+-- The dead letter an import linked `orderKey` to (a fixed row of it: `<prefix>:supersedes`) is closed once
+-- the fixed order ends: `resolved` as superseded when it is delivered, `movedOn` when it is parked in turn
+-- (one open problem, not two).
+local function closeReplaced(prefix, orderKey, deadIndex, into, how, b, now, count)
+  local supersedes = prefix .. ':supersedes'
+  local old = redis.call('HGET', supersedes, orderKey)
+  if not old then return end
+  redis.call('HDEL', supersedes, orderKey)
+  local oldKey = prefix .. ':dead:' .. old
+  if redis.call('ZREM', deadIndex, old) == 0 then return end
+  local origin = parkedBatch(redis.call('GET', oldKey) or '')
+  redis.call('DEL', oldKey)
+  moveParked(prefix, origin, 'dead', into, {key = old, was = 'dead', how = how, batch = b, by = orderKey, at = tonumber(now)}, count)
+  local oldLedger = prefix .. ':ledger:' .. old
+  if redis.call('EXISTS', oldLedger) == 1 then redis.call('HSET', oldLedger, 'sp', orderKey) end
+end
+
+local function settleOne(ledgerKey, batchKey, deadKey, deadIndex, heldKey, heldIndex, token, target, now, retention, orderKey, remoteId, status, code, message, parked, parkedRetention, answered5xx, count, prefix)
+  local e = redis.call('HMGET', ledgerKey, 's', 't', 'x', 'c', 'b', 'h', 'm')
   local s = e[1]
   local t = e[2]
+  local b = e[5] or ''
+  -- Out of the sending index (claimOne), whatever the outcome: a settle that finds it sending ends its claim or another's.
+  if s == 'sending' then redis.call('ZREM', prefix .. ':sending', orderKey) end
   if target == 'delivered' then
     -- The API's answer is the truth, even if another worker meanwhile held this order
     -- because our claim looked stale: undo that hold.
@@ -24,9 +54,26 @@ local function settleOne(ledgerKey, batchKey, deadKey, deadIndex, heldKey, heldI
     redis.call('HSET', ledgerKey, 's', 'delivered', 'u', now, 'd', now, 'r', remoteId, 'h', status, 't', '')
     if e[4] then redis.call('HDEL', ledgerKey, 'c', 'm') end
     redis.call('PEXPIRE', ledgerKey, retention)
-    if redis.call('ZREM', deadIndex, orderKey) == 1 then redis.call('DEL', deadKey) end
+    if redis.call('ZREM', deadIndex, orderKey) == 1 then
+      local origin = parkedBatch(redis.call('GET', deadKey) or '')
+      redis.call('DEL', deadKey)
+      -- The same batch: the breaker's burst, which stopped counting it dead when it requeued it.
+      if origin ~= b then
+        moveParked(prefix, origin, 'dead', 'resolved', {key = orderKey, was = 'dead', how = 'delivered', batch = b, at = tonumber(now)}, count)
+      end
+    end
+    closeReplaced(prefix, orderKey, deadIndex, 'resolved', 'superseded', b, now, count)
     count(batchKey, 'delivered', 1)
-    if tonumber(e[3] or '0') > 0 then count(batchKey, 'possibleDuplicates', 1) end
+    if tonumber(e[3] or '0') > 0 then
+      count(batchKey, 'possibleDuplicates', 1)
+      redis.call('ZADD', prefix .. ':duplicates', now, orderKey)
+      -- Written in a fixed order (a Lua table has none): batch, at, then status, code, message when known.
+      local info = '{"batch":' .. cjson.encode(b) .. ',"at":' .. tostring(tonumber(now))
+      if e[6] and tonumber(e[6]) then info = info .. ',"status":' .. tostring(tonumber(e[6])) end
+      if e[4] then info = info .. ',"code":' .. cjson.encode(e[4]) end
+      if e[7] and e[7] ~= '' then info = info .. ',"message":' .. cjson.encode(e[7]) end
+      redis.call('HSET', prefix .. ':duplicate-info', orderKey, info .. '}')
+    end
     return 'ok'
   end
   if s ~= 'sending' or t ~= token then return 'lost' end
@@ -48,6 +95,19 @@ local function settleOne(ledgerKey, batchKey, deadKey, deadIndex, heldKey, heldI
   end
   if target == 'queued' then return 'ok' end
   redis.call('HDEL', ledgerKey, 't')
+  -- A dead letter of an earlier batch sent again and parked again: this batch counts it now.
+  local earlier = redis.call('GET', deadKey)
+  if earlier then
+    local origin = parkedBatch(earlier)
+    if origin ~= b then
+      moveParked(prefix, origin, 'dead', 'movedOn', {key = orderKey, was = 'dead', how = target, batch = b, at = tonumber(now)}, count)
+      if target == 'held' then
+        redis.call('DEL', deadKey)
+        redis.call('ZREM', deadIndex, orderKey)
+      end
+    end
+  end
+  closeReplaced(prefix, orderKey, deadIndex, 'movedOn', target, b, now, count)
   if target == 'dead' then
     redis.call('SET', deadKey, parked, 'PX', parkedRetention)
     redis.call('ZADD', deadIndex, now, orderKey)

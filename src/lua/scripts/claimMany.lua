@@ -4,34 +4,39 @@
   admit says may be the trial (a customer the refusals never named); when none is claimed, the
   trial goes back.
 
-  Input (the number of keys first: 1 + records):
+  Input (the number of keys first: 2 + records):
     KEYS[1] gate              the breaker's state (or any key of the slot when not asked)
-    KEYS[2...] ledger         the ledger entry of each record
+    KEYS[2] sendingIndex      claims not settled yet (a sorted set: order key -> claim time)
+    KEYS[3...] ledger         the ledger entry of each record
     ARGV[1] token
-    ARGV[2] now               ms
+    ARGV[2] now               '': Redis's TIME (src/lua/includes/redisNow.lua); ms: that time (tests)
     ARGV[3] retentionMs
     ARGV[4] ambiguousPolicy   hold|resend
     ARGV[5] askGate           0|1
-    ARGV[6] chunkId
-    ARGV[7...] customer       per record, in KEYS order: whom it is for ('' unknown)
+    ARGV[6] chunkId           the job's id ('' for an earlier release's job of one record)
+    ARGV[7] ledgerPrefix      `<prefix>:ledger:`: a ledger key is this and the order key
+    ARGV[8...] customer       per record, in KEYS order: whom it is for ('' unknown)
   Output:
     {verdict, retryAt, then outcome and value per record}: verdict `wait` (nothing claimed;
     retryAt: when to ask again, ms), `go` or `trial`; outcomes as claimOne's
 ]]
 --- @include "admit"
 --- @include "claimOne"
+--- @include "redisNow"
+local now = redisNow(ARGV[2])
 local verdict, at, eligible = 'go', '0', {any = true}
 if ARGV[5] == '1' then
   local customers = {}
-  for i = 7, #ARGV do customers[#customers + 1] = ARGV[i] end
-  verdict, at, eligible = admit(KEYS[1], tonumber(ARGV[2]), customers)
+  for i = 8, #ARGV do customers[#customers + 1] = ARGV[i] end
+  verdict, at, eligible = admit(KEYS[1], now, customers)
   if verdict == 'wait' then return {'wait', tostring(at)} end
 end
 local replies = {verdict, '0'}
 local claimed = 0
-for i = 2, #KEYS do
-  local mayClaim = verdict ~= 'trial' or (claimed == 0 and (eligible.any or eligible[i - 1]))
-  local outcome, value = claimOne(KEYS[i], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[6], true, mayClaim)
+local cut = #ARGV[7] + 1
+for i = 3, #KEYS do
+  local mayClaim = verdict ~= 'trial' or (claimed == 0 and (eligible.any or eligible[i - 2]))
+  local outcome, value = claimOne(KEYS[i], KEYS[2], string.sub(KEYS[i], cut), ARGV[1], now, ARGV[3], ARGV[4], ARGV[6], mayClaim)
   if outcome == 'claimed' then claimed = claimed + 1 end
   replies[#replies + 1] = outcome
   replies[#replies + 1] = value

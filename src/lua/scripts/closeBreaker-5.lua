@@ -12,7 +12,7 @@
     KEYS[3] exempt
     KEYS[4] answers           customer -> the last refusal's answer (JSON)
     KEYS[5] refused           customer -> answer, `@closedAt`: the customers this close proved refused
-    ARGV[1] now               ms
+    ARGV[1] now               '': Redis's TIME (src/lua/includes/redisNow.lua); ms: that time (tests)
     ARGV[2] onlyHalfOpen      0|1
     ARGV[3] failuresPrefix    + the trip's signature (same hash tag as the state)
     ARGV[4] ordersPrefix
@@ -22,6 +22,8 @@
   Output:
     {closed | none, api | customers, orderKey...}
 ]]
+--- @include "redisNow"
+local now = redisNow(ARGV[1])
 local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
 if state == 'closed' or (ARGV[2] == '1' and state ~= 'halfOpen') then return {'none'} end
 local signature = redis.call('HGET', KEYS[1], 'signature') or ''
@@ -35,7 +37,7 @@ if ARGV[6] ~= '' and refused ~= '' and redis.call('HGET', KEYS[1], 'class') == '
   end
   if not seen then
     about = 'customers'
-    redis.call('HSET', KEYS[5], '@closedAt', ARGV[1])
+    redis.call('HSET', KEYS[5], '@closedAt', now)
     for customer in string.gmatch(refused, '[^\n]+') do
       redis.call('SADD', KEYS[3], signature .. '|' .. customer)
       local answer = redis.call('HGET', KEYS[4], customer)
@@ -47,7 +49,7 @@ if ARGV[6] ~= '' and refused ~= '' and redis.call('HGET', KEYS[1], 'class') == '
 end
 local burst = about == 'api' and redis.call('SMEMBERS', KEYS[2]) or {}
 redis.call('DEL', KEYS[2], KEYS[1])
-redis.call('HSET', KEYS[1], 'state', 'closed', 'closedAt', ARGV[1])
+redis.call('HSET', KEYS[1], 'state', 'closed', 'closedAt', now)
 local result = {'closed', about}
 for _, key in ipairs(burst) do result[#result + 1] = key end
 return result

@@ -1,20 +1,23 @@
 --[[
-  A 429. Without a rate in force, one starts, and no slot before Retry-After. With `bucketPrefix`:
-  at `startShare` of what the API accepted over the last second (its window), from every worker's
+  A 429. `accepted` below is what the API accepted over the last second (its window): every worker's
   per-second counts (`<bucketPrefix><epoch second>`, added every 250 ms; the previous second
-  weighted by its share still in the window) plus this process's not yet added (`accepted`).
-  Without (BULKORDER_RATE_ADAPT=halve), or when nothing was accepted: half of this process's sending
-  rate times the live workers, as TCP halves its window on a first loss.
+  weighted by its share still in the window) plus this process's not yet added (ARGV accepted).
+  Without a rate in force, one starts, and no slot before Retry-After: with `measuredStart`, at
+  `startShare` of `accepted`; otherwise (BULKORDER_RATE_ADAPT=halve), or when nothing was accepted,
+  at half of this process's sending rate times the live workers, as TCP halves its window on a first loss.
   With a rate, it is cut by `decrease`, once per 429 to a request granted a Retry-After (at most
   5 s) after the last cut: the API's window still holds requests sent at the old rate, and their
-  refusals say nothing new (TCP cuts once per window). Never below `floor`. `hint` keeps the rate
-  a 429 was met at (the measure, then each cut's rate before it): takeRate probes slowly near it.
-  The hash expires when no 429 came for a while: the API's limit may have gone.
+  refusals say nothing new (TCP cuts once per window). And on every 429 it is kept at or below
+  `startShare` of `accepted` (issue 37): a limit that dropped is followed within the API's window,
+  whatever the cuts' pace (cut by cut, 50 -> 10 req/s took 15 s and the growth between cuts held
+  the rate at twice the limit). Never below `floor`. `hint` keeps the rate a 429 was met at (the
+  measure, then each cut's rate before it, or the accepted rate when that is lower): takeRate probes
+  slowly near it, and fast beyond it. The hash expires when no 429 came for a while: the API's limit may have gone.
 
   Input:
     KEYS[1] rate
     KEYS[2] workers           live workers by heartbeat (sorted set)
-    ARGV[1] now               ms
+    ARGV[1] now               '': Redis's TIME (src/lua/includes/redisNow.lua); ms: that time (tests)
     ARGV[2] retryAfterMs
     ARGV[3] floor
     ARGV[4] decrease
@@ -23,34 +26,45 @@
     ARGV[7] staleMs
     ARGV[8] expireMs
     ARGV[9] paced             1: the request was granted under a rate
-    ARGV[10] startShare       the share of the accepted rate the first rate starts at
-    ARGV[11] bucketPrefix     '': halve the sending rate
+    ARGV[10] startShare       the share of the accepted rate a rate starts at, and is kept below
+    ARGV[11] bucketPrefix     '': no counts of accepted answers
     ARGV[12] accepted         this process's accepted answers not yet in the counts
+    ARGV[13] measuredStart    1: the first rate starts from the accepted rate; 0: halve the sending rate
   Output:
     the rate now in force (requests per second)
 ]]
-local now = tonumber(ARGV[1])
+--- @include "redisNow"
+local now = redisNow(ARGV[1])
 local floor = tonumber(ARGV[3])
 local keep = 1 - tonumber(ARGV[4])
+local share = tonumber(ARGV[10])
+local accepted = 0
+if ARGV[11] ~= '' then
+  local second = math.floor(now / 1000)
+  local current = tonumber(redis.call('GET', ARGV[11] .. second) or '0')
+  local previous = tonumber(redis.call('GET', ARGV[11] .. (second - 1)) or '0')
+  accepted = current + previous * (1 - (now % 1000) / 1000) + tonumber(ARGV[12])
+end
 local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
 if rate == 0 then
   local workers = math.max(1, redis.call('ZCOUNT', KEYS[2], now - tonumber(ARGV[7]), '+inf'))
-  local measured, share = tonumber(ARGV[6]) * workers, 0.5
-  if ARGV[11] ~= '' then
-    local second = math.floor(now / 1000)
-    local current = tonumber(redis.call('GET', ARGV[11] .. second) or '0')
-    local previous = tonumber(redis.call('GET', ARGV[11] .. (second - 1)) or '0')
-    local accepted = current + previous * (1 - (now % 1000) / 1000) + tonumber(ARGV[12])
-    if accepted > 0 then measured, share = accepted, tonumber(ARGV[10]) end
-  end
-  rate = math.max(floor, measured * share)
+  local measured, start = tonumber(ARGV[6]) * workers, 0.5
+  if ARGV[13] == '1' and accepted > 0 then measured, start = accepted, share end
+  rate = math.max(floor, measured * start)
   redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'lastCut', now, 'nextAt', now + tonumber(ARGV[2]), 'cuts', 1,
     'hint', tostring(measured))
-elseif ARGV[9] == '1' and tonumber(ARGV[5]) >= tonumber(redis.call('HGET', KEYS[1], 'lastCut') or '0') + math.min(tonumber(ARGV[2]), 5000) then
-  redis.call('HSET', KEYS[1], 'hint', tostring(rate))
-  rate = math.max(floor, rate * keep)
-  redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'lastCut', now)
-  redis.call('HINCRBY', KEYS[1], 'cuts', 1)
+else
+  if ARGV[9] == '1' and tonumber(ARGV[5]) >= tonumber(redis.call('HGET', KEYS[1], 'lastCut') or '0') + math.min(tonumber(ARGV[2]), 5000) then
+    redis.call('HSET', KEYS[1], 'hint', tostring(rate))
+    rate = math.max(floor, rate * keep)
+    redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'lastCut', now)
+    redis.call('HINCRBY', KEYS[1], 'cuts', 1)
+  end
+  if accepted > 0 and accepted * share < rate then
+    rate = math.max(floor, accepted * share)
+    redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'hint', tostring(accepted))
+  end
 end
+redis.call('HSET', KEYS[1], 'last429', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
 return tostring(rate)

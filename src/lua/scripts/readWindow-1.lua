@@ -3,14 +3,15 @@
 
   Input:
     KEYS[1] failures          the SERVER_FAILING signature's failed attempts
-    ARGV[1] now               ms
+    ARGV[1] now               '': Redis's TIME (src/lua/includes/redisNow.lua); ms: that time (tests)
     ARGV[2] windowMs
     ARGV[3] bucketPrefix
   Output:
     {total attempts, server-failing attempts, counts (JSON label -> n)}
 ]]
 --- @include "breakerWindow"
-local now = tonumber(ARGV[1])
+--- @include "redisNow"
+local now = redisNow(ARGV[1])
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[2]), '+inf')
 local counts = {}
 for _, member in ipairs(members) do

@@ -1,8 +1,8 @@
 --[[
-  Reserves several records of one batch into one chunk job (BULKORDER_ORDERS_PER_JOB): each as
-  reserve-5 does, with `q` = the chunk's number, and the chunk's job, holding the reserved records
-  only, is kept in `unqueuedJobs` under the chunk id (indexed in `unqueued`) until confirmChunk.
-  The kept job's JSON is jobHead .. the reserved records' fragments joined by ',' .. jobTail.
+  Reserves records of one batch into one chunk job (an import's BULKORDER_ORDERS_PER_JOB, a
+  requeue's one): each with `q` = the chunk's number, and the chunk's job, holding the reserved
+  records only, is kept in `unqueuedJobs` under the chunk id (indexed in `unqueued`) until
+  confirmChunk. The kept job's JSON is jobHead .. the reserved records' fragments joined by ',' .. jobTail.
 
   Input (the number of keys first: 3 + records):
     KEYS[1] unqueuedIndex
@@ -10,25 +10,28 @@
     KEYS[3] batch
     KEYS[4...] ledger         the ledger entry of each record
     ARGV[1] batchId
-    ARGV[2] now               ms
+    ARGV[2] now               '': Redis's TIME (src/lua/includes/redisNow.lua); ms: that time (tests)
     ARGV[3] retentionMs
-    ARGV[4] force             0|1
+    ARGV[4] force             0 | 1 (--force) | r (--retry-refused: a dead key with the same content too)
     ARGV[5] staleMs
     ARGV[6] jobPrefix         `<prefix>:<queue>:`
     ARGV[7] chunkId           `<batchId>.<number>`
     ARGV[8] jobHead
     ARGV[9] jobTail
     ARGV[10] chunkNumber
-    ARGV[11...] per record: orderKey fingerprint fingerprintParts fragment
+    ARGV[11] alreadyCounted   0|1: the batch counted these records before (the breaker's burst)
+    ARGV[12...] per record: orderKey fingerprint fingerprintParts fragment
   Output:
     five values per record: `reserved` and the previous batch, or reserveOne's reply
 ]]
 --- @include "reserveOne"
+--- @include "redisNow"
+local now = redisNow(ARGV[2])
 local replies = {}
 local kept = {}
 for i = 4, #KEYS do
-  local a = 10 + (i - 4) * 4
-  local reply, b = reserveOne(KEYS[i], ARGV[6], ARGV[a + 1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[a + 2], ARGV[a + 3], '0', KEYS[3], ARGV[10])
+  local a = 11 + (i - 4) * 4
+  local reply, b = reserveOne(KEYS[i], ARGV[6], ARGV[a + 1], ARGV[1], now, ARGV[3], ARGV[4], ARGV[5], ARGV[a + 2], ARGV[a + 3], ARGV[11], KEYS[3], ARGV[10])
   if not reply then
     reply = {'reserved', b, '', ''}
     kept[#kept + 1] = ARGV[a + 4]
@@ -37,6 +40,6 @@ for i = 4, #KEYS do
 end
 if #kept > 0 then
   redis.call('HSET', KEYS[2], ARGV[7], ARGV[8] .. table.concat(kept, ',') .. ARGV[9])
-  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[7])
+  redis.call('ZADD', KEYS[1], now, ARGV[7])
 end
 return replies

@@ -1,5 +1,6 @@
 --[[
-  held -> delivered without sending: a person found the order on the service.
+  held -> delivered without sending: a person found the order on the service. Its batch counts it
+  delivered, and its history of fixes says who resolved it.
 
   Input:
     KEYS[1] ledger
@@ -7,28 +8,34 @@
     KEYS[3] heldRecord
     KEYS[4] heldIndex
     ARGV[1] expectedBatch
-    ARGV[2] now               ms
+    ARGV[2] now               '': Redis's TIME (src/lua/includes/redisNow.lua); ms: that time (tests)
     ARGV[3] retentionMs
     ARGV[4] orderKey
     ARGV[5] remoteId          '' when not given
     ARGV[6] who
     ARGV[7] note
+    ARGV[8] prefix            the keyspace's: the fix goes into the batch's history (moveParked)
   Output:
     `resolved`, `moved` (the entry changed batch since it was read: read and try again) or the
     state found (`missing`)
 ]]
+--- @include "batchIncr"
+--- @include "moveParked"
+--- @include "redisNow"
+local now = redisNow(ARGV[2])
 local s = redis.call('HGET', KEYS[1], 's')
 if s ~= 'held' and not (not s and redis.call('EXISTS', KEYS[3]) == 1) then return s or 'missing' end
 if (redis.call('HGET', KEYS[1], 'b') or '') ~= ARGV[1] then return 'moved' end
-redis.call('HSET', KEYS[1], 's', 'delivered', 'u', ARGV[2], 'd', ARGV[2], 'rv', 'resolved', 'rw', ARGV[6], 'rt', ARGV[2])
+redis.call('HSET', KEYS[1], 's', 'delivered', 'u', now, 'd', now, 'rv', 'resolved', 'rw', ARGV[6], 'rt', now)
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[5]) end
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'rn', ARGV[7]) else redis.call('HDEL', KEYS[1], 'rn') end
 redis.call('HDEL', KEYS[1], 't')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('DEL', KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[4])
-if s == 'held' and redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('HINCRBY', KEYS[2], 'held', -1)
-  redis.call('HINCRBY', KEYS[2], 'delivered', 1)
+if s == 'held' then
+  local fix = {key = ARGV[4], was = 'held', how = 'resolved', by = ARGV[6], batch = ARGV[1], at = now}
+  if ARGV[7] ~= '' then fix.note = ARGV[7] end
+  moveParked(ARGV[8], ARGV[1], 'held', 'delivered', fix, batchIncr)
 end
 return 'resolved'

@@ -7,7 +7,7 @@
   Input:
     KEYS[1] state
     KEYS[2] pausedBy          set while a person paused the queue
-    ARGV[1] now               ms
+    ARGV[1] now               '': Redis's TIME (src/lua/includes/redisNow.lua); ms: that time (tests)
     ARGV[2] trialCalls
     ARGV[3] trialTimeoutMs
     ARGV[4] alertAfterMs
@@ -16,7 +16,8 @@
   Output:
     {transition, state}: transition none | halfOpen | stuck
 ]]
-local now = tonumber(ARGV[1])
+--- @include "redisNow"
+local now = redisNow(ARGV[1])
 local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
 if state == 'closed' then return {'none', state} end
 local since = tonumber(redis.call('HGET', KEYS[1], 'since') or now)

@@ -1,0 +1,108 @@
+import { ExitCode } from '../errors.js';
+import { listParked, showParked, type ParkedTarget } from '../deadLetter/parkedActions.js';
+import type { ParkedFilter } from '../deadLetter/parkedFilter.js';
+import type { ParkedStore } from '../deadLetter/parkedStore.js';
+import type { RequeueBatch } from '../deadLetter/requeueParked.js';
+import { reportRequeued } from '../deadLetter/followRequeued.js';
+import type { ParkedKind } from '../keyspace.js';
+import type { Services } from '../services.js';
+import type { TextSink } from '../textSink.js';
+import { positiveInteger, printReport, requireSelection, type CommandContext } from './options.js';
+
+/** What `list` and `show` of `dead-letters` and `review` need besides the open store. */
+export interface ParkedRead {
+  filter: ParkedFilter;
+  /** The key `show` prints. */
+  key: string | undefined;
+  flags: { limit?: string; json?: boolean };
+  /** What to do next, printed under the list. */
+  hints: readonly string[];
+}
+
+/** `list` and `show` as `dead-letters` and `review` both run them: prints, returns the exit code. */
+export async function readParked(
+  action: 'list' | 'show',
+  { services, store }: ParkedTarget,
+  read: ParkedRead,
+  stdout: TextSink,
+): Promise<number> {
+  const json = read.flags.json === true;
+  if (action === 'list') {
+    const listed = await listParked(
+      store,
+      read.filter,
+      { kind: services.kind.name, limit: positiveInteger(read.flags.limit ?? '50', '--limit') },
+      read.hints,
+    );
+    return printReport(stdout, { ...listed, exitCode: ExitCode.ok }, json);
+  }
+  stdout.write(await showParked(store, services, read.key!, { json }));
+  return ExitCode.ok;
+}
+
+/** How `dead-letters retry` and `review release` follow what they queued again: --wait, --timeout (seconds). */
+function requeueFollow(
+  flags: { wait?: boolean; timeout?: string },
+  out: TextSink,
+): { wait: boolean; timeoutMs?: number; out: TextSink } {
+  return {
+    wait: flags.wait === true,
+    out,
+    ...(flags.timeout === undefined ? {} : { timeoutMs: positiveInteger(flags.timeout, '--timeout') * 1000 }),
+  };
+}
+
+/** What `retry`, `release` and `purge` act on: the open store and services, the selection, the command. */
+export interface ParkedAct {
+  store: ParkedStore;
+  services: Services<unknown>;
+  /** The records selected (flags and keys). */
+  filter: ParkedFilter;
+  flags: { json?: boolean; all?: boolean; wait?: boolean; timeout?: string };
+  ctx: CommandContext;
+}
+
+/**
+ * Follows (with --wait) and prints what `dead-letters retry` or `review release` queued again:
+ * lines for a person (after `released by <by>` when someone decided), or one JSON object.
+ */
+export async function printRequeued(
+  made: readonly RequeueBatch[],
+  { services, flags, ctx }: ParkedAct,
+  told: { action: string; matched: number; by?: string },
+): Promise<number> {
+  const report = await reportRequeued(made, services.batches, requeueFollow(flags, ctx.stderr));
+  const json = {
+    kind: services.kind.name,
+    action: told.action,
+    ...(told.by === undefined ? {} : { releasedBy: told.by }),
+    matched: told.matched,
+    batches: report.batches,
+  };
+  const lines = told.by === undefined ? report.lines : [`released by ${told.by}`, ...report.lines];
+  return printReport(
+    ctx.stdout,
+    { text: lines.join('\n') + '\n', json, exitCode: report.exitCode },
+    flags.json === true,
+  );
+}
+
+/**
+ * `dead-letters purge` and `review purge`: forgets the selected records of one state (`decided`: who, for the
+ * batch's history of fixes); `text` says what that meant.
+ */
+export async function purgeSelected(
+  state: ParkedKind,
+  { store, services, filter, flags, ctx }: ParkedAct,
+  told: { action: string; decided: { by: string; note?: string }; text: (purged: number) => string },
+): Promise<number> {
+  requireSelection(filter, flags, told.action);
+  const items = await store.select(filter);
+  const purged = await services.ledger.purgeParked(
+    state,
+    items.map((item) => item.record.key),
+    told.decided,
+  );
+  const json = { kind: services.kind.name, action: told.action, matched: items.length, purged };
+  return printReport(ctx.stdout, { text: told.text(purged), json, exitCode: ExitCode.ok }, flags.json === true);
+}

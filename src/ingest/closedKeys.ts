@@ -1,0 +1,101 @@
+/** Probes per key and slice. */
+const PROBES = 8;
+/** Bits per key a slice is sized for: with 8 probes under one false "seen" in 10^8 lookups per slice. */
+const BITS_PER_KEY = 96;
+/** Keys the first slice is sized for; each next slice holds twice as many. */
+const FIRST_SLICE_KEYS = 8192;
+
+/**
+ * The keys of groups already closed, in a bounded number of bits (a scalable Bloom filter): `has` is
+ * never wrong about a key that was added, and rarely says yes for one that was not (the file is then
+ * read the safe way, through the spill files, slower but exact). Memory follows the keys added, in
+ * slices of doubling size, up to `maxBits`; past it the last slice keeps filling, and says yes more
+ * often, never no wrongly. Slices start small because a large buffer held before the rows are read
+ * raised the peak memory of the read that followed by more than its own size (V8's heap limits
+ * count external memory).
+ */
+export class ClosedKeys {
+  readonly #slices: { words: Uint32Array; mask: number; capacity: number }[] = [];
+  readonly #maxBits: number;
+  #keys = 0;
+  #bits = 0;
+
+  constructor(maxBits: number) {
+    this.#maxBits = maxBits;
+    this.#grow();
+  }
+
+  /** Bytes held. */
+  get bytes(): number {
+    return this.#bits / 8;
+  }
+
+  add(key: string): void {
+    hashes(key);
+    this.addHashes(pair[0], pair[1]);
+  }
+
+  /** add() with the key's hashes (keyHashes) already at hand. */
+  addHashes(h1: number, h2: number): void {
+    let slice = this.#slices[this.#slices.length - 1]!;
+    if (this.#keys >= slice.capacity && this.#grow()) slice = this.#slices[this.#slices.length - 1]!;
+    this.#keys++;
+    for (let i = 0; i < PROBES; i++) {
+      const bit = (h1 + Math.imul(i, h2)) & slice.mask;
+      slice.words[bit >>> 5]! |= 1 << (bit & 31);
+    }
+  }
+
+  has(key: string): boolean {
+    hashes(key);
+    return this.hasHashes(pair[0], pair[1]);
+  }
+
+  /** has() with the key's hashes (keyHashes) already at hand. */
+  hasHashes(h1: number, h2: number): boolean {
+    for (const slice of this.#slices) {
+      let all = true;
+      for (let i = 0; i < PROBES && all; i++) {
+        const bit = (h1 + Math.imul(i, h2)) & slice.mask;
+        all = (slice.words[bit >>> 5]! & (1 << (bit & 31))) !== 0;
+      }
+      if (all) return true;
+    }
+    return false;
+  }
+
+  /** Adds a slice for twice the keys so far; false when that would pass maxBits (the last one keeps filling). */
+  #grow(): boolean {
+    const keys = this.#slices.length === 0 ? FIRST_SLICE_KEYS : this.#keys;
+    let bits = 1024;
+    while (bits < keys * BITS_PER_KEY) bits *= 2;
+    if (this.#slices.length > 0 && this.#bits + bits > this.#maxBits) return false;
+    this.#slices.push({ words: new Uint32Array(bits / 32), mask: bits - 1, capacity: this.#keys + keys });
+    this.#bits += bits;
+    return true;
+  }
+}
+
+const pair: [number, number] = [0, 0];
+
+/** The two hashes of a key (the array is reused: read both before the next call). */
+export function keyHashes(key: string): readonly [number, number] {
+  return hashes(key);
+}
+
+/** Two 32-bit hashes of the key in one pass (FNV-1a and a multiply-rotate), the second odd. */
+function hashes(key: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x9e3779b9;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul((b << 5) | (b >>> 27), 0x85ebca6b) ^ c;
+  }
+  b ^= b >>> 16;
+  b = Math.imul(b, 0xc2b2ae35);
+  b ^= b >>> 13;
+  pair[0] = a >>> 0;
+  pair[1] = (b | 1) >>> 0;
+  return pair;
+}

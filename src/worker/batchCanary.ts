@@ -1,0 +1,162 @@
+import type { RedisClient } from '../redis.js';
+import type { Keyspace } from '../keyspace.js';
+import type { Logger } from '../logger.js';
+import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
+import { defineScripts } from '../lua/defineScripts.js';
+import { argv } from '../lua/scriptArgv.js';
+import { DEFAULT_CANARY, type CanarySettings } from '../deliverySettings.js';
+import { logBatchCircuitEvent, readBatchCircuit, type BatchCircuitEvent } from '../batches/batchCircuit.js';
+
+/** How long a batch's circuit is kept after its last change: beyond any night's run. */
+const CIRCUIT_TTL_MS = 14 * 24 * 3600_000;
+/** How long a record beyond the canary waits before it asks again whether the canary has spoken. */
+const CANARY_WAIT_MS = 1_500;
+/** A process trusts its view that a batch flows this long: a cancel reaches it within it. */
+const FLOWING_VIEW_MS = 2_000;
+
+/** What one record of a wave may do (batchGate-4.lua). */
+export type CanaryDecision =
+  | { kind: 'go' }
+  | { kind: 'probe' }
+  | { kind: 'wait' }
+  | { kind: 'cancel' }
+  /** Refused while the batch was judged, which then passed: ends with this answer, not sent again. */
+  | { kind: 'answer'; outcome: ApiOutcome };
+
+export interface CanaryGate {
+  decisions: CanaryDecision[];
+  /** How long the records told to wait should wait. */
+  waitMs: number;
+  /** The batch is judged (canary) or held: each answer is told to `record`. */
+  watched: boolean;
+}
+
+export type { BatchCircuitEvent } from '../batches/batchCircuit.js';
+
+export interface BatchCanaryOptions {
+  settings?: CanarySettings;
+  /** Trials that never report are granted again after this (above a request deadline). */
+  probeTimeoutMs: number;
+  /** Called once per transition across all workers (notifications). Errors are logged, not raised. */
+  onEvent?(event: BatchCircuitEvent): void | Promise<void>;
+}
+
+/**
+ * One circuit per batch, beside the API's (src/worker/circuitBreaker.ts). A batch starts with a
+ * canary: its first `orders` records go, the rest wait. When more than `refusedPercent` of the
+ * canary is refused with one cause (status + code) the batch holds itself: nothing more of it is
+ * sent, its refused records wait with it (never dead-lettered for it), other batches go on. A held
+ * batch sends one probe (a record not yet tried) after `probeMs`, then twice as late each time: an
+ * accepted probe resumes it and its refused records are sent again. Every time decision is Redis's
+ * (TIME inside the scripts), so workers on several hosts agree.
+ */
+export class BatchCanary {
+  private readonly settings: CanarySettings;
+  /** Batches this process saw flowing with no refusal kept, until when (ms): they cost no Redis call. */
+  private readonly flowing = new Map<string, number>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keyspace,
+    private readonly logger: Logger,
+    private readonly options: BatchCanaryOptions,
+  ) {
+    this.settings = options.settings ?? DEFAULT_CANARY;
+    defineScripts(redis);
+  }
+
+  /** Asks, before a wave of one batch is claimed, what each of its records may do. */
+  async admit(batchId: string, orderKeys: readonly string[]): Promise<CanaryGate> {
+    const until = this.flowing.get(batchId);
+    if (until !== undefined && until > Date.now()) {
+      return { decisions: orderKeys.map(() => ({ kind: 'go' })), waitMs: 0, watched: false };
+    }
+    const k = this.keys;
+    const [state, waitMs, refusedCount, ...raw] = await this.redis.bulkorderBatchGate(
+      k.batchCircuit(batchId),
+      k.batchCanaryGranted(batchId),
+      k.batchCanaryRefused(batchId),
+      k.batch(batchId),
+      this.settings.orders,
+      CIRCUIT_TTL_MS,
+      this.options.probeTimeoutMs,
+      CANARY_WAIT_MS,
+      ...orderKeys,
+    );
+    if ((state === 'flowing' || state === 'released') && Number(refusedCount) === 0)
+      this.flowing.set(batchId, Date.now() + FLOWING_VIEW_MS);
+    else this.flowing.delete(batchId);
+    return {
+      decisions: raw.map(decisionOf),
+      waitMs: Number(waitMs),
+      watched: state === 'canary' || state === 'held',
+    };
+  }
+
+  /**
+   * Tells the circuit of a watched record's final answer (or a refusal). `defer`: the record was
+   * refused while its batch is judged or held: it goes back to queued and waits with its batch.
+   */
+  async record(batchId: string, orderKey: string, outcome: ApiOutcome): Promise<'count' | 'defer'> {
+    const k = this.keys;
+    const refused = isContentRefusal(outcome);
+    const answered = outcome.kind === 'delivered' ? 'accepted' : 'neutral';
+    const kind = refused ? 'refused' : answered;
+    const permanent = outcome.kind === 'permanent' ? outcome : undefined;
+    const [transition, decision] = await this.redis.bulkorderBatchOutcome(
+      k.batchCircuit(batchId),
+      k.batchCanaryGranted(batchId),
+      k.batchCanaryRefused(batchId),
+      k.batch(batchId),
+      k.heldBatches,
+      ...argv('batchOutcome', {
+        orderKey,
+        kind,
+        signature: permanent === undefined ? '' : `HTTP ${permanent.status} ${permanent.code}`.slice(0, 200),
+        answer: refused ? JSON.stringify(outcome) : '',
+        canaryOrders: this.settings.orders,
+        refusedPercent: this.settings.refusedPercent,
+        probeMs: this.settings.probeMs,
+        maxProbeMs: this.settings.maxProbeMs,
+        ttlMs: CIRCUIT_TTL_MS,
+        batchId,
+        status: permanent?.status ?? '',
+        code: (permanent?.code ?? '').slice(0, 200),
+        message: (permanent?.message ?? '').slice(0, 500),
+        minRefused: this.settings.minRefused,
+      }),
+    );
+    if (transition === 'held' || transition === 'resumed') await this.announce(batchId, transition);
+    return decision;
+  }
+
+  private async announce(batchId: string, type: 'held' | 'resumed'): Promise<void> {
+    try {
+      const circuit = await readBatchCircuit(this.redis, this.keys, batchId);
+      if (type === 'held')
+        this.logger.error(
+          { batchId, circuit },
+          `batch held: ${circuit.refusedCount} of its canary refused with ${circuit.cause ?? 'one cause'}; other batches go on; a probe follows (bulkorder batch show|release|cancel ${batchId})`,
+        );
+      else
+        this.logger.warn(
+          { batchId, circuit },
+          'batch resumed: its probe was accepted; its refused orders are sent again',
+        );
+      const event = await logBatchCircuitEvent(this.redis, this.keys, { type, batchId, circuit });
+      await this.options.onEvent?.(event);
+    } catch (error) {
+      this.logger.error({ err: error, batchId, event: type }, 'the batch circuit event hook failed');
+    }
+  }
+}
+
+/** A refusal of the record's content (4xx but 409, which proves the API judged the record and knows it). */
+function isContentRefusal(outcome: ApiOutcome): boolean {
+  return outcome.kind === 'permanent' && outcome.status !== 409;
+}
+
+function decisionOf(raw: string): CanaryDecision {
+  if (raw === 'go' || raw === 'probe' || raw === 'wait' || raw === 'cancel') return { kind: raw };
+  return { kind: 'answer', outcome: JSON.parse(raw.slice('answer:'.length)) as ApiOutcome };
+}
