@@ -16,7 +16,10 @@ COPY src ./src
 COPY jobs ./jobs
 # The compiled code, and beside it the Lua scripts it loads (src/lua/, which tsc does not copy).
 RUN npm run build:dist
-RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+# valibot (under @bull-board/api) names typescript as an optional peer, so npm marks the compiler
+# devOptional and `--omit=dev` keeps it; nothing at run time needs it, so it goes by name.
+RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && rm -rf node_modules/typescript node_modules/.bin/tsc node_modules/.bin/tsserver
 
 # --- run: node:20-slim, a non-root user, production dependencies and dist/ only
 FROM node:20-slim
@@ -26,6 +29,8 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY samples ./samples
+# What `--help` points to for every error code.
+COPY docs/errors.md ./docs/errors.md
 USER node
 ENTRYPOINT ["node", "/app/dist/src/cli.js"]
 CMD ["--help"]
