@@ -12,7 +12,13 @@ import { accessGuard, boardGuard, one, OPEN_PATHS, type DashboardEnv } from './d
 import { DashboardAuth } from './dashboardAuth.js';
 import { HostCheck } from './hostCheck.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget, type TargetKind } from './dashboardState.js';
-import { exportCsv, purgeConfirmPage, runAction, type ActionForm } from './dashboardActions.js';
+import {
+  acknowledgeDuplicatesForm,
+  exportCsv,
+  purgeConfirmPage,
+  runAction,
+  type ActionForm,
+} from './dashboardActions.js';
 import { actOnBatchForm, batchFiles, batchPage, batchesPage } from './batchPages.js';
 import { kindQuery, page, time, type PageContext } from './layout.js';
 import { watchRedis } from './redisWatch.js';
@@ -229,6 +235,25 @@ function pageRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Page
       { action: 'open ack', selected: all(body.ids).length, by, kind: target.kind },
       'dashboard action',
     );
+    return c.redirect(
+      `/open?${new URLSearchParams({ ...(target.kind === 'accounts' ? { kind: 'accounts' } : {}), flash: message }).toString()}`,
+      303,
+    );
+  });
+  app.post('/open/duplicates/ack', async (c) => {
+    const body = await c.req.parseBody({ all: true });
+    const target = targetOf(one(body.kind));
+    if (target === undefined) return notFound(c, 'Employee accounts are not configured.');
+    const by = one(body.by)?.trim() || c.get('caller').user;
+    const batch = one(body.batch)?.trim();
+    const until = Number(one(body.until));
+    const message = await acknowledgeDuplicatesForm(target, {
+      by,
+      why: one(body.why),
+      ...(batch === undefined ? {} : { batch }),
+      ...(Number.isFinite(until) ? { until } : {}),
+    });
+    state.logger.info({ action: 'duplicates ack', batch, by, kind: target.kind }, 'dashboard action');
     return c.redirect(
       `/open?${new URLSearchParams({ ...(target.kind === 'accounts' ? { kind: 'accounts' } : {}), flash: message }).toString()}`,
       303,
