@@ -110,6 +110,7 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
   uploadRoutes(app, { state, spool: options.spool ?? new UploadSpool(state.config.dashboard.uploadMaxBytes), context });
   const pages: Pages = { state, context, targetOf, notFound, filterFields };
   pageRoutes(app, pages);
+  openRoutes(app, pages);
   parkedRoutes(app, pages);
   app.onError(async (error, c) => {
     const since = await redis.confirmDown();
@@ -164,7 +165,7 @@ interface Pages {
   filterFields: (c: Context<Env>) => FilterFields;
 }
 
-/** The overview, batches, search, an order, schedules and what is open. */
+/** The overview, batches, search, an order and schedules. */
 function pageRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Pages): void {
   const kindOf = (c: Context<Env>): TargetKind => (c.req.query('kind') === 'accounts' ? 'accounts' : 'orders');
   app.get('/', async (c) =>
@@ -219,6 +220,12 @@ function pageRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Page
     return html === undefined ? notFound(c, `No order ${c.req.param('key')}.`) : c.html(html);
   });
   app.get('/schedules', async (c) => c.html(await schedulesPage(state, context(c, 'orders'))));
+}
+
+/** "Needs a person": what is open, and acknowledging it (ticked items, or possible duplicates in bulk). */
+function openRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Pages): void {
+  const back = (kind: TargetKind, message: string) =>
+    `/open?${new URLSearchParams({ ...(kind === 'accounts' ? { kind: 'accounts' } : {}), flash: message }).toString()}`;
   app.get('/open', async (c) => {
     const target = targetOf(c.req.query('kind'));
     return target === undefined
@@ -235,10 +242,7 @@ function pageRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Page
       { action: 'open ack', selected: all(body.ids).length, by, kind: target.kind },
       'dashboard action',
     );
-    return c.redirect(
-      `/open?${new URLSearchParams({ ...(target.kind === 'accounts' ? { kind: 'accounts' } : {}), flash: message }).toString()}`,
-      303,
-    );
+    return c.redirect(back(target.kind, message), 303);
   });
   app.post('/open/duplicates/ack', async (c) => {
     const body = await c.req.parseBody({ all: true });
@@ -254,10 +258,7 @@ function pageRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Page
       ...(Number.isFinite(until) ? { until } : {}),
     });
     state.logger.info({ action: 'duplicates ack', batch, by, kind: target.kind }, 'dashboard action');
-    return c.redirect(
-      `/open?${new URLSearchParams({ ...(target.kind === 'accounts' ? { kind: 'accounts' } : {}), flash: message }).toString()}`,
-      303,
-    );
+    return c.redirect(back(target.kind, message), 303);
   });
 }
 

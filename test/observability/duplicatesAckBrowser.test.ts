@@ -94,9 +94,9 @@ describe('acknowledging possible duplicates on "Needs a person"', () => {
       `Acknowledged by ops: 1 possible duplicate of batch ${first}`,
     );
     expect(await page.textContent('[data-test=open-summary]')).toContain('1 open: 1 possible duplicate');
-    const listed = await page.locator('[data-test=open-items] tr[data-id]').evaluateAll((rows) =>
-      rows.map((row) => row.textContent ?? ''),
-    );
+    const listed = await page
+      .locator('[data-test=open-items] tr[data-id]')
+      .evaluateAll((rows) => rows.map((row) => row.textContent ?? ''));
     expect(listed).toHaveLength(1);
     expect(listed[0]).toContain(second);
     expect(await indexed()).toBe(1);
