@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { acknowledgeDuplicates, listDuplicates } from '../batches/possibleDuplicates.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
 import type { CsvDialect } from '../ingest/csvDialect.js';
 import { parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
@@ -64,6 +65,35 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
     default:
       return `Unknown action '${form.action}'.`;
   }
+}
+
+/** The possible duplicates' form of "Needs a person": one batch's or all, as the page listed them. */
+export interface DuplicatesAckForm {
+  /** Only this batch's; all when undefined. */
+  batch?: string;
+  /** The newest delivery time (ms) the page listed: duplicates flagged after it was drawn stay open. */
+  until?: number;
+  /** Required: an acknowledgement without a reason is refused. */
+  why: string | undefined;
+  by: string;
+}
+
+/**
+ * Acknowledges possible duplicates as `review duplicates ack` does (src/batches/possibleDuplicates.ts): off the
+ * index, who and why in each batch's history of fixes. Returns what to tell the person.
+ */
+export async function acknowledgeDuplicatesForm(target: DashboardTarget, form: DuplicatesAckForm): Promise<string> {
+  const why = form.why?.trim() ?? '';
+  if (why === '') return "Say why: acknowledging records who and why in the batch's history of fixes.";
+  const { redis, keys, ledger } = target.services;
+  const store = { redis, keys, retentionMs: ledger.retentionMs };
+  const now = Date.now();
+  const found = await listDuplicates(store, { now, ...(form.batch === undefined ? {} : { batchId: form.batch }) });
+  // Only what the person saw: one flagged while they read the page is checked on its own.
+  const seen = form.until === undefined ? found : found.filter((d) => d.at <= form.until!);
+  const taken = await acknowledgeDuplicates(store, seen, { by: form.by, why }, now);
+  const newer = found.length - seen.length;
+  return `Acknowledged by ${form.by}: ${taken} possible duplicate${taken === 1 ? '' : 's'}${form.batch === undefined ? '' : ` of batch ${form.batch}`}, recorded in the batch's history of fixes.${newer === 0 ? '' : ` ${newer} flagged since the page was drawn stay open.`}`;
 }
 
 /** Dead letters matching the filter as the CLI's export writes them; with several column sets, file `part` (1-based). */

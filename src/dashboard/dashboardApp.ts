@@ -12,7 +12,13 @@ import { accessGuard, boardGuard, one, OPEN_PATHS, type DashboardEnv } from './d
 import { DashboardAuth } from './dashboardAuth.js';
 import { HostCheck } from './hostCheck.js';
 import { dashboardSnapshot, type DashboardState, type DashboardTarget, type TargetKind } from './dashboardState.js';
-import { exportCsv, purgeConfirmPage, runAction, type ActionForm } from './dashboardActions.js';
+import {
+  acknowledgeDuplicatesForm,
+  exportCsv,
+  purgeConfirmPage,
+  runAction,
+  type ActionForm,
+} from './dashboardActions.js';
 import { actOnBatchForm, batchFiles, batchPage, batchesPage } from './batchPages.js';
 import { kindQuery, page, time, type PageContext } from './layout.js';
 import { watchRedis } from './redisWatch.js';
@@ -104,6 +110,7 @@ export function dashboardApp(state: DashboardState, options: DashboardOptions): 
   uploadRoutes(app, { state, spool: options.spool ?? new UploadSpool(state.config.dashboard.uploadMaxBytes), context });
   const pages: Pages = { state, context, targetOf, notFound, filterFields };
   pageRoutes(app, pages);
+  openRoutes(app, pages);
   parkedRoutes(app, pages);
   app.onError(async (error, c) => {
     const since = await redis.confirmDown();
@@ -158,7 +165,7 @@ interface Pages {
   filterFields: (c: Context<Env>) => FilterFields;
 }
 
-/** The overview, batches, search, an order, schedules and what is open. */
+/** The overview, batches, search, an order and schedules. */
 function pageRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Pages): void {
   const kindOf = (c: Context<Env>): TargetKind => (c.req.query('kind') === 'accounts' ? 'accounts' : 'orders');
   app.get('/', async (c) =>
@@ -213,6 +220,12 @@ function pageRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Page
     return html === undefined ? notFound(c, `No order ${c.req.param('key')}.`) : c.html(html);
   });
   app.get('/schedules', async (c) => c.html(await schedulesPage(state, context(c, 'orders'))));
+}
+
+/** "Needs a person": what is open, and acknowledging it (ticked items, or possible duplicates in bulk). */
+function openRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Pages): void {
+  const back = (kind: TargetKind, message: string) =>
+    `/open?${new URLSearchParams({ ...(kind === 'accounts' ? { kind: 'accounts' } : {}), flash: message }).toString()}`;
   app.get('/open', async (c) => {
     const target = targetOf(c.req.query('kind'));
     return target === undefined
@@ -229,10 +242,23 @@ function pageRoutes(app: Hono<Env>, { state, context, targetOf, notFound }: Page
       { action: 'open ack', selected: all(body.ids).length, by, kind: target.kind },
       'dashboard action',
     );
-    return c.redirect(
-      `/open?${new URLSearchParams({ ...(target.kind === 'accounts' ? { kind: 'accounts' } : {}), flash: message }).toString()}`,
-      303,
-    );
+    return c.redirect(back(target.kind, message), 303);
+  });
+  app.post('/open/duplicates/ack', async (c) => {
+    const body = await c.req.parseBody({ all: true });
+    const target = targetOf(one(body.kind));
+    if (target === undefined) return notFound(c, 'Employee accounts are not configured.');
+    const by = one(body.by)?.trim() || c.get('caller').user;
+    const batch = one(body.batch)?.trim();
+    const until = Number(one(body.until));
+    const message = await acknowledgeDuplicatesForm(target, {
+      by,
+      why: one(body.why),
+      ...(batch === undefined ? {} : { batch }),
+      ...(Number.isFinite(until) ? { until } : {}),
+    });
+    state.logger.info({ action: 'duplicates ack', batch, by, kind: target.kind }, 'dashboard action');
+    return c.redirect(back(target.kind, message), 303);
   });
 }
 

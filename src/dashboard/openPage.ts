@@ -1,5 +1,5 @@
 import type { BatchFix } from '../batches/batchStore.js';
-import { acknowledge, NOTHING_OPEN, openCounts, readOpen } from '../open/openList.js';
+import { acknowledge, NOTHING_OPEN, openCounts, readOpen, type OpenGroup } from '../open/openList.js';
 import type { OpenItem } from '../open/openItem.js';
 import type { DashboardTarget } from './dashboardState.js';
 import { h, type Safe } from './html.js';
@@ -16,6 +16,7 @@ const PER_GROUP = 50;
 export async function openPage(target: DashboardTarget, ctx: PageContext): Promise<string> {
   const list = await readOpen({ services: target.services, cli: target.services.kind.cli, now: Date.now() });
   const k = kindQuery(ctx.kind);
+  const duplicates = list.groups.filter((g) => g.kind === 'duplicate');
   const batchLink = (id: string | undefined) =>
     id === undefined ? '' : h`<a href="/batches/${encodeURIComponent(id)}${k}">${id}</a>`;
   const body = h`
@@ -35,7 +36,8 @@ ${group.items.slice(0, PER_GROUP).map(
   ) => h`<tr data-id="${item.id}">${ctx.canAct ? h`<td><input type="checkbox" name="ids" value="${item.id}" form="ack" aria-label="select ${item.id}"></td>` : ''}
 <td>${itemLink(item, k)}</td>
 <td>${time(item.since, ctx.timeZone)}</td><td>${batchLink(item.batchId)}</td><td>${item.subject}</td></tr>`,
-)}</table>${group.count > PER_GROUP ? h`<p>... and ${group.count - PER_GROUP} more (<code>${target.services.kind.cli} open --all</code>).</p>` : ''}`,
+)}</table>${group.count > PER_GROUP ? h`<p>... and ${group.count - PER_GROUP} more (<code>${target.services.kind.cli} open --all</code>).</p>` : ''}
+${group === duplicates.at(-1) ? duplicatesForm(duplicates, ctx) : ''}`,
 )}
 ${
   ctx.canAct && list.total > 0
@@ -51,7 +53,27 @@ ${
     : h`<h2>Acknowledged (${list.acknowledged.length}, not counted)</h2><table data-test="open-acknowledged"><tr><th>item</th><th>by</th><th>why</th><th>when</th></tr>
 ${list.acknowledged.map((a) => h`<tr><td>${a.id}</td><td>${a.ack.by}</td><td>${a.ack.note}</td><td>${time(a.ack.at, ctx.timeZone)}</td></tr>`)}</table>`
 }`;
-  return page(ctx, 'Needs a person', body, { refreshSeconds: 30 });
+  // Not reloaded while a person may be typing why they acknowledge (a reload would lose it).
+  return page(ctx, 'Needs a person', body, ctx.canAct && list.total > 0 ? {} : { refreshSeconds: 30 });
+}
+
+/**
+ * With actions allowed, under the possible duplicates: acknowledge every one listed, or one batch's, as
+ * `review duplicates ack` does (who and why into the batch's history of fixes). `until` is the newest listed,
+ * so one flagged while the person reads the page is not acknowledged unseen.
+ */
+function duplicatesForm(groups: readonly OpenGroup[], ctx: PageContext): Safe | string {
+  const items = groups.flatMap((g) => g.items);
+  if (!ctx.canAct || items.length === 0) return '';
+  const perBatch = new Map<string, number>();
+  for (const { batchId } of items) if (batchId !== undefined) perBatch.set(batchId, (perBatch.get(batchId) ?? 0) + 1);
+  const until = items.reduce((newest, item) => Math.max(newest, item.since), 0);
+  return h`<form method="post" action="/open/duplicates/ack" data-test="dup-ack-form">${csrfField(ctx)}<input type="hidden" name="until" value="${until}">
+<fieldset><legend>Acknowledge possible duplicates (checked on the service: no second copy, or it was cancelled there)</legend>
+<label>which <select name="batch" data-test="dup-ack-batch"><option value="">all ${items.length} listed</option>${[...perBatch].map(([id, n]) => h`<option value="${id}">batch ${id} (${n})</option>`)}</select></label>
+<label>why <input name="why" required size="40" data-test="dup-ack-why"></label>
+<label>who <input name="by" size="16" placeholder="your basic-auth name"></label>
+<button data-test="dup-ack-button">Acknowledge</button></fieldset></form>`;
 }
 
 /** An item's own page: an order's for dead letters and held orders, the batch's for a held batch. */
