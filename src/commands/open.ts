@@ -30,7 +30,10 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
     `${cli} open ack dead:ref.1001.A-7 --note "customer cancelled; nothing to send"`,
   ]);
   withConfigFlags(open)
-    .argument('[ack]', '`ack` followed by item ids: acknowledge them (recorded with who and why)')
+    .argument(
+      '[ack]',
+      '`ack` followed by item ids: acknowledge them (recorded with who and why; a possible duplicate is closed as `review duplicates ack` does, listed under `closed`)',
+    )
     .argument('[ids...]', 'the ids to acknowledge, as `open` lists them')
     .action(async (ack: string | undefined, ids: string[], flags: OpenFlags) => {
       const { runOpen } = await import('./openRun.js');

@@ -37,7 +37,7 @@ export async function runOpen(request: OpenRequest, ctx: CommandContext): Promis
   try {
     if (ack === 'ack') {
       const by = flags.by ?? safeUserName();
-      const taken = await acknowledge(deps, ids, { by, note: flags.note!.trim() });
+      const { acknowledged: taken, closed } = await acknowledge(deps, ids, { by, note: flags.note!.trim() });
       const missing = ids.filter((id) => !taken.includes(id));
       if (missing.length > 0 && taken.length === 0)
         throw new UsageError(
@@ -46,10 +46,13 @@ export async function runOpen(request: OpenRequest, ctx: CommandContext): Promis
         );
       const text =
         `acknowledged by ${by}: ${taken.join(', ')}\n` +
+        (closed.length > 0
+          ? `closed as \`${deps.cli} review duplicates ack\` closes them (off its list; who and why in their batch's history of fixes): ${closed.join(', ')}\n`
+          : '') +
         (missing.length > 0 ? `not open (left alone): ${missing.join(', ')}\n` : '');
       return printReport(
         ctx.stdout,
-        { text, json: { action: 'open ack', by, acknowledged: taken, missing }, exitCode: ExitCode.ok },
+        { text, json: { action: 'open ack', by, acknowledged: taken, closed, missing }, exitCode: ExitCode.ok },
         flags.json === true,
       );
     }

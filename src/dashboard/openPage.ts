@@ -92,12 +92,14 @@ export async function acknowledgeOpen(
 ): Promise<string> {
   if (form.ids.length === 0) return 'Nothing selected: tick the items first.';
   if (form.note === undefined || form.note.trim() === '') return 'Say why: an acknowledgement records who and why.';
-  const taken = await acknowledge(
+  const { acknowledged, closed } = await acknowledge(
     { services: target.services, cli: target.services.kind.cli, now: Date.now() },
     form.ids,
     { by: form.by, note: form.note.trim() },
   );
-  return `Acknowledged by ${form.by}: ${taken.length} item${taken.length === 1 ? '' : 's'}${taken.length < form.ids.length ? ` (${form.ids.length - taken.length} were no longer open)` : ''}.`;
+  const n = acknowledged.length;
+  const gone = form.ids.length - n;
+  return `Acknowledged by ${form.by}: ${n} item${n === 1 ? '' : 's'}${closed.length === 0 ? '' : ` (${closed.length} possible duplicate${closed.length === 1 ? '' : 's'} closed: who and why in the batch's history of fixes)`}${gone > 0 ? ` (${gone} were no longer open)` : ''}.`;
 }
 
 /** A batch's history of fixes, for its page: what was fixed, how, in which batch, when and by whom. */

@@ -22,6 +22,13 @@ export interface OpenItem {
   action: string;
 }
 
+/** A person's acknowledgement of an open item: who, why, when (ms). */
+export interface OpenAck {
+  by: string;
+  note: string;
+  at: number;
+}
+
 /** What sources read from: one record kind's services (orders or accounts), and how its CLI is called. */
 export interface OpenDeps {
   services: Services<unknown>;
@@ -41,4 +48,10 @@ export interface OpenSource {
   noun: readonly [one: string, many: string];
   /** Every open item of this kind, any order (the caller sorts). Items a later step closed are not open. */
   items(deps: OpenDeps): AsyncIterable<OpenItem> | Promise<OpenItem[]>;
+  /**
+   * For a kind with an acknowledgement of its own (possible duplicates: `review duplicates ack`): `open ack`
+   * closes these items of it (all listed by `items`) that way, so they leave its own list and record who and
+   * why where it does, instead of the open list's store. Without it, `open ack` records them in that store.
+   */
+  acknowledge?(deps: OpenDeps, items: readonly OpenItem[], ack: OpenAck): Promise<void>;
 }

@@ -1,13 +1,8 @@
 import { localTime } from '../timeText.js';
-import type { OpenDeps, OpenItem, OpenSource } from './openItem.js';
+import type { OpenAck, OpenDeps, OpenItem, OpenSource } from './openItem.js';
 import { OPEN_SOURCES } from './openSources.js';
 
-/** A person's acknowledgement of an open item: it stays recorded, and leaves the open list. */
-export interface OpenAck {
-  by: string;
-  note: string;
-  at: number;
-}
+export type { OpenAck } from './openItem.js';
 
 /** Items of one kind with one cause, oldest first. */
 export interface OpenGroup {
@@ -37,6 +32,7 @@ export async function readOpen(deps: OpenDeps, sources: readonly OpenSource[] = 
   const open: OpenItem[] = [];
   const acknowledged: OpenList['acknowledged'] = [];
   const seen = new Set<string>();
+  const carried: { source: OpenSource; item: OpenItem; ack: OpenAck }[] = [];
   for (const source of sources) {
     counts[source.kind] = 0;
     const found = source.items(deps);
@@ -44,7 +40,8 @@ export async function readOpen(deps: OpenDeps, sources: readonly OpenSource[] = 
     for (const item of items) {
       seen.add(item.id);
       const ack = acks.get(item.id);
-      if (ack !== undefined) acknowledged.push({ ...item, ack });
+      if (ack !== undefined && source.acknowledge !== undefined) carried.push({ source, item, ack });
+      else if (ack !== undefined) acknowledged.push({ ...item, ack });
       else {
         open.push(item);
         counts[source.kind]!++;
@@ -55,6 +52,11 @@ export async function readOpen(deps: OpenDeps, sources: readonly OpenSource[] = 
   const stale = [...acks.keys()].filter((id) => !seen.has(id));
   if (stale.length > 0 && sources === OPEN_SOURCES)
     await deps.services.redis.hdel(deps.services.keys.openAcks, ...stale);
+  // Acknowledged in this store before their kind closed its own (`open ack` of a possible duplicate, before
+  // issue 33): closed now as their kind does, with the same who, why and when; then no longer open.
+  for (const { source, item, ack } of carried) await source.acknowledge!(deps, [item], ack);
+  if (carried.length > 0)
+    await deps.services.redis.hdel(deps.services.keys.openAcks, ...carried.map(({ item }) => item.id));
   const groups = new Map<string, OpenGroup>();
   for (const item of open.sort((a, b) => a.since - b.since)) {
     const id = `${item.kind}\u0000${item.cause}`;
@@ -75,19 +77,46 @@ export async function readOpen(deps: OpenDeps, sources: readonly OpenSource[] = 
   };
 }
 
+/** What `open ack` did with the ids it was given. */
+export interface OpenAckResult {
+  /** The ids that were open, acknowledged (an id nothing lists is refused by the caller, not recorded). */
+  acknowledged: string[];
+  /**
+   * Those of them closed by their kind's own acknowledgement (OpenSource.acknowledge: a possible duplicate is
+   * off `review duplicates list`, who and why in its batch's history of fixes), not kept in this list's store.
+   */
+  closed: string[];
+}
+
 /**
- * Records that a person looked at these items and decided they need nothing more (who, why, when).
- * Returns the ids that were open (an id nothing lists is refused by the caller, not recorded).
+ * Records that a person looked at these items and decided they need nothing more (who, why, when): in the open
+ * list's store, or, for a kind with an acknowledgement of its own, through it (same record as its own command).
  */
-export async function acknowledge(deps: OpenDeps, ids: readonly string[], ack: Omit<OpenAck, 'at'>): Promise<string[]> {
+export async function acknowledge(
+  deps: OpenDeps,
+  ids: readonly string[],
+  ack: Omit<OpenAck, 'at'>,
+): Promise<OpenAckResult> {
   const list = await readOpen(deps);
-  const known = new Set(list.groups.flatMap((g) => g.items.map((i) => i.id)));
-  const taken = ids.filter((id) => known.has(id));
-  if (taken.length === 0) return [];
-  const { redis, keys } = deps.services;
-  const value = JSON.stringify({ ...ack, at: deps.now });
-  await redis.hset(keys.openAcks, Object.fromEntries(taken.map((id) => [id, value])));
-  return taken;
+  const open = new Map(list.groups.flatMap((g) => g.items.map((item) => [item.id, item] as const)));
+  const taken = [...new Set(ids)].filter((id) => open.has(id));
+  const full: OpenAck = { ...ack, at: deps.now };
+  const kept: string[] = [];
+  const closed: string[] = [];
+  for (const source of OPEN_SOURCES) {
+    const items = taken.map((id) => open.get(id)!).filter((item) => item.kind === source.kind);
+    if (items.length === 0) continue;
+    if (source.acknowledge === undefined) kept.push(...items.map((item) => item.id));
+    else {
+      await source.acknowledge(deps, items, full);
+      closed.push(...items.map((item) => item.id));
+    }
+  }
+  if (kept.length > 0) {
+    const value = JSON.stringify(full);
+    await deps.services.redis.hset(deps.services.keys.openAcks, Object.fromEntries(kept.map((id) => [id, value])));
+  }
+  return { acknowledged: taken, closed };
 }
 
 /** What the CLI and the dashboard say when the list is empty. */

@@ -1,8 +1,8 @@
 import { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { ParkedKind } from '../keyspace.js';
-import { duplicateCause, listDuplicates } from '../batches/possibleDuplicates.js';
+import { acknowledgeDuplicates, duplicateCause, listDuplicates } from '../batches/possibleDuplicates.js';
 import { heldBatches } from '../services/batchControl.js';
-import type { OpenDeps, OpenItem, OpenSource } from './openItem.js';
+import type { OpenAck, OpenDeps, OpenItem, OpenSource } from './openItem.js';
 
 /** How many recent batches are read for refused files (a file refused weeks ago is in the batch list far down). */
 const BATCHES_READ = 500;
@@ -25,6 +25,7 @@ export const OPEN_SOURCES: readonly OpenSource[] = [
     kind: 'duplicate',
     noun: ['possible duplicate', 'possible duplicates'],
     items: duplicateItems,
+    acknowledge: acknowledgeDuplicateItems,
   },
   {
     kind: 'file',
@@ -88,6 +89,17 @@ async function duplicateItems(deps: OpenDeps): Promise<OpenItem[]> {
     cause: `delivered after an attempt answered ${duplicateCause(d)}: the service may hold a second copy`,
     action: `check the service for a second copy, then ${cli} review duplicates ack ${d.batchId === '' ? '--all' : `--batch ${d.batchId}`} --by <who> --why "..."`,
   }));
+}
+
+/** `open ack duplicate:<key>`: as `review duplicates ack` does, off the index, who and why in the batch's history. */
+async function acknowledgeDuplicateItems(deps: OpenDeps, items: readonly OpenItem[], ack: OpenAck): Promise<void> {
+  const { services } = deps;
+  await acknowledgeDuplicates(
+    { redis: services.redis, keys: services.keys, retentionMs: services.ledger.retentionMs },
+    items.map((item) => ({ orderKey: item.subject, batchId: item.batchId ?? '', at: item.since })),
+    { by: ack.by, why: ack.note },
+    ack.at,
+  );
 }
 
 /** Imports that failed (the file was refused) and were not followed by a good import of the same file. */

@@ -1,13 +1,13 @@
 /**
  * Issue 33: the dashboard's "Needs a person" page shows what `bulkorder open` lists, acknowledges items with
- * who and why, and empties as fixes close them; a batch page shows what was fixed, where, by whom. Real
+ * who and why (a possible duplicate as `review duplicates ack` does), and empties as fixes close them; a batch page shows what was fixed, where, by whom. Real
  * Chromium (playwright-core), real Redis, the simulator and a worker.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/startDashboard.js';
-import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { deliveryRig, HEADER, orderRow, settleBatch, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { launchChromium } from '../helpers/browser.js';
 import { runCli } from '../helpers/runCli.js';
 
@@ -93,5 +93,30 @@ describe('"Needs a person" in a real browser', () => {
       /ref\.1001\.H1\s*held\s*released \(sent again\).*bert/s,
     );
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 1, duplicateOrdersAccepted: 0 });
+  }, 90_000);
+
+  it('a possible duplicate ticked and acknowledged is closed as `review duplicates ack` closes it: off its list, who and why in its batch', async () => {
+    rig.simulator.setFaults({
+      script: [{ path: 'orders', status: 502, body: { code: 'BAD_GATEWAY', message: 'closed' } }],
+    });
+    const { batchId } = await rig.importFile(
+      await rig.writeFile('dup.csv', [HEADER, orderRow('P1')].join('\n') + '\n'),
+    );
+    expect(await settleBatch(rig, batchId)).toMatchObject({ delivered: 1, possibleDuplicates: 1 });
+    await page.goto(`${dashboard.url}/open`);
+    await page.check('input[value="duplicate:ref.1001.P1"]');
+    await page.fill('[data-test=ack-note]', 'checked the portal: one copy');
+    await page.click('[data-test=ack-button]');
+    await page.waitForSelector('[role=status]');
+    const listed = await runCli(['review', 'duplicates', 'list', '--json'], rig.env);
+    expect(JSON.parse(listed.stdout)).toMatchObject({ total: 0 });
+    expect(await page.textContent('[role=status]')).toContain(
+      'Acknowledged by ops: 1 item (1 possible duplicate closed',
+    );
+    expect(await page.textContent('[data-test=open-summary]')).toContain('Nothing needs a person');
+    await page.goto(`${dashboard.url}/batches/${batchId}`);
+    expect(await page.textContent('[data-test=fixes]')).toMatch(
+      /ref\.1001\.P1\s*possible duplicate\s*possible duplicate acknowledged\s*checked the portal: one copy.*ops/s,
+    );
   }, 90_000);
 });

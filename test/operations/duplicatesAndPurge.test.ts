@@ -106,6 +106,74 @@ describe('review duplicates, purges and re-runs close the loop (issue 33)', () =
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
   }, 90_000);
 
+  it('open ack duplicate:<key> closes it as review duplicates ack does (off its list, who and why in the batch); one acknowledged the old way is carried over', async () => {
+    rig = await deliveryRig('dup-open-ack');
+    await rig.startWorker({ concurrency: 1 });
+    const flagged = async (name: string, ref: string, status: number): Promise<string> => {
+      rig!.simulator.setFaults({ script: [{ path: 'orders', status, body: { code: 'UPSTREAM', message: 'closed' } }] });
+      const imported = await rig!.importFile(await rig!.writeFile(name, [HEADER, orderRow(ref)].join('\n') + '\n'));
+      expect(await settleBatch(rig!, imported.batchId)).toMatchObject({ delivered: 1, possibleDuplicates: 1 });
+      return imported.batchId;
+    };
+    const a = await flagged('a.csv', 'A-1', 502);
+    const b = await flagged('b.csv', 'B-1', 503);
+    const listed = JSON.parse(
+      (await runCli(['review', 'duplicates', 'list', '--json'], rig.env)).stdout,
+    ) as DuplicatesJson;
+    expect(listed.total).toBe(2);
+    const keyOf = (batchId: string) => listed.duplicates.find((d) => d.batchId === batchId)!.orderKey;
+    // B's was acknowledged by `open ack` before it closed duplicates itself: only in the open list's own store.
+    const { redis, keys } = rig.services;
+    await redis.hset(
+      keys.openAcks,
+      `duplicate:${keyOf(b)}`,
+      JSON.stringify({ by: 'old', note: 'seen before', at: 1_000 }),
+    );
+
+    const acked = await runCli(
+      ['open', 'ack', `duplicate:${keyOf(a)}`, '--by', 'anna', '--note', 'checked the portal: one copy', '--json'],
+      rig.env,
+    );
+    expect(acked.code).toBe(0);
+
+    const after = await runCli(['review', 'duplicates', 'list', '--json'], rig.env);
+    expect(after.code).toBe(0);
+    expect(JSON.parse(after.stdout)).toMatchObject({ total: 0, duplicates: [] });
+    expect(await rig.services.batches.fixes(a)).toEqual([
+      expect.objectContaining({
+        key: keyOf(a),
+        was: 'duplicate',
+        how: 'acknowledged',
+        by: 'anna',
+        note: 'checked the portal: one copy',
+      }),
+    ]);
+    expect(await rig.services.batches.fixes(b)).toEqual([
+      expect.objectContaining({
+        key: keyOf(b),
+        was: 'duplicate',
+        how: 'acknowledged',
+        by: 'old',
+        note: 'seen before',
+        at: 1_000,
+      }),
+    ]);
+    expect(JSON.parse(acked.stdout)).toMatchObject({
+      action: 'open ack',
+      by: 'anna',
+      acknowledged: [`duplicate:${keyOf(a)}`],
+      closed: [`duplicate:${keyOf(a)}`],
+      missing: [],
+    });
+    // Closed, not set aside: nothing open, nothing under open's "acknowledged", nothing left in its store.
+    const open = await runCli(['open', '--json'], rig.env);
+    expect(open.code).toBe(0);
+    expect(JSON.parse(open.stdout)).toMatchObject({ total: 0, counts: { duplicate: 0 }, acknowledged: [] });
+    expect(await redis.hlen(keys.openAcks)).toBe(0);
+    // Again: no longer open, refused as any unknown id.
+    expect((await runCli(['open', 'ack', `duplicate:${keyOf(a)}`, '--note', 'x'], rig.env)).code).toBe(2);
+  }, 90_000);
+
   it('dead-letters purge: the batch no longer counts the dead letter open (resolved, a purged fix), open is empty', async () => {
     rig = await deliveryRig('dup-purge', { faults: { forbiddenCustomers: [1009] } });
     const file = await rig.writeFile(
