@@ -43,7 +43,7 @@ export type QueuedJobData<P> = ChunkJobData<P> | JobOfOneData<P>;
 export interface ReadJob<P> {
   chunk: UnpackedChunk<P>;
   /**
-   * The id its records' ledger entries name it by (`<batch>.<q>`, claimOne's `jobId`): the job's id;
+   * The id its records' ledger entries name it by (`<batch>.<q>`, claimOne's `chunkId`): the job's id;
    * '' for a job of one record of an earlier release, whose entry names no chunk.
    */
   chunkId: string;

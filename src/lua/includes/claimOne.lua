@@ -1,19 +1,29 @@
 --[[
-  claimOne: claims one record of a chunk job for one attempt unless its state forbids sending it.
+  claimOne(p): claims one record of a chunk job for one attempt unless its state forbids sending it.
   Returns {outcome, value}: `claimed` (value: attempt), `delivered` (value: remote id), `held`,
   `stale` (value: the claim token found: an attempt was sending it), `moved` (the record is queued
-  in another job than `jobId` now: not this job's to send), `dead` (dead-lettered by an earlier
-  attempt of the chunk), `later` (claimable, but `mayClaim` is false), `vanished` (no entry at all
+  in another job than `p.chunkId` now: not this job's to send), `dead` (dead-lettered by an earlier
+  attempt of the chunk), `later` (claimable, but `p.mayClaim` is false), `vanished` (no entry at all
   while its job exists: Redis evicted or lost it; a move always leaves the entry, naming its new
   job, so a missing one is never a move, and it may have been delivered before: never sent).
-  `jobId`: the chunk job's id, '' for an earlier release's job of one record (the order key as id;
-  entries without `q`).
-  `sendingIndex` (keyspace `sending`): the claim's order key scored by its time (settleOne removes it).
+  `p`, one table built once per record by the caller (named fields: a swapped pair cannot pass
+  silently); claimMany's ARGV names where a field is one:
+    p.ledgerKey          the record's ledger entry
+    p.sendingIndex       keyspace `sending`: the claim's order key scored by its time (settleOne removes it)
+    p.orderKey
+    p.token              the attempt's claim token
+    p.now                ms (Redis's, redisNow)
+    p.retentionMs        the ledger entry's retention
+    p.ambiguousPolicy    hold | resend (resend: an entry left `sending` is claimed again)
+    p.chunkId            the chunk job's id, '' for an earlier release's job of one record (the order
+                         key as id; entries without `q`)
+    p.mayClaim           boolean: false answers `later` where it would claim (a trial's other records)
   One read, one write: an entry queued within the last half retention keeps the expiry its last
   change gave it (every change to queued sets u and the expiry), so it outlives this claim by at
   least half the retention; any other entry gets the full retention again.
 ]]
-local function claimOne(ledgerKey, sendingIndex, orderKey, token, now, retention, policy, jobId, mayClaim)
+local function claimOne(p)
+  local ledgerKey, now = p.ledgerKey, p.now
   local e = redis.call('HMGET', ledgerKey, 's', 'a', 'r', 't', 'u', 'q', 'b')
   local s = e[1]
   -- Every entry has `s` from its reservation on; entries expire only after the retention, which
@@ -21,16 +31,17 @@ local function claimOne(ledgerKey, sendingIndex, orderKey, token, now, retention
   if not s then return 'vanished', '' end
   local mine = ''
   if e[6] and e[6] ~= '' then mine = (e[7] or '') .. '.' .. e[6] end
-  if mine ~= jobId then return 'moved', '' end
+  if mine ~= p.chunkId then return 'moved', '' end
   if s == 'delivered' then return 'delivered', e[3] or '' end
   if s == 'held' then return 'held', '' end
   if s == 'dead' then return 'dead', '' end
-  if s == 'sending' and policy ~= 'resend' then return 'stale', e[4] or '' end
-  if not mayClaim then return 'later', '' end
+  if s == 'sending' and p.ambiguousPolicy ~= 'resend' then return 'stale', e[4] or '' end
+  if not p.mayClaim then return 'later', '' end
   local a = (tonumber(e[2]) or 0) + 1
-  redis.call('HSET', ledgerKey, 's', 'sending', 't', token, 'u', now, 'a', a)
+  redis.call('HSET', ledgerKey, 's', 'sending', 't', p.token, 'u', now, 'a', a)
   -- Every claim is in the sending index until its settle: a reconciler finds one whose job is gone.
-  redis.call('ZADD', sendingIndex, now, orderKey)
+  redis.call('ZADD', p.sendingIndex, now, p.orderKey)
+  local retention = p.retentionMs
   if s ~= 'queued' or tonumber(now) - tonumber(e[5] or '0') > tonumber(retention) / 2 then redis.call('PEXPIRE', ledgerKey, retention) end
   return 'claimed', tostring(a)
 end

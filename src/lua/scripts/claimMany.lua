@@ -36,7 +36,10 @@ local claimed = 0
 local cut = #ARGV[7] + 1
 for i = 3, #KEYS do
   local mayClaim = verdict ~= 'trial' or (claimed == 0 and (eligible.any or eligible[i - 2]))
-  local outcome, value = claimOne(KEYS[i], KEYS[2], string.sub(KEYS[i], cut), ARGV[1], now, ARGV[3], ARGV[4], ARGV[6], mayClaim)
+  local outcome, value = claimOne({
+    ledgerKey = KEYS[i], sendingIndex = KEYS[2], orderKey = string.sub(KEYS[i], cut), token = ARGV[1], now = now,
+    retentionMs = ARGV[3], ambiguousPolicy = ARGV[4], chunkId = ARGV[6], mayClaim = mayClaim,
+  })
   if outcome == 'claimed' then claimed = claimed + 1 end
   replies[#replies + 1] = outcome
   replies[#replies + 1] = value

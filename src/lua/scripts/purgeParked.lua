@@ -35,7 +35,7 @@ for i = 2, #KEYS do
     local fix = {key = orderKey, was = kind, how = 'purged', batch = origin, at = tonumber(now)}
     if ARGV[4] ~= '' then fix.by = ARGV[4] end
     if ARGV[5] ~= '' then fix.note = ARGV[5] end
-    moveParked(ARGV[2], origin, kind, 'resolved', fix, batchIncr)
+    moveParked({prefix = ARGV[2], batchId = origin, from = kind, to = 'resolved', fix = fix, count = batchIncr})
   end
 end
 return purged

@@ -46,6 +46,6 @@ redis.call('ZREM', KEYS[3], ARGV[4])
 if s == 'held' then
   local fix = {key = ARGV[4], was = 'held', how = 'released', by = ARGV[5], batch = ARGV[1], at = now}
   if ARGV[6] ~= '' then fix.note = ARGV[6] end
-  moveParked(ARGV[10], b, 'held', 'resolved', fix, batchIncr)
+  moveParked({prefix = ARGV[10], batchId = b, from = 'held', to = 'resolved', fix = fix, count = batchIncr})
 end
 return {'released', b, record or ''}

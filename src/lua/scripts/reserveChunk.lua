@@ -31,7 +31,11 @@ local replies = {}
 local kept = {}
 for i = 4, #KEYS do
   local a = 11 + (i - 4) * 4
-  local reply, b = reserveOne(KEYS[i], ARGV[6], ARGV[a + 1], ARGV[1], now, ARGV[3], ARGV[4], ARGV[5], ARGV[a + 2], ARGV[a + 3], ARGV[11], KEYS[3], ARGV[10])
+  local reply, b = reserveOne({
+    ledgerKey = KEYS[i], batchKey = KEYS[3], jobPrefix = ARGV[6], orderKey = ARGV[a + 1], batchId = ARGV[1],
+    now = now, retentionMs = ARGV[3], force = ARGV[4], staleMs = ARGV[5], fingerprint = ARGV[a + 2],
+    fingerprintParts = ARGV[a + 3], alreadyCounted = ARGV[11], chunkNumber = ARGV[10],
+  })
   if not reply then
     reply = {'reserved', b, '', ''}
     kept[#kept + 1] = ARGV[a + 4]

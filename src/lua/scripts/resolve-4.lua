@@ -36,6 +36,6 @@ redis.call('ZREM', KEYS[4], ARGV[4])
 if s == 'held' then
   local fix = {key = ARGV[4], was = 'held', how = 'resolved', by = ARGV[6], batch = ARGV[1], at = now}
   if ARGV[7] ~= '' then fix.note = ARGV[7] end
-  moveParked(ARGV[8], ARGV[1], 'held', 'delivered', fix, batchIncr)
+  moveParked({prefix = ARGV[8], batchId = ARGV[1], from = 'held', to = 'delivered', fix = fix, count = batchIncr})
 end
 return 'resolved'

@@ -32,7 +32,13 @@ local replies = {}
 for i = 0, (#KEYS - 2) / 4 - 1 do
   local k = 2 + i * 4
   local a = 4 + i * 9
-  replies[#replies + 1] = settleOne(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[1], KEYS[k + 4], KEYS[2], ARGV[a + 1], ARGV[a + 2], now, ARGV[2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], ARGV[a + 8], ARGV[3], ARGV[a + 9], gather, ARGV[4])
+  replies[#replies + 1] = settleOne({
+    ledgerKey = KEYS[k + 1], batchKey = KEYS[k + 2], deadKey = KEYS[k + 3], deadIndex = KEYS[1],
+    heldKey = KEYS[k + 4], heldIndex = KEYS[2], token = ARGV[a + 1], newState = ARGV[a + 2], now = now,
+    retentionMs = ARGV[2], orderKey = ARGV[a + 3], remoteId = ARGV[a + 4], httpStatus = ARGV[a + 5],
+    code = ARGV[a + 6], message = ARGV[a + 7], parkedRecord = ARGV[a + 8], parkedRetentionMs = ARGV[3],
+    answered5xx = ARGV[a + 9], count = gather, prefix = ARGV[4],
+  })
 end
 for _, c in ipairs(order) do
   if counts[c[3]] ~= 0 then batchIncr(c[1], c[2], counts[c[3]]) end

@@ -33,4 +33,9 @@
 --- @include "settleOne"
 --- @include "redisNow"
 local now = redisNow(ARGV[3])
-return settleOne(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2], now, ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], batchIncr, ARGV[13])
+return settleOne({
+  ledgerKey = KEYS[1], batchKey = KEYS[2], deadKey = KEYS[3], deadIndex = KEYS[4], heldKey = KEYS[5],
+  heldIndex = KEYS[6], token = ARGV[1], newState = ARGV[2], now = now, retentionMs = ARGV[4], orderKey = ARGV[5],
+  remoteId = ARGV[6], httpStatus = ARGV[7], code = ARGV[8], message = ARGV[9], parkedRecord = ARGV[10],
+  parkedRetentionMs = ARGV[11], answered5xx = ARGV[12], count = batchIncr, prefix = ARGV[13],
+})

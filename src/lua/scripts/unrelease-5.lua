@@ -33,5 +33,6 @@ redis.call('HDEL', KEYS[5], ARGV[9])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[8])
 redis.call('ZADD', KEYS[3], ARGV[7], ARGV[5])
-moveParked(ARGV[10], ARGV[2], 'resolved', 'held', {key = ARGV[5], was = 'held', how = 'release undone', batch = ARGV[1], at = now}, batchIncr)
+moveParked({prefix = ARGV[10], batchId = ARGV[2], from = 'resolved', to = 'held', count = batchIncr,
+  fix = {key = ARGV[5], was = 'held', how = 'release undone', batch = ARGV[1], at = now}})
 return 1
