@@ -26,6 +26,9 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     rig = await deliveryRig('twoproc', { faults: { latencyMs: 25 } });
     const workerEnv = { ...rig.env, BULKORDER_CONCURRENCY: '4', LOG_LEVEL: 'info' };
     const workers = [startCli(['worker'], workerEnv), startCli(['worker'], workerEnv)];
+    // Both ready before the orders come: on a loaded machine one started late found nothing left to deliver.
+    for (const worker of workers)
+      await waitFor(() => worker.output().includes('delivery worker started'), 'both workers to start', 40_000);
     const imported = await importOrders(rig, 'TOKEN', 240);
     const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
       pollMs: 100,
@@ -125,6 +128,12 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
   it('--processes 2: one parent forks two worker processes that deliver a file; SIGTERM to the parent ends them all', async () => {
     rig = await deliveryRig('forked', { faults: { latencyMs: 50 } }, { BULKORDER_STALLED_INTERVAL_MS: '1000' });
     const parent = startCli(['worker', '--processes', '2', '--concurrency', '2'], { ...rig.env, LOG_LEVEL: 'info' });
+    // Both children ready before the orders come: on a loaded machine one started late found nothing left.
+    await waitFor(
+      () => parent.output().split('delivery worker started').length - 1 >= 2,
+      'both worker processes to start',
+      40_000,
+    );
     const imported = await importOrders(rig, 'FORK', 60);
     const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
       pollMs: 100,
