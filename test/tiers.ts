@@ -24,6 +24,7 @@ export const faultFiles: readonly string[] = [
   'test/reliability/clusterFailover.test.ts',
   'test/worker/processes.test.ts',
   'test/worker/startupFailure.test.ts',
+  'test/operations/stopOnSignalRedisGone.test.ts',
 ];
 
 /**
@@ -37,6 +38,7 @@ export const reliabilityFiles: readonly string[] = [
   'test/operations/watchTargets.test.ts',
   'test/operations/closeTheLoop.test.ts',
   'test/operations/stopOnSignal.test.ts',
+  'test/operations/stopOnSignalRedisGone.test.ts',
   'test/delivery/transportOutcomes.test.ts',
   'test/delivery/errorBody2xx.test.ts',
   'test/config/redisUrlSecret.test.ts',

@@ -14,19 +14,51 @@ afterEach(async () => {
 });
 
 describe('npm run demo with no Redis running', () => {
+  // One whole demo run (each takes many seconds) proves both: a private Redis, and nothing taken from the environment.
   it(
-    'starts a private redis-server on a spare port, runs the whole demo on it, then stops it and removes its folder',
+    'starts a private redis-server on a spare port and runs the whole demo on it hermetically (a real API in the environment and a .env beside it: its own simulator, credentials and namespace), then stops it and removes its folder',
     { timeout: 180_000 },
     async () => {
-      const out = await mkdtemp(join(tmpdir(), 'bulkorder-test-demo-'));
-      cleanups.push(out);
+      const dir = await mkdtemp(join(tmpdir(), 'bulkorder-test-demo-'));
+      cleanups.push(dir);
       const before = await demoRedisDirs();
-      const nothingHere = `redis://127.0.0.1:${await sparePort()}`;
-      const demo = startCli(['demo', '--out', out], { REDIS_URL: nothingHere });
-      expect(await demo.exited).toBe(0);
+      // A .env of a real setup in the folder it runs from: the demo never reads it.
+      await writeFile(
+        join(dir, '.env'),
+        'BULKORDER_BASE_URL=https://api.vendor.example\nBULKORDER_BUSINESS_CLIENT_ID=from-dotenv\nBULKORDER_BUSINESS_CLIENT_SECRET=dotenv-secret-7f3a\n',
+      );
+      const secret = 'real-secret-5c9e1d';
+      const foreign = {
+        BULKORDER_ENV: 'production',
+        BULKORDER_CONFIRM_PRODUCTION: 'yes',
+        BULKORDER_PRODUCTION_HOSTS: 'api.vendor.example,auth.vendor.example',
+        BULKORDER_BASE_URL: 'https://api.vendor.example',
+        BULKORDER_AUTH_URL: 'https://auth.vendor.example',
+        BULKORDER_USER_AGENT: 'Acme-AcmeTradingBV',
+        BULKORDER_BUSINESS_CLIENT_ID: 'real-client',
+        BULKORDER_BUSINESS_CLIENT_SECRET: secret,
+        BULKORDER_REDIS_PREFIX: 'customer-a',
+        BULKORDER_REDIS_CLUSTER_NODES: '127.0.0.1:1',
+        BULKORDER_ATTEMPTS: '1',
+        BULKORDER_REMOTE_ID_FIELDS: 'nothing.here',
+        BULKORDER_NOTIFY_URLS: 'https://hooks.slack.com/services/T000/B000/XXXX',
+        REDIS_URL: `redis://127.0.0.1:${await sparePort()}`,
+      };
+      const demo = startCli(['demo', '--out', join(dir, 'out')], foreign, [], { cwd: dir });
+      expect(await demo.exited, demo.output()).toBe(0);
+      const said = demo.output();
+      expect(said).toMatch(
+        /set aside from the environment: .*BULKORDER_ENV, .*BULKORDER_AUTH_URL, .*BULKORDER_BUSINESS_CLIENT_SECRET, .*BULKORDER_REDIS_PREFIX, BULKORDER_REDIS_CLUSTER_NODES/,
+      );
+      expect(said).toContain(
+        './.env is not read by the demo (it sets BULKORDER_BASE_URL, BULKORDER_BUSINESS_CLIENT_ID, BULKORDER_BUSINESS_CLIENT_SECRET)',
+      );
       const started = /started a private one for this demo at (redis:\/\/127\.0\.0\.1:\d+)/.exec(demo.stdout())?.[1];
-      expect(started, demo.output()).toBeDefined();
+      expect(started, said).toBeDefined();
       expect(demo.stdout()).toMatch(/orders accepted, 0 duplicates/);
+      expect(said).not.toContain('no worker is running'); // its workers run in the same process
+      expect(said).not.toContain(secret);
+      expect(said).not.toContain('dotenv-secret-7f3a');
       expect(await redisAnswers(started!)).toBe(false);
       expect(await demoRedisDirs()).toEqual(before);
     },
@@ -58,49 +90,6 @@ describe('npm run demo with no Redis running', () => {
     expect(redisInstallHint(await tool('mac', 'brew'))).toBe('brew install redis');
     expect(redisInstallHint(join(bin, 'empty'))).toBe('docker compose up -d redis');
   });
-});
-
-describe('npm run demo is hermetic', () => {
-  it('with a real API in the environment and a .env beside it, and no Redis at REDIS_URL: its own simulator, credentials and namespace, exit 0', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'bulkorder-test-demo-'));
-    cleanups.push(dir);
-    // A .env of a real setup in the folder it runs from: the demo never reads it.
-    await writeFile(
-      join(dir, '.env'),
-      'BULKORDER_BASE_URL=https://api.vendor.example\nBULKORDER_BUSINESS_CLIENT_ID=from-dotenv\nBULKORDER_BUSINESS_CLIENT_SECRET=dotenv-secret-7f3a\n',
-    );
-    const secret = 'real-secret-5c9e1d';
-    const foreign = {
-      BULKORDER_ENV: 'production',
-      BULKORDER_CONFIRM_PRODUCTION: 'yes',
-      BULKORDER_PRODUCTION_HOSTS: 'api.vendor.example,auth.vendor.example',
-      BULKORDER_BASE_URL: 'https://api.vendor.example',
-      BULKORDER_AUTH_URL: 'https://auth.vendor.example',
-      BULKORDER_USER_AGENT: 'Acme-AcmeTradingBV',
-      BULKORDER_BUSINESS_CLIENT_ID: 'real-client',
-      BULKORDER_BUSINESS_CLIENT_SECRET: secret,
-      BULKORDER_REDIS_PREFIX: 'customer-a',
-      BULKORDER_REDIS_CLUSTER_NODES: '127.0.0.1:1',
-      BULKORDER_ATTEMPTS: '1',
-      BULKORDER_REMOTE_ID_FIELDS: 'nothing.here',
-      BULKORDER_NOTIFY_URLS: 'https://hooks.slack.com/services/T000/B000/XXXX',
-      REDIS_URL: `redis://127.0.0.1:${await sparePort()}`,
-    };
-    const demo = startCli(['demo', '--out', join(dir, 'out')], foreign, [], { cwd: dir });
-    expect(await demo.exited, demo.output()).toBe(0);
-    const said = demo.output();
-    expect(said).toMatch(
-      /set aside from the environment: .*BULKORDER_ENV, .*BULKORDER_AUTH_URL, .*BULKORDER_BUSINESS_CLIENT_SECRET, .*BULKORDER_REDIS_PREFIX, BULKORDER_REDIS_CLUSTER_NODES/,
-    );
-    expect(said).toContain(
-      './.env is not read by the demo (it sets BULKORDER_BASE_URL, BULKORDER_BUSINESS_CLIENT_ID, BULKORDER_BUSINESS_CLIENT_SECRET)',
-    );
-    expect(said).toMatch(/started a private one for this demo/);
-    expect(said).toMatch(/orders accepted, 0 duplicates/);
-    expect(said).not.toContain('no worker is running'); // its workers run in the same process
-    expect(said).not.toContain(secret);
-    expect(said).not.toContain('dotenv-secret-7f3a');
-  }, 180_000);
 
   it('gives up at --max-wait: exit 5 (DEMO_DEADLINE) saying what it waited for', async () => {
     const out = await mkdtemp(join(tmpdir(), 'bulkorder-test-demo-'));

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 import { sparePort, startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { makeCertificates, type TestCertificates } from '../helpers/tlsCerts.js';
@@ -69,26 +70,33 @@ const BASE = {
   LOG_LEVEL: 'silent',
 };
 
+/** `bulkorder status` as a real process: all it writes is seen (a warning, a secret), not only what `main` writes. */
 async function status(env: Record<string, string>): Promise<{ code: number | string; output: string }> {
   const cli = startCli(['status'], { ...BASE, ...env });
   return { code: await cli.exited, output: cli.output() };
 }
 
+/** `bulkorder status` in this process (test/helpers/runCli.ts), for a refusal: its exit code and the message `main` writes. */
+async function refusal(env: Record<string, string>): Promise<{ code: number; output: string }> {
+  const run = await runCli(['status'], { ...BASE, ...env });
+  return { code: run.code, output: run.output };
+}
+
 describe('Redis over TLS', () => {
   it('names an untrusted, wrong-host or expired certificate as a TLS error with what to set; works with the CA', async () => {
-    const untrusted = await status({ REDIS_URL: `rediss://127.0.0.1:${tlsPorts.trusted}` });
+    const untrusted = await refusal({ REDIS_URL: `rediss://127.0.0.1:${tlsPorts.trusted}` });
     expect(untrusted.code).toBe(2);
     expect(untrusted.output).toMatch(/TLS error: the server's certificate is not trusted/);
     expect(untrusted.output).toMatch(/Set BULKORDER_REDIS_TLS_CA/);
 
-    const otherHost = await status({
+    const otherHost = await refusal({
       REDIS_URL: `rediss://127.0.0.1:${tlsPorts.otherHost}`,
       BULKORDER_REDIS_TLS_CA: certs.ca,
     });
     expect(otherHost.code).toBe(2);
     expect(otherHost.output).toMatch(/TLS error: the server's certificate is for another host .*other\.example/);
 
-    const expired = await status({
+    const expired = await refusal({
       REDIS_URL: `rediss://127.0.0.1:${tlsPorts.expired}`,
       BULKORDER_REDIS_TLS_CA: certs.ca,
     });
@@ -97,10 +105,10 @@ describe('Redis over TLS', () => {
 
     // TLS spoken to a plain port, and plain spoken to a TLS port.
     // (A plain Redis waits for a command and never answers the handshake: all that can be said is what to check.)
-    const notTls = await status({ REDIS_URL: `rediss://127.0.0.1:${plainPort}`, BULKORDER_REDIS_TLS_CA: certs.ca });
+    const notTls = await refusal({ REDIS_URL: `rediss://127.0.0.1:${plainPort}`, BULKORDER_REDIS_TLS_CA: certs.ca });
     expect(notTls.code).toBe(5);
     expect(notTls.output).toMatch(/If that port is a plain \(not TLS\) one, use redis:\/\//);
-    const plain = await status({ REDIS_URL: `redis://127.0.0.1:${tlsPorts.trusted}` });
+    const plain = await refusal({ REDIS_URL: `redis://127.0.0.1:${tlsPorts.trusted}` });
     expect(plain.code).toBe(5);
     expect(plain.output).toMatch(/If that Redis takes TLS connections only, use rediss:\/\//);
 
@@ -127,7 +135,7 @@ describe('Redis over TLS', () => {
 
   it('takes a client certificate with an encrypted key; the key and passphrase are never printed', async () => {
     const mutual = { REDIS_URL: `rediss://127.0.0.1:${tlsPorts.mutual}`, BULKORDER_REDIS_TLS_CA: certs.ca };
-    const without = await status(mutual);
+    const without = await refusal(mutual);
     expect(without.code).toBe(2);
     expect(without.output).toMatch(/TLS error: .*BULKORDER_REDIS_TLS_CERT and BULKORDER_REDIS_TLS_KEY/s);
 
@@ -139,12 +147,14 @@ describe('Redis over TLS', () => {
       BULKORDER_REDIS_TLS_KEY: keyPem.replace(/\n/g, '\\n'),
       BULKORDER_REDIS_TLS_KEY_PASSPHRASE: PASSPHRASE,
     };
-    const ok = await status({ ...inline, LOG_LEVEL: 'debug' });
-    expect(ok.code).toBe(0);
-    const wrongPassphrase = await status({ ...inline, BULKORDER_REDIS_TLS_KEY_PASSPHRASE: 'not-the-passphrase' });
-    expect(wrongPassphrase.code).not.toBe(0);
-
+    // Three real processes (every line they write is checked for the secrets), run side by side.
     const config = startCli(['config'], { ...BASE, ...inline });
+    const [ok, wrongPassphrase] = await Promise.all([
+      status({ ...inline, LOG_LEVEL: 'debug' }),
+      status({ ...inline, BULKORDER_REDIS_TLS_KEY_PASSPHRASE: 'not-the-passphrase' }),
+    ]);
+    expect(ok.code).toBe(0);
+    expect(wrongPassphrase.code).not.toBe(0);
     expect(await config.exited).toBe(0);
     expect(config.output()).toMatch(/BULKORDER_REDIS_TLS_KEY\s+\(inline PEM\)/);
     expect(config.output()).toMatch(/BULKORDER_REDIS_TLS_KEY_PASSPHRASE\s+\*{8}/);
@@ -157,16 +167,16 @@ describe('Redis over TLS', () => {
   }, 120_000);
 
   it('refuses TLS files with a redis:// URL, and a certificate without its key', async () => {
-    const plainUrl = await status({ REDIS_URL: `redis://127.0.0.1:${plainPort}`, BULKORDER_REDIS_TLS_CA: certs.ca });
+    const plainUrl = await refusal({ REDIS_URL: `redis://127.0.0.1:${plainPort}`, BULKORDER_REDIS_TLS_CA: certs.ca });
     expect(plainUrl.code).toBe(2);
     expect(plainUrl.output).toMatch(/REDIS_URL: BULKORDER_REDIS_TLS_\* is set but REDIS_URL is not rediss:\/\//);
-    const halfPair = await status({
+    const halfPair = await refusal({
       REDIS_URL: `rediss://127.0.0.1:${tlsPorts.mutual}`,
       BULKORDER_REDIS_TLS_CERT: certs.client.cert,
     });
     expect(halfPair.code).toBe(2);
     expect(halfPair.output).toMatch(/BULKORDER_REDIS_TLS_KEY: a client certificate needs both/);
-    const missing = await status({
+    const missing = await refusal({
       REDIS_URL: `rediss://127.0.0.1:${tlsPorts.trusted}`,
       BULKORDER_REDIS_TLS_CA: join(dir, 'nope.pem'),
     });

@@ -29,12 +29,13 @@ describe('what the breaker sees, said where people look', () => {
       { BULKORDER_BREAKER_WINDOW_MS: '600000', BULKORDER_BREAKER_SERVER_FAILING_PERCENT: '100' },
     );
     rig.simulator.setFaults({ serverErrorRate: 0.75 });
-    // Started here, not by the rig: this test stops it itself.
+    const first = await rig.importFile(await rig.writeFile('first.csv', ordersCsv('DG', 40)));
+    // Started here, not by the rig: this test stops it itself. Once the file is read, as in every test here: a
+    // worker that takes a job of a batch still being read waits 1.5-2.5 s to ask again (batchGate-4.lua).
     const worker = await startBusinessDelivery(rig.config, rig.logger, {
       prefix: rig.prefix,
       delivery: rig.config.delivery,
     });
-    const first = await rig.importFile(await rig.writeFile('first.csv', ordersCsv('DG', 40)));
     await followBatch(rig.services.batches, first.batchId, { timeoutMs: 60_000, out: captured() });
     await worker.close();
 
@@ -79,8 +80,8 @@ describe('what the breaker sees, said where people look', () => {
     rig.simulator.setFaults({
       script: [{ status: 503, body: { code: 'MAINTENANCE', message: 'down' }, path: 'orders' }],
     });
-    await rig.startWorker();
     await rig.importFile(await rig.writeFile('open.csv', ordersCsv('OV', 3)));
+    await rig.startWorker();
     let status = '';
     await waitFor(
       async () => /circuit breaker OPEN/.test((status = await queueStatus(rig!.services, {}))),
@@ -103,8 +104,8 @@ describe('what the breaker sees, said where people look', () => {
       },
     );
     rig.simulator.setFaults({ serverErrorRate: 1 }); // an outage: every order answered 5xx, none stored
-    await rig.startWorker();
     const { batchId } = await rig.importFile(await rig.writeFile('outage.csv', ordersCsv('OU', 3)));
+    await rig.startWorker();
     await waitFor(async () => /circuit breaker OPEN/.test(await queueStatus(rig!.services, {})), 'the open breaker');
     // While open, every failure of the trip's kind joins the breaker's burst (recordFailure-7.lua): a 5xx
     // retried, a timeout held for review. None of them is a dead letter, and closing sends none of them.

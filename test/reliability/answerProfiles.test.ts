@@ -55,8 +55,10 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     const unknownCustomers = JUDGED_PER_ORDER.includes(profile.unknownCustomerStatus) ? 2 : 0;
     for (let i = 1; i <= unknownCustomers; i++) rows.push(orderRow(`NOBODY-${i}`, 5001, 1, 1999));
     const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
-    await rig.startWorker({ concurrency: 4 });
+    // The worker starts once the file is read: one that takes a job while its batch is still read waits 1.5-2.5 s to
+    // ask again (batchGate-4.lua, CANARY_WAIT_MS), time this file does not test (fileGrowth.test.ts does).
     const imported = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 4 });
     const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
       pollMs: 100,
       timeoutMs: 30_000,
@@ -132,11 +134,12 @@ describe.each(Object.entries(ANSWER_PROFILES))('answer profile %s', (name, profi
     const file = join(rig.dir, 'employees.csv');
     await copyFile(join(samplesDir, 'employees.csv'), file);
     services = await openServices(rig.config, ACCOUNTS);
+    const imported = await importFile(file, {}, services.pipeline(rig.logger));
+    // Once the file is read, as for the orders.
     accountWorker = await startAccountDelivery(rig.config, rig.logger, {
       prefix: redisPrefix(rig.config, 'cafetariaplan'),
       delivery: { ...rig.config.delivery, concurrency: 2 },
     });
-    const imported = await importFile(file, {}, services.pipeline(rig.logger));
     const { batch, settled } = await followBatch(services.batches, imported.batchId, {
       pollMs: 100,
       timeoutMs: 30_000,

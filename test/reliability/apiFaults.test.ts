@@ -33,8 +33,10 @@ async function runBatch(
   const rows = [HEADER];
   for (let i = 1; i <= count; i++) rows.push(orderRow(`${name.toUpperCase()}-${i}`));
   const file = await rig.writeFile(`${name}.csv`, rows.join('\n') + '\n');
-  await rig.startWorker({ concurrency: 4 });
+  // The worker starts once the file is read: one that takes a job while its batch is still read waits 1.5-2.5 s to ask
+  // again (batchGate-4.lua, CANARY_WAIT_MS), time this file does not test (test/reliability/fileGrowth.test.ts does).
   const imported = await rig.importFile(file);
+  await rig.startWorker({ concurrency: 4 });
   await during?.(rig);
   const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
     pollMs: 100,
@@ -223,8 +225,8 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
   it('a token endpoint refusing our credentials trips the breaker: nothing sent, nothing dead-lettered', async () => {
     rig = await deliveryRig('badcreds', {}, { BULKORDER_BUSINESS_CLIENT_SECRET: 'not-the-secret' });
     const file = await rig.writeFile('bad.csv', [HEADER, orderRow('BAD-1'), orderRow('BAD-2')].join('\n') + '\n');
-    await rig.startWorker({ concurrency: 2 });
     await rig.importFile(file);
+    await rig.startWorker({ concurrency: 2 }); // once the file is read, as in runBatch
     await waitFor(() => rig!.services.queue.isPaused(), 'the breaker to pause the queue');
     expect(await rig.services.redis.zcard(rig.services.keys.parkedIndex('dead'))).toBe(0);
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
@@ -256,8 +258,8 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     const rows = [HEADER];
     for (let i = 1; i <= 30; i++) rows.push(orderRow(`SILENT-${i}`));
     const file = await rig.writeFile('silent.csv', rows.join('\n') + '\n');
-    await rig.startWorker({ concurrency: 2 });
     const imported = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 2 }); // once the file is read, as in runBatch
     await waitFor(() => rig!.services.queue.isPaused(), 'the breaker to pause the queue');
     await new Promise((res) => setTimeout(res, 1000)); // requests in flight at the trip end as held too
     const batch = (await rig.services.batches.get(imported.batchId))!;
