@@ -13,6 +13,13 @@
   the rate at twice the limit). Never below `floor`. `hint` keeps the rate a 429 was met at (the
   measure, then each cut's rate before it, or the accepted rate when that is lower): takeRate probes
   slowly near it, and fast beyond it. The hash expires when no 429 came for a while: the API's limit may have gone.
+  Whenever a rate in force is lowered, the slots already granted and not yet due are stretched from now by
+  old rate / new rate: the next free slot here, and each waiting request's in its process, which learns of
+  it from `lowered` (ms: when) and `lowerings` (the last 16 lowerings, `<ms>:<stretch>;` each; applied in
+  order by src/worker/sharedRate.ts turn()). So a cut paces the requests already waiting, not only those
+  granted after them (at 10 req/s, 40 requests in flight held four seconds of slots at the old rate: the
+  cut came four seconds late, and the rate swung around the limit), and every process stretches the
+  same schedule by the same factors, so no slot falls on another's and no gap opens between them.
 
   Input:
     KEYS[1] rate
@@ -30,8 +37,11 @@
     ARGV[11] bucketPrefix     '': no counts of accepted answers
     ARGV[12] accepted         this process's accepted answers not yet in the counts
     ARGV[13] measuredStart    1: the first rate starts from the accepted rate; 0: halve the sending rate
+    ARGV[14] ownAccepted      this process's accepted answers over the last second: times the live workers, the
+                              least a first measure is taken to be (other processes add theirs every 250 ms, so
+                              a 429 in a run's first second read 3 of 50 accepted, and the rate began at 2.7)
   Output:
-    the rate now in force (requests per second)
+    {the rate now in force (requests per second), lowered (ms), lowerings}
 ]]
 --- @include "redisNow"
 local now = redisNow(ARGV[1])
@@ -46,10 +56,13 @@ if ARGV[11] ~= '' then
   accepted = current + previous * (1 - (now % 1000) / 1000) + tonumber(ARGV[12])
 end
 local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
+local before = rate
 if rate == 0 then
   local workers = math.max(1, redis.call('ZCOUNT', KEYS[2], now - tonumber(ARGV[7]), '+inf'))
   local measured, start = tonumber(ARGV[6]) * workers, 0.5
-  if ARGV[13] == '1' and accepted > 0 then measured, start = accepted, share end
+  if ARGV[13] == '1' and accepted > 0 then
+    measured, start = math.max(accepted, tonumber(ARGV[14] or '0') * workers), share
+  end
   rate = math.max(floor, measured * start)
   redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'lastCut', now, 'nextAt', now + tonumber(ARGV[2]), 'cuts', 1,
     'hint', tostring(measured))
@@ -65,6 +78,17 @@ else
     redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'hint', tostring(accepted))
   end
 end
+if before > 0 and rate < before then
+  local stretch = before / rate
+  local nextAt = tonumber(redis.call('HGET', KEYS[1], 'nextAt') or '0')
+  if nextAt > now then nextAt = now + (nextAt - now) * stretch end
+  local kept = {}
+  for entry in string.gmatch(redis.call('HGET', KEYS[1], 'lowerings') or '', '[^;]+') do kept[#kept + 1] = entry end
+  kept[#kept + 1] = now .. ':' .. stretch
+  local lowerings = table.concat(kept, ';', math.max(1, #kept - 15)) .. ';'
+  redis.call('HSET', KEYS[1], 'lowered', now, 'nextAt', tostring(nextAt), 'lowerings', lowerings)
+end
 redis.call('HSET', KEYS[1], 'last429', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
-return tostring(rate)
+local known = redis.call('HMGET', KEYS[1], 'lowered', 'lowerings')
+return {tostring(rate), known[1] or '0', known[2] or ''}
