@@ -14,9 +14,9 @@
   measure, then each cut's rate before it, or the accepted rate when that is lower): takeRate probes
   slowly near it, and fast beyond it. The hash expires when no 429 came for a while: the API's limit may have gone.
   Whenever a rate in force is lowered, the slots already granted and not yet due are stretched from now by
-  old rate / new rate: the next free slot here, and each waiting request's in its process, which learns of
-  it from `lowered` (ms: when) and `lowerings` (the last 16 lowerings, `<ms>:<stretch>;` each; applied in
-  order by src/worker/sharedRate.ts turn()). So a cut paces the requests already waiting, not only those
+  old rate / new rate (at most tenfold): the next free slot here, and each waiting request's in its
+  process, which learns of it from `lowered` (ms: when) and `lowerings` (the last 16 lowerings,
+  `<ms>:<stretch>;` each; applied in order by src/worker/sharedRate.ts turn()). So a cut paces the requests already waiting, not only those
   granted after them (at 10 req/s, 40 requests in flight held four seconds of slots at the old rate: the
   cut came four seconds late, and the rate swung around the limit), and every process stretches the
   same schedule by the same factors, so no slot falls on another's and no gap opens between them.
@@ -38,8 +38,9 @@
     ARGV[12] accepted         this process's accepted answers not yet in the counts
     ARGV[13] measuredStart    1: the first rate starts from the accepted rate; 0: halve the sending rate
     ARGV[14] ownAccepted      this process's accepted answers over the last second: times the live workers, the
-                              least a first measure is taken to be (other processes add theirs every 250 ms, so
-                              a 429 in a run's first second read 3 of 50 accepted, and the rate began at 2.7)
+                              least `accepted` is taken to be (other processes add theirs every 250 ms, so a 429
+                              in a run's first second read 3 of 50 accepted: a first rate began at 2.7, and a
+                              rate of 90 was cut to 1 and its waiting slots stretched ninety-fold)
   Output:
     {the rate now in force (requests per second), lowered (ms), lowerings}
 ]]
@@ -48,21 +49,21 @@ local now = redisNow(ARGV[1])
 local floor = tonumber(ARGV[3])
 local keep = 1 - tonumber(ARGV[4])
 local share = tonumber(ARGV[10])
+local workers = math.max(1, redis.call('ZCOUNT', KEYS[2], now - tonumber(ARGV[7]), '+inf'))
 local accepted = 0
 if ARGV[11] ~= '' then
   local second = math.floor(now / 1000)
   local current = tonumber(redis.call('GET', ARGV[11] .. second) or '0')
   local previous = tonumber(redis.call('GET', ARGV[11] .. (second - 1)) or '0')
   accepted = current + previous * (1 - (now % 1000) / 1000) + tonumber(ARGV[12])
+  -- Never below this worker's own share times the live workers: the others' last 250 ms are not in the counts yet.
+  accepted = math.max(accepted, tonumber(ARGV[14] or '0') * workers)
 end
 local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
 local before = rate
 if rate == 0 then
-  local workers = math.max(1, redis.call('ZCOUNT', KEYS[2], now - tonumber(ARGV[7]), '+inf'))
   local measured, start = tonumber(ARGV[6]) * workers, 0.5
-  if ARGV[13] == '1' and accepted > 0 then
-    measured, start = math.max(accepted, tonumber(ARGV[14] or '0') * workers), share
-  end
+  if ARGV[13] == '1' and accepted > 0 then measured, start = accepted, share end
   rate = math.max(floor, measured * start)
   redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'lastCut', now, 'nextAt', now + tonumber(ARGV[2]), 'cuts', 1,
     'hint', tostring(measured))
@@ -79,7 +80,8 @@ else
   end
 end
 if before > 0 and rate < before then
-  local stretch = before / rate
+  -- At most tenfold: a measure gone wrong must not park every waiting request for a minute.
+  local stretch = math.min(before / rate, 10)
   local nextAt = tonumber(redis.call('HGET', KEYS[1], 'nextAt') or '0')
   if nextAt > now then nextAt = now + (nextAt - now) * stretch end
   local kept = {}
