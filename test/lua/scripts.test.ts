@@ -1297,6 +1297,17 @@ const rows: Row[] = [
     },
   },
   {
+    name: "takeRate: a rate capped 5% below the hint and stored a rounding below it still grows (the slow zone's step)",
+    command: 'bulkorderTakeRate',
+    // 0.95 x 10.3 = 9.785, stored as 9.7849999999999: below the zone it was capped at again and again, and stuck.
+    given: { rate: { hash: { rate: '9.7849999999999', nextAt: '0', hint: '10.3', last429: String(NOW - 1000) } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 10, 0, 2, 1, 0.5, 5000, 0, ''),
+    returns: [T, '101.16337885685', '1', '0', '', '1'],
+    then: {
+      rate: { hash: { rate: '9.8849999999999', nextAt: '1001011.6337886', hint: '10.3', last429: String(NOW - 1000) } },
+    },
+  },
+  {
     name: 'takeRate: with a horizon, whole waves in order while their slots lie within it',
     command: 'bulkorderTakeRate',
     // 10 req/s, the next free slot 300 ms ahead: 1000 ms of horizon holds slots at +300 .. +1000 (8 of them).
@@ -1532,6 +1543,88 @@ const rows: Row[] = [
           last429: String(NOW),
           lowered: T,
           lowerings: `${NOW - 9000}:2;${NOW}:3.7037037037037;`,
+        },
+      },
+    },
+    expires: { rate: true },
+  },
+  {
+    name: 'cutRate: a 429 to a request sent before any rate was in force (unpaced) neither cuts nor keeps the rate below the counts',
+    command: 'bulkorderCutRate',
+    // The counts read 5 (the other workers had not added theirs yet): a paced 429 would cut 40 to 4.5.
+    given: {
+      'n:1000': '5',
+      rate: { hash: { rate: '40', lastCut: String(NOW - 3000), nextAt: T, cuts: '1', hint: '44' } },
+    },
+    run: (r, k) =>
+      r.bulkorderCutRate(
+        k('rate'),
+        k('workers'),
+        ...argv('cutRate', {
+          now: NOW,
+          retryAfterMs: 1000,
+          floor: 1,
+          decrease: 0.1,
+          grantedAt: NOW - 100,
+          localRate: 40,
+          staleMs: 5000,
+          expireMs: 60_000,
+          paced: '0',
+          startShare: 0.9,
+          bucketPrefix: k('n:'),
+          accepted: 0,
+          measuredStart: '0',
+          ownAccepted: 0,
+        }),
+      ),
+    returns: ['40', '0', ''],
+    then: {
+      'n:1000': '5',
+      rate: {
+        hash: { rate: '40', lastCut: String(NOW - 3000), nextAt: T, cuts: '1', hint: '44', last429: String(NOW) },
+      },
+    },
+    expires: { rate: true },
+  },
+  {
+    name: "cutRate: a paced 429 within the last cut's window trims half the decrease, the slots granted stretched alike",
+    command: 'bulkorderCutRate',
+    given: {
+      rate: { hash: { rate: '40', lastCut: String(NOW - 200), nextAt: String(NOW + 390), cuts: '1', hint: '44' } },
+    },
+    run: (r, k) =>
+      r.bulkorderCutRate(
+        k('rate'),
+        k('workers'),
+        ...argv('cutRate', {
+          now: NOW,
+          retryAfterMs: 1000,
+          floor: 1,
+          decrease: 0.1,
+          grantedAt: NOW - 100,
+          localRate: 40,
+          staleMs: 5000,
+          expireMs: 60_000,
+          paced: '1',
+          startShare: 0.9,
+          bucketPrefix: '',
+          accepted: 0,
+          measuredStart: '0',
+          ownAccepted: 0,
+        }),
+      ),
+    returns: ['38', T, `${NOW}:1.0526315789474;`],
+    then: {
+      rate: {
+        hash: {
+          rate: '38',
+          lastCut: String(NOW - 200),
+          nextAt: '1000410.5263158',
+          cuts: '1',
+          hint: '44',
+          last429: String(NOW),
+          lowered: T,
+          lowerings: `${NOW}:1.0526315789474;`,
         },
       },
     },

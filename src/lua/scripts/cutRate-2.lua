@@ -7,8 +7,8 @@
   at half of this process's sending rate times the live workers, as TCP halves its window on a first loss.
   With a rate, it is cut by `decrease`, once per 429 to a request granted a Retry-After (at most
   5 s) after the last cut: the API's window still holds requests sent at the old rate, and their
-  refusals say nothing new (TCP cuts once per window). And on every 429 it is kept at or below
-  `startShare` of `accepted` (issue 37): a limit that dropped is followed within the API's window,
+  refusals say little new (TCP cuts once per window): each trims half of `decrease`. And on every
+  paced 429 it is kept at or below `startShare` of `accepted` (issue 37): a limit that dropped is followed within the API's window,
   whatever the cuts' pace (cut by cut, 50 -> 10 req/s took 15 s and the growth between cuts held
   the rate at twice the limit). Never below `floor`. `hint` keeps the rate a 429 was met at (the
   measure, then each cut's rate before it, or the accepted rate when that is lower): takeRate probes
@@ -73,8 +73,15 @@ else
     rate = math.max(floor, rate * keep)
     redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'lastCut', now)
     redis.call('HINCRBY', KEYS[1], 'cuts', 1)
+  elseif ARGV[9] == '1' then
+    -- Within the cut's window each further paced 429 trims half the decrease: refusals come in
+    -- proportion to the excess (22 in the second after a drop to a fifth: x0.32), one or two near a steady limit.
+    rate = math.max(floor, rate * (1 - tonumber(ARGV[4]) / 2))
+    redis.call('HSET', KEYS[1], 'rate', tostring(rate))
   end
-  if accepted > 0 and accepted * share < rate then
+  -- Paced only: the 429s of a burst sent before any rate was in force say nothing of the rate (at a run's
+  -- start they read the counts before every worker had added its own, cut 45 req/s to 5, and stretched the slots).
+  if ARGV[9] == '1' and accepted > 0 and accepted * share < rate then
     rate = math.max(floor, accepted * share)
     redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'hint', tostring(accepted))
   end

@@ -65,17 +65,19 @@ local hint = tonumber(h[3] or '0')
 local probe = tonumber(ARGV[6] or '0')
 -- Quiet: no 429 for quietMs after the slots already granted (their requests have yet to meet the limit).
 local quiet = now - tonumber(h[4] or '0') >= tonumber(ARGV[7] or '0') + math.max(0, tonumber(h[2] or '0') - now)
-if hint > 0 and rate >= hint * 0.95 then
+-- 5% below the hint (less a rounding: a rate capped there is stored to 14 digits, and read back below it).
+local near = hint > 0 and rate >= hint * 0.95 - 1e-6
+if near then
   -- Near or above it (where a growth between two 429s had carried it): slowly, unless quiet (below).
   increase = math.min(increase / tonumber(ARGV[5] or '1'), rate * 0.01)
-elseif hint > 0 and rate < hint * 0.95 then
+elseif hint > 0 then
   -- Back towards the last 429's rate at 10% a second at least (+2/s took 10 s from 150 to 170).
   increase = math.max(increase, rate * 0.1)
 end
-if hint > 0 and rate >= hint * 0.95 and probe > 0 and quiet then
+if near and probe > 0 and quiet then
   -- n requests of a second's rate: (1 + probe) ^ (n / rate), at least the additive step.
   rate = math.max(rate * (1 + probe) ^ (n / rate), rate + n * increase / rate)
-elseif hint > 0 and rate < hint * 0.95 then
+elseif hint > 0 and not near then
   -- No further than 5% below the hint in one grant: the growth of a wave of ten at 8.6 req/s carried it
   -- past the slow zone in one step (to 10.9, with the limit at 10).
   rate = math.min(rate + n * increase / rate, hint * 0.95)
