@@ -252,7 +252,7 @@ function traceEachSecond(
       const now = { ok: c.ordersAccepted, limited: c.statuses['429'] ?? 0 };
       const jobs = await services.queue.getJobCounts('wait', 'active', 'delayed');
       console.log(
-        `    +${now.ok - last.ok} ok, +${now.limited - last.limited} 429, rate ${Number(rate.rate ?? 0).toFixed(1)}, cuts ${rate.cuts ?? 0}, jobs ${JSON.stringify(jobs)}`,
+        `    +${now.ok - last.ok} ok, +${now.limited - last.limited} 429, rate ${Number(rate.rate ?? 0).toFixed(1)}, cuts ${rate.cuts ?? 0}, hint ${Number(rate.hint ?? 0).toFixed(1)}, jobs ${JSON.stringify(jobs)}`,
       );
       last = now;
     })();

@@ -95,6 +95,7 @@ export const SCRIPT_ARGV = {
     'bucketPrefix',
     'accepted',
     'measuredStart',
+    'ownAccepted',
   ],
 } as const satisfies Record<string, readonly string[]>;
 

@@ -130,8 +130,17 @@ declare module 'ioredis' {
       slowProbe: number,
       probe: number,
       quietMs: number,
-    ): Result<[at: string, spacing: string, active: string], Context>;
-    bulkorderCutRate(rate: string, workers: string, ...argv: NamedArgv<'cutRate'>): Result<string, Context>;
+      horizonMs: number,
+      waves: string,
+    ): Result<
+      [at: string, spacing: string, state: string, lowered: string, lowerings: string, waves?: string],
+      Context
+    >;
+    bulkorderCutRate(
+      rate: string,
+      workers: string,
+      ...argv: NamedArgv<'cutRate'>
+    ): Result<[rate: string, lowered: string, lowerings: string], Context>;
     // Parked records, locks, the shared token, imports.
     bulkorderParkedCauses(
       index: string,

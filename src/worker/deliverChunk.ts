@@ -18,7 +18,7 @@ import { verdictEffect } from './verdictEffect.js';
 import { untilRecorded } from './untilRecorded.js';
 import { notSentVerdict } from './refusedCustomers.js';
 import type { BatchCanary, CanaryDecision } from './batchCanary.js';
-import { sleepUntil, slotOf, type RateGrant } from './sharedRate.js';
+import { UNPACED, type RateGrant } from './sharedRate.js';
 
 /**
  * One attempt of a delivery job: the records of one batch it holds (an import's
@@ -78,7 +78,7 @@ export async function deliverChunk<P>(
         break;
       }
       // Paced before the claim: a worker stopped while the wave waits its turn has marked nothing `sending`.
-      const grant = (await deps.rate?.pace(records.length)) ?? { at: 0, spacingMs: 0, paced: false };
+      const grant = (await deps.rate?.pace(records.length)) ?? UNPACED;
       const wave: Wave<P> = { chunk, records, attempt: { ...attempt, grant }, batchFile, ends, ended };
       await sendWave(wave, deps, (n) => {
         const given = Math.min(n, held.n);
@@ -231,14 +231,15 @@ async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: num
         // A customer a healthy trial of another proved refused: its order held back is not sent.
         const refused = deps.breaker.refusedAnswer(customer, wave.attempt.queuedAt);
         if (refused !== undefined) return { verdict: notSentVerdict(refused, deps.wording), durationMs: 0 };
-        // Each at its own slot of the shared rate (none: all at once, without a wait to await).
-        // On the rate's clock (Redis's): this host's may be minutes off it, and a slot then never comes.
-        const at = slotOf(wave.attempt.grant, i).at;
-        if (deps.rate !== undefined && at > deps.rate.clockNow()) await sleepUntil(at, () => deps.rate!.clockNow());
+        // Each at its own slot of the shared rate (none: all at once, without a wait to await), on the
+        // rate's clock (Redis's), taken again at the lower rate if the rate was lowered meanwhile.
+        const slot = (await deps.rate?.turn(wave.attempt.grant, i)) ?? wave.attempt.grant;
         const started = performance.now();
         const outcome = await deps.send(record.payload, { key: record.key, batchId: wave.chunk.batchId });
         const durationMs = Math.round(performance.now() - started);
-        if (outcome.kind !== 'rateLimited') deps.rate?.accepted();
+        // A 429 slows every worker down at once: this wave's requests still waiting go at the lower rate.
+        if (outcome.kind === 'rateLimited') await slowDown(deps, slot, outcome.retryAfterMs);
+        else deps.rate?.accepted();
         // Recorded before the outcome's own effects, and before its slot lets another job send: a
         // refusal that opens the breaker pauses the queue at once.
         await recordEvidence(deps, outcome, { key: record.key, customer, batch: batchId });
@@ -285,8 +286,7 @@ async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: num
     settles.push(effect.settle);
     if (effect.ended !== undefined) wave.ended(effect.ended);
     // A delivered, dead or held record asks nothing of the job's end (most records: no call to await).
-    if (verdict.next !== 'delivered' && verdict.next !== 'dead' && verdict.next !== 'held')
-      await noteEnd(wave, verdict, slotOf(wave.attempt.grant, i), deps);
+    if (verdict.next !== 'delivered' && verdict.next !== 'dead' && verdict.next !== 'held') noteEnd(wave, verdict);
   }
   await settleWave(settles, deps);
   const { ends } = wave;
@@ -418,15 +418,13 @@ function holdForReview<P>(
   return settle;
 }
 
-/** Notes what a record's verdict asks of the job's end (retry, 429, credentials); a 429 also slows every worker. */
-async function noteEnd<P>(wave: Wave<P>, verdict: Verdict, grant: RateGrant, deps: DeliverDeps<P>): Promise<void> {
+/** Notes what a record's verdict asks of the job's end (retry, 429, credentials); a 429 slowed every worker as it came. */
+function noteEnd<P>(wave: Wave<P>, verdict: Verdict): void {
   const { ends } = wave;
   if (verdict.next === 'retry') {
     ends.retry = verdict;
     if (verdict.retryAfterMs !== undefined) ends.retryAfterMs = Math.max(ends.retryAfterMs ?? 0, verdict.retryAfterMs);
   } else if (verdict.next === 'rateLimited') {
-    // The wave's first 429 cuts the shared rate; the others say nothing new.
-    await slowDown(deps, grant, verdict.retryAfterMs);
     ends.rateLimitMs = Math.max(ends.rateLimitMs ?? 0, verdict.retryAfterMs);
   } else if (verdict.next === 'credentials') ends.credentials = true;
   else if (verdict.next === 'deferred') {

@@ -12,7 +12,12 @@ export interface RateGrant {
   at: number;
   spacingMs: number;
   paced: boolean;
+  /** When the rate was last lowered as this grant was given (ms; 0: never): a later lowering stretches its slots. */
+  lowered: number;
 }
+
+/** No rate in force: go at once. */
+export const UNPACED: RateGrant = { at: 0, spacingMs: 0, paced: false, lowered: 0 };
 
 /** What a delivery needs of the shared rate: wait for a turn; report a 429. */
 export interface RequestPacer {
@@ -21,20 +26,35 @@ export interface RequestPacer {
    * waiting costs nothing); the others go at their own slots (`slotOf`), so a chunk's wave is no burst.
    */
   pace(n: number): Promise<RateGrant>;
+  /**
+   * Waits for request `i` of `grant` (pace's): its own slot, stretched by old rate / new rate from the
+   * moment of each lowering of the rate while it waits (cutRate-2.lua stretches the shared schedule
+   * alike): a cut paces the requests already waiting, not only later ones. Resolves with the slot the
+   * request goes at (slowDown's measure).
+   */
+  turn(grant: RateGrant, i: number): Promise<RateGrant>;
   /** A request granted with `grant` was answered 429: every worker slows down. */
   slowDown(grant: RateGrant, retryAfterMs: number): Promise<void>;
   /** A request got an answer other than 429: the API accepted it under its limit (the first cut's measure). */
   accepted(): void;
   /** True while a rate is in force: a chunk then paces only the records it may still send. */
   inForce(): boolean;
-  /** The clock grants are given in (Redis's, in a worker): a slot is waited for by it, never by the host's. */
-  clockNow(): number;
 }
 
 /** `measured`: the probe near the last 429's rate grows this many times slower. */
 const SLOW_PROBE = 4;
-/** Above the last 429's rate, the rate grows by settings.probe only after this long without a 429. */
-const PROBE_QUIET_MS = 2000;
+/**
+ * Near or above the last 429's rate, the rate grows by settings.probe (the limit rose) only after this
+ * long without a 429: with slots granted at most HORIZON_MS ahead, 2 s of quiet came often just above a
+ * steady limit (a sliding window answers 429 seldom at 5% over it), and the rate then grew half again.
+ */
+const PROBE_QUIET_MS = 5000;
+/**
+ * No slot is granted further ahead than this (takeRate-1.lua): a cut or a growth of the rate meets the
+ * requests within a second, not the seconds of slots granted before (at 10 req/s, 40 requests in
+ * flight held four, and the rate swung around the limit). A wave waits for its turn before its claim.
+ */
+const HORIZON_MS = 1000;
 
 export interface SharedRateOptions {
   settings: RateSettings;
@@ -64,10 +84,20 @@ export interface SharedRateOptions {
 export class SharedRate implements RequestPacer {
   private active = false;
   private pending: { n: number; resolve(grant: RateGrant): void; reject(error: unknown): void }[] = [];
+  /** The next look for the waves pending (a timer), and when the first of them fits within the horizon. */
+  private flushTimer: NodeJS.Timeout | undefined;
+  private comeBackAt = 0;
+  /** The latest lowering of the shared rate this process knows of (ms), and the last lowerings: older grants stretch. */
+  private lowered = 0;
+  private lowerings: Lowering[] = [];
+  /** Waits for a slot, each woken early by a lowering. */
+  private readonly sleepers = new Set<() => void>();
   /** This process's requests in the current and the previous second: the first cut's measure. */
   private sent = { second: 0, current: 0, previous: 0 };
   /** Answers other than 429 not yet added to the shared per-second counts. */
   private unflushed = 0;
+  /** This process's answers other than 429 in the current and the previous second (a first rate's floor). */
+  private answered = { second: 0, current: 0, previous: 0 };
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   /** What the scripts are given as `now`: REDIS_TIME, or a test's pinned time. */
@@ -102,7 +132,7 @@ export class SharedRate implements RequestPacer {
   async refresh(): Promise<void> {
     const n = this.unflushed;
     if (n === 0) {
-      this.active = (await this.redis.hexists(this.keys.rate, 'rate')) === 1;
+      this.learn(await this.redis.hmget(this.keys.rate, 'rate', 'lowered', 'lowerings'));
       return;
     }
     this.unflushed = 0;
@@ -111,39 +141,90 @@ export class SharedRate implements RequestPacer {
       .pipeline()
       .incrby(bucket, n)
       .pexpire(bucket, 3000)
-      .hexists(this.keys.rate, 'rate')
+      .hmget(this.keys.rate, 'rate', 'lowered', 'lowerings')
       .exec();
-    this.active = replies?.[2]?.[1] === 1;
+    this.learn((replies?.[2]?.[1] as (string | null)[] | undefined) ?? []);
+  }
+
+  /** Whether a rate is in force, and its latest lowerings (which wake the requests waiting at older slots). */
+  private learn([rate, lowered, lowerings]: (string | null | undefined)[]): void {
+    this.active = rate !== null && rate !== undefined;
+    this.note(Number(lowered ?? 0), lowerings ?? '');
+  }
+
+  /** A newer lowering than this process knew of: the requests waiting wake to stretch their slots. */
+  private note(lowered: number, lowerings: string): void {
+    if (!(lowered > this.lowered)) return;
+    this.lowered = lowered;
+    this.lowerings = parseLowerings(lowerings);
+    for (const wake of [...this.sleepers]) wake();
   }
 
   async pace(n: number): Promise<RateGrant> {
     this.count(n);
-    if (!this.active) return { at: this.now(), spacingMs: 0, paced: false };
+    if (!this.active) return { ...UNPACED, at: this.now() };
     const grant = await new Promise<RateGrant>((resolve, reject) => {
       this.pending.push({ n, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => void this.flush());
+      this.schedule();
     });
-    await sleepUntil(grant.at, this.now);
-    return grant;
+    return this.turn(grant, 0);
+  }
+
+  async turn(grant: RateGrant, i: number): Promise<RateGrant> {
+    let slot = slotOf(grant, i);
+    for (;;) {
+      slot = this.stretched(slot);
+      if (slot.at <= this.now()) return slot;
+      await this.sleepUntilLowered(slot.at);
+    }
+  }
+
+  /**
+   * A slot given before lowerings of the rate that came before it was due, stretched from each
+   * lowering's moment by its factor, in order, as cutRate-2.lua stretched the shared schedule then;
+   * any other slot as it is.
+   */
+  private stretched(slot: RateGrant): RateGrant {
+    if (!slot.paced || slot.lowered >= this.lowered) return slot;
+    let { at, spacingMs, lowered } = slot;
+    for (const l of this.lowerings)
+      if (l.at > lowered && l.at < at) {
+        at = l.at + (at - l.at) * l.stretch;
+        spacingMs *= l.stretch;
+        lowered = l.at;
+      }
+    return lowered === slot.lowered ? slot : { ...slot, at, spacingMs, lowered };
+  }
+
+  /** Sleeps until `at` on the rate's clock (Redis's), or until the rate is lowered, whichever comes first. */
+  private async sleepUntilLowered(at: number): Promise<void> {
+    const wait = at - this.now();
+    if (wait <= 0) return;
+    await new Promise<void>((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, wait);
+      this.sleepers.add(wake);
+    });
   }
 
   accepted(): void {
     this.unflushed++;
+    this.answered = tick(this.answered, this.now(), 1);
   }
 
   inForce(): boolean {
     return this.active;
   }
 
-  clockNow(): number {
-    return this.now();
-  }
-
   async slowDown(grant: RateGrant, retryAfterMs: number): Promise<void> {
     const s = this.options.settings;
     const now = this.now();
     const measured = s.adapt === 'measured';
-    await this.redis.bulkorderCutRate(
+    const [, lowered, lowerings] = await this.redis.bulkorderCutRate(
       this.keys.rate,
       this.keys.workers,
       ...argv('cutRate', {
@@ -156,6 +237,7 @@ export class SharedRate implements RequestPacer {
         // The shared counts of accepted answers, plus this process's not yet added.
         bucketPrefix: this.keys.rateBuckets,
         accepted: this.unflushed,
+        ownAccepted: perWindow(tick(this.answered, now, 0), now),
         measuredStart: measured ? '1' : '0',
         staleMs: WORKER_STALE_MS,
         expireMs: this.options.forgetAfterMs ?? 600_000,
@@ -164,46 +246,64 @@ export class SharedRate implements RequestPacer {
       }),
     );
     this.active = true;
+    this.note(Number(lowered), lowerings);
   }
 
-  /** One script for every caller waiting now; each gets its own run of slots and waits for its last. */
+  /** A look for the pending waves: at once, or when the first fits within the horizon. */
+  private schedule(): void {
+    if (this.flushTimer !== undefined || this.pending.length === 0) return;
+    this.flushTimer = setTimeout(
+      () => {
+        this.flushTimer = undefined;
+        void this.flush();
+      },
+      Math.max(0, this.comeBackAt - this.now()),
+    );
+  }
+
+  /**
+   * One script for every wave waiting now: each granted gets its own run of slots; those beyond the
+   * horizon wait for the next look.
+   */
   private async flush(): Promise<void> {
     const waiters = this.pending.splice(0);
-    const total = waiters.reduce((sum, w) => sum + w.n, 0);
     try {
       const now = this.now();
-      const [at, spacing, active] = (
-        await this.redis.bulkorderTakeRate(
-          this.keys.rate,
-          this.scriptNow(),
-          total,
-          this.options.ceilingPerSecond,
-          this.options.settings.increasePerSecond,
-          this.options.settings.adapt === 'measured' ? SLOW_PROBE : 1,
-          this.options.settings.probe,
-          PROBE_QUIET_MS,
-        )
-      ).map(Number) as [number, number, number];
-      this.active = active === 1;
+      const taken = await this.redis.bulkorderTakeRate(
+        this.keys.rate,
+        this.scriptNow(),
+        waiters.reduce((sum, w) => sum + w.n, 0),
+        this.options.ceilingPerSecond,
+        this.options.settings.increasePerSecond,
+        this.options.settings.adapt === 'measured' ? SLOW_PROBE : 1,
+        this.options.settings.probe,
+        PROBE_QUIET_MS,
+        HORIZON_MS,
+        waiters.map((w) => w.n).join(','),
+      );
+      const [at, spacing, state, lowered] = taken.slice(0, 4).map(Number) as [number, number, number, number];
+      this.note(lowered, taken[4]);
+      this.active = state !== 0;
+      this.comeBackAt = state === 2 ? at : 0;
+      // Granted: the first waves (state 1); none yet (2: beyond the horizon); every one, unpaced (0: no rate).
+      const granted = [waiters.length, Number(taken[5]), 0][state]!;
       let slot = 0;
-      for (const waiter of waiters) {
+      for (const waiter of waiters.slice(0, granted)) {
         waiter.resolve(
-          this.active
-            ? { at: at + slot * spacing, spacingMs: spacing, paced: true }
-            : { at: now, spacingMs: 0, paced: false },
+          state === 1 ? { at: at + slot * spacing, spacingMs: spacing, paced: true, lowered } : { ...UNPACED, at: now },
         );
         slot += waiter.n;
       }
+      this.pending.unshift(...waiters.slice(granted));
     } catch (error) {
       for (const waiter of waiters) waiter.reject(error);
+    } finally {
+      this.schedule();
     }
   }
 
   private count(n: number): void {
-    const second = Math.floor(this.now() / 1000);
-    if (second !== this.sent.second)
-      this.sent = { second, current: 0, previous: second === this.sent.second + 1 ? this.sent.current : 0 };
-    this.sent.current += n;
+    this.sent = tick(this.sent, this.now(), n);
   }
 
   /** Requests per second this process sent over the last one to two seconds. */
@@ -213,13 +313,45 @@ export class SharedRate implements RequestPacer {
   }
 }
 
-/** Request `i` of a grant: its own slot. */
-export function slotOf(grant: RateGrant, i: number): RateGrant {
-  return i === 0 ? grant : { ...grant, at: grant.at + i * grant.spacingMs };
+/** Counts of the current and the previous second, `n` added now. */
+interface SecondCounts {
+  second: number;
+  current: number;
+  previous: number;
 }
 
-/** Waits until `at` (ms since the epoch); at once when it has passed. */
-export async function sleepUntil(at: number, now: () => number = Date.now): Promise<void> {
-  const wait = at - now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+function tick(counts: SecondCounts, now: number, n: number): SecondCounts {
+  const second = Math.floor(now / 1000);
+  const moved =
+    second === counts.second
+      ? counts
+      : { second, current: 0, previous: second === counts.second + 1 ? counts.current : 0 };
+  return { ...moved, current: moved.current + n };
+}
+
+/** The counts within the last second: the previous second weighted by its share still in it (cutRate's measure). */
+function perWindow(counts: SecondCounts, now: number): number {
+  return counts.current + counts.previous * (1 - (now % 1000) / 1000);
+}
+
+/** When the shared rate was lowered (ms, Redis's clock), and by how much the slots not yet due were stretched. */
+interface Lowering {
+  at: number;
+  stretch: number;
+}
+
+/** cutRate-2.lua's `<ms>:<stretch>;` list, oldest first. */
+function parseLowerings(text: string): Lowering[] {
+  return text
+    .split(';')
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const [at, stretch] = entry.split(':').map(Number) as [number, number];
+      return { at, stretch };
+    });
+}
+
+/** Request `i` of a grant: its own slot. */
+function slotOf(grant: RateGrant, i: number): RateGrant {
+  return i === 0 ? grant : { ...grant, at: grant.at + i * grant.spacingMs };
 }

@@ -1233,34 +1233,47 @@ const rows: Row[] = [
     name: 'takeRate: slots spaced 1000/rate ms apart from the next free one',
     command: 'bulkorderTakeRate',
     given: { rate: { hash: { rate: '10', nextAt: '0' } } },
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0, 1, 0, 0),
-    returns: [T, '100', '1'],
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0, 1, 0, 0, 0, ''),
+    returns: [T, '100', '1', '0', '', '1'],
     then: { rate: { hash: { rate: '10', nextAt: String(NOW + 200) } } },
   },
   {
     name: 'takeRate: far below the rate of the last 429, it grows by increase / rate per request',
     command: 'bulkorderTakeRate',
     given: { rate: { hash: { rate: '8', nextAt: '0', hint: '20' } } },
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 16, 0, 4, 4, 0.3, 2000),
-    returns: [T, '62.5', '1'],
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 16, 0, 4, 4, 0.3, 2000, 0, ''),
+    returns: [T, '62.5', '1', '0', '', '1'],
     then: { rate: { hash: { rate: '16', nextAt: String(NOW + 1000), hint: '20' } } },
   },
   {
-    name: 'takeRate: within 5% of the rate of the last 429, it grows slowProbe times slower, at most 5% of the rate a second',
+    name: 'takeRate: within 5% of the rate of the last 429 and a 429 within quietMs, it grows slowProbe times slower, at most 1% of the rate a second',
     command: 'bulkorderTakeRate',
-    // 100 requests at 20/s (5 s of sending): 100 / 4 would be +25/s; 5% of 20 is +1/s, so +5.
-    given: { rate: { hash: { rate: '20', nextAt: '0', hint: '20' } } },
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 100, 0, 100, 4, 0.3, 2000),
-    returns: [T, '40', '1'],
-    then: { rate: { hash: { rate: '25', nextAt: String(NOW + 4000), hint: '20' } } },
+    // 100 requests at 20/s (5 s of sending): 100 / 4 would be +25/s; 1% of 20 is +0.2/s, so +1.
+    given: { rate: { hash: { rate: '20', nextAt: '0', hint: '20', last429: String(NOW - 1000) } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 100, 0, 100, 4, 0.3, 2000, 0, ''),
+    returns: [T, '47.619047619048', '1', '0', '', '1'],
+    then: {
+      rate: { hash: { rate: '21', nextAt: '1004761.9047619', hint: '20', last429: String(NOW - 1000) } },
+    },
+  },
+  {
+    name: 'takeRate: within 5% of the rate of the last 429 with no 429 for quietMs, the limit rose: it grows by probe of itself per second',
+    command: 'bulkorderTakeRate',
+    // 20 requests at 20/s (1 s of sending) with probe 0.5: x1.5.
+    given: { rate: { hash: { rate: '20', nextAt: '0', hint: '20', last429: String(NOW - 3000) } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 20, 0, 2, 4, 0.5, 2000, 0, ''),
+    returns: [T, '33.333333333333', '1', '0', '', '1'],
+    then: {
+      rate: { hash: { rate: '30', nextAt: '1000666.6666667', hint: '20', last429: String(NOW - 3000) } },
+    },
   },
   {
     name: 'takeRate: more than 5% below the rate of the last 429, at least 10% of the rate a second',
     command: 'bulkorderTakeRate',
     // 250 requests at 100/s (2.5 s of sending): +2/s would be +5; 10% of 100 a second is +25.
     given: { rate: { hash: { rate: '100', nextAt: '0', hint: '200' } } },
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 250, 0, 2, 1, 0.5, 2000),
-    returns: [T, '8', '1'],
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 250, 0, 2, 1, 0.5, 2000, 0, ''),
+    returns: [T, '8', '1', '0', '', '1'],
     then: { rate: { hash: { rate: '125', nextAt: String(NOW + 2000), hint: '200' } } },
   },
   {
@@ -1268,23 +1281,63 @@ const rows: Row[] = [
     command: 'bulkorderTakeRate',
     // 20 requests at 20/s: one second of sending, so the rate doubles at probe 1 (100%/s).
     given: { rate: { hash: { rate: '20', nextAt: '0', hint: '10' } } },
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 20, 0, 2, 4, 1, 2000),
-    returns: [T, '25', '1'],
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 20, 0, 2, 4, 1, 2000, 0, ''),
+    returns: [T, '25', '1', '0', '', '1'],
     then: { rate: { hash: { rate: '40', nextAt: String(NOW + 500), hint: '10' } } },
   },
   {
-    name: 'takeRate: above the rate of the last 429 but a 429 came within quietMs: additive growth',
+    name: 'takeRate: above the rate of the last 429 but a 429 came within quietMs: 1% of the rate a second at most',
     command: 'bulkorderTakeRate',
+    // 20 requests at 20/s: 5 / 4 would be +1.25/s; 1% of 20 is +0.2/s (additive growth carried it 25% past the limit).
     given: { rate: { hash: { rate: '20', nextAt: '0', hint: '10', last429: String(NOW - 1000) } } },
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 20, 0, 5, 4, 1, 2000),
-    returns: [T, '40', '1'],
-    then: { rate: { hash: { rate: '25', nextAt: String(NOW + 800), hint: '10', last429: String(NOW - 1000) } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 20, 0, 5, 4, 1, 2000, 0, ''),
+    returns: [T, '49.50495049505', '1', '0', '', '1'],
+    then: {
+      rate: { hash: { rate: '20.2', nextAt: '1000990.0990099', hint: '10', last429: String(NOW - 1000) } },
+    },
+  },
+  {
+    name: "takeRate: a rate capped 5% below the hint and stored a rounding below it still grows (the slow zone's step)",
+    command: 'bulkorderTakeRate',
+    // 0.95 x 10.3 = 9.785, stored as 9.7849999999999: below the zone it was capped at again and again, and stuck.
+    given: { rate: { hash: { rate: '9.7849999999999', nextAt: '0', hint: '10.3', last429: String(NOW - 1000) } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 10, 0, 2, 1, 0.5, 5000, 0, ''),
+    returns: [T, '101.16337885685', '1', '0', '', '1'],
+    then: {
+      rate: { hash: { rate: '9.8849999999999', nextAt: '1001011.6337886', hint: '10.3', last429: String(NOW - 1000) } },
+    },
+  },
+  {
+    name: 'takeRate: with a horizon, whole waves in order while their slots lie within it',
+    command: 'bulkorderTakeRate',
+    // 10 req/s, the next free slot 300 ms ahead: 1000 ms of horizon holds slots at +300 .. +1000 (8 of them).
+    given: { rate: { hash: { rate: '10', nextAt: String(NOW + 300), lowered: '5', lowerings: '5:2;' } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 15, 0, 0, 1, 0, 0, 1000, '5,3,7'),
+    returns: [String(NOW + 300), '100', '1', '5', '5:2;', '2'],
+    then: { rate: { hash: { rate: '10', nextAt: String(NOW + 1100), lowered: '5', lowerings: '5:2;' } } },
+  },
+  {
+    name: 'takeRate: with a horizon, a first wave beyond it is told when to come back; nothing granted',
+    command: 'bulkorderTakeRate',
+    // 10 slots at 10 req/s from +2000: its last at +2900 fits a 1000 ms horizon from +1900.
+    given: { rate: { hash: { rate: '10', nextAt: String(NOW + 2000) } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 10, 0, 0, 1, 0, 0, 1000, '10'),
+    returns: [String(NOW + 1900), '0', '2', '0', ''],
+    then: { rate: { hash: { rate: '10', nextAt: String(NOW + 2000) } } },
+  },
+  {
+    name: 'takeRate: with a horizon, a first wave larger than it is granted once the schedule is free',
+    command: 'bulkorderTakeRate',
+    given: { rate: { hash: { rate: '10', nextAt: String(NOW - 50) } } },
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 20, 0, 0, 1, 0, 0, 1000, '20'),
+    returns: [T, '100', '1', '0', '', '1'],
+    then: { rate: { hash: { rate: '10', nextAt: String(NOW + 2000) } } },
   },
   {
     name: 'takeRate: no rate in force: no slots',
     command: 'bulkorderTakeRate',
-    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0, 1, 0, 0),
-    returns: ['0', '0', '0'],
+    run: (r, k) => r.bulkorderTakeRate(k('rate'), NOW, 2, 0, 0, 1, 0, 0, 0, ''),
+    returns: ['0', '0', '0', '0', ''],
     then: {},
   },
   {
@@ -1309,9 +1362,10 @@ const rows: Row[] = [
           bucketPrefix: '',
           accepted: 0,
           measuredStart: '0',
+          ownAccepted: 0,
         }),
       ),
-    returns: '10',
+    returns: ['10', '0', ''],
     then: {
       workers: { zset: { w1: NOW, w2: NOW } },
       rate: {
@@ -1343,12 +1397,49 @@ const rows: Row[] = [
           bucketPrefix: k('n:'),
           accepted: 6,
           measuredStart: '1',
+          ownAccepted: 0,
         }),
       ),
-    returns: '45',
+    returns: ['45', '0', ''],
     then: {
       'n:1000': '4',
       'n:999': '40',
+      workers: { zset: { w1: NOW, w2: NOW } },
+      rate: {
+        hash: { rate: '45', lastCut: T, nextAt: String(NOW + 1000), cuts: '1', hint: '50', last429: String(NOW) },
+      },
+    },
+    expires: { rate: true },
+  },
+  {
+    name: "cutRate: measured, a first 429 before other workers added their counts starts from this worker's accepted rate times the live workers",
+    command: 'bulkorderCutRate',
+    // The shared counts hold 3 (the other worker adds its own every 250 ms); this one accepted 25 over the last second.
+    given: { 'n:1000': '2', workers: { zset: { w1: NOW, w2: NOW } } },
+    run: (r, k) =>
+      r.bulkorderCutRate(
+        k('rate'),
+        k('workers'),
+        ...argv('cutRate', {
+          now: NOW,
+          retryAfterMs: 1000,
+          floor: 1,
+          decrease: 0.1,
+          grantedAt: NOW,
+          localRate: 200,
+          staleMs: 5000,
+          expireMs: 60_000,
+          paced: '0',
+          startShare: 0.9,
+          bucketPrefix: k('n:'),
+          accepted: 1,
+          measuredStart: '1',
+          ownAccepted: 25,
+        }),
+      ),
+    returns: ['45', '0', ''],
+    then: {
+      'n:1000': '2',
       workers: { zset: { w1: NOW, w2: NOW } },
       rate: {
         hash: { rate: '45', lastCut: T, nextAt: String(NOW + 1000), cuts: '1', hint: '50', last429: String(NOW) },
@@ -1378,20 +1469,44 @@ const rows: Row[] = [
           bucketPrefix: k('n:'),
           accepted: 0,
           measuredStart: '0',
+          ownAccepted: 0,
         }),
       ),
-    returns: '36',
-    then: { rate: { hash: { rate: '36', lastCut: T, nextAt: T, cuts: '2', hint: '40', last429: String(NOW) } } },
+    returns: ['36', T, `${NOW}:1.1111111111111;`],
+    then: {
+      rate: {
+        hash: {
+          rate: '36',
+          lastCut: T,
+          nextAt: T,
+          cuts: '2',
+          hint: '40',
+          last429: String(NOW),
+          lowered: T,
+          lowerings: `${NOW}:1.1111111111111;`,
+        },
+      },
+    },
     expires: { rate: true },
   },
   {
-    name: "cutRate: a 429 within the last cut's window still keeps the rate below what the API accepted over the last second",
+    name: "cutRate: a 429 within the last cut's window still keeps the rate below what the API accepted over the last second; the slots granted stretch by old / new rate",
     command: 'bulkorderCutRate',
-    // The limit dropped: 12 accepted over the last second (second 999 wholly in the window), the rate still at 40.
+    // The limit dropped: 12 accepted over the last second (second 999 wholly in the window), the rate still at 40,
+    // 540 ms of slots granted ahead (21.6 requests), which at 10.8 req/s take 2000 ms; an earlier lowering kept.
     given: {
       'n:1000': '2',
       'n:999': '8',
-      rate: { hash: { rate: '40', lastCut: String(NOW - 200), nextAt: T, cuts: '1', hint: '44' } },
+      rate: {
+        hash: {
+          rate: '40',
+          lastCut: String(NOW - 200),
+          nextAt: String(NOW + 540),
+          cuts: '1',
+          hint: '44',
+          lowerings: `${NOW - 9000}:2;`,
+        },
+      },
     },
     run: (r, k) =>
       r.bulkorderCutRate(
@@ -1411,14 +1526,106 @@ const rows: Row[] = [
           bucketPrefix: k('n:'),
           accepted: 2,
           measuredStart: '0',
+          ownAccepted: 0,
         }),
       ),
-    returns: '10.8',
+    returns: ['10.8', T, `${NOW - 9000}:2;${NOW}:3.7037037037037;`],
     then: {
       'n:1000': '2',
       'n:999': '8',
       rate: {
-        hash: { rate: '10.8', lastCut: String(NOW - 200), nextAt: T, cuts: '1', hint: '12', last429: String(NOW) },
+        hash: {
+          rate: '10.8',
+          lastCut: String(NOW - 200),
+          nextAt: String(NOW + 2000),
+          cuts: '1',
+          hint: '12',
+          last429: String(NOW),
+          lowered: T,
+          lowerings: `${NOW - 9000}:2;${NOW}:3.7037037037037;`,
+        },
+      },
+    },
+    expires: { rate: true },
+  },
+  {
+    name: 'cutRate: a 429 to a request sent before any rate was in force (unpaced) neither cuts nor keeps the rate below the counts',
+    command: 'bulkorderCutRate',
+    // The counts read 5 (the other workers had not added theirs yet): a paced 429 would cut 40 to 4.5.
+    given: {
+      'n:1000': '5',
+      rate: { hash: { rate: '40', lastCut: String(NOW - 3000), nextAt: T, cuts: '1', hint: '44' } },
+    },
+    run: (r, k) =>
+      r.bulkorderCutRate(
+        k('rate'),
+        k('workers'),
+        ...argv('cutRate', {
+          now: NOW,
+          retryAfterMs: 1000,
+          floor: 1,
+          decrease: 0.1,
+          grantedAt: NOW - 100,
+          localRate: 40,
+          staleMs: 5000,
+          expireMs: 60_000,
+          paced: '0',
+          startShare: 0.9,
+          bucketPrefix: k('n:'),
+          accepted: 0,
+          measuredStart: '0',
+          ownAccepted: 0,
+        }),
+      ),
+    returns: ['40', '0', ''],
+    then: {
+      'n:1000': '5',
+      rate: {
+        hash: { rate: '40', lastCut: String(NOW - 3000), nextAt: T, cuts: '1', hint: '44', last429: String(NOW) },
+      },
+    },
+    expires: { rate: true },
+  },
+  {
+    name: "cutRate: a paced 429 within the last cut's window trims half the decrease, the slots granted stretched alike",
+    command: 'bulkorderCutRate',
+    given: {
+      rate: { hash: { rate: '40', lastCut: String(NOW - 200), nextAt: String(NOW + 390), cuts: '1', hint: '44' } },
+    },
+    run: (r, k) =>
+      r.bulkorderCutRate(
+        k('rate'),
+        k('workers'),
+        ...argv('cutRate', {
+          now: NOW,
+          retryAfterMs: 1000,
+          floor: 1,
+          decrease: 0.1,
+          grantedAt: NOW - 100,
+          localRate: 40,
+          staleMs: 5000,
+          expireMs: 60_000,
+          paced: '1',
+          startShare: 0.9,
+          bucketPrefix: '',
+          accepted: 0,
+          measuredStart: '0',
+          ownAccepted: 0,
+        }),
+      ),
+    returns: ['38', T, `${NOW}:1.0526315789474;`],
+    then: {
+      rate: {
+        hash: {
+          rate: '38',
+          lastCut: String(NOW - 200),
+          nextAt: '1000410.5263158',
+          cuts: '1',
+          hint: '44',
+          last429: String(NOW),
+          lowered: T,
+          lowerings: `${NOW}:1.0526315789474;`,
+        },
       },
     },
     expires: { rate: true },
