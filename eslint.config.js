@@ -55,6 +55,7 @@ export default tseslint.config(
     // Node parse the whole package again for its export names, ~200 ms CPU at every command's start.
     files: ['src/**/*.ts', 'jobs/**/*.ts'],
     rules: {
+      '@typescript-eslint/no-non-null-assertion': 'error',
       // A chain of conditions reads as if/else, a small named helper or a lookup table (issue 32).
       'no-nested-ternary': 'error',
       // One concern per function (issue 32): a longer one is split into named steps. The exceptions say why where

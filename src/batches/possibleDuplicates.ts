@@ -1,3 +1,4 @@
+import { flatPairs } from '../flatPairs.js';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { BatchFix } from './batchStore.js';
@@ -65,7 +66,7 @@ export async function listDuplicates(
     const page = await redis.zrange(keys.duplicates, String(start), String(start + PAGE - 1), 'WITHSCORES');
     if (page.length === 0) break;
     const members: [string, number][] = [];
-    for (let i = 0; i < page.length; i += 2) members.push([page[i]!, Number(page[i + 1])]);
+    for (const [key, score] of flatPairs(page)) members.push([key, Number(score)]);
     const infos = await redis.hmget(keys.duplicateInfo, ...members.map(([key]) => key));
     members.forEach(([orderKey, at], i) => {
       const info = parseInfo(infos[i] ?? null);
@@ -101,7 +102,8 @@ export async function acknowledgeDuplicates(
     multi.hdel(keys.duplicateInfo, ...part.map((d) => d.orderKey));
     batchIds.forEach((batchId, i) => {
       // A batch gone (retention) keeps no history; the flag still leaves the index.
-      if ((ttls[i] ?? -2) === -2) return;
+      const ttl = ttls[i] ?? -2;
+      if (ttl === -2) return;
       const fixes = keys.batchFixes(batchId);
       for (const d of part.filter((p) => p.batchId === batchId))
         multi.lpush(
@@ -117,7 +119,7 @@ export async function acknowledgeDuplicates(
           } satisfies BatchFix),
         );
       multi.ltrim(fixes, 0, 999);
-      if ((ttls[i] ?? -1) > 0) multi.pexpire(fixes, ttls[i]!);
+      if (ttl > 0) multi.pexpire(fixes, ttl);
     });
     const replies = (await multi.exec()) ?? [];
     taken += replies.slice(0, part.length).reduce((sum, [, n]) => sum + Number(n ?? 0), 0);

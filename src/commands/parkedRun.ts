@@ -1,3 +1,4 @@
+import { defined } from '../defined.js';
 import { ExitCode } from '../errors.js';
 import { listParked, showParked, type ParkedTarget } from '../deadLetter/parkedActions.js';
 import type { ParkedFilter } from '../deadLetter/parkedFilter.js';
@@ -36,7 +37,7 @@ export async function readParked(
     );
     return printReport(stdout, { ...listed, exitCode: ExitCode.ok }, json);
   }
-  stdout.write(await showParked(store, services, read.key!, { json }));
+  stdout.write(await showParked(store, services, defined(read.key, 'the key parked show names'), { json }));
   return ExitCode.ok;
 }
 

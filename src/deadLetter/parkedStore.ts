@@ -1,3 +1,4 @@
+import { defined } from '../defined.js';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
@@ -110,7 +111,7 @@ export class ParkedStore {
         items.push({ record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs }),
       );
       if (items.length >= options.limit) {
-        const last = items[items.length - 1]!.record;
+        const last = defined(items.at(-1), 'the last item of a full page').record;
         // A next page only when something is left to read: the rest of this slice or more index.
         const more =
           wanted.length > taken.length ||

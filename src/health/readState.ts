@@ -1,3 +1,4 @@
+import { defined } from '../defined.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
 import type { Queue } from 'bullmq';
 import type { Services } from '../services.js';
@@ -53,7 +54,7 @@ async function read(targets: readonly StateTarget[]): Promise<StateSnapshot> {
       };
     }),
   );
-  const orders = targets[0]!.services;
+  const orders = defined(targets[0], 'the first target').services;
   const [batches, deadLetters, held] = await Promise.all([
     orders.batches.list(200),
     orders.redis.zcard(orders.keys.parkedIndex('dead')),

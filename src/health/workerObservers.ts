@@ -1,3 +1,4 @@
+import { defined } from '../defined.js';
 import type { Config } from '../config.js';
 import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
@@ -60,7 +61,7 @@ export async function startWorkerObservers(
   const targets: StateTarget[] = [];
   if (orders !== undefined) targets.push({ api: 'business', services: orders });
   if (accounts !== undefined) targets.push({ api: 'cafetariaplan', services: accounts });
-  const first = (orders ?? accounts)!;
+  const first = defined(orders ?? accounts, 'a worker kind (openWorkerKinds opens one at least)');
   const closers: (() => unknown)[] = [() => orders?.close(), () => accounts?.close(), () => notifier.close()];
 
   // The dashboard's 24-hour chart: every worker adds its minutes, whatever else is configured.

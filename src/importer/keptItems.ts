@@ -1,3 +1,4 @@
+import { defined } from '../defined.js';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -46,7 +47,7 @@ export class KeptItems<P> {
    */
   async records(): Promise<readonly RecordItem<P>[] | AsyncIterable<RecordItem<P>> | undefined> {
     if (this.#memory !== undefined) return this.#memory;
-    const spool = this.#spool!;
+    const spool = defined(this.#spool, 'the spool (opened when memory was given up)');
     if (!spool.failed) {
       spool.out.end();
       await once(spool.out, 'close').catch(() => undefined);
@@ -76,7 +77,7 @@ export class KeptItems<P> {
   }
 
   async #write(item: RecordItem<P>): Promise<void> {
-    const spool = this.#spool!;
+    const spool = defined(this.#spool, 'the spool (opened when memory was given up)');
     if (spool.failed) return;
     const { rows: _rows, rowLines: _rowLines, ...kept } = item;
     if (!spool.out.write(`${JSON.stringify(kept)}\n`))
