@@ -1,3 +1,4 @@
+import { defined } from '../defined.js';
 import type { GroupLimit } from './groupLimit.js';
 import type { OrderUnit } from './orderUnit.js';
 import type { RowError } from './types.js';
@@ -19,7 +20,7 @@ export function orderGroupLimit(maxLines: number): GroupLimit<OrderUnit> {
     applies: (unit) => unit.kind === 'ref' || unit.kind === 'hash',
     linesOf: (unit) => unit.rows.map((row) => row.line),
     oversized(first, rows, lines) {
-      const row = first.rows[0]!;
+      const row = defined(first.rows[0], 'the first row of an oversized unit');
       const error: RowError =
         first.kind === 'ref'
           ? {
