@@ -1,3 +1,4 @@
+import { defined } from '../defined.js';
 import { outputPath } from './outputPath.js';
 import { open, rm, stat } from 'node:fs/promises';
 import { openAtomicFile, type AtomicFile } from '../files/atomicFile.js';
@@ -115,7 +116,7 @@ export class RejectsWriter {
   }
 
   private async put(text: string): Promise<void> {
-    await this.output!.write(encodeCsv(text, this.dialect));
+    await defined(this.output, 'the rejects file (opened before the first put)').write(encodeCsv(text, this.dialect));
   }
 }
 
