@@ -1,3 +1,4 @@
+import { defined } from '../defined.js';
 import { lstat } from 'node:fs/promises';
 import type { TextSink } from '../textSink.js';
 import { basename, join } from 'node:path';
@@ -140,7 +141,8 @@ async function importUnlessImported<P>(
 ): Promise<ClaimImports | { refused: { code: string; message: string } }> {
   const { claim, path, deps, log } = work;
   const { folder, services } = deps;
-  const last = batchIds.length === 0 ? undefined : await services.batches.get(batchIds[batchIds.length - 1]!);
+  const lastId = batchIds.at(-1);
+  const last = lastId === undefined ? undefined : await services.batches.get(lastId);
   if (last !== undefined && last.importState === 'imported') return { batchIds, elsewhere: [] };
   await dropSidecar(folder, claim, 'rejects');
   try {
@@ -199,7 +201,7 @@ async function followToEnd<P>(
 async function fileAsDone<P>(work: ClaimedFile<P>, batchIds: string[], batches: Batch[]): Promise<ProcessOutcome> {
   const { claim, path, deps, log } = work;
   const { folder, services } = deps;
-  const lastBatch = batches[batches.length - 1]!;
+  const lastBatch = defined(batches.at(-1), 'the last batch of a finished file');
   const results: ResultsCounts = await writeResults(
     {
       file: path,
