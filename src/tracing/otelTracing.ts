@@ -75,7 +75,8 @@ interface CommandMessage {
 function traceRedisScripts(tracer: ReturnType<NodeTracerProvider['getTracer']>): () => void {
   const channel = tracingChannel<CommandMessage>('ioredis:command');
   const SPAN = Symbol('span');
-  const isScript = (name: string | undefined): name is string => name !== undefined && /^(evalsha|eval|fcall)/i.test(name);
+  const isScript = (name: string | undefined): name is string =>
+    name !== undefined && /^(evalsha|eval|fcall)/i.test(name);
   // A rejected command publishes error, then asyncEnd: the span ends once, at asyncEnd.
   const end = (message: CommandMessage): void => {
     message[SPAN]?.end();

@@ -254,7 +254,11 @@ async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: num
           canary?.watched === true &&
           (verdict.next === 'delivered' || verdict.next === 'dead' || verdict.next === 'held')
         ) {
-          const said = await defined(deps.canary, 'the batch canary of a watched wave').record(batchId, record.key, outcome);
+          const said = await defined(deps.canary, 'the batch canary of a watched wave').record(
+            batchId,
+            record.key,
+            outcome,
+          );
           if (said === 'defer' && outcome.kind === 'permanent')
             return {
               verdict: {
