@@ -1,6 +1,6 @@
-import { flatPairs } from '../flatPairs.js';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
+import { flatPairs } from '../redis/flatPairs.js';
 
 /**
  * A batch's circuit as a person sees it (`bulkorder batch show`, `status`, the dashboard). The

@@ -1,7 +1,7 @@
-import { flatPairs } from '../flatPairs.js';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import type { BatchFix } from './batchStore.js';
+import { flatPairs } from '../redis/flatPairs.js';
 
 /**
  * Possible duplicates (POSSIBLE_DUPLICATE): orders delivered after an earlier attempt was answered 5xx, so the

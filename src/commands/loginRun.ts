@@ -1,5 +1,4 @@
-import { defined } from '../defined.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { defined, ExitCode, UsageError } from '../errors.js';
 import type { CommandContext, ConfigFlags } from './options.js';
 
 /** Flags of `bulkorder login`. */

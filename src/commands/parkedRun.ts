@@ -1,5 +1,4 @@
-import { defined } from '../defined.js';
-import { ExitCode } from '../errors.js';
+import { defined, ExitCode } from '../errors.js';
 import { listParked, showParked, type ParkedTarget } from '../deadLetter/parkedActions.js';
 import type { ParkedFilter } from '../deadLetter/parkedFilter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';

@@ -1,8 +1,7 @@
-import { defined } from '../defined.js';
 import { resolve } from 'node:path';
 import { bullmq } from '../cjsPackages.js';
 import { apiTarget, redisPrefix } from '../config.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { defined, ExitCode, UsageError } from '../errors.js';
 import { openServices } from '../services.js';
 import { ORDERS } from '../kinds/orders.js';
 import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';

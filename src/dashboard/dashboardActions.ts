@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import type { DashboardTarget } from './dashboardState.js';
 import type { FilterFields } from './parkedPages.js';
 import { h, raw } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
+import { defined } from '../errors.js';
 
 /** A form post: which records (checked keys, or everything the filter matches) and what to do. */
 export interface ActionForm extends FilterFields {

@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import { createHash } from 'node:crypto';
 import { reasonWithDetails } from '../delivery/errorDetails.js';
 import { openAtomicFile, type AtomicFile } from '../files/atomicFile.js';
@@ -12,6 +11,7 @@ import { ERROR_COLUMNS } from '../ingest/orderFields.js';
 import { fieldForName } from '../ingest/resolveColumns.js';
 import type { ParkedItem } from './parkedStore.js';
 import { originalRows, type RowRebuilder } from '../kinds/originalRows.js';
+import { defined } from '../errors.js';
 
 /**
  * The error columns of an export: the rejects file's own (REJECT_COLUMNS, which mark the file as a

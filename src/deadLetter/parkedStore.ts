@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace, ParkedKind } from '../keyspace.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger.js';
@@ -6,6 +5,7 @@ import type { ParkedRecord } from '../deliveryJob.js';
 import { matchesFilter, type ParkedFilter } from './parkedFilter.js';
 import { dropGhosts, pruneParked } from './pruneParked.js';
 import { parkedCauses, type ParkedCause } from './parkedCauses.js';
+import { defined } from '../errors.js';
 
 /** A parked record with what the ledger says about its order now. */
 export interface ParkedItem {

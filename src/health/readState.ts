@@ -1,9 +1,9 @@
-import { defined } from '../defined.js';
 import { isSettled, type Batch } from '../batches/batchStore.js';
 import type { Queue } from 'bullmq';
 import type { Services } from '../services.js';
 import type { MetricsApi, StateSnapshot } from '../metrics/bulkorderMetrics.js';
 import { liveWorkers } from '../worker/workerPresence.js';
+import { defined } from '../errors.js';
 
 /** One delivery target whose shared state is read: orders, or employee accounts. */
 export interface StateTarget {

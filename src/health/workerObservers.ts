@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import type { Config } from '../config.js';
 import { ACCOUNTS } from '../kinds/accounts.js';
 import { ORDERS } from '../kinds/orders.js';
@@ -22,6 +21,7 @@ import { opsRoutes } from './opsRoutes.js';
 import { foundNoFile, type ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { Notifier } from '../notify/notifier.js';
 import { startHttpServer, type OpsServer } from './startOpsServer.js';
+import { defined } from '../errors.js';
 
 /** What a worker process adds to delivery: metrics, notifications, and its HTTP port. */
 export interface WorkerObservers {

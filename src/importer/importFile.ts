@@ -1,10 +1,9 @@
-import { defined } from '../defined.js';
 import { randomBytes } from 'node:crypto';
 import { basename, resolve } from 'node:path';
 import type { JobsOptions } from 'bullmq';
 import { noImportCounts, noSkips, type ImportCounts, type ImportFailure } from '../batches/batchStore.js';
 import { startImportHeartbeat, type ImportHeartbeat } from '../batches/importHeartbeat.js';
-import { ExitCode, InfrastructureError, isBulkorderError } from '../errors.js';
+import { defined, ExitCode, InfrastructureError, isBulkorderError } from '../errors.js';
 import type { ReserveResult } from '../ledger/ledger.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { ChunkJobData, StoredChunkRecord } from '../deliveryJob.js';

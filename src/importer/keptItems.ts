@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -6,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createSpillDir, removeSpillDir } from '../ingest/spillDir.js';
 import type { RecordItem } from '../ingest/types.js';
+import { defined } from '../errors.js';
 
 /**
  * The records an import read, kept for its results file (`import --wait`), so the file need not be

@@ -1,8 +1,8 @@
-import { defined } from '../defined.js';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore } from '../batches/batchStore.js';
 import type { Ledger, StrandedEntry } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
+import { defined } from '../errors.js';
 
 export interface ReconcileDeps {
   ledger: Ledger;

@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import { maskValue } from './maskValue.js';
 import type { AssembleContext } from './openRecordSource.js';
 import { PERSONAL_FIELDS, RECIPIENT_FIELDS } from './orderFields.js';
@@ -7,6 +6,7 @@ import type { OrderUnit, UnitRow } from './orderUnit.js';
 import { payloadKey } from './orderKey.js';
 import { rowNote } from './rowNotes.js';
 import type { IngestItem, RejectedRecord, RowError, ValidOrder } from './types.js';
+import { defined } from '../errors.js';
 
 /**
  * Second pass over one bucket: units of one orderRef become one order (checked for recipient

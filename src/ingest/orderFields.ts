@@ -11,7 +11,7 @@
  * cross-check, so it must not be derived from this table.
  */
 
-import { defined } from '../defined.js';
+import { defined } from '../errors.js';
 
 /**
  * How a field's text is checked and normalised (see validateRow), which also fixes its type:

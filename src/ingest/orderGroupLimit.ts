@@ -1,7 +1,7 @@
-import { defined } from '../defined.js';
 import type { GroupLimit } from './groupLimit.js';
 import type { OrderUnit } from './orderUnit.js';
 import type { RowError } from './types.js';
+import { defined } from '../errors.js';
 
 /** The default and documented maximum of product lines in one order (`--max-lines-per-order`). */
 export const DEFAULT_MAX_LINES_PER_ORDER = 1000;

@@ -1,5 +1,4 @@
-import { defined } from '../defined.js';
-import { JobDataError } from '../errors.js';
+import { defined, JobDataError } from '../errors.js';
 import {
   ORDER_FIELDS,
   ORDER_FIELD_TABLE,

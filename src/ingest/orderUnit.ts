@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import { acceptCells, columnsOf } from './acceptRow.js';
 import { integerProblem, validateRow, type CheckedRow, type RowRules, type RowText } from './validateRow.js';
 import { orderRefKey, payloadHash } from './orderKey.js';
@@ -9,6 +8,7 @@ import { fitCells } from './csvCells.js';
 import { buildPayload } from './orderShape.js';
 import type { RowError } from './types.js';
 import type { ShapeKey } from './shapeScan.js';
+import { defined } from '../errors.js';
 
 /** A checked row as it travels between the two passes (and possibly through a temp file). */
 export interface UnitRow extends Omit<CheckedRow, 'recipient'> {

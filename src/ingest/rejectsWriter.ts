@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import { outputPath } from './outputPath.js';
 import { open, rm, stat } from 'node:fs/promises';
 import { openAtomicFile, type AtomicFile } from '../files/atomicFile.js';
@@ -7,6 +6,7 @@ import { neutralizeCell } from './csvCells.js';
 import { REJECT_COLUMNS } from './orderFields.js';
 import { csvPreamble, DEFAULT_DIALECT, encodeCsv, type CsvDialect } from './csvDialect.js';
 import type { RejectedRecord } from './types.js';
+import { defined } from '../errors.js';
 
 /** Options for a RejectsWriter. */
 export interface RejectsWriterOptions {

@@ -1,6 +1,6 @@
-import { defined } from '../defined.js';
 import { readFileSync } from 'node:fs';
 import { appendFile, open, type FileHandle } from 'node:fs/promises';
+import { defined } from '../errors.js';
 
 /** Options for SpillWriter. */
 export interface SpillWriterOptions {

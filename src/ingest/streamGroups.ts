@@ -1,4 +1,4 @@
-import { defined } from '../defined.js';
+import { defined } from '../errors.js';
 
 /**
  * The read of a file the shape scan passed (ShapeVerdict `stream`): units are held by their shape

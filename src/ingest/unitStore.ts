@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import { createReadStream } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +6,7 @@ import { GroupCutter, type GroupLimit } from './groupLimit.js';
 import { createSpillDir, removeSpillDir } from './spillDir.js';
 import { SpillWriter } from './spillWriter.js';
 import { writeFailure, type WriteFailure } from '../files/writeFailure.js';
+import { defined } from '../errors.js';
 
 /** What the store needs of a first-pass unit: its group key and rows. Units of one group are assembled together. */
 export interface GroupedUnit {

@@ -3,7 +3,6 @@
  * (src/lua/scripts/reserveChunk.lua, confirmChunk.lua, dropStranded.lua), and reading what a
  * crashed importer left reserved. The Ledger class's methods of the same names call these.
  */
-import { defined } from '../defined.js';
 import type { ChunkJobData } from '../deliveryJob.js';
 import { keptChunkFrame } from './jobData.js';
 import type {
@@ -15,6 +14,7 @@ import type {
   StrandedEntry,
 } from './ledgerTypes.js';
 import { REDIS_TIME } from '../redis/redisClock.js';
+import { defined } from '../errors.js';
 
 /** Ledger.reserveChunks: each chunk's records into one job (`chunkIds[i]`, described by `jobs`), kept until confirmed; one round trip. */
 export async function reserveChunks(scope: LedgerScope, request: ReserveChunksRequest): Promise<ReserveResult[][]> {

@@ -4,9 +4,9 @@
  * claim not settled yet; a claim older than a reconciler's limit whose job is gone or finished will
  * never be settled by anyone, so the reconciler holds it for review (src/importer/reconcileImports.ts).
  */
-import { defined } from '../defined.js';
-import { flatPairs } from '../flatPairs.js';
 import type { LedgerScope } from './ledgerTypes.js';
+import { defined } from '../errors.js';
+import { flatPairs } from '../redis/flatPairs.js';
 
 /** A claim whose job is no longer alive: nobody will settle it. */
 export interface StuckClaim {

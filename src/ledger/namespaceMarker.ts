@@ -1,6 +1,5 @@
-import { defined } from '../defined.js';
 import { randomBytes } from 'node:crypto';
-import { DataVersionError } from '../errors.js';
+import { DataVersionError, defined } from '../errors.js';
 import type { Keyspace } from '../keyspace.js';
 import type { RedisClient } from '../redis.js';
 import { redisTime } from '../redis/redisClock.js';

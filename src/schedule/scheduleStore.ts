@@ -1,7 +1,6 @@
-import { defined } from '../defined.js';
 import type { JobsOptions, Queue } from 'bullmq';
 import { isAbsolute } from 'node:path';
-import { UsageError } from '../errors.js';
+import { defined, UsageError } from '../errors.js';
 import type { IngestOptions } from '../ingest/openOrderSource.js';
 import type { ScheduledImportResult } from './runScheduledImport.js';
 import { SCHEDULED_IMPORT, type ScheduledImportData } from './scheduledImportJob.js';

@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import { lstat } from 'node:fs/promises';
 import type { TextSink } from '../textSink.js';
 import { basename, join } from 'node:path';
@@ -6,7 +5,7 @@ import { followBatch } from '../batches/followBatch.js';
 import { needsAttention, type Batch } from '../batches/batchStore.js';
 import { writeResults } from '../batches/writeResults.js';
 import type { ResultsCounts } from '../kinds/resultsLayout.js';
-import { isBulkorderError } from '../errors.js';
+import { defined, isBulkorderError } from '../errors.js';
 import { importFile } from '../importer/importFile.js';
 import { followElsewhere } from '../importer/followElsewhere.js';
 import { reconcilerFor } from '../importer/reconcileImports.js';

@@ -1,4 +1,3 @@
-import { defined } from '../defined.js';
 import { bullmq } from '../cjsPackages.js';
 import { recordOfChunk, type ChunkRecord } from '../deliveryJob.js';
 import type { UnpackedChunk } from '../ledger/jobData.js';
@@ -20,6 +19,7 @@ import { untilRecorded } from './untilRecorded.js';
 import { notSentVerdict } from './refusedCustomers.js';
 import type { BatchCanary, CanaryDecision } from './batchCanary.js';
 import { UNPACED, type RateGrant } from './sharedRate.js';
+import { defined } from '../errors.js';
 
 /**
  * One attempt of a delivery job: the records of one batch it holds (an import's
