@@ -55,7 +55,7 @@ export default tseslint.config(
     files: ['src/**/*.ts', 'jobs/**/*.ts'],
     rules: {
       // On (issue 32): a `!` lets an `undefined` travel on when its proof breaks. src/ iterates
-      // instead of indexing, narrows with the check it already makes, or asks defined() (src/defined.ts),
+      // instead of indexing, narrows with the check it already makes, or asks defined() (src/errors.ts),
       // which throws INTERNAL naming what was missing. The `!` left each carries an eslint-disable with
       // its proof: Lua and pipeline reply tuples, regex groups a match has, and per-byte or per-row
       // loops (scanners, acceptCells, the spill codec, the Bloom filter) that index on purpose.
