@@ -219,11 +219,8 @@ async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: num
   const answers = await Promise.all(
     toSend.map(async (record, i) => {
       try {
-        const sent = {
-          attempt: wave.attempt.attempt,
-          maxAttempts: wave.attempt.maxAttempts,
-          sends: defined(sends[i], 'the sends of a claimed record (one per record to send)'),
-        };
+        const count = defined(sends[i], 'the sends of a claimed record');
+        const sent = { attempt: wave.attempt.attempt, maxAttempts: wave.attempt.maxAttempts, sends: count };
         const decision = canary?.decisions.get(record.key);
         // The batch's circuit ends it unsent: cancelled by a person, or refused while the batch was judged.
         if (decision?.kind === 'cancel') return { verdict: cancelledVerdict(batchId, deps.wording), durationMs: 0 };
@@ -254,11 +251,7 @@ async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: num
           canary?.watched === true &&
           (verdict.next === 'delivered' || verdict.next === 'dead' || verdict.next === 'held')
         ) {
-          const said = await defined(deps.canary, 'the batch canary of a watched wave').record(
-            batchId,
-            record.key,
-            outcome,
-          );
+          const said = await defined(deps.canary, 'the batch canary').record(batchId, record.key, outcome);
           if (said === 'defer' && outcome.kind === 'permanent')
             return {
               verdict: {
