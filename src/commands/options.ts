@@ -3,6 +3,7 @@
  * every command's flag type, and the command context. A leaf for src/commands: it imports no
  * command module, and no command module imports another (test/commands/dependencies.test.ts).
  */
+import { userInfo } from 'node:os';
 import { Option, type Command } from 'commander';
 import type { Config } from '../config.js';
 import { exitMeaning, isBulkorderError, UsageError } from '../errors.js';
@@ -478,6 +479,15 @@ export function positiveInteger(text: string, flag: string): number {
 /** The kind a dead-letters or review action works on: its place in the tree, or the deprecated `--accounts`. */
 export function chosenKind(kind: RecordKindName, flags: { accounts?: boolean }): RecordKindName {
   return flags.accounts === true ? 'accounts' : kind;
+}
+
+/** Who decided, where `--by` does not say (the OS user; `unknown` where it has none): for the ledger and a batch's history of fixes. */
+export function osUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** SIGTERM or SIGINT: the signals the stop policy (src/commands/stopPolicy.ts) handles. */

@@ -1,13 +1,21 @@
 import { ExitCode } from '../errors.js';
-import { listParked, showParked, type ParkedTarget } from '../deadLetter/parkedActions.js';
+import { listParked, openParked, showParked, type ParkedTarget } from '../deadLetter/parkedActions.js';
 import type { ParkedFilter } from '../deadLetter/parkedFilter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { RequeueBatch } from '../deadLetter/requeueParked.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
 import type { ParkedKind } from '../keyspace.js';
 import type { Services } from '../services.js';
+import { KINDS } from '../kinds/kindByName.js';
 import type { TextSink } from '../textSink.js';
-import { positiveInteger, printReport, requireSelection, type CommandContext } from './options.js';
+import {
+  chosenKind,
+  positiveInteger,
+  printReport,
+  requireSelection,
+  type CommandContext,
+  type RecordKindName,
+} from './options.js';
 
 /** What `list` and `show` of `dead-letters` and `review` need besides the open store. */
 export interface ParkedRead {
@@ -38,6 +46,50 @@ export async function readParked(
   }
   stdout.write(await showParked(store, services, read.key!, { json }));
   return ExitCode.ok;
+}
+
+/** One `dead-letters` or `review` command as typed: the record kind, the action, its arguments and flags. */
+export interface ParkedRequest<A extends string, F> {
+  /** Orders or accounts (`bulkorder accounts dead-letters`, `bulkorder accounts review`). */
+  kind: RecordKindName;
+  /** The subcommand. */
+  action: A;
+  /** Its positional arguments (keys; `show` takes one). */
+  args: string[];
+  /** Its flags. */
+  flags: F;
+}
+
+function isRead(action: string): action is 'list' | 'show' {
+  return action === 'list' || action === 'show';
+}
+
+/**
+ * Runs one `dead-letters` or `review` action on one kind's parked records of `state`: opens them, runs
+ * `list` and `show` itself (`hints` in the words of the kind's commands), hands any other action to `act`,
+ * and closes them again. Returns the exit code.
+ */
+export async function runParked<A extends string>(
+  state: ParkedKind,
+  { kind, action, args, flags }: ParkedRequest<A, ParkedRead['flags'] & { accounts?: boolean }>,
+  ctx: CommandContext,
+  how: {
+    filter: ParkedFilter;
+    hints: (cli: string, noun: string) => string[];
+    act: (action: Exclude<A, 'list' | 'show'>, opened: ParkedTarget) => Promise<number>;
+  },
+): Promise<number> {
+  const target = await openParked(ctx.config, KINDS[chosenKind(kind, flags)], state);
+  const { services } = target;
+  try {
+    if (isRead(action)) {
+      const hints = how.hints(services.kind.cli, services.kind.noun);
+      return await readParked(action, target, { filter: how.filter, key: args[0], flags, hints }, ctx.stdout);
+    }
+    return await how.act(action as Exclude<A, 'list' | 'show'>, target);
+  } finally {
+    await services.close();
+  }
 }
 
 /** How `dead-letters retry` and `review release` follow what they queued again: --wait, --timeout (seconds). */
