@@ -1,14 +1,12 @@
 import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
-import type { Services } from '../services.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
-import { printRequeued, purgeSelected, runParked, type ParkedRequest } from './parkedRun.js';
-import { parkedFilterFromFlags, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
+import { printRequeued, purgeSelected, runParked, type ParkedAct } from './parkedRun.js';
+import { parkedFilterFromFlags, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import { parseDelimiter } from '../ingest/parseDelimiter.js';
 import { describeDialect } from '../ingest/csvDialect.js';
-import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
-import { osUserName, requireSelection, type CommandContext, type ConfigFlags } from './options.js';
+import { osUserName, requireSelection, type CommandContext, type ConfigFlags, type ParkedRequest } from './options.js';
 
 /** The `dead-letters` subcommands. */
 export type DeadLetterAction = 'list' | 'show' | 'export' | 'retry' | 'purge';
@@ -32,14 +30,7 @@ type Context = CommandContext;
 export type DeadLetterRequest = ParkedRequest<DeadLetterAction, DeadLetterFlags>;
 
 /** What export, retry and purge act on: the dead letters' store and services, the selection, the command. */
-interface DeadLetterAct {
-  store: ParkedStore;
-  services: Services<unknown>;
-  /** The dead letters selected (flags and keys). */
-  filter: ParkedFilter;
-  flags: DeadLetterFlags;
-  ctx: Context;
-}
+type DeadLetterAct = ParkedAct & { flags: DeadLetterFlags };
 
 /** What to do next, in the words of the kind's commands (`bulkorder` or `bulkorder accounts`). */
 function listHints(cli: string, noun: string): string[] {
@@ -54,20 +45,7 @@ function listHints(cli: string, noun: string): string[] {
 export async function runDeadLetters(request: DeadLetterRequest, ctx: Context): Promise<number> {
   const { action, args, flags } = request;
   const filter = parkedFilterFromFlags(flags, action === 'show' ? [] : args);
-  return runParked('dead', request, ctx, {
-    filter,
-    hints: listHints,
-    act: async (action, { store, services }) => {
-      switch (action) {
-        case 'export':
-          return await exportCsv({ store, services, filter, flags, ctx });
-        case 'retry':
-          return await retry({ store, services, filter, flags, ctx });
-        case 'purge':
-          return await purge({ store, services, filter, flags, ctx });
-      }
-    },
-  });
+  return runParked('dead', request, ctx, { filter, hints: listHints, acts: { export: exportCsv, retry, purge } });
 }
 
 async function exportCsv({ store, services, filter, flags, ctx }: DeadLetterAct): Promise<number> {

@@ -71,4 +71,3 @@ export async function runOpen(request: OpenRequest, ctx: CommandContext): Promis
     await services.close();
   }
 }
-

@@ -349,10 +349,14 @@ export function withParkedFilters(command: Command, noun: string): Command {
 }
 
 /** A `dead-letters` or `review` command's request to its lazily loaded half: the kind, the subcommand, its keys and flags. */
-interface ParkedRequest<A extends string, F> {
+export interface ParkedRequest<A extends string, F> {
+  /** Orders or accounts (`bulkorder accounts dead-letters`, `bulkorder accounts review`). */
   kind: RecordKindName;
+  /** The subcommand. */
   action: A;
+  /** Its positional arguments (keys; `show` takes one). */
   args: string[];
+  /** Its flags. */
   flags: F;
 }
 

@@ -14,7 +14,7 @@ import {
   printReport,
   requireSelection,
   type CommandContext,
-  type RecordKindName,
+  type ParkedRequest,
 } from './options.js';
 
 /** What `list` and `show` of `dead-letters` and `review` need besides the open store. */
@@ -48,45 +48,36 @@ export async function readParked(
   return ExitCode.ok;
 }
 
-/** One `dead-letters` or `review` command as typed: the record kind, the action, its arguments and flags. */
-export interface ParkedRequest<A extends string, F> {
-  /** Orders or accounts (`bulkorder accounts dead-letters`, `bulkorder accounts review`). */
-  kind: RecordKindName;
-  /** The subcommand. */
-  action: A;
-  /** Its positional arguments (keys; `show` takes one). */
-  args: string[];
-  /** Its flags. */
-  flags: F;
-}
-
 function isRead(action: string): action is 'list' | 'show' {
   return action === 'list' || action === 'show';
 }
 
 /**
  * Runs one `dead-letters` or `review` action on one kind's parked records of `state`: opens them, runs
- * `list` and `show` itself (`hints` in the words of the kind's commands), hands any other action to `act`,
+ * `list` and `show` itself (`hints` in the words of the kind's commands), runs any other action with `acts`,
  * and closes them again. Returns the exit code.
  */
-export async function runParked<A extends string>(
+export async function runParked<A extends string, F extends ParkedRead['flags'] & { accounts?: boolean }>(
   state: ParkedKind,
-  { kind, action, args, flags }: ParkedRequest<A, ParkedRead['flags'] & { accounts?: boolean }>,
+  request: ParkedRequest<A, F>,
   ctx: CommandContext,
   how: {
     filter: ParkedFilter;
     hints: (cli: string, noun: string) => string[];
-    act: (action: Exclude<A, 'list' | 'show'>, opened: ParkedTarget) => Promise<number>;
+    /** Every other action: what it does with the open records, the selection and the command. */
+    acts: Record<Exclude<A, 'list' | 'show'>, (act: ParkedAct & { flags: F }) => Promise<number>>;
   },
 ): Promise<number> {
+  const { kind, action, args, flags } = request;
   const target = await openParked(ctx.config, KINDS[chosenKind(kind, flags)], state);
-  const { services } = target;
+  const { services, store } = target;
   try {
     if (isRead(action)) {
       const hints = how.hints(services.kind.cli, services.kind.noun);
       return await readParked(action, target, { filter: how.filter, key: args[0], flags, hints }, ctx.stdout);
     }
-    return await how.act(action as Exclude<A, 'list' | 'show'>, target);
+    const act = how.acts[action as Exclude<A, 'list' | 'show'>];
+    return await act({ store, services, filter: how.filter, flags, ctx });
   } finally {
     await services.close();
   }

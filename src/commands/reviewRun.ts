@@ -1,7 +1,5 @@
 import { ExitCode, UsageError } from '../errors.js';
-import { parkedFilterFromFlags, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
-import type { ParkedStore } from '../deadLetter/parkedStore.js';
-import type { Services } from '../services.js';
+import { parkedFilterFromFlags, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import { releaseHeld } from '../review/releaseHeld.js';
 import { resolveHeld } from '../review/resolveHeld.js';
 import {
@@ -12,7 +10,7 @@ import {
 } from '../batches/possibleDuplicates.js';
 import { openServices } from '../services.js';
 import { localTime } from '../timeText.js';
-import { printRequeued, purgeSelected, runParked, type ParkedRequest } from './parkedRun.js';
+import { printRequeued, purgeSelected, runParked, type ParkedAct } from './parkedRun.js';
 import { KINDS } from '../kinds/kindByName.js';
 import {
   chosenKind,
@@ -22,6 +20,7 @@ import {
   requireSelection,
   type CommandContext,
   type ConfigFlags,
+  type ParkedRequest,
   type RecordKindName,
 } from './options.js';
 
@@ -55,16 +54,11 @@ const listHints = (cli: string, noun: string): string[] => [
 export type ReviewRequest = ParkedRequest<ReviewAction, ReviewFlags>;
 
 /** What release, purge and resolve act on: the held records' store and services, the selection, who decided. */
-interface ReviewAct {
-  store: ParkedStore;
-  services: Services<unknown>;
-  /** The held records selected (flags and keys). */
-  filter: ParkedFilter;
+type ReviewAct = ParkedAct & {
+  flags: ReviewFlags;
   /** Who decided and why (`--by`, `--note`). */
   review: { by: string; note?: string };
-  flags: ReviewFlags;
-  ctx: CommandContext;
-}
+};
 
 /** `bulkorder [accounts] review <action>`: returns the exit code. */
 export async function runReview(request: ReviewRequest, ctx: CommandContext): Promise<number> {
@@ -77,20 +71,12 @@ export async function runReview(request: ReviewRequest, ctx: CommandContext): Pr
     );
   }
   const review = { by: flags.by ?? osUserName(), ...(flags.note === undefined ? {} : { note: flags.note }) };
-  return runParked('held', request, ctx, {
-    filter,
-    hints: listHints,
-    act: async (action, { store, services }) => {
-      switch (action) {
-        case 'release':
-          return await release({ store, services, filter, review, flags, ctx });
-        case 'purge':
-          return await purge({ store, services, filter, review, flags, ctx });
-        case 'resolve':
-          return await resolve({ store, services, filter, review, flags, ctx });
-      }
-    },
-  });
+  const acts = {
+    release: (act: ParkedAct & { flags: ReviewFlags }) => release({ ...act, review }),
+    resolve: (act: ParkedAct & { flags: ReviewFlags }) => resolve({ ...act, review }),
+    purge: (act: ParkedAct & { flags: ReviewFlags }) => purge({ ...act, review }),
+  };
+  return runParked('held', request, ctx, { filter, hints: listHints, acts });
 }
 
 async function release(act: ReviewAct): Promise<number> {
