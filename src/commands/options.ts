@@ -248,6 +248,28 @@ export async function loadCommandContext(
 }
 
 /**
+ * The action of a command whose own half loads only when it runs: loads that half (`load`) and the
+ * command context at once, runs `run` and sets the exit code it returns. `announce: false` leaves the
+ * environment unsaid; with `json`, a typed refusal is printed on stdout too, with `said` (withJsonRefusal).
+ */
+export async function runAction<M>(
+  io: CommandIo,
+  flags: ConfigFlags,
+  how: { load: () => Promise<M>; announce?: boolean; json?: boolean; said?: Record<string, unknown> },
+  run: (loaded: M, ctx: CommandContext) => Promise<number> | number,
+): Promise<void> {
+  io.setExitCode(
+    await withJsonRefusal(io.stdout, how.json === true, how.said ?? {}, async () => {
+      const [loaded, ctx] = await Promise.all([
+        how.load(),
+        loadCommandContext(flags, io, { announce: how.announce !== false }),
+      ]);
+      return run(loaded, ctx);
+    }),
+  );
+}
+
+/**
  * Declares how an input file is read: `--format`, `--delimiter`, `--encoding`, `--map`, the
  * same for every command that reads one (validate, import, accounts, watch, schedule). The values
  * are checked in one place too, src/ingest/ingestFlags.ts, which also takes aliases (cp1252, utf8).
