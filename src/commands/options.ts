@@ -401,17 +401,13 @@ export function parkedRunner<A extends string, F extends ParkedFlags>(
     load: () => Promise<(request: ParkedRequest<A, F>, ctx: CommandContext) => Promise<number>>;
   },
 ): ParkedRun<A, F> {
-  return async (action, args, flags) => {
-    const runParked = await runner.load();
-    io.setExitCode(
-      await withJsonRefusal(io.stdout, flags.json === true, { kind, action }, async () =>
-        runParked(
-          { kind, action, args, flags },
-          await loadCommandContext(flags, io, { announce: action === runner.announce }),
-        ),
-      ),
+  return (action, args, flags) =>
+    runAction(
+      io,
+      flags,
+      { load: runner.load, announce: action === runner.announce, json: flags.json === true, said: { kind, action } },
+      (runParked, ctx) => runParked({ kind, action, args, flags }, ctx),
     );
-  };
 }
 
 /** One `dead-letters` or `review` group its subcommands are declared in. */
