@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis.js';
+import { dropStale } from '../redis/dropStale.js';
 import type { Keyspace } from '../keyspace.js';
 import type { BatchFix } from './batchStore.js';
 import { flatPairs } from '../redis/flatPairs.js';
@@ -54,13 +55,7 @@ export async function listDuplicates(
 ): Promise<PossibleDuplicate[]> {
   const { redis, keys } = store;
   const cutoff = options.now - store.retentionMs;
-  const stale = await redis.zrangebyscore(keys.duplicates, '-inf', cutoff);
-  if (stale.length > 0)
-    await redis
-      .multi()
-      .zrem(keys.duplicates, ...stale)
-      .hdel(keys.duplicateInfo, ...stale)
-      .exec();
+  await dropStale(redis, { index: keys.duplicates, details: keys.duplicateInfo }, cutoff);
   const found: PossibleDuplicate[] = [];
   for (let start = 0; ; start += PAGE) {
     const page = await redis.zrange(keys.duplicates, String(start), String(start + PAGE - 1), 'WITHSCORES');

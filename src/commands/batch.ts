@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadCommandContext, withConfigFlags, withExamples, type CommandIo, type RecordKindName } from './options.js';
+import { runAction, withConfigFlags, withExamples, type CommandIo, type RecordKindName } from './options.js';
 import type { BatchFlags } from './batchRun.js';
 
 /** Declares `batch show|cancel|release` under `parent` (`bulkorder batch`, `bulkorder accounts batch`). */
@@ -18,12 +18,10 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
     `${cli} batch cancel b-20261122T020000-1a2b3c --why "wrong catalogue"`,
     `${cli} batch release b-20261122T020000-1a2b3c --why "API fixed" --json`,
   ]);
-  const run = async (action: 'show' | 'cancel' | 'release', batchId: string, flags: BatchFlags): Promise<void> => {
-    const { runBatch } = await import('./batchRun.js');
-    io.setExitCode(
-      await runBatch({ kind, action, batchId, flags }, await loadCommandContext(flags, io, { announce: false })),
+  const run = (action: 'show' | 'cancel' | 'release', batchId: string, flags: BatchFlags): Promise<void> =>
+    runAction(io, flags, { load: () => import('./batchRun.js'), announce: false }, ({ runBatch }, ctx) =>
+      runBatch({ kind, action, batchId, flags }, ctx),
     );
-  };
   const show = withConfigFlags(
     group.command('show').description("show a batch's circuit: canary, held and why, who cancelled or released it"),
   )

@@ -4,14 +4,7 @@
  */
 import type { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import {
-  jsonText,
-  loadCommandContext,
-  withConfigFlags,
-  withExamples,
-  type ConfigFlags,
-  type CommandIo,
-} from './options.js';
+import { jsonText, runAction, withConfigFlags, withExamples, type ConfigFlags, type CommandIo } from './options.js';
 
 interface ConfigCommandFlags extends ConfigFlags {
   json?: boolean;
@@ -30,13 +23,16 @@ export function register(program: Command, io: CommandIo): void {
     ['bulkorder config --config-file .env', 'bulkorder config --json'],
     'Exit codes: 0 printed; 2 the configuration is refused (the message names the variable).',
   );
-  withConfigFlags(command).action(async (flags: ConfigCommandFlags) => {
-    const [{ configReport, configReportLines }, context] = await Promise.all([
-      import('../configReport.js'),
-      loadCommandContext(flags, io, { announce: false }),
-    ]);
-    const report = configReport(context.config);
-    io.stdout.write(flags.json === true ? jsonText(report) : `${configReportLines(report).join('\n')}\n`);
-    io.setExitCode(ExitCode.ok);
-  });
+  withConfigFlags(command).action((flags: ConfigCommandFlags) =>
+    runAction(
+      io,
+      flags,
+      { load: () => import('../configReport.js'), announce: false },
+      ({ configReport, configReportLines }, context) => {
+        const report = configReport(context.config);
+        io.stdout.write(flags.json === true ? jsonText(report) : `${configReportLines(report).join('\n')}\n`);
+        return ExitCode.ok;
+      },
+    ),
+  );
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DEFAULT_PORTS, loadCommandContext, withConfigFlags, withExamples, type CommandIo } from './options.js';
+import { DEFAULT_PORTS, runAction, withConfigFlags, withExamples, type CommandIo } from './options.js';
 import type { DashboardFlags } from './dashboardRun.js';
 
 export function register(program: Command, io: CommandIo): void {
@@ -18,8 +18,9 @@ export function register(program: Command, io: CommandIo): void {
     'bulkorder dashboard --config-file .env',
     'bulkorder dashboard --host 0.0.0.0 --port 8080 --read-only --config-file .env',
   ]);
-  withConfigFlags(command).action(async (flags: DashboardFlags) => {
-    const { runDashboard } = await import('./dashboardRun.js');
-    io.setExitCode(await runDashboard(flags, await loadCommandContext(flags, io)));
-  });
+  withConfigFlags(command).action((flags: DashboardFlags) =>
+    runAction(io, flags, { load: () => import('./dashboardRun.js') }, ({ runDashboard }, ctx) =>
+      runDashboard(flags, ctx),
+    ),
+  );
 }

@@ -1,17 +1,12 @@
-import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
-import type { Services } from '../services.js';
 import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
-import { openParked } from '../deadLetter/parkedActions.js';
-import { printRequeued, purgeSelected, readParked } from './parkedRun.js';
-import { parkedFilterFromFlags, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
+import { printRequeued, purgeSelected, runParked, type ParkedAct } from './parkedRun.js';
+import { parkedFilterFromFlags, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import { parseDelimiter } from '../ingest/parseDelimiter.js';
 import { describeDialect } from '../ingest/csvDialect.js';
-import type { ParkedStore } from '../deadLetter/parkedStore.js';
-import { KINDS } from '../kinds/kindByName.js';
 import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
-import { chosenKind, requireSelection, type RecordKindName, type CommandContext, type ConfigFlags } from './options.js';
+import { osUserName, requireSelection, type CommandContext, type ConfigFlags, type ParkedRequest } from './options.js';
 
 /** The `dead-letters` subcommands. */
 export type DeadLetterAction = 'list' | 'show' | 'export' | 'retry' | 'purge';
@@ -32,26 +27,10 @@ export interface DeadLetterFlags extends ConfigFlags, ParkedFilterFlags {
 type Context = CommandContext;
 
 /** One `dead-letters` command as typed: the record kind, the action, its arguments and flags. */
-export interface DeadLetterRequest {
-  /** Orders or accounts (`bulkorder accounts dead-letters`). */
-  kind: RecordKindName;
-  /** The subcommand. */
-  action: DeadLetterAction;
-  /** Its positional arguments (keys; `show` takes one). */
-  args: string[];
-  /** Its flags. */
-  flags: DeadLetterFlags;
-}
+export type DeadLetterRequest = ParkedRequest<DeadLetterAction, DeadLetterFlags>;
 
 /** What export, retry and purge act on: the dead letters' store and services, the selection, the command. */
-interface DeadLetterAct {
-  store: ParkedStore;
-  services: Services<unknown>;
-  /** The dead letters selected (flags and keys). */
-  filter: ParkedFilter;
-  flags: DeadLetterFlags;
-  ctx: Context;
-}
+type DeadLetterAct = ParkedAct & { flags: DeadLetterFlags };
 
 /** What to do next, in the words of the kind's commands (`bulkorder` or `bulkorder accounts`). */
 function listHints(cli: string, noun: string): string[] {
@@ -64,25 +43,9 @@ function listHints(cli: string, noun: string): string[] {
 
 /** `bulkorder [accounts] dead-letters <action>`: returns the exit code. */
 export async function runDeadLetters(request: DeadLetterRequest, ctx: Context): Promise<number> {
-  const { kind, action, args, flags } = request;
+  const { action, args, flags } = request;
   const filter = parkedFilterFromFlags(flags, action === 'show' ? [] : args);
-  const target = await openParked(ctx.config, KINDS[chosenKind(kind, flags)], 'dead');
-  const { services, store } = target;
-  try {
-    const hints = listHints(services.kind.cli, services.kind.noun);
-    if (action === 'list' || action === 'show')
-      return await readParked(action, target, { filter, key: args[0], flags, hints }, ctx.stdout);
-    switch (action) {
-      case 'export':
-        return await exportCsv({ store, services, filter, flags, ctx });
-      case 'retry':
-        return await retry({ store, services, filter, flags, ctx });
-      case 'purge':
-        return await purge({ store, services, filter, flags, ctx });
-    }
-  } finally {
-    await services.close();
-  }
+  return runParked('dead', request, ctx, { filter, hints: listHints, acts: { export: exportCsv, retry, purge } });
 }
 
 async function exportCsv({ store, services, filter, flags, ctx }: DeadLetterAct): Promise<number> {
@@ -136,17 +99,8 @@ async function retry(act: DeadLetterAct): Promise<number> {
 async function purge(act: DeadLetterAct): Promise<number> {
   return purgeSelected('dead', act, {
     action: 'dead-letters purge',
-    decided: { by: osUser() },
+    decided: { by: osUserName() },
     text: (purged) =>
       `purged ${purged} dead letter${purged === 1 ? '' : 's'}; the orders were not sent; importing them again sends them\n`,
   });
-}
-
-/** Who purged, for the batch's history of fixes (the OS user; `unknown` where it has none). */
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
-  }
 }

@@ -3,7 +3,7 @@ import { parseEnv } from 'node:util';
 import { join, resolve } from 'node:path';
 import { CONFIG_VARIABLES, loadConfig, redisPrefix } from '../config.js';
 import { ExitCode, InfrastructureError } from '../errors.js';
-import { onPath, redisAnswers, redisInstallHint, startLocalRedis, type LocalRedis } from '../localRedis.js';
+import { onPath, redisAnswers, redisInstallHint, startLocalRedis, type LocalRedis } from '../redis/localRedis.js';
 import { pino } from 'pino';
 import { createLogger } from '../logger.js';
 import { samplesDir } from '../paths.js';

@@ -1,12 +1,5 @@
 import type { Command } from 'commander';
-import {
-  loadCommandContext,
-  withConfigFlags,
-  withExamples,
-  withJsonRefusal,
-  type CommandIo,
-  type RecordKindName,
-} from './options.js';
+import { runAction, withConfigFlags, withExamples, type CommandIo, type RecordKindName } from './options.js';
 import type { OpenFlags } from './openRun.js';
 
 /** Declares `open` (and `open ack`) under `parent` for one kind (`bulkorder open`, `bulkorder accounts open`). */
@@ -36,11 +29,16 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
     )
     .argument('[ids...]', 'the ids to acknowledge, as `open` lists them')
     .action(async (ack: string | undefined, ids: string[], flags: OpenFlags) => {
-      const { runOpen } = await import('./openRun.js');
-      io.setExitCode(
-        await withJsonRefusal(io.stdout, flags.json === true, { kind, action: ack ?? 'open' }, async () =>
-          runOpen({ kind, ack, ids, flags }, await loadCommandContext(flags, io, { announce: false })),
-        ),
+      await runAction(
+        io,
+        flags,
+        {
+          load: () => import('./openRun.js'),
+          announce: false,
+          json: flags.json === true,
+          said: { kind, action: ack ?? 'open' },
+        },
+        ({ runOpen }, ctx) => runOpen({ kind, ack, ids, flags }, ctx),
       );
     });
 }

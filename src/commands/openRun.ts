@@ -1,9 +1,8 @@
-import { userInfo } from 'node:os';
 import { ExitCode, UsageError } from '../errors.js';
 import { KINDS } from '../kinds/kindByName.js';
 import { acknowledge, openJson, openText, readOpen } from '../open/openList.js';
 import { openServices } from '../services.js';
-import { printReport, type CommandContext, type ConfigFlags, type RecordKindName } from './options.js';
+import { osUserName, printReport, type CommandContext, type ConfigFlags, type RecordKindName } from './options.js';
 
 /** Flags of `open` and `open ack`. */
 export interface OpenFlags extends ConfigFlags {
@@ -37,7 +36,7 @@ export async function runOpen(request: OpenRequest, ctx: CommandContext): Promis
   const deps = { services, cli: services.kind.cli, now: Date.now() };
   try {
     if (ack === 'ack') {
-      const by = flags.by ?? safeUserName();
+      const by = flags.by ?? osUserName();
       const { acknowledged: taken, closed } = await acknowledge(deps, ids, { by, note });
       const missing = ids.filter((id) => !taken.includes(id));
       if (missing.length > 0 && taken.length === 0)
@@ -71,13 +70,5 @@ export async function runOpen(request: OpenRequest, ctx: CommandContext): Promis
     );
   } finally {
     await services.close();
-  }
-}
-
-function safeUserName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
   }
 }

@@ -3,6 +3,7 @@
  * every command's flag type, and the command context. A leaf for src/commands: it imports no
  * command module, and no command module imports another (test/commands/dependencies.test.ts).
  */
+import { userInfo } from 'node:os';
 import { Option, type Command } from 'commander';
 import type { Config } from '../config.js';
 import { exitMeaning, isBulkorderError, UsageError } from '../errors.js';
@@ -247,6 +248,28 @@ export async function loadCommandContext(
 }
 
 /**
+ * The action of a command whose own half loads only when it runs: loads that half (`load`) and the
+ * command context at once, runs `run` and sets the exit code it returns. `announce: false` leaves the
+ * environment unsaid; with `json`, a typed refusal is printed on stdout too, with `said` (withJsonRefusal).
+ */
+export async function runAction<M>(
+  io: CommandIo,
+  flags: ConfigFlags,
+  how: { load: () => Promise<M>; announce?: boolean; json?: boolean; said?: Record<string, unknown> },
+  run: (loaded: M, ctx: CommandContext) => Promise<number> | number,
+): Promise<void> {
+  io.setExitCode(
+    await withJsonRefusal(io.stdout, how.json === true, how.said ?? {}, async () => {
+      const [loaded, ctx] = await Promise.all([
+        how.load(),
+        loadCommandContext(flags, io, { announce: how.announce !== false }),
+      ]);
+      return run(loaded, ctx);
+    }),
+  );
+}
+
+/**
  * Declares how an input file is read: `--format`, `--delimiter`, `--encoding`, `--map`, the
  * same for every command that reads one (validate, import, accounts, watch, schedule). The values
  * are checked in one place too, src/ingest/ingestFlags.ts, which also takes aliases (cp1252, utf8).
@@ -348,10 +371,14 @@ export function withParkedFilters(command: Command, noun: string): Command {
 }
 
 /** A `dead-letters` or `review` command's request to its lazily loaded half: the kind, the subcommand, its keys and flags. */
-interface ParkedRequest<A extends string, F> {
+export interface ParkedRequest<A extends string, F> {
+  /** Orders or accounts (`bulkorder accounts dead-letters`, `bulkorder accounts review`). */
   kind: RecordKindName;
+  /** The subcommand. */
   action: A;
+  /** Its positional arguments (keys; `show` takes one). */
   args: string[];
+  /** Its flags. */
   flags: F;
 }
 
@@ -374,17 +401,13 @@ export function parkedRunner<A extends string, F extends ParkedFlags>(
     load: () => Promise<(request: ParkedRequest<A, F>, ctx: CommandContext) => Promise<number>>;
   },
 ): ParkedRun<A, F> {
-  return async (action, args, flags) => {
-    const runParked = await runner.load();
-    io.setExitCode(
-      await withJsonRefusal(io.stdout, flags.json === true, { kind, action }, async () =>
-        runParked(
-          { kind, action, args, flags },
-          await loadCommandContext(flags, io, { announce: action === runner.announce }),
-        ),
-      ),
+  return (action, args, flags) =>
+    runAction(
+      io,
+      flags,
+      { load: runner.load, announce: action === runner.announce, json: flags.json === true, said: { kind, action } },
+      (runParked, ctx) => runParked({ kind, action, args, flags }, ctx),
     );
-  };
 }
 
 /** One `dead-letters` or `review` group its subcommands are declared in. */
@@ -478,6 +501,15 @@ export function positiveInteger(text: string, flag: string): number {
 /** The kind a dead-letters or review action works on: its place in the tree, or the deprecated `--accounts`. */
 export function chosenKind(kind: RecordKindName, flags: { accounts?: boolean }): RecordKindName {
   return flags.accounts === true ? 'accounts' : kind;
+}
+
+/** Who decided, where `--by` does not say (the OS user; `unknown` where it has none): for the ledger and a batch's history of fixes. */
+export function osUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** SIGTERM or SIGINT: the signals the stop policy (src/commands/stopPolicy.ts) handles. */

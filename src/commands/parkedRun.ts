@@ -1,13 +1,21 @@
 import { defined, ExitCode } from '../errors.js';
-import { listParked, showParked, type ParkedTarget } from '../deadLetter/parkedActions.js';
+import { listParked, openParked, showParked, type ParkedTarget } from '../deadLetter/parkedActions.js';
 import type { ParkedFilter } from '../deadLetter/parkedFilter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
 import type { RequeueBatch } from '../deadLetter/requeueParked.js';
 import { reportRequeued } from '../deadLetter/followRequeued.js';
 import type { ParkedKind } from '../keyspace.js';
 import type { Services } from '../services.js';
+import { KINDS } from '../kinds/kindByName.js';
 import type { TextSink } from '../textSink.js';
-import { positiveInteger, printReport, requireSelection, type CommandContext } from './options.js';
+import {
+  chosenKind,
+  positiveInteger,
+  printReport,
+  requireSelection,
+  type CommandContext,
+  type ParkedRequest,
+} from './options.js';
 
 /** What `list` and `show` of `dead-letters` and `review` need besides the open store. */
 export interface ParkedRead {
@@ -38,6 +46,41 @@ export async function readParked(
   }
   stdout.write(await showParked(store, services, defined(read.key, 'the key parked show names'), { json }));
   return ExitCode.ok;
+}
+
+function isRead(action: string): action is 'list' | 'show' {
+  return action === 'list' || action === 'show';
+}
+
+/**
+ * Runs one `dead-letters` or `review` action on one kind's parked records of `state`: opens them, runs
+ * `list` and `show` itself (`hints` in the words of the kind's commands), runs any other action with `acts`,
+ * and closes them again. Returns the exit code.
+ */
+export async function runParked<A extends string, F extends ParkedRead['flags'] & { accounts?: boolean }>(
+  state: ParkedKind,
+  request: ParkedRequest<A, F>,
+  ctx: CommandContext,
+  how: {
+    filter: ParkedFilter;
+    hints: (cli: string, noun: string) => string[];
+    /** Every other action: what it does with the open records, the selection and the command. */
+    acts: Record<Exclude<A, 'list' | 'show'>, (act: ParkedAct & { flags: F }) => Promise<number>>;
+  },
+): Promise<number> {
+  const { kind, action, args, flags } = request;
+  const target = await openParked(ctx.config, KINDS[chosenKind(kind, flags)], state);
+  const { services, store } = target;
+  try {
+    if (isRead(action)) {
+      const hints = how.hints(services.kind.cli, services.kind.noun);
+      return await readParked(action, target, { filter: how.filter, key: args[0], flags, hints }, ctx.stdout);
+    }
+    const act = how.acts[action as Exclude<A, 'list' | 'show'>];
+    return await act({ store, services, filter: how.filter, flags, ctx });
+  } finally {
+    await services.close();
+  }
 }
 
 /** How `dead-letters retry` and `review release` follow what they queued again: --wait, --timeout (seconds). */

@@ -5,12 +5,11 @@ import {
   parkedRunner,
   parkedSelection,
   REQUEUE_EXIT_CODES,
+  runAction,
   withAllOption,
   withConfigFlags,
   withExamples,
   withJsonOption,
-  withJsonRefusal,
-  loadCommandContext,
   withRequeueOptions,
   type ParkedGroup,
   type RecordKindName,
@@ -154,14 +153,18 @@ function registerDuplicates(group: Command, io: CommandIo, kind: RecordKindName)
     `${cli} list`,
     `${cli} ack --batch b-20261122T020000-1a2b3c --by anna --why "checked in the portal: no second copy"`,
   ]);
-  const run = async (action: 'list' | 'ack', keys: string[], flags: DuplicatesFlags): Promise<void> => {
-    const { runDuplicates } = await import('./reviewRun.js');
-    io.setExitCode(
-      await withJsonRefusal(io.stdout, flags.json === true, { kind, action: `duplicates ${action}` }, async () =>
-        runDuplicates({ kind, action, keys, flags }, await loadCommandContext(flags, io, { announce: false })),
-      ),
+  const run = (action: 'list' | 'ack', keys: string[], flags: DuplicatesFlags): Promise<void> =>
+    runAction(
+      io,
+      flags,
+      {
+        load: () => import('./reviewRun.js'),
+        announce: false,
+        json: flags.json === true,
+        said: { kind, action: `duplicates ${action}` },
+      },
+      ({ runDuplicates }, ctx) => runDuplicates({ kind, action, keys, flags }, ctx),
     );
-  };
   const list = withConfigFlags(
     duplicates.command('list').description('list the possible duplicates not acknowledged yet, oldest first'),
   )

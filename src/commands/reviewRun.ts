@@ -1,11 +1,7 @@
-import { userInfo } from 'node:os';
 import { ExitCode, UsageError } from '../errors.js';
-import { parkedFilterFromFlags, type ParkedFilter, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
-import type { ParkedStore } from '../deadLetter/parkedStore.js';
-import type { Services } from '../services.js';
+import { parkedFilterFromFlags, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
 import { releaseHeld } from '../review/releaseHeld.js';
 import { resolveHeld } from '../review/resolveHeld.js';
-import { openParked } from '../deadLetter/parkedActions.js';
 import {
   acknowledgeDuplicates,
   duplicateCause,
@@ -14,15 +10,17 @@ import {
 } from '../batches/possibleDuplicates.js';
 import { openServices } from '../services.js';
 import { localTime } from '../timeText.js';
-import { printRequeued, purgeSelected, readParked } from './parkedRun.js';
+import { printRequeued, purgeSelected, runParked, type ParkedAct } from './parkedRun.js';
 import { KINDS } from '../kinds/kindByName.js';
 import {
   chosenKind,
+  osUserName,
   positiveInteger,
   printReport,
   requireSelection,
   type CommandContext,
   type ConfigFlags,
+  type ParkedRequest,
   type RecordKindName,
 } from './options.js';
 
@@ -53,32 +51,18 @@ const listHints = (cli: string, noun: string): string[] => [
 ];
 
 /** One `review` command as typed: the record kind, the action, its arguments and flags. */
-export interface ReviewRequest {
-  /** Orders or accounts (`bulkorder accounts review`). */
-  kind: RecordKindName;
-  /** The subcommand. */
-  action: ReviewAction;
-  /** Its positional arguments (keys; `show` takes one). */
-  args: string[];
-  /** Its flags. */
-  flags: ReviewFlags;
-}
+export type ReviewRequest = ParkedRequest<ReviewAction, ReviewFlags>;
 
 /** What release, purge and resolve act on: the held records' store and services, the selection, who decided. */
-interface ReviewAct {
-  store: ParkedStore;
-  services: Services<unknown>;
-  /** The held records selected (flags and keys). */
-  filter: ParkedFilter;
+type ReviewAct = ParkedAct & {
+  flags: ReviewFlags;
   /** Who decided and why (`--by`, `--note`). */
   review: { by: string; note?: string };
-  flags: ReviewFlags;
-  ctx: CommandContext;
-}
+};
 
 /** `bulkorder [accounts] review <action>`: returns the exit code. */
 export async function runReview(request: ReviewRequest, ctx: CommandContext): Promise<number> {
-  const { kind, action, args, flags } = request;
+  const { action, args, flags } = request;
   const filter = parkedFilterFromFlags(flags, action === 'show' ? [] : args);
   if (action === 'resolve' && flags.delivered !== true) {
     throw new UsageError(
@@ -86,24 +70,13 @@ export async function runReview(request: ReviewRequest, ctx: CommandContext): Pr
       'review resolve: pass --delivered to record that the order is on the service (it is then never sent); to send it again use review release.',
     );
   }
-  const review = { by: flags.by ?? safeUserName(), ...(flags.note === undefined ? {} : { note: flags.note }) };
-  const target = await openParked(ctx.config, KINDS[chosenKind(kind, flags)], 'held');
-  const { services, store } = target;
-  try {
-    const hints = listHints(services.kind.cli, services.kind.noun);
-    if (action === 'list' || action === 'show')
-      return await readParked(action, target, { filter, key: args[0], flags, hints }, ctx.stdout);
-    switch (action) {
-      case 'release':
-        return await release({ store, services, filter, review, flags, ctx });
-      case 'purge':
-        return await purge({ store, services, filter, review, flags, ctx });
-      case 'resolve':
-        return await resolve({ store, services, filter, review, flags, ctx });
-    }
-  } finally {
-    await services.close();
-  }
+  const review = { by: flags.by ?? osUserName(), ...(flags.note === undefined ? {} : { note: flags.note }) };
+  const acts = {
+    release: (act: ParkedAct & { flags: ReviewFlags }) => release({ ...act, review }),
+    resolve: (act: ParkedAct & { flags: ReviewFlags }) => resolve({ ...act, review }),
+    purge: (act: ParkedAct & { flags: ReviewFlags }) => purge({ ...act, review }),
+  };
+  return runParked('held', request, ctx, { filter, hints: listHints, acts });
 }
 
 async function release(act: ReviewAct): Promise<number> {
@@ -139,14 +112,6 @@ async function resolve({ store, services, filter, review, flags, ctx }: ReviewAc
   if (items.length === 0) lines.push('nothing matched: no held order changed');
   ctx.stdout.write(lines.join('\n') + '\n');
   return resolved.length === outcomes.length ? ExitCode.ok : ExitCode.needsAttention;
-}
-
-function safeUserName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** Flags of `review duplicates list` and `review duplicates ack`. */
@@ -233,7 +198,7 @@ export async function runDuplicates(request: DuplicatesRequest, ctx: CommandCont
     }
     const wanted = new Set(keys);
     const chosen: PossibleDuplicate[] = keys.length === 0 ? found : found.filter((d) => wanted.has(d.orderKey));
-    const by = flags.by ?? osUser();
+    const by = flags.by ?? osUserName();
 
     const taken = await acknowledgeDuplicates(store, chosen, { by, why }, now);
     const missing = keys.filter((key) => !chosen.some((d) => d.orderKey === key));
@@ -253,13 +218,5 @@ export async function runDuplicates(request: DuplicatesRequest, ctx: CommandCont
     return printReport(ctx.stdout, { text, json, exitCode: ExitCode.ok }, flags.json === true);
   } finally {
     await services.close();
-  }
-}
-
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
   }
 }

@@ -1,12 +1,5 @@
 import type { Command } from 'commander';
-import {
-  type CommandIo,
-  loadCommandContext,
-  withConfigFlags,
-  withExamples,
-  withJsonRefusal,
-  withReadingOptions,
-} from './options.js';
+import { type CommandIo, runAction, withConfigFlags, withExamples, withReadingOptions } from './options.js';
 import type { ScheduleAction, ScheduleFlags } from './scheduleRun.js';
 
 export function register(program: Command, io: CommandIo): void {
@@ -25,18 +18,18 @@ export function register(program: Command, io: CommandIo): void {
     'bulkorder schedule remove nightly',
   ]);
 
-  const run = async (action: ScheduleAction, args: string[], flags: ScheduleFlags): Promise<void> => {
-    const { runSchedule } = await import('./scheduleRun.js');
-    io.setExitCode(
-      await withJsonRefusal(
-        io.stdout,
-        flags.json === true,
-        { action, ...(args[0] === undefined ? {} : { name: args[0] }) },
-        async () =>
-          runSchedule(action, args, flags, await loadCommandContext(flags, io, { announce: action === 'set' })),
-      ),
+  const run = (action: ScheduleAction, args: string[], flags: ScheduleFlags): Promise<void> =>
+    runAction(
+      io,
+      flags,
+      {
+        load: () => import('./scheduleRun.js'),
+        announce: action === 'set',
+        json: flags.json === true,
+        said: { action, ...(args[0] === undefined ? {} : { name: args[0] }) },
+      },
+      ({ runSchedule }, ctx) => runSchedule(action, args, flags, ctx),
     );
-  };
 
   const set = group
     .command('set')

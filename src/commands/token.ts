@@ -3,7 +3,7 @@
  * without ever printing a token.
  */
 import type { Command } from 'commander';
-import { type CommandIo, loadCommandContext, withConfigFlags, withExamples, type ConfigFlags } from './options.js';
+import { type CommandIo, runAction, withConfigFlags, withExamples, type ConfigFlags } from './options.js';
 
 interface TokenFlags extends ConfigFlags {
   check?: boolean;
@@ -25,20 +25,23 @@ export function register(program: Command, io: CommandIo): void {
     ['bulkorder token --config-file .env', 'bulkorder token --json'],
     'Exit codes: 0 every API OK; 2 credentials refused or configuration incomplete; 5 token endpoint unreachable.',
   );
-  withConfigFlags(command).action(async (flags: TokenFlags) => {
-    const [{ checkCredentials, checkExitCode }, context] = await Promise.all([
-      import('../delivery/checkCredentials.js'),
-      loadCommandContext(flags, io),
-    ]);
-    const checks = await checkCredentials(context.config, context.logger);
-    if (flags.json === true) {
-      io.stdout.write(`${JSON.stringify({ env: context.config.env, checks }, null, 2)}\n`);
-    } else {
-      for (const c of checks) {
-        const detail = c.ok ? `token issued, valid ${c.lifetimeSeconds} s` : `${c.code}: ${c.reason}`;
-        io.stdout.write(`${c.api.padEnd(14)} ${c.ok ? 'OK    ' : 'FAILED'} ${detail} (${c.tokenUrl})\n`);
-      }
-    }
-    io.setExitCode(checkExitCode(checks));
-  });
+  withConfigFlags(command).action((flags: TokenFlags) =>
+    runAction(
+      io,
+      flags,
+      { load: () => import('../delivery/checkCredentials.js') },
+      async ({ checkCredentials, checkExitCode }, context) => {
+        const checks = await checkCredentials(context.config, context.logger);
+        if (flags.json === true) {
+          io.stdout.write(`${JSON.stringify({ env: context.config.env, checks }, null, 2)}\n`);
+        } else {
+          for (const c of checks) {
+            const detail = c.ok ? `token issued, valid ${c.lifetimeSeconds} s` : `${c.code}: ${c.reason}`;
+            io.stdout.write(`${c.api.padEnd(14)} ${c.ok ? 'OK    ' : 'FAILED'} ${detail} (${c.tokenUrl})\n`);
+          }
+        }
+        return checkExitCode(checks);
+      },
+    ),
+  );
 }

@@ -1,12 +1,5 @@
 import type { Command } from 'commander';
-import {
-  type CommandIo,
-  loadCommandContext,
-  withConfigFlags,
-  withExamples,
-  withJsonRefusal,
-  withReadingOptions,
-} from './options.js';
+import { type CommandIo, runAction, withConfigFlags, withExamples, withReadingOptions } from './options.js';
 import type { WatchFlags } from './watchRun.js';
 
 export function register(program: Command, io: CommandIo): void {
@@ -40,12 +33,12 @@ export function register(program: Command, io: CommandIo): void {
     ],
     'Exit codes (--once): 0 every file done without problems; 4 some file failed or has rejected, dead-lettered or held orders, ' +
       "or a file stayed in processing/ under another watcher's lock (the waiting is said on stderr).",
-  ).action(async (dir: string, flags: WatchFlags) => {
-    const { runWatch } = await import('./watchRun.js');
-    io.setExitCode(
-      await withJsonRefusal(io.stdout, flags.json === true && flags.once === true, { dir }, async () =>
-        runWatch(dir, flags, await loadCommandContext(flags, io)),
-      ),
-    );
-  });
+  ).action((dir: string, flags: WatchFlags) =>
+    runAction(
+      io,
+      flags,
+      { load: () => import('./watchRun.js'), json: flags.json === true && flags.once === true, said: { dir } },
+      ({ runWatch }, ctx) => runWatch(dir, flags, ctx),
+    ),
+  );
 }

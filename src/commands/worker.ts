@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type CommandIo, loadCommandContext, withConfigFlags, withExamples } from './options.js';
+import { type CommandIo, runAction, withConfigFlags, withExamples } from './options.js';
 import type { WorkerFlags } from './workerRun.js';
 
 export function register(program: Command, io: CommandIo): void {
@@ -24,8 +24,7 @@ export function register(program: Command, io: CommandIo): void {
     'bulkorder worker --concurrency 50 --http-port 9464 --config-file .env',
     'bulkorder worker --processes 1   # one process per container',
   ]);
-  withConfigFlags(command).action(async (flags: WorkerFlags) => {
-    const { runWorker } = await import('./workerRun.js');
-    io.setExitCode(await runWorker(flags, await loadCommandContext(flags, io)));
-  });
+  withConfigFlags(command).action((flags: WorkerFlags) =>
+    runAction(io, flags, { load: () => import('./workerRun.js') }, ({ runWorker }, ctx) => runWorker(flags, ctx)),
+  );
 }

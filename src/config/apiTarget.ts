@@ -5,17 +5,11 @@ import type { ApiName, ApiSettings, Config } from './configTypes.js';
 
 /** The settings one API needs; throws ConfigError naming the first missing variable. */
 export function requireApi(config: Config, api: ApiName): ApiSettings {
-  const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
   if (config.baseUrl === undefined)
     throw new ConfigError('BULKORDER_BASE_URL', 'is required to call the API ({base_url})');
   if (config.userAgent === undefined)
     throw new ConfigError('BULKORDER_USER_AGENT', 'is required: <brand>-<CompanyName>, e.g. Acme-AcmeTradingBV');
-  const credentials = config.credentials[api];
-  if (credentials === undefined)
-    throw new ConfigError(
-      `BULKORDER_${infix}_CLIENT_ID`,
-      `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)`,
-    );
+  const credentials = requireCredentials(config, api);
   return Object.freeze({
     api,
     env: config.env,
@@ -45,18 +39,12 @@ export function redisPrefix(
     Partial<Pick<Config, 'redisClusterNodes'>>,
   api: ApiName = 'business',
 ): string {
-  const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
   if (config.baseUrl === undefined)
     throw new ConfigError(
       'BULKORDER_BASE_URL',
       'is required: what Redis keeps (ledger, queue, batches) belongs to the API it is sent to',
     );
-  const credentials = config.credentials[api];
-  if (credentials === undefined)
-    throw new ConfigError(
-      `BULKORDER_${infix}_CLIENT_ID`,
-      `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET): its Redis keys are kept per client`,
-    );
+  const credentials = requireCredentials(config, api, ': its Redis keys are kept per client');
   const prefix = `${config.redisKeyPrefix}:${config.env}:${targetId(config.env, apiBaseUrl(config.baseUrl, api), credentials.clientId)}`;
   // On a Redis Cluster a hash tag: BullMQ's scripts and ours touch several keys at once, which a cluster
   // allows only within one slot; each environment and target (src/keyspace.ts subPrefix: and kind) gets its own.
@@ -68,16 +56,25 @@ export function apiTarget(
   config: Pick<Config, 'env' | 'baseUrl' | 'credentials'>,
   api: ApiName = 'business',
 ): { env: string; apiBaseUrl: string; clientId: string } {
-  const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
   if (config.baseUrl === undefined)
     throw new ConfigError('BULKORDER_BASE_URL', 'is required: the records go to the API it names');
-  const credentials = config.credentials[api];
-  if (credentials === undefined)
-    throw new ConfigError(
-      `BULKORDER_${infix}_CLIENT_ID`,
-      `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)`,
-    );
+  const credentials = requireCredentials(config, api);
   return { env: config.env, apiBaseUrl: apiBaseUrl(config.baseUrl, api), clientId: credentials.clientId };
+}
+
+/** One API's client credentials; throws ConfigError naming its client id variable, `why` after the usual words. */
+function requireCredentials(
+  config: Pick<Config, 'credentials'>,
+  api: ApiName,
+  why = '',
+): NonNullable<Config['credentials'][ApiName]> {
+  const credentials = config.credentials[api];
+  if (credentials !== undefined) return credentials;
+  const infix = api === 'business' ? 'BUSINESS' : 'CAFETARIAPLAN';
+  throw new ConfigError(
+    `BULKORDER_${infix}_CLIENT_ID`,
+    `is required for the ${api} API (with BULKORDER_${infix}_CLIENT_SECRET)${why}`,
+  );
 }
 
 function apiBaseUrl(baseUrl: string, api: ApiName): string {

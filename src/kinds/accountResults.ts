@@ -1,4 +1,4 @@
-import type { ResultsLayout } from './resultsLayout.js';
+import { RESULT_TAIL_COLUMNS, type ResultsLayout } from './resultsLayout.js';
 import { encodeRemoteId } from '../delivery/remoteId.js';
 import type { ACCOUNT_FIELDS, AccountPayload } from '../ingest/accountColumns.js';
 import { ACCOUNT_EXISTS_STATUS } from './accountWording.js';
@@ -11,12 +11,7 @@ const ACCOUNT_RESULT_COLUMNS = [
   'lines',
   'outcome',
   'customerId',
-  'httpStatus',
-  'errorCode',
-  'message',
-  'attempts',
-  'batch',
-  'notes',
+  ...RESULT_TAIL_COLUMNS,
 ] as const;
 
 /**

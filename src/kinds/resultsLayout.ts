@@ -7,23 +7,13 @@ import type { OrderPayload, RecordItem } from '../ingest/types.js';
 export type ResultOutcome =
   'delivered' | 'already-delivered' | 'dead-lettered' | 'held-for-review' | 'queued-elsewhere' | 'pending' | 'rejected';
 
-const RESULT_COLUMNS = [
-  'orderKey',
-  'orderRef',
-  'lines',
-  'outcome',
-  'remoteOrderId',
-  'httpStatus',
-  'errorCode',
-  'message',
-  'attempts',
-  'batch',
-  'notes',
-] as const;
+/** The columns every results file ends with, whatever the record kind: how the last attempt went, and where. */
+export const RESULT_TAIL_COLUMNS = ['httpStatus', 'errorCode', 'message', 'attempts', 'batch', 'notes'] as const;
+
+const RESULT_COLUMNS = ['orderKey', 'orderRef', 'lines', 'outcome', 'remoteOrderId', ...RESULT_TAIL_COLUMNS] as const;
 
 /** The columns every results file has, whatever the record kind. */
-export type CommonColumn =
-  'lines' | 'outcome' | 'httpStatus' | 'errorCode' | 'message' | 'attempts' | 'batch' | 'notes';
+export type CommonColumn = 'lines' | 'outcome' | (typeof RESULT_TAIL_COLUMNS)[number];
 
 /**
  * What differs between the results files of two record kinds (each RecordKind, src/kinds/, has one):

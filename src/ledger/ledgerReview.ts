@@ -4,9 +4,16 @@
  */
 import type { ParkedKind } from '../keyspace.js';
 import { argv } from '../lua/scriptArgv.js';
+import type { ReleaseKeys } from '../lua/scriptCommands.js';
 import type { KeptJob, LedgerScope, LedgerState, Released, ReleaseResult, ReviewInput } from './ledgerTypes.js';
 import { chunkNumber } from './ledgerReserve.js';
 import { REDIS_TIME } from '../redis/redisClock.js';
+
+/** The KEYS of release-5 and unrelease-5 for one order: the one undoes the other, so both name the same keys. */
+function releaseKeys(scope: LedgerScope, orderKey: string): ReleaseKeys {
+  const k = scope.keys;
+  return [k.ledger(orderKey), k.parked('held', orderKey), k.parkedIndex('held'), k.unqueued, k.unqueuedJobs];
+}
 
 /** Ledger.release: held -> queued in `batchId` in chunk `job.id`, the held record removed, `job` kept until confirmed. */
 export async function release(
@@ -17,11 +24,7 @@ export async function release(
   const { batchId, review, job } = into;
   const k = scope.keys;
   const [outcome, previousBatchId, record] = await scope.redis.bulkorderRelease(
-    k.ledger(orderKey),
-    k.parked('held', orderKey),
-    k.parkedIndex('held'),
-    k.unqueued,
-    k.unqueuedJobs,
+    ...releaseKeys(scope, orderKey),
     ...argv('release', {
       newBatch: batchId,
       now: REDIS_TIME,
@@ -44,11 +47,7 @@ export async function unrelease(scope: LedgerScope, orderKey: string, released: 
   const k = scope.keys;
   const now = Date.now();
   const put = await scope.redis.bulkorderUnrelease(
-    k.ledger(orderKey),
-    k.parked('held', orderKey),
-    k.parkedIndex('held'),
-    k.unqueued,
-    k.unqueuedJobs,
+    ...releaseKeys(scope, orderKey),
     ...argv('unrelease', {
       releasedBatch: releasedBatchId,
       previousBatch: previousBatchId,

@@ -8,6 +8,14 @@ type BreakerState = 'closed' | 'open' | 'halfOpen';
 type EntryState = 'queued' | 'sending' | 'delivered' | 'dead' | 'held' | 'missing';
 /** How a settle ended (src/lua/includes/settleOne.lua; the ledger's SettleOutcome). */
 type Settled = 'ok' | 'lost' | 'already';
+/** The KEYS of release-5 and of unrelease-5, which undoes it (src/ledger/ledgerReview.ts builds them once). */
+export type ReleaseKeys = [
+  ledger: string,
+  heldRecord: string,
+  heldIndex: string,
+  unqueuedIndex: string,
+  unqueuedJobs: string,
+];
 /** A command whose number of keys varies: the number first, then the keys, then ARGV. */
 type Varying<T, Context extends ClientContext> = (numberOfKeys: number, ...keysAndArgv: Arg[]) => Result<T, Context>;
 
@@ -35,21 +43,9 @@ declare module 'ioredis' {
     ): Result<Settled, Context>;
     bulkorderSettleMany: Varying<Settled[], Context>;
     bulkorderRelease(
-      ledger: string,
-      heldRecord: string,
-      heldIndex: string,
-      unqueuedIndex: string,
-      unqueuedJobs: string,
-      ...argv: NamedArgv<'release'>
+      ...keysAndArgv: [...ReleaseKeys, ...NamedArgv<'release'>]
     ): Result<[outcome: 'released' | EntryState, previousBatch: string, record: string], Context>;
-    bulkorderUnrelease(
-      ledger: string,
-      heldRecord: string,
-      heldIndex: string,
-      unqueuedIndex: string,
-      unqueuedJobs: string,
-      ...argv: NamedArgv<'unrelease'>
-    ): Result<number, Context>;
+    bulkorderUnrelease(...keysAndArgv: [...ReleaseKeys, ...NamedArgv<'unrelease'>]): Result<number, Context>;
     /** `purgeParked.lua`: the index, then one record key per record; now, prefix, kind, who, note, then the order keys. */
     bulkorderPurgeParked: Varying<number, Context>;
     bulkorderResolve(

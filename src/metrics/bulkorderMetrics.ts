@@ -87,12 +87,14 @@ export function createMetrics(
     collectDefaultMetrics({ register: registry, prefix: 'bulkorder_' });
     for (const name of DEFAULT_GAUGES_NAMED_TOTAL) registry.removeSingleMetric(`bulkorder_${name}`);
   }
-  const orders = new Counter({
-    name: 'bulkorder_orders_total',
-    help: 'Orders whose delivery ended, by API and outcome (accounts count under api="cafetariaplan").',
-    labelNames: ['api', 'outcome'],
-    registers: [registry],
-  });
+  /** A counter in this registry, as every `bulkorder_*` one is. */
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
+    new Counter({ name, help, labelNames, registers: [registry] });
+  const orders = counter(
+    'bulkorder_orders_total',
+    'Orders whose delivery ended, by API and outcome (accounts count under api="cafetariaplan").',
+    ['api', 'outcome'],
+  );
   const requests = new Histogram({
     name: 'bulkorder_api_request_duration_seconds',
     help: 'API requests (POST) by API and classified outcome kind.',
@@ -100,30 +102,26 @@ export function createMetrics(
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
-  const refusals = new Counter({
-    name: 'bulkorder_api_refusals_total',
-    help: 'API answers that were not a success, by HTTP status and error code.',
-    labelNames: ['api', 'status', 'code'],
-    registers: [registry],
-  });
-  const noAnswers = new Counter({
-    name: 'bulkorder_api_no_answer_total',
-    help: 'API requests that got no (complete) answer: timeouts, resets, refused connections, by our code.',
-    labelNames: ['api', 'code'],
-    registers: [registry],
-  });
-  const notifyFailures = new Counter({
-    name: 'bulkorder_notification_failures_total',
-    help: 'Notifications that failed after their retries, by destination (webhook URL with its secret parts masked, or email).',
-    labelNames: ['destination'],
-    registers: [registry],
-  });
-  const tokens = new Counter({
-    name: 'bulkorder_token_requests_total',
-    help: 'Requests to the token endpoint by this process, by result.',
-    labelNames: ['api', 'result'],
-    registers: [registry],
-  });
+  const refusals = counter(
+    'bulkorder_api_refusals_total',
+    'API answers that were not a success, by HTTP status and error code.',
+    ['api', 'status', 'code'],
+  );
+  const noAnswers = counter(
+    'bulkorder_api_no_answer_total',
+    'API requests that got no (complete) answer: timeouts, resets, refused connections, by our code.',
+    ['api', 'code'],
+  );
+  const notifyFailures = counter(
+    'bulkorder_notification_failures_total',
+    'Notifications that failed after their retries, by destination (webhook URL with its secret parts masked, or email).',
+    ['destination'],
+  );
+  const tokens = counter(
+    'bulkorder_token_requests_total',
+    'Requests to the token endpoint by this process, by result.',
+    ['api', 'result'],
+  );
   const redisUnsafe = new Gauge({
     name: 'bulkorder_worker_redis_unsafe',
     help: '1 while this worker takes no jobs because Redis evicts, lacks persistence in production, or cannot be checked (BULKORDER_REDIS_CHECK_UNVERIFIABLE=pause).',

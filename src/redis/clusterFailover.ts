@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster, ClusterOptions, Redis } from 'ioredis';
 import { ioredis } from '../cjsPackages.js';
+import { probeRedis } from './probeRedis.js';
 import { InfrastructureError } from '../errors.js';
 import { isRedisConnectionError } from '../redisErrors.js';
 
@@ -103,37 +104,32 @@ async function describeClusterState(cluster: Cluster): Promise<string> {
   const credentials = cluster.options.redisOptions ?? {};
   const seeds = facts.get(cluster)?.seeds ?? [];
   for (const seed of seeds) {
-    const probe = new ioredis.Redis({
+    const target = {
       ...(credentials.username === undefined ? {} : { username: credentials.username }),
       ...(credentials.password === undefined ? {} : { password: credentials.password }),
       ...(credentials.tls === undefined ? {} : { tls: credentials.tls }),
       host: seed.host,
       port: seed.port,
-      lazyConnect: true,
       connectTimeout: 2_000,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
       enableOfflineQueue: false,
-    });
-    probe.on('error', () => undefined);
+    };
     try {
-      await probe.connect();
-      const info = String(await probe.call('CLUSTER', 'INFO'));
-      const nodes = String(await probe.call('CLUSTER', 'NODES'));
-      const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? '?';
-      const failing = nodes
-        .split('\n')
-        .map((line) => line.trim().split(' '))
-        .filter((fields) => /fail/.test(fields[2] ?? ''))
-        .map((fields) => `${fields[1]?.split('@')[0] ?? '?'} (${(fields[2] ?? '').replace('myself,', '')})`);
-      return (
-        `cluster_state:${field('cluster_state')}, ${field('cluster_slots_ok')} of 16384 slots served, ` +
-        `${field('cluster_known_nodes')} nodes known${failing.length > 0 ? `, failing: ${failing.join(', ')}` : ''} (as ${seed.host}:${seed.port} says)`
-      );
+      return await probeRedis(undefined, target, async (probe) => {
+        const info = String(await probe.call('CLUSTER', 'INFO'));
+        const nodes = String(await probe.call('CLUSTER', 'NODES'));
+        const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? '?';
+        const failing = nodes
+          .split('\n')
+          .map((line) => line.trim().split(' '))
+          .filter((fields) => /fail/.test(fields[2] ?? ''))
+          .map((fields) => `${fields[1]?.split('@')[0] ?? '?'} (${(fields[2] ?? '').replace('myself,', '')})`);
+        return (
+          `cluster_state:${field('cluster_state')}, ${field('cluster_slots_ok')} of 16384 slots served, ` +
+          `${field('cluster_known_nodes')} nodes known${failing.length > 0 ? `, failing: ${failing.join(', ')}` : ''} (as ${seed.host}:${seed.port} says)`
+        );
+      });
     } catch {
       // this seed does not answer: ask the next
-    } finally {
-      probe.disconnect();
     }
   }
   return `no seed node answers (${seeds.map((seed) => `${seed.host}:${seed.port}`).join(',')})`;

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
 import { redisTime } from '../redis/redisClock.js';
+import { dropStale } from '../redis/dropStale.js';
 
 /** One running worker process, as `status` and `import --wait` show it. */
 export interface WorkerFacts {
@@ -58,13 +59,7 @@ export function startPresence(
 /** Workers whose heartbeat is fresh; forgets the stale ones. */
 export async function liveWorkers(redis: RedisClient, keys: Keyspace, at?: number): Promise<WorkerFacts[]> {
   const now = at ?? (await redisTime(redis));
-  const stale = await redis.zrangebyscore(keys.workers, '-inf', now - WORKER_STALE_MS);
-  if (stale.length > 0)
-    await redis
-      .multi()
-      .zrem(keys.workers, ...stale)
-      .hdel(keys.workerInfo, ...stale)
-      .exec();
+  await dropStale(redis, { index: keys.workers, details: keys.workerInfo }, now - WORKER_STALE_MS);
   const ids = await redis.zrangebyscore(keys.workers, now - WORKER_STALE_MS, '+inf');
   if (ids.length === 0) return [];
   const info = await redis.hmget(keys.workerInfo, ...ids);

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm, writeFile, mkdir, chmod } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { redisAnswers, redisInstallHint } from '../../src/localRedis.js';
+import { redisAnswers, redisInstallHint } from '../../src/redis/localRedis.js';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
 import { sparePort } from '../helpers/privateRedis.js';
 

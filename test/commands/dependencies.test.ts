@@ -16,7 +16,7 @@ const RANKS: readonly (readonly string[])[] = [
   ['paths', 'errorCodes', 'redisErrors', 'reference', 'textSink', 'heapSettings', 'cjsPackages', 'timeText'],
   ['errors', 'logger', 'deliverySettings', 'target'],
   ['config', 'keyspace', 'queues', 'files'],
-  ['configReport', 'redis', 'localRedis', 'tracing'],
+  ['configReport', 'redis', 'tracing'],
   ['ingest', 'simulator', 'lua'],
   ['delivery', 'deliveryJob'],
   ['ledger'],

@@ -26,8 +26,7 @@
   Output:
     {outcome, previousBatch, recordJson}: outcome `released`, or the state found (`missing`)
 ]]
---- @include "batchIncr"
---- @include "moveParked"
+--- @include "decideHeld"
 --- @include "redisNow"
 local now = redisNow(ARGV[2])
 local s = redis.call('HGET', KEYS[1], 's')
@@ -37,15 +36,11 @@ local b = redis.call('HGET', KEYS[1], 'b') or ''
 -- Queued in its chunk of the new batch, not the chunk it may have come in.
 redis.call('HSET', KEYS[1], 's', 'queued', 'b', ARGV[1], 'q', ARGV[9], 'u', now, 'rv', 'released', 'rw', ARGV[5], 'rt', now)
 redis.call('HDEL', KEYS[1], 't', 'j', 'jc')
-if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'rn', ARGV[6]) else redis.call('HDEL', KEYS[1], 'rn') end
 redis.call('HSET', KEYS[5], ARGV[8], ARGV[7])
 redis.call('ZADD', KEYS[4], now, ARGV[8])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('DEL', KEYS[2])
-redis.call('ZREM', KEYS[3], ARGV[4])
-if s == 'held' then
-  local fix = {key = ARGV[4], was = 'held', how = 'released', by = ARGV[5], batch = ARGV[1], at = now}
-  if ARGV[6] ~= '' then fix.note = ARGV[6] end
-  moveParked({prefix = ARGV[10], batchId = b, from = 'held', to = 'resolved', fix = fix, count = batchIncr})
-end
+decideHeld({
+  ledgerKey = KEYS[1], recordKey = KEYS[2], indexKey = KEYS[3], orderKey = ARGV[4], retentionMs = ARGV[3],
+  note = ARGV[6], wasHeld = s == 'held', prefix = ARGV[10], batchId = b, to = 'resolved',
+  fix = {key = ARGV[4], was = 'held', how = 'released', by = ARGV[5], batch = ARGV[1], at = now},
+})
 return {'released', b, record or ''}

@@ -19,8 +19,7 @@
     `resolved`, `moved` (the entry changed batch since it was read: read and try again) or the
     state found (`missing`)
 ]]
---- @include "batchIncr"
---- @include "moveParked"
+--- @include "decideHeld"
 --- @include "redisNow"
 local now = redisNow(ARGV[2])
 local s = redis.call('HGET', KEYS[1], 's')
@@ -28,14 +27,10 @@ if s ~= 'held' and not (not s and redis.call('EXISTS', KEYS[3]) == 1) then retur
 if (redis.call('HGET', KEYS[1], 'b') or '') ~= ARGV[1] then return 'moved' end
 redis.call('HSET', KEYS[1], 's', 'delivered', 'u', now, 'd', now, 'rv', 'resolved', 'rw', ARGV[6], 'rt', now)
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[5]) end
-if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'rn', ARGV[7]) else redis.call('HDEL', KEYS[1], 'rn') end
 redis.call('HDEL', KEYS[1], 't')
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('DEL', KEYS[3])
-redis.call('ZREM', KEYS[4], ARGV[4])
-if s == 'held' then
-  local fix = {key = ARGV[4], was = 'held', how = 'resolved', by = ARGV[6], batch = ARGV[1], at = now}
-  if ARGV[7] ~= '' then fix.note = ARGV[7] end
-  moveParked({prefix = ARGV[8], batchId = ARGV[1], from = 'held', to = 'delivered', fix = fix, count = batchIncr})
-end
+decideHeld({
+  ledgerKey = KEYS[1], recordKey = KEYS[3], indexKey = KEYS[4], orderKey = ARGV[4], retentionMs = ARGV[3],
+  note = ARGV[7], wasHeld = s == 'held', prefix = ARGV[8], batchId = ARGV[1], to = 'delivered',
+  fix = {key = ARGV[4], was = 'held', how = 'resolved', by = ARGV[6], batch = ARGV[1], at = now},
+})
 return 'resolved'

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { ioredis } from './cjsPackages.js';
+import { probeRedis } from './probeRedis.js';
 
 export interface LocalRedis {
   readonly url: string;
@@ -18,20 +18,10 @@ export interface LocalRedis {
 
 /** Whether a Redis answers PING at `url` within `timeoutMs`. */
 export async function redisAnswers(url: string, timeoutMs = 1_500): Promise<boolean> {
-  const probe = new ioredis.Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    connectTimeout: timeoutMs,
-  });
-  probe.on('error', () => undefined);
   try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
+    return await probeRedis(url, { connectTimeout: timeoutMs }, async (probe) => (await probe.ping()) === 'PONG');
   } catch {
     return false;
-  } finally {
-    probe.disconnect();
   }
 }
 
