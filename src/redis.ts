@@ -144,10 +144,11 @@ function createCluster(
 /** The username, password and TLS of a redis:// or rediss:// URL, for every cluster node. */
 function urlCredentials(url: string, options: RedisOptions): RedisOptions {
   const parsed = new URL(url);
+  const password = parsed.searchParams.get('password');
   return {
     ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
     ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-    ...(parsed.searchParams.has('password') ? { password: parsed.searchParams.get('password')! } : {}),
+    ...(password === null ? {} : { password }),
     ...(parsed.protocol === 'rediss:' ? { tls: options.tls ?? {} } : {}),
   };
 }

@@ -118,15 +118,16 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   );
   // Settles waiting for Redis: a stopping worker gives each its last resort before it disconnects.
   const waitingSettles = new Set<Promise<unknown>>();
+  const { metrics } = options;
   const processor = createDeliveryProcessor<P>({
     recordRetry: { stopped: ended.signal, onRefused: logRefused, waiting: waitingSettles },
     send: observedSend(options),
     slots,
     isClosing: () => stopping,
     ...(kind.payloadCodec === undefined ? {} : { codec: kind.payloadCodec }),
-    ...(options.metrics === undefined
+    ...(metrics === undefined
       ? {}
-      : { onRecordEnded: (outcome: OrderOutcome) => options.metrics!.sink.order(options.metrics!.api, outcome) }),
+      : { onRecordEnded: (outcome: OrderOutcome) => metrics.sink.order(metrics.api, outcome) }),
     wording,
     customerOf: (payload: P) => kind.customerOf(payload),
     ledger,

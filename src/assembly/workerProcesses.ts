@@ -155,7 +155,8 @@ function restartBudget(max: number, windowMs: number): () => boolean {
   const restarts: number[] = [];
   return () => {
     const now = Date.now();
-    while (restarts.length > 0 && restarts[0]! < now - windowMs) restarts.shift();
+    // An empty list has nothing to drop: Infinity is never older than the window.
+    while ((restarts[0] ?? Infinity) < now - windowMs) restarts.shift();
     if (restarts.length >= max) return false;
     restarts.push(now);
     return true;

@@ -1,5 +1,6 @@
 import type { RedisClient } from '../redis.js';
 import type { Keyspace } from '../keyspace.js';
+import { flatPairs } from '../redis/flatPairs.js';
 
 /**
  * A batch's circuit as a person sees it (`bulkorder batch show`, `status`, the dashboard). The
@@ -87,10 +88,13 @@ export async function readBatchCircuit(redis: RedisClient, keys: Keyspace, batch
   ]);
   const pairs = sampled[1];
   const samples: BatchCircuitView['samples'] = [];
-  for (let i = 0; i + 1 < pairs.length && samples.length < SAMPLES; i += 2)
-    samples.push({ orderKey: pairs[i]!, message: messageOf(pairs[i + 1]!) });
+  for (const [orderKey, message] of flatPairs(pairs)) {
+    if (samples.length >= SAMPLES) break;
+    samples.push({ orderKey, message: messageOf(message) });
+  }
   const num = (field: string): number | undefined => (raw[field] === undefined ? undefined : Number(raw[field]));
   const actionKind = raw.actionKind as 'cancelled' | 'released' | undefined;
+  const [heldAt, nextProbeAt, probes] = [num('heldAt'), num('nextProbeAt'), num('probes')];
   return {
     batchId,
     state: (raw.state ?? 'none') as BatchCircuitState,
@@ -102,9 +106,9 @@ export async function readBatchCircuit(redis: RedisClient, keys: Keyspace, batch
     canaryAccepted: num('accepted') ?? 0,
     refusedCount,
     samples,
-    ...(num('heldAt') === undefined ? {} : { heldAt: num('heldAt')! }),
-    ...(raw.state === 'held' && num('nextProbeAt') !== undefined ? { nextProbeAt: num('nextProbeAt')! } : {}),
-    ...(num('probes') === undefined ? {} : { probes: num('probes')! }),
+    ...(heldAt === undefined ? {} : { heldAt }),
+    ...(raw.state === 'held' && nextProbeAt !== undefined ? { nextProbeAt } : {}),
+    ...(probes === undefined ? {} : { probes }),
     ...(actionKind === undefined
       ? {}
       : { action: { kind: actionKind, by: raw.actionBy ?? '', why: raw.actionWhy ?? '', at: num('actionAt') ?? 0 } }),

@@ -2,6 +2,7 @@ import type { RedisClient } from '../redis.js';
 import { dropStale } from '../redis/dropStale.js';
 import type { Keyspace } from '../keyspace.js';
 import type { BatchFix } from './batchStore.js';
+import { flatPairs } from '../redis/flatPairs.js';
 
 /**
  * Possible duplicates (POSSIBLE_DUPLICATE): orders delivered after an earlier attempt was answered 5xx, so the
@@ -60,7 +61,7 @@ export async function listDuplicates(
     const page = await redis.zrange(keys.duplicates, String(start), String(start + PAGE - 1), 'WITHSCORES');
     if (page.length === 0) break;
     const members: [string, number][] = [];
-    for (let i = 0; i < page.length; i += 2) members.push([page[i]!, Number(page[i + 1])]);
+    for (const [key, score] of flatPairs(page)) members.push([key, Number(score)]);
     const infos = await redis.hmget(keys.duplicateInfo, ...members.map(([key]) => key));
     members.forEach(([orderKey, at], i) => {
       const info = parseInfo(infos[i] ?? null);
@@ -96,7 +97,8 @@ export async function acknowledgeDuplicates(
     multi.hdel(keys.duplicateInfo, ...part.map((d) => d.orderKey));
     batchIds.forEach((batchId, i) => {
       // A batch gone (retention) keeps no history; the flag still leaves the index.
-      if ((ttls[i] ?? -2) === -2) return;
+      const ttl = ttls[i] ?? -2;
+      if (ttl === -2) return;
       const fixes = keys.batchFixes(batchId);
       for (const d of part.filter((p) => p.batchId === batchId))
         multi.lpush(
@@ -112,7 +114,7 @@ export async function acknowledgeDuplicates(
           } satisfies BatchFix),
         );
       multi.ltrim(fixes, 0, 999);
-      if ((ttls[i] ?? -1) > 0) multi.pexpire(fixes, ttls[i]!);
+      if (ttl > 0) multi.pexpire(fixes, ttl);
     });
     const replies = (await multi.exec()) ?? [];
     taken += replies.slice(0, part.length).reduce((sum, [, n]) => sum + Number(n ?? 0), 0);

@@ -91,7 +91,8 @@ export async function writeResults<P>(
     chunk = [];
     const validKeys = items.flatMap((item) => (item.kind === 'valid' ? [item.key] : []));
     const entries = new Map<string, LedgerEntry | undefined>();
-    (await ledger.getMany(validKeys)).forEach((entry, i) => entries.set(validKeys[i]!, entry));
+    const got = await ledger.getMany(validKeys);
+    validKeys.forEach((key, i) => entries.set(key, got[i]));
     for (const item of items) {
       const entry = item.kind === 'valid' ? entries.get(item.key) : undefined;
       const earlier = item.kind === 'valid' && entry === undefined ? prior?.delivered.get(item.key) : undefined;

@@ -1,4 +1,4 @@
-import { ExitCode, UsageError } from '../errors.js';
+import { defined, ExitCode, UsageError } from '../errors.js';
 import type { CommandContext, ConfigFlags } from './options.js';
 
 /** Flags of `bulkorder login`. */
@@ -34,7 +34,10 @@ export async function runLogin(
     const { openLoginPortal } = await import('../accounts/openLoginPortal.js');
     const portal = await openLoginPortal(ctx.config, ctx.logger);
     try {
-      url = await portal.loginUrlFor({ email: flags.email!, companyId: flags.company! });
+      // Checked above: without a customerId both flags are given.
+      const email = defined(flags.email, '--email');
+      const companyId = defined(flags.company, '--company');
+      url = await portal.loginUrlFor({ email, companyId });
     } finally {
       await portal.close();
     }

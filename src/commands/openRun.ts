@@ -28,7 +28,8 @@ export async function runOpen(request: OpenRequest, ctx: CommandContext): Promis
   const { kind, ack, ids, flags } = request;
   if (ack !== undefined && ack !== 'ack')
     throw new UsageError('USAGE', `open: unknown action "${ack}"; did you mean \`open ack ${ack} --note "..."\`?`);
-  if (ack === 'ack' && (flags.note === undefined || flags.note.trim() === ''))
+  const note = flags.note?.trim() ?? '';
+  if (ack === 'ack' && note === '')
     throw new UsageError('OPEN_ACK_NOTE_MISSING', 'open ack: say why with --note "..." (recorded with who decided)');
   if (ack === 'ack' && ids.length === 0) throw new UsageError('USAGE', 'open ack: name the ids to acknowledge');
   const services = await openServices(ctx.config, KINDS[kind], { allowEviction: true });
@@ -36,7 +37,7 @@ export async function runOpen(request: OpenRequest, ctx: CommandContext): Promis
   try {
     if (ack === 'ack') {
       const by = flags.by ?? osUserName();
-      const { acknowledged: taken, closed } = await acknowledge(deps, ids, { by, note: flags.note!.trim() });
+      const { acknowledged: taken, closed } = await acknowledge(deps, ids, { by, note });
       const missing = ids.filter((id) => !taken.includes(id));
       if (missing.length > 0 && taken.length === 0)
         throw new UsageError(

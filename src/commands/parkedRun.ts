@@ -1,4 +1,4 @@
-import { ExitCode } from '../errors.js';
+import { defined, ExitCode } from '../errors.js';
 import { listParked, openParked, showParked, type ParkedTarget } from '../deadLetter/parkedActions.js';
 import type { ParkedFilter } from '../deadLetter/parkedFilter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
@@ -44,7 +44,7 @@ export async function readParked(
     );
     return printReport(stdout, { ...listed, exitCode: ExitCode.ok }, json);
   }
-  stdout.write(await showParked(store, services, read.key!, { json }));
+  stdout.write(await showParked(store, services, defined(read.key, 'the key parked show names'), { json }));
   return ExitCode.ok;
 }
 

@@ -141,8 +141,9 @@ export interface DuplicatesRequest {
  */
 export async function runDuplicates(request: DuplicatesRequest, ctx: CommandContext): Promise<number> {
   const { kind, action, keys, flags } = request;
+  const why = flags.why?.trim() ?? '';
   if (action === 'ack') {
-    if (flags.why === undefined || flags.why.trim() === '')
+    if (why === '')
       throw new UsageError(
         'DUPLICATE_ACK_WHY_MISSING',
         'review duplicates ack: say why with --why "..." (recorded with who decided, in the batch\'s history)',
@@ -198,7 +199,7 @@ export async function runDuplicates(request: DuplicatesRequest, ctx: CommandCont
     const wanted = new Set(keys);
     const chosen: PossibleDuplicate[] = keys.length === 0 ? found : found.filter((d) => wanted.has(d.orderKey));
     const by = flags.by ?? osUserName();
-    const why = flags.why!.trim();
+
     const taken = await acknowledgeDuplicates(store, chosen, { by, why }, now);
     const missing = keys.filter((key) => !chosen.some((d) => d.orderKey === key));
     const text =

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { bullmq } from '../cjsPackages.js';
 import { apiTarget, redisPrefix } from '../config.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { defined, ExitCode, UsageError } from '../errors.js';
 import { openServices } from '../services.js';
 import { ORDERS } from '../kinds/orders.js';
 import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
@@ -32,10 +32,12 @@ export async function runSchedule(
   flags: ScheduleFlags,
   ctx: CommandContext,
 ): Promise<number> {
+  // commander requires --source and --cron of `set`, and its name.
+  const source = action === 'set' ? resolve(defined(flags.source, '--source')) : '';
   if (action === 'set') {
     // Usage errors need no Redis.
-    await checkScheduleSource(resolve(flags.source!));
-    const refusal = await otherTargetOfSource(resolve(flags.source!), apiTarget(ctx.config, ORDERS.api));
+    await checkScheduleSource(source);
+    const refusal = await otherTargetOfSource(source, apiTarget(ctx.config, ORDERS.api));
     if (refusal !== undefined) throw refusal;
   }
   const prefix = redisPrefix(ctx.config);
@@ -47,10 +49,10 @@ export async function runSchedule(
     switch (action) {
       case 'set': {
         const info = await store.set({
-          name: args[0]!,
-          cron: flags.cron!,
+          name: defined(args[0], 'the schedule name'),
+          cron: defined(flags.cron, '--cron'),
           ...(flags.tz === undefined ? {} : { tz: flags.tz }),
-          source: resolve(flags.source!),
+          source,
           ingest: await ingestOptionsFromFlags(flags),
         });
         const text = `schedule ${info.name} set: ${describeSchedule(info, ctx.config.timeZone)}\nthe running workers (bulkorder worker) import it; bulkorder status shows its batches\n`;
@@ -66,7 +68,7 @@ export async function runSchedule(
         return printReport(ctx.stdout, { text, json: { schedules }, exitCode: ExitCode.ok }, flags.json === true);
       }
       case 'remove': {
-        if (!(await store.remove(args[0]!)))
+        if (!(await store.remove(defined(args[0], 'the schedule name'))))
           throw new UsageError(
             'SCHEDULE_NOT_FOUND',
             `no schedule ${args[0]} in ${ctx.config.env} (bulkorder schedule list shows them)`,

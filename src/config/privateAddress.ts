@@ -62,17 +62,25 @@ function embeddedIpv4(ip: string): string | undefined {
   const words = expandIpv6(ip);
   if (words === undefined) return undefined;
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) return v4(words[6]!, words[7]!);
+  if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) return v4(words[6], words[7]);
   // IPv4-compatible (`::a.b.c.d`, deprecated), but not `::` and `::1` themselves.
-  if (words.slice(0, 6).every((w) => w === 0) && (words[6] !== 0 || words[7]! > 1)) return v4(words[6]!, words[7]!);
+  if (words.slice(0, 6).every((w) => w === 0) && (words[6] !== 0 || words[7] > 1)) return v4(words[6], words[7]);
   if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((w) => w === 0))
-    return v4(words[6]!, words[7]!);
-  if (words[0] === 0x2002) return v4(words[1]!, words[2]!);
+    return v4(words[6], words[7]);
+  if (words[0] === 0x2002) return v4(words[1], words[2]);
   return undefined;
 }
 
+/** The eight words of an IPv6 address. */
+type Words = [number, number, number, number, number, number, number, number];
+
+/** True when `words` are eight 16-bit words. */
+function isWords(words: number[]): words is Words {
+  return words.length === 8 && words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff);
+}
+
 /** The eight 16-bit words of an IPv6 address (a dotted IPv4 tail included), or undefined. */
-function expandIpv6(ip: string): number[] | undefined {
+function expandIpv6(ip: string): Words | undefined {
   let text = ip.toLowerCase().replace(/%.*$/, '');
   const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
   if (tail !== null) {
@@ -85,7 +93,7 @@ function expandIpv6(ip: string): number[] | undefined {
   const right = part(rest);
   const fill = rest === undefined ? 0 : 8 - left.length - right.length;
   const words = [...left, ...Array<string>(Math.max(fill, 0)).fill('0'), ...right].map((w) => parseInt(w, 16));
-  return words.length === 8 && words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff) ? words : undefined;
+  return isWords(words) ? words : undefined;
 }
 
 /** What kind of non-public address `ip` is (`loopback`, `private`, `cloud metadata`, ...), or undefined for a public one. */

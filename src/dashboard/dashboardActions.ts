@@ -13,6 +13,7 @@ import type { DashboardTarget } from './dashboardState.js';
 import type { FilterFields } from './parkedPages.js';
 import { h, raw } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
+import { defined } from '../errors.js';
 
 /** A form post: which records (checked keys, or everything the filter matches) and what to do. */
 export interface ActionForm extends FilterFields {
@@ -90,7 +91,8 @@ export async function acknowledgeDuplicatesForm(target: DashboardTarget, form: D
   const now = Date.now();
   const found = await listDuplicates(store, { now, ...(form.batch === undefined ? {} : { batchId: form.batch }) });
   // Only what the person saw: one flagged while they read the page is checked on its own.
-  const seen = form.until === undefined ? found : found.filter((d) => d.at <= form.until!);
+  const { until } = form;
+  const seen = until === undefined ? found : found.filter((d) => d.at <= until);
   const taken = await acknowledgeDuplicates(store, seen, { by: form.by, why }, now);
   const newer = found.length - seen.length;
   return `Acknowledged by ${form.by}: ${taken} possible duplicate${taken === 1 ? '' : 's'}${form.batch === undefined ? '' : ` of batch ${form.batch}`}, recorded in the batch's history of fixes.${newer === 0 ? '' : ` ${newer} flagged since the page was drawn stay open.`}`;
@@ -111,7 +113,7 @@ export async function exportCsv(
       csvOutput: target.services.files.csv,
       rebuild: target.services.kind.rebuildRows,
     });
-    const file = files[Math.min(Math.max(part, 1), files.length) - 1]!;
+    const file = defined(files[Math.min(Math.max(part, 1), files.length) - 1], 'a part of the export');
     return { csv: await readFile(file.path), parts: files.length, dialect: file.dialect };
   } finally {
     await rm(dir, { recursive: true, force: true });

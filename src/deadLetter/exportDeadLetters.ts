@@ -11,6 +11,7 @@ import { ERROR_COLUMNS } from '../ingest/orderFields.js';
 import { fieldForName } from '../ingest/resolveColumns.js';
 import type { ParkedItem } from './parkedStore.js';
 import { originalRows, type RowRebuilder } from '../kinds/originalRows.js';
+import { defined } from '../errors.js';
 
 /**
  * The error columns of an export: the rejects file's own (REJECT_COLUMNS, which mark the file as a
@@ -87,7 +88,7 @@ export async function exportDeadLetters(
     const batch = batchOf.get(batchId);
     const original = originalRows(item.record, batch?.columns, options.rebuild);
     const keep = original.columns.flatMap((column, i) => (RESERVED.has(column) ? [] : [i]));
-    const columns = keep.map((i) => original.columns[i]!);
+    const columns = original.columns.filter((column) => !RESERVED.has(column));
     const id = JSON.stringify(columns);
     let group = groups.get(id);
     // One header, one dialect: the first input of the column set speaks for the file.
@@ -101,7 +102,7 @@ export async function exportDeadLetters(
   const paths = outputPaths(options.outPath, groups.size);
   const written: ExportedFile[] = [];
   for (const [i, group] of [...groups.values()].entries()) {
-    const path = paths[i]!;
+    const path = defined(paths[i], 'an output path (one per group)');
     const file = await CsvFile.open(path, group.dialect);
     try {
       await file.write([...group.columns, ...EXPORT_ERROR_COLUMNS], csvPreamble(group.dialect));

@@ -31,9 +31,10 @@ export function parkedTable(items: readonly ParkedItem[], now = Date.now()): str
     ledgerStateOf({ record, ...rest }),
   ]);
   const header = ['ORDER KEY', 'BATCH', 'STATUS', 'CODE', 'AGE', 'EXPIRES IN', 'SOURCE', 'LEDGER'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  // Every row has the header's eight cells; a missing one would be an empty cell, zero wide.
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (cells: string[]): string =>
-    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
   return [line(header), ...rows.map(line)];
 }
 

@@ -43,6 +43,7 @@ function parseAge(text: string, flag: string): number {
   const match = /^(\d+)\s*([smhdw])$/i.exec(text.trim());
   if (match === null)
     throw new UsageError('AGE_INVALID', `${flag} takes an age like 30m, 12h, 7d or 2w (got '${text}').`);
+  // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- the match has group 2, one of UNIT_MS' keys
   return Number(match[1]) * UNIT_MS[match[2]!.toLowerCase()]!;
 }
 

@@ -5,6 +5,7 @@ import type { ParkedRecord } from '../deliveryJob.js';
 import { matchesFilter, type ParkedFilter } from './parkedFilter.js';
 import { dropGhosts, pruneParked } from './pruneParked.js';
 import { parkedCauses, type ParkedCause } from './parkedCauses.js';
+import { defined } from '../errors.js';
 
 /** A parked record with what the ledger says about its order now. */
 export interface ParkedItem {
@@ -110,7 +111,7 @@ export class ParkedStore {
         items.push({ record, entry: entries[i], expiresAt: record.parkedAt + this.retentionMs }),
       );
       if (items.length >= options.limit) {
-        const last = items[items.length - 1]!.record;
+        const last = defined(items.at(-1), 'the last item of a full page').record;
         // A next page only when something is left to read: the rest of this slice or more index.
         const more =
           wanted.length > taken.length ||

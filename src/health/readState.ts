@@ -3,6 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Services } from '../services.js';
 import type { MetricsApi, StateSnapshot } from '../metrics/bulkorderMetrics.js';
 import { liveWorkers } from '../worker/workerPresence.js';
+import { defined } from '../errors.js';
 
 /** One delivery target whose shared state is read: orders, or employee accounts. */
 export interface StateTarget {
@@ -53,7 +54,7 @@ async function read(targets: readonly StateTarget[]): Promise<StateSnapshot> {
       };
     }),
   );
-  const orders = targets[0]!.services;
+  const orders = defined(targets[0], 'the first target').services;
   const [batches, deadLetters, held] = await Promise.all([
     orders.batches.list(200),
     orders.redis.zcard(orders.keys.parkedIndex('dead')),

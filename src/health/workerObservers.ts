@@ -21,6 +21,7 @@ import { opsRoutes } from './opsRoutes.js';
 import { foundNoFile, type ScheduledImportResult } from '../schedule/runScheduledImport.js';
 import type { Notifier } from '../notify/notifier.js';
 import { startHttpServer, type OpsServer } from './startOpsServer.js';
+import { defined } from '../errors.js';
 
 /** What a worker process adds to delivery: metrics, notifications, and its HTTP port. */
 export interface WorkerObservers {
@@ -60,7 +61,7 @@ export async function startWorkerObservers(
   const targets: StateTarget[] = [];
   if (orders !== undefined) targets.push({ api: 'business', services: orders });
   if (accounts !== undefined) targets.push({ api: 'cafetariaplan', services: accounts });
-  const first = (orders ?? accounts)!;
+  const first = defined(orders ?? accounts, 'a worker kind (openWorkerKinds opens one at least)');
   const closers: (() => unknown)[] = [() => orders?.close(), () => accounts?.close(), () => notifier.close()];
 
   // The dashboard's 24-hour chart: every worker adds its minutes, whatever else is configured.

@@ -35,8 +35,9 @@ export async function followElsewhere(
     for (let start = 0; start < open.length; start += 500) {
       const keys = open.slice(start, start + 500);
       const entries = await ledger.getMany(keys);
-      entries.forEach((entry, i) => {
-        if (entry !== undefined && !FINAL.has(entry.state)) still.push(keys[i]!);
+      keys.forEach((key, i) => {
+        const entry = entries[i];
+        if (entry !== undefined && !FINAL.has(entry.state)) still.push(key);
       });
     }
     open = still;

@@ -3,7 +3,7 @@ import { basename, resolve } from 'node:path';
 import type { JobsOptions } from 'bullmq';
 import { noImportCounts, noSkips, type ImportCounts, type ImportFailure } from '../batches/batchStore.js';
 import { startImportHeartbeat, type ImportHeartbeat } from '../batches/importHeartbeat.js';
-import { ExitCode, InfrastructureError, isBulkorderError } from '../errors.js';
+import { defined, ExitCode, InfrastructureError, isBulkorderError } from '../errors.js';
 import type { ReserveResult } from '../ledger/ledger.js';
 import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { ChunkJobData, StoredChunkRecord } from '../deliveryJob.js';
@@ -187,7 +187,7 @@ async function openBatch<P>(file: string, options: ImportOptions, deps: ImportDe
   refuseNul(file, scan);
   // The scan read every byte before anything exists: a file written to meanwhile is refused with nothing created.
   await assertUnchanged(file, identity, 'scanned');
-  const sha256 = scan.sha256!;
+  const sha256 = defined(scan.sha256, 'the sha256 the scan was asked for');
   const batchId = newBatchId();
   const log = deps.logger.child({ batchId, file: basename(file) });
   const dialect = inputDialect(source);
@@ -326,12 +326,12 @@ async function tallyOutcomes<P>(
   const { identicalLines, refusedBefore, elsewhere, rejects } = run;
   const delta = noSkips();
   for (const [i, result] of results.entries()) {
-    const order = orders[i]!;
+    const order = defined(orders[i], 'the order of a reserve result');
     if (result.outcome === 'delivered') {
       delta.skippedDelivered++;
       if (order.orderRef === undefined) {
         delta.skippedIdentical++;
-        if (identicalLines.length < 20) identicalLines.push(order.lines[0]!);
+        if (identicalLines.length < 20) identicalLines.push(...order.lines.slice(0, 1));
       }
     } else if (result.outcome === 'held') delta.skippedHeld++;
     else if (result.outcome === 'refused') {
@@ -393,7 +393,7 @@ async function reserveGroups<P>(run: ImportRun<P>, chunks: JobGroups<P>): Promis
         group.map((order, i) => ({
           orderKey: order.key,
           fingerprint: fingerprintOf(order.payload),
-          record: records[c]![i],
+          record: records[c]?.[i],
         })),
       ),
       ids,
@@ -411,13 +411,13 @@ function takenJobs<P>(run: ImportRun<P>, chunks: JobGroups<P>, reserved: Reserve
   const { deps, batchId } = run;
   const toAdd: QueuedChunk<P>[] = [];
   for (const [c, group] of chunks.records.entries()) {
-    const taken = group.filter((_, i) => reserved[c]![i]!.outcome === 'reserved');
+    const taken = group.filter((_, i) => reserved[c]?.[i]?.outcome === 'reserved');
     // The same data as the job the ledger keeps (reserveChunk.lua, through keptChunkFrame): the records taken.
     if (taken.length > 0)
       toAdd.push({
         name: deps.kind.jobName,
         data: chunkJob(batchId, taken, deps.kind.payloadCodec?.version),
-        opts: { ...deps.jobOptions, jobId: chunks.ids[c]! },
+        opts: { ...deps.jobOptions, jobId: defined(chunks.ids[c], 'the id of a chunk') },
       });
   }
   return toAdd;
@@ -430,7 +430,10 @@ async function confirmJobs<P>(run: ImportRun<P>, toAdd: QueuedChunk<P>[]): Promi
     // A repeated confirmation counts only what the lost one did not: this run's count is read back at the end.
     if (confirms++ > 0) run.recount = true;
     return run.deps.ledger.confirmChunks(
-      toAdd.map((job) => ({ chunkId: job.opts.jobId!, orderKeys: job.data.records.map((record) => record.key) })),
+      toAdd.map((job) => ({
+        chunkId: defined(job.opts.jobId, 'the jobId takenJobs gave'),
+        orderKeys: job.data.records.map((record) => record.key),
+      })),
       run.batchId,
     );
   });
@@ -488,13 +491,15 @@ async function ownReservations<P>(
   const { groups, ids, batchId } = chunks;
   const mine = results.flatMap((chunk, c) =>
     chunk.flatMap((result, i) =>
-      result.outcome === 'queued' && result.batchId === batchId ? [{ c, i, key: groups[c]![i]!.key }] : [],
+      result.outcome === 'queued' && result.batchId === batchId
+        ? [{ chunk, i, id: ids[c], key: defined(groups[c]?.[i], 'the order of a reserve result').key }]
+        : [],
     ),
   );
   if (mine.length === 0) return results;
   const entries = await deps.ledger.getMany(mine.map((m) => m.key));
   mine.forEach((m, n) => {
-    if (entries[n]?.chunkId === ids[m.c]) results[m.c]![m.i] = { outcome: 'reserved' };
+    if (entries[n]?.chunkId === m.id) m.chunk[m.i] = { outcome: 'reserved' };
   });
   return results;
 }

@@ -46,12 +46,14 @@ export function elsewhereLines(result: ImportResult, noun: string, facts?: Elsew
     `  PENDING: ${result.elsewhere.length} ${noun}(s) of this file are queued by another batch (${shown(batches)}), queued elsewhere than this run;`,
   ];
   if (facts !== undefined) {
-    const stopped = batches.filter((id) => facts.states.get(id) !== undefined && facts.states.get(id) !== 'imported');
+    const stopped = batches.flatMap((id) => {
+      const state = facts.states.get(id);
+      return state === undefined || state === 'imported' ? [] : [`${id}: ${state}`];
+    });
     if (stopped.length > 0)
       lines.push(
         `    an import that stopped left them (${stopped
           .slice(0, 3)
-          .map((id) => `${id}: ${facts.states.get(id)!}`)
           .join(', ')}): what it reserved is queued, by it or by a worker's reconciler, nothing is lost`,
       );
     lines.push(

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createSpillDir, removeSpillDir } from '../ingest/spillDir.js';
 import type { RecordItem } from '../ingest/types.js';
+import { defined } from '../errors.js';
 
 /**
  * The records an import read, kept for its results file (`import --wait`), so the file need not be
@@ -46,7 +47,7 @@ export class KeptItems<P> {
    */
   async records(): Promise<readonly RecordItem<P>[] | AsyncIterable<RecordItem<P>> | undefined> {
     if (this.#memory !== undefined) return this.#memory;
-    const spool = this.#spool!;
+    const spool = defined(this.#spool, 'the spool (opened when memory was given up)');
     if (!spool.failed) {
       spool.out.end();
       await once(spool.out, 'close').catch(() => undefined);
@@ -76,7 +77,7 @@ export class KeptItems<P> {
   }
 
   async #write(item: RecordItem<P>): Promise<void> {
-    const spool = this.#spool!;
+    const spool = defined(this.#spool, 'the spool (opened when memory was given up)');
     if (spool.failed) return;
     const { rows: _rows, rowLines: _rowLines, ...kept } = item;
     if (!spool.out.write(`${JSON.stringify(kept)}\n`))

@@ -2,6 +2,7 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore } from '../batches/batchStore.js';
 import type { Ledger, StrandedEntry } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
+import { defined } from '../errors.js';
 
 export interface ReconcileDeps {
   ledger: Ledger;
@@ -167,7 +168,7 @@ export function startReconciler(deps: ReconcileDeps, everyMs = 5_000): { stop():
 }
 
 function jobOf(entry: StrandedEntry, jobOptions: JobsOptions): { name: string; data: unknown; opts: JobsOptions } {
-  const job = JSON.parse(entry.job!) as { name: string; data: unknown };
+  const job = JSON.parse(defined(entry.job, 'the stranded job')) as { name: string; data: unknown };
   return { name: job.name, data: job.data, opts: { ...jobOptions, jobId: entry.jobId } };
 }
 

@@ -31,6 +31,8 @@ export function acceptRow(line: number, text: RowText): CheckedRow | undefined {
   );
 }
 
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- `columns` has one entry per CHECKS row (columnsOf);
+   RECIPIENT_AT and BCID_AT index CHECKS, whose loop accepted those cells first. Indexes, not iterators: a per-row loop */
 /**
  * acceptRow for the cells of a CSV record: `columns[i]` is the cell index of ORDER_FIELD_TABLE's i-th field,
  * -1 without a column (columnsOf makes it once per file). No per-row text object is made.
@@ -66,6 +68,7 @@ export function acceptCells(
   const identity = orderRef === undefined ? { businessCustomerId } : { orderRef, businessCustomerId };
   return { line, errors: NO_ERRORS, notes: NO_NOTES, recipient, identity, value: normalizedRow(values) };
 }
+/* eslint-enable @typescript-eslint/no-non-null-assertion */
 
 /** The cell index of each ORDER_FIELD_TABLE field in a file of these columns (acceptCells), -1 for none. */
 export function columnsOf(fieldIndex: Partial<Record<string, number>>): Int32Array {

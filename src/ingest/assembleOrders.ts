@@ -6,6 +6,7 @@ import type { OrderUnit, UnitRow } from './orderUnit.js';
 import { payloadKey } from './orderKey.js';
 import { rowNote } from './rowNotes.js';
 import type { IngestItem, RejectedRecord, RowError, ValidOrder } from './types.js';
+import { defined } from '../errors.js';
 
 /**
  * Second pass over one bucket: units of one orderRef become one order (checked for recipient
@@ -15,47 +16,54 @@ import type { IngestItem, RejectedRecord, RowError, ValidOrder } from './types.j
  * at a time as they are asked for, so a bucket's items are never all in memory at once.
  */
 export function* assembleOrders(units: readonly OrderUnit[], context: AssembleContext): Generator<IngestItem> {
-  if (units.length === 1) {
+  const only = units.length === 1 ? units[0] : undefined;
+  if (only !== undefined) {
     // One unit (most orders of a file grouped in one stream): nothing to group or sort.
-    const unit = units[0]!;
-    if (unit.kind === 'ref') {
-      const order = refOrder(units, context);
+    if (only.kind === 'ref') {
+      const order = refOrder([only], context);
       if (order !== undefined) yield order;
-    } else if (unit.kind === 'hash') yield valid(unit.rows, { key: payloadKey(unit.hash!, 1) }, context);
-    else yield rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], {}, context);
+    } else yield unitItem(only, 1, context);
     return;
   }
-  const groups = new Map<string, OrderUnit[]>();
+  const groups = new Map<string, Units>();
   for (const unit of units) {
     const group = groups.get(unit.group);
     if (group === undefined) groups.set(unit.group, [unit]);
     else group.push(unit);
   }
-  // [first line, the group, which unit of it (-1: the whole group)]
-  const plan: [number, OrderUnit[], number][] = [];
+  // [first line, the group, which unit of it (-1: the whole group), that unit]
+  const plan: [number, Units, number, OrderUnit][] = [];
   for (const group of groups.values()) {
-    if (group[0]!.kind === 'ref') plan.push([firstLine(group[0]!), group, -1]);
-    else group.forEach((unit, i) => plan.push([firstLine(unit), group, i]));
+    if (group[0].kind === 'ref') plan.push([firstLine(group[0]), group, -1, group[0]]);
+    else group.forEach((unit, i) => plan.push([firstLine(unit), group, i, unit]));
   }
   groups.clear();
   plan.sort((a, b) => a[0] - b[0]);
-  for (const [, group, index] of plan) {
-    const unit = group[Math.max(index, 0)]!;
+  for (const [, group, index, unit] of plan) {
     if (index === -1) {
       const order = refOrder(group, context);
       if (order !== undefined) yield order;
-    } else if (unit.kind === 'hash') yield valid(unit.rows, { key: payloadKey(unit.hash!, index + 1) }, context);
-    else yield rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], {}, context);
+    } else yield unitItem(unit, index + 1, context);
   }
+}
+
+/** The units of one group: never empty (a group is made with its first unit). */
+type Units = [OrderUnit, ...OrderUnit[]];
+
+/** A `hash` unit's order (its `occurrence`-th among identical ones) or a `solo` unit's rejection. */
+function unitItem(unit: OrderUnit, occurrence: number, context: AssembleContext): IngestItem {
+  if (unit.kind === 'hash')
+    return valid(unit.rows, { key: payloadKey(defined(unit.hash, 'the hash of a hash unit'), occurrence) }, context);
+  return rejected(unit.rows, [...unit.errors, ...unit.rows.flatMap((r) => r.errors)], {}, context);
 }
 
 function firstLine(unit: OrderUnit): number {
   return unit.rows[0]?.line ?? unit.settled?.[0] ?? 0;
 }
 
-function refOrder(units: readonly OrderUnit[], context: AssembleContext): IngestItem | undefined {
-  const first = units[0]!;
-  const orderRef = first.orderRef!;
+function refOrder(units: Readonly<Units>, context: AssembleContext): IngestItem | undefined {
+  const first = units[0];
+  const orderRef = defined(first.orderRef, 'the orderRef of a ref unit');
   // A unit's rows are in line order already (a CSV row, or the product lines of one JSON order).
   const rows = units.length === 1 ? first.rows : units.flatMap((unit) => unit.rows).sort((a, b) => a.line - b.line);
   const errors: RowError[] = units.length === 1 ? [...first.errors] : units.flatMap((unit) => unit.errors);
@@ -64,10 +72,11 @@ function refOrder(units: readonly OrderUnit[], context: AssembleContext): Ingest
     units.length === 1 && first.settled === undefined
       ? []
       : units.flatMap((unit) => unit.settled ?? []).sort((a, b) => a - b);
-  if (rows.length === 0) return undefined; // every row was reported in the first read
+  const [firstRow] = rows;
+  if (firstRow === undefined) return undefined; // every row was reported in the first read
 
   if (units.length > 1 && units.some((unit) => unit.whole)) {
-    const firstLine = units[0]!.rows[0]?.line ?? 0;
+    const firstLine = first.rows[0]?.line ?? 0;
     for (const unit of units.slice(1)) {
       const line = unit.rows[0]?.line ?? 0;
       errors.push({
@@ -81,7 +90,7 @@ function refOrder(units: readonly OrderUnit[], context: AssembleContext): Ingest
   }
   if (rows.length > context.maxLinesPerOrder && !errors.some((e) => e.code === 'ORDER_TOO_MANY_LINES')) {
     errors.push({
-      line: rows[0]!.line,
+      line: firstRow.line,
       column: 'orderRef',
       value: orderRef,
       code: 'ORDER_TOO_MANY_LINES',
@@ -96,7 +105,7 @@ function refOrder(units: readonly OrderUnit[], context: AssembleContext): Ingest
 
   if (errors.length === 0 && rows.every((row) => row.value !== undefined)) {
     const merged = strict ? undefined : mergeRepeatedProducts(rows);
-    return valid(rows, { key: first.key!, orderRef }, context, merged);
+    return valid(rows, { key: defined(first.key, 'the key of a valid ref unit'), orderRef }, context, merged);
   }
   return rejected(rows, errors, { key: units.find((unit) => unit.key !== undefined)?.key, orderRef }, context);
 }
@@ -154,20 +163,20 @@ function describe(field: string, value: string, reference: string): string {
  * one line with the summed quantity is what the API gets, and each merged line is noted.
  */
 function mergeRepeatedProducts(rows: readonly UnitRow[]): { values: NonNullable<UnitRow['value']>[]; notes: string[] } {
-  if (rows.length === 1) return { values: [rows[0]!.value!], notes: [] }; // most orders: nothing to merge
-  const first = new Map<number, { index: number; line: number }>();
+  if (rows.length === 1) return { values: rows.map(valueOf), notes: [] }; // most orders: nothing to merge
+  const first = new Map<number, { index: number; line: number; value: NonNullable<UnitRow['value']> }>();
   const values: NonNullable<UnitRow['value']>[] = [];
   const notes: string[] = [];
   for (const row of rows) {
-    const value = row.value!;
+    const value = valueOf(row);
     const earlier = first.get(value.productId);
     if (earlier === undefined) {
-      first.set(value.productId, { index: values.length, line: row.line });
+      first.set(value.productId, { index: values.length, line: row.line, value });
       values.push(value);
       continue;
     }
-    const merged = { ...values[earlier.index]!, quantity: values[earlier.index]!.quantity + value.quantity };
-    values[earlier.index] = merged;
+    const merged = { ...earlier.value, quantity: earlier.value.quantity + value.quantity };
+    values[earlier.index] = earlier.value = merged;
     notes.push(
       rowNote(
         row.line,
@@ -220,7 +229,7 @@ function valid(
     file: context.file,
     lines: uniqueLines(rows),
     ...(orderRef === undefined ? {} : { orderRef }),
-    payload: buildPayload(merged?.values ?? rows.map((row) => row.value!)),
+    payload: buildPayload(merged?.values ?? rows.map(valueOf)),
     rows: rows.map((row) => record(context.columns, row.cells)),
     rowLines: rows.map((row) => row.line),
     notes: orderNotes(rows, merged?.notes ?? []),
@@ -263,12 +272,17 @@ function orderNotes(rows: readonly UnitRow[], merged: readonly string[]): string
 }
 
 function uniqueLines(rows: readonly UnitRow[]): number[] {
-  if (rows.length === 1) return [rows[0]!.line];
+  if (rows.length === 1) return rows.map((row) => row.line);
   return [...new Set(rows.map((row) => row.line))].sort((a, b) => a - b);
 }
 
 function record(columns: readonly string[], cells: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (let i = 0; i < columns.length; i++) out[columns[i]!] = cells[i] ?? '';
+  for (const [i, column] of columns.entries()) out[column] = cells[i] ?? '';
   return out;
+}
+
+/** The value of a row of a valid order (every row of one has a value). */
+function valueOf(row: UnitRow): NonNullable<UnitRow['value']> {
+  return defined(row.value, 'the value of a valid row');
 }

@@ -15,14 +15,16 @@ const FIRST_SLICE_KEYS = 8192;
  * count external memory).
  */
 export class ClosedKeys {
-  readonly #slices: { words: Uint32Array; mask: number; capacity: number }[] = [];
+  readonly #slices: Slice[] = [];
+  /** The slice keys are added to: the newest. */
+  #last: Slice;
   readonly #maxBits: number;
   #keys = 0;
   #bits = 0;
 
   constructor(maxBits: number) {
     this.#maxBits = maxBits;
-    this.#grow();
+    this.#last = this.#push(sliceBits(FIRST_SLICE_KEYS), FIRST_SLICE_KEYS);
   }
 
   /** Bytes held. */
@@ -37,11 +39,12 @@ export class ClosedKeys {
 
   /** add() with the key's hashes (keyHashes) already at hand. */
   addHashes(h1: number, h2: number): void {
-    let slice = this.#slices[this.#slices.length - 1]!;
-    if (this.#keys >= slice.capacity && this.#grow()) slice = this.#slices[this.#slices.length - 1]!;
+    if (this.#keys >= this.#last.capacity) this.#grow();
+    const slice = this.#last;
     this.#keys++;
     for (let i = 0; i < PROBES; i++) {
       const bit = (h1 + Math.imul(i, h2)) & slice.mask;
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- bit is masked below the slice's words.length * 32
       slice.words[bit >>> 5]! |= 1 << (bit & 31);
     }
   }
@@ -57,6 +60,7 @@ export class ClosedKeys {
       let all = true;
       for (let i = 0; i < PROBES && all; i++) {
         const bit = (h1 + Math.imul(i, h2)) & slice.mask;
+        // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- bit is masked below the slice's words.length * 32
         all = (slice.words[bit >>> 5]! & (1 << (bit & 31))) !== 0;
       }
       if (all) return true;
@@ -64,16 +68,32 @@ export class ClosedKeys {
     return false;
   }
 
-  /** Adds a slice for twice the keys so far; false when that would pass maxBits (the last one keeps filling). */
-  #grow(): boolean {
-    const keys = this.#slices.length === 0 ? FIRST_SLICE_KEYS : this.#keys;
-    let bits = 1024;
-    while (bits < keys * BITS_PER_KEY) bits *= 2;
-    if (this.#slices.length > 0 && this.#bits + bits > this.#maxBits) return false;
-    this.#slices.push({ words: new Uint32Array(bits / 32), mask: bits - 1, capacity: this.#keys + keys });
-    this.#bits += bits;
-    return true;
+  /** Adds a slice for twice the keys so far, unless that would pass maxBits (the last one keeps filling). */
+  #grow(): void {
+    const bits = sliceBits(this.#keys);
+    if (this.#bits + bits <= this.#maxBits) this.#last = this.#push(bits, this.#keys);
   }
+
+  /** A new slice of `bits` for `keys` more keys. */
+  #push(bits: number, keys: number): Slice {
+    const slice = { words: new Uint32Array(bits / 32), mask: bits - 1, capacity: this.#keys + keys };
+    this.#slices.push(slice);
+    this.#bits += bits;
+    return slice;
+  }
+}
+
+interface Slice {
+  words: Uint32Array;
+  mask: number;
+  capacity: number;
+}
+
+/** The bits of a slice for `keys` keys: a power of two, 1024 at least. */
+function sliceBits(keys: number): number {
+  let bits = 1024;
+  while (bits < keys * BITS_PER_KEY) bits *= 2;
+  return bits;
 }
 
 const pair: [number, number] = [0, 0];

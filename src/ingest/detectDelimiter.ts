@@ -7,6 +7,7 @@ const DETECTED_DELIMITERS = [',', ';', '\t', '|'] as const;
  */
 export function sepLine(text: string): { delimiter: string; length: number } | undefined {
   const match = /^\uFEFF?"?sep=([^\r\n"])"?[ \t]*(\r\n|\n|\r)/i.exec(text);
+  // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- group 1 is not optional: a match has it
   return match === null ? undefined : { delimiter: match[1]!, length: match[0].length };
 }
 

@@ -52,19 +52,20 @@ class PatternParser {
   #number(): number {
     const pattern = this.#pattern;
     const from = this.#at;
-    while (this.#at < pattern.length && pattern[this.#at]! >= '0' && pattern[this.#at]! <= '9') this.#at++;
+    while (isDigit(pattern[this.#at])) this.#at++;
     if (this.#at === from) this.#fail();
     return Number(pattern.slice(from, this.#at));
   }
 
   /** Sequences separated by `|`. */
   #alternatives(): Ast {
-    const items = [this.#sequence()];
+    const first = this.#sequence();
+    const items = [first];
     while (this.#pattern[this.#at] === '|') {
       this.#at++;
       items.push(this.#sequence());
     }
-    return items.length === 1 ? items[0]! : { kind: 'alt', items };
+    return items.length === 1 ? first : { kind: 'alt', items };
   }
 
   /** Atoms, each with its quantifiers, up to a `|`, a `)` or the end. */
@@ -103,8 +104,8 @@ class PatternParser {
   /** A digit, `\d`, a `[...]` class or a group. */
   #atom(): Ast {
     const pattern = this.#pattern;
-    const c = pattern[this.#at]!;
-    if (c >= '0' && c <= '9') {
+    const c = pattern[this.#at];
+    if (isDigit(c)) {
       this.#at++;
       return { kind: 'digits', mask: 1 << Number(c) };
     }
@@ -133,13 +134,14 @@ class PatternParser {
     let mask = 0;
     while (pattern[this.#at] !== ']') {
       const from = pattern[this.#at];
-      if (from === undefined || from < '0' || from > '9') this.#fail();
+      if (!isDigit(from)) this.#fail();
       this.#at++;
       let to = from;
       if (pattern[this.#at] === '-') {
         this.#at++;
-        to = pattern[this.#at]!;
-        if (to === undefined || to < '0' || to > '9' || to < from) this.#fail();
+        const end = pattern[this.#at];
+        if (!isDigit(end) || end < from) this.#fail();
+        to = end;
         this.#at++;
       }
       for (let d = Number(from); d <= Number(to); d++) mask |= 1 << d;
@@ -149,17 +151,29 @@ class PatternParser {
   }
 }
 
+/** True for a character `0`-`9` (false past the pattern's end). */
+function isDigit(c: string | undefined): c is string {
+  return c !== undefined && c >= '0' && c <= '9';
+}
+
+/**
+ * A state of the automaton: the digits it reads and the state they lead to (none: it reads no digit), and
+ * its empty moves. `id` orders a set of states (the memo's key).
+ */
+interface State {
+  readonly id: number;
+  read?: { mask: number; to: State };
+  readonly empty: State[];
+}
+
 /**
  * A compiled pattern: a nondeterministic automaton over the ten digits, walked as sets of states.
  * `coverage` answers for all strings that start with a prefix and have a given length.
  */
 export class DigitPattern {
-  /** Per state: the digits it reads (a mask; 0: none), the state it goes to, and its empty moves. */
-  readonly #mask: number[] = [];
-  readonly #next: number[] = [];
-  readonly #empty: number[][] = [];
-  readonly #accept: number;
-  readonly #start: readonly number[];
+  #states = 0;
+  readonly #accept: State;
+  readonly #start: readonly State[];
   readonly #memo = new Map<string, Coverage>();
 
   constructor(pattern: string) {
@@ -182,58 +196,51 @@ export class DigitPattern {
     return this.#cover(states, rest, prefixMatch);
   }
 
-  #cover(states: readonly number[], rest: number, prefixMatch: boolean): Coverage {
+  #cover(states: readonly State[], rest: number, prefixMatch: boolean): Coverage {
     const accepting = states.includes(this.#accept);
     if (prefixMatch && accepting) return ALL;
     if (rest === 0) return accepting ? ALL : NONE;
     if (states.length === 0) return NONE;
-    const key = `${prefixMatch ? 'p' : 'e'}${rest}:${states.join(',')}`;
+    const key = `${prefixMatch ? 'p' : 'e'}${rest}:${states.map((state) => state.id).join(',')}`;
     const known = this.#memo.get(key);
     if (known !== undefined) return known;
-    let result: Coverage | undefined;
-    for (let d = 0; d <= 9 && result !== SOME; d++) {
-      const part = this.#cover(this.#step(states, d), rest - 1, prefixMatch);
-      result = result === undefined || result === part ? part : SOME;
-    }
-    this.#memo.set(key, result!);
-    return result!;
+    let result = this.#cover(this.#step(states, 0), rest - 1, prefixMatch);
+    for (let d = 1; d <= 9 && result !== SOME; d++)
+      if (this.#cover(this.#step(states, d), rest - 1, prefixMatch) !== result) result = SOME;
+    this.#memo.set(key, result);
+    return result;
   }
 
-  #step(states: readonly number[], digit: number): number[] {
+  #step(states: readonly State[], digit: number): State[] {
     const bit = 1 << digit;
-    const next: number[] = [];
-    for (const state of states) if ((this.#mask[state]! & bit) !== 0) next.push(this.#next[state]!);
+    const next: State[] = [];
+    for (const { read } of states) if (read !== undefined && (read.mask & bit) !== 0) next.push(read.to);
     return this.#closure(next);
   }
 
-  /** The states reachable by empty moves, sorted (a set's key). */
-  #closure(states: readonly number[]): number[] {
-    const seen = new Set<number>();
+  /** The states reachable by empty moves, sorted by id (a set's key). */
+  #closure(states: readonly State[]): State[] {
+    const seen = new Set<State>();
     const stack = [...states];
-    while (stack.length > 0) {
-      const state = stack.pop()!;
+    for (let state = stack.pop(); state !== undefined; state = stack.pop()) {
       if (seen.has(state)) continue;
       seen.add(state);
-      for (const to of this.#empty[state]!) stack.push(to);
+      for (const to of state.empty) stack.push(to);
     }
-    return [...seen].sort((a, b) => a - b);
+    return [...seen].sort((a, b) => a.id - b.id);
   }
 
-  #state(): number {
-    this.#mask.push(0);
-    this.#next.push(-1);
-    this.#empty.push([]);
-    return this.#mask.length - 1;
+  #state(): State {
+    return { id: this.#states++, empty: [] };
   }
 
   /** Thompson's construction: [start, end] of the fragment for `ast`. */
-  #build(ast: Ast): [number, number] {
+  #build(ast: Ast): [State, State] {
     switch (ast.kind) {
       case 'digits': {
         const start = this.#state();
         const end = this.#state();
-        this.#mask[start] = ast.mask;
-        this.#next[start] = end;
+        start.read = { mask: ast.mask, to: end };
         return [start, end];
       }
       case 'seq': {
@@ -241,7 +248,7 @@ export class DigitPattern {
         let end = start;
         for (const item of ast.items) {
           const [s, e] = this.#build(item);
-          this.#empty[end]!.push(s);
+          end.empty.push(s);
           end = e;
         }
         return [start, end];
@@ -251,8 +258,8 @@ export class DigitPattern {
         const end = this.#state();
         for (const item of ast.items) {
           const [s, e] = this.#build(item);
-          this.#empty[start]!.push(s);
-          this.#empty[e]!.push(end);
+          start.empty.push(s);
+          e.empty.push(end);
         }
         return [start, end];
       }
@@ -261,8 +268,8 @@ export class DigitPattern {
         let end = start;
         for (let i = 0; i < ast.max; i++) {
           const [s, e] = this.#build(ast.item);
-          this.#empty[end]!.push(s);
-          if (i >= ast.min) this.#empty[end]!.push(e); // an optional copy may be left out...
+          end.empty.push(s);
+          if (i >= ast.min) end.empty.push(e); // an optional copy may be left out...
           end = e;
         }
         return [start, end];

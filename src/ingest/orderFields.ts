@@ -11,6 +11,8 @@
  * cross-check, so it must not be derived from this table.
  */
 
+import { defined } from '../errors.js';
+
 /**
  * How a field's text is checked and normalised (see validateRow), which also fixes its type:
  * `integer` and `houseNumber` are numbers, the rest strings.
@@ -247,7 +249,7 @@ export const PERSONAL_FIELDS: ReadonlySet<string> = new Set(
 
 /** The table row of a field. */
 function specOf(field: OrderField): FieldSpec {
-  return SPECS.get(field)!;
+  return defined(SPECS.get(field), `the table row of ${field}`);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { GroupLimit } from './groupLimit.js';
 import type { OrderUnit } from './orderUnit.js';
 import type { RowError } from './types.js';
+import { defined } from '../errors.js';
 
 /** The default and documented maximum of product lines in one order (`--max-lines-per-order`). */
 export const DEFAULT_MAX_LINES_PER_ORDER = 1000;
@@ -19,7 +20,7 @@ export function orderGroupLimit(maxLines: number): GroupLimit<OrderUnit> {
     applies: (unit) => unit.kind === 'ref' || unit.kind === 'hash',
     linesOf: (unit) => unit.rows.map((row) => row.line),
     oversized(first, rows, lines) {
-      const row = first.rows[0]!;
+      const row = defined(first.rows[0], 'the first row of an oversized unit');
       const error: RowError =
         first.kind === 'ref'
           ? {

@@ -1,4 +1,4 @@
-import { JobDataError } from '../errors.js';
+import { defined, JobDataError } from '../errors.js';
 import {
   ORDER_FIELDS,
   ORDER_FIELD_TABLE,
@@ -41,7 +41,7 @@ export const PRODUCT_FIELDS: ReadonlySet<string> = new Set(LINE.map((spec) => sp
  * values are left out.
  */
 export function buildPayload(rows: readonly NormalizedRow[]): OrderPayload {
-  const first = rows[0]!;
+  const first = defined(rows[0], 'the first row of an order');
   const payload: JsonObject = {};
   for (const spec of HEAD) placeAtSteps(payload, spec.steps, first[spec.name]);
   payload[PRODUCTS] = rows.map((row) => {
@@ -94,25 +94,26 @@ export function packPayloadExactly(payload: OrderPayload): PackedPayload | undef
   const products: unknown = payload[PRODUCTS];
   if (!sameKeys(payload, HEAD_TREE, head, true) || !Array.isArray(products) || products.length !== lines.length)
     return undefined;
-  for (let i = 0; i < lines.length; i++) if (!sameKeys(products[i], LINE_TREE, lines[i]!, false)) return undefined;
+  for (const [i, line] of lines.entries()) if (!sameKeys(products[i], LINE_TREE, line, false)) return undefined;
   return packed;
 }
 
 /** A layout's paths as a tree: each object's keys in the order unpackPayload places them, a leaf its value's index. */
 interface KeyTree {
-  readonly keys: string[];
+  /** Each key with what is below it, in the order placed. */
+  readonly entries: [string, KeyTree | number][];
   readonly below: Map<string, KeyTree | number>;
 }
 
 function keyTree(paths: readonly (readonly string[])[]): KeyTree {
-  const root: KeyTree = { keys: [], below: new Map() };
+  const root: KeyTree = { entries: [], below: new Map() };
   paths.forEach((steps, index) => {
     let at = root;
     steps.forEach((step, s) => {
       let next = at.below.get(step);
       if (next === undefined) {
-        next = s === steps.length - 1 ? index : { keys: [], below: new Map() };
-        at.keys.push(step);
+        next = s === steps.length - 1 ? index : { entries: [], below: new Map() };
+        at.entries.push([step, next]);
         at.below.set(step, next);
       }
       if (typeof next === 'number') return;
@@ -137,32 +138,30 @@ function sameKeys(object: unknown, tree: KeyTree, values: readonly unknown[], wi
   for (const key in record) {
     if (!Object.hasOwn(record, key) || record[key] === undefined) continue;
     // The next of the tree's keys that unpacking places (one holding a value), or products after them all.
-    let next = expected < tree.keys.length ? tree.keys[expected] : undefined;
-    while (next !== undefined && !holdsValue(tree.below.get(next)!, values)) {
+    let next = tree.entries[expected];
+    while (next !== undefined && !holdsValue(next[1], values)) {
       expected++;
-      next = expected < tree.keys.length ? tree.keys[expected] : undefined;
+      next = tree.entries[expected];
     }
     if (next === undefined) {
-      if (!(withProducts && key === PRODUCTS && expected === tree.keys.length)) return false;
+      if (!(withProducts && key === PRODUCTS && expected === tree.entries.length)) return false;
       expected++; // products: nothing may follow it
       continue;
     }
-    if (key !== next) return false;
-    const below = tree.below.get(key)!;
+    const [nextKey, below] = next;
+    if (key !== nextKey) return false;
     if (typeof below === 'number' ? record[key] !== values[below] : !sameKeys(record[key], below, values, false))
       return false;
     expected++;
   }
   // Whatever the tree still expects must hold no value; products must have been there when asked for.
-  for (; expected < tree.keys.length; expected++)
-    if (holdsValue(tree.below.get(tree.keys[expected]!)!, values)) return false;
-  return !withProducts || expected === tree.keys.length + 1;
+  if (tree.entries.slice(expected).some(([, below]) => holdsValue(below, values))) return false;
+  return !withProducts || expected === tree.entries.length + 1;
 }
 
 function holdsValue(node: KeyTree | number, values: readonly unknown[]): boolean {
   if (typeof node === 'number') return values[node] !== null;
-  for (const key of node.keys) if (holdsValue(node.below.get(key)!, values)) return true;
-  return false;
+  return node.entries.some(([, below]) => holdsValue(below, values));
 }
 
 /**
@@ -266,8 +265,7 @@ export function payloadCells(payload: OrderPayload, orderRef: string): string[][
   });
   return payload[PRODUCTS].map((product) => {
     const row = head.slice();
-    for (let i = 0; i < FIELD_SOURCES.length; i++) {
-      const steps = FIELD_SOURCES[i]!.line;
+    for (const [i, { line: steps }] of FIELD_SOURCES.entries()) {
       if (steps === undefined) continue;
       const value = valueAtSteps(product, steps);
       if (typeof value === 'string' || typeof value === 'number') row[i] = String(value);
@@ -317,6 +315,8 @@ export function objectAt(object: unknown, path: string): JsonObject {
 }
 
 /** Sets `value` at the path `steps` (split at its dots), making the objects on the way; nothing for undefined. */
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- every index is below steps.length, and a path has a step;
+   a per-field, per-row loop that does not copy `steps` */
 function placeAtSteps(target: JsonObject, steps: readonly string[], value: unknown): void {
   if (value === undefined) return;
   let at = target;
@@ -328,3 +328,4 @@ function placeAtSteps(target: JsonObject, steps: readonly string[], value: unkno
   }
   at[steps[last]!] = value;
 }
+/* eslint-enable @typescript-eslint/no-non-null-assertion */

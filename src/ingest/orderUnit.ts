@@ -8,6 +8,7 @@ import { fitCells } from './csvCells.js';
 import { buildPayload } from './orderShape.js';
 import type { RowError } from './types.js';
 import type { ShapeKey } from './shapeScan.js';
+import { defined } from '../errors.js';
 
 /** A checked row as it travels between the two passes (and possibly through a temp file). */
 export interface UnitRow extends Omit<CheckedRow, 'recipient'> {
@@ -121,9 +122,9 @@ export function unitOf(rows: UnitRow[], whole: boolean, errors: RowError[]): Ord
     };
   }
   const lean: UnitRow[] = rows.map(({ recipient: _recipient, ...row }) => row);
-  const valid = errors.length === 0 && rows.every((row) => row.value !== undefined);
-  if (valid && rows.length > 0) {
-    const hash = payloadHash(buildPayload(rows.map((row) => row.value!)));
+  const values = rows.flatMap((row) => (row.value === undefined ? [] : [row.value]));
+  if (errors.length === 0 && rows.length > 0 && values.length === rows.length) {
+    const hash = payloadHash(buildPayload(values));
     return { kind: 'hash', group: `h|${hash}`, whole, hash, rows: lean, errors };
   }
   return { kind: 'solo', group: `s|${first?.line ?? 0}`, whole, rows: lean, errors };
@@ -233,10 +234,11 @@ export function orderShapeKey(plan: ColumnPlan): ShapeKey | undefined {
   if (columns.some((column) => column === undefined)) return undefined;
   const fields = [...new Set(columns as number[])].sort((a, b) => a - b);
   const at = (columns as number[]).map((column) => fields.indexOf(column));
+  const firstAt = defined(at[0], 'the first content-key column');
   return {
     fields,
     key(cells) {
-      if (looseCell(cells[at[0]!]) === '') return undefined;
+      if (looseCell(cells[firstAt]) === '') return undefined;
       return at.map((i) => looseCell(cells[i])).join('\u0001');
     },
   };

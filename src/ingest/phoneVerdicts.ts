@@ -83,8 +83,7 @@ let nodes = 0;
 
 /** Like libphonenumberVerdict, for text that is `+` and at least two digits, from the verdicts kept. */
 export function validE164(raw: string): boolean {
-  metadata ??= new Metadata(maxMetadata);
-  const codes = (json ??= (metadata as unknown as { metadata: MetadataJson }).metadata);
+  const codes = loaded().json;
   // libphonenumber's own choice: the first of 1, 2, 3 digits that is a calling code.
   let code: string | undefined;
   for (let length = 1; length <= 3 && length < raw.length; length++) {
@@ -149,7 +148,7 @@ function look(plan: Plan, prefix: string, rest: number): 'same' | 'deeper' | 'ne
 function planOf(code: string): Plan | null {
   const known = plans.get(code);
   if (known !== undefined) return known;
-  const data = json!;
+  const { metadata: numbering, json: data } = loaded();
   let result: Plan | null = { patterns: [], nationalPrefixes: [] };
   try {
     const regions = data.country_calling_codes[code] ?? [];
@@ -163,9 +162,9 @@ function planOf(code: string): Plan | null {
       result.patterns.push(new DigitPattern(text));
     }
     for (const region of regions) {
-      metadata!.selectNumberingPlan(region as CountryCode);
+      numbering.selectNumberingPlan(region as CountryCode);
       // Its own, or else the national prefix (libphonenumber-js's NumberingPlan; its types leave the method out).
-      const plan = metadata!.numberingPlan as unknown as { nationalPrefixForParsing(): string | undefined } | undefined;
+      const plan = numbering.numberingPlan as unknown as { nationalPrefixForParsing(): string | undefined } | undefined;
       const prefix = plan?.nationalPrefixForParsing();
       if (prefix !== undefined && prefix !== '') result.nationalPrefixes.push(new DigitPattern(prefix));
     }
@@ -175,6 +174,13 @@ function planOf(code: string): Plan | null {
   }
   plans.set(code, result);
   return result;
+}
+
+/** The metadata, loaded at the first use. */
+function loaded(): { metadata: Metadata; json: MetadataJson } {
+  metadata ??= new Metadata(maxMetadata);
+  json ??= (metadata as unknown as { metadata: MetadataJson }).metadata;
+  return { metadata, json };
 }
 
 /** Every string in a metadata block, however deep. */

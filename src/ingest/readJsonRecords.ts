@@ -71,7 +71,7 @@ export async function* readJsonArray(
     if (state === 'inValue') from = 0;
 
     for (let i = 0; i < text.length; i++) {
-      const c = text[i]!;
+      const c = text.charAt(i);
       if (state === 'inValue') {
         size++;
         if (inString) {

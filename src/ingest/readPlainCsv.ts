@@ -40,7 +40,7 @@ class PlainCsvReader {
 
   constructor(delimiter: string, fromLine: number) {
     this.#delimiter = delimiter;
-    this.#delimiterByte = Buffer.from(delimiter)[0]!;
+    this.#delimiterByte = Buffer.from(delimiter).readUInt8(0); // one byte (openRecordSource checks)
     this.#fromLine = fromLine;
   }
 
@@ -71,6 +71,7 @@ class PlainCsvReader {
     let cr = -1;
     let quote = -1;
     while (p < end) {
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- a scanner's per-byte loop: p < end <= buf.length
       const first = buf[p]!;
       if (first === LF || first === CR) {
         // A blank line: no record (csv-parse's skip_empty_lines).
@@ -131,6 +132,7 @@ class PlainCsvReader {
       } else {
         let e = p;
         while (e < end) {
+          // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- a scanner's per-byte loop: e < end <= buf.length
           const c = buf[e]!;
           if (c === this.#delimiterByte || c === LF || c === CR) break;
           e++;

@@ -59,7 +59,10 @@ export async function* limitRejectionBatches<T extends RecordItem<unknown>>(
       continue;
     }
     // Exactly the first records that reach sampleRows rows are judged, wherever a batch ends.
-    for (let i = 0; i < batch.length && sample.rows < sampleRows; i++) sample.add(batch[i]!);
+    for (const item of batch) {
+      if (sample.rows >= sampleRows) break;
+      sample.add(item);
+    }
     if (holdValid) held.push(batch);
     else {
       const valid = batch.filter((item) => item.kind === 'valid');

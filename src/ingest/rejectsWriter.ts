@@ -6,6 +6,7 @@ import { neutralizeCell } from './csvCells.js';
 import { REJECT_COLUMNS } from './orderFields.js';
 import { csvPreamble, DEFAULT_DIALECT, encodeCsv, type CsvDialect } from './csvDialect.js';
 import type { RejectedRecord } from './types.js';
+import { defined } from '../errors.js';
 
 /** Options for a RejectsWriter. */
 export interface RejectsWriterOptions {
@@ -115,7 +116,7 @@ export class RejectsWriter {
   }
 
   private async put(text: string): Promise<void> {
-    await this.output!.write(encodeCsv(text, this.dialect));
+    await defined(this.output, 'the rejects file (opened before the first put)').write(encodeCsv(text, this.dialect));
   }
 }
 

@@ -187,7 +187,12 @@ export function suggestHeaders(
     chosen.set(field, header);
     used.add(header);
   }
-  return new Map(missing.filter((field) => chosen.has(field)).map((field) => [field, chosen.get(field)!]));
+  return new Map(
+    missing.flatMap((field) => {
+      const header = chosen.get(field);
+      return header === undefined ? [] : [[field, header] as const];
+    }),
+  );
 }
 
 function editDistance(a: string, b: string): number {

@@ -100,7 +100,7 @@ export class ShapeScanner {
   constructor(options: ShapeScanOptions) {
     this.#options = options;
     if (Buffer.byteLength(options.delimiter) !== 1) throw new Error('ShapeScanner: a one-byte delimiter only');
-    this.#delimiter = Buffer.from(options.delimiter)[0]!;
+    this.#delimiter = Buffer.from(options.delimiter).readUInt8(0);
     this.#lastField = Math.max(...options.shape.fields);
     this.#slot = new Int32Array(this.#lastField + 1).fill(-1);
     options.shape.fields.forEach((field, slot) => (this.#slot[field] = slot));
@@ -229,6 +229,7 @@ export class ShapeScanner {
         } else {
           cellStart = p;
           while (p < end) {
+            // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- a scanner's per-byte loop: p < end <= buf.length
             const c = buf[p]!;
             if (c === delimiter || c === LF || c === CR) break;
             if (c === QUOTE) throw unknownShape('a quote inside an unquoted value');
@@ -238,6 +239,7 @@ export class ShapeScanner {
           cellEnd = p;
         }
         if (field <= this.#lastField) {
+          // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- field <= #lastField, and #slot has #lastField + 1 entries
           const at = slot[field]!;
           if (at !== -1) cells[at] = this.#text(buf, cellStart, cellEnd);
         }
@@ -274,6 +276,7 @@ export class ShapeScanner {
     // Close the groups last seen more than `window` rows ago.
     while (this.#ringSize > 0) {
       const at = this.#ringHead;
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- #ringHead stays below the ring's length
       const last = this.#ringRows[at]!;
       if (row - last <= window) break;
       const key = this.#ringKeys[at];

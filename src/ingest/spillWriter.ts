@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { appendFile, open, type FileHandle } from 'node:fs/promises';
+import { defined } from '../errors.js';
 
 /** Options for SpillWriter. */
 export interface SpillWriterOptions {
@@ -64,10 +65,8 @@ export class SpillWriter {
   /** Buckets below this keep their file open; each write to a bucket at or above it opens and closes the file. */
   readonly #keptOpen: number;
   readonly #handles: (FileHandle | undefined)[];
-  readonly #pending: string[][];
-  readonly #pendingBytes: number[];
-  /** The last write of each bucket; never rejects (errors go to #failure). */
-  readonly #tails: Promise<void>[];
+  /** Per bucket: the lines buffered, their characters, and its last write (never rejects: errors go to #failure). */
+  readonly #buckets: { pending: string[]; pendingBytes: number; tail: Promise<void> }[];
   /** Characters written to each bucket's file so far (once finish() resolved). */
   readonly written: number[];
   #inFlight = 0;
@@ -81,17 +80,16 @@ export class SpillWriter {
     this.#maxInFlight = options.maxInFlight ?? 1024 * 1024;
     this.#keptOpen = Math.min(count, options.maxOpenFiles ?? openHandleBudget());
     this.#handles = new Array<FileHandle | undefined>(count).fill(undefined);
-    this.#pending = Array.from({ length: count }, () => []);
-    this.#pendingBytes = new Array<number>(count).fill(0);
-    this.#tails = new Array<Promise<void>>(count).fill(Promise.resolve());
+    this.#buckets = Array.from({ length: count }, () => ({ pending: [], pendingBytes: 0, tail: Promise.resolve() }));
     this.written = new Array<number>(count).fill(0);
   }
 
   /** Buffers one line (with its newline) for a bucket; waits only while too much is in flight. */
   append(bucket: number, line: string): Promise<void> | undefined {
-    this.#pending[bucket]!.push(line);
-    this.#pendingBytes[bucket]! += line.length;
-    if (this.#pendingBytes[bucket]! >= this.#flushBytes) this.#flush(bucket);
+    const buffered = defined(this.#buckets[bucket], 'a spill bucket');
+    buffered.pending.push(line);
+    buffered.pendingBytes += line.length;
+    if (buffered.pendingBytes >= this.#flushBytes) this.#flush(bucket);
     if (this.#failure !== undefined) throw this.#failure.error;
     if (this.#busy()) return this.#drain();
     return undefined;
@@ -99,18 +97,18 @@ export class SpillWriter {
 
   /** Writes what is buffered, waits for every write and closes the files; throws the first write error. */
   async finish(): Promise<void> {
-    for (let bucket = 0; bucket < this.#pending.length; bucket++) {
+    for (let bucket = 0; bucket < this.#buckets.length; bucket++) {
       this.#flush(bucket);
       if (this.#busy()) await this.#drain();
     }
-    await Promise.all(this.#tails);
+    await Promise.all(this.#buckets.map(({ tail }) => tail));
     await this.close();
     if (this.#failure !== undefined) throw this.#failure.error;
   }
 
   /** Waits for writes under way and closes the files, ignoring errors (for dispose). */
   async close(): Promise<void> {
-    await Promise.all(this.#tails);
+    await Promise.all(this.#buckets.map(({ tail }) => tail));
     await Promise.all(
       this.#handles.filter((handle) => handle !== undefined).map((handle) => handle.close().catch(() => undefined)),
     );
@@ -127,15 +125,15 @@ export class SpillWriter {
   }
 
   #flush(bucket: number): void {
-    const lines = this.#pending[bucket]!;
+    const buffered = defined(this.#buckets[bucket], 'a spill bucket');
+    const lines = buffered.pending;
     if (lines.length === 0) return;
     const text = lines.join('');
-    this.#pending[bucket] = [];
-    this.#pendingBytes[bucket] = 0;
-    this.written[bucket]! += text.length;
+    buffered.pending = [];
+    buffered.pendingBytes = 0;
+    this.written[bucket] = (this.written[bucket] ?? 0) + text.length;
     this.#inFlight += text.length;
-    const tail = this.#tails[bucket]!;
-    const write = tail
+    const write = buffered.tail
       .then(() => this.#write(bucket, text))
       .then(
         () => undefined,
@@ -148,7 +146,7 @@ export class SpillWriter {
       this.#writing.delete(settled);
     });
     this.#writing.add(settled);
-    this.#tails[bucket] = settled;
+    buffered.tail = settled;
   }
 
   async #write(bucket: number, text: string): Promise<void> {

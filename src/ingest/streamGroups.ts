@@ -1,3 +1,5 @@
+import { defined } from '../errors.js';
+
 /**
  * The read of a file the shape scan passed (ShapeVerdict `stream`): units are held by their shape
  * key until `window` units have passed without that key, then handed out together to be assembled.
@@ -27,6 +29,7 @@ export class StreamGroups<U> {
   add(unit: U, key: string | undefined): U[] | undefined {
     const index = this.#next++;
     let closed: U[] | undefined;
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- #head stays below the ring's length
     if (this.#size > 0 && index - this.#at[this.#head]! > this.#window) closed = this.#shift();
     const slot = (this.#head + this.#size) % this.#keys.length;
     this.#at[slot] = index;
@@ -61,12 +64,13 @@ export class StreamGroups<U> {
     this.#size--;
     const key = this.#keys[slot];
     if (key === undefined) {
-      const unit = this.#alone[slot]!;
+      const unit = defined(this.#alone[slot], 'the unit of a slot without a key');
       this.#alone[slot] = undefined;
       return [unit];
     }
     this.#keys[slot] = undefined;
-    const group = this.#open.get(key)!;
+    // Every slot of a key is older than the group's last one, which alone closes it: the group is still open.
+    const group = defined(this.#open.get(key), 'the open group of a key in the window');
     if (group.last !== this.#at[slot]) return undefined; // seen again since: still open
     this.#open.delete(key);
     return group.units;

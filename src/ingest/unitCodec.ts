@@ -108,6 +108,7 @@ export function encodeUnit(unit: OrderUnit, cells?: CellLayout): string {
 }
 
 function encodeRow(row: UnitRow): EncodedRow {
+  const { recipient } = row;
   return [
     row.line,
     row.cells,
@@ -115,7 +116,7 @@ function encodeRow(row: UnitRow): EncodedRow {
     row.notes.length > 0 ? row.notes : 0,
     row.value === undefined ? 0 : encodeValue(row.value),
     // A valid row's recipient is its normalised value; only invalid rows need theirs kept.
-    row.value === undefined && row.recipient !== undefined ? RECIPIENT_FIELDS.map((field) => row.recipient![field]) : 0,
+    row.value === undefined && recipient !== undefined ? RECIPIENT_FIELDS.map((field) => recipient[field]) : 0,
     row.identity.orderRef ?? null,
     row.identity.businessCustomerId,
   ];
@@ -145,6 +146,8 @@ function isPlain(row: UnitRow, cells: NonNullable<CellLayout>): boolean {
   );
 }
 
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- the layout's indexes are columns of the header these
+   cells were read with, and isPlain checked each cell when the row was encoded: a per-row loop of the spill read */
 /** The row isPlain said it gives back. */
 function decodePlain(
   line: number,
@@ -170,6 +173,7 @@ function decodePlain(
   }
   return row;
 }
+/* eslint-enable @typescript-eslint/no-non-null-assertion */
 
 /** The unit encodeUnit wrote (with the same `cells`). */
 export function decodeUnit(text: string, groupKey?: string, cells?: CellLayout): OrderUnit {

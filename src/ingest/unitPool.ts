@@ -105,10 +105,11 @@ export function createUnitPool(options: UnitPoolOptions): UnitPool {
         if (batch.length < BATCH_RECORDS) continue;
         running.push(task(batch));
         batch = [];
-        if (running.length >= window) yield await running.shift()!;
+        // A full window: the oldest is awaited (splices one when full, none before).
+        for (const oldest of running.splice(0, running.length - window + 1)) yield await oldest;
       }
       if (batch.length > 0) running.push(task(batch));
-      while (running.length > 0) yield await running.shift()!;
+      for (const rest of running.splice(0)) yield await rest;
     },
     close: () => (closed ??= pool.destroy()),
   };

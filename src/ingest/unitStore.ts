@@ -6,6 +6,7 @@ import { GroupCutter, type GroupLimit } from './groupLimit.js';
 import { createSpillDir, removeSpillDir } from './spillDir.js';
 import { SpillWriter } from './spillWriter.js';
 import { writeFailure, type WriteFailure } from '../files/writeFailure.js';
+import { defined } from '../errors.js';
 
 /** What the store needs of a first-pass unit: its group key and rows. Units of one group are assembled together. */
 export interface GroupedUnit {
@@ -183,10 +184,10 @@ async function spillStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): 
       if (wait !== undefined) await wait.catch(spilled);
     },
     addEncoded: async (encoded) => {
-      for (let i = 0; i < encoded.lines.length; i++) {
+      for (const [i, line] of encoded.lines.entries()) {
         let wait: Promise<void> | undefined;
         try {
-          wait = writer.append(encoded.buckets[i]!, encoded.lines[i]!);
+          wait = writer.append(defined(encoded.buckets[i], 'the bucket of an encoded line'), line);
         } catch (error) {
           spilled(error);
         }
@@ -195,19 +196,18 @@ async function spillStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): 
     },
     buckets: async function* () {
       await writer.finish().catch(spilled);
-      const filled = writer.written.flatMap((chars, bucket) => (chars > 0 ? [bucket] : []));
+      const filled = writer.written.flatMap((chars, bucket) => (chars > 0 ? [{ bucket, chars }] : []));
       // Read-ahead: the next bucket's file is read while this one is decoded and assembled.
       // A bucket too big to hold as text (an oversized group) is streamed instead, as it comes.
       const readAhead = (at: number): Promise<string> | undefined => {
-        const bucket = filled[at];
-        if (bucket === undefined || writer.written[bucket]! > READ_AHEAD_CHARS) return undefined;
-        const text = readFile(path(bucket), 'utf8');
+        const file = filled[at];
+        if (file === undefined || file.chars > READ_AHEAD_CHARS) return undefined;
+        const text = readFile(path(file.bucket), 'utf8');
         text.catch(() => undefined); // awaited below; not unhandled if the caller stops early
         return text;
       };
       let next = readAhead(0);
-      for (let at = 0; at < filled.length; at++) {
-        const bucket = filled[at]!;
+      for (const [at, { bucket }] of filled.entries()) {
         const text = next === undefined ? undefined : await next;
         next = readAhead(at + 1);
         let cutter: GroupCutter<U> | undefined;

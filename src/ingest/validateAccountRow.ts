@@ -75,7 +75,8 @@ export function validateAccountRow(line: number, text: AccountText): CheckedAcco
     firstName === undefined ||
     lastName === undefined ||
     !('value' in language) ||
-    companyId === undefined
+    companyId === undefined ||
+    identity === undefined
   ) {
     return { line, errors, notes, ...(identity === undefined ? {} : { identity }) };
   }
@@ -83,7 +84,7 @@ export function validateAccountRow(line: number, text: AccountText): CheckedAcco
     line,
     errors,
     notes,
-    identity: identity!,
+    identity,
     value: { email: rawEmail, firstName, lastName, isoLanguageCode: language.value, companyId },
   };
 }

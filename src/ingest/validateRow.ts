@@ -114,6 +114,7 @@ class RowCheck {
     // Excel's way to keep a leading + or 0: the formula ="+31612345678" (inner quotes doubled).
     const formula = /^="((?:[^"]|"")*)"$/s.exec(value);
     if (formula !== null) {
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- group 1 is not optional: a match has it
       value = formula[1]!.replaceAll('""', '"').trim();
       notes.push(rowNote(line, field, 'EXCEL_TEXT_UNWRAPPED', `="..." read as the text inside`));
     }

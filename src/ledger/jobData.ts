@@ -221,7 +221,10 @@ function rebuildsExactly<P>(
   return (
     rebuilt.length === rows.length &&
     rebuilt.every(
-      (row, r) => row.length === columns.length && row.every((value, c) => value === (rows[r]![columns[c]!] ?? '')),
+      (row, r) =>
+        row.length === columns.length &&
+        // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- r and c are below the lengths checked here
+        row.every((value, c) => value === (rows[r]![columns[c]!] ?? '')),
     )
   );
 }
@@ -244,6 +247,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const right = definedKeys(b as Record<string, unknown>);
   if (left.length !== right.length) return false;
   for (let i = 0; i < left.length; i++) {
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- i < left.length; an index loop, run for every record queued
     const key = left[i]!;
     if (key !== right[i] || !sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
       return false;

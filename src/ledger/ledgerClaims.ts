@@ -41,6 +41,7 @@ export async function claimMany(
   );
   if (reply[0] === 'wait') return { outcome: 'wait', retryAt: Number(reply[1]) };
   const records = orderKeys.map((_, i): ChunkClaim => {
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- claimChunk.lua replies an outcome per record
     const outcome = reply[2 + 2 * i]!;
     const value = reply[3 + 2 * i] ?? '';
     if (outcome === 'claimed') return { outcome, attempt: Number(value) };

@@ -14,6 +14,7 @@ import type {
   StrandedEntry,
 } from './ledgerTypes.js';
 import { REDIS_TIME } from '../redis/redisClock.js';
+import { defined } from '../errors.js';
 
 /** Ledger.reserveChunks: each chunk's records into one job (`chunkIds[i]`, described by `jobs`), kept until confirmed; one round trip. */
 export async function reserveChunks(scope: LedgerScope, request: ReserveChunksRequest): Promise<ReserveResult[][]> {
@@ -25,6 +26,7 @@ export async function reserveChunks(scope: LedgerScope, request: ReserveChunksRe
   const { head, tail } = keptChunkFrame(jobs.name, batchId, jobs.layout, jobs.file);
   const alreadyCounted = jobs.alreadyCounted === true ? '1' : '0';
   for (const [c, items] of chunks.entries()) {
+    const chunkId = defined(chunkIds[c], 'the id of a chunk (one per chunk)');
     // KEYS then ARGV of reserveChunk.lua in one array, filled in place (no per-record arrays).
     const args: (string | number)[] = [keys.unqueued, keys.unqueuedJobs, keys.batch(batchId)];
     for (const item of items) args.push(keys.ledger(item.orderKey));
@@ -35,10 +37,10 @@ export async function reserveChunks(scope: LedgerScope, request: ReserveChunksRe
       reserveMode(force, retryRefused),
       scope.staleQueuedMs,
       scope.jobPrefix,
-      chunkIds[c]!,
+      chunkId,
       head,
       tail,
-      chunkNumber(chunkIds[c]!, batchId),
+      chunkNumber(chunkId, batchId),
       alreadyCounted,
     );
     for (const item of items)
@@ -53,6 +55,7 @@ export async function reserveChunks(scope: LedgerScope, request: ReserveChunksRe
   const replies = (await pipeline.exec()) ?? [];
   return replies.map(([error, reply], c) => {
     if (error) throw error;
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- the pipeline has one reply per chunk, in order
     return chunks[c]!.map((_, i) => toReserveResult(reply as string[], 5 * i));
   });
 }
@@ -76,13 +79,15 @@ export async function reserveRequeued(
     else at.push(i);
   }
   for (const [file, at] of byFile) {
-    const records = at.map((i) => requeues[i]!.data.records[0]!);
+    const picked = at.map((i) => defined(requeues[i], 'a requeued chunk of this file'));
+    const records = picked.map(({ data }) => defined(data.records[0], 'the record of a requeued chunk'));
     const reserved = await reserveChunks(scope, {
       chunks: records.map((record) => [{ orderKey: record.key, record }]),
-      chunkIds: at.map((i) => requeues[i]!.id),
+      chunkIds: picked.map(({ id }) => id),
       jobs: { ...jobs, layout: undefined, ...(file === undefined ? {} : { file }) },
       batchId,
     });
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- reserveChunks returns one result per record of each chunk
     at.forEach((i, n) => (results[i] = reserved[n]![0]!));
   }
   return results;
@@ -131,9 +136,11 @@ export async function stranded(scope: LedgerScope, before: number, limit: number
   }
   const replies = (await pipeline.exec()) ?? [];
   return members.map((jobId, i): StrandedEntry => {
+    /* eslint-disable @typescript-eslint/no-non-null-assertion -- the pipeline above queued three commands per member */
     const [error, fields] = replies[3 * i]!;
     const [keptError, kept] = replies[3 * i + 1]!;
     const [jobError, exists] = replies[3 * i + 2]!;
+    /* eslint-enable @typescript-eslint/no-non-null-assertion */
     const failed = error ?? keptError ?? jobError;
     if (failed) throw failed;
     const [s, b, j] = fields as (string | null)[];

@@ -5,6 +5,8 @@
  * never be settled by anyone, so the reconciler holds it for review (src/importer/reconcileImports.ts).
  */
 import type { LedgerScope } from './ledgerTypes.js';
+import { defined } from '../errors.js';
+import { flatPairs } from '../redis/flatPairs.js';
 
 /** A claim whose job is no longer alive: nobody will settle it. */
 export interface StuckClaim {
@@ -37,7 +39,7 @@ export async function stuckSending(
   const members = await redis.zrangebyscore(keys.sending, '-inf', before, 'WITHSCORES', 'LIMIT', 0, limit);
   if (members.length === 0) return [];
   const claims: { orderKey: string; claimedAt: number }[] = [];
-  for (let i = 0; i < members.length; i += 2) claims.push({ orderKey: members[i]!, claimedAt: Number(members[i + 1]) });
+  for (const [orderKey, score] of flatPairs(members)) claims.push({ orderKey, claimedAt: Number(score) });
   const read = redis.pipeline();
   for (const claim of claims) read.hmget(keys.ledger(claim.orderKey), 's', 't', 'b', 'q', 'a');
   const entries = ((await read.exec()) ?? []).map(([error, reply]) => {
@@ -47,7 +49,7 @@ export async function stuckSending(
   const gone: string[] = [];
   const sending: (StuckClaim & { index: number })[] = [];
   claims.forEach((claim, index) => {
-    const [s, t, b, q, a] = entries[index]!;
+    const [s, t, b, q, a] = defined(entries[index], 'the ledger read of a sending claim');
     if (s !== 'sending' || !t) {
       gone.push(claim.orderKey);
       return;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DataVersionError } from '../errors.js';
+import { DataVersionError, defined } from '../errors.js';
 import type { Keyspace } from '../keyspace.js';
 import type { RedisClient } from '../redis.js';
 import { redisTime } from '../redis/redisClock.js';
@@ -103,12 +103,12 @@ export async function ensureNamespaceMarker(
     const [error, wrote] = replies?.[0] ?? [new Error('no reply')];
     if (error) throw error;
     created = wrote === 1 && !hasData;
-    marker = (await readNamespaceMarker(redis, keys))!;
+    marker = await markerWritten(redis, keys);
   }
   if (marker.epoch === '') {
     // A marker written before epochs existed gets one now (HSETNX: of two processes, one wins).
     await redis.hsetnx(keys.meta, 'epoch', newEpoch());
-    marker = (await readNamespaceMarker(redis, keys))!;
+    marker = await markerWritten(redis, keys);
   }
   const stored = marker.dataVersion;
   if (stored > known) {
@@ -135,6 +135,11 @@ export async function ensureNamespaceMarker(
         options.processVersion,
       );
   }
-  marker = (await readNamespaceMarker(redis, keys))!;
+  marker = await markerWritten(redis, keys);
   return { created, version: marker.dataVersion, migratedFrom: stored, marker };
+}
+
+/** The marker this process just wrote or read back (HSETNX above): there is one. */
+async function markerWritten(redis: RedisClient, keys: Keyspace): Promise<NamespaceMarker> {
+  return defined(await readNamespaceMarker(redis, keys), `the namespace marker of ${keys.prefix}`);
 }

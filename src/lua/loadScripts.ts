@@ -36,6 +36,7 @@ export function loadScripts(dir = luaDir): LoadedScript[] {
     .map((file) => {
       const match = FILE.exec(file);
       if (match === null) throw new Error(`Lua script ${file}: name it <name>-<numKeys>.lua or <name>.lua`);
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- group 1 of FILE is not optional: a match has it
       const name = match[1]!;
       const lua = resolveIncludes(readFileSync(join(dir, 'scripts', file), 'utf8'), dir, new Set(), file);
       const numberOfKeys = match[2] === undefined ? undefined : Number(match[2]);
@@ -45,7 +46,7 @@ export function loadScripts(dir = luaDir): LoadedScript[] {
 
 /** `recordFailure` -> `bulkorderRecordFailure`: the prefix keeps our commands apart from BullMQ's and ioredis's. */
 function commandName(name: string): string {
-  return `bulkorder${name[0]!.toUpperCase()}${name.slice(1)}`;
+  return `bulkorder${name.charAt(0).toUpperCase()}${name.slice(1)}`;
 }
 
 function resolveIncludes(source: string, dir: string, seen: Set<string>, from: string): string {

@@ -96,7 +96,7 @@ export async function readMinuteStats(
   const buckets = LATENCY_BUCKETS_MS.map(() => 0);
   const points = minutes.map((minute, i) => {
     const raw = (results[i]?.[1] ?? {}) as Record<string, string>;
-    if (i >= minutes.length - 60) LATENCY_BUCKETS_MS.forEach((_, b) => (buckets[b]! += Number(raw[`lat:${b}`] ?? 0)));
+    if (i >= minutes.length - 60) buckets.forEach((sum, b) => (buckets[b] = sum + Number(raw[`lat:${b}`] ?? 0)));
     return {
       minute,
       delivered: Number(raw.delivered ?? 0),

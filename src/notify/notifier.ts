@@ -167,13 +167,14 @@ function guardedLookup(allowance: PrivateAllowance, lookup: typeof dnsLookup): L
     lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error !== null) return callback(error, '', 0);
       const problem = addresses.map((a) => addressProblem(hostname, a.address, allowance)).find((p) => p !== undefined);
-      if (problem !== undefined || addresses.length === 0) {
+      const [first] = addresses;
+      if (problem !== undefined || first === undefined) {
         const refused: NodeJS.ErrnoException = new Error(problem ?? `${hostname} resolves to no address`);
         refused.code = ADDRESS_REFUSED;
         return callback(refused, '', 0);
       }
       if (options.all === true) return callback(null, addresses);
-      return callback(null, addresses[0]!.address, addresses[0]!.family);
+      return callback(null, first.address, first.family);
     });
   };
 }

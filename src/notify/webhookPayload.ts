@@ -11,7 +11,8 @@ export type WebhookFormat = 'json' | 'slack' | 'teams';
 export function webhookTarget(entry: string): { format: WebhookFormat; url: string } {
   const explicit = /^(slack|teams|json):(?=https?:\/\/)/i.exec(entry);
   if (explicit !== null)
-    return { format: explicit[1]!.toLowerCase() as WebhookFormat, url: entry.slice(explicit[0].length) };
+    // The match is the format and its colon.
+    return { format: explicit[0].slice(0, -1).toLowerCase() as WebhookFormat, url: entry.slice(explicit[0].length) };
   let host: string;
   try {
     host = new URL(entry).hostname.toLowerCase();

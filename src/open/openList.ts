@@ -32,21 +32,23 @@ export async function readOpen(deps: OpenDeps, sources: readonly OpenSource[] = 
   const open: OpenItem[] = [];
   const acknowledged: OpenList['acknowledged'] = [];
   const seen = new Set<string>();
-  const carried: { source: OpenSource; item: OpenItem; ack: OpenAck }[] = [];
+  const carried: { acknowledge: NonNullable<OpenSource['acknowledge']>; item: OpenItem; ack: OpenAck }[] = [];
   for (const source of sources) {
-    counts[source.kind] = 0;
+    const { acknowledge } = source;
+    let count = 0;
     const found = source.items(deps);
     const items = Symbol.asyncIterator in found ? await collect(found) : await found;
     for (const item of items) {
       seen.add(item.id);
       const ack = acks.get(item.id);
-      if (ack !== undefined && source.acknowledge !== undefined) carried.push({ source, item, ack });
+      if (ack !== undefined && acknowledge !== undefined) carried.push({ acknowledge, item, ack });
       else if (ack !== undefined) acknowledged.push({ ...item, ack });
       else {
         open.push(item);
-        counts[source.kind]!++;
+        count++;
       }
     }
+    counts[source.kind] = count;
   }
   // An acknowledgement outlives nothing it acknowledged: closed or purged items take theirs along.
   const stale = [...acks.keys()].filter((id) => !seen.has(id));
@@ -54,7 +56,7 @@ export async function readOpen(deps: OpenDeps, sources: readonly OpenSource[] = 
     await deps.services.redis.hdel(deps.services.keys.openAcks, ...stale);
   // Acknowledged in this store before their kind closed its own (`open ack` of a possible duplicate, before
   // issue 33): closed now as their kind does, with the same who, why and when; then no longer open.
-  for (const { source, item, ack } of carried) await source.acknowledge!(deps, [item], ack);
+  for (const { acknowledge, item, ack } of carried) await acknowledge(deps, [item], ack);
   if (carried.length > 0)
     await deps.services.redis.hdel(deps.services.keys.openAcks, ...carried.map(({ item }) => item.id));
   const groups = new Map<string, OpenGroup>();
@@ -99,12 +101,16 @@ export async function acknowledge(
 ): Promise<OpenAckResult> {
   const list = await readOpen(deps);
   const open = new Map(list.groups.flatMap((g) => g.items.map((item) => [item.id, item] as const)));
-  const taken = [...new Set(ids)].filter((id) => open.has(id));
+  const takenItems = [...new Set(ids)].flatMap((id) => {
+    const item = open.get(id);
+    return item === undefined ? [] : [item];
+  });
+  const taken = takenItems.map((item) => item.id);
   const full: OpenAck = { ...ack, at: deps.now };
   const kept: string[] = [];
   const closed: string[] = [];
   for (const source of OPEN_SOURCES) {
-    const items = taken.map((id) => open.get(id)!).filter((item) => item.kind === source.kind);
+    const items = takenItems.filter((item) => item.kind === source.kind);
     if (items.length === 0) continue;
     if (source.acknowledge === undefined) kept.push(...items.map((item) => item.id));
     else {

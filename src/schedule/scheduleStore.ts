@@ -1,6 +1,6 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import { isAbsolute } from 'node:path';
-import { UsageError } from '../errors.js';
+import { defined, UsageError } from '../errors.js';
 import type { IngestOptions } from '../ingest/openOrderSource.js';
 import type { ScheduledImportResult } from './runScheduledImport.js';
 import { SCHEDULED_IMPORT, type ScheduledImportData } from './scheduledImportJob.js';
@@ -89,7 +89,7 @@ export class ScheduleStore {
       }
       throw error;
     }
-    return (await this.get(input.name))!;
+    return defined(await this.get(input.name), `the schedule ${input.name} just set`);
   }
 
   async get(name: string): Promise<ScheduleInfo | undefined> {
@@ -102,13 +102,16 @@ export class ScheduleStore {
     const schedules = (await this.queue.getJobSchedulers(0, -1, true)).map(toInfo);
     const finished = await this.queue.getJobs(['completed', 'failed'], 0, 99);
     for (const info of schedules) {
-      const last = finished
-        .filter((job) => job.data?.schedule === info.name && job.finishedOn !== undefined)
-        .sort((a, b) => b.finishedOn! - a.finishedOn!)[0];
-      if (last === undefined) continue;
+      const newest = finished
+        .flatMap((job) =>
+          job.data?.schedule === info.name && job.finishedOn !== undefined ? [{ job, finishedOn: job.finishedOn }] : [],
+        )
+        .sort((a, b) => b.finishedOn - a.finishedOn)[0];
+      if (newest === undefined) continue;
+      const { job: last, finishedOn } = newest;
       const failed = last.failedReason !== undefined && last.failedReason !== '' && last.returnvalue == null;
       info.lastRun = {
-        finishedAt: last.finishedOn!,
+        finishedAt: finishedOn,
         state: failed ? 'failed' : 'completed',
         ...(failed ? { failedReason: last.failedReason } : { result: last.returnvalue as ScheduledImportResult }),
       };

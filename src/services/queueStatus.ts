@@ -58,7 +58,7 @@ export async function readQueueStatus<P>(
       );
     batches = [batch];
   }
-  const [queue, health, view, dead, held, redis, heldNow, circuits] = await Promise.all([
+  const [queue, health, view, dead, held, redis, heldNow, shown] = await Promise.all([
     services.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
     readDeliveryHealth(services, services.delivery.breaker.alertAfterMs),
     readBreakerReport(services, services.delivery.breaker),
@@ -66,7 +66,13 @@ export async function readQueueStatus<P>(
     services.redis.zcard(services.keys.parkedIndex('held')),
     readRedisSafety(services),
     heldBatches(services),
-    Promise.all(batches.map((b) => readBatchCircuit(services.redis, services.keys, b.id))),
+    Promise.all(
+      batches.map(async (b) => ({
+        ...b,
+        settled: isSettled(b),
+        circuit: await readBatchCircuit(services.redis, services.keys, b.id),
+      })),
+    ),
   ]);
   const report: StatusReport = {
     env,
@@ -80,7 +86,7 @@ export async function readQueueStatus<P>(
     deadLetters: dead,
     heldForReview: held,
     redis,
-    batches: batches.map((b, i) => ({ ...b, settled: isSettled(b), circuit: circuits[i]! })),
+    batches: shown,
     heldBatches: heldNow,
   };
   return { report, health, view };

@@ -75,7 +75,8 @@ interface CommandMessage {
 function traceRedisScripts(tracer: ReturnType<NodeTracerProvider['getTracer']>): () => void {
   const channel = tracingChannel<CommandMessage>('ioredis:command');
   const SPAN = Symbol('span');
-  const isScript = (name: string | undefined): boolean => name !== undefined && /^(evalsha|eval|fcall)/i.test(name);
+  const isScript = (name: string | undefined): name is string =>
+    name !== undefined && /^(evalsha|eval|fcall)/i.test(name);
   // A rejected command publishes error, then asyncEnd: the span ends once, at asyncEnd.
   const end = (message: CommandMessage): void => {
     message[SPAN]?.end();
@@ -83,9 +84,10 @@ function traceRedisScripts(tracer: ReturnType<NodeTracerProvider['getTracer']>):
   };
   const handlers = {
     start(message: CommandMessage) {
-      if (!isScript(message.command) || trace.getSpan(context.active()) === undefined) return;
-      message[SPAN] = tracer.startSpan(`redis ${message.command!.toUpperCase()}`, {
-        attributes: { 'db.system.name': 'redis', 'db.operation.name': message.command!.toUpperCase() },
+      const { command } = message;
+      if (!isScript(command) || trace.getSpan(context.active()) === undefined) return;
+      message[SPAN] = tracer.startSpan(`redis ${command.toUpperCase()}`, {
+        attributes: { 'db.system.name': 'redis', 'db.operation.name': command.toUpperCase() },
       });
     },
     asyncEnd: (message: CommandMessage) => end(message),

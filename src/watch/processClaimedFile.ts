@@ -5,7 +5,7 @@ import { followBatch } from '../batches/followBatch.js';
 import { needsAttention, type Batch } from '../batches/batchStore.js';
 import { writeResults } from '../batches/writeResults.js';
 import type { ResultsCounts } from '../kinds/resultsLayout.js';
-import { isBulkorderError } from '../errors.js';
+import { defined, isBulkorderError } from '../errors.js';
 import { importFile } from '../importer/importFile.js';
 import { followElsewhere } from '../importer/followElsewhere.js';
 import { reconcilerFor } from '../importer/reconcileImports.js';
@@ -140,7 +140,8 @@ async function importUnlessImported<P>(
 ): Promise<ClaimImports | { refused: { code: string; message: string } }> {
   const { claim, path, deps, log } = work;
   const { folder, services } = deps;
-  const last = batchIds.length === 0 ? undefined : await services.batches.get(batchIds[batchIds.length - 1]!);
+  const lastId = batchIds.at(-1);
+  const last = lastId === undefined ? undefined : await services.batches.get(lastId);
   if (last !== undefined && last.importState === 'imported') return { batchIds, elsewhere: [] };
   await dropSidecar(folder, claim, 'rejects');
   try {
@@ -199,7 +200,7 @@ async function followToEnd<P>(
 async function fileAsDone<P>(work: ClaimedFile<P>, batchIds: string[], batches: Batch[]): Promise<ProcessOutcome> {
   const { claim, path, deps, log } = work;
   const { folder, services } = deps;
-  const lastBatch = batches[batches.length - 1]!;
+  const lastBatch = defined(batches.at(-1), 'the last batch of a finished file');
   const results: ResultsCounts = await writeResults(
     {
       file: path,

@@ -19,6 +19,7 @@ import { untilRecorded } from './untilRecorded.js';
 import { notSentVerdict } from './refusedCustomers.js';
 import type { BatchCanary, CanaryDecision } from './batchCanary.js';
 import { UNPACED, type RateGrant } from './sharedRate.js';
+import { defined } from '../errors.js';
 
 /**
  * One attempt of a delivery job: the records of one batch it holds (an import's
@@ -218,7 +219,8 @@ async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: num
   const answers = await Promise.all(
     toSend.map(async (record, i) => {
       try {
-        const sent = { attempt: wave.attempt.attempt, maxAttempts: wave.attempt.maxAttempts, sends: sends[i]! };
+        const count = defined(sends[i], 'the sends of a claimed record');
+        const sent = { attempt: wave.attempt.attempt, maxAttempts: wave.attempt.maxAttempts, sends: count };
         const decision = canary?.decisions.get(record.key);
         // The batch's circuit ends it unsent: cancelled by a person, or refused while the batch was judged.
         if (decision?.kind === 'cancel') return { verdict: cancelledVerdict(batchId, deps.wording), durationMs: 0 };
@@ -249,7 +251,7 @@ async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: num
           canary?.watched === true &&
           (verdict.next === 'delivered' || verdict.next === 'dead' || verdict.next === 'held')
         ) {
-          const said = await deps.canary!.record(batchId, record.key, outcome);
+          const said = await defined(deps.canary, 'the batch canary').record(batchId, record.key, outcome);
           if (said === 'defer' && outcome.kind === 'permanent')
             return {
               verdict: {
@@ -268,7 +270,7 @@ async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: num
     }),
   );
   for (const [i, { verdict, durationMs }] of answers.entries()) {
-    const record = toSend[i]!;
+    const record = defined(toSend[i], 'the record of an answer (one per record sent)');
     const facts = {
       orderKey: record.key,
       lines: record.lines,
@@ -323,11 +325,12 @@ async function claimWave<P>(
     if (admitted === undefined) return undefined;
     ({ records, canary } = admitted);
   }
+  const { customerOf } = deps;
   const claim = await deps.ledger.claimMany(
     records.map((record) => record.key),
     attempt.token,
     attempt.chunkId,
-    deps.breaker.gate(deps.customerOf === undefined ? undefined : records.map((r) => deps.customerOf!(r.payload))),
+    deps.breaker.gate(customerOf === undefined ? undefined : records.map((r) => customerOf(r.payload))),
   );
   const admission = deps.breaker.admission(claim);
   if (claim.outcome === 'wait' || !admission.go) {
@@ -339,7 +342,7 @@ async function claimWave<P>(
   const toSend: ChunkRecord<P>[] = [];
   const sends: number[] = [];
   for (const [i, found] of claim.records.entries()) {
-    const record = records[i]!;
+    const record = defined(records[i], 'the record of a claim (one per record)');
     if (found.outcome === 'claimed') {
       toSend.push(record);
       sends.push(found.attempt);
@@ -384,7 +387,7 @@ async function admitByCanary<P>(
   );
   const decisions = new Map<string, CanaryDecision>();
   const go = records.filter((record, i) => {
-    const decision = gate.decisions[i]!;
+    const decision = defined(gate.decisions[i], 'the canary decision of a record (one per record)');
     decisions.set(record.key, decision);
     return decision.kind !== 'wait';
   });
@@ -445,10 +448,10 @@ async function settleWave<P>(settles: SettleInput[], deps: DeliverDeps<P>): Prom
       return outcomes;
     },
   );
-  for (const [i, outcome] of settled.entries()) {
-    if (outcome === 'lost')
+  for (const [i, { orderKey, state }] of settles.entries()) {
+    if (settled[i] === 'lost')
       deps.logger.warn(
-        { orderKey: settles[i]!.orderKey, state: settles[i]!.state },
+        { orderKey, state },
         `another attempt owns this ${deps.wording?.noun ?? 'order'} now; left its state alone`,
       );
   }

@@ -76,9 +76,10 @@ async function parkRecord<P>(
       kind === 'held'
         ? `The job failed while the ${noun} was being sent (${error.message}); it may or may not have reached the API.`
         : `The job failed before the ${noun} could be delivered: ${error.message}`;
+    const code = kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED';
     const record = parkedRecord(data, data.file ?? (await batchFile(data.batchId)), {
       kind,
-      facts: { reason, code: kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED', message: error.message },
+      facts: { reason, code, message: error.message },
       attempts: job.attemptsMade,
     });
     // A queued entry has no claim token; claim it first so the park is atomic.
@@ -91,7 +92,7 @@ async function parkRecord<P>(
         token: parkToken,
         state: kind,
         parkedRecord: record,
-        code: record.code!,
+        code,
         message: error.message,
       },
     ]);

@@ -27,8 +27,8 @@ export class RequestSlots {
   release(n: number): void {
     if (n <= 0) return;
     this.free = Math.min(this.capacity, this.free + n);
-    while (this.waiting.length > 0 && this.free >= this.waiting[0]!.n) {
-      const next = this.waiting.shift()!;
+    for (let next = this.waiting[0]; next !== undefined && this.free >= next.n; next = this.waiting[0]) {
+      this.waiting.shift();
       this.free -= next.n;
       next.resolve();
     }

@@ -50,7 +50,7 @@ export async function requeueBurst<P>(orderKeys: readonly string[], deps: Requeu
     if (jobs.length === 0) continue;
     await deps.queue.addBulk(jobs);
     await deps.ledger.confirmChunks(
-      jobs.map((job) => ({ chunkId: job.opts.jobId, orderKeys: [job.data.records[0]!.key] })),
+      jobs.map((job) => ({ chunkId: job.opts.jobId, orderKeys: job.data.records.map((record) => record.key) })),
       batchId,
     );
     requeued += jobs.length;

@@ -286,6 +286,7 @@ export class SharedRate implements RequestPacer {
       this.active = state !== 0;
       this.comeBackAt = state === 2 ? at : 0;
       // Granted: the first waves (state 1); none yet (2: beyond the horizon); every one, unpaced (0: no rate).
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- takeRate-1.lua replies a state of 0, 1 or 2
       const granted = [waiters.length, Number(taken[5]), 0][state]!;
       let slot = 0;
       for (const waiter of waiters.slice(0, granted)) {
