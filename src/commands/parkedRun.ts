@@ -28,7 +28,7 @@ export interface ParkedRead {
 }
 
 /** `list` and `show` as `dead-letters` and `review` both run them: prints, returns the exit code. */
-export async function readParked(
+async function readParked(
   action: 'list' | 'show',
   { services, store }: ParkedTarget,
   read: ParkedRead,
