@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 /** Debian's chromium, driven by playwright-core (no browser download is possible here). */
 const CHROMIUM = '/usr/bin/chromium';
@@ -22,4 +22,14 @@ export async function launchChromium(): Promise<Browser> {
       '--no-first-run',
     ],
   });
+}
+
+/** Chromium and one page signed in to a dashboard as `ops` with `token` (basic auth), at a laptop's width. */
+export async function operatorPage(token: string, width = 1280): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchChromium();
+  const context = await browser.newContext({
+    httpCredentials: { username: 'ops', password: token },
+    viewport: { width, height: 720 },
+  });
+  return { browser, page: await context.newPage() };
 }

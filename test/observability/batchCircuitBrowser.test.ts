@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBatchCircuit } from '../../src/batches/batchCircuit.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/startDashboard.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { launchChromium } from '../helpers/browser.js';
+import { operatorPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/runCli.js';
 
 const TOKEN = 'batch-circuit-test-token-0123456789';
@@ -66,12 +66,7 @@ beforeAll(async () => {
   }
   dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
   readOnly = await startDashboard(rig.config, rig.logger, { port: 0, readOnly: true });
-  browser = await launchChromium();
-  const context = await browser.newContext({
-    httpCredentials: { username: 'ops', password: TOKEN },
-    viewport: { width: 1280, height: 720 },
-  });
-  page = await context.newPage();
+  ({ browser, page } = await operatorPage(TOKEN));
 }, 240_000);
 
 afterAll(async () => {

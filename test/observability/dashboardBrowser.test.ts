@@ -7,7 +7,7 @@ import { startDashboard, type RunningDashboard } from '../../src/dashboard/start
 import { projectRoot } from '../../src/paths.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { waitFor } from '../helpers/cliProcess.js';
-import { launchChromium } from '../helpers/browser.js';
+import { operatorPage } from '../helpers/browser.js';
 import { startWorkerObservers, type WorkerObservers } from '../../src/health/workerObservers.js';
 import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 
@@ -66,12 +66,7 @@ beforeAll(async () => {
   );
   dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
   readOnly = await startDashboard(rig.config, rig.logger, { port: 0, readOnly: true });
-  browser = await launchChromium();
-  const context = await browser.newContext({
-    httpCredentials: { username: 'ops', password: TOKEN },
-    viewport: { width: 1366, height: 720 },
-  });
-  page = await context.newPage();
+  ({ browser, page } = await operatorPage(TOKEN, 1366));
 }, 90_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/startDashboard.js';
 import { deliveryRig, HEADER, orderRow, settleBatch, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { launchChromium } from '../helpers/browser.js';
+import { operatorPage } from '../helpers/browser.js';
 
 const TOKEN = 'dup-ack-test-token-0123456789';
 
@@ -37,12 +37,7 @@ beforeAll(async () => {
   second = await flaggedBatch('b.csv', ['B-1'], 503, 'UPSTREAM_DOWN');
   dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
   readOnly = await startDashboard(rig.config, rig.logger, { port: 0, readOnly: true });
-  browser = await launchChromium();
-  const context = await browser.newContext({
-    httpCredentials: { username: 'ops', password: TOKEN },
-    viewport: { width: 1280, height: 720 },
-  });
-  page = await context.newPage();
+  ({ browser, page } = await operatorPage(TOKEN));
 }, 90_000);
 
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/startDashboard.js';
 import { deliveryRig, HEADER, orderRow, settleBatch, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { launchChromium } from '../helpers/browser.js';
+import { operatorPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/runCli.js';
 
 const TOKEN = 'open-page-test-token-0123456789';
@@ -42,12 +42,7 @@ beforeAll(async () => {
   });
   await importAndSettle('refused.csv', [orderRow('D1')]);
   dashboard = await startDashboard(rig.config, rig.logger, { port: 0 });
-  browser = await launchChromium();
-  const context = await browser.newContext({
-    httpCredentials: { username: 'ops', password: TOKEN },
-    viewport: { width: 1280, height: 720 },
-  });
-  page = await context.newPage();
+  ({ browser, page } = await operatorPage(TOKEN));
 }, 90_000);
 
 afterAll(async () => {
