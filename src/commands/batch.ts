@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { runAction, withConfigFlags, withExamples, type CommandIo, type RecordKindName } from './options.js';
+import { cliOf } from '../kinds/recordKind.js';
 import type { BatchFlags } from './batchRun.js';
 
 /** Declares `batch show|cancel|release` under `parent` (`bulkorder batch`, `bulkorder accounts batch`). */
 export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {
-  const cli = kind === 'orders' ? 'bulkorder' : 'bulkorder accounts';
+  const cli = `${cliOf(kind)} batch`;
   const group = parent
     .command('batch')
     .summary('show, cancel or release one batch (its canary, why it is held)')
@@ -14,9 +15,9 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
         'and probes on its own. A person may cancel it (its unsent orders end as cancelled) or release it (the rest is sent).',
     );
   withExamples(group, [
-    `${cli} batch show b-20261122T020000-1a2b3c`,
-    `${cli} batch cancel b-20261122T020000-1a2b3c --why "wrong catalogue"`,
-    `${cli} batch release b-20261122T020000-1a2b3c --why "API fixed" --json`,
+    `${cli} show b-20261122T020000-1a2b3c`,
+    `${cli} cancel b-20261122T020000-1a2b3c --why "wrong catalogue"`,
+    `${cli} release b-20261122T020000-1a2b3c --why "API fixed" --json`,
   ]);
   const run = (action: 'show' | 'cancel' | 'release', batchId: string, flags: BatchFlags): Promise<void> =>
     runAction(io, flags, { load: () => import('./batchRun.js'), announce: false }, ({ runBatch }, ctx) =>
@@ -27,10 +28,7 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
   )
     .argument('<batch>', 'a batch id')
     .option('--json', 'print JSON instead of text');
-  withExamples(show, [
-    `${cli} batch show b-20261122T020000-1a2b3c`,
-    `${cli} batch show b-20261122T020000-1a2b3c --json`,
-  ]);
+  withExamples(show, [`${cli} show b-20261122T020000-1a2b3c`, `${cli} show b-20261122T020000-1a2b3c --json`]);
   show.action((batchId: string, flags: BatchFlags) => run('show', batchId, flags));
   for (const action of ['cancel', 'release'] as const) {
     const command = withConfigFlags(
@@ -47,8 +45,8 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
       .option('--by <name>', 'who (default: the OS user and host)')
       .option('--json', 'print JSON instead of text');
     withExamples(command, [
-      `${cli} batch ${action} b-20261122T020000-1a2b3c --why "${action === 'cancel' ? 'wrong catalogue' : 'API fixed'}"`,
-      `${cli} batch ${action} b-20261122T020000-1a2b3c --by ops --json`,
+      `${cli} ${action} b-20261122T020000-1a2b3c --why "${action === 'cancel' ? 'wrong catalogue' : 'API fixed'}"`,
+      `${cli} ${action} b-20261122T020000-1a2b3c --by ops --json`,
     ]);
     command.action((batchId: string, flags: BatchFlags) => run(action, batchId, flags));
   }

@@ -15,6 +15,7 @@ import {
   type RecordKindName,
   type CommandIo,
 } from './options.js';
+import { cliOf } from '../kinds/recordKind.js';
 import type { DeadLetterAction, DeadLetterFlags } from './deadLettersRun.js';
 
 /** The `dead-letters` group of one kind, its subcommands declared in it. */
@@ -31,7 +32,7 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
         'until resolved or purged. Fix them by exporting, correcting the rows and importing the file again; or retry them ' +
         'as they are once a fault on the server side is fixed.',
     );
-  const cli = `${kind === 'orders' ? 'bulkorder' : 'bulkorder accounts'} dead-letters`;
+  const cli = `${cliOf(kind)} dead-letters`;
   withExamples(group, [
     `${cli} list --code PRODUCT_UNKNOWN`,
     `${cli} export --out fix-me.csv   # fix the rows, then import fix-me.csv --wait`,

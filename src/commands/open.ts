@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { runAction, withConfigFlags, withExamples, type CommandIo, type RecordKindName } from './options.js';
+import { cliOf } from '../kinds/recordKind.js';
 import type { OpenFlags } from './openRun.js';
 
 /** Declares `open` (and `open ack`) under `parent` for one kind (`bulkorder open`, `bulkorder accounts open`). */
 export function register(parent: Command, io: CommandIo, kind: RecordKindName): void {
-  const cli = kind === 'orders' ? 'bulkorder' : 'bulkorder accounts';
+  const cli = cliOf(kind);
   const open = parent
     .command('open')
     .summary('what still needs a person: dead letters, held orders, refused files, grouped by cause, oldest first')

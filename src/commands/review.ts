@@ -15,6 +15,7 @@ import {
   type RecordKindName,
   type CommandIo,
 } from './options.js';
+import { cliOf } from '../kinds/recordKind.js';
 import type { ReviewAction, ReviewFlags } from './reviewRun.js';
 import type { DuplicatesFlags } from './reviewRun.js';
 
@@ -35,7 +36,7 @@ export function register(parent: Command, io: CommandIo, kind: RecordKindName): 
         'Check each on the service, then either `release` it (it is not there: send it again) or ' +
         '`resolve --delivered` it (it is there: record it as delivered, never send it). Both are recorded in the ledger.',
     );
-  const cli = `${kind === 'orders' ? 'bulkorder' : 'bulkorder accounts'} review`;
+  const cli = `${cliOf(kind)} review`;
   const [sampleKey, otherKey] =
     kind === 'orders' ? ['ref.1001.GIFT-7', 'ref.1001.GIFT-8'] : ['<account key>', '<account key>'];
   withExamples(group, [
@@ -140,7 +141,7 @@ function declarePurge({ group, cli, noun, run, otherKey }: Review): void {
 
 /** `review duplicates list|ack`: orders delivered after an answer that left doubt (POSSIBLE_DUPLICATE). */
 function registerDuplicates(group: Command, io: CommandIo, kind: RecordKindName): void {
-  const cli = `${kind === 'orders' ? 'bulkorder' : 'bulkorder accounts'} review duplicates`;
+  const cli = `${cliOf(kind)} review duplicates`;
   const duplicates = group
     .command('duplicates')
     .summary('possible duplicates (delivered after an attempt answered 5xx): list, acknowledge in bulk')

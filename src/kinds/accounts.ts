@@ -7,7 +7,7 @@ import { ACCOUNTS_QUEUE, REGISTER_ACCOUNTS } from '../queues.js';
 import { subPrefix } from '../keyspace.js';
 import type { Outcome } from '../delivery/classifyOutcome.js';
 import { createCafetariaplanClient, type AccountOutcome } from '../delivery/cafetariaplanClient.js';
-import type { RecordKind } from './recordKind.js';
+import { cliOf, type RecordKind } from './recordKind.js';
 
 /**
  * Employee accounts on the Cafetariaplan API: `bulkorder accounts import|status|dead-letters|review ...`.
@@ -31,7 +31,7 @@ export const ACCOUNTS: RecordKind<AccountPayload> = {
   results: ACCOUNT_RESULTS,
   wording: ACCOUNT_WORDING,
   customerOf: (payload) => payload.companyId,
-  cli: 'bulkorder accounts',
+  cli: cliOf('accounts'),
   connect(settings, deps) {
     const client = createCafetariaplanClient(settings, deps);
     return {

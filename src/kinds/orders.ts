@@ -8,7 +8,7 @@ import type { OrderPayload } from '../ingest/types.js';
 import { DELIVER_ORDERS, ORDERS_QUEUE } from '../queues.js';
 import { ORDER_WORDING } from './recordWording.js';
 import { createBusinessApiClient } from '../delivery/businessApiClient.js';
-import type { RecordKind } from './recordKind.js';
+import { cliOf, type RecordKind } from './recordKind.js';
 
 /** Orders to the Business API: `bulkorder import|status|dead-letters|review ...`. */
 export const ORDERS: RecordKind<OrderPayload> = {
@@ -25,7 +25,7 @@ export const ORDERS: RecordKind<OrderPayload> = {
   results: ORDER_RESULTS,
   wording: ORDER_WORDING,
   customerOf: (payload) => String(payload.businessCustomerId),
-  cli: 'bulkorder',
+  cli: cliOf('orders'),
   rebuildRows: { columns: ORDER_FIELDS, rows: canonicalRows },
   payloadCodec: {
     version: PACKED_LAYOUT_VERSION,

@@ -11,6 +11,11 @@ import type { RecordWording } from './recordWording.js';
 /** The kinds bulkorder delivers; each has one RecordKind (src/kinds/orders.ts, accounts.ts). */
 export type RecordKindName = 'orders' | 'accounts';
 
+/** The CLI words in front of a kind's generic commands (RecordKind.cli), for commands that know only the kind's name. */
+export function cliOf(kind: RecordKindName): string {
+  return kind === 'orders' ? 'bulkorder' : 'bulkorder accounts';
+}
+
 /** A kind's API client (RecordKind.connect). */
 export interface RecordSender<P> {
   /** Sends one record, once; resolves with the classified answer. */
