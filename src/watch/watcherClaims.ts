@@ -1,11 +1,15 @@
-import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { writeFailure } from '../files/writeFailure.js';
 import { join } from 'node:path';
 import { isClaimName, SIDECAR_EXT, type DropFolder } from './dropFolder.js';
 
 /** Names of watcher folders in processing/; a claim's name never starts so (it starts with a time). */
 const WATCHER_DIR = 'watcher-';
-/** The heartbeat in a watcher's folder: its mtime says the watcher was alive then. */
+/**
+ * The heartbeat in a watcher's folder: its mtime says the watcher was alive then. It is written, not
+ * given a time (utimes), so the file system stamps it: every watcher's heartbeat, and the "now" a scan
+ * compares them with (its own heartbeat's, just written), come from one clock, whatever the hosts' clocks say.
+ */
 const ALIVE = '.alive';
 
 /** A claim in processing/ that another live watcher holds. */
@@ -21,7 +25,8 @@ export interface HeldClaim {
  * there is touched while the watcher lives. A watcher whose heartbeat is older than its lock time
  * (written in the heartbeat) or gone (it stopped) is dead, and its files are taken over by renaming them into the taker's
  * folder: of two takers exactly one rename succeeds. Redis plays no part, so this holds across
- * namespaces and Redis instances. Hosts sharing a folder must keep their clocks within the lock time.
+ * namespaces and Redis instances. The hosts' own clocks play no part either: heartbeats are stamped
+ * by the file system (a shared folder's server), and so is the "now" they are compared with.
  */
 export class WatcherClaims {
   private constructor(
@@ -49,11 +54,13 @@ export class WatcherClaims {
     return claims;
   }
 
-  /** Touches the heartbeat; recreates the folder (heartbeat first) if a taker removed it while this watcher stalled. */
+  /**
+   * Rewrites the heartbeat (the file system stamps its mtime); recreates the folder (heartbeat first) if
+   * a taker removed it while this watcher stalled.
+   */
   async beat(): Promise<void> {
-    const now = new Date();
     try {
-      await utimes(join(this.own.processing, ALIVE), now, now);
+      await writeFile(join(this.own.processing, ALIVE), this.heartbeatText(), { flag: 'r+' });
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
@@ -84,9 +91,11 @@ export class WatcherClaims {
 
   /**
    * Takes over up to `room` files of dead watchers (and files an older version left directly in
-   * processing/), and lists those live watchers hold.
+   * processing/), and lists those live watchers hold. Heartbeats are judged against the file system's
+   * "now": this watcher's own, beaten first.
    */
-  async scan(room: number, now = Date.now()): Promise<{ taken: string[]; held: HeldClaim[] }> {
+  async scan(room: number): Promise<{ taken: string[]; held: HeldClaim[] }> {
+    const now = await this.fileSystemNow();
     const candidates: { from: string; claim: string }[] = [];
     const held: HeldClaim[] = [];
     const dead: string[] = [];
@@ -117,6 +126,13 @@ export class WatcherClaims {
   async close(): Promise<void> {
     await rm(join(this.own.processing, ALIVE), { force: true });
     await removeIfEmpty(this.own.processing);
+  }
+
+  /** The file system's clock, read off this watcher's heartbeat written just now (the host's where it cannot be). */
+  private async fileSystemNow(): Promise<number> {
+    await this.beat();
+    const info = await lstat(join(this.own.processing, ALIVE)).catch(() => undefined);
+    return info?.mtimeMs ?? Date.now();
   }
 
   /** The heartbeat says how long it lasts: each watcher is judged by its own lock time, not the reader's. */
