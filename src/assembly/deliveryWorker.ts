@@ -147,7 +147,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
 
   const guard = guardRedis(worker, commands, options);
   // An importer that died (SIGKILL, lost host) left reservations whose jobs it never added: queue them.
-  const reconciler = startReconciler({ ledger, batches, queue, jobOptions: deliveryJobOptions(delivery), logger });
+  const jobOptions = deliveryJobOptions(delivery);
+  const reconciler = startReconciler({ ledger, batches, queue, jobOptions, logger, codec: kind.payloadCodec });
   logger.info(
     { queue: queueName, concurrency: delivery.concurrency, attempts: delivery.attempts, prefix },
     'delivery worker started',

@@ -112,22 +112,23 @@ export interface ParkedAct {
 export async function printRequeued(
   made: readonly RequeueBatch[],
   { services, flags, ctx }: ParkedAct,
-  told: { action: string; matched: number; by?: string },
+  told: { action: string; matched: number; by?: string; keptNothing?: { keys: readonly string[]; text: string } },
 ): Promise<number> {
   const report = await reportRequeued(made, services.batches, requeueFollow(flags, ctx.stderr));
+  const keptNothing = told.keptNothing?.keys ?? [];
   const json = {
     kind: services.kind.name,
     action: told.action,
     ...(told.by === undefined ? {} : { releasedBy: told.by }),
     matched: told.matched,
     batches: report.batches,
+    ...(keptNothing.length === 0 ? {} : { keptNothing }),
   };
   const lines = told.by === undefined ? report.lines : [`released by ${told.by}`, ...report.lines];
-  return printReport(
-    ctx.stdout,
-    { text: lines.join('\n') + '\n', json, exitCode: report.exitCode },
-    flags.json === true,
-  );
+  if (keptNothing.length > 0) lines.push(told.keptNothing?.text ?? '');
+  // Held orders left held need a person: exit 4, as a batch that needs attention.
+  const exitCode = keptNothing.length > 0 ? ExitCode.needsAttention : report.exitCode;
+  return printReport(ctx.stdout, { text: lines.join('\n') + '\n', json, exitCode }, flags.json === true);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { ExitCode, UsageError } from '../errors.js';
 import { parkedFilterFromFlags, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
-import { releaseHeld } from '../review/releaseHeld.js';
+import { keptNothingText, releaseHeld } from '../review/releaseHeld.js';
 import { resolveHeld } from '../review/resolveHeld.js';
 import {
   acknowledgeDuplicates,
@@ -83,8 +83,13 @@ async function release(act: ReviewAct): Promise<number> {
   const { store, services, filter, review, flags, ctx } = act;
   requireSelection(filter, flags, 'review release');
   const items = await store.select(filter);
-  const made = await releaseHeld(items, review, services.pipeline(ctx.logger));
-  return printRequeued(made, act, { action: 'review release', matched: items.length, by: review.by });
+  const { made, keptNothing } = await releaseHeld(items, review, services.pipeline(ctx.logger));
+  return printRequeued(made, act, {
+    action: 'review release',
+    matched: items.length,
+    by: review.by,
+    keptNothing: { keys: keptNothing, text: keptNothingText(keptNothing, services.kind.noun) },
+  });
 }
 
 async function purge(act: ReviewAct): Promise<number> {

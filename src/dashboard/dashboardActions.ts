@@ -6,7 +6,7 @@ import { exportDeadLetters } from '../deadLetter/exportDeadLetters.js';
 import type { CsvDialect } from '../ingest/csvDialect.js';
 import { parkedFilterFromFlags, type ParkedFilter } from '../deadLetter/parkedFilter.js';
 import { retryDeadLetters } from '../deadLetter/retryDeadLetters.js';
-import { releaseHeld } from '../review/releaseHeld.js';
+import { keptNothingText, releaseHeld } from '../review/releaseHeld.js';
 import { resolveHeld } from '../review/resolveHeld.js';
 import type { RequeueBatch } from '../deadLetter/requeueParked.js';
 import type { DashboardTarget } from './dashboardState.js';
@@ -51,7 +51,10 @@ export async function runAction(target: DashboardTarget, form: ActionForm): Prom
     }
     case 'release': {
       const items = await target.held.select(filter);
-      return requeued(`released by ${form.by}`, await releaseHeld(items, review(form), target.requeue));
+      const { made, keptNothing } = await releaseHeld(items, review(form), target.requeue);
+      const unsent = keptNothingText(keptNothing, target.requeue.kind.noun);
+      if (unsent === '') return requeued(`released by ${form.by}`, made);
+      return made.length === 0 ? `${unsent}.` : `${requeued(`released by ${form.by}`, made)} ${unsent}.`;
     }
     case 'resolve': {
       const items = await target.held.select(filter);

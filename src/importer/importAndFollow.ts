@@ -108,7 +108,7 @@ export async function importAndFollow<P>(
   follow: FollowSettings,
 ): Promise<ImportOutcome> {
   const { services, logger } = run;
-  const reconcile = reconcilerFor(services, logger);
+  const reconcile = reconcilerFor({ ...services, codec: services.kind.payloadCodec }, logger);
   await reconcile(); // an earlier run that died: queue what it reserved, close its batch
   const guard = follow.ledgerGuard === undefined ? undefined : await openGuard(file, options, services, follow);
   const result = await importFile(

@@ -1,8 +1,11 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore } from '../batches/batchStore.js';
+import { parkedRecord, recordOfChunk, type DeliveryRecord, type PayloadCodec } from '../deliveryJob.js';
+import { readJob, type QueuedJobData } from '../ledger/jobData.js';
+import type { StuckClaim } from '../ledger/ledgerSending.js';
 import type { Ledger, StrandedEntry } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
-import { defined } from '../errors.js';
+import { defined, JobDataError } from '../errors.js';
 
 export interface ReconcileDeps {
   ledger: Ledger;
@@ -17,6 +20,8 @@ export interface ReconcileDeps {
    * (OUTCOME_UNKNOWN: it may have reached the API); default STUCK_SENDING_MS (30 s).
    */
   stuckSendingMs?: number;
+  /** The kind's packed-payload codec, so a claim held from a finished job keeps the record its job carried. */
+  codec?: PayloadCodec<unknown> | undefined;
 }
 
 export interface ReconcileReport {
@@ -112,31 +117,42 @@ async function holdStuckClaims(deps: ReconcileDeps, now: number): Promise<number
     for (const claim of stuck)
       if (!files.has(claim.batchId)) files.set(claim.batchId, (await deps.batches.get(claim.batchId))?.file ?? '');
     const outcomes = await deps.ledger.settleMany(
-      stuck.map((claim) => {
-        const message = `left \`sending\` since ${new Date(claim.claimedAt).toISOString()} by job ${claim.jobId}, which ${claim.jobGone ? 'is gone' : 'finished without settling it'} (its worker stopped mid-send)`;
-        return {
-          orderKey: claim.orderKey,
-          batchId: claim.batchId,
-          token: claim.token,
-          state: 'held' as const,
-          code: 'OUTCOME_UNKNOWN',
-          message,
-          parkedRecord: {
-            kind: 'held',
+      await Promise.all(
+        stuck.map(async (claim) => {
+          const message = `left \`sending\` since ${new Date(claim.claimedAt).toISOString()} by job ${claim.jobId}, which ${claim.jobGone ? 'is gone' : 'finished without settling it'} (its worker stopped mid-send)`;
+          const reason = `It may or may not have reached the API: ${message}.`;
+          const record = (claim.jobGone ? undefined : await recordOfJob(deps, claim)) ?? {
             key: claim.orderKey,
             batchId: claim.batchId,
-            file: files.get(claim.batchId) ?? '',
             lines: [],
             payload: null,
-            cells: [],
-            reason: `It may or may not have reached the API: ${message}. Check the service; resolve it if it is there, or import its row again after resolving.`,
+          };
+          return {
+            orderKey: claim.orderKey,
+            batchId: claim.batchId,
+            token: claim.token,
+            state: 'held' as const,
             code: 'OUTCOME_UNKNOWN',
             message,
-            attempts: claim.attempts,
-            parkedAt: now,
-          },
-        };
-      }),
+            parkedRecord: {
+              ...parkedRecord(record, files.get(claim.batchId) ?? '', {
+                kind: 'held',
+                facts: {
+                  // Without the record its job carried there is nothing to send again: the row must come back.
+                  reason:
+                    record.payload === null
+                      ? `${reason} Its job was gone, so nothing of it was kept to send again: check the service; resolve it as delivered if it is there, else import its row again under a new orderRef (this key stays held).`
+                      : `${reason} Check the service: resolve it if it is there, release it if it is not.`,
+                  code: 'OUTCOME_UNKNOWN',
+                  message,
+                },
+                attempts: claim.attempts,
+              }),
+              parkedAt: now, // Redis's clock, as every time the reconciler compares
+            },
+          };
+        }),
+      ),
     );
     const done = outcomes.filter((outcome) => outcome === 'ok').length;
     held += done;
@@ -148,6 +164,23 @@ async function holdStuckClaims(deps: ReconcileDeps, now: number): Promise<number
     if (stuck.length < PAGE) break;
   }
   return held;
+}
+
+/**
+ * The record a stuck claim's finished job carried (its payload, rows and file), so the held order can
+ * be released as any other; undefined when the job is gone meanwhile or cannot be read.
+ */
+async function recordOfJob(deps: ReconcileDeps, claim: StuckClaim): Promise<DeliveryRecord<unknown> | undefined> {
+  const job = await deps.queue.getJob(claim.jobId);
+  if (job === undefined) return undefined;
+  try {
+    const { chunk } = readJob(job.data as QueuedJobData<unknown>, claim.jobId, deps.codec);
+    const record = chunk.records.find((candidate) => candidate.key === claim.orderKey);
+    return record === undefined ? undefined : recordOfChunk(chunk, record);
+  } catch (error) {
+    if (error instanceof JobDataError) return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -191,5 +224,6 @@ export function reconcilerFor(stores: Omit<ReconcileDeps, 'logger'>, logger: Log
       queue: stores.queue,
       jobOptions: stores.jobOptions,
       logger,
+      codec: stores.codec,
     });
 }

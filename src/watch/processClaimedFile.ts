@@ -70,7 +70,7 @@ export async function processClaimedFile<P>(claim: string, deps: ProcessDeps<P>)
   const earlier = await batchesOfClaim(claim, services);
   await closeDeadImports(services, earlier);
   // What such a dead import reserved but never queued is queued now (under its batch, which then settles).
-  const reconcile = reconcilerFor(services, log);
+  const reconcile = reconcilerFor({ ...services, codec: services.kind.payloadCodec }, log);
   await reconcile();
   const imported = await importUnlessImported(work, earlier);
   if ('refused' in imported) return fail(claim, deps, imported.refused, claimedAt);

@@ -104,7 +104,7 @@ describe('a requeue that dies between the ledger and the queue loses nothing', (
     expect(await rig.services.ledger.stranded(Date.now() + 1, 10)).toEqual([]);
 
     // Released again, for real: each sent and delivered (the person judged they were not on the service).
-    const made = await releaseHeld(await store.select(), { by: 'anna' }, rig.services.pipeline(rig.logger));
+    const { made } = await releaseHeld(await store.select(), { by: 'anna' }, rig.services.pipeline(rig.logger));
     expect(await settled(rig, made[0]!.batchId)).toMatchObject({ enqueued: 3, delivered: 3 });
     expect(await store.count()).toBe(0);
   }, 90_000);

@@ -4,6 +4,7 @@ import { isSettled } from '../../src/batches/batchStore.js';
 import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
 import { reconcileImports, STUCK_SENDING_MS } from '../../src/importer/reconcileImports.js';
 import { chunkJobId } from '../../src/queues.js';
+import { keptNothingText, releaseHeld } from '../../src/review/releaseHeld.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 
@@ -62,6 +63,12 @@ describe('claims left sending without a live job', () => {
     await rig.startWorker({ concurrency: 4 });
     const rerun = await rig.importFile(file);
     expect(rerun.counts).toMatchObject({ enqueued: 0 });
+    // Their job was gone: nothing of them was kept, so a release queues nothing and says why (never a null sent).
+    const release = await releaseHeld(held, { by: 'anna' }, rig.services.pipeline(rig.logger));
+    expect(release.made).toEqual([]);
+    expect(release.keptNothing.sort()).toEqual([...orderKeys].sort());
+    expect(keptNothingText(release.keptNothing, 'order')).toContain('4 held orders not released');
+    expect(await ledger.getMany(orderKeys)).toEqual(orderKeys.map(() => expect.objectContaining({ state: 'held' })));
     expect(rig.simulator.counters().ordersAccepted).toBe(0);
     recordReliability({
       fault: 'ledger entries left `sending` by a SIGKILLed worker whose job was then removed',
@@ -71,6 +78,66 @@ describe('claims left sending without a live job', () => {
       lost: 0,
       duplicates: 0,
       held: 4,
+    });
+  }, 120_000);
+
+  it('held from a job that finished without settling them: the record its job carried is kept, and a release delivers each once', async () => {
+    rig = await deliveryRig('stuck-finished', {}, { BULKORDER_ORDERS_PER_JOB: '10' });
+    const file = await rig.writeFile('finished.csv', ordersCsv('FN', 3));
+    const imported = await rig.importFile(file);
+    const { ledger, queue, batches } = rig.services;
+    const chunkId = chunkJobId(imported.batchId, 1);
+    const orderKeys = (await rig.services.redis.keys(rig.services.keys.ledger('*'))).map((key) =>
+      key.slice(rig!.services.keys.ledger('').length),
+    );
+    // A worker claimed the chunk, then its job ended (BullMQ failed it) with nobody to settle or park its records.
+    await ledger.claimMany(orderKeys, 'dead-worker-token', chunkId);
+    const job = (await queue.getJob(chunkId))!;
+    await job.remove();
+    await rig.services.redis.hset(queue.toKey(chunkId), {
+      data: JSON.stringify(job.data),
+      finishedOn: String(Date.now()),
+    });
+    const deps = {
+      ledger,
+      batches,
+      queue,
+      jobOptions: rig.services.jobOptions,
+      logger: rig.logger,
+      codec: rig.services.kind.payloadCodec,
+    };
+    const at = await ledger.now();
+    expect((await reconcileImports(deps, at + STUCK_SENDING_MS + 1_000)).held).toBe(3);
+    const store = new ParkedStore(rig.services.redis, rig.services.keys, ledger, 'held');
+    const held = await store.select();
+    expect(held).toHaveLength(3);
+    for (const { record } of held) {
+      expect(record.code).toBe('OUTCOME_UNKNOWN');
+      expect(record.payload).toMatchObject({ products: [expect.objectContaining({ quantity: expect.any(Number) })] });
+      expect(record.lines).toHaveLength(1);
+      expect(record.file).toBe(file);
+    }
+    // A person found them not on the service: released, each delivered exactly once.
+    await rig.startWorker({ concurrency: 4 });
+    const release = await releaseHeld(held, { by: 'anna' }, rig.services.pipeline(rig.logger));
+    expect(release.keptNothing).toEqual([]);
+    const { batch } = await followBatch(batches, release.made[0]!.batchId, {
+      pollMs: 100,
+      timeoutMs: 60_000,
+      out: quiet,
+    });
+    expect(batch).toMatchObject({ enqueued: 3, delivered: 3 });
+    expect(rig.simulator.counters().ordersAccepted).toBe(3);
+    expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
+    recordReliability({
+      fault:
+        'ledger entries left `sending` by a job that ended without settling or parking them (its worker died in the failed handler)',
+      behaviour:
+        'the reconciler holds each as OUTCOME_UNKNOWN with the record its job carried (payload, rows, file), so `review release` sends it: each delivered once',
+      orders: 3,
+      lost: 0,
+      duplicates: 0,
+      held: 0,
     });
   }, 120_000);
 
