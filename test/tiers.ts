@@ -10,6 +10,7 @@ export const faultFiles: readonly string[] = [
   'test/reliability/breaker.test.ts',
   'test/reliability/clockSkew.test.ts',
   'test/reliability/watchClock.test.ts',
+  'test/reliability/clockSkewRecovery.test.ts',
   'test/reliability/batchCanary.test.ts',
   'test/reliability/sharedApi.test.ts',
   'test/reliability/importCrash.test.ts',

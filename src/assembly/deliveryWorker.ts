@@ -33,7 +33,7 @@ import type { Tracing } from '../tracing/tracing.js';
 import { observeDelivery } from '../metrics/observeDelivery.js';
 // The worker assembly is the one place src/ imports jobs/ (README, Design): it hands the processor its effects.
 import { createDeliveryProcessor } from '../../jobs/deliveryProcessor.js';
-import { RedisClock } from '../redis/redisClock.js';
+import { adoptClock, RedisClock } from '../redis/redisClock.js';
 
 /** Jobs per second that stand for "no limit" (see the limiter below). */
 const UNLIMITED_PER_SECOND = 1_000_000_000;
@@ -65,6 +65,12 @@ export interface DeliveryWorkerOptions<P> {
   onJobEnded?(batchId: string): void;
   /** Told when the Redis guard pauses or resumes this worker (metrics, `/readyz`, notifications). */
   onRedisSafety?(safety: RedisSafety): void;
+  /**
+   * Run this process's Date.now() on Redis's clock while the worker runs (adoptClock), so BullMQ's
+   * delayed jobs and schedules are timed on it: a worker process (`bulkorder worker`, `watch
+   * --deliver`). Default false: a library caller's process keeps its own clock.
+   */
+  adoptRedisClock?: boolean;
 }
 
 export interface DeliveryWorker<P> {
@@ -99,6 +105,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   });
   // Redis's clock: the breaker's and the rate's waits end at times their scripts took from TIME.
   const clock = await new RedisClock(commands).start();
+  // Before the BullMQ worker exists: its first fetch already promotes delayed jobs by Date.now().
+  const unadopt = options.adoptRedisClock === true ? adoptClock(clock) : () => undefined;
   const breaker = createBreaker(options, { commands, keys, ledger, queue, now: clock.now });
   const canary = createCanary(commands, keys, options);
   const logRedisError = throttledErrors(logger, 'Redis unavailable to the worker; BullMQ reconnects on its own');
@@ -163,6 +171,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
         for (const part of [guard, reconciler, rate, clock]) part.stop();
         const parts = { worker, presence, queue, blocking, commands, ended, waitingSettles };
         await closeConnections(options, parts, running.count);
+        unadopt();
       })();
       return closing;
     },

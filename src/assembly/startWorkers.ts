@@ -47,6 +47,8 @@ export interface StartOptions {
    * false. A failure is only logged (debug): the first job asks again and reports it as always.
    */
   prefetchToken?: boolean;
+  /** DeliveryWorkerOptions.adoptRedisClock: this process's Date.now() on Redis's clock (a worker process). Default false. */
+  adoptRedisClock?: boolean;
 }
 
 /** The optional observers of StartOptions, as startDeliveryWorker takes them. */
@@ -108,6 +110,7 @@ async function startKindDelivery<P>(
     redis,
     ...(tracing === undefined ? {} : { tracing }),
     ...observers(options, kind.api),
+    ...(options.adoptRedisClock === undefined ? {} : { adoptRedisClock: options.adoptRedisClock }),
   }).catch(async (error: unknown) => {
     // Refused (Redis unfit, a newer bulkorder's data): nothing of ours may keep the process alive.
     await transport.close();

@@ -3,6 +3,7 @@ import { bullmq } from '../cjsPackages.js';
 import { apiTarget, redisPrefix } from '../config.js';
 import { defined, ExitCode, UsageError } from '../errors.js';
 import { openServices } from '../services.js';
+import { adoptClock, RedisClock } from '../redis/redisClock.js';
 import { ORDERS } from '../kinds/orders.js';
 import { ingestOptionsFromFlags, type IngestFlags } from '../ingest/ingestFlags.js';
 import { ScheduleStore, type ScheduleInfo } from '../schedule/scheduleStore.js';
@@ -45,7 +46,11 @@ export async function runSchedule(
   const queue = new bullmq.Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: services.redis, prefix });
   queue.on('error', () => undefined); // surfaced by the call that fails
   const store = new ScheduleStore(queue);
+  // BullMQ takes a schedule's first slot from Date.now(): Redis's, as the workers that fire it use.
+  const clock = new RedisClock(services.redis);
+  let unadopt = (): void => undefined;
   try {
+    unadopt = adoptClock(await clock.start());
     switch (action) {
       case 'set': {
         const info = await store.set({
@@ -78,6 +83,8 @@ export async function runSchedule(
       }
     }
   } finally {
+    unadopt();
+    clock.stop();
     await queue.close().catch(() => undefined);
     await services.close();
   }

@@ -35,6 +35,8 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandConte
       delivery = await startBusinessDelivery(ctx.config, ctx.logger, {
         prefix: redisPrefix(ctx.config),
         delivery: ctx.config.delivery,
+        // BullMQ's delayed jobs and schedules on Redis's clock, as in `bulkorder worker`.
+        adoptRedisClock: true,
       });
     }
   } catch (error) {

@@ -146,6 +146,7 @@ async function startDeliveries(ctx: CommandContext, started: Started, start: Del
         delivery,
         ...observed,
         prefetchToken: true,
+        adoptRedisClock: true,
       }),
     );
   // Employee accounts whenever Cafetariaplan credentials are set: a second BullMQ worker on the accounts queue.
@@ -155,6 +156,7 @@ async function startDeliveries(ctx: CommandContext, started: Started, start: Del
         prefix: redisPrefix(ctx.config, 'cafetariaplan'),
         delivery,
         ...observed,
+        adoptRedisClock: true,
       }),
     );
 }

@@ -3,7 +3,8 @@
  * off), so every time that more than one process compares (breaker windows and trial times,
  * claim staleness, worker heartbeats, rate slots, notification watermarks, reservations) is
  * read from Redis: inside the Lua scripts (src/lua/includes/redisNow.lua, given REDIS_TIME) or
- * here with TIME. The host's clock only times this process's own waits.
+ * here with TIME. The host's clock only times this process's own waits. BullMQ, which takes its
+ * times from Date.now() and has no clock option, is put on Redis's by adoptClock.
  */
 import type { Cluster, Redis } from 'ioredis';
 
@@ -56,4 +57,28 @@ export class RedisClock {
     clearInterval(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/** The clocks adoptClock put in force, the last one read by Date.now() (a process's worker per kind adopts one each). */
+const adopted: RedisClock[] = [];
+let beforeAdoption: () => number = Date.now;
+
+/**
+ * Makes this process's Date.now() read `clock` (Redis's time) until the returned function undoes
+ * it. BullMQ takes from Date.now() the times its peers compare: a delayed job's due time (a retry's
+ * backoff, a schedule's next firing) and when it is promoted, and a job scheduler's next slot; a
+ * host 10 minutes ahead would fire every schedule early and skip slots. `new Date()` without an
+ * argument still reads the host's clock (display and file names only).
+ */
+export function adoptClock(clock: RedisClock): () => void {
+  if (adopted.length === 0) beforeAdoption = Date.now;
+  adopted.push(clock);
+  Date.now = clock.now;
+  return () => {
+    const at = adopted.indexOf(clock);
+    if (at < 0) return;
+    adopted.splice(at, 1);
+    // In any order: the clock adopted last that is still adopted, else the one Date.now had before.
+    if (Date.now === clock.now) Date.now = adopted.at(-1)?.now ?? beforeAdoption;
+  };
 }

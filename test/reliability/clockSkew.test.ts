@@ -1,36 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { importAndFollow } from '../../src/importer/importAndFollow.js';
 import { readBreakerStatus } from '../../src/worker/circuitBreaker.js';
 import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { skewed, skewOf } from '../helpers/fakeTime.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { startTcpGate, type TcpGate } from '../helpers/tcpGate.js';
-
-/** Debian's libfaketime (.ci/run installs it): preloaded, it shifts the wall clock of one process. */
-const LIBFAKETIME = ['x86_64', 'aarch64']
-  .map((arch) => `/usr/lib/${arch}-linux-gnu/faketime/libfaketime.so.1`)
-  .find((path) => existsSync(path));
-
-/** The environment that runs a process `offset` off the real clock ('-10m', '+10m'). */
-function skewed(offset: string): Record<string, string> {
-  if (LIBFAKETIME === undefined) throw new Error('libfaketime is missing: apt-get install -y faketime');
-  // The monotonic clock stays true: only the wall clock (Date.now()) is off, as on a host whose NTP is.
-  return { LD_PRELOAD: LIBFAKETIME, FAKETIME: offset, FAKETIME_DONT_FAKE_MONOTONIC: '1' };
-}
-
-/** How far the wall clock of a node process under `env` is from this one's (ms). */
-function skewOf(env: Record<string, string>): number {
-  const before = Date.now();
-  const theirs = Number(
-    execFileSync(process.execPath, ['-e', 'process.stdout.write(String(Date.now()))'], {
-      env: { ...process.env, ...env },
-    }).toString(),
-  );
-  return theirs - before;
-}
 
 let rig: DeliveryRig | undefined;
 let gate: TcpGate | undefined;

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { newClaimName, openDropFolder, type DropFolder } from '../../src/watch/dropFolder.js';
 import { WatcherClaims } from '../../src/watch/watcherClaims.js';
 import { waitFor } from '../helpers/cliProcess.js';
-import { skewed, skewOf } from '../helpers/faketime.js';
+import { skewed, skewOf } from '../helpers/fakeTime.js';
 import { ownedTempDir, removeOwnedTempDir } from '../helpers/ownedTempDir.js';
 
 const CLAIMS_MODULE = fileURLToPath(new URL('../../src/watch/watcherClaims.ts', import.meta.url));
