@@ -5,7 +5,7 @@ import { sniffFile } from './decodeFile.js';
 import { checkJsonStart, fileSize, formatFromExtension, readHead } from './fileChecks.js';
 import { detectDelimiter, headerLine, otherDelimiter, sepLine } from './detectDelimiter.js';
 import { checkDelimiter } from './parseDelimiter.js';
-import { readCsvBatches, readCsvRecords, type CsvBadRecord, type CsvRecord } from './readCsvRecords.js';
+import { readCsvBatches, type CsvBadRecord, type CsvReadOptions, type CsvRecord } from './readCsvRecords.js';
 import { readPlainCsvBatches } from './readPlainCsv.js';
 import { readJsonArray, readNdjson, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
 import { resolveColumns, resolveMapping, type ColumnPlan, type ResolvedMapping } from './resolveColumns.js';
@@ -218,7 +218,6 @@ interface Progress {
   firstRowsJudged: boolean;
 }
 
-type CsvReadOptions = Parameters<typeof readCsvRecords>[1];
 type Item<P> = ValidRecord<P> | RejectedRecord;
 
 /**
@@ -539,7 +538,7 @@ async function* spilledBatches<U extends GroupedUnit & { rows: readonly unknown[
     const threads = options.threads ?? defaultIngestThreads();
     if (o.format === 'csv' && bucketCount > 1 && threads > 0 && schema.thread !== undefined) {
       pool = createUnitPool({ threads, schema: schema.thread, plan: o.plan, rules: o.rules, bucketCount });
-      for await (const encoded of pool.encode(csvRecords(o.file, o.csvRead, () => p.blankRows++))) {
+      for await (const encoded of pool.encode(eachRecord(firstCsvBatches(o, p)))) {
         p.stats.rows += encoded.rows;
         const settled = (encoded.settled ?? []).map((line) => codec.decode(line));
         if (out.judging) {
@@ -551,8 +550,26 @@ async function* spilledBatches<U extends GroupedUnit & { rows: readonly unknown[
         if (out.pending > 0) yield out.take();
       }
       await pool.close(); // the second pass runs in this thread: free the threads' memory now
+    } else if (o.format === 'csv') {
+      // A read's records at a time: no promise per row unless the spill writer holds the read back.
+      for await (const records of firstCsvBatches(o, p)) {
+        for (const record of records) {
+          const unit = schema.csvUnit(record, o.plan, o.rules);
+          p.stats.rows += unit.rows.length;
+          out.judge(unit);
+          const early = settle?.(unit);
+          if (early === undefined) {
+            const wait = store.add(unit);
+            if (wait !== undefined) await wait;
+            continue;
+          }
+          if (early.standIn !== undefined) await store.add(early.standIn);
+          if (out.counted(schema.assemble([unit], context))) yield out.take();
+        }
+        if (out.pending > 0) yield out.take();
+      }
     } else {
-      for await (const unit of firstUnits(o, p)) {
+      for await (const unit of jsonUnits(o, o.format, jsonContext(o, p))) {
         p.stats.rows += unit.rows.length;
         out.judge(unit);
         const early = settle?.(unit);
@@ -577,25 +594,32 @@ async function* spilledBatches<U extends GroupedUnit & { rows: readonly unknown[
   }
 }
 
-/** The units of a file's first read, in this thread. */
-function firstUnits<U extends GroupedUnit & { rows: readonly unknown[] }, P>(
+/** What turning a JSON file's elements into units needs. */
+function jsonContext<U extends GroupedUnit & { rows: readonly unknown[] }, P>(
   o: Opened<U, P>,
   p: Progress,
-): AsyncGenerator<U> {
-  if (o.format === 'csv') return csvUnits(o, () => p.blankRows++);
-  return jsonUnits(o, o.format, {
-    mapping: o.mapping,
-    ignored: p.ignored,
-    maxLinesPerOrder: o.maxLinesPerOrder,
-    rules: o.rules,
-  });
+): JsonUnitContext {
+  return { mapping: o.mapping, ignored: p.ignored, maxLinesPerOrder: o.maxLinesPerOrder, rules: o.rules };
 }
 
-async function* csvUnits<U extends GroupedUnit & { rows: readonly unknown[] }, P>(
+/**
+ * The data records of a CSV file's first read, a read at a time: without csv-parse when the shape scan found the
+ * whole file plainly quoted (a `spread` file, which did not stream), else through csv-parse.
+ */
+function firstCsvBatches<U extends GroupedUnit & { rows: readonly unknown[] }, P>(
   o: Opened<U, P>,
-  onBlank: () => void,
-): AsyncGenerator<U> {
-  for await (const record of csvRecords(o.file, o.csvRead, onBlank)) yield o.schema.csvUnit(record, o.plan, o.rules);
+  p: Progress,
+): AsyncGenerator<(CsvRecord | CsvBadRecord)[]> {
+  const plain = p.shape?.mode === 'spill' && p.shape.reason === 'spread' && p.shape.plain;
+  const read = plain ? readPlainCsvBatches(o.file, o.csvRead) : readCsvBatches(o.file, o.csvRead);
+  return csvBatches(read, () => p.blankRows++);
+}
+
+/** The records of batches, one by one (the worker threads' pool takes them so). */
+async function* eachRecord(
+  batches: AsyncIterable<(CsvRecord | CsvBadRecord)[]>,
+): AsyncGenerator<CsvRecord | CsvBadRecord> {
+  for await (const records of batches) yield* records;
 }
 
 /** csvRecords in batches, from a reader of batches (a file the shape scan passed: readPlainCsvBatches). */
@@ -615,26 +639,6 @@ async function* csvBatches(
     });
     header = false;
     if (out.length > 0) yield out;
-  }
-}
-
-/** The data records of a CSV file: the header (already resolved by openRecordSource) and blank rows left out. */
-async function* csvRecords(
-  file: string,
-  read: CsvReadOptions,
-  onBlank: () => void,
-): AsyncGenerator<CsvRecord | CsvBadRecord> {
-  let header = true;
-  for await (const record of readCsvRecords(file, read)) {
-    if (header) {
-      header = false;
-      continue;
-    }
-    if (record.kind === 'record' && record.values.every((value) => value.trim() === '')) {
-      onBlank();
-      continue;
-    }
-    yield record;
   }
 }
 

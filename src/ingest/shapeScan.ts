@@ -19,11 +19,13 @@ export interface ShapeKey {
  * Whether a file can be grouped in one stream: `stream` when every group's rows lie within the
  * window of each other, so a group not seen for `window` rows never comes back; `spill` when a closed
  * group came back (`spread`, at that row) or the scan could not tell (`unknown`: unusual quoting, an
- * over-long record, invalid text, a group or the open window over its budget).
+ * over-long record, invalid text, a group or the open window over its budget). A `spread` file is
+ * still tokenized to its end: `plain` says whether its quoting and text were what the stream
+ * verdict needs of them too (readPlainCsvBatches may read it), with the groups no longer followed.
  */
 export type ShapeVerdict =
   | { mode: 'stream'; window: number }
-  | { mode: 'spill'; reason: 'spread'; row: number }
+  | { mode: 'spill'; reason: 'spread'; row: number; plain: boolean }
   | { mode: 'spill'; reason: 'unknown'; why: string };
 
 /** What the scan of a file's shape needs to know. */
@@ -96,6 +98,8 @@ export class ShapeScanner {
   #utf8Carry: Buffer | undefined;
   #first = true;
   #verdict: ShapeVerdict | undefined;
+  /** The row a closed group came back at: from then on only the file's quoting and text are checked. */
+  #spreadRow: number | undefined;
 
   constructor(options: ShapeScanOptions) {
     this.#options = options;
@@ -147,9 +151,13 @@ export class ShapeScanner {
         throw unknownShape('a record is longer than the record limit');
     } catch (error) {
       if (!(error instanceof Verdict)) throw error;
-      this.#verdict = error.verdict;
+      this.#verdict = this.#spreadRow === undefined ? error.verdict : this.#spread(false);
       this.#carry = undefined;
     }
+  }
+
+  #spread(plain: boolean): ShapeVerdict {
+    return { mode: 'spill', reason: 'spread', row: this.#spreadRow ?? 0, plain };
   }
 
   /** The verdict, after the last bytes. */
@@ -160,8 +168,9 @@ export class ShapeScanner {
       if (this.#carry !== undefined) this.#records(this.#carry, true);
     } catch (error) {
       if (!(error instanceof Verdict)) throw error;
-      return (this.#verdict = error.verdict);
+      return (this.#verdict = this.#spreadRow === undefined ? error.verdict : this.#spread(false));
     }
+    if (this.#spreadRow !== undefined) return (this.#verdict = this.#spread(true));
     return (this.#verdict = { mode: 'stream', window: this.#options.window });
   }
 
@@ -241,7 +250,7 @@ export class ShapeScanner {
         if (field <= this.#lastField) {
           // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- field <= #lastField, and #slot has #lastField + 1 entries
           const at = slot[field]!;
-          if (at !== -1) cells[at] = this.#text(buf, cellStart, cellEnd);
+          if (at !== -1 && this.#spreadRow === undefined) cells[at] = this.#text(buf, cellStart, cellEnd);
         }
         if (p < end && buf[p] === delimiter) {
           p++;
@@ -272,6 +281,7 @@ export class ShapeScanner {
   /** One record's key through the window. */
   #record(): void {
     const row = this.#row++;
+    if (this.#spreadRow !== undefined) return;
     const { window } = this.#options;
     // Close the groups last seen more than `window` rows ago.
     while (this.#ringSize > 0) {
@@ -296,7 +306,13 @@ export class ShapeScanner {
       let group = this.#open.get(key);
       if (group === undefined) {
         const [h1, h2] = keyHashes(key);
-        if (this.#closed.hasHashes(h1, h2)) throw new Verdict({ mode: 'spill', reason: 'spread', row });
+        if (this.#closed.hasHashes(h1, h2)) {
+          // Spread: the groups no longer matter, the quoting still does (a plain file skips csv-parse).
+          this.#spreadRow = row;
+          this.#open.clear();
+          this.#ringKeys.fill(undefined);
+          return;
+        }
         group = { last: row, rows: 0, h1, h2 };
         this.#open.set(key, group);
       }

@@ -8,9 +8,9 @@ export interface SpillWriterOptions {
   count: number;
   /** The path of one bucket's file. */
   path(bucket: number): string;
-  /** Characters buffered per bucket before a write is started; default 4 Ki. */
+  /** Bytes buffered per bucket before a write is started; default 4 KiB. */
   flushBytes?: number;
-  /** Characters handed to the file system and not yet written, at most; default 1 Mi. */
+  /** Bytes handed to the file system and not yet written, at most; default 1 MiB. */
   maxInFlight?: number;
   /** Bucket files kept open at most; default openHandleBudget(). */
   maxOpenFiles?: number;
@@ -53,10 +53,14 @@ export function openHandleBudget(limits?: string): number {
 
 /**
  * Appends lines to bucket files behind the caller's back (write-behind): `append` returns at
- * once unless more than `maxInFlight` characters wait for the disk, so parsing and validating go
- * on while earlier lines are written (bounded in characters and in writes under way). Writes to one bucket keep their order (one chain per
+ * once unless more than `maxInFlight` bytes wait for the disk, so parsing and validating go
+ * on while earlier lines are written (bounded in bytes and in writes under way). Writes to one bucket keep their order (one chain per
  * bucket). The first write error (a full disk) is kept and thrown by the next `append` or by
  * `finish`, the same error object a waited-for write would have thrown.
+ *
+ * Each bucket buffers its lines as UTF-8 bytes in a buffer of `flushBytes` outside the JS heap, not as strings:
+ * a line waits there until its bucket's buffer is full (with 1,024 buckets, a few thousand lines later), and held
+ * as a string it outlived the young generation and was promoted, to be marked and compacted as old garbage.
  */
 export class SpillWriter {
   readonly #path: (bucket: number) => string;
@@ -65,9 +69,11 @@ export class SpillWriter {
   /** Buckets below this keep their file open; each write to a bucket at or above it opens and closes the file. */
   readonly #keptOpen: number;
   readonly #handles: (FileHandle | undefined)[];
-  /** Per bucket: the lines buffered, their characters, and its last write (never rejects: errors go to #failure). */
-  readonly #buckets: { pending: string[]; pendingBytes: number; tail: Promise<void> }[];
-  /** Characters written to each bucket's file so far (once finish() resolved). */
+  /** Per bucket: the bytes buffered, how many, and its last write (never rejects: errors go to #failure). */
+  readonly #buckets: { buffer: Buffer | undefined; used: number; tail: Promise<void> }[];
+  /** Buffers whose write is done, for the next bucket that fills one (so a flush allocates nothing). */
+  readonly #spare: Buffer[] = [];
+  /** Bytes written to each bucket's file so far (once finish() resolved). */
   readonly written: number[];
   #inFlight = 0;
   readonly #writing = new Set<Promise<void>>();
@@ -76,20 +82,26 @@ export class SpillWriter {
   constructor(options: SpillWriterOptions) {
     const count = options.count;
     this.#path = options.path;
-    this.#flushBytes = options.flushBytes ?? 4 * 1024;
+    this.#flushBytes = Math.max(1, options.flushBytes ?? 4 * 1024);
     this.#maxInFlight = options.maxInFlight ?? 1024 * 1024;
     this.#keptOpen = Math.min(count, options.maxOpenFiles ?? openHandleBudget());
     this.#handles = new Array<FileHandle | undefined>(count).fill(undefined);
-    this.#buckets = Array.from({ length: count }, () => ({ pending: [], pendingBytes: 0, tail: Promise.resolve() }));
+    this.#buckets = Array.from({ length: count }, () => ({ buffer: undefined, used: 0, tail: Promise.resolve() }));
     this.written = new Array<number>(count).fill(0);
   }
 
   /** Buffers one line (with its newline) for a bucket; waits only while too much is in flight. */
   append(bucket: number, line: string): Promise<void> | undefined {
     const buffered = defined(this.#buckets[bucket], 'a spill bucket');
-    buffered.pending.push(line);
-    buffered.pendingBytes += line.length;
-    if (buffered.pendingBytes >= this.#flushBytes) this.#flush(bucket);
+    const room = this.#flushBytes - buffered.used;
+    // A UTF-8 byte per character at most three (a UTF-16 unit): the line surely fits without measuring it.
+    if (line.length * 3 <= room) buffered.used += this.#bufferOf(buffered).write(line, buffered.used);
+    else {
+      const bytes = Buffer.byteLength(line);
+      if (bytes > room) this.#flush(bucket);
+      if (bytes > this.#flushBytes) this.#send(bucket, Buffer.from(line), bytes, false);
+      else buffered.used += this.#bufferOf(buffered).write(line, buffered.used);
+    }
     if (this.#failure !== undefined) throw this.#failure.error;
     if (this.#busy()) return this.#drain();
     return undefined;
@@ -113,6 +125,8 @@ export class SpillWriter {
       this.#handles.filter((handle) => handle !== undefined).map((handle) => handle.close().catch(() => undefined)),
     );
     this.#handles.fill(undefined);
+    for (const buffered of this.#buckets) buffered.buffer = undefined;
+    this.#spare.length = 0;
   }
 
   async #drain(): Promise<void> {
@@ -124,17 +138,26 @@ export class SpillWriter {
     return this.#inFlight > this.#maxInFlight || this.#writing.size > MAX_WRITES;
   }
 
+  #bufferOf(buffered: { buffer: Buffer | undefined }): Buffer {
+    return (buffered.buffer ??= this.#spare.pop() ?? Buffer.allocUnsafeSlow(this.#flushBytes));
+  }
+
   #flush(bucket: number): void {
     const buffered = defined(this.#buckets[bucket], 'a spill bucket');
-    const lines = buffered.pending;
-    if (lines.length === 0) return;
-    const text = lines.join('');
-    buffered.pending = [];
-    buffered.pendingBytes = 0;
-    this.written[bucket] = (this.written[bucket] ?? 0) + text.length;
-    this.#inFlight += text.length;
+    if (buffered.used === 0 || buffered.buffer === undefined) return;
+    const { buffer, used } = buffered;
+    buffered.buffer = undefined;
+    buffered.used = 0;
+    this.#send(bucket, buffer, used, true);
+  }
+
+  /** Starts writing `length` bytes of `bytes` after the bucket's last write; `spare`: give the buffer back after. */
+  #send(bucket: number, bytes: Buffer, length: number, spare: boolean): void {
+    const buffered = defined(this.#buckets[bucket], 'a spill bucket');
+    this.written[bucket] = (this.written[bucket] ?? 0) + length;
+    this.#inFlight += length;
     const write = buffered.tail
-      .then(() => this.#write(bucket, text))
+      .then(() => this.#write(bucket, bytes, length))
       .then(
         () => undefined,
         (error: unknown) => {
@@ -142,20 +165,21 @@ export class SpillWriter {
         },
       );
     const settled = write.then(() => {
-      this.#inFlight -= text.length;
+      this.#inFlight -= length;
       this.#writing.delete(settled);
+      if (spare) this.#spare.push(bytes);
     });
     this.#writing.add(settled);
     buffered.tail = settled;
   }
 
-  async #write(bucket: number, text: string): Promise<void> {
+  async #write(bucket: number, bytes: Buffer, length: number): Promise<void> {
     if (this.#failure !== undefined) return; // the run is failing: write nothing more
     if (bucket >= this.#keptOpen) {
-      await appendFile(this.#path(bucket), text, { mode: 0o600 });
+      await appendFile(this.#path(bucket), bytes.subarray(0, length), { mode: 0o600 });
       return;
     }
     const handle = (this.#handles[bucket] ??= await open(this.#path(bucket), 'a', 0o600));
-    await handle.write(text);
+    await handle.write(bytes, 0, length);
   }
 }

@@ -28,7 +28,8 @@ export interface UnitCodec<U> {
  * even one whole group when it is over the cap (an order of 400,000 lines).
  */
 export interface UnitStore<U extends GroupedUnit> {
-  add(unit: U): Promise<void>;
+  /** Stores a unit; a promise only when the caller must wait (the spill writer has too much in flight). */
+  add(unit: U): Promise<void> | undefined;
   /** Units encoded elsewhere (a worker thread, encodeSpill), in the order they would have been added. */
   addEncoded(units: EncodedUnits): Promise<void>;
   /** Buckets in turn; each bucket's units in the order they were added (a cut-down oversized group last). */
@@ -83,7 +84,7 @@ export interface UnitStoreOptions<U> {
   bucketCount: number;
   /** Parent of the private temp folder; default the OS temp folder. */
   tmpDir?: string;
-  /** Characters buffered per bucket before a write starts; default 4 Ki (up to 1,024 buckets buffer at once: 4 Mi characters, plus 1 Mi handed to the disk and not yet written). */
+  /** Bytes buffered per bucket before a write starts; default 4 KiB (up to 1,024 buckets buffer at once: 4 MiB outside the heap, plus 1 MiB handed to the disk and not yet written). */
   flushBytes?: number;
   /** Cap on the rows of one group (orders: BULKORDER_MAX_LINES_PER_ORDER). */
   limit?: GroupLimit<U>;
@@ -112,8 +113,9 @@ export async function createUnitStore<U extends GroupedUnit>(options: UnitStoreO
 function memoryStore<U extends GroupedUnit>(codec: UnitCodec<U>, limit: GroupLimit<U> | undefined): UnitStore<U> {
   let units: U[] = [];
   return {
-    add: async (unit) => {
+    add: (unit) => {
       units.push(unit);
+      return undefined;
     },
     addEncoded: async (encoded) => {
       for (const line of encoded.lines) units.push(decodeSpillLine(line, codec));
@@ -173,15 +175,15 @@ async function spillStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): 
   };
 
   return {
-    add: async (unit) => {
+    add: (unit) => {
       const line = spillLine(unit.group, unit.rows.length, codec.encode(unit));
       let wait: Promise<void> | undefined;
       try {
         wait = writer.append(bucketOf(unit.group, count), line);
       } catch (error) {
-        spilled(error);
+        return Promise.reject(writeFailure(dir, error, SPILL_FAILURE));
       }
-      if (wait !== undefined) await wait.catch(spilled);
+      return wait?.catch(spilled);
     },
     addEncoded: async (encoded) => {
       for (const [i, line] of encoded.lines.entries()) {
@@ -196,7 +198,7 @@ async function spillStore<U extends GroupedUnit>(options: UnitStoreOptions<U>): 
     },
     buckets: async function* () {
       await writer.finish().catch(spilled);
-      const filled = writer.written.flatMap((chars, bucket) => (chars > 0 ? [{ bucket, chars }] : []));
+      const filled = writer.written.flatMap((bytes, bucket) => (bytes > 0 ? [{ bucket, chars: bytes }] : []));
       // Read-ahead: the next bucket's file is read while this one is decoded and assembled.
       // A bucket too big to hold as text (an oversized group) is streamed instead, as it comes.
       const readAhead = (at: number): Promise<string> | undefined => {

@@ -37,6 +37,21 @@ describe('spill writes behind the reader', () => {
     }
   });
 
+  it('writes lines as UTF-8 bytes, whole, in order: multi-byte text, lines longer than the buffer, buffers reused', async () => {
+    const path = (bucket: number): string => join(tmp.dir, `u${bucket}`);
+    const writer = new SpillWriter({ count: 2, path, flushBytes: 32, maxInFlight: 100 });
+    const lines = Array.from({ length: 400 }, (_, i) =>
+      i % 9 === 0 ? `${i} ${'straße Zürich 東京 🚚'.repeat(1 + (i % 4))}\n` : `${i} é\n`,
+    );
+    for (const [i, line] of lines.entries()) await writer.append(i % 2, line);
+    await writer.finish();
+    for (let bucket = 0; bucket < 2; bucket++) {
+      const expected = lines.filter((_, i) => i % 2 === bucket).join('');
+      expect(await readFile(path(bucket), 'utf8')).toBe(expected);
+      expect(writer.written[bucket]).toBe(Buffer.byteLength(expected)); // bytes, not characters
+    }
+  });
+
   it('a full disk surfaces as the write error itself, from a later append or from finish, never as an unhandled rejection', async () => {
     const writer = new SpillWriter({ count: 2, path: () => '/dev/full', flushBytes: 8 });
     let thrown: unknown;

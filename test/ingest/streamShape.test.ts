@@ -109,6 +109,26 @@ describe('a large CSV file grouped in one stream', () => {
     expect(await readdir(spill)).toEqual([]);
   });
 
+  it('a spread file is still scanned to its end: plainly quoted, its spill read skips csv-parse and gives the items csv-parse gives', async () => {
+    const rows = shuffled(groupedRows(400), 5); // quoted streets with line breaks, bad e-mails
+    const plain = await tmp.file('plain.csv', file(rows));
+    // The same rows with one value csv-parse reads (relaxed) but the plain reader does not model, after the spread row.
+    const oddRow = row({ orderRef: 'Z-1' }).replace('Keizersgracht', 'Keizers"gracht'); // a quote inside an unquoted value
+    const odd = await tmp.file('odd.csv', file([...rows, oddRow]));
+    const options: IngestOptions = { spillThresholdBytes: 0, tmpDir: tmp.dir, streamWindowRows: 20 };
+    const plainScan = (await (await openOrderSource(plain, options)).scan()).shape;
+    expect(plainScan).toMatchObject({ mode: 'spill', reason: 'spread', plain: true });
+    const oddScan = (await (await openOrderSource(odd, options)).scan()).shape;
+    expect(oddScan).toMatchObject({ mode: 'spill', reason: 'spread', plain: false });
+    expect(oddScan).toMatchObject({ row: (plainScan as { row: number }).row });
+    for (const path of [plain, odd]) {
+      const spilled = await readAll(path, options);
+      const parsed = await readAll(path, { ...options, streamWindowRows: 0 }); // no scan: the spill read through csv-parse
+      expect(byLine(spilled)).toEqual(byLine(parsed));
+      expect(rejected(spilled).length).toBeGreaterThan(10);
+    }
+  });
+
   it('an order whose lines lie within the window streams; one line past it sends the file to the spill path', async () => {
     const fill = (from: number, count: number): string[] =>
       Array.from({ length: count }, (_, i) => row({ orderRef: `F-${from + i}` }));
@@ -124,7 +144,7 @@ describe('a large CSV file grouped in one stream', () => {
     const inWindow = await openOrderSource(within, options);
     expect((await inWindow.scan()).shape).toEqual({ mode: 'stream', window: 10 });
     const outside = await openOrderSource(past, options);
-    expect((await outside.scan()).shape).toEqual({ mode: 'spill', reason: 'spread', row: 14 });
+    expect((await outside.scan()).shape).toEqual({ mode: 'spill', reason: 'spread', row: 14, plain: true });
     for (const path of [within, past]) {
       const order = valid(await readAll(path, options)).find((item) => item.orderRef === 'A')!;
       expect(order.payload.products.map((p) => p.productId)).toEqual([5001, 5002]);
