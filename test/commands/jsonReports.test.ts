@@ -5,7 +5,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startAccountDelivery } from '../../src/assembly/startWorkers.js';
 import { redisPrefix } from '../../src/config.js';
 import { runCli } from '../helpers/runCli.js';
-import { CAFETARIAPLAN, COMPANY, deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import {
+  CAFETARIAPLAN,
+  COMPANY,
+  deliveryRig,
+  HEADER,
+  orderRow,
+  withWorkerOnceRead,
+  type DeliveryRig,
+} from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
 const stops: (() => Promise<void>)[] = [];
@@ -59,9 +67,11 @@ describe('--json on the commands that change something (the CLI run in-process, 
         orderRow('J-4').replace('anna.j-4@example.nl', 'not-an-email'),
       ].join('\n') + '\n',
     );
+    // Its worker starts once the file is read (withWorkerOnceRead); the later commands' worker after it.
+    const imported = await withWorkerOnceRead(rig, file, json(rig, ['import', file, '--wait', '--max-wait', '30']), {
+      concurrency: 1,
+    });
     await rig.startWorker({ concurrency: 1 });
-
-    const imported = await json(rig, ['import', file, '--wait', '--max-wait', '30']);
     expect(imported.code).toBe(4);
     expect(imported.json).toMatchObject({
       file,
