@@ -58,8 +58,10 @@ async function startWorker(rig: DeliveryRig, observers: WorkerObservers): Promis
     ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
     ...(observers.onBreakerEvent === undefined ? {} : { onBreakerEvent: observers.onBreakerEvent }),
   });
-  cleanups.push(() => worker.close());
-  return worker;
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= worker.close()); // once: a test may close it before afterEach
+  cleanups.push(close);
+  return { worker: worker.worker, close };
 }
 
 async function importOrders(rig: DeliveryRig, name: string, refs: string[]): Promise<string> {
@@ -208,7 +210,7 @@ describe('the notification lifecycle', () => {
       script: [{ status: 422, body: { code: 'QUANTITY_LIMIT', message: 'at most 100' }, path: 'orders' }],
     });
     const first = await importOrders(rig, 'night.csv', ['N1', 'N2']);
-    await startWorker(rig, observers); // once the file is read
+    const worker = await startWorker(rig, observers); // once the file is read
     await follow(rig, first);
     await waitFor(() => hook.events.some((e) => e.event === 'batch-needs-attention'), 'batch-needs-attention');
     const retried = await runCli(['dead-letters', 'retry', '--all', '--wait', '--timeout', '60'], rig.env);
@@ -227,7 +229,10 @@ describe('the notification lifecycle', () => {
       'held.csv',
       [HEADER, ...Array.from({ length: 10 }, (_, i) => orderRow(`H${i + 1}`))].join('\n') + '\n',
     );
+    // Read with no worker beside it, then a worker (a chunk taken while its batch is read rests 1.5-2.5 s).
+    await worker.close();
     const { batchId: heldBatch } = await rig.importFile(heldFile);
+    await startWorker(rig, observers);
     await waitFor(() => hook.events.some((e) => e.event === 'batch-held'), 'batch-held', 90_000);
     rig.simulator.setFaults({ script: [] });
     await actOnBatch(rig.services, heldBatch, 'release', { by: 'anna', why: 'gateway fixed' });
