@@ -10,8 +10,7 @@ import { appendFile, copyFile, mkdir, readFile, readdir, writeFile } from 'node:
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSettled, type Batch } from '../../src/batches/batchStore.js';
-import { deliveryRig, orderRow, ordersCsv, withWorkerOnceRead, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
+import { deliveryRig, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
 import { batchesNow } from '../helpers/importRuns.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
@@ -24,10 +23,8 @@ import { startTcpGate, type TcpGate } from '../helpers/tcpGate.js';
 
 let rig: DeliveryRig | undefined;
 let gate: TcpGate | undefined;
-const workers: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   await killAllCli();
-  for (const worker of workers.splice(0)) await worker.close(); // once: a worker the test closed is not closed again
   await gate?.close();
   gate = undefined;
   await rig?.close().catch(() => undefined);
@@ -95,21 +92,6 @@ async function settled(r: DeliveryRig, id: string): Promise<Batch> {
   return (await r.services.batches.get(id))!;
 }
 
-/** The worker delivering all along while the file grows; closed by the test before the complete file's re-run. */
-async function deliveringWorker(r: DeliveryRig): Promise<{ close(): Promise<void> }> {
-  const worker = await startBusinessDelivery(r.config, r.logger, {
-    prefix: r.prefix,
-    delivery: { ...r.config.delivery, concurrency: 50 },
-  });
-  let closed: Promise<void> | undefined;
-  const once = { close: () => (closed ??= worker.close()) };
-  workers.push(once);
-  return once;
-}
-
-/** The re-run's file read: a second batch, and none importing. */
-const secondRead = (batches: Batch[]) => batches.length >= 2 && batches.every((b) => b.importState !== 'importing');
-
 describe('a file that grows while it is imported is refused whole, never half', () => {
   it('appended to while its scan read it (before anything exists): FILE_CHANGED_WHILE_READ, exit 3, no batch, nothing queued', async () => {
     rig = await deliveryRig('grow-scan');
@@ -144,7 +126,7 @@ describe('a file that grows while it is imported is refused whole, never half', 
   it('CLI import, appended to once its batch has queued 500 orders (a worker delivering all along): exit 3 FILE_CHANGED_WHILE_READ naming the file, not one order sent; a re-run of the complete file delivers every order once', async () => {
     rig = await deliveryRig('grow-cli');
     const file = await rig.writeFile('growing.csv', ordersCsv('G', ORDERS));
-    const worker = await deliveringWorker(rig);
+    await rig.startWorker({ concurrency: 50 });
     const importer: CliProcess = startCli(['import', file], await gatedEnv(rig));
     const batch = await whileImporting(rig, 500, () => appendFile(file, moreRows('G', ORDERS + 1, MORE)));
     const exit = await importer.exited;
@@ -160,14 +142,11 @@ describe('a file that grows while it is imported is refused whole, never half', 
     const sentOfHalf = rig.simulator.counters().ordersAccepted;
     expect(sentOfHalf).toBe(0);
 
-    // The writer is done: the complete file goes whole (its worker starts once it is read: withWorkerOnceRead).
-    await worker.close();
-    const rerun = await withWorkerOnceRead(
-      rig,
-      secondRead,
-      runCli(['import', file, '--wait', '--timeout', '200'], { ...rig.env, LOG_LEVEL: 'warn' }),
-      { concurrency: 50 },
-    );
+    // The writer is done: the complete file goes whole.
+    const rerun = await runCli(['import', file, '--wait', '--timeout', '200'], {
+      ...rig.env,
+      LOG_LEVEL: 'warn',
+    });
     expect(rerun.code, rerun.output).toBe(0);
     const counters = rig.simulator.counters();
     expect(counters.ordersAccepted).toBe(ORDERS + MORE);
@@ -188,7 +167,7 @@ describe('a file that grows while it is imported is refused whole, never half', 
     const drop = join(rig.dir, 'drop');
     await mkdir(join(drop, 'inbox'), { recursive: true });
     await writeFile(join(drop, 'inbox', 'stalled.csv'), ordersCsv('W', ORDERS));
-    const worker = await deliveringWorker(rig);
+    await rig.startWorker({ concurrency: 50 });
     // The copy stalled (closed, so nothing shows it open for writing) longer than --stable: the watcher claims it.
     const watcher = startCli(
       ['watch', drop, '--once', '--json', '--stable', '0.3', '--poll', '0.05'],
@@ -217,13 +196,10 @@ describe('a file that grows while it is imported is refused whole, never half', 
 
     // The copy finished: the complete file dropped again goes whole, to done/, every order once.
     await copyFile(join(drop, 'failed', failed[0]!), join(drop, 'inbox', 'stalled.csv'));
-    await worker.close();
-    const again = await withWorkerOnceRead(
-      rig,
-      secondRead,
-      runCli(['watch', drop, '--once', '--stable', '0.3', '--poll', '0.05'], { ...rig.env, LOG_LEVEL: 'warn' }),
-      { concurrency: 50 },
-    );
+    const again = await runCli(['watch', drop, '--once', '--stable', '0.3', '--poll', '0.05'], {
+      ...rig.env,
+      LOG_LEVEL: 'warn',
+    });
     expect(again.code, again.output).toBe(0);
     expect((await readdir(join(drop, 'done'))).filter((n) => n.endsWith('stalled.csv'))).toHaveLength(1);
     const counters = rig.simulator.counters();
