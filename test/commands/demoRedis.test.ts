@@ -1,9 +1,10 @@
 import { mkdtemp, readdir, rm, writeFile, mkdir, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { redisAnswers, redisInstallHint } from '../../src/redis/localRedis.js';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { runCli } from '../helpers/runCli.js';
 import { sparePort } from '../helpers/privateRedis.js';
 
 const demoRedisDirs = async () => (await readdir(tmpdir())).filter((name) => name.startsWith('bulkorder-demo-redis-'));
@@ -70,9 +71,11 @@ describe('npm run demo with no Redis running', () => {
     const emptyPath = join(out, 'bin'); // the CLI runs through process.execPath: no PATH needed
     await mkdir(emptyPath);
     const nothingHere = `redis://127.0.0.1:${await sparePort()}`;
-    const demo = startCli(['demo', '--out', out], { REDIS_URL: nothingHere, PATH: emptyPath });
-    expect(await demo.exited).toBe(5);
-    expect(demo.output()).toMatch(
+    // In this process (runCli): redis-server is looked for on this process's PATH, emptied for the run.
+    vi.stubEnv('PATH', emptyPath);
+    const demo = await runCli(['demo', '--out', out], { REDIS_URL: nothingHere }).finally(() => vi.unstubAllEnvs());
+    expect(demo.code, demo.output).toBe(5);
+    expect(demo.output).toMatch(
       /no Redis answers at redis:\/\/127\.0\.0\.1:\d+ and redis-server is not installed\. Get one with `(sudo apt-get install -y redis-server|brew install redis|sudo dnf install -y redis|docker compose up -d redis)`/,
     );
   });
@@ -96,11 +99,11 @@ describe('npm run demo with no Redis running', () => {
     cleanups.push(out);
     const before = await demoRedisDirs();
     // One second: the demo's six files, its workers and its private Redis take several on any machine.
-    const demo = startCli(['demo', '--out', out, '--max-wait', '1'], {
+    const demo = await runCli(['demo', '--out', out, '--max-wait', '1'], {
       REDIS_URL: `redis://127.0.0.1:${await sparePort()}`,
     });
-    expect(await demo.exited, demo.output()).toBe(5);
-    expect(demo.output()).toMatch(
+    expect(demo.code, demo.output).toBe(5);
+    expect(demo.output).toMatch(
       /the demo gave up after 1 s \(--max-wait\) waiting for (the import of|batch b-\S+ of) \S+/,
     );
     expect(await demoRedisDirs()).toEqual(before); // its private Redis stopped, its folder removed

@@ -2,13 +2,23 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { startAccountDelivery } from '../../src/assembly/startWorkers.js';
+import { redisPrefix } from '../../src/config.js';
 import { runCli } from '../helpers/runCli.js';
-import { CAFETARIAPLAN, COMPANY, deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import {
+  CAFETARIAPLAN,
+  COMPANY,
+  deliveryRig,
+  HEADER,
+  orderRow,
+  withWorkerOnceRead,
+  type DeliveryRig,
+} from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
+const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  await killAllCli();
+  for (const stop of stops.splice(0)) await stop();
   await rig?.close();
   rig = undefined;
 });
@@ -57,9 +67,11 @@ describe('--json on the commands that change something (the CLI run in-process, 
         orderRow('J-4').replace('anna.j-4@example.nl', 'not-an-email'),
       ].join('\n') + '\n',
     );
+    // Its worker starts once the file is read (withWorkerOnceRead); the later commands' worker after it.
+    const imported = await withWorkerOnceRead(rig, file, json(rig, ['import', file, '--wait', '--max-wait', '30']), {
+      concurrency: 1,
+    });
     await rig.startWorker({ concurrency: 1 });
-
-    const imported = await json(rig, ['import', file, '--wait', '--max-wait', '30']);
     expect(imported.code).toBe(4);
     expect(imported.json).toMatchObject({
       file,
@@ -171,7 +183,12 @@ describe('--json on the commands that change something (the CLI run in-process, 
           .join('\n') +
         `\nnot-an-email,Dirk,Peeters,nl,${COMPANY}\n`,
     );
-    startCli(['worker', '--concurrency', '1'], rig.env);
+    // The account worker in this process (what `worker --concurrency 1` starts for accounts), not a node and tsx start.
+    const worker = await startAccountDelivery(rig.config, rig.logger, {
+      prefix: redisPrefix(rig.config, 'cafetariaplan'),
+      delivery: { ...rig.config.delivery, concurrency: 1 },
+    });
+    stops.push(() => worker.close());
 
     const imported = await json(rig, ['accounts', 'import', file, '--wait', '--max-wait', '120']);
     expect(imported.code).toBe(4);

@@ -69,16 +69,23 @@ describe('REDIS_URL is a secret wherever it is printed', () => {
       importRefused: [['import', file], 'spawned'],
       importJson: [['import', file, '--json'], 'in-process'],
     };
-    for (const [name, [args, how]] of Object.entries(commands)) outputs[name] = (await run(args, env, how)).output;
+    const worker = startCli(['worker', '--http-port', '0'], { ...env, LOG_LEVEL: 'info' });
+    // The processes run side by side (each waits mostly on its own node start); the in-process ones one at a time.
+    const spawned = Object.entries(commands).filter(([, [, how]]) => how === 'spawned');
     // Redis gone (a closed port): the error names the URL, masked.
-    const down = await run(['status'], { ...env, REDIS_URL: canaryUrl('redis://127.0.0.1:1') }, 'spawned');
+    const [down, ...ran] = await Promise.all([
+      run(['status'], { ...env, REDIS_URL: canaryUrl('redis://127.0.0.1:1') }, 'spawned'),
+      ...spawned.map(([, [args]]) => run(args, env, 'spawned')),
+    ]);
+    for (const [i, [name]] of spawned.entries()) outputs[name] = ran[i]!.output;
+    for (const [name, [args, how]] of Object.entries(commands))
+      if (how === 'in-process') outputs[name] = (await run(args, env, how)).output;
     expect(down.exit).toBe(5);
     outputs.redisDown = down.output;
     expect(outputs.redisDown).toContain(`redis://:***@127.0.0.1:1`);
     expect(outputs.config).toMatch(/REDIS_URL\s+redis:\/\/:\*\*\*@127\.0\.0\.1/);
 
-    // A worker's /readyz and /metrics.
-    const worker = startCli(['worker', '--http-port', '0'], { ...env, LOG_LEVEL: 'info' });
+    // A worker's /readyz and /metrics (started above, beside the commands).
     await waitFor(
       () => /"url":"(http:[^"]+)","msg":"serving \/metrics/.test(worker.output()),
       'the worker to serve /readyz',
@@ -140,12 +147,17 @@ describe('every form of a Redis credential is masked', () => {
     const env = { ...rig.env, LOG_LEVEL: 'debug', REDIS_URL: `redis://127.0.0.1:${port}/?password=${QUERY_CANARY}` };
     const file = await rig.writeFile('bad.csv', 'orderRef,quantity\nR-1,x\n');
     const outputs: Record<string, string> = {};
+    // The real processes of this test start side by side (each waits mostly on its own node start).
+    const wrong = { ...env, REDIS_URL: `redis://127.0.0.1:${port}/?password=${USER_CANARY}` };
     const config = startCli(['config'], env);
+    const status = startCli(['status'], env);
+    const refused = startCli(['status'], wrong);
+    const worker = startCli(['worker'], wrong);
+    const lone = startCli(['status'], { ...env, REDIS_URL: `redis://${USER_CANARY}@127.0.0.1:1` });
     expect(await config.exited).toBe(0);
     outputs.config = config.output();
     expect(outputs.config).toMatch(/REDIS_URL\s+redis:\/\/127\.0\.0\.1:\d+\/\?password=\*\*\*/);
     // The password in the query works: ioredis authenticates with it.
-    const status = startCli(['status'], env);
     expect(await status.exited).toBe(0);
     outputs.status = status.output();
     for (const [name, args] of Object.entries({
@@ -156,17 +168,13 @@ describe('every form of a Redis credential is masked', () => {
       outputs[name] = (await runCli(args, env)).output;
 
     // A wrong password in the query: WRONGPASS, the URL masked, for a command and for a worker.
-    const wrong = { ...env, REDIS_URL: `redis://127.0.0.1:${port}/?password=${USER_CANARY}` };
-    const refused = startCli(['status'], wrong);
     expect(await refused.exited).toBe(2);
     outputs.wrongPassword = refused.output();
     expect(outputs.wrongPassword).toMatch(/WRONGPASS/);
-    const worker = startCli(['worker'], wrong);
     expect(await worker.exited).toBe(2);
     outputs.workerWrongPassword = worker.output();
 
     // A lone user name (a password written the old way), Redis gone: masked whole.
-    const lone = startCli(['status'], { ...env, REDIS_URL: `redis://${USER_CANARY}@127.0.0.1:1` });
     expect(await lone.exited).toBe(5);
     outputs.loneUser = lone.output();
     expect(outputs.loneUser).toContain('redis://***@127.0.0.1:1');

@@ -14,6 +14,7 @@ import { expect } from 'vitest';
 import { followBatch } from '../../src/batches/followBatch.js';
 import type { Batch } from '../../src/batches/batchStore.js';
 import { deletePrefix, TEST_REDIS_URL } from './redis.js';
+import { waitFor } from './cliProcess.js';
 import { randomBytes } from 'node:crypto';
 
 /** A simulator, a configuration pointing at it, Redis services under a fresh prefix, and a way to start workers. */
@@ -140,4 +141,37 @@ export async function settleBatch(r: DeliveryRig, batchId: string): Promise<Batc
   });
   expect(settled).toBe(true);
   return batch;
+}
+
+/**
+ * Awaits `running`, an import of `file` that follows its batch (`import --wait` through runCli, a watcher),
+ * with a delivery worker started once the file is read (its batch no longer `importing`; a predicate of the
+ * rig's batches for several files) and closed when `running` ends. A worker beside the read would take the batch's first chunk while it is still read, and
+ * that chunk rests 1.5-2.5 s to ask again (batchGate-4.lua): time a test not about that need not wait.
+ */
+export async function withWorkerOnceRead<T>(
+  r: DeliveryRig,
+  file: string | ((batches: Batch[]) => boolean),
+  running: Promise<T>,
+  delivery: Partial<Config['delivery']> = {},
+): Promise<T> {
+  let ended = false;
+  void running.finally(() => (ended = true)).catch(() => undefined);
+  // `file` read: its batch no longer `importing`; or whatever the predicate says of the rig's batches.
+  const isRead =
+    typeof file === 'string'
+      ? (batches: Batch[]) => batches.some((b) => b.file === file && b.importState !== 'importing')
+      : file;
+  await waitFor(async () => ended || isRead(await r.services.batches.list(100)), 'the files read');
+  const worker = ended
+    ? undefined
+    : await startBusinessDelivery(r.config, r.logger, {
+        prefix: r.prefix,
+        delivery: { ...r.config.delivery, ...delivery },
+      });
+  try {
+    return await running;
+  } finally {
+    await worker?.close();
+  }
 }

@@ -58,14 +58,35 @@ async function startWorker(rig: DeliveryRig, observers: WorkerObservers): Promis
     ...(observers.onJobEnded === undefined ? {} : { onJobEnded: observers.onJobEnded }),
     ...(observers.onBreakerEvent === undefined ? {} : { onBreakerEvent: observers.onBreakerEvent }),
   });
-  cleanups.push(() => worker.close());
-  return worker;
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= worker.close()); // once: a test may close it before afterEach
+  cleanups.push(close);
+  return { worker: worker.worker, close };
 }
 
-async function deliver(rig: DeliveryRig, name: string, refs: string[]): Promise<string> {
+async function importOrders(rig: DeliveryRig, name: string, refs: string[]): Promise<string> {
   const file = await rig.writeFile(name, [HEADER, ...refs.map((ref) => orderRow(ref))].join('\n') + '\n');
-  const { batchId } = await rig.importFile(file);
-  await followBatch(rig.services.batches, batchId, { timeoutMs: 20_000 });
+  return (await rig.importFile(file)).batchId;
+}
+
+const follow = (rig: DeliveryRig, batchId: string) =>
+  followBatch(rig.services.batches, batchId, { pollMs: 100, timeoutMs: 20_000 });
+
+/**
+ * Imports the orders, then delivers them with a worker started once the file is read and closed once
+ * they settled (a worker beside the import would rest each first chunk ~2 s for the read to end).
+ */
+async function deliver(rig: DeliveryRig, name: string, refs: string[]): Promise<string> {
+  const batchId = await importOrders(rig, name, refs);
+  const worker = await startBusinessDelivery(rig.config, rig.logger, {
+    prefix: rig.prefix,
+    delivery: rig.config.delivery,
+  });
+  try {
+    await follow(rig, batchId);
+  } finally {
+    await worker.close();
+  }
   return batchId;
 }
 
@@ -81,7 +102,6 @@ describe('the notification lifecycle', () => {
       { BULKORDER_NOTIFY_URLS: hook.url, BULKORDER_NOTIFY_ALLOW_PRIVATE: '127.0.0.1' },
     );
     cleanups.push(() => rig.close());
-    await rig.startWorker();
     const old = await deliver(rig, 'old.csv', ['O1', 'O2']);
 
     // Notifications switched on: the old batch is history.
@@ -112,9 +132,14 @@ describe('the notification lifecycle', () => {
     cleanups.push(() => rig.close());
     const first = await observe(rig);
     const second = await observe(rig);
+    // Both files read before the workers start (none of their chunks waits for a read to end).
+    const batches = [
+      await importOrders(rig, 'a.csv', ['A1', 'A2', 'A3']),
+      await importOrders(rig, 'b.csv', ['B1', 'B2']),
+    ];
     await startWorker(rig, first);
     await startWorker(rig, second);
-    const batches = [await deliver(rig, 'a.csv', ['A1', 'A2', 'A3']), await deliver(rig, 'b.csv', ['B1', 'B2'])];
+    for (const batchId of batches) await follow(rig, batchId);
     await waitFor(() => batches.every((id) => hook.events.some((e) => e.batchId === id)), 'both batches');
     await settle();
     expect(hook.events.map((e) => e.id).sort()).toEqual(batches.map((id) => `batch-settled:${id}`).sort());
@@ -134,10 +159,9 @@ describe('the notification lifecycle', () => {
     );
     cleanups.push(() => rig.close());
     const observers = await observe(rig);
-    await startWorker(rig, observers);
     rig.simulator.setFaults({ script: [{ status: 403, body: { code: 'FORBIDDEN', message: 'no' }, path: 'orders' }] });
-    const file = await rig.writeFile('blocked.csv', [HEADER, orderRow('R1')].join('\n') + '\n');
-    const { batchId } = await rig.importFile(file);
+    const batchId = await importOrders(rig, 'blocked.csv', ['R1']);
+    await startWorker(rig, observers); // once the file is read
     await waitFor(
       () =>
         hook.events.some((e) => e.event === 'breaker-opened') &&
@@ -180,13 +204,14 @@ describe('the notification lifecycle', () => {
     );
     cleanups.push(() => rig.close());
     const observers = await observe(rig);
-    await startWorker(rig, observers);
 
     // A dead letter (one refusal: dead-lettered, not the batch's canary), fixed by a retry once the cause is gone.
     rig.simulator.setFaults({
       script: [{ status: 422, body: { code: 'QUANTITY_LIMIT', message: 'at most 100' }, path: 'orders' }],
     });
-    const first = await deliver(rig, 'night.csv', ['N1', 'N2']);
+    const first = await importOrders(rig, 'night.csv', ['N1', 'N2']);
+    const worker = await startWorker(rig, observers); // once the file is read
+    await follow(rig, first);
     await waitFor(() => hook.events.some((e) => e.event === 'batch-needs-attention'), 'batch-needs-attention');
     const retried = await runCli(['dead-letters', 'retry', '--all', '--wait', '--timeout', '60'], rig.env);
     expect(retried.code).toBe(0);
@@ -204,7 +229,10 @@ describe('the notification lifecycle', () => {
       'held.csv',
       [HEADER, ...Array.from({ length: 10 }, (_, i) => orderRow(`H${i + 1}`))].join('\n') + '\n',
     );
+    // Read with no worker beside it, then a worker (a chunk taken while its batch is read rests 1.5-2.5 s).
+    await worker.close();
     const { batchId: heldBatch } = await rig.importFile(heldFile);
+    await startWorker(rig, observers);
     await waitFor(() => hook.events.some((e) => e.event === 'batch-held'), 'batch-held', 90_000);
     rig.simulator.setFaults({ script: [] });
     await actOnBatch(rig.services, heldBatch, 'release', { by: 'anna', why: 'gateway fixed' });

@@ -21,8 +21,8 @@ describe('a fix closes what it fixed; open lists what is left (issue 33)', () =>
     const rows = [HEADER, orderRow('OK-1'), orderRow('OK-2')];
     for (let i = 1; i <= 3; i++) rows.push(orderRow(`WRONG-${i}`, 5001, 1, 1009));
     const file = await rig.writeFile('night.csv', rows.join('\n') + '\n');
-    await rig.startWorker({ concurrency: 2 });
     const first = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 2 }); // once the file is read: its chunks go at once
     expect(await settleBatch(rig, first.batchId)).toMatchObject({ delivered: 2, dead: 3 });
 
     const before = await runCli(['open', '--json'], rig.env);
@@ -84,8 +84,8 @@ describe('a fix closes what it fixed; open lists what is left (issue 33)', () =>
       },
     });
     const file = await rig.writeFile('r.csv', [HEADER, orderRow('R-1'), orderRow('R-2', 5999)].join('\n') + '\n');
-    await rig.startWorker({ concurrency: 1 });
     const first = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 1 }); // once the file is read: its chunks go at once
     expect(await settleBatch(rig, first.batchId)).toMatchObject({ delivered: 0, dead: 2 });
 
     const retried = await runCli(['dead-letters', 'retry', '--all', '--wait', '--timeout', '30'], rig.env);
@@ -125,8 +125,8 @@ describe('a fix closes what it fixed; open lists what is left (issue 33)', () =>
       'nightly.csv',
       [HEADER, orderRow('N-1'), orderRow('N-2', 5001, 1, 1009)].join('\n') + '\n',
     );
-    await rig.startWorker({ concurrency: 1 });
     const first = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 1 }); // once the file is read: its chunks go at once
     expect(await settleBatch(rig, first.batchId)).toMatchObject({ delivered: 1, dead: 1 });
     const posts = rig.simulator.counters().apiRequests.business;
 

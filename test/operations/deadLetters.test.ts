@@ -34,8 +34,8 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
       orderRow('MULTI', 5999, 1),
     ];
     const file = await rig.writeFile('orders.csv', rows.join('\n') + '\n');
-    await rig.startWorker({ concurrency: 2 });
     const first = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 2 }); // once the file is read: its chunks go at once
     expect(await settleBatch(rig, first.batchId)).toMatchObject({ delivered: 2, dead: 3 });
 
     const listed = await cli(rig, ['dead-letters', 'list', '--json', '--code', 'product_unknown']);
@@ -87,8 +87,8 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
     rig = await deliveryRig('dl-columns');
     const a = await rig.writeFile('a.csv', [HEADER, orderRow('A-1', 5999)].join('\n') + '\n');
     const b = await rig.writeFile('b.csv', [`${HEADER},Note`, `${orderRow('B-1', 5999)},call first`].join('\n') + '\n');
-    await rig.startWorker({ concurrency: 2 });
     const [ia, ib] = [await rig.importFile(a), await rig.importFile(b)];
+    await rig.startWorker({ concurrency: 2 }); // once the files are read
     await settleBatch(rig, ia.batchId);
     await settleBatch(rig, ib.batchId);
 
@@ -142,8 +142,8 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
       ],
     };
     const file = await rig.writeFile('orders.json', JSON.stringify([order]));
-    await rig.startWorker({ concurrency: 1 });
     const first = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 1 }); // once the file is read
     expect(await settleBatch(rig, first.batchId)).toMatchObject({ dead: 1 });
     const [dead] = await deadStore(rig).select();
 
@@ -175,8 +175,8 @@ describe('dead letters (real Redis, simulator, BullMQ workers, the real CLI)', (
       },
     });
     const file = await rig.writeFile('r.csv', [HEADER, orderRow('R-1'), orderRow('R-2', 5999)].join('\n') + '\n');
-    await rig.startWorker({ concurrency: 1 });
     const imported = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 1 }); // once the file is read
     expect(await settleBatch(rig, imported.batchId)).toMatchObject({ delivered: 0, dead: 2 });
 
     const deps = rig.services.pipeline(rig.logger);

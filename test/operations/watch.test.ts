@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { apiTarget } from '../../src/config.js';
 import { newClaimName, openDropFolder } from '../../src/watch/dropFolder.js';
 import { watchFolder, type WatchOptions } from '../../src/watch/watchFolder.js';
-import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { deliveryRig, HEADER, orderRow, withWorkerOnceRead, type DeliveryRig } from '../helpers/deliveryRig.js';
+import type { Batch } from '../../src/batches/batchStore.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -36,6 +37,9 @@ function csv(prefix: string, n: number, product = 5001): string {
   return [HEADER, ...Array.from({ length: n }, (_, i) => orderRow(`${prefix}-${i + 1}`, product))].join('\n') + '\n';
 }
 
+/** The watcher's one file read (withWorkerOnceRead: its worker starts then, not beside the read). */
+const oneRead = (batches: Batch[]) => batches.length >= 1 && batches.every((b) => b.importState !== 'importing');
+
 describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
   it('two watchers on one folder take every file exactly once; a half-written upload is not taken until renamed', async () => {
     rig = await deliveryRig('watch-two');
@@ -43,9 +47,12 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     for (const name of ['a', 'b', 'c', 'd', 'e', 'f'])
       await writeFile(join(folder.inbox, `${name}.csv`), csv(name.toUpperCase(), 3));
     await writeFile(join(folder.inbox, 'late.csv.part'), csv('LATE', 2).slice(0, 200)); // still uploading
-    await rig.startWorker({ concurrency: 4 });
 
-    const [one, two] = await Promise.all([watch(rig), watch(rig)]);
+    // The worker starts once the six files are read (withWorkerOnceRead): the claims are what this tests.
+    const all = Promise.all([watch(rig), watch(rig)]);
+    const read = (batches: Batch[]) => batches.length >= 6 && batches.every((b) => b.importState !== 'importing');
+    const [one, two] = await withWorkerOnceRead(rig, read, all, { concurrency: 4 });
+    await rig.startWorker({ concurrency: 4 }); // for the late upload
     const taken = [...one.done, ...two.done];
     expect(taken).toHaveLength(6);
     expect(new Set(taken.map((claim) => claim.replace(/^.*?\./, ''))).size).toBe(6);
@@ -186,12 +193,16 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
   it('--once right after a watcher crash waits for its lock to lapse, says so, and resumes the file', async () => {
     rig = await deliveryRig('watch-crash-once');
     const folder = await openDropFolder(join(rig.dir, 'drop'));
-    await rig.startWorker({ concurrency: 2 });
     const crashed = newClaimName('crashed.csv');
     const dir = await watcherDir(folder.processing, 'crashed', 3000 - 700); // lapses in 0.7 s, never touched again
     await writeFile(join(dir, crashed), csv('CRASH', 2));
     const waits: string[] = [];
-    const report = await watch(rig, { lockMs: 3000, onWaiting: (message) => waits.push(message) });
+    const report = await withWorkerOnceRead(
+      rig,
+      oneRead,
+      watch(rig, { lockMs: 3000, onWaiting: (message) => waits.push(message) }),
+      { concurrency: 2 },
+    );
     expect(waits).toEqual([expect.stringContaining(`processing/watcher-crashed/${crashed}`)]);
     expect(report).toMatchObject({ done: [crashed], unclaimed: [] });
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
@@ -200,10 +211,9 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
   it('takes a file whose name is not UTF-8 (a Latin-1 name from an old upload) instead of ignoring it', async () => {
     rig = await deliveryRig('watch-latin1');
     const folder = await openDropFolder(join(rig.dir, 'drop'));
-    await rig.startWorker({ concurrency: 2 });
     const latin1 = Buffer.concat([Buffer.from(`${folder.inbox}/M`), Buffer.from([0xfc]), Buffer.from('ller.csv')]);
     await writeFile(latin1, csv('LATIN', 1));
-    const report = await watch(rig);
+    const report = await withWorkerOnceRead(rig, oneRead, watch(rig), { concurrency: 2 });
     expect(report.done).toEqual([expect.stringMatching(/\.Müller\.csv$/)]);
     expect(await readdir(folder.inbox)).toEqual([]);
     expect((await readdir(folder.done)).filter((n) => n.endsWith('.Müller.csv.summary.json'))).toHaveLength(1);

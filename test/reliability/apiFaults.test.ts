@@ -261,7 +261,8 @@ describe('API faults: what the product does, and that nothing is lost or sent tw
     const imported = await rig.importFile(file);
     await rig.startWorker({ concurrency: 2 }); // once the file is read, as in runBatch
     await waitFor(() => rig!.services.queue.isPaused(), 'the breaker to pause the queue');
-    await new Promise((res) => setTimeout(res, 1000)); // requests in flight at the trip end as held too
+    // Requests in flight at the trip end as held too: once no job is active (the paused queue starts none), they have.
+    await waitFor(async () => (await rig!.services.queue.getActiveCount()) === 0, 'the requests in flight to end');
     const batch = (await rig.services.batches.get(imported.batchId))!;
     // The minimum (3) plus what was in flight when it opened (concurrency 2): not the whole file.
     expect(batch.held).toBeGreaterThanOrEqual(3);

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { outputPath } from '../../src/ingest/outputPath.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordReliability } from '../helpers/reliabilityLog.js';
-import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { deliveryRig, HEADER, orderRow, withWorkerOnceRead, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { runCli } from '../helpers/runCli.js';
 
 let rig: DeliveryRig | undefined;
@@ -11,9 +11,13 @@ afterEach(async () => {
   rig = undefined;
 });
 
-/** `bulkorder import <file> --wait` as a real process; its exit code and output. */
+/**
+ * `bulkorder import <file> --wait` in this process; its exit code and output. Its worker starts once the file is read
+ * and stops when the import ends (withWorkerOnceRead): importing beside a worker is not what this file tests.
+ */
 async function importWait(file: string): Promise<{ exit: number | string; output: string }> {
-  const cli = await runCli(['import', file, '--wait'], { ...rig!.env, LOG_LEVEL: 'warn' });
+  const running = runCli(['import', file, '--wait'], { ...rig!.env, LOG_LEVEL: 'warn' });
+  const cli = await withWorkerOnceRead(rig!, file, running, { concurrency: 4 });
   return { exit: cli.code, output: cli.output };
 }
 
@@ -27,7 +31,6 @@ function anonymousRow(email: string): string {
 describe('the ledger remembers content (real Redis, simulator, real CLI)', () => {
   it('a reused orderRef with other content is a conflict: nothing sent, ORDER_REF_REUSED in rejects and results, exit 4', async () => {
     rig = await deliveryRig('reuse');
-    await rig.startWorker({ concurrency: 4 });
     const first = await rig.writeFile(
       'night1.csv',
       [HEADER, orderRow('GIFT-2025-0001', 5001, 1), orderRow('GIFT-2025-0002')].join('\n') + '\n',
@@ -70,7 +73,6 @@ describe('the ledger remembers content (real Redis, simulator, real CLI)', () =>
 
   it('a dead-lettered orderRef comes back with new content (the fix-and-reimport path) and is delivered', async () => {
     rig = await deliveryRig('fixpath');
-    await rig.startWorker({ concurrency: 4 });
     const broken = await rig.writeFile(
       'broken.csv',
       [HEADER, orderRow('GIFT-FIX', 5999, 1), orderRow('GIFT-OK')].join('\n') + '\n',
@@ -96,7 +98,6 @@ describe('the ledger remembers content (real Redis, simulator, real CLI)', () =>
 
   it('orders without orderRef identical to ones delivered before are skipped, counted and named, with the advice', async () => {
     rig = await deliveryRig('identical');
-    await rig.startWorker({ concurrency: 4 });
     const first = await rig.writeFile('jan.csv', [ANONYMOUS_HEADER, anonymousRow('bram@example.nl')].join('\n') + '\n');
     const jan = await importWait(first);
     expect(jan.exit, jan.output).toBe(0);

@@ -43,8 +43,8 @@ async function run(name: string, simulator: SimulatorOptions, env: Record<string
   const rows = [HEADER];
   for (let i = 1; i <= ORDER_COUNT; i++) rows.push(orderRow(`DUP-${i}`));
   const file = await rig.writeFile(`${name}.csv`, rows.join('\n') + '\n');
-  await rig.startWorker({ concurrency: 4 });
   const imported = await rig.importFile(file);
+  await rig.startWorker({ concurrency: 4 }); // once the file is read: its chunks go at once
   const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
     pollMs: 100,
     timeoutMs: 45_000,

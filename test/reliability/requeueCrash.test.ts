@@ -47,8 +47,8 @@ describe('a requeue that dies between the ledger and the queue loses nothing', (
     rig = await deliveryRig('retry-crash', { faults: { forbiddenCustomers: [1001] } }, CANARY_OF_ONE);
     const rows = [HEADER, ...Array.from({ length: 6 }, (_, i) => orderRow(`R-${i + 1}`))];
     const file = await rig.writeFile('night.csv', rows.join('\n') + '\n');
-    await rig.startWorker({ concurrency: 4 });
     const first = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 4 }); // once the file is read: its chunks go at once
     expect(await settled(rig, first.batchId)).toMatchObject({ dead: 6 });
 
     // The API now serves the customer; the retry dies after reserving.
@@ -92,8 +92,8 @@ describe('a requeue that dies between the ledger and the queue loses nothing', (
     );
     const rows = [HEADER, ...Array.from({ length: 3 }, (_, i) => orderRow(`H-${i + 1}`))];
     const file = await rig.writeFile('held.csv', rows.join('\n') + '\n');
-    await rig.startWorker({ concurrency: 3 });
     const first = await rig.importFile(file);
+    await rig.startWorker({ concurrency: 3 }); // once the file is read: its chunks go at once
     expect(await settled(rig, first.batchId)).toMatchObject({ held: 3 });
 
     rig.simulator.setFaults({ noAnswerRate: 0 });

@@ -225,10 +225,10 @@ describe('an order sent without an answer under BULKORDER_AMBIGUOUS=resend (at l
       },
     );
     const file = await rig.writeFile('resend.csv', [HEADER, orderRow('RS-1'), orderRow('RS-2')].join('\n') + '\n');
-    const worker = await rig.startWorker({ concurrency: 2 });
+    const imported = await rig.importFile(file);
+    const worker = await rig.startWorker({ concurrency: 2 }); // once the file is read, as in the first test
     const spent: number[] = [];
     worker.worker.on('completed', (job) => spent.push(job.attemptsMade));
-    const imported = await rig.importFile(file);
     const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
       pollMs: 100,
       timeoutMs: 60_000,
