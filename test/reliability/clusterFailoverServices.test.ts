@@ -1,0 +1,246 @@
+/**
+ * Issue 37, "Ride a failover", for the long-running processes clusterFailover.test.ts does not cover:
+ * the drop-folder watcher (`bulkorder watch` beside a `bulkorder worker`, the README's shape) and the
+ * dashboard. A Redis Cluster of the test's own (3 masters + 3 replicas), the master of the orders' slot
+ * SIGKILLed while a file is imported and delivered: the watcher keeps running and files it in done/ with
+ * its results, every order reaches the API once, and a file dropped after the failover is delivered once
+ * too; the dashboard stays up, answers every request during the failover (a page or 503 "Redis
+ * unreachable", never a refused connection), and shows the batch's right counts once it is over.
+ */
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { recordReliability } from '../helpers/reliabilityLog.js';
+import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
+import { startFailoverCluster, type FailoverCluster } from '../helpers/redisCluster.js';
+
+const ORDERS = 2_000;
+/** The file dropped once the failover is over. */
+const LATER = 200;
+/** The cluster's node timeout: a dead master's replica takes over a few seconds after it. */
+const NODE_TIMEOUT_MS = 2_000;
+
+let cluster: FailoverCluster | undefined;
+let rig: DeliveryRig | undefined;
+/** The node a test killed: started again after it (it rejoins as a replica), so the next test has a replica to fail over to. */
+let killed: number | undefined;
+beforeAll(async () => {
+  cluster = await startFailoverCluster(NODE_TIMEOUT_MS);
+}, 120_000);
+afterEach(async () => {
+  await killAllCli();
+  await rig?.close().catch(() => undefined);
+  rig = undefined;
+  if (killed !== undefined) {
+    await cluster!.restart(killed);
+    killed = undefined;
+  }
+}, 180_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+/** The port of the master of the rig's slot (every key of its orders), looked up before the run so the kill is prompt. */
+async function ordersMaster(r: DeliveryRig): Promise<number> {
+  const key = `${r.prefix}:any`;
+  await cluster!.settled(key);
+  return cluster!.masterOf(key);
+}
+
+/** Kills that master, remembered for afterEach (which starts it again as a replica). */
+async function kill(port: number): Promise<void> {
+  killed = port;
+  await cluster!.kill(port);
+}
+
+/** How many orders the latest batch queued, as the rig's own client reads it; 0 while the cluster does not answer. */
+async function latestEnqueued(r: DeliveryRig): Promise<number> {
+  try {
+    return (await r.services.batches.list(1))[0]?.enqueued ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function startWorker(r: DeliveryRig): Promise<CliProcess> {
+  const worker = startCli(['worker'], { ...r.env, LOG_LEVEL: 'info', BULKORDER_CONCURRENCY: '20' });
+  await waitFor(() => worker.output().includes('delivery worker started'), 'the worker started', 120_000);
+  return worker;
+}
+
+/** SIGTERM, and the exit code: 0 when the process stopped as it should. */
+async function stop(process: CliProcess): Promise<number | string> {
+  process.child.kill('SIGTERM');
+  return process.exited;
+}
+
+/** The names in a folder, none if it does not exist. */
+async function namesIn(dir: string): Promise<string[]> {
+  return readdir(dir).catch(() => []);
+}
+
+/** Drops a file into the inbox as an upload tool does: written as `.part`, then renamed. */
+async function drop(inbox: string, name: string, text: string): Promise<void> {
+  await writeFile(join(inbox, `${name}.part`), text);
+  await rename(join(inbox, `${name}.part`), join(inbox, name));
+}
+
+/** The `.summary.json` in done/ of the file dropped as `name` (its claimed name ends with it). */
+async function doneSummary(done: string, name: string): Promise<Record<string, unknown> | undefined> {
+  const summary = (await namesIn(done)).find((n) => n.endsWith(`${name}.summary.json`));
+  return summary === undefined
+    ? undefined
+    : (JSON.parse(await readFile(join(done, summary), 'utf8')) as Record<string, unknown>);
+}
+
+describe('a Redis Cluster failover under the long-running processes (the master of the orders SIGKILLed)', () => {
+  it('the drop-folder watcher keeps running: the file ends in done/ with its results, every order delivered once, a later file too', async () => {
+    // Each POST answered after 20 ms: delivery of the file takes a while, so the kill lands while it is imported or delivered.
+    rig = await deliveryRig(
+      'failover-watch',
+      { faults: { latencyMs: 20 } },
+      { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes },
+    );
+    const r = rig;
+    const folder = join(r.dir, 'drop');
+    const inbox = join(folder, 'inbox');
+    const done = join(folder, 'done');
+    await mkdir(inbox, { recursive: true });
+    const worker = await startWorker(r);
+    const master = await ordersMaster(r);
+    const watcher = startCli(['watch', folder, '--stable', '0.2', '--poll', '0.1'], { ...r.env, LOG_LEVEL: 'info' });
+    await waitFor(() => watcher.output().includes('watching the drop folder'), 'the watcher started', 120_000);
+    await drop(inbox, 'night.csv', ordersCsv('WF', ORDERS));
+    await waitFor(async () => (await latestEnqueued(r)) >= 100, '100 orders of the file queued', 120_000);
+    expect(r.simulator.counters().ordersAccepted).toBeLessThan(ORDERS);
+    await kill(master);
+
+    await waitFor(async () => (await doneSummary(done, 'night.csv')) !== undefined, 'the file in done/', 300_000);
+    expect(watcher.child.exitCode, watcher.output().slice(-4000)).toBeNull(); // the watcher rode it
+    const first = (await doneSummary(done, 'night.csv'))!;
+    expect(first).toMatchObject({
+      outcome: 'done',
+      needsAttention: false,
+      delivery: { delivered: ORDERS, dead: 0, held: 0 },
+    });
+    const results = (await namesIn(done)).find((n) => n.endsWith('night.csv.results.csv'));
+    expect(results, (await namesIn(done)).join(', ')).toBeDefined();
+    const rows = (await readFile(join(done, results!), 'utf8')).trim().split('\n');
+    expect(rows).toHaveLength(ORDERS + 1); // the header and one row per order
+    expect(r.simulator.counters()).toMatchObject({ ordersAccepted: ORDERS, duplicateOrdersAccepted: 0 });
+
+    // A file dropped after the failover: taken, delivered once, filed in done/ by the same watcher.
+    await cluster!.settled(`${r.prefix}:any`);
+    await drop(inbox, 'morning.csv', ordersCsv('WL', LATER));
+    await waitFor(
+      async () => (await doneSummary(done, 'morning.csv')) !== undefined,
+      'the later file in done/',
+      300_000,
+    );
+    expect(await doneSummary(done, 'morning.csv')).toMatchObject({
+      outcome: 'done',
+      delivery: { delivered: LATER, dead: 0, held: 0 },
+    });
+    const counters = r.simulator.counters();
+    expect(counters.ordersAccepted).toBe(ORDERS + LATER);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect((await namesIn(join(folder, 'failed'))).filter((n) => !n.startsWith('.'))).toEqual([]);
+    expect(watcher.child.exitCode, watcher.output().slice(-4000)).toBeNull();
+    expect(await stop(watcher), watcher.output().slice(-4000)).toBe(0);
+    expect(await stop(worker), worker.output().slice(-4000)).toBe(0);
+    recordReliability({
+      fault: `Redis Cluster (3 masters + 3 replicas): the master of the orders' slot SIGKILLed while a drop-folder file is imported and delivered (${ORDERS} orders, >= 100 queued), then a second file (${LATER}) dropped`,
+      behaviour:
+        'watch (beside a worker) kept running; both files in done/ with results and summaries, nothing in failed/; watcher and worker stopped cleanly',
+      orders: ORDERS + LATER,
+      lost: ORDERS + LATER - counters.ordersAccepted,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: 0,
+    });
+  }, 600_000);
+
+  it('the dashboard stays up and answers during the failover (a page or 503), then shows the batch delivered', async () => {
+    rig = await deliveryRig(
+      'failover-dash',
+      { faults: { latencyMs: 20 } },
+      { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes },
+    );
+    const r = rig;
+    const file = await r.writeFile('day.csv', ordersCsv('DF', ORDERS));
+    const imported = startCli(['import', file], { ...r.env, LOG_LEVEL: 'warn' });
+    expect(await imported.exited, imported.output()).toBe(0);
+    const batchId = (await r.services.batches.list(1))[0]!.id;
+    const dashboard = startCli(['dashboard', '--port', '0'], { ...r.env, LOG_LEVEL: 'info' });
+    await waitFor(() => /dashboard: (http:\S+)\//.test(dashboard.stdout()), 'the dashboard to listen', 120_000);
+    const url = /dashboard: (http:\S+)\//.exec(dashboard.stdout())![1]!;
+    const pages = ['/healthz', '/', '/batches', `/batches/${encodeURIComponent(batchId)}`];
+    /** Each page's status codes as answered; a refused or broken connection fails the fetch, and the test. */
+    const answered = new Map<string, Set<number>>(pages.map((page) => [page, new Set()]));
+    const askAll = async (): Promise<void> => {
+      for (const page of pages) {
+        const response = await fetch(url + page, { signal: AbortSignal.timeout(60_000) });
+        await response.text();
+        answered.get(page)!.add(response.status);
+      }
+    };
+    await askAll();
+    for (const page of pages) expect([...answered.get(page)!], page).toEqual([200]);
+
+    const master = await ordersMaster(r);
+    const worker = await startWorker(r);
+    await waitFor(() => r.simulator.counters().ordersAccepted >= 300, '300 orders delivered', 120_000);
+    expect(r.simulator.counters().ordersAccepted).toBeLessThan(ORDERS);
+    await kill(master);
+    // Asked over and over while the cluster fails over and the worker finishes the batch.
+    let settledCluster = false;
+    void cluster!.settled(`${r.prefix}:any`).then(() => (settledCluster = true));
+    await waitFor(
+      async () => {
+        await askAll();
+        return settledCluster && r.simulator.counters().ordersAccepted >= ORDERS;
+      },
+      'the failover over and every order delivered',
+      300_000,
+    );
+    expect(dashboard.child.exitCode, dashboard.output().slice(-4000)).toBeNull();
+    for (const page of pages)
+      expect(
+        [...answered.get(page)!].filter((status) => status !== 200 && status !== 503),
+        page,
+      ).toEqual([]);
+
+    // Over: the batch page shows every order delivered (the dashboard reads the new master), the others answer 200.
+    const batchPage = `${url}/batches/${encodeURIComponent(batchId)}`;
+    let html = '';
+    await waitFor(
+      async () => {
+        const response = await fetch(batchPage);
+        html = await response.text();
+        return response.status === 200 && html.includes(`${ORDERS} delivered</span>`);
+      },
+      'the batch page to show every order delivered',
+      120_000,
+    );
+    expect(html).toMatch(
+      new RegExp(
+        `<span class="ok">${ORDERS} delivered</span>, <span class="bad">0 dead-lettered</span>, <span class="warn">0 held for review</span>`,
+      ),
+    );
+    for (const page of ['/healthz', '/', '/batches']) expect((await fetch(url + page)).status, page).toBe(200);
+    const counters = r.simulator.counters();
+    expect(counters.ordersAccepted).toBe(ORDERS);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    expect(await stop(dashboard), dashboard.output().slice(-4000)).toBe(0);
+    expect(await stop(worker), worker.output().slice(-4000)).toBe(0);
+    const during = pages.map((page) => `${page} ${[...answered.get(page)!].sort().join('/')}`).join(', ');
+    recordReliability({
+      fault: `Redis Cluster (3 masters + 3 replicas): the master of the orders' slot SIGKILLed while the dashboard is asked for its pages and a worker delivers (${ORDERS} orders, >= 300 delivered)`,
+      behaviour: `dashboard stayed up and answered every request (${during}); after the failover the batch page showed ${ORDERS} delivered, 0 dead-lettered, 0 held; stopped cleanly`,
+      orders: ORDERS,
+      lost: ORDERS - counters.ordersAccepted,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: 0,
+    });
+  }, 600_000);
+});
