@@ -5,7 +5,9 @@
  * SIGKILLed while a file is imported and delivered: the watcher keeps running and files it in done/ with
  * its results, every order reaches the API once, and a file dropped after the failover is delivered once
  * too; the dashboard stays up, answers every request during the failover (a page or 503 "Redis
- * unreachable", never a refused connection), and shows the batch's right counts once it is over.
+ * unreachable", never a refused connection), and shows the batch's right counts once it is over. A failover
+ * longer than BULKORDER_REDIS_FAILOVER_MAX_MS ends `watch --once` (cron) with exit 5 naming the cluster state,
+ * as it ends `import`; the file stays in processing/ and the next run finishes it.
  */
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,6 +35,7 @@ afterEach(async () => {
   await rig?.close().catch(() => undefined);
   rig = undefined;
   if (killed !== undefined) {
+    await cluster!.setNodeTimeout(NODE_TIMEOUT_MS);
     await cluster!.restart(killed);
     killed = undefined;
   }
@@ -237,6 +240,61 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     recordReliability({
       fault: `Redis Cluster (3 masters + 3 replicas): the master of the orders' slot SIGKILLed while the dashboard is asked for its pages and a worker delivers (${ORDERS} orders, >= 300 delivered)`,
       behaviour: `dashboard stayed up and answered every request (${during}); after the failover the batch page showed ${ORDERS} delivered, 0 dead-lettered, 0 held; stopped cleanly`,
+      orders: ORDERS,
+      lost: ORDERS - counters.ordersAccepted,
+      duplicates: counters.duplicateOrdersAccepted,
+      held: 0,
+    });
+  }, 600_000);
+
+  it('longer than BULKORDER_REDIS_FAILOVER_MAX_MS: watch --once exits 5 naming the cluster state; the next run files it in done/', async () => {
+    rig = await deliveryRig('failover-watch-limit', {}, { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes });
+    const r = rig;
+    const folder = join(r.dir, 'drop');
+    const inbox = join(folder, 'inbox');
+    await mkdir(inbox, { recursive: true });
+    await drop(inbox, 'late.csv', ordersCsv('WX', ORDERS));
+    // The dead master goes unnoticed for 20 s: far beyond the watcher's 1 s limit.
+    await cluster!.setNodeTimeout(20_000);
+    const master = await ordersMaster(r);
+    const watcher = startCli(['watch', folder, '--once', '--stable', '0.2', '--poll', '0.1'], {
+      ...r.env,
+      LOG_LEVEL: 'warn',
+      BULKORDER_REDIS_FAILOVER_MAX_MS: '1000',
+    });
+    await waitFor(async () => (await latestEnqueued(r)) >= 50, '50 orders of the file queued', 120_000);
+    await kill(master);
+    // A bound for a hang (it would retry the file for ever), not a speed: the dead master stays unnoticed for 20 s.
+    await waitFor(() => watcher.child.exitCode !== null, 'watch --once to give up', 120_000);
+    expect(await watcher.exited, watcher.output().slice(-4000)).toBe(5);
+    expect(watcher.output()).toMatch(
+      /the Redis Cluster \(127\.0\.0\.1:\d+.*\) did not serve this command's slot for 1 s/,
+    );
+    expect(watcher.output()).toMatch(/cluster_state:\w+, \d+ of 16384 slots served/);
+    expect(watcher.output()).not.toMatch(/internal error/);
+    // Left in processing/ (neither done nor refused): the next run resumes it.
+    expect(await namesIn(join(folder, 'done'))).toEqual([]);
+    expect((await namesIn(join(folder, 'failed'))).filter((n) => !n.startsWith('.'))).toEqual([]);
+
+    // The cluster fails over (the node timeout back to 2 s); the cron run, delivering itself, finishes the file.
+    await cluster!.setNodeTimeout(NODE_TIMEOUT_MS);
+    await cluster!.settled(`${r.prefix}:any`);
+    const next = startCli(['watch', folder, '--once', '--deliver', '--stable', '0.2', '--poll', '0.1'], {
+      ...r.env,
+      LOG_LEVEL: 'warn',
+    });
+    expect(await next.exited, next.output().slice(-4000)).toBe(0);
+    expect(await doneSummary(join(folder, 'done'), 'late.csv')).toMatchObject({
+      outcome: 'done',
+      delivery: { delivered: ORDERS, dead: 0, held: 0 },
+    });
+    const counters = r.simulator.counters();
+    expect(counters.ordersAccepted).toBe(ORDERS);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
+    recordReliability({
+      fault: `Redis Cluster: the master of the orders' slot SIGKILLed while watch --once imports a drop-folder file (${ORDERS} orders, >= 50 queued), unnoticed for 20 s (cluster-node-timeout) against a 1 s BULKORDER_REDIS_FAILOVER_MAX_MS`,
+      behaviour:
+        'watch --once exit 5 REDIS_CLUSTER_DOWN naming the cluster state, the file left in processing/; after the failover watch --once --deliver resumed it: done/, exit 0',
       orders: ORDERS,
       lost: ORDERS - counters.ordersAccepted,
       duplicates: counters.duplicateOrdersAccepted,
