@@ -97,6 +97,34 @@ async function doneSummary(done: string, name: string): Promise<Record<string, u
     : (JSON.parse(await readFile(join(done, summary), 'utf8')) as Record<string, unknown>);
 }
 
+/** `wait`, or its error with what the processes said and where the files are, to tell a hang from a crash. */
+async function explained(wait: Promise<void>, say: () => Promise<string>): Promise<void> {
+  try {
+    await wait;
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${await say()}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The folders of a drop folder, recursively (processing/ holds each watcher's own folder). */
+async function listing(folder: string): Promise<string> {
+  const lines: string[] = [];
+  for (const sub of ['inbox', 'processing', 'done', 'failed']) {
+    const names = await namesIn(join(folder, sub));
+    const nested = await Promise.all(
+      names.map(async (n) =>
+        (await namesIn(join(folder, sub, n))).length > 0
+          ? `${n}/[${(await namesIn(join(folder, sub, n))).join(' ')}]`
+          : n,
+      ),
+    );
+    lines.push(`${sub}/: ${nested.join(', ')}`);
+  }
+  return lines.join('\n');
+}
+
 describe('a Redis Cluster failover under the long-running processes (the master of the orders SIGKILLed)', () => {
   it('the drop-folder watcher keeps running: the file ends in done/ with its results, every order delivered once, a later file too', async () => {
     // Each POST answered after 20 ms: delivery of the file takes a while, so the kill lands while it is imported or delivered.
@@ -119,7 +147,13 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     expect(r.simulator.counters().ordersAccepted).toBeLessThan(ORDERS);
     await kill(master);
 
-    await waitFor(async () => (await doneSummary(done, 'night.csv')) !== undefined, 'the file in done/', 300_000);
+    const say = async (): Promise<string> =>
+      `${await listing(folder)}\nsimulator: ${JSON.stringify(r.simulator.counters())}\n` +
+      `watcher (exit ${String(watcher.child.exitCode)}):\n${watcher.output().slice(-6000)}\nworker:\n${worker.output().slice(-3000)}`;
+    await explained(
+      waitFor(async () => (await doneSummary(done, 'night.csv')) !== undefined, 'the file in done/', 300_000),
+      say,
+    );
     expect(watcher.child.exitCode, watcher.output().slice(-4000)).toBeNull(); // the watcher rode it
     const first = (await doneSummary(done, 'night.csv'))!;
     expect(first).toMatchObject({
@@ -136,10 +170,9 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     // A file dropped after the failover: taken, delivered once, filed in done/ by the same watcher.
     await cluster!.settled(`${r.prefix}:any`);
     await drop(inbox, 'morning.csv', ordersCsv('WL', LATER));
-    await waitFor(
-      async () => (await doneSummary(done, 'morning.csv')) !== undefined,
-      'the later file in done/',
-      300_000,
+    await explained(
+      waitFor(async () => (await doneSummary(done, 'morning.csv')) !== undefined, 'the later file in done/', 300_000),
+      say,
     );
     expect(await doneSummary(done, 'morning.csv')).toMatchObject({
       outcome: 'done',
