@@ -8,7 +8,7 @@ import { redisRisk } from './redis/redisRisk.js';
 import { DEFAULT_FAILOVER_MAX_MS, failoverOptions, rememberCluster } from './redis/clusterFailover.js';
 
 export { redisPersistence, redisRisk, type RedisRisk } from './redis/redisRisk.js';
-export { throughFailover } from './redis/clusterFailover.js';
+export { failoverClock, throughFailover, type FailoverClock } from './redis/clusterFailover.js';
 
 /**
  * The one place Redis clients are made (STYLE.md). Roles follow BullMQ's production guide:

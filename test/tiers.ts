@@ -24,6 +24,7 @@ export const faultFiles: readonly string[] = [
   'test/reliability/chaos.test.ts',
   'test/reliability/rateChange.test.ts',
   'test/reliability/clusterFailover.test.ts',
+  'test/reliability/clusterFailoverServices.test.ts',
   'test/worker/processes.test.ts',
   'test/worker/startupFailure.test.ts',
   'test/operations/stopOnSignalRedisGone.test.ts',

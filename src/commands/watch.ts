@@ -32,7 +32,8 @@ export function register(program: Command, io: CommandIo): void {
       'bulkorder watch /srv/orders --once --json',
     ],
     'Exit codes (--once): 0 every file done without problems; 4 some file failed or has rejected, dead-lettered or held orders, ' +
-      "or a file stayed in processing/ under another watcher's lock (the waiting is said on stderr).",
+      "or a file stayed in processing/ under another watcher's lock (the waiting is said on stderr); " +
+      '5 the disk refused a write, or a Redis Cluster did not serve for BULKORDER_REDIS_FAILOVER_MAX_MS (the file stays in processing/).',
   ).action((dir: string, flags: WatchFlags) =>
     runAction(
       io,

@@ -65,7 +65,8 @@ export interface Config {
   /**
    * How long a Redis Cluster failover is waited out (BULKORDER_REDIS_FAILOVER_MAX_MS, default 60 s): commands
    * retry MOVED, ASK, CLUSTERDOWN, TRYAGAIN and lost connections with bounded backoff for this long, then exit 5
-   * naming the cluster's state (REDIS_CLUSTER_DOWN); workers, the dashboard and watchers keep waiting.
+   * naming the cluster's state (REDIS_CLUSTER_DOWN), as does `watch --once`; workers, the dashboard and a running
+   * `watch` keep waiting.
    */
   readonly redisFailoverMaxMs: number;
   /** Worker processes `bulkorder worker` runs (BULKORDER_WORKER_PROCESSES): `auto` (one per core, the default) or a count. */

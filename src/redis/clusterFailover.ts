@@ -81,6 +81,40 @@ export async function throughFailover<T>(redis: Redis | Cluster, step: () => Pro
   }
 }
 
+/** Follows the failures of a run of steps that are each tried again by their caller (failoverClock). */
+export interface FailoverClock {
+  /**
+   * A step failed: REDIS_CLUSTER_DOWN (exit 5, naming the cluster's state) when it is that already, or when
+   * steps have failed for want of the cluster for the failover limit since the last one that succeeded;
+   * else undefined (try again).
+   */
+  failed(error: unknown): Promise<InfrastructureError | undefined>;
+  /** A step succeeded: the failover, if there was one, is over. */
+  succeeded(): void;
+}
+
+/**
+ * For a caller that repeats whole steps itself (`watch --once` tries a drop-folder file again): gives up with
+ * REDIS_CLUSTER_DOWN once the cluster has failed them for BULKORDER_REDIS_FAILOVER_MAX_MS, as `throughFailover`
+ * does for one step. A single Redis (not a cluster): never gives up here (undefined).
+ */
+export function failoverClock(redis: Redis | Cluster): FailoverClock {
+  let since: number | undefined;
+  return {
+    async failed(error) {
+      if (!(redis instanceof ioredis.Cluster)) return undefined;
+      if (error instanceof InfrastructureError && error.code === 'REDIS_CLUSTER_DOWN') return error;
+      if (!isRedisConnectionError(error)) return undefined;
+      const limitMs = facts.get(redis)?.limitMs ?? DEFAULT_FAILOVER_MAX_MS;
+      since ??= Date.now();
+      return Date.now() - since >= limitMs ? clusterDown(redis, limitMs, error) : undefined;
+    },
+    succeeded() {
+      since = undefined;
+    },
+  };
+}
+
 /** REDIS_CLUSTER_DOWN (exit 5) for a cluster still not serving after `limitMs`, naming its state as a live node tells it. */
 async function clusterDown(cluster: Cluster, limitMs: number, cause: unknown): Promise<InfrastructureError> {
   const seeds = (facts.get(cluster)?.seeds ?? []).map((node) => `${node.host}:${node.port}`);

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, isBulkorderError, type BulkorderError } from '../errors.js';
 import type { IngestOptions } from '../ingest/openOrderSource.js';
 import type { Logger } from '../logger.js';
+import { failoverClock, type FailoverClock } from '../redis.js';
 import type { Services } from '../services.js';
 import { claimFile, isInProgressName, openDropFolder, type DropFolder } from './dropFolder.js';
 import { claimFolderTarget, type FolderTarget } from './folderTarget.js';
@@ -95,6 +96,7 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
     lost: new Map(),
     active: new Map(),
     heldSince: undefined,
+    failover: failoverClock(deps.services.redis),
   };
   const { active, pollMs, report } = run;
   log.info({ stableMs, maxActive }, 'watching the drop folder');
@@ -133,7 +135,7 @@ export async function watchFolder<P>(options: WatchOptions, deps: WatchDeps<P>):
     clearInterval(heartbeat);
     await claims.close();
   }
-  if (run.diskFailure !== undefined) throw run.diskFailure;
+  if (run.stoppedFor !== undefined) throw run.stoppedFor;
   log.info({ done: report.done.length, failed: report.failed.length }, 'watcher stopped');
   return report;
 }
@@ -164,10 +166,13 @@ interface WatchRun<P> {
    */
   heldSince: number | undefined;
   /**
-   * With `once`: the first file the disk refused (full, read-only), thrown once the watcher stopped: it ends
-   * the run, exit 5 naming the path, rather than a retry loop.
+   * With `once`: what ended the run, thrown once the watcher stopped, rather than a retry loop: the first file
+   * the disk refused (full, read-only; exit 5 naming the path), or a Redis Cluster that did not serve the
+   * files' slot for BULKORDER_REDIS_FAILOVER_MAX_MS (REDIS_CLUSTER_DOWN, exit 5 naming the cluster's state).
    */
-  diskFailure?: BulkorderError;
+  stoppedFor?: BulkorderError;
+  /** How long attempts have failed for want of a Redis Cluster (a failover): `once` gives up at its limit. */
+  failover: FailoverClock;
 }
 
 /** Works one claimed file to its end (or interruption) and adds how it ended to the report. */
@@ -187,10 +192,13 @@ async function workOn<P>(run: WatchRun<P>, claim: string): Promise<void> {
       watcherId: run.watcherId,
       signal: aborted.signal,
     });
+    run.failover.succeeded();
   } catch (error) {
     log.error({ claim, err: error }, 'could not finish a drop-folder file; it stays in processing/ and is tried again');
-    if (options.once === true && isWriteRefusal(error)) {
-      run.diskFailure ??= error;
+    // A long-running watcher tries the file again for as long as it takes (a worker waits for Redis too).
+    const ending = options.once === true ? await endsOnce(run, error) : undefined;
+    if (ending !== undefined) {
+      run.stoppedFor ??= ending;
       stop.abort();
     }
   } finally {
@@ -247,6 +255,14 @@ function doneWaiting<P>(run: WatchRun<P>, held: readonly HeldClaim[]): boolean {
     return true;
   }
   return false;
+}
+
+/**
+ * With `once`, a failure that ends the run (exit 5) instead of trying the file again: the disk refused a write,
+ * or the Redis Cluster has not served for the failover limit (clusterFailover.ts `failoverClock`).
+ */
+async function endsOnce<P>(run: WatchRun<P>, error: unknown): Promise<BulkorderError | undefined> {
+  return isWriteRefusal(error) ? error : run.failover.failed(error);
 }
 
 /** A file the disk refused (src/files/: exit 5 naming a path), as opposed to Redis or the API failing. */
