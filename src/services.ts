@@ -3,6 +3,7 @@ import { bullmq } from './cjsPackages.js';
 import type { RedisClient } from './redis.js';
 import { BatchStore } from './batches/batchStore.js';
 import { cancelBatch } from './batches/batchCircuit.js';
+import { wakeBatchJobs } from './batches/wakeBatch.js';
 import { redisPrefix, type Config, type CsvOutputSettings, type FileSettings } from './config.js';
 import type { ChunkJobData } from './deliveryJob.js';
 import type { DeliverySettings } from './deliverySettings.js';
@@ -48,6 +49,11 @@ export interface ImportDeps<P> {
    * whose file changed while it was read ends its batch so (FILE_CHANGED_WHILE_READ). None: not cancelled.
    */
   cancelBatch?: (batchId: string, why: string) => Promise<void>;
+  /**
+   * Promotes the batch's chunks that rest delayed (src/batches/wakeBatch.ts): a worker that took one while
+   * the file was read put it back; once the read ends they go at once. None: they wait out their rest.
+   */
+  wakeBatch?: (batchId: string) => Promise<void>;
 }
 
 /** What every Redis-backed command works with, for one record kind; `close()` ends every connection it made. */
@@ -159,6 +165,9 @@ export async function openServices<P>(
       rideFailover: (step) => throughFailover(redis, step),
       cancelBatch: async (batchId, why) => {
         await cancelBatch(redis, keys, batchId, { by: 'bulkorder import', why: why.slice(0, 500) });
+      },
+      wakeBatch: async (batchId) => {
+        await wakeBatchJobs(queue, redis, batchId);
       },
       ...(tracing === undefined ? {} : { tracing }),
     }),

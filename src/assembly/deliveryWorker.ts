@@ -13,6 +13,7 @@ import { assertRedisReady, createRedis, type RedisClient, type RedisEndpoint } f
 import { BACKOFF_TYPE, deliveryJobOptions } from '../queues.js';
 import { BatchStore } from '../batches/batchStore.js';
 import { startReconciler } from '../importer/reconcileImports.js';
+import { wakeBatchJobs } from '../batches/wakeBatch.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import { shutdownBudget, type DeliverySettings } from '../deliverySettings.js';
 import type { RecordKind } from '../kinds/recordKind.js';
@@ -89,8 +90,7 @@ export interface DeliveryWorker<P> {
 export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>): Promise<DeliveryWorker<P>> {
   const { delivery, logger, kind } = options;
   const prefix = kind.prefix(options.prefix);
-  const queueName = kind.queueName;
-  const wording = kind.wording;
+  const { queueName, wording } = kind;
   const keys = keyspace(prefix);
   const commands = await openCheckedRedis(options, keys);
   // Made once the check has run: a Redis user without INFO is then known, and the client made without it.
@@ -108,7 +108,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   // Before the BullMQ worker exists: its first fetch already promotes delayed jobs by Date.now().
   const unadopt = options.adoptRedisClock === true ? adoptClock(clock) : () => undefined;
   const breaker = createBreaker(options, { commands, keys, ledger, queue, now: clock.now });
-  const canary = createCanary(commands, keys, options);
+  const canary = createCanary(commands, keys, { options, queue });
   const logRedisError = throttledErrors(logger, 'Redis unavailable to the worker; BullMQ reconnects on its own');
   const ticker = setInterval(() => void breaker.tick().catch(logRedisError), 1000);
   ticker.unref();
@@ -211,11 +211,19 @@ function createLedger<P>(commands: RedisClient, keys: Keyspace, options: Deliver
 }
 
 /** The per-batch circuit: holds a batch whose orders keep failing, probes it, and tells `onBatchCircuitEvent`. */
-function createCanary<P>(commands: RedisClient, keys: Keyspace, options: DeliveryWorkerOptions<P>): BatchCanary {
+function createCanary<P>(
+  commands: RedisClient,
+  keys: Keyspace,
+  worker: { options: DeliveryWorkerOptions<P>; queue: Queue<ChunkJobData<P>> },
+): BatchCanary {
+  const { options, queue } = worker;
   const { delivery } = options;
   return new BatchCanary(commands, keys, options.logger, {
     ...(delivery.canary === undefined ? {} : { settings: delivery.canary }),
     probeTimeoutMs: options.requestDeadlineMs + 10_000,
+    wake: async (batchId) => {
+      await wakeBatchJobs(queue, commands, batchId);
+    },
     ...(options.onBatchCircuitEvent === undefined ? {} : { onEvent: options.onBatchCircuitEvent }),
   });
 }

@@ -454,7 +454,21 @@ async function abandonImport<P>(run: ImportRun<P>, error: unknown): Promise<void
   run.heartbeat.stop();
   await run.rejects.abort().catch(() => undefined);
   await deps.batches.finishImport(batchId, 'failed', totalsOf(source), importFailure(error)).catch(() => undefined);
+  await wake(run);
   log.error({ err: error }, 'import stopped; run it again to finish (nothing is queued twice)');
+}
+
+/**
+ * The read is over: the chunks workers took while it went on (and put back, src/lua/scripts/batchGate-4.lua)
+ * go now rather than when their rest ends. Only a speed-up: a failure is logged, they go a moment later.
+ */
+async function wake<P>(run: ImportRun<P>): Promise<void> {
+  await run.deps.wakeBatch?.(run.batchId).catch((error: unknown) => {
+    run.log.warn(
+      { err: error },
+      'could not wake the chunks put back while the file was read; they go after their rest',
+    );
+  });
 }
 
 /** A file read to its end: its batch closed as imported, the counts final (read back after a repeated confirmation). */
@@ -464,6 +478,7 @@ async function completeImport<P>(run: ImportRun<P>): Promise<ImportResult<P>> {
   heartbeat.stop();
   Object.assign(counts, totalsOf(source));
   await ride(() => deps.batches.finishImport(batchId, 'imported', totalsOf(source)));
+  await wake(run);
   if (run.recount) counts.enqueued = (await ride(() => deps.batches.get(batchId)))?.enqueued ?? counts.enqueued;
   log.info({ counts }, 'file imported');
   return {

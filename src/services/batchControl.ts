@@ -9,6 +9,7 @@ import {
   type BatchCircuitView,
 } from '../batches/batchCircuit.js';
 import { localTime } from '../timeText.js';
+import { wakeBatchJobs } from '../batches/wakeBatch.js';
 
 /** What `batch show --json` prints: the batch's circuit with its counts. */
 export interface BatchShow extends BatchCircuitView {
@@ -58,6 +59,8 @@ export async function actOnBatch<P>(
   const record = { by: who.by ?? operator(), why: who.why ?? '' };
   if (action === 'cancel') await cancelBatch(services.redis, services.keys, batchId, record);
   else await releaseBatch(services.redis, services.keys, batchId, record);
+  // Its chunks rest until near the next probe (up to 15 s): after a person's word they go (or end) now.
+  await wakeBatchJobs(services.queue, services.redis, batchId);
   return showBatch(services, batchId);
 }
 

@@ -39,6 +39,11 @@ export interface BatchCanaryOptions {
   probeTimeoutMs: number;
   /** Called once per transition across all workers (notifications). Errors are logged, not raised. */
   onEvent?(event: BatchCircuitEvent): void | Promise<void>;
+  /**
+   * Promotes the batch's chunks that rest delayed (src/batches/wakeBatch.ts), once its canary passed or
+   * a probe resumed it: they go now, not when their rest ends. Errors are logged, not raised.
+   */
+  wake?(batchId: string): Promise<void>;
 }
 
 /**
@@ -127,6 +132,13 @@ export class BatchCanary {
       }),
     );
     if (transition === 'held' || transition === 'resumed') await this.announce(batchId, transition);
+    if (transition === 'passed' || transition === 'resumed')
+      await this.options.wake?.(batchId).catch((error: unknown) => {
+        this.logger.warn(
+          { err: error, batchId },
+          'could not wake the chunks that waited for the canary; they go after their rest',
+        );
+      });
     return decision;
   }
 
