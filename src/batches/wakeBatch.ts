@@ -1,7 +1,9 @@
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis.js';
-import { flatPairs } from '../redis/flatPairs.js';
 import { chunkJobId } from '../queues.js';
+
+/** Delayed job ids read per ZRANGE. */
+const PAGE = 1000;
 
 /**
  * Promotes the jobs of one batch that rest delayed, so they go now that what held them back is over:
@@ -10,22 +12,24 @@ import { chunkJobId } from '../queues.js';
  * 15 s). A job taken meanwhile is left alone. Returns how many were promoted.
  */
 export async function wakeBatchJobs(queue: Queue, redis: RedisClient, batchId: string): Promise<number> {
-  // Job ids of a batch's chunks are `<batchId>.<n>` (chunkJobId); a batch id has no glob characters.
-  const pattern = `${chunkJobId(batchId, '')}*`;
-  let cursor = '0';
+  // Job ids of a batch's chunks are `<batchId>.<n>` (chunkJobId). Read in pages with ZRANGE, which the
+  // documented least-privilege ACL grants (README "Redis"); ZSCAN's MATCH it does not.
+  const prefix = chunkJobId(batchId, '');
+  const ids: string[] = [];
+  for (let start = 0; ; start += PAGE) {
+    const page = await redis.zrange(queue.toKey('delayed'), String(start), String(start + PAGE - 1));
+    ids.push(...page.filter((id) => id.startsWith(prefix)));
+    if (page.length < PAGE) break;
+  }
   let woken = 0;
-  do {
-    const [next, flat] = await redis.zscan(queue.toKey('delayed'), cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    for (const [id] of flatPairs(flat)) {
-      const job = await queue.getJob(id);
-      if (job === undefined) continue;
-      // Taken or promoted by another meanwhile: not delayed any more, nothing to do.
-      woken += await job.promote().then(
-        () => 1,
-        () => 0,
-      );
-    }
-  } while (cursor !== '0');
+  for (const id of ids) {
+    const job = await queue.getJob(id);
+    if (job === undefined) continue;
+    // Taken or promoted by another meanwhile: not delayed any more, nothing to do.
+    woken += await job.promote().then(
+      () => 1,
+      () => 0,
+    );
+  }
   return woken;
 }
