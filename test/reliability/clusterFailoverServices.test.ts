@@ -138,14 +138,17 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     const inbox = join(folder, 'inbox');
     const done = join(folder, 'done');
     await mkdir(inbox, { recursive: true });
-    const worker = await startWorker(r);
     const master = await ordersMaster(r);
     const watcher = startCli(['watch', folder, '--stable', '0.2', '--poll', '0.1'], { ...r.env, LOG_LEVEL: 'info' });
     await waitFor(() => watcher.output().includes('watching the drop folder'), 'the watcher started', 120_000);
     await drop(inbox, 'night.csv', ordersCsv('WF', ORDERS));
     await waitFor(async () => (await latestEnqueued(r)) >= 100, '100 orders of the file queued', 120_000);
-    expect(r.simulator.counters().ordersAccepted).toBeLessThan(ORDERS);
     await kill(master);
+    // The worker starts once the cluster has failed over: what this test holds is the watcher riding the
+    // failover mid-import. A worker riding one mid-delivery is clusterFailover.test.ts's; a worker idle in
+    // BullMQ's blocking wait on the killed master can stay wedged (BullMQ issues 4138, 3185; README "Redis Cluster").
+    await cluster!.settled(`${r.prefix}:any`);
+    const worker = await startWorker(r);
 
     const say = async (): Promise<string> =>
       `${await listing(folder)}\nsimulator: ${JSON.stringify(r.simulator.counters())}\n` +
@@ -186,7 +189,7 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     expect(await stop(watcher), watcher.output().slice(-4000)).toBe(0);
     expect(await stop(worker), worker.output().slice(-4000)).toBe(0);
     recordReliability({
-      fault: `Redis Cluster (3 masters + 3 replicas): the master of the orders' slot SIGKILLed while a drop-folder file is imported and delivered (${ORDERS} orders, >= 100 queued), then a second file (${LATER}) dropped`,
+      fault: `Redis Cluster (3 masters + 3 replicas): the master of the orders' slot SIGKILLed while a drop-folder file is imported (${ORDERS} orders, >= 100 queued; the worker started after the failover), then a second file (${LATER}) dropped`,
       behaviour:
         'watch (beside a worker) kept running; both files in done/ with results and summaries, nothing in failed/; watcher and worker stopped cleanly',
       orders: ORDERS + LATER,
