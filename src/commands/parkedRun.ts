@@ -1,4 +1,5 @@
 import { defined, ExitCode } from '../errors.js';
+import { keptNothingText } from '../review/releaseHeld.js';
 import { listParked, openParked, showParked, type ParkedTarget } from '../deadLetter/parkedActions.js';
 import type { ParkedFilter } from '../deadLetter/parkedFilter.js';
 import type { ParkedStore } from '../deadLetter/parkedStore.js';
@@ -112,10 +113,10 @@ export interface ParkedAct {
 export async function printRequeued(
   made: readonly RequeueBatch[],
   { services, flags, ctx }: ParkedAct,
-  told: { action: string; matched: number; by?: string; keptNothing?: { keys: readonly string[]; text: string } },
+  told: { action: string; matched: number; by?: string; keptNothing?: readonly string[] },
 ): Promise<number> {
   const report = await reportRequeued(made, services.batches, requeueFollow(flags, ctx.stderr));
-  const keptNothing = told.keptNothing?.keys ?? [];
+  const keptNothing = told.keptNothing ?? [];
   const json = {
     kind: services.kind.name,
     action: told.action,
@@ -125,7 +126,7 @@ export async function printRequeued(
     ...(keptNothing.length === 0 ? {} : { keptNothing }),
   };
   const lines = told.by === undefined ? report.lines : [`released by ${told.by}`, ...report.lines];
-  if (keptNothing.length > 0) lines.push(told.keptNothing?.text ?? '');
+  if (keptNothing.length > 0) lines.push(keptNothingText(keptNothing, services.kind.noun));
   // Held orders left held need a person: exit 4, as a batch that needs attention.
   const exitCode = keptNothing.length > 0 ? ExitCode.needsAttention : report.exitCode;
   return printReport(ctx.stdout, { text: lines.join('\n') + '\n', json, exitCode }, flags.json === true);

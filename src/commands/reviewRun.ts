@@ -1,6 +1,6 @@
 import { ExitCode, UsageError } from '../errors.js';
 import { parkedFilterFromFlags, type ParkedFilterFlags } from '../deadLetter/parkedFilter.js';
-import { keptNothingText, releaseHeld } from '../review/releaseHeld.js';
+import { releaseHeld } from '../review/releaseHeld.js';
 import { resolveHeld } from '../review/resolveHeld.js';
 import {
   acknowledgeDuplicates,
@@ -88,7 +88,7 @@ async function release(act: ReviewAct): Promise<number> {
     action: 'review release',
     matched: items.length,
     by: review.by,
-    keptNothing: { keys: keptNothing, text: keptNothingText(keptNothing, services.kind.noun) },
+    keptNothing,
   });
 }
 

@@ -1,7 +1,7 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import type { BatchStore } from '../batches/batchStore.js';
 import { parkedRecord, recordOfChunk, type DeliveryRecord, type PayloadCodec } from '../deliveryJob.js';
-import { readJob, type QueuedJobData } from '../ledger/jobData.js';
+import { readJob, type QueuedJobData, type ReadJob } from '../ledger/jobData.js';
 import type { StuckClaim } from '../ledger/ledgerSending.js';
 import type { Ledger, StrandedEntry } from '../ledger/ledger.js';
 import type { Logger } from '../logger.js';
@@ -116,12 +116,22 @@ async function holdStuckClaims(deps: ReconcileDeps, now: number): Promise<number
     const files = new Map<string, string>();
     for (const claim of stuck)
       if (!files.has(claim.batchId)) files.set(claim.batchId, (await deps.batches.get(claim.batchId))?.file ?? '');
+    // The claims of one chunk share its job: read (and unpacked) once per page, not once per claim.
+    const jobs = new Map<string, Promise<ReadJob<unknown> | undefined>>();
+    const recordOf = async (claim: StuckClaim): Promise<DeliveryRecord<unknown> | undefined> => {
+      if (claim.jobGone) return undefined;
+      let read = jobs.get(claim.jobId);
+      if (read === undefined) jobs.set(claim.jobId, (read = readStuckJob(deps, claim.jobId)));
+      const job = await read;
+      const record = job?.chunk.records.find((candidate) => candidate.key === claim.orderKey);
+      return job === undefined || record === undefined ? undefined : recordOfChunk(job.chunk, record);
+    };
     const outcomes = await deps.ledger.settleMany(
       await Promise.all(
         stuck.map(async (claim) => {
           const message = `left \`sending\` since ${new Date(claim.claimedAt).toISOString()} by job ${claim.jobId}, which ${claim.jobGone ? 'is gone' : 'finished without settling it'} (its worker stopped mid-send)`;
           const reason = `It may or may not have reached the API: ${message}.`;
-          const record = (claim.jobGone ? undefined : await recordOfJob(deps, claim)) ?? {
+          const record = (await recordOf(claim)) ?? {
             key: claim.orderKey,
             batchId: claim.batchId,
             lines: [],
@@ -166,17 +176,12 @@ async function holdStuckClaims(deps: ReconcileDeps, now: number): Promise<number
   return held;
 }
 
-/**
- * The record a stuck claim's finished job carried (its payload, rows and file), so the held order can
- * be released as any other; undefined when the job is gone meanwhile or cannot be read.
- */
-async function recordOfJob(deps: ReconcileDeps, claim: StuckClaim): Promise<DeliveryRecord<unknown> | undefined> {
-  const job = await deps.queue.getJob(claim.jobId);
+/** A stuck claim's finished job, read; undefined when it is gone meanwhile or cannot be read. */
+async function readStuckJob(deps: ReconcileDeps, jobId: string): Promise<ReadJob<unknown> | undefined> {
+  const job = await deps.queue.getJob(jobId);
   if (job === undefined) return undefined;
   try {
-    const { chunk } = readJob(job.data as QueuedJobData<unknown>, claim.jobId, deps.codec);
-    const record = chunk.records.find((candidate) => candidate.key === claim.orderKey);
-    return record === undefined ? undefined : recordOfChunk(chunk, record);
+    return readJob(job.data as QueuedJobData<unknown>, jobId, deps.codec);
   } catch (error) {
     if (error instanceof JobDataError) return undefined;
     throw error;
