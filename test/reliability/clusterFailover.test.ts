@@ -5,81 +5,27 @@
  * exits 1. Beyond BULKORDER_REDIS_FAILOVER_MAX_MS the importer exits 5 naming the cluster state, and
  * its re-run says what it found queued elsewhere and that a worker will finish it.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recordReliability } from '../helpers/reliabilityLog.js';
-import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
-import { startFailoverCluster, type FailoverCluster } from '../helpers/redisCluster.js';
+import { ordersCsv } from '../helpers/deliveryRig.js';
+import { startCli, waitFor } from '../helpers/cliProcess.js';
+import { latestEnqueued, startClusterWorker, stopProcess, useFailoverCluster } from '../helpers/failoverRun.js';
 
 const ORDERS = 3_000;
 /** The cluster's node timeout: a dead master's replica takes over a few seconds after it. */
 const NODE_TIMEOUT_MS = 2_000;
 
-let cluster: FailoverCluster | undefined;
-let rig: DeliveryRig | undefined;
-/** The node a test killed: started again after it (it rejoins as a replica), so the next test has a replica to fail over to. */
-let killed: number | undefined;
-beforeAll(async () => {
-  cluster = await startFailoverCluster(NODE_TIMEOUT_MS);
-}, 120_000);
-afterEach(async () => {
-  await killAllCli();
-  await rig?.close().catch(() => undefined);
-  rig = undefined;
-  if (killed !== undefined) {
-    await cluster!.setNodeTimeout(NODE_TIMEOUT_MS);
-    await cluster!.restart(killed);
-    killed = undefined;
-  }
-}, 180_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-/** How many orders the latest batch queued, as the rig's own client reads it; 0 while the cluster does not answer. */
-async function latestEnqueued(r: DeliveryRig): Promise<number> {
-  try {
-    return (await r.services.batches.list(1))[0]?.enqueued ?? 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** The port of the master of the rig's slot (every key of its orders), looked up before the run so the kill is prompt. */
-async function ordersMaster(r: DeliveryRig): Promise<number> {
-  const key = `${r.prefix}:any`;
-  await cluster!.settled(key);
-  return cluster!.masterOf(key);
-}
-
-/** Kills that master, remembered for afterEach (which starts it again as a replica). */
-async function kill(port: number): Promise<void> {
-  killed = port;
-  await cluster!.kill(port);
-}
-
-async function startWorker(r: DeliveryRig): Promise<CliProcess> {
-  const worker = startCli(['worker'], { ...r.env, LOG_LEVEL: 'info', BULKORDER_CONCURRENCY: '20' });
-  await waitFor(() => worker.output().includes('delivery worker started'), 'the worker started', 120_000);
-  return worker;
-}
-
-/** SIGTERM, and the worker's exit code: 0 when it stopped as it should. */
-async function stopWorker(worker: CliProcess): Promise<number | string> {
-  worker.child.kill('SIGTERM');
-  return worker.exited;
-}
+const run = useFailoverCluster(NODE_TIMEOUT_MS);
 
 describe('a Redis Cluster failover (3 + 3 nodes of the test own, the master of the orders SIGKILLed)', () => {
   it('mid-import: the importer rides the failover, exit 0, every order delivered once', async () => {
-    rig = await deliveryRig('failover-import', {}, { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes });
-    const r = rig;
+    const r = await run.rig('failover-import');
     const file = await r.writeFile('night.csv', ordersCsv('FI', ORDERS));
-    const worker = await startWorker(r);
-    const master = await ordersMaster(r);
+    const worker = await startClusterWorker(r);
+    const master = await run.ordersMaster(r);
     const importer = startCli(['import', file, '--wait', '--max-wait', '240'], { ...r.env, LOG_LEVEL: 'warn' });
     await waitFor(async () => (await latestEnqueued(r)) >= 100, '100 orders queued', 120_000);
-    await kill(master);
+    await run.kill(master);
     const exit = await importer.exited;
     const counters = r.simulator.counters();
     expect(exit, importer.output()).toBe(0);
@@ -88,7 +34,7 @@ describe('a Redis Cluster failover (3 + 3 nodes of the test own, the master of t
     expect(counters.ordersAccepted).toBe(ORDERS);
     expect(counters.duplicateOrdersAccepted).toBe(0);
     expect(worker.child.exitCode, worker.output().slice(-4000)).toBeNull(); // the worker rode it too
-    expect(await stopWorker(worker), worker.output().slice(-4000)).toBe(0);
+    expect(await stopProcess(worker), worker.output().slice(-4000)).toBe(0);
     recordReliability({
       fault: `Redis Cluster (3 masters + 3 replicas): the master of the orders' slot SIGKILLed mid-import (${ORDERS} orders, >= 500 queued)`,
       behaviour:
@@ -102,20 +48,15 @@ describe('a Redis Cluster failover (3 + 3 nodes of the test own, the master of t
 
   it('mid-delivery: the worker rides the failover, every order delivered once, the re-run --wait exit 0', async () => {
     // Each POST answered after 20 ms: a worker of 20 delivers for a while, so the kill lands mid-delivery.
-    rig = await deliveryRig(
-      'failover-deliver',
-      { faults: { latencyMs: 20 } },
-      { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes },
-    );
-    const r = rig;
+    const r = await run.rig('failover-deliver', { faults: { latencyMs: 20 } });
     const file = await r.writeFile('day.csv', ordersCsv('FD', ORDERS));
     const imported = startCli(['import', file], { ...r.env, LOG_LEVEL: 'warn' });
     expect(await imported.exited, imported.output()).toBe(0);
-    const master = await ordersMaster(r);
-    const worker = await startWorker(r);
+    const master = await run.ordersMaster(r);
+    const worker = await startClusterWorker(r);
     await waitFor(() => r.simulator.counters().ordersAccepted >= 600, '600 orders delivered', 120_000);
     expect(r.simulator.counters().ordersAccepted).toBeLessThan(ORDERS);
-    await kill(master);
+    await run.kill(master);
     await waitFor(() => r.simulator.counters().ordersAccepted >= ORDERS, 'every order delivered', 300_000);
     // The re-run finds every order delivered and the batch settled: nothing sent again.
     const rerun = startCli(['import', file, '--wait', '--max-wait', '120'], { ...r.env, LOG_LEVEL: 'warn' });
@@ -125,7 +66,7 @@ describe('a Redis Cluster failover (3 + 3 nodes of the test own, the master of t
     expect(counters.ordersAccepted).toBe(ORDERS);
     expect(counters.duplicateOrdersAccepted).toBe(0);
     expect(worker.child.exitCode, worker.output().slice(-4000)).toBeNull();
-    expect(await stopWorker(worker), worker.output().slice(-4000)).toBe(0);
+    expect(await stopProcess(worker), worker.output().slice(-4000)).toBe(0);
     recordReliability({
       fault: `Redis Cluster (3 masters + 3 replicas): the master of the orders' slot SIGKILLed mid-delivery (${ORDERS} orders, >= 600 delivered)`,
       behaviour:
@@ -138,19 +79,18 @@ describe('a Redis Cluster failover (3 + 3 nodes of the test own, the master of t
   }, 600_000);
 
   it('longer than BULKORDER_REDIS_FAILOVER_MAX_MS: exit 5 naming the cluster state; the re-run says a worker finishes what is queued elsewhere', async () => {
-    rig = await deliveryRig('failover-limit', {}, { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes });
-    const r = rig;
+    const r = await run.rig('failover-limit');
     const file = await r.writeFile('late.csv', ordersCsv('FL', ORDERS));
     // The dead master goes unnoticed for 20 s: far beyond the importer's 1 s limit.
-    await cluster!.setNodeTimeout(20_000);
-    const master = await ordersMaster(r);
+    await run.cluster.setNodeTimeout(20_000);
+    const master = await run.ordersMaster(r);
     const importer = startCli(['import', file], {
       ...r.env,
       LOG_LEVEL: 'warn',
       BULKORDER_REDIS_FAILOVER_MAX_MS: '1000',
     });
     await waitFor(async () => (await latestEnqueued(r)) >= 50, '50 orders queued', 120_000);
-    await kill(master);
+    await run.kill(master);
     const exit = await importer.exited;
     expect(exit, importer.output()).toBe(5);
     expect(importer.output()).toMatch(
@@ -160,11 +100,11 @@ describe('a Redis Cluster failover (3 + 3 nodes of the test own, the master of t
     expect(importer.output()).not.toMatch(/internal error/);
     // The cluster fails over (the node timeout back to 2 s). Delivery paused (`bulkorder pause`), so what the stopped
     // import reserved is still queued when the re-run looks, a worker running beside it.
-    await cluster!.setNodeTimeout(NODE_TIMEOUT_MS);
-    await cluster!.settled(`${r.prefix}:any`);
+    await run.cluster.setNodeTimeout(NODE_TIMEOUT_MS);
+    await run.cluster.settled(`${r.prefix}:any`);
     const paused = startCli(['pause'], { ...r.env, LOG_LEVEL: 'warn' });
     expect(await paused.exited, paused.output()).toBe(0);
-    const worker = await startWorker(r);
+    const worker = await startClusterWorker(r);
     const again = startCli(['import', file], { ...r.env, LOG_LEVEL: 'warn' });
     const againExit = await again.exited;
     const said = again.output();
@@ -183,7 +123,7 @@ describe('a Redis Cluster failover (3 + 3 nodes of the test own, the master of t
     const counters = r.simulator.counters();
     expect(counters.ordersAccepted).toBe(ORDERS);
     expect(counters.duplicateOrdersAccepted).toBe(0);
-    expect(await stopWorker(worker), worker.output().slice(-4000)).toBe(0);
+    expect(await stopProcess(worker), worker.output().slice(-4000)).toBe(0);
     recordReliability({
       fault: `Redis Cluster: the master of the orders' slot SIGKILLed mid-import, unnoticed for 20 s (cluster-node-timeout) against a 1 s BULKORDER_REDIS_FAILOVER_MAX_MS`,
       behaviour:

@@ -11,11 +11,11 @@
  */
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recordReliability } from '../helpers/reliabilityLog.js';
-import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
-import { startFailoverCluster, type FailoverCluster } from '../helpers/redisCluster.js';
+import { ordersCsv } from '../helpers/deliveryRig.js';
+import { startCli, waitFor } from '../helpers/cliProcess.js';
+import { latestEnqueued, startClusterWorker, stopProcess, useFailoverCluster } from '../helpers/failoverRun.js';
 
 const ORDERS = 2_000;
 /** The file dropped once the failover is over. */
@@ -23,60 +23,7 @@ const LATER = 200;
 /** The cluster's node timeout: a dead master's replica takes over a few seconds after it. */
 const NODE_TIMEOUT_MS = 2_000;
 
-let cluster: FailoverCluster | undefined;
-let rig: DeliveryRig | undefined;
-/** The node a test killed: started again after it (it rejoins as a replica), so the next test has a replica to fail over to. */
-let killed: number | undefined;
-beforeAll(async () => {
-  cluster = await startFailoverCluster(NODE_TIMEOUT_MS);
-}, 120_000);
-afterEach(async () => {
-  await killAllCli();
-  await rig?.close().catch(() => undefined);
-  rig = undefined;
-  if (killed !== undefined) {
-    await cluster!.setNodeTimeout(NODE_TIMEOUT_MS);
-    await cluster!.restart(killed);
-    killed = undefined;
-  }
-}, 180_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-/** The port of the master of the rig's slot (every key of its orders), looked up before the run so the kill is prompt. */
-async function ordersMaster(r: DeliveryRig): Promise<number> {
-  const key = `${r.prefix}:any`;
-  await cluster!.settled(key);
-  return cluster!.masterOf(key);
-}
-
-/** Kills that master, remembered for afterEach (which starts it again as a replica). */
-async function kill(port: number): Promise<void> {
-  killed = port;
-  await cluster!.kill(port);
-}
-
-/** How many orders the latest batch queued, as the rig's own client reads it; 0 while the cluster does not answer. */
-async function latestEnqueued(r: DeliveryRig): Promise<number> {
-  try {
-    return (await r.services.batches.list(1))[0]?.enqueued ?? 0;
-  } catch {
-    return 0;
-  }
-}
-
-async function startWorker(r: DeliveryRig): Promise<CliProcess> {
-  const worker = startCli(['worker'], { ...r.env, LOG_LEVEL: 'info', BULKORDER_CONCURRENCY: '20' });
-  await waitFor(() => worker.output().includes('delivery worker started'), 'the worker started', 120_000);
-  return worker;
-}
-
-/** SIGTERM, and the exit code: 0 when the process stopped as it should. */
-async function stop(process: CliProcess): Promise<number | string> {
-  process.child.kill('SIGTERM');
-  return process.exited;
-}
+const run = useFailoverCluster(NODE_TIMEOUT_MS);
 
 /** The names in a folder, none if it does not exist. */
 async function namesIn(dir: string): Promise<string[]> {
@@ -128,27 +75,22 @@ async function listing(folder: string): Promise<string> {
 describe('a Redis Cluster failover under the long-running processes (the master of the orders SIGKILLed)', () => {
   it('the drop-folder watcher keeps running: the file ends in done/ with its results, every order delivered once, a later file too', async () => {
     // Each POST answered after 20 ms: delivery of the file takes a while, so the kill lands while it is imported or delivered.
-    rig = await deliveryRig(
-      'failover-watch',
-      { faults: { latencyMs: 20 } },
-      { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes },
-    );
-    const r = rig;
+    const r = await run.rig('failover-watch', { faults: { latencyMs: 20 } });
     const folder = join(r.dir, 'drop');
     const inbox = join(folder, 'inbox');
     const done = join(folder, 'done');
     await mkdir(inbox, { recursive: true });
-    const master = await ordersMaster(r);
+    const master = await run.ordersMaster(r);
     const watcher = startCli(['watch', folder, '--stable', '0.2', '--poll', '0.1'], { ...r.env, LOG_LEVEL: 'info' });
     await waitFor(() => watcher.output().includes('watching the drop folder'), 'the watcher started', 120_000);
     await drop(inbox, 'night.csv', ordersCsv('WF', ORDERS));
     await waitFor(async () => (await latestEnqueued(r)) >= 100, '100 orders of the file queued', 120_000);
-    await kill(master);
+    await run.kill(master);
     // The worker starts once the cluster has failed over: what this test holds is the watcher riding the
     // failover mid-import. A worker riding one mid-delivery is clusterFailover.test.ts's; a worker idle in
     // BullMQ's blocking wait on the killed master can stay wedged (BullMQ issues 4138, 3185; README "Redis Cluster").
-    await cluster!.settled(`${r.prefix}:any`);
-    const worker = await startWorker(r);
+    await run.cluster.settled(`${r.prefix}:any`);
+    const worker = await startClusterWorker(r);
 
     const say = async (): Promise<string> =>
       `${await listing(folder)}\nsimulator: ${JSON.stringify(r.simulator.counters())}\n` +
@@ -171,7 +113,7 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     expect(r.simulator.counters()).toMatchObject({ ordersAccepted: ORDERS, duplicateOrdersAccepted: 0 });
 
     // A file dropped after the failover: taken, delivered once, filed in done/ by the same watcher.
-    await cluster!.settled(`${r.prefix}:any`);
+    await run.cluster.settled(`${r.prefix}:any`);
     await drop(inbox, 'morning.csv', ordersCsv('WL', LATER));
     await explained(
       waitFor(async () => (await doneSummary(done, 'morning.csv')) !== undefined, 'the later file in done/', 300_000),
@@ -186,8 +128,8 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     expect(counters.duplicateOrdersAccepted).toBe(0);
     expect((await namesIn(join(folder, 'failed'))).filter((n) => !n.startsWith('.'))).toEqual([]);
     expect(watcher.child.exitCode, watcher.output().slice(-4000)).toBeNull();
-    expect(await stop(watcher), watcher.output().slice(-4000)).toBe(0);
-    expect(await stop(worker), worker.output().slice(-4000)).toBe(0);
+    expect(await stopProcess(watcher), watcher.output().slice(-4000)).toBe(0);
+    expect(await stopProcess(worker), worker.output().slice(-4000)).toBe(0);
     recordReliability({
       fault: `Redis Cluster (3 masters + 3 replicas): the master of the orders' slot SIGKILLed while a drop-folder file is imported (${ORDERS} orders, >= 100 queued; the worker started after the failover), then a second file (${LATER}) dropped`,
       behaviour:
@@ -200,12 +142,7 @@ describe('a Redis Cluster failover under the long-running processes (the master 
   }, 600_000);
 
   it('the dashboard stays up and answers during the failover (a page or a 5xx), then shows the batch delivered', async () => {
-    rig = await deliveryRig(
-      'failover-dash',
-      { faults: { latencyMs: 20 } },
-      { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes },
-    );
-    const r = rig;
+    const r = await run.rig('failover-dash', { faults: { latencyMs: 20 } });
     const file = await r.writeFile('day.csv', ordersCsv('DF', ORDERS));
     const imported = startCli(['import', file], { ...r.env, LOG_LEVEL: 'warn' });
     expect(await imported.exited, imported.output()).toBe(0);
@@ -226,14 +163,14 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     await askAll();
     for (const page of pages) expect([...answered.get(page)!], page).toEqual([200]);
 
-    const master = await ordersMaster(r);
-    const worker = await startWorker(r);
+    const master = await run.ordersMaster(r);
+    const worker = await startClusterWorker(r);
     await waitFor(() => r.simulator.counters().ordersAccepted >= 300, '300 orders delivered', 120_000);
     expect(r.simulator.counters().ordersAccepted).toBeLessThan(ORDERS);
-    await kill(master);
+    await run.kill(master);
     // Asked over and over while the cluster fails over and the worker finishes the batch.
     let settledCluster = false;
-    void cluster!.settled(`${r.prefix}:any`).then(() => (settledCluster = true));
+    void run.cluster.settled(`${r.prefix}:any`).then(() => (settledCluster = true));
     await waitFor(
       async () => {
         await askAll();
@@ -271,8 +208,8 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     const counters = r.simulator.counters();
     expect(counters.ordersAccepted).toBe(ORDERS);
     expect(counters.duplicateOrdersAccepted).toBe(0);
-    expect(await stop(dashboard), dashboard.output().slice(-4000)).toBe(0);
-    expect(await stop(worker), worker.output().slice(-4000)).toBe(0);
+    expect(await stopProcess(dashboard), dashboard.output().slice(-4000)).toBe(0);
+    expect(await stopProcess(worker), worker.output().slice(-4000)).toBe(0);
     const during = pages.map((page) => `${page} ${[...answered.get(page)!].sort().join('/')}`).join(', ');
     recordReliability({
       fault: `Redis Cluster (3 masters + 3 replicas): the master of the orders' slot SIGKILLed while the dashboard is asked for its pages and a worker delivers (${ORDERS} orders, >= 300 delivered)`,
@@ -285,22 +222,21 @@ describe('a Redis Cluster failover under the long-running processes (the master 
   }, 600_000);
 
   it('longer than BULKORDER_REDIS_FAILOVER_MAX_MS: watch --once exits 5 naming the cluster state; the next run files it in done/', async () => {
-    rig = await deliveryRig('failover-watch-limit', {}, { BULKORDER_REDIS_CLUSTER_NODES: cluster!.nodes });
-    const r = rig;
+    const r = await run.rig('failover-watch-limit');
     const folder = join(r.dir, 'drop');
     const inbox = join(folder, 'inbox');
     await mkdir(inbox, { recursive: true });
     await drop(inbox, 'late.csv', ordersCsv('WX', ORDERS));
     // The dead master goes unnoticed for 20 s: far beyond the watcher's 1 s limit.
-    await cluster!.setNodeTimeout(20_000);
-    const master = await ordersMaster(r);
+    await run.cluster.setNodeTimeout(20_000);
+    const master = await run.ordersMaster(r);
     const watcher = startCli(['watch', folder, '--once', '--stable', '0.2', '--poll', '0.1'], {
       ...r.env,
       LOG_LEVEL: 'warn',
       BULKORDER_REDIS_FAILOVER_MAX_MS: '1000',
     });
     await waitFor(async () => (await latestEnqueued(r)) >= 50, '50 orders of the file queued', 120_000);
-    await kill(master);
+    await run.kill(master);
     // A bound for a hang (it would retry the file for ever), not a speed: the dead master stays unnoticed for 20 s.
     await waitFor(() => watcher.child.exitCode !== null, 'watch --once to give up', 120_000);
     expect(await watcher.exited, watcher.output().slice(-4000)).toBe(5);
@@ -314,8 +250,8 @@ describe('a Redis Cluster failover under the long-running processes (the master 
     expect((await namesIn(join(folder, 'failed'))).filter((n) => !n.startsWith('.'))).toEqual([]);
 
     // The cluster fails over (the node timeout back to 2 s); the cron run, delivering itself, finishes the file.
-    await cluster!.setNodeTimeout(NODE_TIMEOUT_MS);
-    await cluster!.settled(`${r.prefix}:any`);
+    await run.cluster.setNodeTimeout(NODE_TIMEOUT_MS);
+    await run.cluster.settled(`${r.prefix}:any`);
     const next = startCli(['watch', folder, '--once', '--deliver', '--stable', '0.2', '--poll', '0.1'], {
       ...r.env,
       LOG_LEVEL: 'warn',
