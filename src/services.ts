@@ -4,6 +4,7 @@ import type { RedisClient } from './redis.js';
 import { BatchStore } from './batches/batchStore.js';
 import { cancelBatch } from './batches/batchCircuit.js';
 import { wakeBatchJobs } from './batches/wakeBatch.js';
+import { PutBackChunks } from './batches/putBackChunks.js';
 import { redisPrefix, type Config, type CsvOutputSettings, type FileSettings } from './config.js';
 import type { ChunkJobData } from './deliveryJob.js';
 import type { DeliverySettings } from './deliverySettings.js';
@@ -178,7 +179,7 @@ export async function openServices<P>(
         await cancelBatch(redis, keys, batchId, { by: 'bulkorder import', why: why.slice(0, 500) });
       },
       wakeBatch: async (batchId) => {
-        await wakeBatchJobs(queue, redis, batchId);
+        await wakeBatchJobs(queue, new PutBackChunks(redis, keys), batchId);
       },
       ...(tracing === undefined ? {} : { tracing }),
     }),
