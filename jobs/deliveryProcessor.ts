@@ -6,6 +6,7 @@ import type { PayloadCodec } from '../src/deliveryJob.js';
 import { JobDataError } from '../src/errors.js';
 import { readJob, type QueuedJobData, type ReadJob } from '../src/ledger/jobData.js';
 import { deliverChunk } from '../src/worker/deliverChunk.js';
+import { putBackJob, type PutBackNotes } from '../src/batches/putBackChunks.js';
 import type { DeliverDeps, DeliveryResult } from '../src/worker/deliveryDeps.js';
 
 /** How long a job this process cannot read waits before it is offered again (to a newer worker, after a deploy). */
@@ -15,6 +16,8 @@ export interface DeliveryProcessorDeps<P> extends Omit<DeliverDeps<P>, 'postpone
   logger: Logger;
   /** The kind's payload codec (RecordKind.payloadCodec): a chunk's records may be packed. */
   codec?: PayloadCodec<P>;
+  /** Each batch's put-back jobs (src/batches/putBackChunks.ts), which waking the batch promotes; none: not noted. */
+  putBack?: PutBackNotes;
 }
 
 /**
@@ -26,7 +29,7 @@ export interface DeliveryProcessorDeps<P> extends Omit<DeliverDeps<P>, 'postpone
 export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
   return async (job: Job<QueuedJobData<P>, DeliveryResult>, lockToken?: string): Promise<DeliveryResult> => {
     const jobId = job.id ?? '';
-    const postpone = (ms: number) => job.moveToDelayed(Date.now() + ms, lockToken);
+    const postpone = (ms: number) => putBackJob(job, Date.now() + ms, lockToken, deps.putBack);
     let read: ReadJob<P>;
     try {
       read = readJob(job.data, jobId, deps.codec);
@@ -51,6 +54,9 @@ export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
       chunkId,
     };
     const logger = deps.logger.child({ batchId: chunk.batchId, jobId: job.id, file });
-    return deliverChunk(chunk, attempt, { ...deps, logger, postpone });
+    const result = await deliverChunk(chunk, attempt, { ...deps, logger, postpone });
+    // Run before (put back, most likely): it leaves its batch's put-back jobs. Not worth failing a completed job for.
+    if (job.attemptsStarted > 1) await deps.putBack?.drop(chunk.batchId, [jobId]).catch(() => undefined);
+    return result;
   };
 }

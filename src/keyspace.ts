@@ -23,6 +23,11 @@ export interface Keyspace {
    */
   batchFixes(batchId: string): string;
   /**
+   * The chunk jobs of a batch a worker put back to rest delayed (a set of job ids; notePutBack-2.lua, kept as long
+   * as the batch): what waking the batch promotes (src/batches/putBackChunks.ts), not BullMQ's whole delayed set.
+   */
+  batchPutBack(batchId: string): string;
+  /**
    * Fixed rows' links (a hash: new order key -> the dead letter's key it replaces), written by an import of an
    * exported dead letter and read by the delivered settle (settleOne.lua builds this name from `prefix`).
    */
@@ -125,6 +130,7 @@ export function keyspace(prefix: string): Keyspace {
     batch: (batchId) => `${prefix}:batch:${batchId}`,
     batchIndex: `${prefix}:batches`,
     batchFixes: (batchId) => `${prefix}:batch-fixes:${batchId}`,
+    batchPutBack: (batchId) => `${prefix}:batch-put-back:${batchId}`,
     supersedes: `${prefix}:supersedes`,
     duplicates: `${prefix}:duplicates`,
     duplicateInfo: `${prefix}:duplicate-info`,

@@ -4,6 +4,7 @@ import type { RedisClient } from './redis.js';
 import { BatchStore } from './batches/batchStore.js';
 import { cancelBatch } from './batches/batchCircuit.js';
 import { wakeBatchJobs } from './batches/wakeBatch.js';
+import { PutBackChunks } from './batches/putBackChunks.js';
 import { redisPrefix, type Config, type CsvOutputSettings, type FileSettings } from './config.js';
 import type { ChunkJobData } from './deliveryJob.js';
 import type { DeliverySettings } from './deliverySettings.js';
@@ -15,6 +16,7 @@ import { bulkorderVersion } from './paths.js';
 import type { Logger } from './logger.js';
 import { deliveryJobOptions } from './queues.js';
 import { assertRedisReady, createRedis, throughFailover, type RedisRole } from './redis.js';
+import { adoptClock, RedisClock } from './redis/redisClock.js';
 import { startTracing, type Tracing } from './tracing/tracing.js';
 
 /**
@@ -87,6 +89,14 @@ export interface ServicesOptions {
   delivery?: DeliverySettings;
   /** Opens a Redis that evicts, for a command that only reports it (`status`); default false: refused (exit 5). */
   allowEviction?: boolean;
+  /**
+   * Run this process's Date.now() on Redis's clock until `close()` (adoptClock): a process whose
+   * BullMQ calls stamp jobs (`import`, `watch`, `dead-letters retry`, `review release`, the
+   * dashboard). A job's `timestamp` is when it was queued, which a worker compares with times
+   * taken from Redis (a close that proved a customer refused: src/worker/refusedCustomers.ts), and
+   * a delay counts from it. Default false: a library caller's process keeps its own clock.
+   */
+  adoptRedisClock?: boolean;
 }
 
 /**
@@ -110,6 +120,7 @@ export async function openServices<P>(
   const redis = createRedis(config, options.role ?? 'producer');
   const keys = keyspace(prefix);
   let namespace: EnsuredMarker;
+  let clock: AdoptedClock;
   try {
     await assertRedisReady(redis, config.redisUrl, {
       requirePersistence: (options.delivery ?? config.delivery).requirePersistentRedis,
@@ -117,6 +128,7 @@ export async function openServices<P>(
       ...(options.allowEviction === true ? { allowEviction: true } : {}),
     });
     namespace = await ensureNamespaceMarker(redis, keys, { processVersion: bulkorderVersion() });
+    clock = await adoptedClock(redis, options.adoptRedisClock === true);
   } catch (error) {
     redis.disconnect();
     throw error;
@@ -167,13 +179,32 @@ export async function openServices<P>(
         await cancelBatch(redis, keys, batchId, { by: 'bulkorder import', why: why.slice(0, 500) });
       },
       wakeBatch: async (batchId) => {
-        await wakeBatchJobs(queue, redis, batchId);
+        await wakeBatchJobs(queue, new PutBackChunks(redis, keys), batchId);
       },
       ...(tracing === undefined ? {} : { tracing }),
     }),
     async close() {
       await queue.close().catch(() => undefined);
+      clock.undo();
       redis.disconnect();
+    },
+  };
+}
+
+/** Redis's clock adopted as this process's Date.now() (adoptClock); `undo` ends it. */
+interface AdoptedClock {
+  undo(): void;
+}
+
+/** Redis's clock adopted as this process's Date.now() when `adopt`; otherwise nothing is changed. */
+async function adoptedClock(redis: RedisClient, adopt: boolean): Promise<AdoptedClock> {
+  if (!adopt) return { undo: () => undefined };
+  const clock = await new RedisClock(redis).start();
+  const unadopt = adoptClock(clock);
+  return {
+    undo() {
+      unadopt();
+      clock.stop();
     },
   };
 }

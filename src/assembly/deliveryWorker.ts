@@ -14,6 +14,7 @@ import { BACKOFF_TYPE, deliveryJobOptions } from '../queues.js';
 import { BatchStore } from '../batches/batchStore.js';
 import { startReconciler } from '../importer/reconcileImports.js';
 import { wakeBatchJobs } from '../batches/wakeBatch.js';
+import { PutBackChunks } from '../batches/putBackChunks.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
 import { shutdownBudget, type DeliverySettings } from '../deliverySettings.js';
 import type { RecordKind } from '../kinds/recordKind.js';
@@ -110,8 +111,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const breaker = createBreaker(options, { commands, keys, ledger, queue, now: clock.now });
   const canary = createCanary(commands, keys, { options, queue });
   const logRedisError = throttledErrors(logger, 'Redis unavailable to the worker; BullMQ reconnects on its own');
-  const ticker = setInterval(() => void breaker.tick().catch(logRedisError), 1000);
-  ticker.unref();
+  const ticker = setInterval(() => void breaker.tick().catch(logRedisError), 1000).unref();
   const presence = startPresence(commands, keys, { queue: queueName, concurrency: delivery.concurrency });
 
   // Requests in flight in this process, shared by all its jobs.
@@ -144,6 +144,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     batchFile,
     logger,
     rate,
+    putBack: new PutBackChunks(commands, keys),
   });
   const running = countRuns(processor);
   const worker = createBullWorker(options, { connection: blocking, processor: running.processor });
@@ -222,7 +223,7 @@ function createCanary<P>(
     ...(delivery.canary === undefined ? {} : { settings: delivery.canary }),
     probeTimeoutMs: options.requestDeadlineMs + 10_000,
     wake: async (batchId) => {
-      await wakeBatchJobs(queue, commands, batchId);
+      await wakeBatchJobs(queue, new PutBackChunks(commands, keys), batchId);
     },
     ...(options.onBatchCircuitEvent === undefined ? {} : { onEvent: options.onBatchCircuitEvent }),
   });

@@ -33,7 +33,8 @@ export async function runImport<P>(
   ctx: CommandContext,
   kind: RecordKind<P>,
 ): Promise<CommandReport> {
-  const services = await openServices(ctx.config, kind);
+  // Its jobs are stamped on Redis's clock, as the workers that compare their stamps read it.
+  const services = await openServices(ctx.config, kind, { adoptRedisClock: true });
   try {
     if (kind.name === 'accounts' && ctx.config.credentials.cafetariaplan === undefined) {
       // Importing needs no credentials, but only a worker that has them registers accounts.

@@ -27,7 +27,8 @@ export async function runWatch(dir: string, flags: WatchFlags, ctx: CommandConte
     maxActive: Math.floor(number(flags.maxActive ?? '4', '--max-active', 1)),
     ingest: await ingestOptionsFromFlags(flags),
   };
-  const services = await openServices(ctx.config, ORDERS, { role: 'worker' });
+  // The jobs of its imports stamped on Redis's clock, as `import` stamps them.
+  const services = await openServices(ctx.config, ORDERS, { role: 'worker', adoptRedisClock: true });
   let delivery: { close(): Promise<void> } | undefined;
   try {
     if (flags.deliver === true) {

@@ -68,7 +68,8 @@ export function dashboardSnapshot(state: DashboardState): ReturnType<typeof read
 }
 
 async function openTarget(config: Config, logger: Logger, kind: TargetKind): Promise<DashboardTarget> {
-  const services = await openServices(config, KINDS[kind]);
+  // Uploads, retries and releases queue jobs: stamped on Redis's clock, as `import` stamps them.
+  const services = await openServices(config, KINDS[kind], { adoptRedisClock: true });
   return {
     kind,
     services,

@@ -18,7 +18,8 @@ export interface ParkedTarget {
  * records of every kind have one shape, so everything else is shared.
  */
 export async function openParked(config: Config, kind: RecordKind<unknown>, parked: ParkedKind): Promise<ParkedTarget> {
-  const services = await openServices(config, kind);
+  // A retry or release queues jobs: stamped on Redis's clock, as `import` stamps them.
+  const services = await openServices(config, kind, { adoptRedisClock: true });
   return { services, store: new ParkedStore(services.redis, services.keys, services.ledger, parked) };
 }
 

@@ -150,6 +150,8 @@ declare module 'ioredis' {
     bulkorderDeleteIfOwner(lock: string, owner: string): Result<number, Context>;
     bulkorderInvalidateToken(token: string, tokenId: string): Result<number, Context>;
     bulkorderHeartbeat(batch: string, owner: string, ttlMs: number): Result<number, Context>;
+    /** `notePutBack-2.lua`: 1 when noted, 0 when the batch is gone. */
+    bulkorderNotePutBack(batch: string, putBack: string, jobId: string): Result<number, Context>;
     bulkorderCloseOrphaned(
       batch: string,
       owner: string,
@@ -190,5 +192,6 @@ export const SCRIPT_COMMANDS = [
   'bulkorderDeleteIfOwner',
   'bulkorderInvalidateToken',
   'bulkorderHeartbeat',
+  'bulkorderNotePutBack',
   'bulkorderCloseOrphaned',
 ] as const;

@@ -10,6 +10,7 @@ import {
 } from '../batches/batchCircuit.js';
 import { localTime } from '../timeText.js';
 import { wakeBatchJobs } from '../batches/wakeBatch.js';
+import { PutBackChunks } from '../batches/putBackChunks.js';
 
 /** What `batch show --json` prints: the batch's circuit with its counts. */
 export interface BatchShow extends BatchCircuitView {
@@ -60,7 +61,7 @@ export async function actOnBatch<P>(
   if (action === 'cancel') await cancelBatch(services.redis, services.keys, batchId, record);
   else await releaseBatch(services.redis, services.keys, batchId, record);
   // Its chunks rest until near the next probe (up to 15 s): after a person's word they go (or end) now.
-  await wakeBatchJobs(services.queue, services.redis, batchId);
+  await wakeBatchJobs(services.queue, new PutBackChunks(services.redis, services.keys), batchId);
   return showBatch(services, batchId);
 }
 

@@ -1646,6 +1646,25 @@ const rows: Row[] = [
     returns: 0,
   },
   {
+    name: 'notePutBack: a put-back job is noted, kept as long as its batch',
+    command: 'bulkorderNotePutBack',
+    given: { 'batch:B1': { hash: { importState: 'imported' } }, 'put-back:B1': { set: ['B1.1'] } },
+    run: async (r, k) => {
+      await r.pexpire(k('batch:B1'), 60_000);
+      return r.bulkorderNotePutBack(k('batch:B1'), k('put-back:B1'), 'B1.2');
+    },
+    returns: 1,
+    then: { 'batch:B1': { hash: { importState: 'imported' } }, 'put-back:B1': { set: ['B1.1', 'B1.2'] } },
+    expires: { 'put-back:B1': true },
+  },
+  {
+    name: 'notePutBack: a batch gone notes nothing',
+    command: 'bulkorderNotePutBack',
+    run: (r, k) => r.bulkorderNotePutBack(k('batch:B1'), k('put-back:B1'), 'B1.1'),
+    returns: 0,
+    then: {},
+  },
+  {
     name: 'closeOrphaned: an importing batch whose owner lapsed is interrupted',
     command: 'bulkorderCloseOrphaned',
     given: { 'batch:B1': { hash: { importState: 'importing' } }, importing: { set: ['B1'] } },

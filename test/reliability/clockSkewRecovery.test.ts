@@ -12,10 +12,11 @@ import { skewed, skewOf } from '../helpers/fakeTime.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 
 /**
- * Issue 37, "one clock", the two decisions clockSkew.test.ts leaves out: a claim left `sending` by
- * a SIGKILLed worker, recovered by peers 10 minutes behind and ahead, and a schedule fired by
- * workers whose clocks are 20 minutes apart. Real worker processes (the CLI) under libfaketime,
- * real Redis and BullMQ, the simulator's counts.
+ * Issue 37, "one clock", the decisions clockSkew.test.ts leaves out: a claim left `sending` by
+ * a SIGKILLed worker, recovered by peers 10 minutes behind and ahead, a schedule fired by
+ * workers whose clocks are 20 minutes apart, and the time an importer 10 minutes behind or ahead
+ * stamps on its jobs. Real worker and importer processes (the CLI) under libfaketime, real Redis
+ * and BullMQ, the simulator's counts.
  */
 let rig: DeliveryRig | undefined;
 let front: HoldingFront | undefined;
@@ -293,4 +294,96 @@ describe('one clock: recovery and schedules on workers whose host clocks are 10 
     },
     MAX_WAIT_MS * 2 + 60_000,
   );
+
+  it(
+    'importers 10 min ahead and 10 min behind stamp their jobs on Redis’s clock: of a customer a close proved refused, the orders queued before the close are dead-lettered unsent, those queued after are delivered once',
+    async () => {
+      const behind = skewed('-10m');
+      const ahead = skewed('+10m');
+      expect(skewOf(behind)).toBeLessThan(-9 * 60_000);
+      expect(skewOf(ahead)).toBeGreaterThan(9 * 60_000);
+
+      const ORDERS = 10;
+      rig = await deliveryRig('skewimport', {}, { BULKORDER_ORDERS_PER_JOB: '5' });
+      const { services } = rig;
+      // Nothing is taken until the worker has read the close (its breaker reads it every second).
+      await services.queue.pause();
+      const worker = startCli(['worker'], { ...rig.env, LOG_LEVEL: 'warn', BULKORDER_CONCURRENCY: '4' });
+      await waitFor(
+        async () => (await services.redis.zcard(services.keys.workers)) === 1,
+        'the worker to beat',
+        MAX_WAIT_MS,
+      );
+      // Every order is of customer 1001.
+      const before = await importSkewed(rig, ahead, 'before.csv', ordersCsv('EARLY', ORDERS));
+      // What closeBreaker-5.lua writes when a healthy trial of another customer proves 1001 refused.
+      const closedAt = await redisTime(services.redis);
+      const answer = { status: 422, code: 'CUSTOMER_BLOCKED', message: 'customer 1001 is blocked' };
+      await services.redis
+        .multi()
+        .hset(services.keys.breakerRefused, '@closedAt', String(closedAt), '1001', JSON.stringify(answer))
+        .pexpire(services.keys.breakerRefused, 600_000)
+        .exec();
+      const after = await importSkewed(rig, behind, 'after.csv', ordersCsv('LATE', ORDERS));
+      // Each job stamped when it was queued on Redis's clock, not 10 minutes off.
+      const report = JSON.stringify({ closedAt, before, after });
+      for (const stamp of before.stamps) {
+        expect(stamp, report).toBeGreaterThanOrEqual(before.from);
+        expect(stamp, report).toBeLessThanOrEqual(Math.min(before.until, closedAt));
+      }
+      for (const stamp of after.stamps) {
+        expect(stamp, report).toBeGreaterThan(closedAt);
+        expect(stamp, report).toBeLessThanOrEqual(after.until);
+      }
+      // Several of the worker's breaker ticks (every second) read the close before a job is taken.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      await services.queue.resume();
+
+      const ended = await Promise.all(
+        [before.batchId, after.batchId].map((batchId) =>
+          followBatch(services.batches, batchId, { pollMs: 200, timeoutMs: MAX_WAIT_MS, out: quiet }),
+        ),
+      );
+      if (!ended.every((e) => e.settled)) console.error(JSON.stringify({ ended, out: worker.output().slice(-3000) }));
+      expect(ended.map((e) => e.settled)).toEqual([true, true]);
+      const [early, late] = ended.map((e) => e.batch);
+      expect(early, report).toMatchObject({ delivered: 0, dead: ORDERS, held: 0 });
+      expect(late, report).toMatchObject({ delivered: ORDERS, dead: 0, held: 0, possibleDuplicates: 0 });
+      const counters = rig.simulator.counters();
+      expect(counters.ordersAccepted).toBe(ORDERS);
+      expect(counters.duplicateOrdersAccepted).toBe(0);
+      expect(worker.child.exitCode).toBeNull();
+      recordReliability({
+        fault: `an importer 10 min ahead queued ${ORDERS} orders of a customer before a close proved it refused, one 10 min behind ${ORDERS} more after it (libfaketime)`,
+        behaviour:
+          'each job was stamped on Redis’s clock: the orders queued before the close were dead-lettered unsent with its answer, those queued after were delivered once',
+        orders: 2 * ORDERS,
+        lost: 2 * ORDERS - (late?.delivered ?? 0) - (early?.dead ?? 0),
+        duplicates: counters.duplicateOrdersAccepted,
+        held: (early?.held ?? 0) + (late?.held ?? 0),
+      });
+    },
+    MAX_WAIT_MS * 2 + 60_000,
+  );
 });
+
+/** Imports `csv` with the CLI under `clock`; its batch, its jobs' stamps and Redis's time around the import. */
+async function importSkewed(
+  r: DeliveryRig,
+  clock: Record<string, string>,
+  name: string,
+  csv: string,
+): Promise<{ batchId: string; stamps: number[]; from: number; until: number }> {
+  const { services } = r;
+  const file = await r.writeFile(name, csv);
+  const from = await redisTime(services.redis);
+  const run = startCli(['import', file, '--json'], { ...r.env, ...clock });
+  const code = await run.exited;
+  const until = await redisTime(services.redis);
+  expect(code, run.output()).toBe(0);
+  const { batchId } = JSON.parse(run.stdout()) as { batchId: string };
+  const jobs = await services.queue.getJobs(['waiting'], 0, -1);
+  const stamps = jobs.filter((job) => String(job.id).startsWith(`${batchId}.`)).map((job) => job.timestamp);
+  expect(stamps.length).toBeGreaterThan(0);
+  return { batchId, stamps, from, until };
+}
