@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deliveryRig, ordersCsv, settleBatch, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { startBlockingGate, type BlockingGate } from '../helpers/blockingGate.js';
-import { TEST_REDIS_URL } from '../helpers/redis.js';
+import { deletePrefix, TEST_REDIS_URL, testPrefix, testRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
@@ -18,6 +18,8 @@ import type { OrderPayload } from '../../src/ingest/types.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics/bulkorderMetrics.js';
 import type { WedgeCheckSettings } from '../../src/deliverySettings.js';
+import { startWedgeGuard, takeableJobs, type TakeableKeys } from '../../src/worker/wedgeGuard.js';
+import { bullmq } from '../../src/cjsPackages.js';
 
 let rig: DeliveryRig | undefined;
 let gate: BlockingGate | undefined;
@@ -90,4 +92,98 @@ describe("the wedge guard (BullMQ's blocking wait gone deaf)", () => {
       expect((await rig.services.batches.get(imported.batchId))?.delivered ?? 0).toBe(0);
     },
   );
+});
+
+/** A real BullMQ queue under a fresh prefix, its takeable keys, and a clean-up. */
+async function bareQueue(name: string) {
+  const redis = testRedis();
+  const prefix = testPrefix(name);
+  const queue = new bullmq.Queue(name, { connection: redis, prefix });
+  const keys: TakeableKeys = {
+    wait: queue.toKey('wait'),
+    prioritized: queue.toKey('prioritized'),
+    meta: queue.toKey('meta'),
+    limiter: queue.toKey('limiter'),
+  };
+  cleanups.push(async () => {
+    await queue.close();
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  });
+  return { redis, queue, keys };
+}
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+describe('what the wedge guard counts as takeable, and when it declares a wedge', () => {
+  it('counts waiting and prioritized jobs; none while the queue is paused (the breaker, a person) or rate limited, none delayed', async () => {
+    const { redis, queue, keys } = await bareQueue('takeable');
+    await queue.add('later', {}, { delay: 60_000 });
+    expect(await takeableJobs(redis, keys)).toBe(0);
+    await queue.addBulk([
+      { name: 'a', data: {} },
+      { name: 'b', data: {} },
+      { name: 'c', data: {}, opts: { priority: 5 } },
+    ]);
+    expect(await takeableJobs(redis, keys)).toBe(3);
+    await queue.pause();
+    expect(await takeableJobs(redis, keys)).toBe(0);
+    await queue.resume();
+    expect(await takeableJobs(redis, keys)).toBe(3);
+    await queue.rateLimit(60_000);
+    expect(await takeableJobs(redis, keys)).toBe(0);
+    await queue.removeRateLimitKey();
+    expect(await takeableJobs(redis, keys)).toBe(3);
+  });
+
+  it('recovers on the third look in a row that finds jobs waiting and none taken; a paused queue, a held or busy worker, a job started reset the count', async () => {
+    const { redis, queue, keys } = await bareQueue('decide');
+    await queue.addBulk([
+      { name: 'a', data: {} },
+      { name: 'b', data: {} },
+    ]);
+    const state = { started: 0, running: 0, held: false };
+    let recoveries = 0;
+    const guard = startWedgeGuard({
+      everyMs: 0, // no timer: the test looks itself
+      checks: 3,
+      redis,
+      keys,
+      jobs: () => ({ started: state.started, running: state.running }),
+      held: () => state.held,
+      recover: async () => void recoveries++,
+      logger: createLogger({ level: 'silent' }),
+    });
+    cleanups.push(async () => guard.stop());
+    const looks = async (n: number) => {
+      for (let i = 0; i < n; i++) await guard.check();
+    };
+    await looks(2);
+    expect(recoveries).toBe(0);
+    await looks(1);
+    expect(recoveries).toBe(1);
+    // Each of these, while it lasts, keeps the count from reaching three: five looks with it recover nothing.
+    const breaks: [string, () => Promise<unknown> | void, () => Promise<unknown> | void][] = [
+      ['queue paused', () => queue.pause(), () => queue.resume()],
+      ['worker held', () => void (state.held = true), () => void (state.held = false)],
+      ['a job running', () => void (state.running = 1), () => void (state.running = 0)],
+      // A job started before each look: the worker takes jobs, slowly (a rate, one long job after another).
+      ['jobs started', () => void state.started++, () => undefined],
+    ];
+    for (const [what, during, after] of breaks) {
+      await looks(2);
+      for (let i = 0; i < 5; i++) {
+        await during();
+        await looks(1);
+      }
+      await after();
+      await looks(2);
+      expect(recoveries, what).toBe(1);
+      await looks(1); // the third in a row since it ended
+      expect(recoveries, what).toBe(2);
+      recoveries = 1;
+    }
+  });
 });
