@@ -42,6 +42,11 @@ import { adoptClock, RedisClock } from '../redis/redisClock.js';
 /** Jobs per second that stand for "no limit" (see the limiter below). */
 const UNLIMITED_PER_SECOND = 1_000_000_000;
 
+/** The BullMQ worker's limiter: BULKORDER_MAX_RPS jobs a second, or a limit too high to reach. */
+function limiterMax(delivery: DeliverySettings): number {
+  return delivery.maxRequestsPerSecond > 0 ? delivery.maxRequestsPerSecond : UNLIMITED_PER_SECOND;
+}
+
 export interface DeliveryWorkerOptions<P> {
   /** Where Redis is (one server or a cluster; src/config.ts). */
   endpoint: RedisEndpoint;
@@ -330,10 +335,7 @@ function createBullWorker<P>(
     maxStalledCount: 2,
     // Always a limiter: BullMQ honours a manual rateLimit() only for workers that have one, so
     // "no limit" is a limit too high to reach.
-    limiter: {
-      max: delivery.maxRequestsPerSecond > 0 ? delivery.maxRequestsPerSecond : UNLIMITED_PER_SECOND,
-      duration: 1000,
-    },
+    limiter: { max: limiterMax(delivery), duration: 1000 },
     settings: {
       backoffStrategy: (attemptsMade, type, error) =>
         type === BACKOFF_TYPE
@@ -436,6 +438,7 @@ function guardWedge<P>(
       prioritized: parts.queue.toKey('prioritized'),
       meta: parts.queue.toKey('meta'),
       limiter: parts.queue.toKey('limiter'),
+      limitMax: limiterMax(options.delivery),
     },
     jobs: () => ({ started: parts.running.started(), running: parts.running.count() }),
     held: () => parts.isStopping() || bull.worker.isPaused(),

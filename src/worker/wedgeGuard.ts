@@ -2,12 +2,14 @@ import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
 import type { WedgeCheckSettings } from '../deliverySettings.js';
 
-/** BullMQ's keys of the queue that say whether a job may be taken now (`queue.keys`). */
+/** BullMQ's keys of the queue that say whether a job may be taken now (`queue.toKey`), and its limiter's max. */
 export interface TakeableKeys {
   wait: string;
   prioritized: string;
   meta: string;
   limiter: string;
+  /** The worker's `limiter.max`: the limiter key counts jobs taken in its window (`queue.rateLimit` sets it above any max). */
+  limitMax: number;
 }
 
 export interface WedgeGuardOptions extends WedgeCheckSettings {
@@ -32,8 +34,9 @@ export interface WedgeGuard {
 
 /**
  * Jobs a worker could take now: waiting or prioritized, the queue neither paused (the breaker, a
- * person: BullMQ keeps a paused queue's jobs in `wait`) nor rate limited (a limiter key alive).
- * One round trip; the keys share the queue's hash tag, so it runs on a Redis Cluster too.
+ * person: BullMQ keeps a paused queue's jobs in `wait`) nor rate limited (its limiter's count at
+ * its max, as BullMQ's moveToActive judges it). One round trip (MULTI: LLEN, ZCARD, HEXISTS, GET);
+ * the keys share the queue's hash tag, so it runs on a Redis Cluster too.
  */
 export async function takeableJobs(redis: RedisClient, keys: TakeableKeys): Promise<number> {
   const replies = await redis
@@ -41,14 +44,14 @@ export async function takeableJobs(redis: RedisClient, keys: TakeableKeys): Prom
     .llen(keys.wait)
     .zcard(keys.prioritized)
     .hexists(keys.meta, 'paused')
-    .pttl(keys.limiter)
+    .get(keys.limiter)
     .exec();
   const values = (replies ?? []).map(([error, value]) => {
     if (error !== null) throw error;
-    return Number(value);
+    return Number(value ?? 0);
   });
-  const [wait = 0, prioritized = 0, paused = 0, limitMs = -2] = values;
-  return paused === 1 || limitMs > 0 ? 0 : wait + prioritized;
+  const [wait = 0, prioritized = 0, paused = 0, taken = 0] = values;
+  return paused === 1 || taken >= keys.limitMax ? 0 : wait + prioritized;
 }
 
 /**

@@ -104,6 +104,7 @@ async function bareQueue(name: string) {
     prioritized: queue.toKey('prioritized'),
     meta: queue.toKey('meta'),
     limiter: queue.toKey('limiter'),
+    limitMax: 10,
   };
   cleanups.push(async () => {
     await queue.close();
@@ -118,7 +119,7 @@ afterEach(async () => {
 });
 
 describe('what the wedge guard counts as takeable, and when it declares a wedge', () => {
-  it('counts waiting and prioritized jobs; none while the queue is paused (the breaker, a person) or rate limited, none delayed', async () => {
+  it('counts waiting and prioritized jobs; none while the queue is paused (the breaker, a person) or its limiter is at its max, none delayed', async () => {
     const { redis, queue, keys } = await bareQueue('takeable');
     await queue.add('later', {}, { delay: 60_000 });
     expect(await takeableJobs(redis, keys)).toBe(0);
@@ -132,6 +133,11 @@ describe('what the wedge guard counts as takeable, and when it declares a wedge'
     expect(await takeableJobs(redis, keys)).toBe(0);
     await queue.resume();
     expect(await takeableJobs(redis, keys)).toBe(3);
+    // The limiter's window with fewer jobs taken than its max (other workers busy) leaves them takeable.
+    await redis.set(keys.limiter, '9', 'PX', 60_000);
+    expect(await takeableJobs(redis, keys)).toBe(3);
+    await redis.set(keys.limiter, '10', 'PX', 60_000);
+    expect(await takeableJobs(redis, keys)).toBe(0);
     await queue.rateLimit(60_000);
     expect(await takeableJobs(redis, keys)).toBe(0);
     await queue.removeRateLimitKey();
