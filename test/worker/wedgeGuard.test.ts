@@ -12,6 +12,7 @@ import { deliveryRig, ordersCsv, settleBatch, type DeliveryRig } from '../helper
 import { startBlockingGate, type BlockingGate } from '../helpers/blockingGate.js';
 import { deletePrefix, TEST_REDIS_URL, testPrefix, testRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/cliProcess.js';
+import { recordReliability } from '../helpers/reliabilityLog.js';
 import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
 import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
 import type { OrderPayload } from '../../src/ingest/types.js';
@@ -77,6 +78,15 @@ describe("the wedge guard (BullMQ's blocking wait gone deaf)", () => {
       expect(wedged).toBeGreaterThanOrEqual(1);
       const counted = await metrics.registry.getSingleMetricAsString('bulkorder_worker_wedge_recoveries_total');
       expect(counted).toContain(`bulkorder_worker_wedge_recoveries_total{api="business"} ${wedged}`);
+      recordReliability({
+        fault:
+          "an idle worker's BullMQ blocking wait gone deaf (its connection cut, the reconnection accepted and never answered), then a file imported",
+        behaviour: `the wedge guard logged WORKER_WEDGED and replaced the BullMQ worker (${wedged}x); without it no job is taken`,
+        orders: ORDERS,
+        lost: ORDERS - batch.delivered - batch.dead - batch.held,
+        duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+        held: batch.held,
+      });
     },
   );
 
