@@ -232,6 +232,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
       redisCheck: { everyMs: v.BULKORDER_REDIS_CHECK_MS, unverifiable: v.BULKORDER_REDIS_CHECK_UNVERIFIABLE },
+      wedgeCheck: { everyMs: v.BULKORDER_WEDGE_CHECK_MS, checks: v.BULKORDER_WEDGE_CHECKS },
     },
     dashboard: {
       token: v.BULKORDER_DASHBOARD_TOKEN,

@@ -73,6 +73,12 @@ export interface DeliverySettings {
    * default `run`): whether a Redis that refuses CONFIG pauses it too.
    */
   redisCheck: { everyMs: number; unverifiable: 'pause' | 'run' };
+  /**
+   * The guard of BullMQ's blocking wait (src/worker/wedgeGuard.ts): every `everyMs` (BULKORDER_WEDGE_CHECK_MS,
+   * default 10 s; 0: off), a worker that takes no job while jobs wait for `checks` looks in a row
+   * (BULKORDER_WEDGE_CHECKS, default 3) gets a new BullMQ worker. Default DEFAULT_WEDGE_CHECK.
+   */
+  wedgeCheck?: WedgeCheckSettings;
 }
 
 /**
@@ -183,3 +189,14 @@ export function shutdownBudget(graceMs: number): { inFlightMs: number; exitByMs:
   const reserve = Math.min(2_000, Math.floor(graceMs / 3));
   return { inFlightMs: graceMs - reserve, exitByMs: graceMs - Math.floor(reserve / 2) };
 }
+
+/** How often the wedge guard looks, and after how many looks in a row a wedge is declared (BULKORDER_WEDGE_*). */
+export interface WedgeCheckSettings {
+  /** Milliseconds between looks (BULKORDER_WEDGE_CHECK_MS, default 10 s); 0 turns the guard off. */
+  everyMs: number;
+  /** Looks in a row that must each find the wedge (BULKORDER_WEDGE_CHECKS, default 3, at least 2). */
+  checks: number;
+}
+
+/** The wedge guard's default: a worker left idle beside waiting jobs is healed within about 30 s. */
+export const DEFAULT_WEDGE_CHECK: WedgeCheckSettings = { everyMs: 10_000, checks: 3 };

@@ -1034,6 +1034,13 @@ export const ERROR_CODES = {
     action:
       'Point BULKORDER_NOTIFY_URLS at a public receiver, or allow it with BULKORDER_NOTIFY_ALLOW_PRIVATE (its host name, a network, or *).',
   },
+  WORKER_WEDGED: {
+    seen: ['worker'],
+    meaning:
+      "a worker took no job while jobs waited for BULKORDER_WEDGE_CHECKS looks in a row (BullMQ's blocking wait went deaf, e.g. after a Redis Cluster failover): it got a new BullMQ worker and takes jobs again",
+    action:
+      'Nothing: the worker healed itself (bulkorder_worker_wedge_recoveries_total counts it). If it repeats without a failover, check the network between the worker and Redis.',
+  },
 } as const satisfies Readonly<Record<string, CodeEntry>>;
 
 /** Every code of the catalogue. */

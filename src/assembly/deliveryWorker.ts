@@ -16,7 +16,7 @@ import { startReconciler } from '../importer/reconcileImports.js';
 import { wakeBatchJobs } from '../batches/wakeBatch.js';
 import { PutBackChunks } from '../batches/putBackChunks.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
-import { shutdownBudget, type DeliverySettings } from '../deliverySettings.js';
+import { DEFAULT_WEDGE_CHECK, shutdownBudget, type DeliverySettings } from '../deliverySettings.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { backoffDelay } from '../worker/backoff.js';
 import { BatchCanary, type BatchCircuitEvent } from '../worker/batchCanary.js';
@@ -27,6 +27,8 @@ import { startPresence } from '../worker/workerPresence.js';
 import { RetryableDeliveryError, type DeliveryResult } from '../worker/deliveryDeps.js';
 import { parkOrphan, type OrphanDeps } from '../worker/parkOrphan.js';
 import { startRedisGuard, type RedisGuard, type RedisSafety } from '../worker/redisGuard.js';
+import { startWedgeGuard, type WedgeGuard } from '../worker/wedgeGuard.js';
+import { RenewableWorker } from './renewableWorker.js';
 import { RequestSlots } from '../worker/requestSlots.js';
 import { SharedRate } from '../worker/sharedRate.js';
 import type { DeliveryMetricsSink, MetricsApi, OrderOutcome } from '../metrics/bulkorderMetrics.js';
@@ -39,6 +41,11 @@ import { adoptClock, RedisClock } from '../redis/redisClock.js';
 
 /** Jobs per second that stand for "no limit" (see the limiter below). */
 const UNLIMITED_PER_SECOND = 1_000_000_000;
+
+/** The BullMQ worker's limiter: BULKORDER_MAX_RPS jobs a second, or a limit too high to reach. */
+function limiterMax(delivery: DeliverySettings): number {
+  return delivery.maxRequestsPerSecond > 0 ? delivery.maxRequestsPerSecond : UNLIMITED_PER_SECOND;
+}
 
 export interface DeliveryWorkerOptions<P> {
   /** Where Redis is (one server or a cluster; src/config.ts). */
@@ -76,6 +83,7 @@ export interface DeliveryWorkerOptions<P> {
 }
 
 export interface DeliveryWorker<P> {
+  /** The BullMQ worker now: the wedge guard may replace it (listeners added to an earlier one stay there). */
   readonly worker: Worker<QueuedJobData<P>, DeliveryResult>;
   /** Takes no new jobs, lets requests in flight finish within the grace period, then closes. */
   close(): Promise<void>;
@@ -94,8 +102,6 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const { queueName, wording } = kind;
   const keys = keyspace(prefix);
   const commands = await openCheckedRedis(options, keys);
-  // Made once the check has run: a Redis user without INFO is then known, and the client made without it.
-  const blocking = createRedis(options.endpoint, 'worker');
   const ledger = createLedger(commands, keys, options);
   const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
   const batchFile = cachedBatchFiles(batches);
@@ -147,14 +153,12 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     putBack: new PutBackChunks(commands, keys),
   });
   const running = countRuns(processor);
-  const worker = createBullWorker(options, { connection: blocking, processor: running.processor });
-  worker.on('error', logRedisError);
+  const bull = renewableWorker(options, { processor: running.processor, onError: logRedisError, ledger, batchFile });
   // Without a listener BullMQ prints every connection error raw to stderr.
   queue.on('error', logRedisError);
-  parkFailedJobs(worker, options, { ledger, logger, noun: wording.noun, batchFile, codec: kind.payloadCodec });
-  if (options.onJobEnded !== undefined) watchJobEnds(worker, options.onJobEnded);
 
-  const guard = guardRedis(worker, commands, options);
+  const guard = guardRedis(bull, commands, options);
+  const wedge = guardWedge(bull, { commands, queue, running, isStopping: () => stopping }, options);
   // An importer that died (SIGKILL, lost host) left reservations whose jobs it never added: queue them.
   const jobOptions = deliveryJobOptions(delivery);
   const reconciler = startReconciler({ ledger, batches, queue, jobOptions, logger, codec: kind.payloadCodec });
@@ -164,12 +168,15 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   );
   let closing: Promise<void> | undefined;
   return {
-    worker,
+    get worker() {
+      return bull.worker;
+    },
     close() {
       closing ??= (async () => {
         stopping = true;
         clearInterval(ticker);
-        for (const part of [guard, reconciler, rate, clock]) part.stop();
+        for (const part of [guard, wedge, reconciler, rate, clock]) part.stop();
+        const { worker, connection: blocking } = bull;
         const parts = { worker, presence, queue, blocking, commands, ended, waitingSettles };
         await closeConnections(options, parts, running.count);
         unadopt();
@@ -300,6 +307,8 @@ interface BullWorkerParts<P> {
   /** A connection for BullMQ's blocking commands, used by nothing else. */
   connection: RedisClient;
   processor: Processor<QueuedJobData<P>, DeliveryResult>;
+  /** Start fetching at once (false: a replacement for a worker the Redis guard holds paused). */
+  autorun: boolean;
 }
 
 /**
@@ -313,6 +322,7 @@ function createBullWorker<P>(
   const { delivery, kind } = options;
   return new bullmq.Worker<QueuedJobData<P>, DeliveryResult>(kind.queueName, parts.processor, {
     connection: parts.connection,
+    autorun: parts.autorun,
     prefix: kind.prefix(options.prefix),
     ...bullTelemetry(options.tracing),
     // getWorkers() shows this name: which host and process, at what concurrency.
@@ -325,10 +335,7 @@ function createBullWorker<P>(
     maxStalledCount: 2,
     // Always a limiter: BullMQ honours a manual rateLimit() only for workers that have one, so
     // "no limit" is a limit too high to reach.
-    limiter: {
-      max: delivery.maxRequestsPerSecond > 0 ? delivery.maxRequestsPerSecond : UNLIMITED_PER_SECOND,
-      duration: 1000,
-    },
+    limiter: { max: limiterMax(delivery), duration: 1000 },
     settings: {
       backoffStrategy: (attemptsMade, type, error) =>
         type === BACKOFF_TYPE
@@ -338,6 +345,34 @@ function createBullWorker<P>(
               error instanceof RetryableDeliveryError ? error.retryAfterMs : undefined,
             )
           : 0,
+    },
+  });
+}
+
+/**
+ * The BullMQ worker (replaceable: the wedge guard), each on a connection of its own made after the
+ * Redis check ran (a user without INFO is then known, and the client made without it), each wired
+ * to log errors, park what BullMQ failed for good and tell `onJobEnded`.
+ */
+function renewableWorker<P>(
+  options: DeliveryWorkerOptions<P>,
+  parts: {
+    processor: Processor<QueuedJobData<P>, DeliveryResult>;
+    onError: (error: Error) => void;
+    ledger: Ledger;
+    batchFile: (batchId: string) => Promise<string>;
+  },
+): RenewableWorker<QueuedJobData<P>, DeliveryResult> {
+  const { logger, kind } = options;
+  const { processor, ledger, batchFile } = parts;
+  return new RenewableWorker<QueuedJobData<P>, DeliveryResult>({
+    connect: () => createRedis(options.endpoint, 'worker'),
+    create: (connection, autorun) => createBullWorker(options, { connection, processor, autorun }),
+    wire(worker) {
+      worker.on('error', parts.onError);
+      const noun = kind.wording.noun;
+      parkFailedJobs(worker, options, { ledger, logger, noun, batchFile, codec: kind.payloadCodec });
+      if (options.onJobEnded !== undefined) watchJobEnds(worker, options.onJobEnded);
     },
   });
 }
@@ -359,7 +394,7 @@ function parkFailedJobs<P>(
 
 /** A Redis that starts evicting (or forgets, in production) while we run: take no jobs until it is fixed. */
 function guardRedis<P>(
-  worker: Worker<QueuedJobData<P>, DeliveryResult>,
+  worker: RenewableWorker<QueuedJobData<P>, DeliveryResult>,
   redis: RedisClient,
   options: DeliveryWorkerOptions<P>,
 ): RedisGuard {
@@ -370,10 +405,46 @@ function guardRedis<P>(
     requirePersistence: delivery.requirePersistentRedis,
     requireVerifiable: delivery.requireVerifiableRedis,
     unverifiable: delivery.redisCheck.unverifiable,
-    pause: () => worker.pause(true),
-    resume: () => void worker.resume(),
+    pause: () => worker.pause(),
+    resume: () => worker.resume(),
     logger: options.logger,
     ...(options.onRedisSafety === undefined ? {} : { onChange: options.onRedisSafety }),
+  });
+}
+
+/** What the wedge guard looks at besides the BullMQ worker. */
+interface WedgeParts<P> {
+  commands: RedisClient;
+  queue: Queue<ChunkJobData<P>>;
+  running: { count(): number; started(): number };
+  isStopping(): boolean;
+}
+
+/**
+ * An idle worker whose blocking wait went deaf (a Redis Cluster failover; BullMQ issues 4138, 3185)
+ * gets a new BullMQ worker once jobs waited for it over BULKORDER_WEDGE_CHECKS looks in a row.
+ */
+function guardWedge<P>(
+  bull: RenewableWorker<QueuedJobData<P>, DeliveryResult>,
+  parts: WedgeParts<P>,
+  options: DeliveryWorkerOptions<P>,
+): WedgeGuard {
+  const { metrics } = options;
+  return startWedgeGuard({
+    ...(options.delivery.wedgeCheck ?? DEFAULT_WEDGE_CHECK),
+    redis: parts.commands,
+    keys: {
+      wait: parts.queue.toKey('wait'),
+      prioritized: parts.queue.toKey('prioritized'),
+      meta: parts.queue.toKey('meta'),
+      limiter: parts.queue.toKey('limiter'),
+      limitMax: limiterMax(options.delivery),
+    },
+    jobs: () => ({ started: parts.running.started(), running: parts.running.count() }),
+    held: () => parts.isStopping() || bull.worker.isPaused(),
+    recover: () => bull.renew(),
+    logger: options.logger,
+    ...(metrics === undefined ? {} : { onRecovered: () => metrics.sink.workerRecovered(metrics.api) }),
   });
 }
 

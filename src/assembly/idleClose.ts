@@ -9,12 +9,16 @@ import type { Processor } from 'bullmq';
  */
 export const IDLE_CLOSE_MS = 5_000;
 
-/** `processor`, counting the jobs it is running. */
-export function countRuns<D, R>(processor: Processor<D, R>): { processor: Processor<D, R>; count: () => number } {
+/** `processor`, counting the jobs it is running (`count`) and those it started so far (`started`). */
+export function countRuns<D, R>(
+  processor: Processor<D, R>,
+): { processor: Processor<D, R>; count: () => number; started: () => number } {
   let jobs = 0;
+  let started = 0;
   return {
     async processor(...args) {
       jobs++;
+      started++;
       try {
         return await processor(...args);
       } finally {
@@ -22,6 +26,7 @@ export function countRuns<D, R>(processor: Processor<D, R>): { processor: Proces
       }
     },
     count: () => jobs,
+    started: () => started,
   };
 }
 

@@ -120,7 +120,9 @@ async function startKindDelivery<P>(
   if (options.prefetchToken === true)
     tokenProvider.getToken().catch((error: unknown) => logger.debug({ err: error }, 'no token at start'));
   return {
-    worker: worker.worker,
+    get worker() {
+      return worker.worker;
+    },
     async close() {
       await worker.close();
       await transport.close();
@@ -147,7 +149,9 @@ export async function startBusinessDelivery(
     ...(options.onScheduledImport === undefined ? {} : { onScheduledImport: options.onScheduledImport }),
   });
   return {
-    worker: delivery.worker,
+    get worker() {
+      return delivery.worker;
+    },
     async close() {
       await scheduled.close();
       await delivery.close();

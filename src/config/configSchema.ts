@@ -212,6 +212,9 @@ export const schema = z.object({
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
   BULKORDER_REDIS_CHECK_MS: milliseconds(5 * SECOND),
   BULKORDER_REDIS_CHECK_UNVERIFIABLE: z.enum(['pause', 'run'], { error: 'must be pause or run' }).default('run'),
+  // 0 turns the guard of BullMQ's blocking wait off (src/worker/wedgeGuard.ts).
+  BULKORDER_WEDGE_CHECK_MS: count(10 * SECOND, 0, 3600 * SECOND),
+  BULKORDER_WEDGE_CHECKS: count(3, 2, 1000),
   BULKORDER_DASHBOARD_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)')

@@ -168,6 +168,9 @@ function bothSinks(
     tokenRequest(api, result, error) {
       metrics?.tokenRequest(api, result, error);
     },
+    workerRecovered(api) {
+      metrics?.workerRecovered(api);
+    },
   };
 }
 

@@ -21,6 +21,8 @@ export interface DeliveryMetricsSink {
   order(api: MetricsApi, outcome: OrderOutcome): void;
   /** One token request to the token endpoint (not a cache hit). */
   tokenRequest(api: MetricsApi, result: 'ok' | 'failed', error?: unknown): void;
+  /** The wedge guard gave this process's worker a new BullMQ worker (src/worker/wedgeGuard.ts). */
+  workerRecovered(api: MetricsApi): void;
 }
 
 /** Reads the shared state (Redis) at scrape time: queue depth, breaker, batches, workers. */
@@ -122,6 +124,11 @@ export function createMetrics(
     'Requests to the token endpoint by this process, by result.',
     ['api', 'result'],
   );
+  const wedgeRecoveries = counter(
+    'bulkorder_worker_wedge_recoveries_total',
+    "Times this process's worker took no job while jobs waited for BULKORDER_WEDGE_CHECKS looks and got a new BullMQ worker (WORKER_WEDGED).",
+    ['api'],
+  );
   const redisUnsafe = new Gauge({
     name: 'bulkorder_worker_redis_unsafe',
     help: '1 while this worker takes no jobs because Redis evicts, lacks persistence in production, or cannot be checked (BULKORDER_REDIS_CHECK_UNVERIFIABLE=pause).',
@@ -213,6 +220,9 @@ export function createMetrics(
               at: Date.now(),
               message: error instanceof Error ? ((error as { code?: string }).code ?? error.name) : 'failed',
             };
+    },
+    workerRecovered(api) {
+      wedgeRecoveries.inc({ api });
     },
     lastTokenFailure: () => tokenFailure,
     notificationFailed(destination) {

@@ -70,6 +70,8 @@ async function runAs(
     BULKORDER_REDIS_PREFIX: prefix,
     REDIS_URL: url.toString(),
     BULKORDER_WORKER_PROCESSES: '1',
+    // The wedge guard looks (its MULTI of LLEN, ZCARD, HEXISTS, GET) whenever the worker is idle: often, so ACL LOG sees it.
+    BULKORDER_WEDGE_CHECK_MS: '200',
     LOG_LEVEL: 'info',
     LOG_FORMAT: 'json',
   };

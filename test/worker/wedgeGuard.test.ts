@@ -1,0 +1,206 @@
+/**
+ * Issue 37: a worker idle in BullMQ's blocking wait when that wait goes deaf (a Redis Cluster
+ * failover was seen to) takes nothing, says nothing, for good. Reproduced on one Redis: a TCP gate
+ * cuts the worker's blocking connection and swallows its reconnection (accepted, never answered),
+ * so ioredis waits for its ready check and BullMQ's watchdog waits on ioredis. Jobs imported then
+ * are delivered, each once, only because the wedge guard gives the worker a new BullMQ worker.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { deliveryRig, ordersCsv, settleBatch, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { startBlockingGate, type BlockingGate } from '../helpers/blockingGate.js';
+import { deletePrefix, TEST_REDIS_URL, testPrefix, testRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/cliProcess.js';
+import { recordReliability } from '../helpers/reliabilityLog.js';
+import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
+import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
+import type { OrderPayload } from '../../src/ingest/types.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics/bulkorderMetrics.js';
+import type { WedgeCheckSettings } from '../../src/deliverySettings.js';
+import { startWedgeGuard, takeableJobs, type TakeableKeys } from '../../src/worker/wedgeGuard.js';
+import { bullmq } from '../../src/cjsPackages.js';
+
+let rig: DeliveryRig | undefined;
+let gate: BlockingGate | undefined;
+let worker: DeliveryWorker<OrderPayload> | undefined;
+afterEach(async () => {
+  await worker?.close();
+  await rig?.close();
+  await gate?.close();
+  worker = undefined;
+  rig = undefined;
+  gate = undefined;
+});
+
+const ORDERS = 30;
+
+/** A worker through the gate, idle on an empty queue, whose blocking wait the gate then made deaf. */
+async function deafWorker(name: string, wedgeCheck: WedgeCheckSettings) {
+  gate = await startBlockingGate(TEST_REDIS_URL);
+  rig = await deliveryRig(name, {}, { REDIS_URL: gate.url, BULKORDER_ORDERS_PER_JOB: '10' });
+  const lines: { code?: string; msg: string }[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as { code?: string; msg: string });
+      done();
+    },
+  });
+  const metrics = createMetrics({ processMetrics: false });
+  worker = await startBusinessDelivery(rig.config, createLogger({ level: 'warn', destination }), {
+    prefix: rig.prefix,
+    delivery: { ...rig.config.delivery, wedgeCheck },
+    metrics,
+  });
+  const g = gate;
+  await waitFor(() => g.blockingConnections() === 1, "the worker's blocking connection");
+  g.deafen();
+  await waitFor(() => g.swallowed() === 1, "the blocking connection's reconnection swallowed");
+  const file = await rig.writeFile(`${name}.csv`, ordersCsv(name.toUpperCase(), ORDERS));
+  const imported = await rig.importFile(file);
+  return { rig, imported, lines, metrics };
+}
+
+describe("the wedge guard (BullMQ's blocking wait gone deaf)", () => {
+  it(
+    'gives the idle worker a new BullMQ worker: every order delivered once, WORKER_WEDGED logged and counted',
+    { timeout: 60_000 },
+    async () => {
+      const { rig, imported, lines, metrics } = await deafWorker('wedge', { everyMs: 300, checks: 3 });
+      const batch = await settleBatch(rig, imported.batchId);
+      expect(batch.delivered).toBe(ORDERS);
+      expect(rig.simulator.counters().ordersAccepted).toBe(ORDERS);
+      expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
+      // Once, unless a loaded machine kept the new worker from its first job for three more looks.
+      const wedged = lines.filter((line) => line.code === 'WORKER_WEDGED').length;
+      expect(wedged).toBeGreaterThanOrEqual(1);
+      const counted = await metrics.registry.getSingleMetricAsString('bulkorder_worker_wedge_recoveries_total');
+      expect(counted).toContain(`bulkorder_worker_wedge_recoveries_total{api="business"} ${wedged}`);
+      recordReliability({
+        fault:
+          "an idle worker's BullMQ blocking wait gone deaf (its connection cut, the reconnection accepted and never answered), then a file imported",
+        behaviour: `the wedge guard logged WORKER_WEDGED and replaced the BullMQ worker (${wedged}x); without it no job is taken`,
+        orders: ORDERS,
+        lost: ORDERS - batch.delivered - batch.dead - batch.held,
+        duplicates: rig.simulator.counters().duplicateOrdersAccepted,
+        held: batch.held,
+      });
+    },
+  );
+
+  it(
+    'without the guard (BULKORDER_WEDGE_CHECK_MS=0) the same worker takes none of the waiting jobs',
+    { timeout: 60_000 },
+    async () => {
+      const { rig, imported } = await deafWorker('wedgeoff', { everyMs: 0, checks: 3 });
+      // Twice BullMQ's own watchdog (the 5 s wait plus 1 s) and more: it does not bring the worker back.
+      await sleep(15_000);
+      expect(rig.simulator.counters().ordersAccepted).toBe(0);
+      const counts = await rig.services.queue.getJobCounts('wait', 'active');
+      expect(counts).toEqual({ wait: Math.ceil(ORDERS / 10), active: 0 });
+      expect((await rig.services.batches.get(imported.batchId))?.delivered ?? 0).toBe(0);
+    },
+  );
+});
+
+/** A real BullMQ queue under a fresh prefix, its takeable keys, and a clean-up. */
+async function bareQueue(name: string) {
+  const redis = testRedis();
+  const prefix = testPrefix(name);
+  const queue = new bullmq.Queue(name, { connection: redis, prefix });
+  const keys: TakeableKeys = {
+    wait: queue.toKey('wait'),
+    prioritized: queue.toKey('prioritized'),
+    meta: queue.toKey('meta'),
+    limiter: queue.toKey('limiter'),
+    limitMax: 10,
+  };
+  cleanups.push(async () => {
+    await queue.close();
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  });
+  return { redis, queue, keys };
+}
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+describe('what the wedge guard counts as takeable, and when it declares a wedge', () => {
+  it('counts waiting and prioritized jobs; none while the queue is paused (the breaker, a person) or its limiter is at its max, none delayed', async () => {
+    const { redis, queue, keys } = await bareQueue('takeable');
+    await queue.add('later', {}, { delay: 60_000 });
+    expect(await takeableJobs(redis, keys)).toBe(0);
+    await queue.addBulk([
+      { name: 'a', data: {} },
+      { name: 'b', data: {} },
+      { name: 'c', data: {}, opts: { priority: 5 } },
+    ]);
+    expect(await takeableJobs(redis, keys)).toBe(3);
+    await queue.pause();
+    expect(await takeableJobs(redis, keys)).toBe(0);
+    await queue.resume();
+    expect(await takeableJobs(redis, keys)).toBe(3);
+    // The limiter's window with fewer jobs taken than its max (other workers busy) leaves them takeable.
+    await redis.set(keys.limiter, '9', 'PX', 60_000);
+    expect(await takeableJobs(redis, keys)).toBe(3);
+    await redis.set(keys.limiter, '10', 'PX', 60_000);
+    expect(await takeableJobs(redis, keys)).toBe(0);
+    await queue.rateLimit(60_000);
+    expect(await takeableJobs(redis, keys)).toBe(0);
+    await queue.removeRateLimitKey();
+    expect(await takeableJobs(redis, keys)).toBe(3);
+  });
+
+  it('recovers on the third look in a row that finds jobs waiting and none taken; a paused queue, a held or busy worker, a job started reset the count', async () => {
+    const { redis, queue, keys } = await bareQueue('decide');
+    await queue.addBulk([
+      { name: 'a', data: {} },
+      { name: 'b', data: {} },
+    ]);
+    const state = { started: 0, running: 0, held: false };
+    let recoveries = 0;
+    const guard = startWedgeGuard({
+      everyMs: 0, // no timer: the test looks itself
+      checks: 3,
+      redis,
+      keys,
+      jobs: () => ({ started: state.started, running: state.running }),
+      held: () => state.held,
+      recover: async () => void recoveries++,
+      logger: createLogger({ level: 'silent' }),
+    });
+    cleanups.push(async () => guard.stop());
+    const looks = async (n: number) => {
+      for (let i = 0; i < n; i++) await guard.check();
+    };
+    await looks(2);
+    expect(recoveries).toBe(0);
+    await looks(1);
+    expect(recoveries).toBe(1);
+    // Each of these, while it lasts, keeps the count from reaching three: five looks with it recover nothing.
+    const breaks: [string, () => Promise<unknown> | void, () => Promise<unknown> | void][] = [
+      ['queue paused', () => queue.pause(), () => queue.resume()],
+      ['worker held', () => void (state.held = true), () => void (state.held = false)],
+      ['a job running', () => void (state.running = 1), () => void (state.running = 0)],
+      // A job started before each look: the worker takes jobs, slowly (a rate, one long job after another).
+      ['jobs started', () => void state.started++, () => undefined],
+    ];
+    for (const [what, during, after] of breaks) {
+      await looks(2);
+      for (let i = 0; i < 5; i++) {
+        await during();
+        await looks(1);
+      }
+      await after();
+      await looks(2);
+      expect(recoveries, what).toBe(1);
+      await looks(1); // the third in a row since it ended
+      expect(recoveries, what).toBe(2);
+      recoveries = 1;
+    }
+  });
+});
