@@ -93,8 +93,9 @@ export interface Keyspace {
   /** Order keys reserved with their job kept in the ledger, not yet known to be in BullMQ (scored by reservation time). */
   readonly unqueued: string;
   /**
-   * Claims not settled yet: order keys in state `sending`, scored by claim time (Redis's); claimOne.lua adds,
-   * settleOne.lua removes (it builds this name from `prefix`). A reconciler holds one whose job is gone.
+   * Claims not settled yet: order keys in state `sending`, scored by claim time (Redis's); claimMany.lua adds
+   * (one ZADD per script), settleMany.lua removes (one ZREM per script; settleOverMemory-6.lua one by one; both
+   * build this name from `prefix`). A reconciler holds one whose job is gone.
    */
   readonly sending: string;
   /** Their kept jobs (a hash: order key -> {name, data} JSON), apart from the ledger entries so those stay small. */

@@ -1,6 +1,6 @@
 /**
  * Claims left `sending` without a live job (its worker SIGKILLed and the job removed, finished or
- * lost): the sending index (keyspace `sending`, kept by claimOne.lua and settleOne.lua) names every
+ * lost): the sending index (keyspace `sending`, kept by claimMany.lua and settleMany.lua) names every
  * claim not settled yet; a claim older than a reconciler's limit whose job is gone or finished will
  * never be settled by anyone, so the reconciler holds it for review (src/importer/reconcileImports.ts).
  */

@@ -9,15 +9,16 @@
   `p`, one table built once per record by the caller (named fields: a swapped pair cannot pass
   silently); claimMany's ARGV names where a field is one:
     p.ledgerKey          the record's ledger entry
-    p.sendingIndex       keyspace `sending`: the claim's order key scored by its time (settleOne removes it)
-    p.orderKey
     p.token              the attempt's claim token
-    p.now                ms (Redis's, redisNow)
+    p.now                ms (Redis's, redisNow), as text (what redis.call makes of the number: no command
+                         converts it again)
     p.retentionMs        the ledger entry's retention
     p.ambiguousPolicy    hold | resend (resend: an entry left `sending` is claimed again)
     p.chunkId            the chunk job's id, '' for an earlier release's job of one record (the order
                          key as id; entries without `q`)
     p.mayClaim           boolean: false answers `later` where it would claim (a trial's other records)
+  A claim goes into the sending index (keyspace `sending`: order key scored by claim time, which
+  settleOne leaves) by the caller, claimMany, in one ZADD for all the records it claimed.
   One read, one write: an entry queued within the last half retention keeps the expiry its last
   change gave it (every change to queued sets u and the expiry), so it outlives this claim by at
   least half the retention; any other entry gets the full retention again.
@@ -37,11 +38,10 @@ local function claimOne(p)
   if s == 'dead' then return 'dead', '' end
   if s == 'sending' and p.ambiguousPolicy ~= 'resend' then return 'stale', e[4] or '' end
   if not p.mayClaim then return 'later', '' end
-  local a = (tonumber(e[2]) or 0) + 1
+  -- Text once: HSET would convert the number, and the reply again.
+  local a = tostring((tonumber(e[2]) or 0) + 1)
   redis.call('HSET', ledgerKey, 's', 'sending', 't', p.token, 'u', now, 'a', a)
-  -- Every claim is in the sending index until its settle: a reconciler finds one whose job is gone.
-  redis.call('ZADD', p.sendingIndex, now, p.orderKey)
   local retention = p.retentionMs
   if s ~= 'queued' or tonumber(now) - tonumber(e[5] or '0') > tonumber(retention) / 2 then redis.call('PEXPIRE', ledgerKey, retention) end
-  return 'claimed', tostring(a)
+  return 'claimed', a
 end

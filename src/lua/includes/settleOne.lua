@@ -10,7 +10,8 @@
     p.heldIndex          the held orders' index
     p.token              the claim token of the attempt that ends
     p.newState           delivered | queued | dead | held
-    p.now                ms (Redis's, redisNow)
+    p.now                ms (Redis's, redisNow), as text (what redis.call makes of the number: no command
+                         converts it again)
     p.retentionMs        the ledger entry's retention
     p.orderKey
     p.remoteId           encodeRemoteId ('' when not delivered)
@@ -22,7 +23,11 @@
     p.answered5xx        '1' when this attempt's answer was 5xx
     p.count              function(key, field, by): adds to a batch counter (batchIncr at once, or
                          settleMany's gather: added once per batch and field)
-    p.prefix             the keyspace's: `sending`, `duplicates`, `supersedes` and earlier batches' keys
+    p.prefix             the keyspace's: `duplicates`, `supersedes` and earlier batches' keys
+    p.unsend             function(orderKey): the claim leaves the sending index (claimOne's): ZREM at once, or
+                         settleMany's: one ZREM of all its records at its end
+    p.replaced           function(orderKey): the dead letter an import linked orderKey to (`<prefix>:supersedes`),
+                         nil when none, taken (each link given once): HGET, or settleMany's one HMGET of all its records
   A parked record holds personal data, so it expires after parkedRetentionMs (PX); its index
   member is pruned by the readers (src/deadLetter/pruneParked.ts). A record never exists without
   its index member (both are written and removed together), so ZREM alone tells whether one is left.
@@ -40,19 +45,18 @@
 --- @include "moveParked"
 -- The dead letter an import linked `p.orderKey` to (a fixed row of it: `<prefix>:supersedes`) is closed once
 -- the fixed order ends: `resolved` as superseded when it is delivered, `movedOn` when it is parked in turn
--- (one open problem, not two). `p`: settleOne's; `b`: the batch the order ends in.
-local function closeReplaced(p, into, how, b)
+-- (one open problem, not two). `p`: settleOne's; `batchOf()`: the batch the order ends in.
+local function closeReplaced(p, into, how, batchOf)
   local prefix, orderKey = p.prefix, p.orderKey
-  local supersedes = prefix .. ':supersedes'
-  local old = redis.call('HGET', supersedes, orderKey)
+  local old = p.replaced(orderKey)
   if not old then return end
-  redis.call('HDEL', supersedes, orderKey)
+  redis.call('HDEL', prefix .. ':supersedes', orderKey)
   local oldKey = prefix .. ':dead:' .. old
   if redis.call('ZREM', p.deadIndex, old) == 0 then return end
   local origin = parkedBatch(redis.call('GET', oldKey) or '')
   redis.call('DEL', oldKey)
   moveParked({prefix = prefix, batchId = origin, from = 'dead', to = into, count = p.count,
-    fix = {key = old, was = 'dead', how = how, batch = b, by = orderKey, at = tonumber(p.now)}})
+    fix = {key = old, was = 'dead', how = how, batch = batchOf(), by = orderKey, at = tonumber(p.now)}})
   local oldLedger = prefix .. ':ledger:' .. old
   if redis.call('EXISTS', oldLedger) == 1 then redis.call('HSET', oldLedger, 'sp', orderKey) end
 end
@@ -61,12 +65,17 @@ local function settleOne(p)
   -- Read once into locals: each is used several times on the hot path.
   local ledgerKey, batchKey, orderKey, now, count = p.ledgerKey, p.batchKey, p.orderKey, p.now, p.count
   local newState, prefix, deadKey, deadIndex = p.newState, p.prefix, p.deadKey, p.deadIndex
-  local e = redis.call('HMGET', ledgerKey, 's', 't', 'x', 'c', 'b', 'h', 'm')
+  local e = redis.call('HMGET', ledgerKey, 's', 't', 'x', 'c')
   local s = e[1]
   local t = e[2]
-  local b = e[5] or ''
+  -- The entry's batch only where a rare path needs it (no write here changes `b`): one field less to read per record.
+  local b
+  local function batchOf()
+    if b == nil then b = redis.call('HGET', ledgerKey, 'b') or '' end
+    return b
+  end
   -- Out of the sending index (claimOne), whatever the outcome: a settle that finds it sending ends its claim or another's.
-  if s == 'sending' then redis.call('ZREM', prefix .. ':sending', orderKey) end
+  if s == 'sending' then p.unsend(orderKey) end
   if newState == 'delivered' then
     -- The API's answer is the truth, even if another worker meanwhile held this order
     -- because our claim looked stale: undo that hold.
@@ -76,6 +85,10 @@ local function settleOne(p)
       redis.call('DEL', p.heldKey)
       redis.call('ZREM', p.heldIndex, orderKey)
     end
+    -- After a 5xx (`x`), that answer's status and message (the doubt's cause), read before the writes below
+    -- replace them; only then, as they are needed only then.
+    local doubt
+    if tonumber(e[3] or '0') > 0 then doubt = redis.call('HMGET', ledgerKey, 'h', 'm') end
     -- The claim token is emptied, not deleted (readers take '' for none): one command less.
     redis.call('HSET', ledgerKey, 's', 'delivered', 'u', now, 'd', now, 'r', p.remoteId, 'h', p.httpStatus, 't', '')
     if e[4] then redis.call('HDEL', ledgerKey, 'c', 'm') end
@@ -84,21 +97,21 @@ local function settleOne(p)
       local origin = parkedBatch(redis.call('GET', deadKey) or '')
       redis.call('DEL', deadKey)
       -- The same batch: the breaker's burst, which stopped counting it dead when it requeued it.
-      if origin ~= b then
+      if origin ~= batchOf() then
         moveParked({prefix = prefix, batchId = origin, from = 'dead', to = 'resolved', count = count,
-          fix = {key = orderKey, was = 'dead', how = 'delivered', batch = b, at = tonumber(now)}})
+          fix = {key = orderKey, was = 'dead', how = 'delivered', batch = batchOf(), at = tonumber(now)}})
       end
     end
-    closeReplaced(p, 'resolved', 'superseded', b)
+    closeReplaced(p, 'resolved', 'superseded', batchOf)
     count(batchKey, 'delivered', 1)
-    if tonumber(e[3] or '0') > 0 then
+    if doubt then
       count(batchKey, 'possibleDuplicates', 1)
       redis.call('ZADD', prefix .. ':duplicates', now, orderKey)
       -- Written in a fixed order (a Lua table has none): batch, at, then status, code, message when known.
-      local info = '{"batch":' .. cjson.encode(b) .. ',"at":' .. tostring(tonumber(now))
-      if e[6] and tonumber(e[6]) then info = info .. ',"status":' .. tostring(tonumber(e[6])) end
+      local info = '{"batch":' .. cjson.encode(batchOf()) .. ',"at":' .. tostring(tonumber(now))
+      if doubt[1] and tonumber(doubt[1]) then info = info .. ',"status":' .. tostring(tonumber(doubt[1])) end
       if e[4] then info = info .. ',"code":' .. cjson.encode(e[4]) end
-      if e[7] and e[7] ~= '' then info = info .. ',"message":' .. cjson.encode(e[7]) end
+      if doubt[2] and doubt[2] ~= '' then info = info .. ',"message":' .. cjson.encode(doubt[2]) end
       redis.call('HSET', prefix .. ':duplicate-info', orderKey, info .. '}')
     end
     return 'ok'
@@ -126,16 +139,16 @@ local function settleOne(p)
   local earlier = redis.call('GET', deadKey)
   if earlier then
     local origin = parkedBatch(earlier)
-    if origin ~= b then
+    if origin ~= batchOf() then
       moveParked({prefix = prefix, batchId = origin, from = 'dead', to = 'movedOn', count = count,
-        fix = {key = orderKey, was = 'dead', how = newState, batch = b, at = tonumber(now)}})
+        fix = {key = orderKey, was = 'dead', how = newState, batch = batchOf(), at = tonumber(now)}})
       if newState == 'held' then
         redis.call('DEL', deadKey)
         redis.call('ZREM', deadIndex, orderKey)
       end
     end
   end
-  closeReplaced(p, 'movedOn', newState, b)
+  closeReplaced(p, 'movedOn', newState, batchOf)
   if newState == 'dead' then
     redis.call('SET', deadKey, p.parkedRecord, 'PX', p.parkedRetentionMs)
     redis.call('ZADD', deadIndex, now, orderKey)

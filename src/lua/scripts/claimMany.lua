@@ -24,6 +24,8 @@
 --- @include "claimOne"
 --- @include "redisNow"
 local now = redisNow(ARGV[2])
+-- As text once (%.17g: as redis.call converts a number), for the commands that write it per record.
+local nowText = string.format('%.17g', now)
 local verdict, at, eligible = 'go', '0', {any = true}
 if ARGV[5] == '1' then
   local customers = {}
@@ -34,15 +36,25 @@ end
 local replies = {verdict, '0'}
 local claimed = 0
 local cut = #ARGV[7] + 1
+-- Every claim is in the sending index until its settle (a reconciler finds one whose job is gone):
+-- all of this script's in one ZADD (score, member pairs), not one per record.
+local sending = {}
 for i = 3, #KEYS do
   local mayClaim = verdict ~= 'trial' or (claimed == 0 and (eligible.any or eligible[i - 2]))
   local outcome, value = claimOne({
-    ledgerKey = KEYS[i], sendingIndex = KEYS[2], orderKey = string.sub(KEYS[i], cut), token = ARGV[1], now = now,
-    retentionMs = ARGV[3], ambiguousPolicy = ARGV[4], chunkId = ARGV[6], mayClaim = mayClaim,
+    ledgerKey = KEYS[i], token = ARGV[1], now = nowText, retentionMs = ARGV[3], ambiguousPolicy = ARGV[4],
+    chunkId = ARGV[6], mayClaim = mayClaim,
   })
-  if outcome == 'claimed' then claimed = claimed + 1 end
+  if outcome == 'claimed' then
+    claimed = claimed + 1
+    sending[#sending + 1] = nowText
+    sending[#sending + 1] = string.sub(KEYS[i], cut)
+    -- unpack's stack is bounded: a job holds at most 100 records (BULKORDER_ORDERS_PER_JOB), but stay safe.
+    if #sending >= 1000 then redis.call('ZADD', KEYS[2], unpack(sending)); sending = {} end
+  end
   replies[#replies + 1] = outcome
   replies[#replies + 1] = value
 end
+if #sending > 0 then redis.call('ZADD', KEYS[2], unpack(sending)) end
 if verdict == 'trial' and claimed == 0 then redis.call('HINCRBY', KEYS[1], 'trialsLeft', 1) end
 return replies

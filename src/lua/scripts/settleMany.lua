@@ -1,6 +1,7 @@
 --[[
   Several attempts' ends in one script (a chunk job's records), each by settleOne, and each batch
-  counter added once per batch and field.
+  counter added once per batch and field; the sending index and the supersede links are written and
+  read once for all the records (settleOne's p.unsend and p.replaced).
 
   Input (the number of keys first: 2 + 4 per record):
     KEYS[1] deadIndex
@@ -17,7 +18,8 @@
 --- @include "batchIncr"
 --- @include "settleOne"
 --- @include "redisNow"
-local now = redisNow(ARGV[1])
+-- As text once (%.17g: as redis.call converts a number), for the commands that write it per record.
+local now = string.format('%.17g', redisNow(ARGV[1]))
 local counts = {}
 local order = {}
 local function gather(key, field, by)
@@ -28,8 +30,28 @@ local function gather(key, field, by)
   end
   counts[id] = counts[id] + by
 end
+local n = (#KEYS - 2) / 4
+local prefix = ARGV[4]
+-- The keyspace-wide indexes, once per script rather than once per record: the claims leaving
+-- `sending` in one ZREM at the end (nothing here reads it), the `supersedes` links read in one HMGET
+-- when the first is asked for (each given once, as the HGET and HDEL of one would).
+local unsent = {}
+local function unsend(orderKey) unsent[#unsent + 1] = orderKey end
+local links
+local function replaced(orderKey)
+  if links == nil then
+    local orderKeys = {}
+    for i = 0, n - 1 do orderKeys[i + 1] = ARGV[7 + i * 9] end
+    local found = redis.call('HMGET', prefix .. ':supersedes', unpack(orderKeys))
+    links = {}
+    for i = 1, n do links[orderKeys[i]] = found[i] end
+  end
+  local old = links[orderKey]
+  links[orderKey] = false
+  return old or nil
+end
 local replies = {}
-for i = 0, (#KEYS - 2) / 4 - 1 do
+for i = 0, n - 1 do
   local k = 2 + i * 4
   local a = 4 + i * 9
   replies[#replies + 1] = settleOne({
@@ -37,9 +59,10 @@ for i = 0, (#KEYS - 2) / 4 - 1 do
     heldKey = KEYS[k + 4], heldIndex = KEYS[2], token = ARGV[a + 1], newState = ARGV[a + 2], now = now,
     retentionMs = ARGV[2], orderKey = ARGV[a + 3], remoteId = ARGV[a + 4], httpStatus = ARGV[a + 5],
     code = ARGV[a + 6], message = ARGV[a + 7], parkedRecord = ARGV[a + 8], parkedRetentionMs = ARGV[3],
-    answered5xx = ARGV[a + 9], count = gather, prefix = ARGV[4],
+    answered5xx = ARGV[a + 9], count = gather, prefix = prefix, unsend = unsend, replaced = replaced,
   })
 end
+if #unsent > 0 then redis.call('ZREM', prefix .. ':sending', unpack(unsent)) end
 for _, c in ipairs(order) do
   if counts[c[3]] ~= 0 then batchIncr(c[1], c[2], counts[c[3]]) end
 end

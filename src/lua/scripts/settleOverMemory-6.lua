@@ -32,10 +32,15 @@
 --- @include "batchIncr"
 --- @include "settleOne"
 --- @include "redisNow"
-local now = redisNow(ARGV[3])
+-- As text (%.17g: as redis.call converts a number), as settleMany gives it.
+local now = string.format('%.17g', redisNow(ARGV[3]))
+local prefix = ARGV[13]
+local function unsend(orderKey) redis.call('ZREM', prefix .. ':sending', orderKey) end
+local function replaced(orderKey) return redis.call('HGET', prefix .. ':supersedes', orderKey) or nil end
 return settleOne({
   ledgerKey = KEYS[1], batchKey = KEYS[2], deadKey = KEYS[3], deadIndex = KEYS[4], heldKey = KEYS[5],
   heldIndex = KEYS[6], token = ARGV[1], newState = ARGV[2], now = now, retentionMs = ARGV[4], orderKey = ARGV[5],
   remoteId = ARGV[6], httpStatus = ARGV[7], code = ARGV[8], message = ARGV[9], parkedRecord = ARGV[10],
-  parkedRetentionMs = ARGV[11], answered5xx = ARGV[12], count = batchIncr, prefix = ARGV[13],
+  parkedRetentionMs = ARGV[11], answered5xx = ARGV[12], count = batchIncr, prefix = prefix, unsend = unsend,
+  replaced = replaced,
 })
