@@ -436,6 +436,7 @@ function guardWedge<P>(
     keys: {
       wait: parts.queue.toKey('wait'),
       prioritized: parts.queue.toKey('prioritized'),
+      delayed: parts.queue.toKey('delayed'),
       meta: parts.queue.toKey('meta'),
       limiter: parts.queue.toKey('limiter'),
       limitMax: limiterMax(options.delivery),

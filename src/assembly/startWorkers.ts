@@ -1,9 +1,10 @@
+import { hostname } from 'node:os';
 import type { Worker } from 'bullmq';
 import { bullmq } from '../cjsPackages.js';
 import { apiTarget, requireApi, redisPrefix, type Config } from '../config.js';
 import { createApiTokenProvider } from '../delivery/apiTokenProvider.js';
 import { createHttpTransport } from '../delivery/httpTransport.js';
-import type { DeliverySettings } from '../deliverySettings.js';
+import { DEFAULT_WEDGE_CHECK, type DeliverySettings } from '../deliverySettings.js';
 import type { AccountPayload } from '../ingest/accountColumns.js';
 import type { OrderPayload } from '../ingest/types.js';
 import { ACCOUNTS } from '../kinds/accounts.js';
@@ -11,6 +12,8 @@ import { ORDERS } from '../kinds/orders.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
 import { countRuns, whenIdle } from './idleClose.js';
+import { RenewableWorker } from './renewableWorker.js';
+import { startWedgeGuard } from '../worker/wedgeGuard.js';
 import type { Logger } from '../logger.js';
 import { SCHEDULES_QUEUE } from '../queues.js';
 import { createRedis } from '../redis.js';
@@ -174,6 +177,7 @@ export function startAccountDelivery(
 }
 
 export interface ScheduledImportWorker {
+  /** The BullMQ worker now: the wedge guard may replace it. */
   readonly worker: Worker<ScheduledImportData, ScheduledImportResult>;
   /** Lets an import in progress finish, then closes. */
   close(): Promise<void>;
@@ -181,7 +185,9 @@ export interface ScheduledImportWorker {
 
 /**
  * The BullMQ worker of the `schedules` queue: runs in every `bulkorder worker` process beside the
- * delivery worker, one import at a time per process. BullMQ hands each firing to one of them.
+ * delivery worker, one import at a time per process. BullMQ hands each firing to one of them. Its
+ * blocking wait has the delivery worker's wedge guard: a firing left waiting for a worker whose wait
+ * went deaf (a Redis Cluster failover) gets a new BullMQ worker.
  */
 async function startScheduledImportWorker(
   config: Config,
@@ -194,39 +200,69 @@ async function startScheduledImportWorker(
     role: 'worker',
     ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
   });
-  const blocking = createRedis(config, 'worker');
   // Looked at every firing: a drop folder claimed by another target since `schedule set` is refused too.
   const running = countRuns(
     createScheduledImportProcessor(services.pipeline(logger), (source) =>
       otherTargetOfSource(source, apiTarget(config, ORDERS.api)),
     ),
   );
-  const worker = new bullmq.Worker<ScheduledImportData, ScheduledImportResult>(SCHEDULES_QUEUE, running.processor, {
-    connection: blocking,
-    prefix,
-    concurrency: 1,
+  const onError = throttledErrors(logger, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own');
+  const bull = new RenewableWorker<ScheduledImportData, ScheduledImportResult>({
+    connect: () => createRedis(config, 'worker'),
+    create: (connection, autorun) =>
+      new bullmq.Worker<ScheduledImportData, ScheduledImportResult>(SCHEDULES_QUEUE, running.processor, {
+        connection,
+        prefix,
+        concurrency: 1,
+        autorun,
+        // getWorkers() shows this name: which host and process.
+        name: `${hostname()}:${process.pid}:schedules`,
+      }),
+    wire(worker) {
+      worker.on('error', onError);
+      if (options.onScheduledImport !== undefined)
+        worker.on('completed', (_job, result) => options.onScheduledImport?.(result));
+      worker.on('failed', (job, error) =>
+        logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'),
+      );
+    },
   });
-  worker.on('error', throttledErrors(logger, 'scheduled-import worker error (Redis?); BullMQ reconnects on its own'));
-  if (options.onScheduledImport !== undefined)
-    worker.on('completed', (_job, result) => options.onScheduledImport?.(result));
-  worker.on('failed', (job, error) =>
-    logger.error({ schedule: job?.data.schedule, err: error }, 'scheduled import failed'),
-  );
+  let closing: Promise<void> | undefined;
+  const keys = new bullmq.QueueKeys(prefix);
+  const wedge = startWedgeGuard({
+    ...((options.delivery ?? config.delivery).wedgeCheck ?? DEFAULT_WEDGE_CHECK),
+    redis: services.redis,
+    keys: {
+      wait: keys.toKey(SCHEDULES_QUEUE, 'wait'),
+      prioritized: keys.toKey(SCHEDULES_QUEUE, 'prioritized'),
+      delayed: keys.toKey(SCHEDULES_QUEUE, 'delayed'),
+      meta: keys.toKey(SCHEDULES_QUEUE, 'meta'),
+      limiter: keys.toKey(SCHEDULES_QUEUE, 'limiter'),
+      // No limiter on this queue.
+      limitMax: Number.POSITIVE_INFINITY,
+    },
+    jobs: () => ({ started: running.started(), running: running.count() }),
+    held: () => closing !== undefined || bull.worker.isPaused(),
+    recover: () => bull.renew(),
+    logger: logger.child({ queue: SCHEDULES_QUEUE }),
+  });
   // Scheduled imports (and dashboard uploads whose input this host holds) get their results file once settled.
   const results = startResultsWriter({ ...services, csvOutput: services.files.csv, logger });
-  let closing: Promise<void> | undefined;
   return {
-    worker,
+    get worker() {
+      return bull.worker;
+    },
     close() {
       closing ??= (async () => {
+        wedge.stop();
         await results.stop();
         // An import in progress finishes; then BullMQ's close gets IDLE_CLOSE_MS (src/assembly/idleClose.ts).
         const idle = whenIdle(running.count, Promise.resolve());
-        const ended = await Promise.race([worker.close().then(() => 'closed' as const), idle.idle]);
+        const ended = await Promise.race([bull.worker.close().then(() => 'closed' as const), idle.idle]);
         idle.stop();
         if (ended === 'idle')
           logger.warn("BullMQ's scheduled-import worker did not close after its last import: stopping without it");
-        blocking.disconnect();
+        bull.connection.disconnect();
         await services.close();
       })();
       return closing;

@@ -6,6 +6,8 @@ import type { WedgeCheckSettings } from '../deliverySettings.js';
 export interface TakeableKeys {
   wait: string;
   prioritized: string;
+  /** Delayed jobs (score: due time in ms x 0x1000 + a counter); a due one waits for a worker to promote it. */
+  delayed: string;
   meta: string;
   limiter: string;
   /** The worker's `limiter.max`: the limiter key counts jobs taken in its window (`queue.rateLimit` sets it above any max). */
@@ -32,17 +34,24 @@ export interface WedgeGuard {
   stop(): void;
 }
 
+/** How long past its due time a delayed job must be to count: a live worker promotes it at once. */
+const DUE_SLACK_MS = 1000;
+
 /**
- * Jobs a worker could take now: waiting or prioritized, the queue neither paused (the breaker, a
- * person: BullMQ keeps a paused queue's jobs in `wait`) nor rate limited (its limiter's count at
- * its max, as BullMQ's moveToActive judges it). One round trip (MULTI: LLEN, ZCARD, HEXISTS, GET);
- * the keys share the queue's hash tag, so it runs on a Redis Cluster too.
+ * Jobs a worker could take now: waiting or prioritized, or delayed and due (workers promote those in
+ * their blocking wait, so a wedged worker leaves them delayed: the put-back chunks of a worker idle at
+ * a failover, a schedule's firing), the queue neither paused (the breaker, a person: BullMQ keeps a
+ * paused queue's jobs in `wait`) nor rate limited (its limiter's count at its max, as BullMQ's
+ * moveToActive judges it). One round trip (MULTI: LLEN, ZCARD, ZCOUNT, HEXISTS, GET); the keys share
+ * the queue's hash tag, so it runs on a Redis Cluster too. `now`: ms on Redis's clock (adoptClock).
  */
-export async function takeableJobs(redis: RedisClient, keys: TakeableKeys): Promise<number> {
+export async function takeableJobs(redis: RedisClient, keys: TakeableKeys, now = Date.now()): Promise<number> {
+  const dueBy = (now - DUE_SLACK_MS) * 0x1000 + 0xfff;
   const replies = await redis
     .multi()
     .llen(keys.wait)
     .zcard(keys.prioritized)
+    .zcount(keys.delayed, 0, dueBy)
     .hexists(keys.meta, 'paused')
     .get(keys.limiter)
     .exec();
@@ -50,8 +59,8 @@ export async function takeableJobs(redis: RedisClient, keys: TakeableKeys): Prom
     if (error !== null) throw error;
     return Number(value ?? 0);
   });
-  const [wait = 0, prioritized = 0, paused = 0, taken = 0] = values;
-  return paused === 1 || taken >= keys.limitMax ? 0 : wait + prioritized;
+  const [wait = 0, prioritized = 0, due = 0, paused = 0, taken = 0] = values;
+  return paused === 1 || taken >= keys.limitMax ? 0 : wait + prioritized + due;
 }
 
 /**

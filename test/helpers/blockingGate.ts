@@ -2,8 +2,8 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 
 /**
  * A TCP forwarder in front of Redis that can make a BullMQ worker's blocking wait deaf, as a Redis
- * Cluster failover was seen to (issue 37): `deafen()` cuts the delivery worker's blocking
- * connection (BullMQ names it `<prefix>:<queue>:w:<worker name>`, CLIENT SETNAME at connect) and
+ * Cluster failover was seen to (issue 37): `deafen()` cuts the blocking connection of the named
+ * worker of `queue` (BullMQ names it `<prefix>:<base64 queue>:w:<worker name>`, CLIENT SETNAME at connect) and
  * accepts its reconnection but never answers it, so ioredis waits for its ready check for good
  * and BullMQ's own watchdog waits on ioredis. Only that one reconnection is swallowed: a blocking
  * connection made later (a new BullMQ worker) passes.
@@ -19,9 +19,8 @@ export interface BlockingGate {
   close(): Promise<void>;
 }
 
-const BLOCKING_NAME = Buffer.from(':w:');
-
-export async function startBlockingGate(redisUrl: string): Promise<BlockingGate> {
+export async function startBlockingGate(redisUrl: string, queue: string): Promise<BlockingGate> {
+  const blockingName = Buffer.from(`:${Buffer.from(queue).toString('base64')}:w:`);
   const target = new URL(redisUrl);
   const sockets = new Set<Socket>();
   const blocking = new Set<Socket>();
@@ -40,7 +39,7 @@ export async function startBlockingGate(redisUrl: string): Promise<BlockingGate>
     client.on('data', (chunk: Buffer) => {
       if (first) {
         first = false;
-        if (chunk.includes(BLOCKING_NAME)) {
+        if (chunk.includes(blockingName)) {
           if (deaf && swallowed === 0) {
             swallowed++;
             swallow = true;

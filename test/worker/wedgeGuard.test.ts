@@ -21,6 +21,10 @@ import { createMetrics } from '../../src/metrics/bulkorderMetrics.js';
 import type { WedgeCheckSettings } from '../../src/deliverySettings.js';
 import { startWedgeGuard, takeableJobs, type TakeableKeys } from '../../src/worker/wedgeGuard.js';
 import { bullmq } from '../../src/cjsPackages.js';
+import { ORDERS_QUEUE, SCHEDULES_QUEUE } from '../../src/queues.js';
+import { ScheduleStore } from '../../src/schedule/scheduleStore.js';
+import type { ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
+import { join } from 'node:path';
 
 let rig: DeliveryRig | undefined;
 let gate: BlockingGate | undefined;
@@ -38,7 +42,7 @@ const ORDERS = 30;
 
 /** A worker through the gate, idle on an empty queue, whose blocking wait the gate then made deaf. */
 async function deafWorker(name: string, wedgeCheck: WedgeCheckSettings) {
-  gate = await startBlockingGate(TEST_REDIS_URL);
+  gate = await startBlockingGate(TEST_REDIS_URL, ORDERS_QUEUE);
   rig = await deliveryRig(name, {}, { REDIS_URL: gate.url, BULKORDER_ORDERS_PER_JOB: '10' });
   const lines: { code?: string; msg: string }[] = [];
   const destination = new Writable({
@@ -105,6 +109,56 @@ describe("the wedge guard (BullMQ's blocking wait gone deaf)", () => {
   );
 });
 
+describe("the scheduled-import worker's wedge guard", () => {
+  it(
+    'gives it a new BullMQ worker too: a firing that waited for its deaf wait is imported and delivered once',
+    { timeout: 90_000 },
+    async () => {
+      gate = await startBlockingGate(TEST_REDIS_URL, SCHEDULES_QUEUE);
+      rig = await deliveryRig('wedgesched', {}, { REDIS_URL: gate.url, BULKORDER_ORDERS_PER_JOB: '10' });
+      const lines: { code?: string; queue?: string }[] = [];
+      const destination = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          for (const line of chunk.toString().split('\n').filter(Boolean))
+            lines.push(JSON.parse(line) as { code?: string; queue?: string });
+          done();
+        },
+      });
+      worker = await startBusinessDelivery(rig.config, createLogger({ level: 'warn', destination }), {
+        prefix: rig.prefix,
+        delivery: { ...rig.config.delivery, wedgeCheck: { everyMs: 300, checks: 3 } },
+      });
+      const g = gate;
+      await waitFor(() => g.blockingConnections() === 1, "the scheduled-import worker's blocking connection");
+      g.deafen();
+      await waitFor(() => g.swallowed() === 1, "the blocking connection's reconnection swallowed");
+      await rig.writeFile('orders-night.csv', ordersCsv('WEDGESCHED', ORDERS));
+      const queue = new bullmq.Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
+        connection: rig.services.redis,
+        prefix: rig.prefix,
+      });
+      const store = new ScheduleStore(queue);
+      try {
+        await store.set({ name: 'nightly', cron: '* * * * * *', source: join(rig.dir, 'orders-*.csv') });
+        const r = rig;
+        await waitFor(
+          () => r.simulator.counters().ordersAccepted === ORDERS,
+          "the scheduled firing's orders delivered",
+          75_000,
+        );
+        await store.remove('nightly');
+      } finally {
+        await queue.close();
+      }
+      expect(rig.simulator.counters().ordersAccepted).toBe(ORDERS);
+      expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
+      const wedged = lines.filter((line) => line.code === 'WORKER_WEDGED');
+      expect(wedged.length).toBeGreaterThanOrEqual(1);
+      expect(wedged.every((line) => line.queue === SCHEDULES_QUEUE)).toBe(true);
+    },
+  );
+});
+
 /** A real BullMQ queue under a fresh prefix, its takeable keys, and a clean-up. */
 async function bareQueue(name: string) {
   const redis = testRedis();
@@ -113,6 +167,7 @@ async function bareQueue(name: string) {
   const keys: TakeableKeys = {
     wait: queue.toKey('wait'),
     prioritized: queue.toKey('prioritized'),
+    delayed: queue.toKey('delayed'),
     meta: queue.toKey('meta'),
     limiter: queue.toKey('limiter'),
     limitMax: 10,
@@ -130,10 +185,12 @@ afterEach(async () => {
 });
 
 describe('what the wedge guard counts as takeable, and when it declares a wedge', () => {
-  it('counts waiting and prioritized jobs; none while the queue is paused (the breaker, a person) or its limiter is at its max, none delayed', async () => {
+  it('counts waiting, prioritized and due delayed jobs; none while the queue is paused (the breaker, a person) or its limiter is at its max, none delayed', async () => {
     const { redis, queue, keys } = await bareQueue('takeable');
     await queue.add('later', {}, { delay: 60_000 });
     expect(await takeableJobs(redis, keys)).toBe(0);
+    // Once due (two minutes on), a delayed job no worker promoted is takeable: a wedged worker promotes nothing.
+    expect(await takeableJobs(redis, keys, Date.now() + 120_000)).toBe(1);
     await queue.addBulk([
       { name: 'a', data: {} },
       { name: 'b', data: {} },
