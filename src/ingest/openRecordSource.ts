@@ -502,7 +502,7 @@ async function* streamedBatches<U extends GroupedUnit & { rows: readonly unknown
       const unit = o.schema.csvUnit(record, o.plan, o.rules);
       p.stats.rows += unit.rows.length;
       out.judge(unit);
-      fields.forEach((field, i) => (cells[i] = record.values[field]));
+      for (let i = 0; i < fields.length; i++) cells[i] = record.values[fields[i] ?? -1];
       const closed = groups.add(unit, shapeKey.key(cells));
       if (closed !== undefined) out.counted(o.schema.assemble(closed, context));
     }
