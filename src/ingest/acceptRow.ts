@@ -42,7 +42,7 @@ export function acceptCells(
   cells: readonly (string | undefined)[],
   columns: Int32Array,
 ): CheckedRow | undefined {
-  const values: Partial<Record<OrderField, string | number>> = {};
+  const values = { ...valuesTemplate(columns) };
   for (let i = 0; i < CHECKS.length; i++) {
     const check = CHECKS[i]!;
     const column = columns[i]!;
@@ -58,7 +58,7 @@ export function acceptCells(
   }
   // Accepted values are the text as written (an integer is written as Number writes it), so the
   // recipient to compare and the identity (trimmed text) are the text too.
-  const recipient = {} as Record<RecipientField, string>;
+  const recipient = { ...RECIPIENT_TEMPLATE };
   for (let i = 0; i < RECIPIENT_CHECKS.length; i++) {
     const field = RECIPIENT_CHECKS[i]!;
     recipient[field] = cells[columns[RECIPIENT_AT[i]!]!]!;
@@ -69,6 +69,22 @@ export function acceptCells(
   return { line, errors: NO_ERRORS, notes: NO_NOTES, recipient, identity, value: normalizedRow(values) };
 }
 /* eslint-enable @typescript-eslint/no-non-null-assertion */
+
+/**
+ * The keys an accepted row's values have in a file of these columns, in CHECKS' order, for acceptCells to copy:
+ * every row then shares one object shape made once, instead of growing property by property.
+ */
+function valuesTemplate(columns: Int32Array): Partial<Record<OrderField, string | number>> {
+  let template = templates.get(columns);
+  if (template === undefined) {
+    template = {};
+    for (const [i, check] of CHECKS.entries()) if (columns[i] !== -1) template[check.name] = check.number ? 0 : '';
+    templates.set(columns, template);
+  }
+  return template;
+}
+
+const templates = new WeakMap<Int32Array, Partial<Record<OrderField, string | number>>>();
 
 /** The cell index of each ORDER_FIELD_TABLE field in a file of these columns (acceptCells), -1 for none. */
 export function columnsOf(fieldIndex: Partial<Record<string, number>>): Int32Array {
@@ -82,13 +98,18 @@ const NO_NOTES = Object.freeze([]) as unknown as CheckedRow['notes'];
 type Accept = (raw: string) => string | number | undefined;
 
 /** One entry per field of the table, in its order (so values keep validateRow's key order). */
-const CHECKS: readonly { name: OrderField; optional: boolean; accept: Accept }[] = ORDER_FIELD_TABLE.map((spec) => ({
-  name: spec.name,
-  optional: 'optional' in spec,
-  accept: acceptorOf(spec.rule),
-}));
+const CHECKS: readonly { name: OrderField; optional: boolean; number: boolean; accept: Accept }[] =
+  ORDER_FIELD_TABLE.map((spec) => ({
+    name: spec.name,
+    optional: 'optional' in spec,
+    number: spec.rule === 'integer' || spec.rule === 'houseNumber',
+    accept: acceptorOf(spec.rule),
+  }));
 
 const RECIPIENT_CHECKS: readonly RecipientField[] = RECIPIENT_FIELDS;
+/** An accepted row's recipient, for acceptCells to copy (one shape for every row). */
+const RECIPIENT_TEMPLATE = {} as Record<RecipientField, string>;
+for (const field of RECIPIENT_FIELDS) RECIPIENT_TEMPLATE[field] = '';
 const RECIPIENT_AT = RECIPIENT_FIELDS.map((field) => CHECKS.findIndex((check) => check.name === field));
 const BCID_AT = CHECKS.findIndex((check) => check.name === 'businessCustomerId');
 const REF_AT = CHECKS.findIndex((check) => check.name === 'orderRef');

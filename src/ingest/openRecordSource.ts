@@ -6,7 +6,7 @@ import { checkJsonStart, fileSize, formatFromExtension, readHead } from './fileC
 import { detectDelimiter, headerLine, otherDelimiter, sepLine } from './detectDelimiter.js';
 import { checkDelimiter } from './parseDelimiter.js';
 import { readCsvBatches, type CsvBadRecord, type CsvReadOptions, type CsvRecord } from './readCsvRecords.js';
-import { readPlainCsvBatches } from './readPlainCsv.js';
+import { NotUnquotedError, readPlainCsvBatches, readUnquotedCsvBatches } from './readPlainCsv.js';
 import { readJsonArray, readNdjson, type JsonOversize, type JsonRecord } from './readJsonRecords.js';
 import { resolveColumns, resolveMapping, type ColumnPlan, type ResolvedMapping } from './resolveColumns.js';
 import type { IngestEncoding, IngestFormat, RejectedRecord, RowError, ValidRecord } from './types.js';
@@ -397,9 +397,29 @@ async function judgeFirstRows<U extends GroupedUnit & { rows: readonly unknown[]
 ): Promise<void> {
   const limit = o.options.maxRejectedPercent;
   if (limit === undefined || limit >= 100 || o.format !== 'csv') return;
+  try {
+    // Most files' first rows have no quotes: read without csv-parse, as csv-parse would read them.
+    if (Buffer.byteLength(o.csvRead.delimiter) === 1) {
+      await judgeRecords(o, limit, readUnquotedCsvBatches(o.file, o.csvRead));
+      p.firstRowsJudged = true;
+      return;
+    }
+  } catch (error) {
+    if (!(error instanceof NotUnquotedError)) throw error;
+  }
+  await judgeRecords(o, limit, readCsvBatches(o.file, o.csvRead)); // judged again from the first row
+  p.firstRowsJudged = true;
+}
+
+/** FirstRowsJudge over the data records of `batches` until it has judged its rows (throws TOO_MANY_REJECTED). */
+async function judgeRecords<U extends GroupedUnit & { rows: readonly unknown[] }, P>(
+  o: Opened<U, P>,
+  limit: number,
+  batches: AsyncIterable<(CsvRecord | CsvBadRecord)[]>,
+): Promise<void> {
   const judge = new FirstRowsJudge(o.file, limit);
   let header = true;
-  for await (const records of readCsvBatches(o.file, o.csvRead)) {
+  for await (const records of batches) {
     for (const record of records) {
       if (header) {
         header = false;
@@ -413,7 +433,6 @@ async function judgeFirstRows<U extends GroupedUnit & { rows: readonly unknown[]
     }
     if (!judge.judging) break;
   }
-  p.firstRowsJudged = true;
 }
 
 /** Gathers records into batches of BATCH_ITEMS, counting them; judges the first rows where the read must. */
@@ -502,7 +521,7 @@ async function* streamedBatches<U extends GroupedUnit & { rows: readonly unknown
       const unit = o.schema.csvUnit(record, o.plan, o.rules);
       p.stats.rows += unit.rows.length;
       out.judge(unit);
-      fields.forEach((field, i) => (cells[i] = record.values[field]));
+      for (let i = 0; i < fields.length; i++) cells[i] = record.values[fields[i] ?? -1];
       const closed = groups.add(unit, shapeKey.key(cells));
       if (closed !== undefined) out.counted(o.schema.assemble(closed, context));
     }

@@ -27,6 +27,32 @@ export async function* readPlainCsvBatches(
   if (records.length > 0) yield records;
 }
 
+/** readUnquotedCsvBatches met a record it cannot vouch for: the caller reads the file with readCsvBatches instead. */
+export class NotUnquotedError extends Error {
+  constructor(readonly line: number) {
+    super(`line ${line}: a quote or an over-long record; read with csv-parse`);
+  }
+}
+
+/**
+ * readPlainCsvBatches for a file the shape scan has not passed: records without any `"` and not over
+ * `maxRecordBytes` bytes read as csv-parse reads them (split at the delimiter, blank lines skipped), so
+ * up to the first record that has either, whose line it throws NotUnquotedError with. For the first
+ * rows judged before the scan (openRecordSource's judgeFirstRows), which then need no csv-parse.
+ */
+export async function* readUnquotedCsvBatches(
+  file: string,
+  options: CsvReadOptions,
+): AsyncGenerator<(CsvRecord | CsvBadRecord)[]> {
+  const reader = new PlainCsvReader(options.delimiter, options.fromLine ?? 1, options.maxRecordBytes ?? 64 * 1024);
+  for await (const bytes of utf8Chunks(file, options)) {
+    const records = reader.push(bytes, false);
+    if (records.length > 0) yield records;
+  }
+  const records = reader.end();
+  if (records.length > 0) yield records;
+}
+
 /** The tokenizer of readPlainCsvBatches, fed the file's UTF-8 bytes in pieces. */
 class PlainCsvReader {
   readonly #delimiter: string;
@@ -37,11 +63,14 @@ class PlainCsvReader {
   #carry: Buffer | undefined;
   #headerLength: number | undefined;
   #out: (CsvRecord | CsvBadRecord)[] = [];
+  /** Set: no quotes, no record longer (readUnquotedCsvBatches); a record with either throws NotUnquotedError. */
+  readonly #unquotedUpTo: number | undefined;
 
-  constructor(delimiter: string, fromLine: number) {
+  constructor(delimiter: string, fromLine: number, unquotedUpTo?: number) {
     this.#delimiter = delimiter;
     this.#delimiterByte = Buffer.from(delimiter).readUInt8(0); // one byte (openRecordSource checks)
     this.#fromLine = fromLine;
+    this.#unquotedUpTo = unquotedUpTo;
   }
 
   push(bytes: Buffer, final: boolean): (CsvRecord | CsvBadRecord)[] {
@@ -84,6 +113,8 @@ class PlainCsvReader {
       if (cr < p) cr = indexOr(buf, CR, p, end);
       if (quote < p) quote = indexOr(buf, QUOTE, p, end);
       const eol = lf < cr ? lf : cr;
+      if (this.#unquotedUpTo !== undefined && (quote < eol || eol - p > this.#unquotedUpTo))
+        throw new NotUnquotedError(this.#line);
       if (quote >= eol) {
         // No quote before the line ends: one decode, split at the delimiter.
         if (eol === end && !final) return p;

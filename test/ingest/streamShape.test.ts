@@ -9,7 +9,7 @@ import { ShapeScanner, type ShapeVerdict } from '../../src/ingest/shapeScan.js';
 import { looseCell, orderShapeKey } from '../../src/ingest/orderUnit.js';
 import { canonicalPayload } from '../../src/ingest/orderKey.js';
 import { readCsvBatches } from '../../src/ingest/readCsvRecords.js';
-import { readPlainCsvBatches } from '../../src/ingest/readPlainCsv.js';
+import { NotUnquotedError, readPlainCsvBatches, readUnquotedCsvBatches } from '../../src/ingest/readPlainCsv.js';
 import { resolveColumns } from '../../src/ingest/resolveColumns.js';
 import type { IngestItem } from '../../src/ingest/types.js';
 import { mulberry32 } from '../../bench/generateOrders.js';
@@ -349,5 +349,50 @@ describe('readPlainCsvBatches', () => {
         await all(readCsvBatches(path, read)),
       );
     }
+  });
+});
+
+describe('readUnquotedCsvBatches', () => {
+  const all = async (batches: AsyncIterable<unknown[]>): Promise<unknown[]> => {
+    const out: unknown[] = [];
+    for await (const batch of batches) out.push(...batch);
+    return out;
+  };
+
+  it('gives the records readCsvBatches gives for a file without quotes, whatever the read size', async () => {
+    const random = mulberry32(11);
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+    const cells = ['a', '', ' b ', 'é', "it's", '=1+2', 'x\ty'];
+    for (let round = 0; round < 40; round++) {
+      const ending = pick(['\n', '\r\n', '\r']);
+      const rows = Array.from({ length: 30 }, () =>
+        random() < 0.1 ? '' : Array.from({ length: random() < 0.1 ? 2 : 3 }, () => pick(cells)).join(','),
+      );
+      const text = pick(['', 'sep=,' + ending]) + ['h1,h2,h3', ...rows].join(ending) + pick(['', ending]);
+      const path = await tmp.file(`unquoted-${round}.csv`, text);
+      const read = {
+        delimiter: ',',
+        chunkBytes: pick([1, 3, 7, 64, 65536]),
+        ...(text.startsWith('sep=') ? { fromLine: 2 } : {}),
+      };
+      expect(await all(readUnquotedCsvBatches(path, read)), JSON.stringify(text)).toEqual(
+        await all(readCsvBatches(path, read)),
+      );
+    }
+  });
+
+  it('refuses to read a quote or a record over the limit, naming its line', async () => {
+    const quoted = await tmp.file('quoted.csv', 'h1,h2\na,b\nc,"d"\n');
+    await expect(all(readUnquotedCsvBatches(quoted, { delimiter: ',' }))).rejects.toMatchObject({
+      name: 'Error',
+      line: 3,
+    });
+    await expect(all(readUnquotedCsvBatches(quoted, { delimiter: ',' }))).rejects.toBeInstanceOf(NotUnquotedError);
+    const stray = await tmp.file('stray.csv', 'h1,h2\na,b"c\n');
+    await expect(all(readUnquotedCsvBatches(stray, { delimiter: ',' }))).rejects.toBeInstanceOf(NotUnquotedError);
+    const long = await tmp.file('long.csv', `h1,h2\na,${'x'.repeat(100)}\n`);
+    await expect(
+      all(readUnquotedCsvBatches(long, { delimiter: ',', maxRecordBytes: 50, chunkBytes: 16 })),
+    ).rejects.toBeInstanceOf(NotUnquotedError);
   });
 });
