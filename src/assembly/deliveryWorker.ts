@@ -27,7 +27,7 @@ import { startPresence } from '../worker/workerPresence.js';
 import { RetryableDeliveryError, type DeliveryResult } from '../worker/deliveryDeps.js';
 import { parkOrphan, type OrphanDeps } from '../worker/parkOrphan.js';
 import { startRedisGuard, type RedisGuard, type RedisSafety } from '../worker/redisGuard.js';
-import { startWedgeGuard, type WedgeGuard } from '../worker/wedgeGuard.js';
+import { startWedgeGuard, takeableKeys, type WedgeGuard } from '../worker/wedgeGuard.js';
 import { RenewableWorker } from './renewableWorker.js';
 import { RequestSlots } from '../worker/requestSlots.js';
 import { SharedRate } from '../worker/sharedRate.js';
@@ -97,7 +97,7 @@ export interface DeliveryWorker<P> {
  * is parked here, so no order ends without a state a person can see.
  */
 export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>): Promise<DeliveryWorker<P>> {
-  const { delivery, logger, kind } = options;
+  const { delivery, logger, kind, metrics } = options;
   const prefix = kind.prefix(options.prefix);
   const { queueName, wording } = kind;
   const keys = keyspace(prefix);
@@ -115,7 +115,8 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   // Before the BullMQ worker exists: its first fetch already promotes delayed jobs by Date.now().
   const unadopt = options.adoptRedisClock === true ? adoptClock(clock) : () => undefined;
   const breaker = createBreaker(options, { commands, keys, ledger, queue, now: clock.now });
-  const canary = createCanary(commands, keys, { options, queue });
+  const putBack = new PutBackChunks(commands, keys);
+  const canary = createCanary(commands, keys, { options, queue, putBack });
   const logRedisError = throttledErrors(logger, 'Redis unavailable to the worker; BullMQ reconnects on its own');
   const ticker = setInterval(() => void breaker.tick().catch(logRedisError), 1000).unref();
   const presence = startPresence(commands, keys, { queue: queueName, concurrency: delivery.concurrency });
@@ -132,7 +133,6 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   );
   // Settles waiting for Redis: a stopping worker gives each its last resort before it disconnects.
   const waitingSettles = new Set<Promise<unknown>>();
-  const { metrics } = options;
   const processor = createDeliveryProcessor<P>({
     recordRetry: { stopped: ended.signal, onRefused: logRefused, waiting: waitingSettles },
     send: observedSend(options),
@@ -150,7 +150,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
     batchFile,
     logger,
     rate,
-    putBack: new PutBackChunks(commands, keys),
+    putBack,
   });
   const running = countRuns(processor);
   const bull = renewableWorker(options, { processor: running.processor, onError: logRedisError, ledger, batchFile });
@@ -222,15 +222,15 @@ function createLedger<P>(commands: RedisClient, keys: Keyspace, options: Deliver
 function createCanary<P>(
   commands: RedisClient,
   keys: Keyspace,
-  worker: { options: DeliveryWorkerOptions<P>; queue: Queue<ChunkJobData<P>> },
+  worker: { options: DeliveryWorkerOptions<P>; queue: Queue<ChunkJobData<P>>; putBack: PutBackChunks },
 ): BatchCanary {
-  const { options, queue } = worker;
+  const { options, queue, putBack } = worker;
   const { delivery } = options;
   return new BatchCanary(commands, keys, options.logger, {
     ...(delivery.canary === undefined ? {} : { settings: delivery.canary }),
     probeTimeoutMs: options.requestDeadlineMs + 10_000,
     wake: async (batchId) => {
-      await wakeBatchJobs(queue, new PutBackChunks(commands, keys), batchId);
+      await wakeBatchJobs(queue, putBack, batchId);
     },
     ...(options.onBatchCircuitEvent === undefined ? {} : { onEvent: options.onBatchCircuitEvent }),
   });
@@ -433,14 +433,7 @@ function guardWedge<P>(
   return startWedgeGuard({
     ...(options.delivery.wedgeCheck ?? DEFAULT_WEDGE_CHECK),
     redis: parts.commands,
-    keys: {
-      wait: parts.queue.toKey('wait'),
-      prioritized: parts.queue.toKey('prioritized'),
-      delayed: parts.queue.toKey('delayed'),
-      meta: parts.queue.toKey('meta'),
-      limiter: parts.queue.toKey('limiter'),
-      limitMax: limiterMax(options.delivery),
-    },
+    keys: takeableKeys((type) => parts.queue.toKey(type), limiterMax(options.delivery)),
     jobs: () => ({ started: parts.running.started(), running: parts.running.count() }),
     held: () => parts.isStopping() || bull.worker.isPaused(),
     recover: () => bull.renew(),

@@ -13,7 +13,7 @@ import type { RecordKind } from '../kinds/recordKind.js';
 import type { DeliveryMetricsSink, MetricsApi } from '../metrics/bulkorderMetrics.js';
 import { countRuns, whenIdle } from './idleClose.js';
 import { RenewableWorker } from './renewableWorker.js';
-import { startWedgeGuard } from '../worker/wedgeGuard.js';
+import { startWedgeGuard, takeableKeys } from '../worker/wedgeGuard.js';
 import type { Logger } from '../logger.js';
 import { SCHEDULES_QUEUE } from '../queues.js';
 import { createRedis } from '../redis.js';
@@ -232,15 +232,8 @@ async function startScheduledImportWorker(
   const wedge = startWedgeGuard({
     ...((options.delivery ?? config.delivery).wedgeCheck ?? DEFAULT_WEDGE_CHECK),
     redis: services.redis,
-    keys: {
-      wait: keys.toKey(SCHEDULES_QUEUE, 'wait'),
-      prioritized: keys.toKey(SCHEDULES_QUEUE, 'prioritized'),
-      delayed: keys.toKey(SCHEDULES_QUEUE, 'delayed'),
-      meta: keys.toKey(SCHEDULES_QUEUE, 'meta'),
-      limiter: keys.toKey(SCHEDULES_QUEUE, 'limiter'),
-      // No limiter on this queue.
-      limitMax: Number.POSITIVE_INFINITY,
-    },
+    // No limiter on this queue.
+    keys: takeableKeys((type) => keys.toKey(SCHEDULES_QUEUE, type), Number.POSITIVE_INFINITY),
     jobs: () => ({ started: running.started(), running: running.count() }),
     held: () => closing !== undefined || bull.worker.isPaused(),
     recover: () => bull.renew(),

@@ -14,6 +14,18 @@ export interface TakeableKeys {
   limitMax: number;
 }
 
+/** The TakeableKeys of a queue, from its `toKey` (BullMQ's `queue.toKey`, or QueueKeys' for a queue not opened). */
+export function takeableKeys(toKey: (type: string) => string, limitMax: number): TakeableKeys {
+  return {
+    wait: toKey('wait'),
+    prioritized: toKey('prioritized'),
+    delayed: toKey('delayed'),
+    meta: toKey('meta'),
+    limiter: toKey('limiter'),
+    limitMax,
+  };
+}
+
 export interface WedgeGuardOptions extends WedgeCheckSettings {
   redis: RedisClient;
   keys: TakeableKeys;
