@@ -18,13 +18,7 @@ export async function* readPlainCsvBatches(
   file: string,
   options: CsvReadOptions,
 ): AsyncGenerator<(CsvRecord | CsvBadRecord)[]> {
-  const reader = new PlainCsvReader(options.delimiter, options.fromLine ?? 1);
-  for await (const bytes of utf8Chunks(file, options)) {
-    const records = reader.push(bytes, false);
-    if (records.length > 0) yield records;
-  }
-  const records = reader.end();
-  if (records.length > 0) yield records;
+  yield* readWith(new PlainCsvReader(options.delimiter, options.fromLine ?? 1), file, options);
 }
 
 /** readUnquotedCsvBatches met a record it cannot vouch for: the caller reads the file with readCsvBatches instead. */
@@ -45,6 +39,15 @@ export async function* readUnquotedCsvBatches(
   options: CsvReadOptions,
 ): AsyncGenerator<(CsvRecord | CsvBadRecord)[]> {
   const reader = new PlainCsvReader(options.delimiter, options.fromLine ?? 1, options.maxRecordBytes ?? 64 * 1024);
+  yield* readWith(reader, file, options);
+}
+
+/** The file's UTF-8 bytes through `reader`, its records in batches as they come. */
+async function* readWith(
+  reader: PlainCsvReader,
+  file: string,
+  options: CsvReadOptions,
+): AsyncGenerator<(CsvRecord | CsvBadRecord)[]> {
   for await (const bytes of utf8Chunks(file, options)) {
     const records = reader.push(bytes, false);
     if (records.length > 0) yield records;
