@@ -27,6 +27,7 @@ export const faultFiles: readonly string[] = [
   'test/reliability/clusterFailoverServices.test.ts',
   'test/worker/processes.test.ts',
   'test/worker/startupFailure.test.ts',
+  'test/worker/wedgeGuardOff.test.ts',
   'test/operations/stopOnSignalRedisGone.test.ts',
 ];
 
