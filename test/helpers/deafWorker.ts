@@ -23,9 +23,9 @@ export async function closeWedgeParts(parts: WedgeParts): Promise<void> {
   await parts.worker?.close();
   await parts.rig?.close();
   await parts.gate?.close();
-  parts.worker = undefined;
-  parts.rig = undefined;
-  parts.gate = undefined;
+  delete parts.worker;
+  delete parts.rig;
+  delete parts.gate;
 }
 
 /** Orders each deaf-worker test imports (three jobs of ten). */
