@@ -17,6 +17,7 @@ export const faultFiles: readonly string[] = [
   'test/reliability/importKill.test.ts',
   'test/reliability/redisFaults.test.ts',
   'test/reliability/fileFaults.test.ts',
+  'test/reliability/fileGrowth.test.ts',
   'test/reliability/outputDisk.test.ts',
   'test/reliability/redisPersistence.test.ts',
   'test/reliability/ledgerLoss.test.ts',
@@ -27,6 +28,7 @@ export const faultFiles: readonly string[] = [
   'test/reliability/clusterFailoverServices.test.ts',
   'test/worker/processes.test.ts',
   'test/worker/startupFailure.test.ts',
+  'test/worker/wedgeGuardOff.test.ts',
   'test/operations/stopOnSignalRedisGone.test.ts',
 ];
 

@@ -64,7 +64,7 @@ describe('what the breaker sees, said where people look', () => {
     expect(outcome.exitCode).toBe(5);
     expect(outcome.report).toMatch(/gave up waiting after 1 s \(--max-wait\): API failing: \d+% 5xx or no answer/);
     expect(outcome.report).not.toContain('still being delivered');
-  });
+  }, 90_000);
 
   it('an open breaker says what waits', async () => {
     rig = await deliveryRig(

@@ -62,7 +62,7 @@ describe('every entry point leaves a results and a rejects file at a path that s
     expect(later.resultsFile).toBeUndefined(); // nothing written: nothing named
     expect(await exists(later.rejectsFile)).toBe(true);
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 1, duplicateOrdersAccepted: 0 });
-  });
+  }, 90_000);
 
   it('the drop folder: beside the file in done/ with a .needs-attention note; the batch names them there; watch --once --json gives each file its summary', async () => {
     rig = await deliveryRig('trail-drop');
@@ -117,7 +117,7 @@ describe('every entry point leaves a results and a rejects file at a path that s
     expect(note).toContain(`1 rejected: the rows and reasons are in ${summary!.claimedAs}.rejects.csv`);
     expect(note).toContain(`1 dead-lettered (the API refused them): bulkorder dead-letters list --batch ${batch!.id}`);
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 1, duplicateOrdersAccepted: 0 });
-  });
+  }, 90_000);
 
   it('a scheduled import: input, rejects and results under the results folder, the results file status names, and schedule list shows rejected rows and reused refs', async () => {
     rig = await deliveryRig('trail-schedule');
@@ -161,5 +161,5 @@ describe('every entry point leaves a results and a rejects file at a path that s
     expect(listed.output).toMatch(/1 order rejected, 1 order not sent: ORDER_REF_REUSED/);
     expect(listed.output).toMatch(/nightly\.csv: batch b-\S+, rejects \S+\.nightly\.csv\.rejects\.csv, results \S+/);
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
-  });
+  }, 90_000);
 });

@@ -88,7 +88,7 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
       duplicates: rig.simulator.counters().duplicateOrdersAccepted,
       held: 0,
     });
-  });
+  }, 90_000);
 
   it('refuses symlinks, hard links, non-regular entries, oversized and unreadable files into failed/ with a summary; rejects go to done/', async () => {
     rig = await deliveryRig('watch-refuse');
@@ -188,7 +188,7 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     expect(midSummary.delivery).toEqual({ delivered: 3, dead: 0, held: 0, possibleDuplicates: 0 });
     const summary = JSON.parse(await readFile(join(folder.done, imported + '.summary.json'), 'utf8'));
     expect(summary).toMatchObject({ batches: [first.batchId], delivery: { delivered: 4 } });
-  });
+  }, 90_000);
 
   it('--once right after a watcher crash waits for its lock to lapse, says so, and resumes the file', async () => {
     rig = await deliveryRig('watch-crash-once');
@@ -206,7 +206,7 @@ describe('drop folder (real Redis, simulator, BullMQ workers)', () => {
     expect(waits).toEqual([expect.stringContaining(`processing/watcher-crashed/${crashed}`)]);
     expect(report).toMatchObject({ done: [crashed], unclaimed: [] });
     expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 2, duplicateOrdersAccepted: 0 });
-  });
+  }, 90_000);
 
   it('takes a file whose name is not UTF-8 (a Latin-1 name from an old upload) instead of ignoring it', async () => {
     rig = await deliveryRig('watch-latin1');

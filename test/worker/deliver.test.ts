@@ -134,7 +134,7 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     expect(spoolCounts).toEqual(counts);
     expect(await readFile(fromSpool, 'utf8')).toBe(results);
     expect(results).toContain('products[0].productId: product 5999 is not in the catalogue'); // the API's details, not only its message
-  });
+  }, 90_000);
 
   it('sends nothing twice when the same file is imported again, and again while the first import is running', async () => {
     rig = await deliveryRig('twice', { faults: { latencyMs: 20 } });
@@ -172,7 +172,7 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
     });
     const forced = await rig.importFile(file, true);
     expect(forced.counts.enqueued).toBe(40);
-  });
+  }, 90_000);
 
   it('holds an order sent without an answer instead of sending it again', async () => {
     rig = await deliveryRig(
@@ -202,7 +202,7 @@ describe('delivery end to end (real Redis, simulator, BullMQ workers)', () => {
       duplicates: rig.simulator.counters().duplicateOrdersAccepted,
       held: batch.held,
     });
-  });
+  }, 90_000);
 });
 
 describe('an order sent without an answer under BULKORDER_AMBIGUOUS=resend (at least once)', () => {

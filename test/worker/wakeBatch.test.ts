@@ -11,7 +11,8 @@ import { chunkJobId } from '../../src/queues.js';
 import { actOnBatch } from '../../src/services/batchControl.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { testRedis } from '../helpers/redis.js';
+import { monitorRedis } from '../helpers/monitorRedis.js';
+import { TEST_REDIS_URL, testRedis } from '../helpers/redis.js';
 
 /**
  * Chunks a worker put back (their batch's file was still read, its canary judged, or it was held)
@@ -86,10 +87,9 @@ describe("waking a batch's delayed chunks", () => {
     expect(await queue.getDelayedCount()).toBe(OTHERS + 2);
 
     // Every command Redis runs on this test's keys while the wake runs (MONITOR: scripts' calls too).
-    const monitor = await testRedis().monitor();
     const seen: string[][] = [];
     const fence = (name: string) => `${keys.prefix}:fence:${name}`;
-    monitor.on('monitor', (_time: string, args: string[]) => {
+    const monitor = await monitorRedis(TEST_REDIS_URL, (args) => {
       if (args.some((arg) => arg.startsWith(keys.prefix))) seen.push(args);
     });
     const sawFence = (name: string) => seen.some((args) => args.includes(fence(name)));
@@ -100,7 +100,7 @@ describe("waking a batch's delayed chunks", () => {
       await redis.get(fence('end'));
       await waitUntil(() => sawFence('end'));
     } finally {
-      monitor.disconnect();
+      monitor.close();
     }
     const during = seen.slice(
       seen.findIndex((args) => args.includes(fence('start'))) + 1,

@@ -6,73 +6,36 @@
  * are delivered, each once, only because the wedge guard gives the worker a new BullMQ worker.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { deliveryRig, ordersCsv, settleBatch, type DeliveryRig } from '../helpers/deliveryRig.js';
-import { startBlockingGate, type BlockingGate } from '../helpers/blockingGate.js';
+import { deliveryRig, ordersCsv, settleBatch } from '../helpers/deliveryRig.js';
+import { startBlockingGate } from '../helpers/blockingGate.js';
+import {
+  closeWedgeParts,
+  deafWorker,
+  keptLines,
+  WEDGE_ORDERS as ORDERS,
+  type WedgeParts,
+} from '../helpers/deafWorker.js';
 import { deletePrefix, TEST_REDIS_URL, testPrefix, testRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/cliProcess.js';
 import { recordReliability } from '../helpers/reliabilityLog.js';
 import { startBusinessDelivery } from '../../src/assembly/startWorkers.js';
-import type { DeliveryWorker } from '../../src/assembly/deliveryWorker.js';
-import type { OrderPayload } from '../../src/ingest/types.js';
 import { createLogger } from '../../src/logger.js';
-import { createMetrics } from '../../src/metrics/bulkorderMetrics.js';
-import type { WedgeCheckSettings } from '../../src/deliverySettings.js';
 import { startWedgeGuard, takeableJobs, type TakeableKeys } from '../../src/worker/wedgeGuard.js';
 import { bullmq } from '../../src/cjsPackages.js';
-import { ORDERS_QUEUE, SCHEDULES_QUEUE } from '../../src/queues.js';
+import { SCHEDULES_QUEUE } from '../../src/queues.js';
 import { ScheduleStore } from '../../src/schedule/scheduleStore.js';
 import type { ScheduledImportData } from '../../src/schedule/scheduledImportJob.js';
 import { join } from 'node:path';
 
-let rig: DeliveryRig | undefined;
-let gate: BlockingGate | undefined;
-let worker: DeliveryWorker<OrderPayload> | undefined;
-afterEach(async () => {
-  await worker?.close();
-  await rig?.close();
-  await gate?.close();
-  worker = undefined;
-  rig = undefined;
-  gate = undefined;
-});
-
-const ORDERS = 30;
-
-/** A worker through the gate, idle on an empty queue, whose blocking wait the gate then made deaf. */
-async function deafWorker(name: string, wedgeCheck: WedgeCheckSettings) {
-  gate = await startBlockingGate(TEST_REDIS_URL, ORDERS_QUEUE);
-  rig = await deliveryRig(name, {}, { REDIS_URL: gate.url, BULKORDER_ORDERS_PER_JOB: '10' });
-  const lines: { code?: string; msg: string }[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean))
-        lines.push(JSON.parse(line) as { code?: string; msg: string });
-      done();
-    },
-  });
-  const metrics = createMetrics({ processMetrics: false });
-  worker = await startBusinessDelivery(rig.config, createLogger({ level: 'warn', destination }), {
-    prefix: rig.prefix,
-    delivery: { ...rig.config.delivery, wedgeCheck },
-    metrics,
-  });
-  const g = gate;
-  await waitFor(() => g.blockingConnections() === 1, "the worker's blocking connection");
-  g.deafen();
-  await waitFor(() => g.swallowed() === 1, "the blocking connection's reconnection swallowed");
-  const file = await rig.writeFile(`${name}.csv`, ordersCsv(name.toUpperCase(), ORDERS));
-  const imported = await rig.importFile(file);
-  return { rig, imported, lines, metrics };
-}
+const parts: WedgeParts = {};
+afterEach(() => closeWedgeParts(parts));
 
 describe("the wedge guard (BullMQ's blocking wait gone deaf)", () => {
   it(
     'gives the idle worker a new BullMQ worker: every order delivered once, WORKER_WEDGED logged and counted',
     { timeout: 60_000 },
     async () => {
-      const { rig, imported, lines, metrics } = await deafWorker('wedge', { everyMs: 300, checks: 3 });
+      const { rig, imported, lines, metrics } = await deafWorker(parts, 'wedge', { everyMs: 300, checks: 3 });
       const batch = await settleBatch(rig, imported.batchId);
       expect(batch.delivered).toBe(ORDERS);
       expect(rig.simulator.counters().ordersAccepted).toBe(ORDERS);
@@ -94,19 +57,8 @@ describe("the wedge guard (BullMQ's blocking wait gone deaf)", () => {
     },
   );
 
-  it(
-    'without the guard (BULKORDER_WEDGE_CHECK_MS=0) the same worker takes none of the waiting jobs',
-    { timeout: 60_000 },
-    async () => {
-      const { rig, imported } = await deafWorker('wedgeoff', { everyMs: 0, checks: 3 });
-      // Twice BullMQ's own watchdog (the 5 s wait plus 1 s) and more: it does not bring the worker back.
-      await sleep(15_000);
-      expect(rig.simulator.counters().ordersAccepted).toBe(0);
-      const counts = await rig.services.queue.getJobCounts('wait', 'active');
-      expect(counts).toEqual({ wait: Math.ceil(ORDERS / 10), active: 0 });
-      expect((await rig.services.batches.get(imported.batchId))?.delivered ?? 0).toBe(0);
-    },
-  );
+  // Without the guard (BULKORDER_WEDGE_CHECK_MS=0) the same worker takes none of the waiting jobs:
+  // test/worker/wedgeGuardOff.test.ts, in the faults tier (it holds the wedge for 15 s).
 });
 
 describe("the scheduled-import worker's wedge guard", () => {
@@ -114,24 +66,18 @@ describe("the scheduled-import worker's wedge guard", () => {
     'gives it a new BullMQ worker too: a firing that waited for its deaf wait is imported and delivered once',
     { timeout: 90_000 },
     async () => {
-      gate = await startBlockingGate(TEST_REDIS_URL, SCHEDULES_QUEUE);
-      rig = await deliveryRig('wedgesched', {}, { REDIS_URL: gate.url, BULKORDER_ORDERS_PER_JOB: '10' });
-      const lines: { code?: string; queue?: string }[] = [];
-      const destination = new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          for (const line of chunk.toString().split('\n').filter(Boolean))
-            lines.push(JSON.parse(line) as { code?: string; queue?: string });
-          done();
-        },
-      });
-      worker = await startBusinessDelivery(rig.config, createLogger({ level: 'warn', destination }), {
+      const gate = await startBlockingGate(TEST_REDIS_URL, SCHEDULES_QUEUE);
+      parts.gate = gate;
+      const rig = await deliveryRig('wedgesched', {}, { REDIS_URL: gate.url, BULKORDER_ORDERS_PER_JOB: '10' });
+      parts.rig = rig;
+      const { lines, destination } = keptLines<{ code?: string; queue?: string }>();
+      parts.worker = await startBusinessDelivery(rig.config, createLogger({ level: 'warn', destination }), {
         prefix: rig.prefix,
         delivery: { ...rig.config.delivery, wedgeCheck: { everyMs: 300, checks: 3 } },
       });
-      const g = gate;
-      await waitFor(() => g.blockingConnections() === 1, "the scheduled-import worker's blocking connection");
-      g.deafen();
-      await waitFor(() => g.swallowed() === 1, "the blocking connection's reconnection swallowed");
+      await waitFor(() => gate.blockingConnections() === 1, "the scheduled-import worker's blocking connection");
+      gate.deafen();
+      await waitFor(() => gate.swallowed() === 1, "the blocking connection's reconnection swallowed");
       await rig.writeFile('orders-night.csv', ordersCsv('WEDGESCHED', ORDERS));
       const queue = new bullmq.Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
         connection: rig.services.redis,
@@ -140,9 +86,8 @@ describe("the scheduled-import worker's wedge guard", () => {
       const store = new ScheduleStore(queue);
       try {
         await store.set({ name: 'nightly', cron: '* * * * * *', source: join(rig.dir, 'orders-*.csv') });
-        const r = rig;
         await waitFor(
-          () => r.simulator.counters().ordersAccepted === ORDERS,
+          () => rig.simulator.counters().ordersAccepted === ORDERS,
           "the scheduled firing's orders delivered",
           75_000,
         );
