@@ -327,6 +327,8 @@ function createBullWorker<P>(
     ...bullTelemetry(options.tracing),
     // getWorkers() shows this name: which host and process, at what concurrency.
     name: `${hostname()}:${process.pid}:${delivery.concurrency}`,
+    // As many jobs as request slots, though a chunk holds several records: the jobs beyond the slots wait their turn
+    // ready (two waves' worth of jobs, measured on the delivery bench, used no less CPU per order).
     concurrency: delivery.concurrency,
     // The lock is renewed every half lockDuration while a job runs; it also outlasts one request,
     // so even a missed renewal cannot hand a job in flight to a second worker.
