@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { ClosedKeys, keyHashes } from './closedKeys.js';
 import { completeLength } from './decodeFile.js';
+import { GroupEnds } from './streamGroups.js';
 
 /**
  * How the rows of a record kind group, read from a CSV record's cells before any check. The key must
@@ -44,6 +45,11 @@ export interface ShapeScanOptions {
   closedBits: number;
   /** `utf-8` checks the text as it goes; other encodings are read byte by byte (latin1, C1 controls as one). */
   encoding: 'utf-8' | 'windows-1252' | 'latin1';
+  /**
+   * Records before the first data row, blank lines not counted: the header, and an Excel `sep=` line before it
+   * (2); default 1. GroupEnds counts the keyed rows after them, as the reader meets them.
+   */
+  leadingRecords?: number;
 }
 
 const QUOTE = 0x22;
@@ -87,7 +93,12 @@ export class ShapeScanner {
   readonly #lastField: number;
   readonly #cells: (string | undefined)[];
   readonly #closed: ClosedKeys;
-  readonly #open = new Map<string, { last: number; rows: number; h1: number; h2: number }>();
+  /** `end`: the group's last keyed data row so far (GroupEnds' count), -1 for none (the header's key). */
+  readonly #open = new Map<string, { last: number; rows: number; h1: number; h2: number; end: number }>();
+  readonly #ends = new GroupEnds();
+  /** Keyed data rows so far (GroupEnds' count); #leading: records still to pass before the first data row. */
+  #keyed = 0;
+  #leading: number;
   readonly #ringKeys: (string | undefined)[];
   readonly #ringRows: Int32Array;
   #ringHead = 0;
@@ -103,6 +114,7 @@ export class ShapeScanner {
 
   constructor(options: ShapeScanOptions) {
     this.#options = options;
+    this.#leading = options.leadingRecords ?? 1;
     if (Buffer.byteLength(options.delimiter) !== 1) throw new Error('ShapeScanner: a one-byte delimiter only');
     this.#delimiter = Buffer.from(options.delimiter).readUInt8(0);
     this.#lastField = Math.max(...options.shape.fields);
@@ -171,7 +183,13 @@ export class ShapeScanner {
       return (this.#verdict = this.#spreadRow === undefined ? error.verdict : this.#spread(false));
     }
     if (this.#spreadRow !== undefined) return (this.#verdict = this.#spread(true));
+    for (const group of this.#open.values()) if (group.end >= 0) this.#ends.add(group.end);
     return (this.#verdict = { mode: 'stream', window: this.#options.window });
+  }
+
+  /** After a `stream` verdict: which keyed data rows end their group (StreamGroups hands each group out there). */
+  get groupEnds(): GroupEnds | undefined {
+    return this.#verdict?.mode === 'stream' ? this.#ends : undefined;
   }
 
   #checkUtf8(bytes: Buffer): void {
@@ -267,7 +285,7 @@ export class ShapeScanner {
         else p++;
       }
       if (p - start > maxRecord) throw unknownShape('a record is longer than the record limit');
-      this.#record();
+      this.#record(buf[start] === LF || buf[start] === CR);
     }
     return p;
   }
@@ -278,8 +296,8 @@ export class ShapeScanner {
     return buf.toString('latin1', from, to).replace(/[\u0080-\u009f]/g, '\u0080');
   }
 
-  /** One record's key through the window. */
-  #record(): void {
+  /** One record's key through the window; `blank`: an empty line (the reader skips it). */
+  #record(blank: boolean): void {
     const row = this.#row++;
     if (this.#spreadRow !== undefined) return;
     const { window } = this.#options;
@@ -299,9 +317,13 @@ export class ShapeScanner {
         this.#open.delete(key);
         this.#openRows -= group.rows;
         this.#closed.addHashes(group.h1, group.h2);
+        if (group.end >= 0) this.#ends.add(group.end);
       }
     }
     const key = this.#options.shape.key(this.#cells);
+    let end = -1;
+    if (!blank && this.#leading > 0) this.#leading--;
+    else if (key !== undefined) end = this.#keyed++;
     if (key !== undefined) {
       let group = this.#open.get(key);
       if (group === undefined) {
@@ -313,9 +335,10 @@ export class ShapeScanner {
           this.#ringKeys.fill(undefined);
           return;
         }
-        group = { last: row, rows: 0, h1, h2 };
+        group = { last: row, rows: 0, h1, h2, end };
         this.#open.set(key, group);
       }
+      if (end >= 0) group.end = end;
       group.last = row;
       group.rows++;
       this.#openRows++;
