@@ -18,6 +18,7 @@ import type { RowRules } from './validateRow.js';
 import { createUnitPool, defaultIngestThreads, type ThreadedSchema, type UnitPool } from './unitPool.js';
 import { scanFile, type FileScan, type ScanOptions } from './scanFile.js';
 import { ShapeScanner, type ShapeKey, type ShapeVerdict } from './shapeScan.js';
+import { shapeHashOf } from './closedKeys.js';
 import { StreamGroups, type GroupEnds } from './streamGroups.js';
 import { sweepStaleSpillDirs } from './spillDir.js';
 import { tmpdir } from 'node:os';
@@ -529,7 +530,8 @@ async function* streamedBatches<U extends GroupedUnit & { rows: readonly unknown
       p.stats.rows += unit.rows.length;
       out.judge(unit);
       for (let i = 0; i < fields.length; i++) cells[i] = record.values[fields[i] ?? -1];
-      const key = shapeKey.key(cells);
+      const text = shapeKey.key(cells);
+      const key = text === undefined ? undefined : shapeHashOf(text); // as the scan grouped rows
       const last = ends !== undefined && (key === undefined || ends.has(keyed++));
       for (const closed of groups.add(unit, key, last)) out.counted(o.schema.assemble(closed, context));
     }

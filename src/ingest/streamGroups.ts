@@ -15,9 +15,9 @@ import { defined } from '../errors.js';
 export class StreamGroups<U> {
   readonly #window: number;
   /** Open groups by key; `units` undefined: closed at its last row, a tombstone until the window passes it. */
-  readonly #open = new Map<string, { last: number; units: U[] | undefined }>();
-  /** One entry per unit, oldest first: its key, or the unit itself when it has none (undefined once handed out). */
-  readonly #keys: (string | undefined)[];
+  readonly #open = new Map<number, { last: number; units: U[] | undefined }>();
+  /** One entry per unit, oldest first: its key (shapeHash), or -1 and the unit itself when it has none (undefined once handed out). */
+  readonly #keys: Float64Array;
   readonly #alone: (U | undefined)[];
   readonly #at: Int32Array;
   /** What the last add() closed, oldest first (one list, reused). */
@@ -28,17 +28,17 @@ export class StreamGroups<U> {
 
   constructor(window: number) {
     this.#window = window;
-    this.#keys = new Array<string | undefined>(window + 2);
+    this.#keys = new Float64Array(window + 2).fill(-1);
     this.#alone = new Array<U | undefined>(window + 2);
     this.#at = new Int32Array(window + 2);
   }
 
   /**
-   * The next unit of the file with its shape key; `last` when the scan found it the last row of its group
+   * The next unit of the file with its shape key (shapeHash, as the scan has it); `last` when the scan found it the last row of its group
    * (a unit without a key: that the scan's ends are in use). Returns the groups this closes, oldest first,
    * in a list valid until the next call.
    */
-  add(unit: U, key: string | undefined, last = false): readonly U[][] {
+  add(unit: U, key: number | undefined, last = false): readonly U[][] {
     const index = this.#next++;
     const closed = this.#closed;
     closed.length = 0;
@@ -48,7 +48,7 @@ export class StreamGroups<U> {
     this.#at[slot] = index;
     this.#size++;
     if (key === undefined) {
-      this.#keys[slot] = undefined;
+      this.#keys[slot] = -1;
       if (last) closed.push([unit]);
       else this.#alone[slot] = unit;
       return closed;
@@ -84,14 +84,15 @@ export class StreamGroups<U> {
     const slot = this.#head;
     this.#head = (slot + 1) % this.#keys.length;
     this.#size--;
-    const key = this.#keys[slot];
-    if (key === undefined) {
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- slot < the ring's length
+    const key = this.#keys[slot]!;
+    if (key === -1) {
       const unit = this.#alone[slot];
       this.#alone[slot] = undefined;
       if (unit !== undefined) this.#closed.push([unit]); // undefined: handed out when it came
       return;
     }
-    this.#keys[slot] = undefined;
+    this.#keys[slot] = -1;
     // Every slot of a key is older than the group's last one, which alone closes it: the group is still open.
     const group = defined(this.#open.get(key), 'the open group of a key in the window');
     if (group.last !== this.#at[slot]) return; // seen again since: still open

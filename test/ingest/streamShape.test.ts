@@ -328,6 +328,33 @@ describe('the shape scan', () => {
     expect([0, 1, 2, 3, 4, 5].filter((n) => ends.has(n))).toEqual([1, 3, 4]);
   });
 
+  it('keys plain cells from their bytes as it keys any other from its text: one order whatever form its cells take', () => {
+    const forms: [string, string][] = [
+      ['1001', 'A'],
+      ['01001', 'A'], // leading zeros, from the bytes
+      [' 1001', 'A'], // a space: from the text
+      ['"=""1001"""', "'A"], // quoted, Excel's =, an apostrophe: from the text
+      ['"1001"', '"A"'], // quoted but plain inside: from the bytes
+    ];
+    const rows = forms.map(([id, ref]) =>
+      row({ orderRef: 'X', businessCustomerId: 'Y' }).replace('X,Y', `${ref},${id}`),
+    );
+    const scanner = new ShapeScanner({
+      delimiter: ',',
+      shape: orderShapeKey(plan)!,
+      window: 10,
+      maxGroupRows: 1000,
+      maxOpenRows: 100,
+      maxRecordBytes: 64 * 1024,
+      closedBits: 2 ** 16,
+      encoding: 'utf-8',
+    });
+    scanner.push(Buffer.from([HEADER, ...rows, row({ orderRef: 'B' })].join('\n') + '\n'));
+    expect(scanner.end()).toEqual({ mode: 'stream', window: 10 });
+    const ends = scanner.groupEnds!;
+    expect([0, 1, 2, 3, 4, 5].filter((n) => ends.has(n))).toEqual([4, 5]); // A ends on its fifth row, B on its one
+  });
+
   it('keys are loose: what reads as one orderRef or customer id keys the same', () => {
     const key = orderShapeKey(plan)!;
     const at = (bcid: string, ref: string) => key.key(key.fields.map((f) => (f === 0 ? ref : bcid)));
@@ -340,22 +367,22 @@ describe('the shape scan', () => {
 describe('StreamGroups', () => {
   it('hands a group out at its last row and a keyless unit at once, and stops when a group so closed comes back', () => {
     const groups = new StreamGroups<string>(10);
-    expect(groups.add('a1', 'A')).toEqual([]);
-    expect(groups.add('b1', 'B', true)).toEqual([['b1']]);
+    expect(groups.add('a1', 1)).toEqual([]);
+    expect(groups.add('b1', 2, true)).toEqual([['b1']]);
     expect(groups.add('x', undefined, true)).toEqual([['x']]);
-    expect(groups.add('a2', 'A', true)).toEqual([['a1', 'a2']]);
+    expect(groups.add('a2', 1, true)).toEqual([['a1', 'a2']]);
     expect([...groups.finish()]).toEqual([]);
     const again = new StreamGroups<string>(10);
-    again.add('b1', 'B', true);
-    expect(() => again.add('b2', 'B')).toThrow(/came back; the shape scan and the read disagree/);
+    again.add('b1', 2, true);
+    expect(() => again.add('b2', 2)).toThrow(/came back; the shape scan and the read disagree/);
   });
 
   it('without group ends, holds each group until the window has passed its last row', () => {
     const groups = new StreamGroups<string>(2);
-    expect(groups.add('a1', 'A')).toEqual([]);
+    expect(groups.add('a1', 1)).toEqual([]);
     expect(groups.add('x', undefined)).toEqual([]);
-    expect(groups.add('b1', 'B')).toEqual([]);
-    expect(groups.add('b2', 'B')).toEqual([['a1']]); // 3 rows after A's last
+    expect(groups.add('b1', 2)).toEqual([]);
+    expect(groups.add('b2', 2)).toEqual([['a1']]); // 3 rows after A's last
     expect([...groups.finish()]).toEqual([['x'], ['b1', 'b2']]);
   });
 });
