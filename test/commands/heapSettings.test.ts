@@ -51,6 +51,17 @@ describe('heap settings of the commands that read files', () => {
     expect(tuneHeapFor('worker', { delivers: false }, [])).toEqual([]);
     expect(tuneHeapFor('status', { delivers: false }, [])).toEqual([]);
     expect(tuneHeapFor('watch', { delivers: true }, [])).toEqual([]);
-    expect(tuneHeapFor('import', { delivers: false }, ['--import', 'tsx', '--heap_growing_percent=80'])).toEqual([]);
+    const own = ['--import', 'tsx', '--heap_growing_percent=80', '--allocation-site-pretenuring'];
+    expect(tuneHeapFor('import', { delivers: false }, own)).toEqual([]);
+    expect(tuneHeapFor('import', { delivers: false }, ['--heap-growing-percent=80'])).toEqual([
+      '--no-allocation-site-pretenuring',
+    ]);
+  });
+
+  it('validate and import grow the old generation by 100% and never pretenure', () => {
+    expect(tuneHeapFor('validate', { delivers: false }, [])).toEqual([
+      '--heap-growing-percent=100',
+      '--no-allocation-site-pretenuring',
+    ]);
   });
 });
