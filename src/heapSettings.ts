@@ -32,6 +32,17 @@ export function tuneHeapFor(
   options: { delivers: boolean },
   nodeFlags: readonly string[],
 ): readonly string[] {
+  const set = heapFlagsFor(command, options, nodeFlags);
+  for (const flag of set) setFlagsFromString(flag);
+  return set;
+}
+
+/** The flags tuneHeapFor sets for `command`, without setting them. */
+export function heapFlagsFor(
+  command: string,
+  options: { delivers: boolean },
+  nodeFlags: readonly string[],
+): readonly string[] {
   if (!FILE_COMMANDS.has(command) || options.delivers) return [];
   // A flag's name without its value and without `no-` (--allocation-site-pretenuring given keeps pretenuring on).
   const name = (flag: string): string | undefined =>
@@ -40,7 +51,5 @@ export function tuneHeapFor(
       ?.replaceAll('_', '-')
       .replace(/^--no-/, '--');
   const given = new Set(nodeFlags.map(name));
-  const set = FILE_HEAP_FLAGS.filter((flag) => !given.has(name(flag)));
-  for (const flag of set) setFlagsFromString(flag);
-  return set;
+  return FILE_HEAP_FLAGS.filter((flag) => !given.has(name(flag)));
 }
