@@ -98,6 +98,20 @@ function sliceBits(keys: number): number {
 
 const pair: [number, number] = [0, 0];
 
+/**
+ * One number for a key from its two hashes (53 bits, exact in a double): what the shape scan and the stream group
+ * rows by. Two keys that share it are grouped as one, which costs memory, never correctness (ShapeKey).
+ */
+export function shapeHash(h1: number, h2: number): number {
+  return h1 * 0x200000 + (h2 >>> 11);
+}
+
+/** shapeHash of a key's text. */
+export function shapeHashOf(key: string): number {
+  hashes(key);
+  return shapeHash(pair[0], pair[1]);
+}
+
 /** The two hashes of a key (the array is reused: read both before the next call). */
 export function keyHashes(key: string): readonly [number, number] {
   return hashes(key);

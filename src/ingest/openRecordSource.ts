@@ -18,7 +18,8 @@ import type { RowRules } from './validateRow.js';
 import { createUnitPool, defaultIngestThreads, type ThreadedSchema, type UnitPool } from './unitPool.js';
 import { scanFile, type FileScan, type ScanOptions } from './scanFile.js';
 import { ShapeScanner, type ShapeKey, type ShapeVerdict } from './shapeScan.js';
-import { StreamGroups } from './streamGroups.js';
+import { shapeHashOf } from './closedKeys.js';
+import { StreamGroups, type GroupEnds } from './streamGroups.js';
 import { sweepStaleSpillDirs } from './spillDir.js';
 import { tmpdir } from 'node:os';
 
@@ -214,6 +215,8 @@ interface Progress {
   blankRows: number;
   ignored: Set<string>;
   shape: ShapeVerdict | undefined;
+  /** With a `stream` shape: the rows that end their group, so each group is handed out at its last row. */
+  groupEnds: GroupEnds | undefined;
   /** The first rows were judged on their own (before the scan): the first read does not judge them again. */
   firstRowsJudged: boolean;
 }
@@ -270,6 +273,7 @@ export async function openRecordSource<U extends GroupedUnit & { rows: readonly 
     blankRows: 0,
     ignored: new Set(plan.ignored),
     shape: undefined,
+    groupEnds: undefined,
     firstRowsJudged: false,
   };
   let iterated = false;
@@ -374,6 +378,7 @@ async function scanShape<U extends GroupedUnit & { rows: readonly unknown[] }, P
           maxRecordBytes: csvRead.maxRecordBytes ?? 64 * KIB,
           closedBits: MAX_CLOSED_BITS,
           encoding: csvRead.encoding ?? 'utf-8',
+          leadingRecords: csvRead.fromLine ?? 1, // a sep= line on line 1, then the header
         });
   // A mostly wrong file is refused after its first 10,000 rows, as in the first read: before the scan
   // reads all of it (the scan of a 1 GB file of bad rows would take seconds to say what no one needs).
@@ -381,6 +386,7 @@ async function scanShape<U extends GroupedUnit & { rows: readonly unknown[] }, P
   const result = await scanFile(o.file, { ...scanOptions, ...(scanner === undefined ? {} : { shape: scanner }) });
   if (result.shape === undefined) return result;
   p.shape = result.shape;
+  p.groupEnds = scanner?.groupEnds;
   if (p.shape.mode === 'spill' && p.shape.reason === 'spread') {
     const noun = o.schema.columns.noun;
     o.plan.warnings.push(
@@ -516,14 +522,18 @@ async function* streamedBatches<U extends GroupedUnit & { rows: readonly unknown
   const groups = new StreamGroups<U>(shape.window);
   const fields = shapeKey.fields;
   const cells = new Array<string | undefined>(fields.length);
+  const ends = p.groupEnds;
+  let keyed = 0; // keyed data rows so far: GroupEnds counts them alike
   for await (const records of csvBatches(readPlainCsvBatches(o.file, o.csvRead), () => p.blankRows++)) {
     for (const record of records) {
       const unit = o.schema.csvUnit(record, o.plan, o.rules);
       p.stats.rows += unit.rows.length;
       out.judge(unit);
       for (let i = 0; i < fields.length; i++) cells[i] = record.values[fields[i] ?? -1];
-      const closed = groups.add(unit, shapeKey.key(cells));
-      if (closed !== undefined) out.counted(o.schema.assemble(closed, context));
+      const text = shapeKey.key(cells);
+      const key = text === undefined ? undefined : shapeHashOf(text); // as the scan grouped rows
+      const last = ends !== undefined && (key === undefined || ends.has(keyed++));
+      for (const closed of groups.add(unit, key, last)) out.counted(o.schema.assemble(closed, context));
     }
     if (out.pending > 0) yield out.take();
   }

@@ -223,6 +223,7 @@ export function orderShapeKey(plan: ColumnPlan): ShapeKey | undefined {
     if (bcidAt === refAt) return undefined; // one column mapped twice: left to the spill path
     return {
       fields,
+      pair: { first: bcidAt, second: refAt },
       key(cells) {
         const orderRef = cells[refAt];
         if (orderRef === undefined || orderRef.trim() === '') return undefined;

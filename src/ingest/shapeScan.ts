@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import { ClosedKeys, keyHashes } from './closedKeys.js';
+import { ClosedKeys, keyHashes, shapeHash } from './closedKeys.js';
 import { completeLength } from './decodeFile.js';
+import { GroupEnds } from './streamGroups.js';
 
 /**
  * How the rows of a record kind group, read from a CSV record's cells before any check. The key must
@@ -13,6 +14,11 @@ export interface ShapeKey {
   readonly fields: readonly number[];
   /** The key from the cells at `fields` (in that order; a missing cell is undefined). */
   key(cells: readonly (string | undefined)[]): string | undefined;
+  /**
+   * Set when `key` is `${looseCell(cells[first])}\u0001${looseCell(cells[second])}`, undefined when cells[second] is
+   * missing or blank: the scan then hashes the bytes of plain cells (looseCell's own test) without making text.
+   */
+  readonly pair?: { readonly first: number; readonly second: number };
 }
 
 /**
@@ -44,6 +50,11 @@ export interface ShapeScanOptions {
   closedBits: number;
   /** `utf-8` checks the text as it goes; other encodings are read byte by byte (latin1, C1 controls as one). */
   encoding: 'utf-8' | 'windows-1252' | 'latin1';
+  /**
+   * Records before the first data row, blank lines not counted: the header, and an Excel `sep=` line before it
+   * (2); default 1. GroupEnds counts the keyed rows after them, as the reader meets them.
+   */
+  leadingRecords?: number;
 }
 
 const QUOTE = 0x22;
@@ -83,12 +94,21 @@ function unclosedQuote(start: number, final: boolean): number {
 export class ShapeScanner {
   readonly #options: ShapeScanOptions;
   readonly #delimiter: number;
+  /** By column: where its cell goes in #ranges (2 per key cell), -1 for a column the key does not read. */
   readonly #slot: Int32Array;
   readonly #lastField: number;
   readonly #cells: (string | undefined)[];
+  /** Where each key cell of the record lies in the buffer: [start, end) per slot, -1 for a missing cell. */
+  readonly #ranges: Int32Array;
   readonly #closed: ClosedKeys;
-  readonly #open = new Map<string, { last: number; rows: number; h1: number; h2: number }>();
-  readonly #ringKeys: (string | undefined)[];
+  /** `end`: the group's last keyed data row so far (GroupEnds' count), -1 for none (the header's key). */
+  readonly #open = new Map<number, { last: number; rows: number; h1: number; h2: number; end: number }>();
+  readonly #ends = new GroupEnds();
+  /** Keyed data rows so far (GroupEnds' count); #leading: records still to pass before the first data row. */
+  #keyed = 0;
+  #leading: number;
+  /** shapeHash of each row's key in the window, -1 for none. */
+  readonly #ringKeys: Float64Array;
   readonly #ringRows: Int32Array;
   #ringHead = 0;
   #ringSize = 0;
@@ -103,14 +123,16 @@ export class ShapeScanner {
 
   constructor(options: ShapeScanOptions) {
     this.#options = options;
+    this.#leading = options.leadingRecords ?? 1;
     if (Buffer.byteLength(options.delimiter) !== 1) throw new Error('ShapeScanner: a one-byte delimiter only');
     this.#delimiter = Buffer.from(options.delimiter).readUInt8(0);
     this.#lastField = Math.max(...options.shape.fields);
     this.#slot = new Int32Array(this.#lastField + 1).fill(-1);
-    options.shape.fields.forEach((field, slot) => (this.#slot[field] = slot));
+    options.shape.fields.forEach((field, slot) => (this.#slot[field] = 2 * slot));
     this.#cells = new Array<string | undefined>(options.shape.fields.length);
+    this.#ranges = new Int32Array(2 * options.shape.fields.length);
     this.#closed = new ClosedKeys(options.closedBits);
-    this.#ringKeys = new Array<string | undefined>(options.window + 2);
+    this.#ringKeys = new Float64Array(options.window + 2).fill(-1);
     this.#ringRows = new Int32Array(options.window + 2);
     if (this.#delimiter === QUOTE || this.#delimiter === CR || this.#delimiter === LF)
       this.#verdict = { mode: 'spill', reason: 'unknown', why: 'the delimiter is a quote or a line break' };
@@ -171,7 +193,13 @@ export class ShapeScanner {
       return (this.#verdict = this.#spreadRow === undefined ? error.verdict : this.#spread(false));
     }
     if (this.#spreadRow !== undefined) return (this.#verdict = this.#spread(true));
+    for (const group of this.#open.values()) if (group.end >= 0) this.#ends.add(group.end);
     return (this.#verdict = { mode: 'stream', window: this.#options.window });
+  }
+
+  /** After a `stream` verdict: which keyed data rows end their group (StreamGroups hands each group out there). */
+  get groupEnds(): GroupEnds | undefined {
+    return this.#verdict?.mode === 'stream' ? this.#ends : undefined;
   }
 
   #checkUtf8(bytes: Buffer): void {
@@ -190,7 +218,7 @@ export class ShapeScanner {
     const end = buf.length;
     const delimiter = this.#delimiter;
     const slot = this.#slot;
-    const cells = this.#cells;
+    const ranges = this.#ranges;
     const maxRecord = this.#options.maxRecordBytes;
     let p = 0;
     // The next line break and quote at or after p (end: none in this buffer), found with indexOf.
@@ -200,7 +228,7 @@ export class ShapeScanner {
     while (p < end) {
       const start = p;
       let field = 0;
-      cells.fill(undefined);
+      ranges.fill(-1);
       for (;;) {
         if (field > this.#lastField) {
           // Past the key's cells: jump to the record's end unless a quote comes first.
@@ -247,11 +275,9 @@ export class ShapeScanner {
           if (p >= end && !final) return start;
           cellEnd = p;
         }
-        if (field <= this.#lastField) {
-          // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- field <= #lastField, and #slot has #lastField + 1 entries
-          const at = slot[field]!;
-          if (at !== -1 && this.#spreadRow === undefined) cells[at] = this.#text(buf, cellStart, cellEnd);
-        }
+        // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- field <= #lastField, and #slot has #lastField + 1 entries
+        const at = field <= this.#lastField ? slot[field]! : -1; // the cell's place in #ranges, -1: not a key cell
+        if (at !== -1) setRange(ranges, at, cellStart, cellEnd);
         if (p < end && buf[p] === delimiter) {
           p++;
           field++;
@@ -267,7 +293,7 @@ export class ShapeScanner {
         else p++;
       }
       if (p - start > maxRecord) throw unknownShape('a record is longer than the record limit');
-      this.#record();
+      this.#record(buf, buf[start] === LF || buf[start] === CR);
     }
     return p;
   }
@@ -278,8 +304,34 @@ export class ShapeScanner {
     return buf.toString('latin1', from, to).replace(/[\u0080-\u009f]/g, '\u0080');
   }
 
-  /** One record's key through the window. */
-  #record(): void {
+  /**
+   * The record's key as shapeHash gives it (-1: none), with its two hashes left in `pair`: from the bytes of
+   * plain cells when the key is a pair of them, else from the key's text.
+   */
+  #key(buf: Buffer): number {
+    const pair = this.#options.shape.pair;
+    const ranges = this.#ranges;
+    if (pair !== undefined) {
+      const hashed = pairHashes(buf, ranges, pair.first, pair.second);
+      if (hashed !== NOT_PLAIN) return hashed;
+    }
+    const cells = this.#cells;
+    for (let i = 0; i < cells.length; i++) {
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- #ranges has two entries per cell
+      const from = ranges[2 * i]!;
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- as above
+      cells[i] = from === -1 ? undefined : this.#text(buf, from, ranges[2 * i + 1]!);
+    }
+    const key = this.#options.shape.key(cells);
+    if (key === undefined) return -1;
+    const [h1, h2] = keyHashes(key);
+    hashPair[0] = h1;
+    hashPair[1] = h2;
+    return shapeHash(h1, h2);
+  }
+
+  /** One record's key through the window; `blank`: an empty line (the reader skips it). */
+  #record(buf: Buffer, blank: boolean): void {
     const row = this.#row++;
     if (this.#spreadRow !== undefined) return;
     const { window } = this.#options;
@@ -289,33 +341,40 @@ export class ShapeScanner {
       // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- #ringHead stays below the ring's length
       const last = this.#ringRows[at]!;
       if (row - last <= window) break;
-      const key = this.#ringKeys[at];
-      this.#ringKeys[at] = undefined;
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- as above
+      const key = this.#ringKeys[at]!;
+      this.#ringKeys[at] = -1;
       this.#ringHead = (at + 1) % this.#ringKeys.length;
       this.#ringSize--;
-      if (key === undefined) continue;
+      if (key === -1) continue;
       const group = this.#open.get(key);
       if (group !== undefined && group.last === last) {
         this.#open.delete(key);
         this.#openRows -= group.rows;
         this.#closed.addHashes(group.h1, group.h2);
+        if (group.end >= 0) this.#ends.add(group.end);
       }
     }
-    const key = this.#options.shape.key(this.#cells);
-    if (key !== undefined) {
+    const key = this.#key(buf);
+    let end = -1;
+    if (!blank && this.#leading > 0) this.#leading--;
+    else if (key !== -1) end = this.#keyed++;
+    if (key !== -1) {
       let group = this.#open.get(key);
       if (group === undefined) {
-        const [h1, h2] = keyHashes(key);
+        const h1 = hashPair[0];
+        const h2 = hashPair[1];
         if (this.#closed.hasHashes(h1, h2)) {
           // Spread: the groups no longer matter, the quoting still does (a plain file skips csv-parse).
           this.#spreadRow = row;
           this.#open.clear();
-          this.#ringKeys.fill(undefined);
+          this.#ringKeys.fill(-1);
           return;
         }
-        group = { last: row, rows: 0, h1, h2 };
+        group = { last: row, rows: 0, h1, h2, end };
         this.#open.set(key, group);
       }
+      if (end >= 0) group.end = end;
       group.last = row;
       group.rows++;
       this.#openRows++;
@@ -327,6 +386,60 @@ export class ShapeScanner {
     this.#ringRows[at] = row;
     this.#ringSize++;
   }
+}
+
+/** A key cell's bytes [from, to) at `at` of #ranges. */
+function setRange(ranges: Int32Array, at: number, from: number, to: number): void {
+  ranges[at] = from;
+  ranges[at + 1] = to;
+}
+
+/** The two hashes of the last key #key made (read before the next). */
+const hashPair: [number, number] = [0, 0];
+const NOT_PLAIN = -2;
+
+/**
+ * keyHashes of `${looseCell(a)}\u0001${looseCell(b)}` from the bytes of cells `a` and `b` when both are plain as
+ * looseCell sees it (printable ASCII but space , ' " =; its leading zeros dropped), left in hashPair; shapeHash of
+ * them, -1 when b is missing or empty (no key), NOT_PLAIN when a cell is not plain (the caller makes the text).
+ */
+function pairHashes(buf: Buffer, ranges: Int32Array, a: number, b: number): number {
+  // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- two entries per cell
+  const bFrom = ranges[2 * b]!;
+  // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- as above
+  const bTo = ranges[2 * b + 1]!;
+  if (bFrom === -1 || bFrom === bTo) return -1; // no orderRef: the row stands alone
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9e3779b9;
+  for (let cell = 0; cell < 2; cell++) {
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- as above
+    let from = cell === 0 ? ranges[2 * a]! : bFrom;
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- as above
+    const to = cell === 0 ? ranges[2 * a + 1]! : bTo;
+    if (from === -1) return NOT_PLAIN; // a missing first cell: the text path decides
+    if (cell === 1) {
+      h1 = Math.imul(h1 ^ 1, 0x01000193);
+      h2 = Math.imul((h2 << 5) | (h2 >>> 27), 0x85ebca6b) ^ 1;
+    }
+    for (let i = from; i < to; i++) {
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- i < to <= buf.length
+      const c = buf[i]!;
+      if (c <= 32 || c > 126 || c === 44 || c === 39 || c === 34 || c === 61) return NOT_PLAIN;
+    }
+    while (from < to && buf[from] === 0x30) from++; // looseCell drops leading zeros
+    for (let i = from; i < to; i++) {
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- i < to <= buf.length
+      const c = buf[i]!;
+      h1 = Math.imul(h1 ^ c, 0x01000193);
+      h2 = Math.imul((h2 << 5) | (h2 >>> 27), 0x85ebca6b) ^ c;
+    }
+  }
+  h2 ^= h2 >>> 16;
+  h2 = Math.imul(h2, 0xc2b2ae35);
+  h2 ^= h2 >>> 13;
+  hashPair[0] = h1 >>> 0;
+  hashPair[1] = (h2 | 1) >>> 0;
+  return shapeHash(hashPair[0], hashPair[1]);
 }
 
 /** buf.indexOf(byte, from), or `end` when there is none. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
-import { tuneHeapFor } from '../../src/heapSettings.js';
+import { heapFlagsFor } from '../../src/heapSettings.js';
 import { generateOrders } from '../../bench/generateOrders.js';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
 
@@ -48,9 +48,20 @@ describe('heap settings of the commands that read files', () => {
   }, 180_000);
 
   it('sets nothing for other commands, for watch --deliver, or for a flag the user gave', () => {
-    expect(tuneHeapFor('worker', { delivers: false }, [])).toEqual([]);
-    expect(tuneHeapFor('status', { delivers: false }, [])).toEqual([]);
-    expect(tuneHeapFor('watch', { delivers: true }, [])).toEqual([]);
-    expect(tuneHeapFor('import', { delivers: false }, ['--import', 'tsx', '--heap_growing_percent=80'])).toEqual([]);
+    expect(heapFlagsFor('worker', { delivers: false }, [])).toEqual([]);
+    expect(heapFlagsFor('status', { delivers: false }, [])).toEqual([]);
+    expect(heapFlagsFor('watch', { delivers: true }, [])).toEqual([]);
+    const own = ['--import', 'tsx', '--heap_growing_percent=80', '--allocation-site-pretenuring'];
+    expect(heapFlagsFor('import', { delivers: false }, own)).toEqual([]);
+    expect(heapFlagsFor('import', { delivers: false }, ['--heap-growing-percent=80'])).toEqual([
+      '--no-allocation-site-pretenuring',
+    ]);
+  });
+
+  it('validate and import grow the old generation by 100% and never pretenure (flags only: this process keeps its own)', () => {
+    expect(heapFlagsFor('validate', { delivers: false }, [])).toEqual([
+      '--heap-growing-percent=100',
+      '--no-allocation-site-pretenuring',
+    ]);
   });
 });

@@ -6,6 +6,7 @@ import { validateFile } from '../../src/ingest/validateFile.js';
 import { ORDERS } from '../../src/kinds/orders.js';
 import { ClosedKeys } from '../../src/ingest/closedKeys.js';
 import { ShapeScanner, type ShapeVerdict } from '../../src/ingest/shapeScan.js';
+import { StreamGroups } from '../../src/ingest/streamGroups.js';
 import { looseCell, orderShapeKey } from '../../src/ingest/orderUnit.js';
 import { canonicalPayload } from '../../src/ingest/orderKey.js';
 import { readCsvBatches } from '../../src/ingest/readCsvRecords.js';
@@ -81,6 +82,23 @@ describe('a large CSV file grouped in one stream', () => {
     expect(byLine(items)).toEqual(byLine(memory));
     expect(valid(items).length).toBeGreaterThan(400);
     expect(rejected(items).length).toBeGreaterThan(50);
+  });
+
+  it("with the scan's group ends, an order leaves at its last row, not a window later, in the order of last rows", async () => {
+    const path = await tmp.file('ends.csv', file(groupedRows(200)));
+    const options = { spillThresholdBytes: 0, tmpDir: tmp.dir, streamWindowRows: 50, chunkBytes: 256 };
+    const source = await openOrderSource(path, options);
+    const items: IngestItem[] = [];
+    let rowsAtFirstItem: number | undefined;
+    for await (const item of source.items()) {
+      rowsAtFirstItem ??= source.stats().rows;
+      items.push(item);
+    }
+    expect(source.streamed()).toBe(true);
+    expect(rowsAtFirstItem).toBeLessThan(10); // the first order has two rows; the window alone holds it for 50 more
+    const lastLines = items.map((item) => Math.max(...item.lines));
+    expect(lastLines).toEqual([...lastLines].sort((a, b) => a - b));
+    expect(byLine(items)).toEqual(byLine(await readAll(path)));
   });
 
   it('its shuffled copy goes through spill files and gives the same orders and rejected rows; the summary says it was read twice', async () => {
@@ -283,12 +301,89 @@ describe('the shape scan', () => {
     expect(scan([HEADER, ...rows].join('\r\n') + '\r\n', { window: 3 })).toMatchObject({ reason: 'spread' });
   });
 
+  it('marks the last keyed data row of each group, counted after the header (and a sep= line) and without blank lines', () => {
+    const scanner = new ShapeScanner({
+      delimiter: ',',
+      shape: orderShapeKey(plan)!,
+      window: 10,
+      maxGroupRows: 1000,
+      maxOpenRows: 100,
+      maxRecordBytes: 64 * 1024,
+      closedBits: 2 ** 16,
+      encoding: 'utf-8',
+      leadingRecords: 2,
+    });
+    const rows = [
+      row({ orderRef: 'A' }), // keyed 0
+      row({ orderRef: 'A' }), // keyed 1: A ends
+      row({ orderRef: 'B' }), // keyed 2
+      '',
+      row({ orderRef: ' ' }), // no key: stands alone
+      row({ orderRef: 'B' }), // keyed 3: B ends
+      row({ orderRef: 'C' }), // keyed 4: C ends (at the end of the file)
+    ];
+    scanner.push(Buffer.from(['sep=,', HEADER, ...rows].join('\n') + '\n'));
+    expect(scanner.end()).toEqual({ mode: 'stream', window: 10 });
+    const ends = scanner.groupEnds!;
+    expect([0, 1, 2, 3, 4, 5].filter((n) => ends.has(n))).toEqual([1, 3, 4]);
+  });
+
+  it('keys plain cells from their bytes as it keys any other from its text: one order whatever form its cells take', () => {
+    const forms: [string, string][] = [
+      ['1001', 'A'],
+      ['01001', 'A'], // leading zeros, from the bytes
+      [' 1001', 'A'], // a space: from the text
+      ['"=""1001"""', "'A"], // quoted, Excel's =, an apostrophe: from the text
+      ['"1001"', '"A"'], // quoted but plain inside: from the bytes
+    ];
+    const rows = forms.map(([id, ref]) =>
+      row({ orderRef: 'X', businessCustomerId: 'Y' }).replace('X,Y', `${ref},${id}`),
+    );
+    const scanner = new ShapeScanner({
+      delimiter: ',',
+      shape: orderShapeKey(plan)!,
+      window: 10,
+      maxGroupRows: 1000,
+      maxOpenRows: 100,
+      maxRecordBytes: 64 * 1024,
+      closedBits: 2 ** 16,
+      encoding: 'utf-8',
+    });
+    scanner.push(Buffer.from([HEADER, ...rows, row({ orderRef: 'B' })].join('\n') + '\n'));
+    expect(scanner.end()).toEqual({ mode: 'stream', window: 10 });
+    const ends = scanner.groupEnds!;
+    expect([0, 1, 2, 3, 4, 5].filter((n) => ends.has(n))).toEqual([4, 5]); // A ends on its fifth row, B on its one
+  });
+
   it('keys are loose: what reads as one orderRef or customer id keys the same', () => {
     const key = orderShapeKey(plan)!;
     const at = (bcid: string, ref: string) => key.key(key.fields.map((f) => (f === 0 ? ref : bcid)));
     expect(new Set([at('1001', 'A'), at(' 01001 ', '="A"'), at('"1001"', "'A"), at('1001', ' A ')]).size).toBe(1);
     expect(at('1001', '  ')).toBeUndefined(); // an empty orderRef: the row is rejected on its own
     expect(looseCell('="0042"')).toBe('42');
+  });
+});
+
+describe('StreamGroups', () => {
+  it('hands a group out at its last row and a keyless unit at once, and stops when a group so closed comes back', () => {
+    const groups = new StreamGroups<string>(10);
+    expect(groups.add('a1', 1)).toEqual([]);
+    expect(groups.add('b1', 2, true)).toEqual([['b1']]);
+    expect(groups.add('x', undefined, true)).toEqual([['x']]);
+    expect(groups.add('a2', 1, true)).toEqual([['a1', 'a2']]);
+    expect([...groups.finish()]).toEqual([]);
+    const again = new StreamGroups<string>(10);
+    again.add('b1', 2, true);
+    expect(() => again.add('b2', 2)).toThrow(/came back; the shape scan and the read disagree/);
+  });
+
+  it('without group ends, holds each group until the window has passed its last row', () => {
+    const groups = new StreamGroups<string>(2);
+    expect(groups.add('a1', 1)).toEqual([]);
+    expect(groups.add('x', undefined)).toEqual([]);
+    expect(groups.add('b1', 2)).toEqual([]);
+    expect(groups.add('b2', 2)).toEqual([['a1']]); // 3 rows after A's last
+    expect([...groups.finish()]).toEqual([['x'], ['b1', 'b2']]);
   });
 });
 
