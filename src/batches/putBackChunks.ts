@@ -3,10 +3,14 @@ import type { Keyspace } from '../keyspace.js';
 import { defineScripts } from '../lua/defineScripts.js';
 import type { RedisClient } from '../redis.js';
 
-/** What a worker's put-back needs: noting the job in its batch's set, and dropping it once the job completed. */
+/**
+ * What a worker's put-back needs: noting the job in its batch's set, dropping it once the job
+ * completed, and whether the batch's file is still read (a job put back for that is woken once it is not).
+ */
 export interface PutBackNotes {
   note(batchId: string, jobId: string): Promise<void>;
   drop(batchId: string, jobIds: readonly string[]): Promise<void>;
+  stillRead(batchId: string): Promise<boolean>;
 }
 
 /**
@@ -36,6 +40,11 @@ export class PutBackChunks implements PutBackNotes {
   async drop(batchId: string, jobIds: readonly string[]): Promise<void> {
     if (jobIds.length > 0) await this.redis.srem(this.keys.batchPutBack(batchId), ...jobIds);
   }
+
+  /** Whether the batch's import still reads its file (importState `importing`; one HGET). */
+  async stillRead(batchId: string): Promise<boolean> {
+    return (await this.redis.hget(this.keys.batch(batchId), 'importState')) === 'importing';
+  }
 }
 
 /**
@@ -52,6 +61,21 @@ export async function putBackJob(
   const batchId = batchIdOf(job.data);
   if (notes !== undefined && batchId !== undefined && job.id !== undefined) await notes.note(batchId, job.id);
   await job.moveToDelayed(until, token);
+}
+
+/**
+ * A job just put back because its batch's file was still read (batchGate's `read`): promoted now if
+ * the read has ended meanwhile. The import's wake (at the end of its read) promotes the jobs it finds
+ * noted and resting; one whose worker asked the gate before the read ended but noted it or moved it to
+ * delayed after the wake looked would otherwise rest its whole wait (1.5-2.5 s) for nothing. Either
+ * this look sees the read still going (then the job was noted and resting before the read ended, and
+ * the wake finds it), or it sees it ended and promotes the job itself.
+ */
+export async function wakeIfRead(job: Pick<Job, 'data' | 'promote'>, notes: PutBackNotes | undefined): Promise<void> {
+  const batchId = batchIdOf(job.data);
+  if (notes === undefined || batchId === undefined || (await notes.stillRead(batchId))) return;
+  // Promoted by the wake, or taken, meanwhile: nothing left to do.
+  await job.promote().catch(() => undefined);
 }
 
 /** The batch a job's data names, if any (a job this release cannot read may name none). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PutBackChunks, putBackJob } from '../../src/batches/putBackChunks.js';
+import { PutBackChunks, putBackJob, wakeIfRead } from '../../src/batches/putBackChunks.js';
 import { wakeBatchJobs } from '../../src/batches/wakeBatch.js';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { bullmq } from '../../src/cjsPackages.js';
@@ -170,6 +170,29 @@ describe("waking a batch's delayed chunks", () => {
       20_000,
     );
   }, 150_000);
+
+  it("a chunk put back while its batch's file was read wakes itself once the read has ended (the import's wake came before it rested), and rests while the read goes on", async () => {
+    rig = await deliveryRig('wake-if-read', {}, { BULKORDER_ORDERS_PER_JOB: '2' });
+    const reading = await rig.importFile(await rig.writeFile('reading.csv', ordersCsv('RD', 2)));
+    const read = await rig.importFile(await rig.writeFile('read.csv', ordersCsv('RE', 2)));
+    const { queue, redis, keys } = rig.services;
+    const putBacks = new PutBackChunks(redis, keys);
+    // As a worker's processor does when batchGate says `read`: put back, then woken unless the read goes on.
+    await redis.hset(keys.batch(reading.batchId), 'importState', 'importing');
+    const restingId = await putBack(rig, reading.batchId);
+    const resting = (await queue.getJob(restingId))!;
+    await wakeIfRead(resting, putBacks);
+    expect(await resting.getState()).toBe('delayed');
+    expect(await putBacks.read(reading.batchId)).toEqual([restingId]);
+
+    const wokenId = await putBack(rig, read.batchId);
+    const woken = (await queue.getJob(wokenId))!;
+    await wakeIfRead(woken, putBacks);
+    expect(await woken.getState()).toBe('waiting');
+    // Twice (the import's wake promoted it meanwhile): nothing happens, nothing is thrown.
+    await wakeIfRead(woken, putBacks);
+    expect(await woken.getState()).toBe('waiting');
+  });
 
   it('a person releasing or cancelling a batch wakes its chunks resting until the next probe', async () => {
     rig = await deliveryRig('wake-release', {}, { BULKORDER_ORDERS_PER_JOB: '2' });
