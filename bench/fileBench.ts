@@ -73,8 +73,13 @@ async function oursRun(
   const rejects = join(tmpdir(), `bench-file-${process.pid}.rejects.csv`);
   let worker: StartedChild | undefined;
   try {
+    // BENCH_PROFILE_DIR=<dir> writes a CPU profile of the worker and of the import there (bench/profileSummary.ts reads it).
+    const profile =
+      process.env.BENCH_PROFILE_DIR === undefined
+        ? []
+        : ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR];
     // A worker is always running in production: started, and ready, before the clock starts.
-    worker = await startNode(cliEntry, ['worker', '--processes', '1'], env);
+    worker = await startNode(cliEntry, ['worker', '--processes', '1'], env, profile);
     while ((await queue.getWorkersCount()) < 1) {
       if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.stderr().slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 50));
@@ -85,6 +90,7 @@ async function oursRun(
       ['import', file, '--wait', '--results', results, '--rejects', rejects],
       env,
       [0, 4],
+      profile,
     );
     const counters = await sim.counters();
     const orders = counters.ordersAccepted;

@@ -98,8 +98,9 @@ export async function runNode(
   args: string[],
   env: Record<string, string> = {},
   okCodes: number[] = [0],
+  nodeFlags: string[] = [],
 ): Promise<ChildResult> {
-  const result = await (await startNode(entry, args, env)).done;
+  const result = await (await startNode(entry, args, env, nodeFlags)).done;
   if (typeof result.code !== 'number' || !okCodes.includes(result.code)) {
     throw new Error(
       `${entry} ${args.join(' ')} exited ${result.code}:\n${result.stderr.slice(-4000)}\n${result.stdout.slice(-2000)}`,

@@ -3,10 +3,14 @@ import type { Keyspace } from '../keyspace.js';
 import { defineScripts } from '../lua/defineScripts.js';
 import type { RedisClient } from '../redis.js';
 
-/** What a worker's put-back needs: noting the job in its batch's set, and dropping it once the job completed. */
+/**
+ * What a worker's put-back needs: noting the job in its batch's set, dropping it once the job
+ * completed, and whether the batch's file is still read (a job put back for that is woken once it is not).
+ */
 export interface PutBackNotes {
-  note(batchId: string, jobId: string): Promise<void>;
+  note(batchId: string, ...jobIds: string[]): Promise<void>;
   drop(batchId: string, jobIds: readonly string[]): Promise<void>;
+  stillRead(batchId: string): Promise<boolean>;
 }
 
 /**
@@ -23,9 +27,13 @@ export class PutBackChunks implements PutBackNotes {
     defineScripts(redis);
   }
 
-  /** Notes a job about to be put back (notePutBack-2.lua); a batch already gone notes nothing. */
-  async note(batchId: string, jobId: string): Promise<void> {
-    await this.redis.bulkorderNotePutBack(this.keys.batch(batchId), this.keys.batchPutBack(batchId), jobId);
+  /**
+   * Notes jobs about to rest delayed (notePutBack-2.lua, one call): one a worker puts back, or a round an
+   * import adds resting while it reads the file (restWhileRead). A batch already gone notes nothing.
+   */
+  async note(batchId: string, ...jobIds: string[]): Promise<void> {
+    if (jobIds.length > 0)
+      await this.redis.bulkorderNotePutBack(this.keys.batch(batchId), this.keys.batchPutBack(batchId), ...jobIds);
   }
 
   /** The batch's put-back job ids (one SMEMBERS: at most the batch's chunks). */
@@ -36,6 +44,27 @@ export class PutBackChunks implements PutBackNotes {
   async drop(batchId: string, jobIds: readonly string[]): Promise<void> {
     if (jobIds.length > 0) await this.redis.srem(this.keys.batchPutBack(batchId), ...jobIds);
   }
+
+  /** Of these jobs of the queue, those BullMQ holds no more (completed, removed): one EXISTS each, sent at once. */
+  async gone(queueName: string, jobIds: readonly string[]): Promise<string[]> {
+    const exists = await Promise.all(jobIds.map((id) => this.redis.exists(this.keys.job(queueName, id))));
+    return jobIds.filter((_, i) => exists[i] === 0);
+  }
+
+  /** Whether the batch's import still reads its file (importState `importing`; one HGET). */
+  async stillRead(batchId: string): Promise<boolean> {
+    return (await this.redis.hget(this.keys.batch(batchId), 'importState')) === 'importing';
+  }
+}
+
+/**
+ * How long a chunk job an import adds while it reads the batch's file rests (ms): as long as a worker's
+ * put-back for batchGate's `read` (the gate's wait, 1.5 s, and up to 1 s more). The import's wake at the
+ * end of its read promotes it; an import that dies mid-read leaves it to wake after this rest and meet the
+ * gate, as a put-back job would.
+ */
+export function restWhileRead(): number {
+  return 1_500 + Math.round(Math.random() * 1000);
 }
 
 /**
@@ -52,6 +81,21 @@ export async function putBackJob(
   const batchId = batchIdOf(job.data);
   if (notes !== undefined && batchId !== undefined && job.id !== undefined) await notes.note(batchId, job.id);
   await job.moveToDelayed(until, token);
+}
+
+/**
+ * A job just put back because its batch's file was still read (batchGate's `read`): promoted now if
+ * the read has ended meanwhile. The import's wake (at the end of its read) promotes the jobs it finds
+ * noted and resting; one whose worker asked the gate before the read ended but noted it or moved it to
+ * delayed after the wake looked would otherwise rest its whole wait (1.5-2.5 s) for nothing. Either
+ * this look sees the read still going (then the job was noted and resting before the read ended, and
+ * the wake finds it), or it sees it ended and promotes the job itself.
+ */
+export async function wakeIfRead(job: Pick<Job, 'data' | 'promote'>, notes: PutBackNotes | undefined): Promise<void> {
+  const batchId = batchIdOf(job.data);
+  if (notes === undefined || batchId === undefined || (await notes.stillRead(batchId))) return;
+  // Promoted by the wake, or taken, meanwhile: nothing left to do.
+  await job.promote().catch(() => undefined);
 }
 
 /** The batch a job's data names, if any (a job this release cannot read may name none). */

@@ -1,6 +1,18 @@
 import { normalizeHeader } from './resolveColumns.js';
 
 const REJECT_KEY = normalizeHeader('reject_key');
+/** Whether a header names the reject key, per header name (a file has a few dozen, the same in every row). */
+const IS_REJECT_KEY = new Map<string, boolean>();
+const IS_REJECT_KEY_MAX = 1000;
+
+function isRejectKey(header: string): boolean {
+  let is = IS_REJECT_KEY.get(header);
+  if (is === undefined) {
+    is = normalizeHeader(header) === REJECT_KEY;
+    if (IS_REJECT_KEY.size < IS_REJECT_KEY_MAX) IS_REJECT_KEY.set(header, is);
+  }
+  return is;
+}
 
 /**
  * The dead letter a fixed row replaces: the `reject_key` cell of an exported dead letter imported again
@@ -9,9 +21,11 @@ const REJECT_KEY = normalizeHeader('reject_key');
  */
 export function replacedKey(record: { key: string; rows: readonly Record<string, string>[] }): string | undefined {
   for (const row of record.rows)
-    for (const [header, value] of Object.entries(row)) {
-      const key = value.trim();
-      if (key !== '' && normalizeHeader(header) === REJECT_KEY) return key === record.key ? undefined : key;
+    for (const header of Object.keys(row)) {
+      // The header first: a row's cells are mostly other columns, and their values need no trim.
+      if (!isRejectKey(header)) continue;
+      const key = (row[header] ?? '').trim();
+      if (key !== '') return key === record.key ? undefined : key;
     }
   return undefined;
 }

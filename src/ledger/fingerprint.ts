@@ -24,8 +24,20 @@ export interface Fingerprint {
 export function fingerprintOf(payload: unknown): Fingerprint {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
     return { hash: sha256(canonicalJson(payload)).slice(0, 32), parts: '' };
+  // An import reserves with it, and its results file compares with it again: the same payload, made once.
+  let fingerprint = MADE.get(payload);
+  if (fingerprint === undefined) {
+    fingerprint = recordFingerprint(payload as Record<string, unknown>);
+    MADE.set(payload, fingerprint);
+  }
+  return fingerprint;
+}
+
+/** Fingerprints made, by payload: a payload is never changed once read, and an entry goes with its payload. */
+const MADE = new WeakMap<object, Fingerprint>();
+
+function recordFingerprint(record: Record<string, unknown>): Fingerprint {
   // Each top-level field's canonical JSON is made once: hashed as its part, and joined into the whole.
-  const record = payload as Record<string, unknown>;
   const parts: string[] = [];
   const fields: string[] = [];
   for (const key of Object.keys(record).sort()) {

@@ -19,6 +19,8 @@ export type CanaryDecision =
   | { kind: 'go' }
   | { kind: 'probe' }
   | { kind: 'wait' }
+  /** Waits because its batch's file is still read (its worker wakes the job once the read has ended). */
+  | { kind: 'read' }
   | { kind: 'cancel' }
   /** Refused while the batch was judged, which then passed: ends with this answer, not sent again. */
   | { kind: 'answer'; outcome: ApiOutcome };
@@ -169,6 +171,6 @@ function isContentRefusal(outcome: ApiOutcome): boolean {
 }
 
 function decisionOf(raw: string): CanaryDecision {
-  if (raw === 'go' || raw === 'probe' || raw === 'wait' || raw === 'cancel') return { kind: raw };
+  if (raw === 'go' || raw === 'probe' || raw === 'wait' || raw === 'read' || raw === 'cancel') return { kind: raw };
   return { kind: 'answer', outcome: JSON.parse(raw.slice('answer:'.length)) as ApiOutcome };
 }

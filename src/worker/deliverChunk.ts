@@ -65,6 +65,7 @@ export async function deliverChunk<P>(
     unsent: false,
     waitMs: undefined,
     heldMs: undefined,
+    whileRead: false,
     vanished: [],
   };
   const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
@@ -174,7 +175,7 @@ async function endChunk<P>(ends: WaveEnds, deps: DeliverDeps<P>): Promise<void> 
     // queue, so the job rests there and goes on when it heals or a person resumes.
     // The batch's own circuit (canary, held) says how long: a held batch's jobs rest until near its probe.
     const wait = ends.waitMs !== undefined ? Math.min(ends.waitMs, 2000) : (ends.heldMs ?? 1000);
-    await deps.postpone(wait + Math.round(Math.random() * 1000));
+    await deps.postpone(wait + Math.round(Math.random() * 1000), ends.whileRead);
     throw new bullmq.DelayedError();
   }
 }
@@ -193,6 +194,8 @@ interface WaveEnds {
   waitMs: number | undefined;
   /** The batch's circuit's wait (its canary judging it, or held), when it kept records back. */
   heldMs: number | undefined;
+  /** Records were kept back because the batch's file was still read (batchGate's `read`). */
+  whileRead: boolean;
 }
 
 /** One wave of a chunk's attempt: its records, the shared rate's grant, and where its findings go. */
@@ -389,7 +392,8 @@ async function admitByCanary<P>(
   const go = records.filter((record, i) => {
     const decision = defined(gate.decisions[i], 'the canary decision of a record (one per record)');
     decisions.set(record.key, decision);
-    return decision.kind !== 'wait';
+    if (decision.kind === 'read') ends.whileRead = true;
+    return decision.kind !== 'wait' && decision.kind !== 'read';
   });
   if (go.length < records.length) {
     ends.unsent = true;

@@ -30,8 +30,11 @@ export interface DeliverDeps<P = unknown> {
   logger: Logger;
   /** The request rate all workers share (src/worker/sharedRate.ts); none: requests go at once. */
   rate?: RequestPacer;
-  /** Moves this job to delayed without spending an attempt (a failure that is not the records'). */
-  postpone(ms: number): Promise<void>;
+  /**
+   * Moves this job to delayed without spending an attempt (a failure that is not the records').
+   * `whileRead`: it waits for its batch's file to be read; promoted at once if the read ended meanwhile.
+   */
+  postpone(ms: number, whileRead?: boolean): Promise<void>;
   /**
    * How an answer's settle outlasts a Redis that refuses writes (OOM) or is away: retried with
    * backoff until Redis takes it or the worker has stopped. None: a refused settle fails the job.

@@ -226,7 +226,7 @@ const rows: Row[] = [
     returns: ['cancelled', 1500, 0, 'cancel'],
   },
   {
-    name: 'batchGate: nothing of a batch goes while its file is still read, even flowing; its canary is not granted',
+    name: 'batchGate: nothing of a batch goes while its file is still read, even flowing (`read`: its worker wakes it once the read ends); its canary is not granted',
     command: 'bulkorderBatchGate',
     given: {
       circuit: { hash: { state: 'flowing' } },
@@ -234,7 +234,7 @@ const rows: Row[] = [
     },
     run: (r, k) =>
       r.bulkorderBatchGate(k('circuit'), k('granted'), k('refused'), k('batch:B1'), 20, RET, 1000, 1500, 'o1', 'o2'),
-    returns: ['flowing', 1500, 0, 'wait', 'wait'],
+    returns: ['flowing', 1500, 0, 'read', 'read'],
   },
   {
     name: 'batchGate: a batch whose file changed while it was read ends every record unsent',
@@ -1733,6 +1733,14 @@ const rows: Row[] = [
     returns: 1,
     then: { 'batch:B1': { hash: { importState: 'imported' } }, 'put-back:B1': { set: ['B1.1', 'B1.2'] } },
     expires: { 'put-back:B1': true },
+  },
+  {
+    name: 'notePutBack: the jobs an import adds resting while it reads its file are noted in one call',
+    command: 'bulkorderNotePutBack',
+    given: { 'batch:B1': { hash: { importState: 'importing' } } },
+    run: (r, k) => r.bulkorderNotePutBack(k('batch:B1'), k('put-back:B1'), 'B1.1', 'B1.2', 'B1.3'),
+    returns: 1,
+    then: { 'batch:B1': { hash: { importState: 'importing' } }, 'put-back:B1': { set: ['B1.1', 'B1.2', 'B1.3'] } },
   },
   {
     name: 'notePutBack: a batch gone notes nothing',

@@ -8,7 +8,9 @@
   `cancelled`: every record ends without being sent. A batch smaller than the canary is its own.
   Whatever its state, nothing of a batch goes while its file is still read (importState `importing`):
   an import refuses a file that changes while it is read (FILE_CHANGED_WHILE_READ, its batch's
-  failCode), and every record of such a batch ends without being sent, as a cancelled one's.
+  failCode), and every record of such a batch ends without being sent, as a cancelled one's. Such a
+  record waits as `read`, not `wait`: its worker, once it has put the job back, looks whether the read
+  ended meanwhile (the import's wake may have come before the job rested) and wakes the job itself.
 
   Input:
     KEYS[1] circuit           the batch's circuit (a hash)
@@ -21,8 +23,8 @@
     ARGV[4] canaryWaitMs      how long a record waits for the canary's verdict (or its file's read)
     ARGV[5...] per record: orderKey
   Output:
-    {state, waitMs, refusedCount, decision...}: one decision per record, go | probe | wait | cancel |
-    answer:<JSON of the refusal>
+    {state, waitMs, refusedCount, decision...}: one decision per record, go | probe | wait | read |
+    cancel | answer:<JSON of the refusal>
 ]]
 --- @include "redisNow"
 --- @include "canarySize"
@@ -50,7 +52,7 @@ for i = 5, #ARGV do
   if state == 'cancelled' or changed then
     d = 'cancel'
   elseif reading then
-    d = 'wait'
+    d = 'read'
   elseif state == 'flowing' or state == 'released' then
     local answer = redis.call('HGET', KEYS[3], key)
     if answer then d = 'answer:' .. answer else d = 'go' end
