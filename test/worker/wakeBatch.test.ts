@@ -70,11 +70,12 @@ describe("waking a batch's delayed chunks", () => {
     expect(await queue.getJobCounts('waiting', 'delayed')).toEqual({ waiting: 2, delayed: 1 });
     expect(await putBacks.read(mine.batchId)).toEqual([]);
     expect(await putBacks.read(other.batchId)).toEqual([otherJob]);
-    // Kept as long as the batch (the batch's TTL read first: both count down meanwhile).
+    // Kept as long as the batch (the batch's TTL read first: both count down meanwhile). The script copies the TTL
+    // it read (PTTL, then PEXPIRE): a millisecond may tick between the two, so the set may outlive the batch by a few.
     const batchTtl = await redis.pttl(keys.batch(other.batchId));
     const setTtl = await redis.pttl(keys.batchPutBack(other.batchId));
     expect(setTtl).toBeGreaterThan(0);
-    expect(setTtl).toBeLessThanOrEqual(batchTtl);
+    expect(setTtl).toBeLessThanOrEqual(batchTtl + 10);
   });
 
   it("a wake reads its batch's put-back jobs only, never the queue's delayed set: others' jobs are neither read nor promoted", async () => {
