@@ -56,12 +56,6 @@ export interface ImportDeps<P> {
    * the file was read put it back; once the read ends they go at once. None: they wait out their rest.
    */
   wakeBatch?: (batchId: string) => Promise<void>;
-  /**
-   * Notes chunk jobs the import adds resting while it reads the file (src/batches/putBackChunks.ts), for
-   * `wakeBatch` to promote once the read ends: no worker takes one just to put it back. None (or no
-   * `wakeBatch`): they are added waiting, and the workers that take them put them back.
-   */
-  noteResting?: (batchId: string, jobIds: string[]) => Promise<void>;
 }
 
 /** What every Redis-backed command works with, for one record kind; `close()` ends every connection it made. */
@@ -187,7 +181,6 @@ export async function openServices<P>(
       wakeBatch: async (batchId) => {
         await wakeBatchJobs(queue, new PutBackChunks(redis, keys), batchId);
       },
-      noteResting: (batchId, jobIds) => new PutBackChunks(redis, keys).note(batchId, ...jobIds),
       ...(tracing === undefined ? {} : { tracing }),
     }),
     async close() {

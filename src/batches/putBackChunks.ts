@@ -8,7 +8,7 @@ import type { RedisClient } from '../redis.js';
  * completed, and whether the batch's file is still read (a job put back for that is woken once it is not).
  */
 export interface PutBackNotes {
-  note(batchId: string, ...jobIds: string[]): Promise<void>;
+  note(batchId: string, jobId: string): Promise<void>;
   drop(batchId: string, jobIds: readonly string[]): Promise<void>;
   stillRead(batchId: string): Promise<boolean>;
 }
@@ -27,13 +27,9 @@ export class PutBackChunks implements PutBackNotes {
     defineScripts(redis);
   }
 
-  /**
-   * Notes jobs about to rest delayed (notePutBack-2.lua, one call): one a worker puts back, or a round an
-   * import adds resting while it reads the file (restWhileRead). A batch already gone notes nothing.
-   */
-  async note(batchId: string, ...jobIds: string[]): Promise<void> {
-    if (jobIds.length > 0)
-      await this.redis.bulkorderNotePutBack(this.keys.batch(batchId), this.keys.batchPutBack(batchId), ...jobIds);
+  /** Notes a job about to be put back (notePutBack-2.lua); a batch already gone notes nothing. */
+  async note(batchId: string, jobId: string): Promise<void> {
+    await this.redis.bulkorderNotePutBack(this.keys.batch(batchId), this.keys.batchPutBack(batchId), jobId);
   }
 
   /** The batch's put-back job ids (one SMEMBERS: at most the batch's chunks). */
@@ -45,26 +41,10 @@ export class PutBackChunks implements PutBackNotes {
     if (jobIds.length > 0) await this.redis.srem(this.keys.batchPutBack(batchId), ...jobIds);
   }
 
-  /** Of these jobs of the queue, those BullMQ holds no more (completed, removed): one EXISTS each, sent at once. */
-  async gone(queueName: string, jobIds: readonly string[]): Promise<string[]> {
-    const exists = await Promise.all(jobIds.map((id) => this.redis.exists(this.keys.job(queueName, id))));
-    return jobIds.filter((_, i) => exists[i] === 0);
-  }
-
   /** Whether the batch's import still reads its file (importState `importing`; one HGET). */
   async stillRead(batchId: string): Promise<boolean> {
     return (await this.redis.hget(this.keys.batch(batchId), 'importState')) === 'importing';
   }
-}
-
-/**
- * How long a chunk job an import adds while it reads the batch's file rests (ms): as long as a worker's
- * put-back for batchGate's `read` (the gate's wait, 1.5 s, and up to 1 s more). The import's wake at the
- * end of its read promotes it; an import that dies mid-read leaves it to wake after this rest and meet the
- * gate, as a put-back job would.
- */
-export function restWhileRead(): number {
-  return 1_500 + Math.round(Math.random() * 1000);
 }
 
 /**

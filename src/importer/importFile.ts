@@ -23,7 +23,6 @@ import { conflictRejection } from '../ledger/orderRefReused.js';
 import type { PriorResults } from '../batches/priorResults.js';
 import { assertUnchanged, fileIdentity, type FileIdentity } from './fileIdentity.js';
 import type { Logger } from '../logger.js';
-import { restWhileRead } from '../batches/putBackChunks.js';
 
 /** Orders in the first reserve + addBulk round of an import; each next round doubles, up to its chunk size. */
 const FIRST_CHUNK = 50;
@@ -358,7 +357,6 @@ async function queueChunks<P>(
   await linkReplacements(run, orders);
   const reserved = await reserveGroups(run, chunks);
   const toAdd = takenJobs(run, chunks, reserved);
-  await restWhileReading(run, toAdd);
   // Both safe to repeat: BullMQ ignores a job id it has, and a chunk is counted once.
   if (toAdd.length > 0) await run.ride(() => run.deps.queue.addBulk(toAdd));
   const enqueued = await confirmJobs(run, toAdd);
@@ -423,21 +421,6 @@ function takenJobs<P>(run: ImportRun<P>, chunks: JobGroups<P>, reserved: Reserve
       });
   }
   return toAdd;
-}
-
-/**
- * Nothing of a batch goes while its file is read (batchGate): its chunks are added resting (as long as a
- * worker's put-back for that), noted first in the batch's put-back set, so no worker takes one just to put
- * it back, and the wake at the end of the read promotes them all. An import that dies mid-read leaves them
- * to wake after their rest and meet the gate, as put-back jobs. Without a wake they are added waiting.
- */
-async function restWhileReading<P>(run: ImportRun<P>, toAdd: QueuedChunk<P>[]): Promise<void> {
-  const { noteResting, wakeBatch } = run.deps;
-  if (noteResting === undefined || wakeBatch === undefined || toAdd.length === 0) return;
-  const ids = toAdd.map((job) => defined(job.opts.jobId, 'the jobId takenJobs gave'));
-  // Noted before added: a job never rests un-noted (noting again is harmless).
-  await run.ride(() => noteResting(run.batchId, ids));
-  for (const job of toAdd) job.opts = { ...job.opts, delay: restWhileRead() };
 }
 
 /** Confirms the added jobs in the ledger (it drops their kept jobs and counts them): how many it counted. */

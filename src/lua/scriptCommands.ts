@@ -151,7 +151,7 @@ declare module 'ioredis' {
     bulkorderInvalidateToken(token: string, tokenId: string): Result<number, Context>;
     bulkorderHeartbeat(batch: string, owner: string, ttlMs: number): Result<number, Context>;
     /** `notePutBack-2.lua`: 1 when noted, 0 when the batch is gone. */
-    bulkorderNotePutBack(batch: string, putBack: string, ...jobIds: string[]): Result<number, Context>;
+    bulkorderNotePutBack(batch: string, putBack: string, jobId: string): Result<number, Context>;
     bulkorderCloseOrphaned(
       batch: string,
       owner: string,

@@ -1735,14 +1735,6 @@ const rows: Row[] = [
     expires: { 'put-back:B1': true },
   },
   {
-    name: 'notePutBack: the jobs an import adds resting while it reads its file are noted in one call',
-    command: 'bulkorderNotePutBack',
-    given: { 'batch:B1': { hash: { importState: 'importing' } } },
-    run: (r, k) => r.bulkorderNotePutBack(k('batch:B1'), k('put-back:B1'), 'B1.1', 'B1.2', 'B1.3'),
-    returns: 1,
-    then: { 'batch:B1': { hash: { importState: 'importing' } }, 'put-back:B1': { set: ['B1.1', 'B1.2', 'B1.3'] } },
-  },
-  {
     name: 'notePutBack: a batch gone notes nothing',
     command: 'bulkorderNotePutBack',
     run: (r, k) => r.bulkorderNotePutBack(k('batch:B1'), k('put-back:B1'), 'B1.1'),
