@@ -29,7 +29,7 @@ export interface DeliveryProcessorDeps<P> extends Omit<DeliverDeps<P>, 'postpone
 export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
   return async (job: Job<QueuedJobData<P>, DeliveryResult>, lockToken?: string): Promise<DeliveryResult> => {
     const jobId = job.id ?? '';
-    const postpone = async (ms: number, whileRead = false): Promise<void> => {
+    const postpone = async (ms: number, { whileRead = false }: { whileRead?: boolean } = {}): Promise<void> => {
       await putBackJob(job, Date.now() + ms, lockToken, deps.putBack);
       if (whileRead) await wakeIfRead(job, deps.putBack);
     };

@@ -533,7 +533,8 @@ async function* streamedBatches<U extends GroupedUnit & { rows: readonly unknown
       const text = shapeKey.key(cells);
       const key = text === undefined ? undefined : shapeHashOf(text); // as the scan grouped rows
       const last = ends !== undefined && (key === undefined || ends.has(keyed++));
-      for (const closed of groups.add(unit, key, last)) out.counted(o.schema.assemble(closed, context));
+      const closing = last ? groups.addLast(unit, key) : groups.add(unit, key);
+      for (const closed of closing) out.counted(o.schema.assemble(closed, context));
     }
     if (out.pending > 0) yield out.take();
   }

@@ -34,11 +34,22 @@ export class StreamGroups<U> {
   }
 
   /**
-   * The next unit of the file with its shape key (shapeHash, as the scan has it); `last` when the scan found it the last row of its group
-   * (a unit without a key: that the scan's ends are in use). Returns the groups this closes, oldest first,
-   * in a list valid until the next call.
+   * The next unit of the file with its shape key (shapeHash, as the scan has it). Returns the groups this closes,
+   * oldest first, in a list valid until the next call.
    */
-  add(unit: U, key: number | undefined, last = false): readonly U[][] {
+  add(unit: U, key: number | undefined): readonly U[][] {
+    return this.#add(unit, key, false);
+  }
+
+  /**
+   * As add(), for a unit the scan found the last row of its group (a unit without a key: the scan's ends are in
+   * use): its group leaves now. Two methods, not a flag: called once per row.
+   */
+  addLast(unit: U, key: number | undefined): readonly U[][] {
+    return this.#add(unit, key, true);
+  }
+
+  #add(unit: U, key: number | undefined, last: boolean): readonly U[][] {
     const index = this.#next++;
     const closed = this.#closed;
     closed.length = 0;

@@ -175,7 +175,7 @@ async function endChunk<P>(ends: WaveEnds, deps: DeliverDeps<P>): Promise<void> 
     // queue, so the job rests there and goes on when it heals or a person resumes.
     // The batch's own circuit (canary, held) says how long: a held batch's jobs rest until near its probe.
     const wait = ends.waitMs !== undefined ? Math.min(ends.waitMs, 2000) : (ends.heldMs ?? 1000);
-    await deps.postpone(wait + Math.round(Math.random() * 1000), ends.whileRead);
+    await deps.postpone(wait + Math.round(Math.random() * 1000), { whileRead: ends.whileRead });
     throw new bullmq.DelayedError();
   }
 }

@@ -34,7 +34,7 @@ export interface DeliverDeps<P = unknown> {
    * Moves this job to delayed without spending an attempt (a failure that is not the records').
    * `whileRead`: it waits for its batch's file to be read; promoted at once if the read ended meanwhile.
    */
-  postpone(ms: number, whileRead?: boolean): Promise<void>;
+  postpone(ms: number, options?: { whileRead?: boolean }): Promise<void>;
   /**
    * How an answer's settle outlasts a Redis that refuses writes (OOM) or is away: retried with
    * backoff until Redis takes it or the worker has stopped. None: a refused settle fails the job.

@@ -368,12 +368,12 @@ describe('StreamGroups', () => {
   it('hands a group out at its last row and a keyless unit at once, and stops when a group so closed comes back', () => {
     const groups = new StreamGroups<string>(10);
     expect(groups.add('a1', 1)).toEqual([]);
-    expect(groups.add('b1', 2, true)).toEqual([['b1']]);
-    expect(groups.add('x', undefined, true)).toEqual([['x']]);
-    expect(groups.add('a2', 1, true)).toEqual([['a1', 'a2']]);
+    expect(groups.addLast('b1', 2)).toEqual([['b1']]);
+    expect(groups.addLast('x', undefined)).toEqual([['x']]);
+    expect(groups.addLast('a2', 1)).toEqual([['a1', 'a2']]);
     expect([...groups.finish()]).toEqual([]);
     const again = new StreamGroups<string>(10);
-    again.add('b1', 2, true);
+    again.addLast('b1', 2);
     expect(() => again.add('b2', 2)).toThrow(/came back; the shape scan and the read disagree/);
   });
 
