@@ -117,19 +117,37 @@ export function keyHashes(key: string): readonly [number, number] {
   return hashes(key);
 }
 
-/** Two 32-bit hashes of the key in one pass (FNV-1a and a multiply-rotate), the second odd. */
-function hashes(key: string): [number, number] {
-  let a = 0x811c9dc5;
-  let b = 0x9e3779b9;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul((b << 5) | (b >>> 27), 0x85ebca6b) ^ c;
-  }
+/** Where both hashes start (FNV-1a's offset basis, and the multiply-rotate's seed). */
+export const HASH_SEEDS = [0x811c9dc5, 0x9e3779b9] as const;
+
+/** One character (or byte) into the first hash (FNV-1a). */
+export function hashStep1(a: number, c: number): number {
+  return Math.imul(a ^ c, 0x01000193);
+}
+
+/** One character (or byte) into the second hash (multiply-rotate). */
+export function hashStep2(b: number, c: number): number {
+  return Math.imul((b << 5) | (b >>> 27), 0x85ebca6b) ^ c;
+}
+
+/** Ends both hashes into `into` (the second mixed and made odd): what keyHashes and the shape scan's byte keys share. */
+export function finishHashes(a: number, b: number, into: [number, number]): [number, number] {
   b ^= b >>> 16;
   b = Math.imul(b, 0xc2b2ae35);
   b ^= b >>> 13;
-  pair[0] = a >>> 0;
-  pair[1] = (b | 1) >>> 0;
-  return pair;
+  into[0] = a >>> 0;
+  into[1] = (b | 1) >>> 0;
+  return into;
+}
+
+/** Two 32-bit hashes of the key in one pass (FNV-1a and a multiply-rotate), the second odd. */
+function hashes(key: string): [number, number] {
+  let a: number = HASH_SEEDS[0];
+  let b: number = HASH_SEEDS[1];
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = hashStep1(a, c);
+    b = hashStep2(b, c);
+  }
+  return finishHashes(a, b, pair);
 }

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { ClosedKeys, keyHashes, shapeHash } from './closedKeys.js';
+import { ClosedKeys, finishHashes, HASH_SEEDS, hashStep1, hashStep2, keyHashes, shapeHash } from './closedKeys.js';
 import { completeLength } from './decodeFile.js';
 import { GroupEnds } from './streamGroups.js';
 
@@ -409,8 +409,8 @@ function pairHashes(buf: Buffer, ranges: Int32Array, a: number, b: number): numb
   // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- as above
   const bTo = ranges[2 * b + 1]!;
   if (bFrom === -1 || bFrom === bTo) return -1; // no orderRef: the row stands alone
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9e3779b9;
+  let h1: number = HASH_SEEDS[0];
+  let h2: number = HASH_SEEDS[1];
   for (let cell = 0; cell < 2; cell++) {
     // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- as above
     let from = cell === 0 ? ranges[2 * a]! : bFrom;
@@ -418,8 +418,8 @@ function pairHashes(buf: Buffer, ranges: Int32Array, a: number, b: number): numb
     const to = cell === 0 ? ranges[2 * a + 1]! : bTo;
     if (from === -1) return NOT_PLAIN; // a missing first cell: the text path decides
     if (cell === 1) {
-      h1 = Math.imul(h1 ^ 1, 0x01000193);
-      h2 = Math.imul((h2 << 5) | (h2 >>> 27), 0x85ebca6b) ^ 1;
+      h1 = hashStep1(h1, 1);
+      h2 = hashStep2(h2, 1);
     }
     for (let i = from; i < to; i++) {
       // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- i < to <= buf.length
@@ -430,15 +430,11 @@ function pairHashes(buf: Buffer, ranges: Int32Array, a: number, b: number): numb
     for (let i = from; i < to; i++) {
       // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- i < to <= buf.length
       const c = buf[i]!;
-      h1 = Math.imul(h1 ^ c, 0x01000193);
-      h2 = Math.imul((h2 << 5) | (h2 >>> 27), 0x85ebca6b) ^ c;
+      h1 = hashStep1(h1, c);
+      h2 = hashStep2(h2, c);
     }
   }
-  h2 ^= h2 >>> 16;
-  h2 = Math.imul(h2, 0xc2b2ae35);
-  h2 ^= h2 >>> 13;
-  hashPair[0] = h1 >>> 0;
-  hashPair[1] = (h2 | 1) >>> 0;
+  finishHashes(h1, h2, hashPair);
   return shapeHash(hashPair[0], hashPair[1]);
 }
 

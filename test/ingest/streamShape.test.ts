@@ -247,11 +247,8 @@ describe('the first 10,000 rows are judged before the shape scan', () => {
 
 describe('the shape scan', () => {
   const plan = resolveColumns('x.csv', HEADER.split(','));
-  const scan = (
-    text: string | Buffer,
-    over: Partial<ConstructorParameters<typeof ShapeScanner>[0]> = {},
-  ): ShapeVerdict => {
-    const scanner = new ShapeScanner({
+  const newScanner = (over: Partial<ConstructorParameters<typeof ShapeScanner>[0]> = {}): ShapeScanner =>
+    new ShapeScanner({
       delimiter: ',',
       shape: orderShapeKey(plan)!,
       window: 10,
@@ -262,6 +259,11 @@ describe('the shape scan', () => {
       encoding: 'utf-8',
       ...over,
     });
+  const scan = (
+    text: string | Buffer,
+    over: Partial<ConstructorParameters<typeof ShapeScanner>[0]> = {},
+  ): ShapeVerdict => {
+    const scanner = newScanner(over);
     // Byte by byte as well as whole: a record, a quote or a CRLF cut by a read changes nothing.
     const bytes = Buffer.from(text);
     for (const piece of bytes.length < 400 ? [...bytes].map((b) => Buffer.from([b])) : [bytes]) scanner.push(piece);
@@ -302,17 +304,7 @@ describe('the shape scan', () => {
   });
 
   it('marks the last keyed data row of each group, counted after the header (and a sep= line) and without blank lines', () => {
-    const scanner = new ShapeScanner({
-      delimiter: ',',
-      shape: orderShapeKey(plan)!,
-      window: 10,
-      maxGroupRows: 1000,
-      maxOpenRows: 100,
-      maxRecordBytes: 64 * 1024,
-      closedBits: 2 ** 16,
-      encoding: 'utf-8',
-      leadingRecords: 2,
-    });
+    const scanner = newScanner({ leadingRecords: 2 });
     const rows = [
       row({ orderRef: 'A' }), // keyed 0
       row({ orderRef: 'A' }), // keyed 1: A ends
@@ -339,16 +331,7 @@ describe('the shape scan', () => {
     const rows = forms.map(([id, ref]) =>
       row({ orderRef: 'X', businessCustomerId: 'Y' }).replace('X,Y', `${ref},${id}`),
     );
-    const scanner = new ShapeScanner({
-      delimiter: ',',
-      shape: orderShapeKey(plan)!,
-      window: 10,
-      maxGroupRows: 1000,
-      maxOpenRows: 100,
-      maxRecordBytes: 64 * 1024,
-      closedBits: 2 ** 16,
-      encoding: 'utf-8',
-    });
+    const scanner = newScanner();
     scanner.push(Buffer.from([HEADER, ...rows, row({ orderRef: 'B' })].join('\n') + '\n'));
     expect(scanner.end()).toEqual({ mode: 'stream', window: 10 });
     const ends = scanner.groupEnds!;
