@@ -1,6 +1,9 @@
 import { createRequire } from 'node:module';
 import type * as Bullmq from 'bullmq';
 import type * as Ioredis from 'ioredis';
+import type * as Nodemailer from 'nodemailer';
+import type * as PinoPretty from 'pino-pretty';
+import type * as Piscina from 'piscina';
 
 /**
  * bullmq and ioredis, loaded with `require` instead of `import` (their types still come from
@@ -14,3 +17,14 @@ const require = createRequire(import.meta.url);
 
 export const bullmq = require('bullmq') as typeof Bullmq;
 export const ioredis = require('ioredis') as typeof Ioredis;
+
+/**
+ * Packages only some runs need, loaded on first use (require caches them): pino-pretty for a person's terminal (JSON
+ * lines never pay its ~20 ms CPU a start), piscina for ingest threads (below 4 cores none start), nodemailer with SMTP
+ * configured (~40 ms CPU off every worker and import without it).
+ */
+export const whenUsed = {
+  pinoPretty: () => require('pino-pretty') as typeof PinoPretty,
+  piscina: () => require('piscina') as typeof Piscina,
+  nodemailer: () => require('nodemailer') as typeof Nodemailer,
+};

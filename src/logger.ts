@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import type * as PinoPrettyModule from 'pino-pretty';
+import { whenUsed } from './cjsPackages.js';
 
 export type { Logger } from 'pino';
 
@@ -59,8 +58,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   if (settings.destination === undefined && prettyLogs(settings.format)) {
-    // Loaded only for a person's terminal: JSON lines (a service, a pipe) never pay for it (~20 ms CPU a start).
-    const { PinoPretty } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPrettyModule;
+    const { PinoPretty } = whenUsed.pinoPretty();
     // Synchronous, in this thread: lines and a progress bar on the same terminal stay in order.
     const pretty = PinoPretty({
       destination: 2,

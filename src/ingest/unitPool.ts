@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import type * as PiscinaModule from 'piscina';
+import { whenUsed } from '../cjsPackages.js';
 import type { CsvBadRecord, CsvRecord } from './readCsvRecords.js';
 import type { ColumnPlan } from './resolveColumns.js';
 import type { EncodedUnits } from './unitStore.js';
@@ -73,8 +72,7 @@ function threadEntry(): { filename: string; execArgv: string[] } {
 
 export function createUnitPool(options: UnitPoolOptions): UnitPool {
   const entry = threadEntry();
-  // Loaded here, not with the module: a command that starts no thread (most, below 4 cores) never pays for it.
-  const { Piscina } = createRequire(import.meta.url)('piscina') as typeof PiscinaModule;
+  const { Piscina } = whenUsed.piscina();
   const pool = new Piscina<UnitTask, EncodedUnits>({
     filename: entry.filename,
     execArgv: entry.execArgv,

@@ -1,10 +1,9 @@
-import { createRequire } from 'node:module';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type * as NodemailerModule from 'nodemailer';
 import type { Transporter } from 'nodemailer';
 import { Agent, request } from 'undici';
+import { whenUsed } from '../cjsPackages.js';
 import type { NotifySettings } from '../config.js';
 import { addressProblem, hostProblem, type PrivateAllowance } from '../config/privateAddress.js';
 import type { Logger } from '../logger.js';
@@ -75,8 +74,7 @@ export function createNotifier(
 /** The e-mail transport when SMTP is configured. */
 function mailTransport(settings: NotifySettings): Transporter | undefined {
   if (settings.smtp === undefined) return undefined;
-  // Loaded only with SMTP configured: every worker and import without it saves ~40 ms CPU at its start.
-  const { createTransport } = createRequire(import.meta.url)('nodemailer') as typeof NodemailerModule;
+  const { createTransport } = whenUsed.nodemailer();
   return createTransport({
     host: settings.smtp.host,
     port: settings.smtp.port,
