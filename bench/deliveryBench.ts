@@ -23,7 +23,15 @@ import { BatchStore } from '../src/batches/batchStore.js';
 import { keyspace } from '../src/keyspace.js';
 import { ORDERS_QUEUE } from '../src/queues.js';
 import type { SimulatorCounters } from '../src/simulator/index.js';
-import { benchScript, cliEntry, runNode, startNode, waitForOutput, type StartedChild } from './lib/nodeChild.js';
+import {
+  benchScript,
+  cliEntry,
+  profileFlags,
+  runNode,
+  startNode,
+  waitForOutput,
+  type StartedChild,
+} from './lib/nodeChild.js';
 import { forgetImports, orderFile } from './lib/benchData.js';
 import { perOrder, startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
 import { load, mib, oursLabel, rate } from './lib/benchStats.js';
@@ -125,11 +133,7 @@ export async function productRun(
     const batchId = /batch (b-\S+)/.exec(imported.stdout)?.[1];
     const queued = Number(/queued (\d+)/.exec(imported.stdout)?.[1] ?? 0);
     if (batchId === undefined || queued === 0) throw new Error(`import queued nothing:\n${imported.stdout}`);
-    // BENCH_PROFILE_DIR=<dir> writes a CPU profile of each worker process there (bench/profileSummary.ts reads it).
-    const profile =
-      process.env.BENCH_PROFILE_DIR === undefined
-        ? []
-        : ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR];
+    const profile = profileFlags(); // each worker process's CPU profile, with BENCH_PROFILE_DIR
     for (let i = 0; i < processes; i++)
       workers.push(await startNode(cliEntry, ['worker', '--processes', '1'], env, profile));
     while ((await queue.getWorkersCount()) < processes) await new Promise((r) => setTimeout(r, 50));

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { ORDERS_QUEUE } from '../src/queues.js';
-import { benchScript, cliEntry, runNode, startNode, type StartedChild } from './lib/nodeChild.js';
+import { benchScript, cliEntry, profileFlags, runNode, startNode, type StartedChild } from './lib/nodeChild.js';
 import { forgetImports, orderFile } from './lib/benchData.js';
 import { startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
 import { load, mib, oursLabel, rate } from './lib/benchStats.js';
@@ -73,11 +73,7 @@ async function oursRun(
   const rejects = join(tmpdir(), `bench-file-${process.pid}.rejects.csv`);
   let worker: StartedChild | undefined;
   try {
-    // BENCH_PROFILE_DIR=<dir> writes a CPU profile of the worker and of the import there (bench/profileSummary.ts reads it).
-    const profile =
-      process.env.BENCH_PROFILE_DIR === undefined
-        ? []
-        : ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR];
+    const profile = profileFlags(); // the worker's and the import's CPU profiles, with BENCH_PROFILE_DIR
     // A worker is always running in production: started, and ready, before the clock starts.
     worker = await startNode(cliEntry, ['worker', '--processes', '1'], env, profile);
     while ((await queue.getWorkersCount()) < 1) {

@@ -127,3 +127,9 @@ export async function waitForOutput(
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** Node flags that write a CPU profile of a child into BENCH_PROFILE_DIR when it is set (bench/profileSummary.ts reads them). */
+export function profileFlags(): string[] {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  return dir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', dir];
+}
