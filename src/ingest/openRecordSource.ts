@@ -19,7 +19,7 @@ import { createUnitPool, defaultIngestThreads, type ThreadedSchema, type UnitPoo
 import { scanFile, type FileScan, type ScanOptions } from './scanFile.js';
 import { ShapeScanner, type ShapeKey, type ShapeVerdict } from './shapeScan.js';
 import { shapeHashOf } from './closedKeys.js';
-import { StreamGroups, type GroupEnds } from './streamGroups.js';
+import { GroupCameBackError, StreamGroups, type GroupEnds } from './streamGroups.js';
 import { sweepStaleSpillDirs } from './spillDir.js';
 import { tmpdir } from 'node:os';
 
@@ -524,19 +524,32 @@ async function* streamedBatches<U extends GroupedUnit & { rows: readonly unknown
   const cells = new Array<string | undefined>(fields.length);
   const ends = p.groupEnds;
   let keyed = 0; // keyed data rows so far: GroupEnds counts them alike
-  for await (const records of csvBatches(readPlainCsvBatches(o.file, o.csvRead), () => p.blankRows++)) {
-    for (const record of records) {
-      const unit = o.schema.csvUnit(record, o.plan, o.rules);
-      p.stats.rows += unit.rows.length;
-      out.judge(unit);
-      for (let i = 0; i < fields.length; i++) cells[i] = record.values[fields[i] ?? -1];
-      const text = shapeKey.key(cells);
-      const key = text === undefined ? undefined : shapeHashOf(text); // as the scan grouped rows
-      const last = ends !== undefined && (key === undefined || ends.has(keyed++));
-      const closing = last ? groups.addLast(unit, key) : groups.add(unit, key);
-      for (const closed of closing) out.counted(o.schema.assemble(closed, context));
+  let line = 0;
+  try {
+    for await (const records of csvBatches(readPlainCsvBatches(o.file, o.csvRead), () => p.blankRows++)) {
+      for (const record of records) {
+        line = record.line;
+        const unit = o.schema.csvUnit(record, o.plan, o.rules);
+        p.stats.rows += unit.rows.length;
+        out.judge(unit);
+        for (let i = 0; i < fields.length; i++) cells[i] = record.values[fields[i] ?? -1];
+        const text = shapeKey.key(cells);
+        const key = text === undefined ? undefined : shapeHashOf(text); // as the scan grouped rows
+        const last = ends !== undefined && (key === undefined || ends.has(keyed++));
+        const closing = last ? groups.addLast(unit, key) : groups.add(unit, key);
+        for (const closed of closing) out.counted(o.schema.assemble(closed, context));
+      }
+      if (out.pending > 0) yield out.take();
     }
-    if (out.pending > 0) yield out.take();
+  } catch (error) {
+    // Only a file that changed between the shape scan and this read can bring a closed group back.
+    if (!(error instanceof GroupCameBackError)) throw error;
+    throw new FileRefusedError(
+      'FILE_CHANGED_WHILE_READ',
+      o.file,
+      `line ${line}: an order whose last row the first read had passed came back: the file changed while it was read; import it again once it is complete`,
+      { cause: error },
+    );
   }
   out.refuseEmpty();
   for (const closed of groups.finish()) if (out.counted(o.schema.assemble(closed, context))) yield out.take();

@@ -1,5 +1,12 @@
 import { defined } from '../errors.js';
 
+/** A group closed at its last row came back: the shape scan and this read met other rows (the file changed between them). */
+export class GroupCameBackError extends Error {
+  constructor() {
+    super('StreamGroups: a group closed at its last row came back; the shape scan and the read disagree');
+  }
+}
+
 /**
  * The read of a file the shape scan passed (ShapeVerdict `stream`): units are held by their shape
  * key until `window` units have passed without that key, then handed out together to be assembled.
@@ -69,8 +76,7 @@ export class StreamGroups<U> {
     let units: U[];
     if (group === undefined) this.#open.set(key, (group = { last: index, units: (units = [unit]) }));
     else {
-      if (group.units === undefined)
-        throw new Error('StreamGroups: a group closed at its last row came back; the shape scan and the read disagree');
+      if (group.units === undefined) throw new GroupCameBackError();
       group.last = index;
       (units = group.units).push(unit);
     }
