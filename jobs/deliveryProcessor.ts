@@ -6,7 +6,7 @@ import type { PayloadCodec } from '../src/deliveryJob.js';
 import { JobDataError } from '../src/errors.js';
 import { readJob, type QueuedJobData, type ReadJob } from '../src/ledger/jobData.js';
 import { deliverChunk } from '../src/worker/deliverChunk.js';
-import { putBackJob, wakeIfRead, type PutBackNotes } from '../src/batches/putBackChunks.js';
+import { putBackJob, wakeIfFree, type BatchWait, type PutBackNotes } from '../src/batches/putBackChunks.js';
 import type { DeliverDeps, DeliveryResult } from '../src/worker/deliveryDeps.js';
 
 /** How long a job this process cannot read waits before it is offered again (to a newer worker, after a deploy). */
@@ -29,9 +29,9 @@ export interface DeliveryProcessorDeps<P> extends Omit<DeliverDeps<P>, 'postpone
 export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
   return async (job: Job<QueuedJobData<P>, DeliveryResult>, lockToken?: string): Promise<DeliveryResult> => {
     const jobId = job.id ?? '';
-    const postpone = async (ms: number, { whileRead = false }: { whileRead?: boolean } = {}): Promise<void> => {
+    const postpone = async (ms: number, { batchWait }: { batchWait?: BatchWait | undefined } = {}): Promise<void> => {
       await putBackJob(job, Date.now() + ms, lockToken, deps.putBack);
-      if (whileRead) await wakeIfRead(job, deps.putBack);
+      if (batchWait !== undefined) await wakeIfFree(job, deps.putBack, batchWait);
     };
     let read: ReadJob<P>;
     try {

@@ -4,13 +4,19 @@ import { defineScripts } from '../lua/defineScripts.js';
 import type { RedisClient } from '../redis.js';
 
 /**
+ * Why a job rests for its batch: its file is still read (batchGate's `read`), or its batch's circuit
+ * keeps it back (`judged`: the canary judges the batch, or the batch is held).
+ */
+export type BatchWait = 'read' | 'judged';
+
+/**
  * What a worker's put-back needs: noting the job in its batch's set, dropping it once the job
- * completed, and whether the batch's file is still read (a job put back for that is woken once it is not).
+ * completed, and whether its batch still keeps it back (a job put back for that is woken once it does not).
  */
 export interface PutBackNotes {
   note(batchId: string, jobId: string): Promise<void>;
   drop(batchId: string, jobIds: readonly string[]): Promise<void>;
-  stillRead(batchId: string): Promise<boolean>;
+  holdsBack(batchId: string, wait: BatchWait): Promise<boolean>;
 }
 
 /**
@@ -41,9 +47,18 @@ export class PutBackChunks implements PutBackNotes {
     if (jobIds.length > 0) await this.redis.srem(this.keys.batchPutBack(batchId), ...jobIds);
   }
 
-  /** Whether the batch's import still reads its file (importState `importing`; one HGET). */
-  async stillRead(batchId: string): Promise<boolean> {
-    return (await this.redis.hget(this.keys.batch(batchId), 'importState')) === 'importing';
+  /**
+   * Whether the batch still keeps back a job put back for `wait` (one round trip): its import still
+   * reads its file (importState `importing`), or, for `judged`, its circuit is still `canary` or `held`
+   * (none yet: the gate starts it as `canary`).
+   */
+  async holdsBack(batchId: string, wait: BatchWait): Promise<boolean> {
+    const [importState, state] = await Promise.all([
+      this.redis.hget(this.keys.batch(batchId), 'importState'),
+      wait === 'judged' ? this.redis.hget(this.keys.batchCircuit(batchId), 'state') : undefined,
+    ]);
+    if (importState === 'importing') return true;
+    return wait === 'judged' && (state === null || state === 'canary' || state === 'held');
   }
 }
 
@@ -64,16 +79,21 @@ export async function putBackJob(
 }
 
 /**
- * A job just put back because its batch's file was still read (batchGate's `read`): promoted now if
- * the read has ended meanwhile. The import's wake (at the end of its read) promotes the jobs it finds
- * noted and resting; one whose worker asked the gate before the read ended but noted it or moved it to
- * delayed after the wake looked would otherwise rest its whole wait (1.5-2.5 s) for nothing. Either
- * this look sees the read still going (then the job was noted and resting before the read ended, and
- * the wake finds it), or it sees it ended and promotes the job itself.
+ * A job just put back because its batch kept it back (`wait`: its file still read, or its circuit
+ * judging or holding it): promoted now if that is over meanwhile. The wake that ends it (the
+ * import's at the end of its read, a passed canary's, a resumed or released batch's) promotes the
+ * jobs it finds noted and resting; one whose worker asked the gate before that end but noted it or
+ * moved it to delayed after the wake looked would otherwise rest its whole wait (1.5-2.5 s) for
+ * nothing. Either this look sees the batch still keeping it back (then the job was noted and resting
+ * before the end, and the wake finds it), or it sees that over and promotes the job itself.
  */
-export async function wakeIfRead(job: Pick<Job, 'data' | 'promote'>, notes: PutBackNotes | undefined): Promise<void> {
+export async function wakeIfFree(
+  job: Pick<Job, 'data' | 'promote'>,
+  notes: PutBackNotes | undefined,
+  wait: BatchWait,
+): Promise<void> {
   const batchId = batchIdOf(job.data);
-  if (notes === undefined || batchId === undefined || (await notes.stillRead(batchId))) return;
+  if (notes === undefined || batchId === undefined || (await notes.holdsBack(batchId, wait))) return;
   // Promoted by the wake, or taken, meanwhile: nothing left to do.
   await job.promote().catch(() => undefined);
 }

@@ -20,6 +20,7 @@ import { notSentVerdict } from './refusedCustomers.js';
 import type { BatchCanary, CanaryDecision } from './batchCanary.js';
 import { UNPACED, type RateGrant } from './sharedRate.js';
 import { defined } from '../errors.js';
+import type { BatchWait } from '../batches/putBackChunks.js';
 
 /**
  * One attempt of a delivery job: the records of one batch it holds (an import's
@@ -65,7 +66,7 @@ export async function deliverChunk<P>(
     unsent: false,
     waitMs: undefined,
     heldMs: undefined,
-    whileRead: false,
+    batchWait: undefined,
     vanished: [],
   };
   const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
@@ -175,7 +176,7 @@ async function endChunk<P>(ends: WaveEnds, deps: DeliverDeps<P>): Promise<void> 
     // queue, so the job rests there and goes on when it heals or a person resumes.
     // The batch's own circuit (canary, held) says how long: a held batch's jobs rest until near its probe.
     const wait = ends.waitMs !== undefined ? Math.min(ends.waitMs, 2000) : (ends.heldMs ?? 1000);
-    await deps.postpone(wait + Math.round(Math.random() * 1000), { whileRead: ends.whileRead });
+    await deps.postpone(wait + Math.round(Math.random() * 1000), { batchWait: ends.batchWait });
     throw new bullmq.DelayedError();
   }
 }
@@ -194,8 +195,11 @@ interface WaveEnds {
   waitMs: number | undefined;
   /** The batch's circuit's wait (its canary judging it, or held), when it kept records back. */
   heldMs: number | undefined;
-  /** Records were kept back because the batch's file was still read (batchGate's `read`). */
-  whileRead: boolean;
+  /**
+   * Records were kept back by their batch: its file still read (batchGate's `read`), or its circuit
+   * judging or holding it (`judged`: `wait`, or a refusal deferred while judged). `read` wins.
+   */
+  batchWait: BatchWait | undefined;
 }
 
 /** One wave of a chunk's attempt: its records, the shared rate's grant, and where its findings go. */
@@ -392,7 +396,8 @@ async function admitByCanary<P>(
   const go = records.filter((record, i) => {
     const decision = defined(gate.decisions[i], 'the canary decision of a record (one per record)');
     decisions.set(record.key, decision);
-    if (decision.kind === 'read') ends.whileRead = true;
+    if (decision.kind === 'read') ends.batchWait = 'read';
+    else if (decision.kind === 'wait') ends.batchWait ??= 'judged';
     return decision.kind !== 'wait' && decision.kind !== 'read';
   });
   if (go.length < records.length) {
@@ -438,6 +443,7 @@ function noteEnd<P>(wave: Wave<P>, verdict: Verdict): void {
     // Waits with its batch: the canary's verdict, or the held batch's probe.
     ends.unsent = true;
     ends.heldMs = Math.max(ends.heldMs ?? 0, 1500);
+    ends.batchWait ??= 'judged';
   }
 }
 

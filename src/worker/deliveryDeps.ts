@@ -9,6 +9,7 @@ import type { RecordWording } from '../kinds/recordWording.js';
 import type { RecordRetry } from './untilRecorded.js';
 import type { RequestSlots } from './requestSlots.js';
 import { isRedisConnectionError } from '../redisErrors.js';
+import type { BatchWait } from '../batches/putBackChunks.js';
 
 /** Effects a delivery attempt needs; injected so the logic is testable with the real parts. */
 export interface DeliverDeps<P = unknown> {
@@ -32,9 +33,10 @@ export interface DeliverDeps<P = unknown> {
   rate?: RequestPacer;
   /**
    * Moves this job to delayed without spending an attempt (a failure that is not the records').
-   * `whileRead`: it waits for its batch's file to be read; promoted at once if the read ended meanwhile.
+   * `batchWait`: it waits for its batch (its file's read, or its circuit's verdict); promoted at once
+   * if that ended meanwhile.
    */
-  postpone(ms: number, options?: { whileRead?: boolean }): Promise<void>;
+  postpone(ms: number, options?: { batchWait?: BatchWait | undefined }): Promise<void>;
   /**
    * How an answer's settle outlasts a Redis that refuses writes (OOM) or is away: retried with
    * backoff until Redis takes it or the worker has stopped. None: a refused settle fails the job.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PutBackChunks, putBackJob, wakeIfRead } from '../../src/batches/putBackChunks.js';
+import { PutBackChunks, putBackJob, wakeIfFree } from '../../src/batches/putBackChunks.js';
 import { wakeBatchJobs } from '../../src/batches/wakeBatch.js';
 import { followBatch } from '../../src/batches/followBatch.js';
 import { bullmq } from '../../src/cjsPackages.js';
@@ -182,17 +182,46 @@ describe("waking a batch's delayed chunks", () => {
     await redis.hset(keys.batch(reading.batchId), 'importState', 'importing');
     const restingId = await putBack(rig, reading.batchId);
     const resting = (await queue.getJob(restingId))!;
-    await wakeIfRead(resting, putBacks);
+    await wakeIfFree(resting, putBacks, 'read');
     expect(await resting.getState()).toBe('delayed');
     expect(await putBacks.read(reading.batchId)).toEqual([restingId]);
 
     const wokenId = await putBack(rig, read.batchId);
     const woken = (await queue.getJob(wokenId))!;
-    await wakeIfRead(woken, putBacks);
+    await wakeIfFree(woken, putBacks, 'read');
     expect(await woken.getState()).toBe('waiting');
     // Twice (the import's wake promoted it meanwhile): nothing happens, nothing is thrown.
-    await wakeIfRead(woken, putBacks);
+    await wakeIfFree(woken, putBacks, 'read');
     expect(await woken.getState()).toBe('waiting');
+  });
+
+  it("a chunk put back while its batch's canary judged it wakes itself once the batch flows (the canary's wake came before it rested), and rests while the batch is judged or held", async () => {
+    rig = await deliveryRig('wake-if-passed', {}, { BULKORDER_ORDERS_PER_JOB: '2' });
+    const judged = await rig.importFile(await rig.writeFile('judged.csv', ordersCsv('JU', 2)));
+    const passed = await rig.importFile(await rig.writeFile('passed.csv', ordersCsv('PA', 2)));
+    const { queue, redis, keys } = rig.services;
+    const putBacks = new PutBackChunks(redis, keys);
+    // As a worker's processor does when batchGate says `wait`: put back, then woken unless the batch is still judged.
+    const restingId = await putBack(rig, judged.batchId);
+    const resting = (await queue.getJob(restingId))!;
+    // No circuit yet (the gate starts it as canary), then canary, then held: it rests each time.
+    for (const state of [undefined, 'canary', 'held']) {
+      if (state !== undefined) await redis.hset(keys.batchCircuit(judged.batchId), 'state', state);
+      await wakeIfFree(resting, putBacks, 'judged');
+      expect(await resting.getState(), `circuit ${state ?? 'not started'}`).toBe('delayed');
+    }
+    // A file still read keeps it back whatever its circuit says.
+    await redis.hset(keys.batch(judged.batchId), 'importState', 'importing');
+    await redis.hset(keys.batchCircuit(judged.batchId), 'state', 'flowing');
+    await wakeIfFree(resting, putBacks, 'judged');
+    expect(await resting.getState()).toBe('delayed');
+
+    const wokenId = await putBack(rig, passed.batchId);
+    const woken = (await queue.getJob(wokenId))!;
+    await redis.hset(keys.batchCircuit(passed.batchId), 'state', 'flowing');
+    await wakeIfFree(woken, putBacks, 'judged');
+    expect(await woken.getState()).toBe('waiting');
+    expect(await resting.getState()).toBe('delayed');
   });
 
   it('a person releasing or cancelling a batch wakes its chunks resting until the next probe', async () => {
