@@ -6,9 +6,13 @@ import { defineScripts } from '../lua/defineScripts.js';
 import { argv } from '../lua/scriptArgv.js';
 import { DEFAULT_CANARY, type CanarySettings } from '../deliverySettings.js';
 import { logBatchCircuitEvent, readBatchCircuit, type BatchCircuitEvent } from '../batches/batchCircuit.js';
+import type { BatchWait } from '../batches/putBackChunks.js';
+import { BatchWaits, type BatchView } from './batchWaits.js';
 
 /** How long a batch's circuit is kept after its last change: beyond any night's run. */
 const CIRCUIT_TTL_MS = 14 * 24 * 3600_000;
+/** How often a process looks at a batch whose chunks wait in place for it (src/worker/batchWaits.ts). */
+const WAIT_LOOK_MS = 50;
 /** How long a record beyond the canary waits before it asks again whether the canary has spoken. */
 const CANARY_WAIT_MS = 1_500;
 /** A process trusts its view that a batch flows this long: a cancel reaches it within it. */
@@ -31,6 +35,8 @@ export interface CanaryGate {
   waitMs: number;
   /** The batch is judged (canary) or held: each answer is told to `record`. */
   watched: boolean;
+  /** The batch's circuit's state (batchGate-4.lua): canary, flowing, released, held or cancelled. */
+  state: string;
 }
 
 export type { BatchCircuitEvent } from '../batches/batchCircuit.js';
@@ -61,6 +67,7 @@ export class BatchCanary {
   private readonly settings: CanarySettings;
   /** Batches this process saw flowing with no refusal kept, until when (ms): they cost no Redis call. */
   private readonly flowing = new Map<string, number>();
+  private readonly waits: BatchWaits;
 
   constructor(
     private readonly redis: RedisClient,
@@ -70,13 +77,32 @@ export class BatchCanary {
   ) {
     this.settings = options.settings ?? DEFAULT_CANARY;
     defineScripts(redis);
+    this.waits = new BatchWaits((batchId) => this.view(batchId), WAIT_LOOK_MS);
+  }
+
+  /**
+   * Holds a chunk its batch kept back whole (`wait`: its file still read, or its canary judging it)
+   * in place, up to `maxMs` (src/worker/batchWaits.ts): true once it may ask again, false when it
+   * should rest delayed (time up, the batch held, `stopping`).
+   */
+  untilFree(batchId: string, wait: BatchWait, options: { maxMs: number; stopping?: () => boolean }): Promise<boolean> {
+    return this.waits.until(batchId, wait, options);
+  }
+
+  /** Whether the batch's file is still read, and its circuit's state: one round trip. */
+  private async view(batchId: string): Promise<BatchView> {
+    const [importState, state] = await Promise.all([
+      this.redis.hget(this.keys.batch(batchId), 'importState'),
+      this.redis.hget(this.keys.batchCircuit(batchId), 'state'),
+    ]);
+    return { reading: importState === 'importing', state: state ?? undefined };
   }
 
   /** Asks, before a wave of one batch is claimed, what each of its records may do. */
   async admit(batchId: string, orderKeys: readonly string[]): Promise<CanaryGate> {
     const until = this.flowing.get(batchId);
     if (until !== undefined && until > Date.now()) {
-      return { decisions: orderKeys.map(() => ({ kind: 'go' })), waitMs: 0, watched: false };
+      return { decisions: orderKeys.map(() => ({ kind: 'go' })), waitMs: 0, watched: false, state: 'flowing' };
     }
     const k = this.keys;
     const [state, waitMs, refusedCount, ...raw] = await this.redis.bulkorderBatchGate(
@@ -97,6 +123,7 @@ export class BatchCanary {
       decisions: raw.map(decisionOf),
       waitMs: Number(waitMs),
       watched: state === 'canary' || state === 'held',
+      state,
     };
   }
 
@@ -134,6 +161,8 @@ export class BatchCanary {
       }),
     );
     if (transition === 'held' || transition === 'resumed') await this.announce(batchId, transition);
+    // This process's chunks waiting in place for the verdict go at once; the others' at their next look.
+    if (transition === 'passed' || transition === 'resumed') this.waits.poke(batchId);
     if (transition === 'passed' || transition === 'resumed')
       await this.options.wake?.(batchId).catch((error: unknown) => {
         this.logger.warn(

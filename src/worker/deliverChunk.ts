@@ -37,6 +37,10 @@ import type { BatchWait } from '../batches/putBackChunks.js';
  * wave: the records not sent wait in the queue, attempts unspent, so an opened breaker or a SIGTERM
  * stops a chunk within one wave.
  *
+ * A wave its batch keeps back whole for a moment (its file still read, its canary judging it) waits
+ * in place, holding no request slot, up to IN_PLACE_MAX_MS, and asks again (at most twice: the
+ * read, then the canary); past that, or for a held batch, the job rests delayed as below.
+ *
  * Then the job ends as its records require (endChunk): records that should be tried again (5xx, no
  * connection) keep the job for another attempt after the backoff, and that attempt sends only them
  * (the others are delivered, dead-lettered or held by then, and the claim skips them); a 429 slows
@@ -49,7 +53,6 @@ export async function deliverChunk<P>(
   attempt: AttemptInfo,
   deps: DeliverDeps<P>,
 ): Promise<DeliveryResult> {
-  const { slots } = deps;
   const started = performance.now();
   const counts: ChunkCounts = {};
   const ended = (outcome: OrderOutcome): void => {
@@ -57,7 +60,7 @@ export async function deliverChunk<P>(
     deps.onRecordEnded?.(outcome);
   };
   const unfinished = await recordsToSend(chunk, attempt.chunkId, deps);
-  const wave = Math.min(unfinished.length, slots.capacity);
+  const waveSize = Math.min(unfinished.length, deps.slots.capacity);
   const ends: WaveEnds = {
     retry: undefined,
     retryAfterMs: undefined,
@@ -67,30 +70,18 @@ export async function deliverChunk<P>(
     waitMs: undefined,
     heldMs: undefined,
     batchWait: undefined,
+    keptBack: undefined,
     vanished: [],
   };
   const batchFile = chunk.file ?? (await deps.batchFile(chunk.batchId));
-  for (let start = 0; start < unfinished.length && !ends.unsent; start += wave) {
-    const records = unfinished.slice(start, start + wave);
-    await slots.acquire(records.length);
-    // Each slot goes back as soon as its record needs it no more: the next job sends while this one settles.
-    const held = { n: records.length };
-    try {
-      if (deps.isClosing?.() === true) {
-        ends.unsent = true;
-        break;
-      }
-      // Paced before the claim: a worker stopped while the wave waits its turn has marked nothing `sending`.
-      const grant = (await deps.rate?.pace(records.length)) ?? UNPACED;
-      const wave: Wave<P> = { chunk, records, attempt: { ...attempt, grant }, batchFile, ends, ended };
-      await sendWave(wave, deps, (n) => {
-        const given = Math.min(n, held.n);
-        held.n -= given;
-        slots.release(given);
-      });
-    } finally {
-      slots.release(held.n);
-    }
+  let waitsInPlace = 0;
+  for (let start = 0; start < unfinished.length && !ends.unsent;) {
+    const wave = { chunk, records: unfinished.slice(start, start + waveSize), attempt, batchFile, ends, ended };
+    if (!(await runWave(wave, deps))) break;
+    // Kept back whole by its batch for a moment (its file read, its canary judging): waits here, holding
+    // no request slot, then asks again; at most twice (the read, then the canary), then it rests delayed.
+    if (ends.keptBack !== undefined && waitsInPlace++ < 2 && (await waitInPlace(chunk.batchId, ends, deps))) continue;
+    start += waveSize;
   }
   // The attempt's one line at info (its records' `delivered` lines are at debug), however the job then ends.
   const pending = pendingOf(ends);
@@ -106,6 +97,53 @@ export async function deliverChunk<P>(
   );
   await endChunk(ends, deps);
   return { counts };
+}
+
+/**
+ * One wave of the attempt with its request slots (taken first, so no record is marked `sending` while
+ * it waits for one; each goes back as soon as its record needs it no more: the next job sends while
+ * this one settles). False, sending nothing, when the worker is stopping.
+ */
+async function runWave<P>(wave: PlannedWave<P>, deps: DeliverDeps<P>): Promise<boolean> {
+  const { slots } = deps;
+  const { records, ends } = wave;
+  await slots.acquire(records.length);
+  const held = { n: records.length };
+  try {
+    if (deps.isClosing?.() === true) {
+      ends.unsent = true;
+      return false;
+    }
+    // Paced before the claim: a worker stopped while the wave waits its turn has marked nothing `sending`.
+    const grant = (await deps.rate?.pace(records.length)) ?? UNPACED;
+    await sendWave({ ...wave, attempt: { ...wave.attempt, grant } }, deps, (n) => {
+      const given = Math.min(n, held.n);
+      held.n -= given;
+      slots.release(given);
+    });
+    return true;
+  } finally {
+    slots.release(held.n);
+  }
+}
+
+/** How long a wave its batch kept back whole waits in place before its job rests delayed. */
+const IN_PLACE_MAX_MS = 2_000;
+
+/**
+ * A wave its batch kept back whole waits in place (BatchCanary.untilFree, at most IN_PLACE_MAX_MS):
+ * true once it may ask again (what kept it back is cleared from `ends`); false: the job rests delayed.
+ */
+async function waitInPlace<P>(batchId: string, ends: WaveEnds, deps: DeliverDeps<P>): Promise<boolean> {
+  const wait = ends.keptBack;
+  if (wait === undefined || deps.canary === undefined) return false;
+  const free = await deps.canary.untilFree(batchId, wait, {
+    maxMs: IN_PLACE_MAX_MS,
+    stopping: () => deps.isClosing?.() === true,
+  });
+  if (!free) return false;
+  Object.assign(ends, { unsent: false, heldMs: undefined, batchWait: undefined, keptBack: undefined });
+  return true;
 }
 
 /**
@@ -200,6 +238,11 @@ interface WaveEnds {
    * judging or holding it (`judged`: `wait`, or a refusal deferred while judged). `read` wins.
    */
   batchWait: BatchWait | undefined;
+  /**
+   * The wave was kept back whole by its batch for a moment (its file read, or its canary judging it;
+   * not a held batch): it may wait in place (waitInPlace) rather than rest delayed.
+   */
+  keptBack: BatchWait | undefined;
 }
 
 /** One wave of a chunk's attempt: its records, the shared rate's grant, and where its findings go. */
@@ -211,6 +254,9 @@ interface Wave<P> {
   ends: WaveEnds;
   ended(outcome: OrderOutcome): void;
 }
+
+/** A wave before the shared rate's grant. */
+type PlannedWave<P> = Omit<Wave<P>, 'attempt'> & { attempt: AttemptInfo };
 
 /**
  * One wave: claimed in one script, sent in parallel (the caller holds a slot per record), settled in
@@ -404,8 +450,10 @@ async function admitByCanary<P>(
     ends.unsent = true;
     ends.heldMs = Math.max(ends.heldMs ?? 0, gate.waitMs);
   }
-  if (go.length === 0) return undefined;
-  return { records: go, canary: { decisions, watched: gate.watched } };
+  if (go.length > 0) return { records: go, canary: { decisions, watched: gate.watched } };
+  if (ends.batchWait === 'read') ends.keptBack = 'read';
+  else if (gate.state === 'canary') ends.keptBack = 'judged';
+  return undefined;
 }
 
 /**

@@ -10,7 +10,7 @@ import { NEWEST_PACKED_LAYOUT } from '../../src/ingest/packedLayouts.js';
 import { chunkJobId } from '../../src/queues.js';
 import { actOnBatch } from '../../src/services/batchControl.js';
 import { waitFor } from '../helpers/cliProcess.js';
-import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
+import { deliveryRig, ordersCsv, settleBatch, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { monitorRedis } from '../helpers/monitorRedis.js';
 import { TEST_REDIS_URL, testRedis } from '../helpers/redis.js';
 
@@ -171,6 +171,39 @@ describe("waking a batch's delayed chunks", () => {
       20_000,
     );
   }, 150_000);
+
+  it("a worker's chunks its batch's canary keeps back wait in place, holding no request slot: none is put back, every order goes once", async () => {
+    // A canary of 2 chunks; 20 request slots take 10 chunks of 2 at once, and the API's latency keeps the
+    // canary judging while the other eight ask: they wait in place (one look at the batch), none rests delayed.
+    rig = await deliveryRig(
+      'wait-in-place',
+      { faults: { latencyMs: 150 } },
+      {
+        BULKORDER_ORDERS_PER_JOB: '2',
+        BULKORDER_CANARY_ORDERS: '4',
+      },
+    );
+    const batch = await rig.importFile(await rig.writeFile('in-place.csv', ordersCsv('IP', 60)));
+    const { keys } = rig.services;
+    const putBackKey = keys.batchPutBack(batch.batchId);
+    const batchKey = keys.batch(batch.batchId);
+    let putBacks = 0;
+    let looks = 0;
+    const monitor = await monitorRedis(TEST_REDIS_URL, (args) => {
+      // Noting a put-back (notePutBack-2.lua and its SADD); the canary's wake reads the set (SMEMBERS): no put-back.
+      if (args.includes(putBackKey) && !/^smembers$/i.test(args[0] ?? '')) putBacks++;
+      if (/^hget$/i.test(args[0] ?? '') && args[1] === batchKey && args[2] === 'importState') looks++;
+    });
+    try {
+      await rig.startWorker({ concurrency: 20 });
+      expect(await settleBatch(rig, batch.batchId)).toMatchObject({ enqueued: 60, delivered: 60, dead: 0, held: 0 });
+    } finally {
+      monitor.close();
+    }
+    expect(rig.simulator.counters().ordersAccepted).toBe(60);
+    expect(looks).toBeGreaterThan(0);
+    expect(putBacks).toBe(0);
+  });
 
   it("a chunk put back while its batch's file was read wakes itself once the read has ended (the import's wake came before it rested), and rests while the read goes on", async () => {
     rig = await deliveryRig('wake-if-read', {}, { BULKORDER_ORDERS_PER_JOB: '2' });
