@@ -13,9 +13,9 @@ export interface BatchView {
  */
 export function waitVerdict(view: BatchView, wait: BatchWait): 'go' | 'wait' | 'rest' {
   if (view.reading) return 'wait';
-  const judged = view.state === undefined || view.state === 'canary';
+  // The read is over: a chunk kept back for it asks the gate again (which may keep it back for the canary).
   if (wait === 'read') return 'go';
-  if (judged) return 'wait';
+  if (view.state === undefined || view.state === 'canary') return 'wait';
   return view.state === 'held' ? 'rest' : 'go';
 }
 
