@@ -9,6 +9,35 @@ import type { RedisClient } from '../redis.js';
  */
 export type BatchWait = 'read' | 'judged';
 
+/** What a batch shows a chunk it kept back: whether its file is still read, and its circuit's state (none: not started). */
+export interface BatchView {
+  reading: boolean;
+  state: string | undefined;
+}
+
+/** The batch's view (readBatchView): its importState and its circuit's state, two HGETs sent together. */
+export async function readBatchView(redis: RedisClient, keys: Keyspace, batchId: string): Promise<BatchView> {
+  const [importState, state] = await Promise.all([
+    redis.hget(keys.batch(batchId), 'importState'),
+    redis.hget(keys.batchCircuit(batchId), 'state'),
+  ]);
+  return { reading: importState === 'importing', state: state ?? undefined };
+}
+
+/**
+ * What a chunk kept back by its batch (`wait`: its file read, or its circuit judging or holding it)
+ * does on seeing `view`: `go` (ask the gate again now), `wait` (its batch still keeps it back), or
+ * `rest` (held: its chunks rest delayed until near the batch's probe). The one judgement of both a
+ * put-back job's look (wakeIfFree) and a chunk waiting in place (src/worker/batchWaits.ts).
+ */
+export function waitVerdict(view: BatchView, wait: BatchWait): 'go' | 'wait' | 'rest' {
+  if (view.reading) return 'wait';
+  // The read is over: a chunk kept back for it asks the gate again (which may keep it back for the canary).
+  if (wait === 'read') return 'go';
+  if (view.state === undefined || view.state === 'canary') return 'wait';
+  return view.state === 'held' ? 'rest' : 'go';
+}
+
 /**
  * What a worker's put-back needs: noting the job in its batch's set, dropping it once the job
  * completed, and whether its batch still keeps it back (a job put back for that is woken once it does not).
@@ -47,18 +76,9 @@ export class PutBackChunks implements PutBackNotes {
     if (jobIds.length > 0) await this.redis.srem(this.keys.batchPutBack(batchId), ...jobIds);
   }
 
-  /**
-   * Whether the batch still keeps back a job put back for `wait` (one round trip): its import still
-   * reads its file (importState `importing`), or, for `judged`, its circuit is still `canary` or `held`
-   * (none yet: the gate starts it as `canary`).
-   */
+  /** Whether the batch still keeps back a job put back for `wait` (waitVerdict on its view: one round trip). */
   async holdsBack(batchId: string, wait: BatchWait): Promise<boolean> {
-    const [importState, state] = await Promise.all([
-      this.redis.hget(this.keys.batch(batchId), 'importState'),
-      wait === 'judged' ? this.redis.hget(this.keys.batchCircuit(batchId), 'state') : undefined,
-    ]);
-    if (importState === 'importing') return true;
-    return wait === 'judged' && (state === null || state === 'canary' || state === 'held');
+    return waitVerdict(await readBatchView(this.redis, this.keys, batchId), wait) !== 'go';
   }
 }
 

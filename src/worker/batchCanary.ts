@@ -6,8 +6,8 @@ import { defineScripts } from '../lua/defineScripts.js';
 import { argv } from '../lua/scriptArgv.js';
 import { DEFAULT_CANARY, type CanarySettings } from '../deliverySettings.js';
 import { logBatchCircuitEvent, readBatchCircuit, type BatchCircuitEvent } from '../batches/batchCircuit.js';
-import type { BatchWait } from '../batches/putBackChunks.js';
-import { BatchWaits, type BatchView } from './batchWaits.js';
+import { readBatchView, type BatchWait } from '../batches/putBackChunks.js';
+import { BatchWaits } from './batchWaits.js';
 
 /** How long a batch's circuit is kept after its last change: beyond any night's run. */
 const CIRCUIT_TTL_MS = 14 * 24 * 3600_000;
@@ -77,7 +77,7 @@ export class BatchCanary {
   ) {
     this.settings = options.settings ?? DEFAULT_CANARY;
     defineScripts(redis);
-    this.waits = new BatchWaits((batchId) => this.view(batchId), WAIT_LOOK_MS);
+    this.waits = new BatchWaits((batchId) => readBatchView(redis, keys, batchId), WAIT_LOOK_MS);
   }
 
   /**
@@ -87,15 +87,6 @@ export class BatchCanary {
    */
   untilFree(batchId: string, wait: BatchWait, options: { maxMs: number; stopping?: () => boolean }): Promise<boolean> {
     return this.waits.until(batchId, wait, options);
-  }
-
-  /** Whether the batch's file is still read, and its circuit's state: one round trip. */
-  private async view(batchId: string): Promise<BatchView> {
-    const [importState, state] = await Promise.all([
-      this.redis.hget(this.keys.batch(batchId), 'importState'),
-      this.redis.hget(this.keys.batchCircuit(batchId), 'state'),
-    ]);
-    return { reading: importState === 'importing', state: state ?? undefined };
   }
 
   /** Asks, before a wave of one batch is claimed, what each of its records may do. */
@@ -161,15 +152,16 @@ export class BatchCanary {
       }),
     );
     if (transition === 'held' || transition === 'resumed') await this.announce(batchId, transition);
-    // This process's chunks waiting in place for the verdict go at once; the others' at their next look.
-    if (transition === 'passed' || transition === 'resumed') this.waits.poke(batchId);
-    if (transition === 'passed' || transition === 'resumed')
+    if (transition === 'passed' || transition === 'resumed') {
+      // This process's chunks waiting in place for the verdict go at once; the others' at their next look.
+      this.waits.poke(batchId);
       await this.options.wake?.(batchId).catch((error: unknown) => {
         this.logger.warn(
           { err: error, batchId },
           'could not wake the chunks that waited for the canary; they go after their rest',
         );
       });
+    }
     return decision;
   }
 

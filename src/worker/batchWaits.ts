@@ -1,23 +1,4 @@
-import type { BatchWait } from '../batches/putBackChunks.js';
-
-/** What a batch shows a chunk it kept back: whether its file is still read, and its circuit's state (none: not started). */
-export interface BatchView {
-  reading: boolean;
-  state: string | undefined;
-}
-
-/**
- * What a chunk kept back by its batch (`wait`: its file read, or its canary judging it) does on
- * seeing `view`: `go` (ask the gate again now), `wait` (keep waiting), or `rest` (stop waiting here:
- * the batch is held, its chunks rest delayed until near its probe).
- */
-export function waitVerdict(view: BatchView, wait: BatchWait): 'go' | 'wait' | 'rest' {
-  if (view.reading) return 'wait';
-  // The read is over: a chunk kept back for it asks the gate again (which may keep it back for the canary).
-  if (wait === 'read') return 'go';
-  if (view.state === undefined || view.state === 'canary') return 'wait';
-  return view.state === 'held' ? 'rest' : 'go';
-}
+import { waitVerdict, type BatchView, type BatchWait } from '../batches/putBackChunks.js';
 
 interface Waiter {
   wait: BatchWait;

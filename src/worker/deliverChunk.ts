@@ -80,7 +80,12 @@ export async function deliverChunk<P>(
     if (!(await runWave(wave, deps))) break;
     // Kept back whole by its batch for a moment (its file read, its canary judging): waits here, holding
     // no request slot, then asks again; at most twice (the read, then the canary), then it rests delayed.
-    if (ends.keptBack !== undefined && waitsInPlace++ < 2 && (await waitInPlace(chunk.batchId, ends, deps))) continue;
+    if (
+      ends.keptBack !== undefined &&
+      waitsInPlace++ < IN_PLACE_WAITS &&
+      (await waitInPlace(chunk.batchId, ends, deps))
+    )
+      continue;
     start += waveSize;
   }
   // The attempt's one line at info (its records' `delivered` lines are at debug), however the job then ends.
@@ -129,6 +134,8 @@ async function runWave<P>(wave: PlannedWave<P>, deps: DeliverDeps<P>): Promise<b
 
 /** How long a wave its batch kept back whole waits in place before its job rests delayed. */
 const IN_PLACE_MAX_MS = 2_000;
+/** Waits in place per attempt: the file's read, then the canary. */
+const IN_PLACE_WAITS = 2;
 
 /**
  * A wave its batch kept back whole waits in place (BatchCanary.untilFree, at most IN_PLACE_MAX_MS):

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BatchWaits, waitVerdict, type BatchView } from '../../src/worker/batchWaits.js';
+import { waitVerdict, type BatchView } from '../../src/batches/putBackChunks.js';
+import { BatchWaits } from '../../src/worker/batchWaits.js';
 
 /**
  * Chunks kept back by their batch wait in place (src/worker/batchWaits.ts): what each view of the
