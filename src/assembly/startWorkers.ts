@@ -124,14 +124,19 @@ async function startKindDelivery<P>(
   });
   if (options.prefetchToken === true)
     tokenProvider.getToken().catch((error: unknown) => logger.debug({ err: error }, 'no token at start'));
+  let closing: Promise<void> | undefined;
   return {
     get worker() {
       return worker.worker;
     },
-    async close() {
-      await worker.close();
-      await transport.close();
-      redis.disconnect();
+    // Once, however often it is asked (a signal handler, then the caller's own end): undici's agent closes once.
+    close() {
+      closing ??= (async () => {
+        await worker.close();
+        await transport.close();
+        redis.disconnect();
+      })();
+      return closing;
     },
   };
 }

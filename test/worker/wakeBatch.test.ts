@@ -205,6 +205,36 @@ describe("waking a batch's delayed chunks", () => {
     expect(putBacks).toBe(0);
   });
 
+  it('a worker stopped while its chunks wait in place sends none of them; they rest, and the next worker delivers every order once', async () => {
+    // The canary's 4 orders take 1.5 s at the API: the other chunks the worker took wait in place when it is told to stop.
+    rig = await deliveryRig(
+      'wait-in-place-stop',
+      { faults: { latencyMs: 1500 } },
+      {
+        BULKORDER_ORDERS_PER_JOB: '2',
+        BULKORDER_CANARY_ORDERS: '4',
+      },
+    );
+    const batch = await rig.importFile(await rig.writeFile('stopped.csv', ordersCsv('SP', 40)));
+    const batchKey = rig.services.keys.batch(batch.batchId);
+    let looks = 0;
+    const monitor = await monitorRedis(TEST_REDIS_URL, (args) => {
+      if (/^hget$/i.test(args[0] ?? '') && args[1] === batchKey && args[2] === 'importState') looks++;
+    });
+    try {
+      const first = await rig.startWorker({ concurrency: 20 });
+      await waitFor(async () => looks > 0, 'chunks waiting in place', 30_000);
+      await first.close();
+    } finally {
+      monitor.close();
+    }
+    // Only the canary went (its requests were in flight: the worker lets them finish).
+    expect(rig.simulator.counters().ordersAccepted).toBeLessThanOrEqual(4);
+    await rig.startWorker({ concurrency: 20 });
+    expect(await settleBatch(rig, batch.batchId)).toMatchObject({ enqueued: 40, delivered: 40, dead: 0, held: 0 });
+    expect(rig.simulator.counters()).toMatchObject({ ordersAccepted: 40, duplicateOrdersAccepted: 0 });
+  }, 120_000);
+
   it("a chunk put back while its batch's file was read wakes itself once the read has ended (the import's wake came before it rested), and rests while the read goes on", async () => {
     rig = await deliveryRig('wake-if-read', {}, { BULKORDER_ORDERS_PER_JOB: '2' });
     const reading = await rig.importFile(await rig.writeFile('reading.csv', ordersCsv('RD', 2)));
