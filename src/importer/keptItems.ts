@@ -80,8 +80,9 @@ export class KeptItems<P> {
     const spool = defined(this.#spool, 'the spool (opened when memory was given up)');
     if (spool.failed) return;
     const { rows: _rows, rowLines: _rowLines, ...kept } = item;
-    if (!spool.out.write(`${JSON.stringify(kept)}\n`))
-      await Promise.race([once(spool.out, 'drain'), once(spool.out, 'error')]).catch(() => undefined);
+    // once() rejects on 'error' by itself and drops its listeners either way (a second once(…, 'error') in a
+    // race stayed registered after each drain: Node's MaxListenersExceededWarning on a file over 10,000 records).
+    if (!spool.out.write(`${JSON.stringify(kept)}\n`)) await once(spool.out, 'drain').catch(() => undefined);
   }
 }
 
