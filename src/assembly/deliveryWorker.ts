@@ -16,7 +16,7 @@ import { startReconciler } from '../importer/reconcileImports.js';
 import { wakeBatchJobs } from '../batches/wakeBatch.js';
 import { PutBackChunks } from '../batches/putBackChunks.js';
 import type { Outcome as ApiOutcome } from '../delivery/classifyOutcome.js';
-import { DEFAULT_WEDGE_CHECK, shutdownBudget, type DeliverySettings } from '../deliverySettings.js';
+import { DEFAULT_CANARY, DEFAULT_WEDGE_CHECK, shutdownBudget, type DeliverySettings } from '../deliverySettings.js';
 import type { RecordKind } from '../kinds/recordKind.js';
 import { backoffDelay } from '../worker/backoff.js';
 import { BatchCanary, type BatchCircuitEvent } from '../worker/batchCanary.js';
@@ -115,7 +115,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   // Before the BullMQ worker exists: its first fetch already promotes delayed jobs by Date.now().
   const unadopt = options.adoptRedisClock === true ? adoptClock(clock) : () => undefined;
   const breaker = createBreaker(options, { commands, keys, ledger, queue, now: clock.now });
-  const putBack = new PutBackChunks(commands, keys);
+  const putBack = new PutBackChunks(commands, keys, (delivery.canary ?? DEFAULT_CANARY).orders);
   const canary = createCanary(commands, keys, { options, queue, putBack });
   const logRedisError = throttledErrors(logger, 'Redis unavailable to the worker; BullMQ reconnects on its own');
   const ticker = setInterval(() => void breaker.tick().catch(logRedisError), 1000).unref();

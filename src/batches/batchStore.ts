@@ -109,6 +109,11 @@ export interface Batch extends ImportCounts, DeliveryCounts {
    */
   importState: 'importing' | 'imported' | 'failed' | 'interrupted';
   /**
+   * When the import's read of the file ended, found unchanged (ms): from then on the batch may be sent
+   * while the import still queues the rest (batchGate-4.lua); absent while the file is read.
+   */
+  readAt?: number;
+  /**
    * Absolute paths of the rejects and results files, recorded once written (so `status --json` and the
    * dashboard name files that exist); the drop folder records their place in done/ after the move.
    */
@@ -249,6 +254,11 @@ export class BatchStore {
       .del(this.keys.batchOwner(batchId))
       .srem(this.keys.importing, batchId)
       .exec();
+  }
+
+  /** Notes that the import's read of the file has ended (checked unchanged): the batch may go while the rest is queued. */
+  async markRead(batchId: string): Promise<void> {
+    await this.redis.hset(this.keys.batch(batchId), 'readAt', Date.now());
   }
 
   /** Records where the results file was written (absolute). */
@@ -394,6 +404,7 @@ function toBatch(raw: Record<string, string>): Batch {
     startedAt: Number(raw.startedAt ?? 0),
     columns: JSON.parse(raw.columns ?? '[]') as string[],
     importState: (raw.importState ?? 'importing') as Batch['importState'],
+    ...(raw.readAt === undefined ? {} : { readAt: Number(raw.readAt) }),
     ...(raw.rejectsFile === undefined ? {} : { rejectsFile: raw.rejectsFile }),
     ...(raw.resultsFile === undefined ? {} : { resultsFile: raw.resultsFile }),
     ...(raw.pendingResultsFile === undefined ? {} : { pendingResultsFile: raw.pendingResultsFile }),

@@ -9,19 +9,32 @@ import type { RedisClient } from '../redis.js';
  */
 export type BatchWait = 'read' | 'judged';
 
-/** What a batch shows a chunk it kept back: whether its file is still read, and its circuit's state (none: not started). */
+/**
+ * What a batch shows a chunk it kept back: whether it still waits for its file (read, or read but
+ * fewer than a canary queued: batchGate-4.lua's `read`), and its circuit's state (none: not started).
+ */
 export interface BatchView {
   reading: boolean;
   state: string | undefined;
 }
 
-/** The batch's view (readBatchView): its importState and its circuit's state, two HGETs sent together. */
-export async function readBatchView(redis: RedisClient, keys: Keyspace, batchId: string): Promise<BatchView> {
-  const [importState, state] = await Promise.all([
-    redis.hget(keys.batch(batchId), 'importState'),
+/**
+ * The batch's view (readBatchView), the gate's rule for `read` (src/lua/scripts/batchGate-4.lua): an
+ * importing batch goes once its read has ended (`readAt`) and `canaryOrders` of it are queued. One
+ * HMGET and one HGET sent together.
+ */
+export async function readBatchView(
+  redis: RedisClient,
+  keys: Keyspace,
+  batchId: string,
+  canaryOrders: number,
+): Promise<BatchView> {
+  const [[importState, readAt, enqueued], state] = await Promise.all([
+    redis.hmget(keys.batch(batchId), 'importState', 'readAt', 'enqueued'),
     redis.hget(keys.batchCircuit(batchId), 'state'),
   ]);
-  return { reading: importState === 'importing', state: state ?? undefined };
+  const reading = importState === 'importing' && (readAt === null || Number(enqueued ?? 0) < canaryOrders);
+  return { reading, state: state ?? undefined };
 }
 
 /**
@@ -55,9 +68,14 @@ export interface PutBackNotes {
  * every job BullMQ holds delayed. An id leaves once its job is promoted, gone or completed.
  */
 export class PutBackChunks implements PutBackNotes {
+  /**
+   * `canaryOrders`: the workers' canary (batchGate's rule for a batch read but still queued); without it
+   * a batch is taken to keep its jobs back until its import has ended (a look that wakes nothing early).
+   */
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keyspace,
+    private readonly canaryOrders = Number.POSITIVE_INFINITY,
   ) {
     defineScripts(redis);
   }
@@ -78,7 +96,7 @@ export class PutBackChunks implements PutBackNotes {
 
   /** Whether the batch still keeps back a job put back for `wait` (waitVerdict on its view: one round trip). */
   async holdsBack(batchId: string, wait: BatchWait): Promise<boolean> {
-    return waitVerdict(await readBatchView(this.redis, this.keys, batchId), wait) !== 'go';
+    return waitVerdict(await readBatchView(this.redis, this.keys, batchId, this.canaryOrders), wait) !== 'go';
   }
 }
 

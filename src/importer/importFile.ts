@@ -10,7 +10,7 @@ import type { ChunkJobData, StoredChunkRecord } from '../deliveryJob.js';
 import { chunkJob, toChunkRecord } from '../ledger/jobData.js';
 import { chunkJobId } from '../queues.js';
 import type { IngestOptions, RecordSource } from '../ingest/openRecordSource.js';
-import type { ValidRecord } from '../ingest/types.js';
+import type { RejectedRecord, ValidRecord } from '../ingest/types.js';
 import { replacedKey } from '../ingest/replacedKey.js';
 import { KeptItems } from './keptItems.js';
 import type { ImportDeps } from '../services.js';
@@ -145,6 +145,8 @@ interface ImportRun<P> extends OpenedBatch<P> {
   chunksQueued: number;
   /** A confirmation ran again: this run's enqueued count is read back from the batch at the end. */
   recount: boolean;
+  /** The read of the file has ended, found unchanged (readEnded): what is still queued comes from memory or spill. */
+  read: boolean;
 }
 
 /** A chunk job as addBulk takes it. */
@@ -222,16 +224,18 @@ function newRun<P>(opened: OpenedBatch<P>): ImportRun<P> {
     rejects: new RejectsWriter(rejectsPath, source.columns, { dialect: outputDialect(dialect, deps.csvOutput) }),
     chunksQueued: 0,
     recount: false,
+    read: false,
   };
 }
 
 /**
  * Reads the file through validation to its end: rejected rows to the rejects file, valid records in
  * rounds (small first, doubling up to the chunk size) reserved and queued while the read goes on.
- * Ends with every round settled, the file checked unchanged, and the rejects file named on the batch.
+ * Ends with every round settled, the file checked unchanged at the end of its read (readEnded: from
+ * then on its batch may be sent), and the rejects file named on the batch.
  */
 async function readAndQueue<P>(run: ImportRun<P>, inFlight: Promise<void>[]): Promise<void> {
-  const { file, options, identity, summary, kept, rejects } = run;
+  const { file, options, summary, kept, rejects } = run;
   const maxChunk = options.chunkSize ?? 500;
   // Small rounds first, so workers have the first jobs while the next rounds are reserved and queued.
   let chunkSize = Math.min(FIRST_CHUNK, maxChunk);
@@ -250,7 +254,8 @@ async function readAndQueue<P>(run: ImportRun<P>, inFlight: Promise<void>[]): Pr
     inFlight.push(flushing);
   };
   // The first 10,000 rows are judged before the first chunk is reserved: a mostly wrong file queues nothing.
-  for await (const batch of limitRejectionBatches(run.source.batches(), file, options.maxRejectedPercent)) {
+  const judged = limitRejectionBatches(untilRead(run), file, options.maxRejectedPercent);
+  for await (const batch of judged) {
     for (const item of batch) {
       summary.add(item);
       if (kept !== undefined) await kept.add(item);
@@ -265,14 +270,34 @@ async function readAndQueue<P>(run: ImportRun<P>, inFlight: Promise<void>[]): Pr
       }
     }
   }
-  // The end of the read: a file that grew while it was read is refused before its last round is queued.
-  await assertUnchanged(file, identity, 'imported');
   if (chunk.length > 0) await flushAhead();
   while (inFlight.length > 0) await inFlight.shift();
-  await assertUnchanged(file, identity, 'imported');
   await rejects.close();
   if (rejects.rowsWritten > 0)
     await run.ride(() => run.deps.batches.setFiles(run.batchId, { rejectsFile: resolve(rejects.path) }));
+}
+
+/**
+ * The source's batches, then the end of the read (readEnded) once it has none left: a file read whole
+ * before its first record (under 10,000 rows, or read through spill files) ends its read before
+ * anything of it is queued, a streamed one with its last rows.
+ */
+async function* untilRead<P>(run: ImportRun<P>): AsyncGenerator<(ValidRecord<P> | RejectedRecord)[]> {
+  yield* run.source.batches();
+  await readEnded(run);
+}
+
+/**
+ * The read is over: the file is checked unchanged (a file that grew while it was read is refused, its
+ * batch cancelled, nothing of it sent), then its batch notes `readAt`, so workers send it while the rest
+ * is queued (batchGate-4.lua: once a whole canary is queued); chunks put back meanwhile are woken. What
+ * is queued after this comes from memory or the spill files, never from the file: it is not checked again.
+ */
+async function readEnded<P>(run: ImportRun<P>): Promise<void> {
+  await assertUnchanged(run.file, run.identity, 'imported');
+  await run.ride(() => run.deps.batches.markRead(run.batchId));
+  run.read = true;
+  await wake(run);
 }
 
 /** Throws IMPORT_INTERRUPTED once Redis stopped hearing this import's heartbeat (its batch was closed as interrupted). */
@@ -290,8 +315,9 @@ function assertBeating(run: Pick<OpenedBatch<unknown>, 'heartbeat' | 'batchId'>)
  * left out, the rest reserved and queued, and what the ledger said of each counted on the batch and the run.
  */
 async function queueRound<P>(run: ImportRun<P>, taken: ValidRecord<P>[]): Promise<void> {
-  // One stat a round: a file that changes after its scan queues nothing more, and its batch is cancelled (importUntraced).
-  await assertUnchanged(run.file, run.identity, 'imported');
+  // One stat a round while the file is read: a file that changes after its scan queues nothing more, and its
+  // batch is cancelled (importUntraced). Once read (readEnded), the round's records are what was read.
+  if (!run.read) await assertUnchanged(run.file, run.identity, 'imported');
   const skippedResults = await dropDeliveredByResults(run, taken);
   const orders = skippedResults.size === 0 ? taken : taken.filter((order) => !skippedResults.has(order.key));
   const { results, enqueued } = orders.length === 0 ? { results: [], enqueued: 0 } : await queueChunks(run, orders);

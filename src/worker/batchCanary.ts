@@ -77,7 +77,7 @@ export class BatchCanary {
   ) {
     this.settings = options.settings ?? DEFAULT_CANARY;
     defineScripts(redis);
-    this.waits = new BatchWaits((batchId) => readBatchView(redis, keys, batchId), WAIT_LOOK_MS);
+    this.waits = new BatchWaits((batchId) => readBatchView(redis, keys, batchId, this.settings.orders), WAIT_LOOK_MS);
   }
 
   /**

@@ -237,6 +237,33 @@ const rows: Row[] = [
     returns: ['flowing', 1500, 0, 'read', 'read'],
   },
   {
+    name: 'batchGate: once its file is read (readAt) a batch still queued goes as soon as a whole canary is queued, its canary granted',
+    command: 'bulkorderBatchGate',
+    given: {
+      circuit: { hash: { state: 'canary' } },
+      'batch:B1': { hash: { importState: 'importing', readAt: '1', enqueued: '20' } },
+    },
+    run: (r, k) =>
+      r.bulkorderBatchGate(k('circuit'), k('granted'), k('refused'), k('batch:B1'), 20, RET, 1000, 1500, 'o1', 'o2'),
+    returns: ['canary', 1500, 0, 'go', 'go'],
+    then: {
+      circuit: { hash: { state: 'canary' } },
+      granted: { set: ['o1', 'o2'] },
+      'batch:B1': { hash: { importState: 'importing', readAt: '1', enqueued: '20' } },
+    },
+  },
+  {
+    name: 'batchGate: a batch read but with less than a canary queued waits as `read` (its canary size is not final yet)',
+    command: 'bulkorderBatchGate',
+    given: {
+      circuit: { hash: { state: 'flowing' } },
+      'batch:B1': { hash: { importState: 'importing', readAt: '1', enqueued: '19' } },
+    },
+    run: (r, k) =>
+      r.bulkorderBatchGate(k('circuit'), k('granted'), k('refused'), k('batch:B1'), 20, RET, 1000, 1500, 'o1'),
+    returns: ['flowing', 1500, 0, 'read'],
+  },
+  {
     name: 'batchGate: a batch whose file changed while it was read ends every record unsent',
     command: 'bulkorderBatchGate',
     given: {

@@ -1,8 +1,8 @@
 /**
  * A file that grows while it is imported (issue 37 item 5: a drop-folder copy that stalled longer than
  * --stable was half-imported and filed in done/). The import compares the file's inode, size and
- * mtime at the start of its read with the end (and before each round it queues); nothing of a batch
- * is sent while its file is still read (batchGate), so a file that changed is refused whole:
+ * mtime at the start of its read with the end (and before each round it queues while it reads); nothing
+ * of a batch is sent while its file is still read (batchGate: until `readAt`), so a file that changed is refused whole:
  * FILE_CHANGED_WHILE_READ, exit 3, its batch cancelled, not one order sent. Real CLI processes, real
  * Redis, the simulator counting what reached the API. In the faults tier (test/tiers.ts): each test holds Redis
  * from an import of thousands of orders while the file grows, then delivers them all; a file appended to while
@@ -29,7 +29,11 @@ afterEach(async () => {
   rig = undefined;
 });
 
-const ORDERS = 2_500;
+/**
+ * Over 1 MiB and 10,000 rows: a file that streams, so its import queues while it still reads (a smaller
+ * one is read whole before its first order is queued, and then sent while the rest is queued).
+ */
+const ORDERS = 12_000;
 const MORE = 500;
 
 /** Rows `<prefix>-<from>`... as the writer appends them. */
@@ -47,12 +51,12 @@ async function gatedEnv(r: DeliveryRig): Promise<Record<string, string>> {
 }
 
 /**
- * Holds the gated process's Redis once its batch has queued `atLeast` orders while still importing, runs
- * `meanwhile` (the writer appends), then lets it go on. Returns the batch as it was then.
+ * Holds the gated process's Redis once its batch, still importing, is `ready` (e.g. has queued 500 orders),
+ * runs `meanwhile` (the writer appends), then lets it go on. Returns the batch as it was then.
  */
 async function whileImporting(
   r: DeliveryRig,
-  atLeast: number,
+  ready: { what: string; is: (batch: Batch) => boolean },
   meanwhile: (batch: Batch) => Promise<void>,
 ): Promise<Batch> {
   let batch: Batch | undefined;
@@ -60,22 +64,32 @@ async function whileImporting(
     async () => {
       gate!.hold();
       batch = (await batchesNow(r.config.redisUrl.reveal(), r.prefix))[0];
-      if ((batch?.enqueued ?? 0) >= atLeast) return true;
+      if (batch !== undefined && ready.is(batch)) return true;
       gate!.release();
       await new Promise((resolve) => setTimeout(resolve, 10));
       return false;
     },
-    `${atLeast} orders queued`,
+    ready.what,
     120_000,
   );
   try {
-    expect(batch?.importState, 'the import finished before the file could grow under it').toBe('importing');
+    expect(batch?.importState, 'the import finished before the test could look').toBe('importing');
     await meanwhile(batch!);
   } finally {
     gate!.release();
   }
   return batch!;
 }
+
+/** Its batch has queued 500 orders and its file is still read (`readAt` unset). */
+const QUEUED_500 = {
+  what: '500 orders queued',
+  is: (batch: Batch) => {
+    if (batch.enqueued < 500) return false;
+    expect(batch.readAt, 'the read ended before the file could grow under it').toBeUndefined();
+    return true;
+  },
+};
 
 /** Waits until the batch has settled (every queued order ended) and returns it. */
 async function settled(r: DeliveryRig, id: string): Promise<Batch> {
@@ -96,7 +110,7 @@ describe('a file that grows while it is imported is refused whole, never half', 
     const file = await rig.writeFile('growing.csv', ordersCsv('G', ORDERS));
     await rig.startWorker({ concurrency: 50 });
     const importer: CliProcess = startCli(['import', file], await gatedEnv(rig));
-    const batch = await whileImporting(rig, 500, () => appendFile(file, moreRows('G', ORDERS + 1, MORE)));
+    const batch = await whileImporting(rig, QUEUED_500, () => appendFile(file, moreRows('G', ORDERS + 1, MORE)));
     const exit = await importer.exited;
     expect(exit, importer.output()).toBe(3);
     expect(importer.output()).toContain('FILE_CHANGED_WHILE_READ');
@@ -142,7 +156,7 @@ describe('a file that grows while it is imported is refused whole, never half', 
       await gatedEnv(rig),
     );
     // ... and the copy goes on: its writer's handle follows the file into processing/ (a rename keeps the inode).
-    const batch = await whileImporting(rig, 500, async (importing) => {
+    const batch = await whileImporting(rig, QUEUED_500, async (importing) => {
       expect(importing.file, 'the claimed file in processing/').toContain(join(drop, 'processing'));
       await appendFile(importing.file, moreRows('W', ORDERS + 1, MORE));
     });
@@ -182,5 +196,43 @@ describe('a file that grows while it is imported is refused whole, never half', 
       duplicates: counters.duplicateOrdersAccepted,
       held: 0,
     });
+  }, 400_000);
+});
+
+describe('a file read to its end is sent while its import still queues the rest', () => {
+  it("CLI import of 2,500 orders (read whole before its first order is queued): once read and a canary's worth queued, the worker delivers what is queued while the importer cannot queue more; then every order once", async () => {
+    rig = await deliveryRig('read-then-flow');
+    const file = await rig.writeFile('read.csv', ordersCsv('F', 2_500));
+    await rig.startWorker({ concurrency: 50 });
+    const importer: CliProcess = startCli(['import', file], await gatedEnv(rig));
+    let queuedThen = 0;
+    let sentWhileImporting = 0;
+    await whileImporting(
+      rig,
+      { what: 'read, 20 orders queued', is: (batch) => batch.readAt !== undefined && batch.enqueued >= 20 },
+      async (batch) => {
+        // The importer's Redis is held: what the worker sends now was queued before, by a batch still importing.
+        queuedThen = batch.enqueued;
+        await waitFor(
+          () => Promise.resolve(rig!.simulator.counters().ordersAccepted >= queuedThen),
+          `the ${queuedThen} orders queued sent`,
+          120_000,
+        );
+        sentWhileImporting = rig!.simulator.counters().ordersAccepted;
+        const still = (await batchesNow(rig!.config.redisUrl.reveal(), rig!.prefix))[0];
+        expect(still?.importState).toBe('importing');
+      },
+    );
+    expect(queuedThen).toBeLessThan(2_500);
+    expect(sentWhileImporting).toBeGreaterThanOrEqual(queuedThen);
+    expect(await importer.exited, importer.output()).toBe(0);
+    await waitFor(
+      () => Promise.resolve(rig!.simulator.counters().ordersAccepted >= 2_500),
+      'every order sent',
+      180_000,
+    );
+    const counters = rig.simulator.counters();
+    expect(counters.ordersAccepted).toBe(2_500);
+    expect(counters.duplicateOrdersAccepted).toBe(0);
   }, 400_000);
 });

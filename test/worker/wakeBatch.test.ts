@@ -192,7 +192,7 @@ describe("waking a batch's delayed chunks", () => {
     const monitor = await monitorRedis(TEST_REDIS_URL, (args) => {
       // Noting a put-back (notePutBack-2.lua and its SADD); the canary's wake reads the set (SMEMBERS): no put-back.
       if (args.includes(putBackKey) && !/^smembers$/i.test(args[0] ?? '')) putBacks++;
-      if (/^hget$/i.test(args[0] ?? '') && args[1] === batchKey && args[2] === 'importState') looks++;
+      if (/^hmget$/i.test(args[0] ?? '') && args[1] === batchKey && args[2] === 'importState') looks++;
     });
     try {
       await rig.startWorker({ concurrency: 20 });
@@ -219,7 +219,7 @@ describe("waking a batch's delayed chunks", () => {
     const batchKey = rig.services.keys.batch(batch.batchId);
     let looks = 0;
     const monitor = await monitorRedis(TEST_REDIS_URL, (args) => {
-      if (/^hget$/i.test(args[0] ?? '') && args[1] === batchKey && args[2] === 'importState') looks++;
+      if (/^hmget$/i.test(args[0] ?? '') && args[1] === batchKey && args[2] === 'importState') looks++;
     });
     try {
       const first = await rig.startWorker({ concurrency: 20 });
@@ -240,14 +240,22 @@ describe("waking a batch's delayed chunks", () => {
     const reading = await rig.importFile(await rig.writeFile('reading.csv', ordersCsv('RD', 2)));
     const read = await rig.importFile(await rig.writeFile('read.csv', ordersCsv('RE', 2)));
     const { queue, redis, keys } = rig.services;
-    const putBacks = new PutBackChunks(redis, keys);
+    // The workers' canary is 2 orders: the 2 queued are a whole one.
+    const putBacks = new PutBackChunks(redis, keys, 2);
     // As a worker's processor does when batchGate says `read`: put back, then woken unless the read goes on.
     await redis.hset(keys.batch(reading.batchId), 'importState', 'importing');
+    await redis.hdel(keys.batch(reading.batchId), 'readAt');
     const restingId = await putBack(rig, reading.batchId);
     const resting = (await queue.getJob(restingId))!;
     await wakeIfFree(resting, putBacks, 'read');
     expect(await resting.getState()).toBe('delayed');
     expect(await putBacks.read(reading.batchId)).toEqual([restingId]);
+    // Read to its end while its import still queues: it rests until a whole canary (the workers') is queued.
+    await redis.hset(keys.batch(reading.batchId), 'readAt', Date.now());
+    await wakeIfFree(resting, new PutBackChunks(redis, keys, 3), 'read');
+    expect(await resting.getState()).toBe('delayed');
+    await wakeIfFree(resting, putBacks, 'read');
+    expect(await resting.getState()).toBe('waiting');
 
     const wokenId = await putBack(rig, read.batchId);
     const woken = (await queue.getJob(wokenId))!;

@@ -6,17 +6,20 @@
   while the batch was judged gets that answer back without a second POST (`answer`). `held`: nothing
   goes but one probe (a record not yet tried) once `nextProbeAt` has come by Redis's clock.
   `cancelled`: every record ends without being sent. A batch smaller than the canary is its own.
-  Whatever its state, nothing of a batch goes while its file is still read (importState `importing`):
-  an import refuses a file that changes while it is read (FILE_CHANGED_WHILE_READ, its batch's
-  failCode), and every record of such a batch ends without being sent, as a cancelled one's. Such a
-  record waits as `read`, not `wait`: its worker, once it has put the job back, looks whether the read
-  ended meanwhile (the import's wake may have come before the job rested) and wakes the job itself.
+  Whatever its state, nothing of a batch goes while its file is still read (importState `importing`
+  without `readAt`): an import refuses a file that changes while it is read (FILE_CHANGED_WHILE_READ,
+  its batch's failCode), and every record of such a batch ends without being sent, as a cancelled
+  one's. Once the read has ended (`readAt`, the file checked unchanged) the batch goes while its import
+  still queues the rest, as soon as a whole canary is queued (`enqueued` >= canaryOrders: the canary's
+  size is then final, canarySize). Such a record waits as `read`, not `wait`: its worker, once it has
+  put the job back, looks whether that ended meanwhile (the import's wake may have come before the
+  job rested) and wakes the job itself.
 
   Input:
     KEYS[1] circuit           the batch's circuit (a hash)
     KEYS[2] granted           the canary's records (a set)
     KEYS[3] refused           records refused while the batch was judged (a hash key -> answer JSON)
-    KEYS[4] batch             the batch record (enqueued, importState: the batch's size once known)
+    KEYS[4] batch             the batch record (importState, readAt, enqueued: the batch's size once known)
     ARGV[1] canaryOrders
     ARGV[2] ttlMs             how long the circuit is kept
     ARGV[3] probeTimeoutMs    a probe that never reports is granted again after this
@@ -36,8 +39,8 @@ if not state then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 local size = canarySize(KEYS[4], tonumber(ARGV[1]))
-local read = redis.call('HMGET', KEYS[4], 'importState', 'failCode')
-local reading = read[1] == 'importing'
+local read = redis.call('HMGET', KEYS[4], 'importState', 'failCode', 'readAt', 'enqueued')
+local reading = read[1] == 'importing' and (not read[3] or (tonumber(read[4] or '0') or 0) < tonumber(ARGV[1]))
 local changed = read[2] == 'FILE_CHANGED_WHILE_READ'
 local out = {state, 0, redis.call('HLEN', KEYS[3])}
 local waitMs = tonumber(ARGV[4])
