@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { atomicOutput } from '../files/atomicFile.js';
 import { writeFailure, type WriteFailure } from '../files/writeFailure.js';
-import { stringify } from 'csv-stringify';
+import { PassThrough } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
 import { possibleDuplicate, type Ledger, type LedgerEntry } from '../ledger/ledger.js';
 import type { IngestOptions } from '../ingest/openRecordSource.js';
 import type { RecordItem } from '../ingest/types.js';
@@ -61,13 +62,16 @@ export async function writeResults<P>(
   const source = await kind.openSource(file, ingest);
   const dialect = outputDialect(inputDialect(source), options.csvOutput);
   const records = items ?? source.items();
-  const csv = stringify({
-    header: true,
-    columns: [...layout.columns],
-    delimiter: dialect.delimiter,
-    bom: dialect.bom,
-    cast: { string: neutralizeCell },
-  });
+  // Each round's rows made into text at once (csv-stringify's sync API: the same bytes as its stream, without a
+  // stream write per row); the header and BOM with the first.
+  const csvOptions = { columns: [...layout.columns], delimiter: dialect.delimiter, cast: { string: neutralizeCell } };
+  let first = true;
+  const csvText = (rows: Record<string, string>[]): string => {
+    const text = stringify(rows, { ...csvOptions, header: first, bom: first && dialect.bom });
+    first = false;
+    return text;
+  };
+  const csv = new PassThrough();
   const failure: WriteFailure = {
     code: 'RESULTS_WRITE_FAILED',
     then: 'The orders are not affected; run the same import with --wait again to write the results (delivered orders are skipped, not sent again).',
@@ -89,6 +93,7 @@ export async function writeResults<P>(
   const flush = async (): Promise<void> => {
     const items = chunk;
     chunk = [];
+    const rows: Record<string, string>[] = [];
     const validKeys = items.flatMap((item) => (item.kind === 'valid' ? [item.key] : []));
     const entries = new Map<string, LedgerEntry | undefined>();
     const got = await ledger.getMany(validKeys);
@@ -107,8 +112,10 @@ export async function writeResults<P>(
       counts.orders++;
       counts.byOutcome[row.outcome] = (counts.byOutcome[row.outcome] ?? 0) + 1;
       if (row.errorCode === POSSIBLE_DUPLICATE_CODE) counts.possibleDuplicates++;
-      if (!csv.write(row)) await Promise.race([once(csv, 'drain'), written]);
+      rows.push(row);
     }
+    // The header comes with the first rows, or alone for a file of none.
+    if ((rows.length > 0 || first) && !csv.write(csvText(rows))) await Promise.race([once(csv, 'drain'), written]);
   };
 
   try {
