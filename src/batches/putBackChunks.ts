@@ -19,9 +19,9 @@ export interface BatchView {
 }
 
 /**
- * The batch's view (readBatchView), the gate's rule for `read` (src/lua/scripts/batchGate-4.lua): an
- * importing batch goes once its read has ended (`readAt`) and `canaryOrders` of it are queued. One
- * HMGET and one HGET sent together.
+ * The batch's view (readBatchView), with the gate's rule for `read` (stillRead in
+ * src/lua/includes/batchImport.lua, which batchGate-4.lua asks): an importing batch goes once its read
+ * has ended (`readAt`) and `canaryOrders` of it are queued. One HMGET and one HGET sent together.
  */
 export async function readBatchView(
   redis: RedisClient,

@@ -297,7 +297,8 @@ async function readEnded<P>(run: ImportRun<P>): Promise<void> {
   await assertUnchanged(run.file, run.identity, 'imported');
   await run.ride(() => run.deps.batches.markRead(run.batchId));
   run.read = true;
-  await wake(run);
+  // Chunks of it can only have been put back if some were queued while it was read (a streamed file).
+  if (run.chunksQueued > 0) await wake(run);
 }
 
 /** Throws IMPORT_INTERRUPTED once Redis stopped hearing this import's heartbeat (its batch was closed as interrupted). */

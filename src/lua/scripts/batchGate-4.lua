@@ -11,9 +11,9 @@
   its batch's failCode), and every record of such a batch ends without being sent, as a cancelled
   one's. Once the read has ended (`readAt`, the file checked unchanged) the batch goes while its import
   still queues the rest, as soon as a whole canary is queued (`enqueued` >= canaryOrders: the canary's
-  size is then final, canarySize). Such a record waits as `read`, not `wait`: its worker, once it has
-  put the job back, looks whether that ended meanwhile (the import's wake may have come before the
-  job rested) and wakes the job itself.
+  size is then final; stillRead in src/lua/includes/batchImport.lua). Such a record waits as `read`,
+  not `wait`: its worker, once it has put the job back, looks whether that ended meanwhile (the
+  import's wake may have come before the job rested) and wakes the job itself.
 
   Input:
     KEYS[1] circuit           the batch's circuit (a hash)
@@ -30,7 +30,7 @@
     cancel | answer:<JSON of the refusal>
 ]]
 --- @include "redisNow"
---- @include "canarySize"
+--- @include "batchImport"
 local now = redisNow()
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
@@ -38,10 +38,10 @@ if not state then
   redis.call('HSET', KEYS[1], 'state', 'canary', 'since', now)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
-local size = canarySize(KEYS[4], tonumber(ARGV[1]))
-local read = redis.call('HMGET', KEYS[4], 'importState', 'failCode', 'readAt', 'enqueued')
-local reading = read[1] == 'importing' and (not read[3] or (tonumber(read[4] or '0') or 0) < tonumber(ARGV[1]))
-local changed = read[2] == 'FILE_CHANGED_WHILE_READ'
+local import = batchImport(KEYS[4])
+local size = canarySize(import, tonumber(ARGV[1]))
+local reading = stillRead(import, tonumber(ARGV[1]))
+local changed = import.failCode == 'FILE_CHANGED_WHILE_READ'
 local out = {state, 0, redis.call('HLEN', KEYS[3])}
 local waitMs = tonumber(ARGV[4])
 if state == 'held' then

@@ -30,7 +30,7 @@
     {transition, decision}: transition none | held | passed | resumed; decision count | defer
 ]]
 --- @include "redisNow"
---- @include "canarySize"
+--- @include "batchImport"
 local now = redisNow()
 local state = redis.call('HGET', KEYS[1], 'state')
 local key = ARGV[1]
@@ -56,7 +56,7 @@ if state == 'canary' then
       redis.call('HSET', KEYS[1], 'topN', n, 'signature', ARGV[3], 'status', ARGV[11], 'code', ARGV[12], 'message', ARGV[13], 'sample', ARGV[4])
     end
   end
-  local size = canarySize(KEYS[4], tonumber(ARGV[5]))
+  local size = canarySize(batchImport(KEYS[4]), tonumber(ARGV[5]))
   local holdAt = math.max(math.floor(size * tonumber(ARGV[6]) / 100) + 1, tonumber(ARGV[14]))
   local topN = tonumber(redis.call('HGET', KEYS[1], 'topN') or 0)
   if topN >= holdAt then
