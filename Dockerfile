@@ -11,10 +11,11 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would compile before the sources are copied; bullmq runs without
 # msgpackr-extract's native build.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json esbuild.config.js ./
 COPY src ./src
 COPY jobs ./jobs
-# The compiled code, and beside it the Lua scripts it loads (src/lua/, which tsc does not copy).
+# The compiled code, and beside it the Lua scripts it loads (src/lua/, which tsc does not copy); the
+# command bundled into dist/bin/ (esbuild.config.js), the entry point below.
 RUN npm run build:dist
 # valibot (under @bull-board/api) names typescript as an optional peer, so npm marks the compiler
 # devOptional and `--omit=dev` keeps it; nothing at run time needs it, so it goes by name.
@@ -32,5 +33,5 @@ COPY samples ./samples
 # What `--help` points to for every error code.
 COPY docs/errors.md ./docs/errors.md
 USER node
-ENTRYPOINT ["node", "/app/dist/src/cli.js"]
+ENTRYPOINT ["node", "/app/dist/bin/bulkorder.js"]
 CMD ["--help"]

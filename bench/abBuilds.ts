@@ -14,7 +14,7 @@
  * removing the input's import journal).
  */
 import { execSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runNode, type ChildResult } from './lib/nodeChild.js';
@@ -28,14 +28,20 @@ export interface AbRun {
   wallSeconds: number;
 }
 
-/** Runs `args` from each root's dist/src/cli.js, `runs` times each, interleaved (A first). */
+/** The command a build's users run: its bundle (dist/bin/, since round 11), else dist/src/cli.js. */
+function commandOf(root: string): string {
+  const bundled = join(resolve(root), 'dist', 'bin', 'bulkorder.js');
+  return existsSync(bundled) ? bundled : join(resolve(root), 'dist', 'src', 'cli.js');
+}
+
+/** Runs `args` with each root's command (commandOf), `runs` times each, interleaved (A first). */
 export async function abBuilds(runs: number, roots: [string, string], args: string[]): Promise<AbRun[]> {
   const out: AbRun[] = [];
   for (let i = 0; i < runs; i++) {
     for (const [index, root] of roots.entries()) {
       if (process.env.AB_BEFORE !== undefined) execSync(process.env.AB_BEFORE, { stdio: 'ignore' });
       const loadNow = load();
-      const run: ChildResult = await runNode(join(resolve(root), 'dist', 'src', 'cli.js'), args, {}, [0, 3, 4]);
+      const run: ChildResult = await runNode(commandOf(root), args, {}, [0, 3, 4]);
       out.push({
         build: index === 0 ? 'A' : 'B',
         load: loadNow,

@@ -12,6 +12,8 @@ import type * as Piscina from 'piscina';
  * what loading them costs at the start of every command: 280-450 ms CPU by `import`, 140-170 ms
  * by `require` (measured side by side on the benchmark machine, issue 25). eslint keeps value
  * imports of the two packages out of src/ and jobs/: a single one would bring the parse back.
+ * The bundled command (esbuild.config.js) drops the `createRequire` line below, so that its
+ * bundler sees a free `require` and bundles both; the packages loaded on first use stay outside.
  */
 const require = createRequire(import.meta.url);
 

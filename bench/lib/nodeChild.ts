@@ -22,8 +22,8 @@ export function benchScript(name: string): string {
   return join(benchDir, `${name}${extension}`);
 }
 
-/** Path of the bulkorder CLI entry in the current mode. */
-export const cliEntry = join(codeRoot, 'src', `cli${extension}`);
+/** Path of the bulkorder CLI in the current mode: src/cli.ts through tsx, or the bundled command users run (dist/bin/). */
+export const cliEntry = fromSources ? join(codeRoot, 'src', 'cli.ts') : join(codeRoot, 'bin', 'bulkorder.js');
 
 export interface ChildResult {
   code: number | string;

@@ -131,6 +131,10 @@ describe('the Dockerfile, run as a script', () => {
       expect(lua.stdout.trim(), lua.stderr).toBe(
         `${join(app, 'dist/src/lua')} ${readdirSync(join(projectRoot, 'src/lua/scripts')).length}`,
       );
+      // And beside the bundled command, the entry point, which reads them from there.
+      expect(readdirSync(join(app, 'dist/bin/scripts')).sort()).toEqual(
+        readdirSync(join(projectRoot, 'src/lua/scripts')).sort(),
+      );
     },
   );
 });

@@ -115,7 +115,8 @@ describe('the packed tarball in an empty project', () => {
         LOG_LEVEL: 'info',
       };
       const worker = await startUntil(
-        [join(app, 'node_modules/bulkorder/dist/src/cli.js'), 'worker'],
+        // The package's bin: the bundled command (esbuild.config.js).
+        [join(app, 'node_modules/bulkorder/dist/bin/bulkorder.js'), 'worker'],
         env,
         /delivery worker started/,
       );

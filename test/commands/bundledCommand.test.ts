@@ -1,0 +1,121 @@
+/**
+ * The command as it is installed: package.json's bin is src/cli.ts bundled by esbuild.config.js
+ * (dist/bin/), not the sources every other test runs. Built here from the current sources into a
+ * folder of its own under dist/ (it finds package.json above it, as dist/bin/ does), then run as a
+ * user runs it: its answers beside the sources' answers, its Lua scripts and its ingest thread
+ * loaded from beside it, and a whole import delivered by a bundled worker exactly once.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot, samplesDir } from '../../src/paths.js';
+import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
+import { deliveryRig, HEADER, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
+
+const outdir = join(projectRoot, 'dist', `bin-test-${process.pid}-${randomBytes(3).toString('hex')}`);
+const running = new Set<ReturnType<typeof spawn>>();
+let rig: DeliveryRig | undefined;
+
+beforeAll(() => {
+  mkdirSync(join(projectRoot, 'dist'), { recursive: true });
+  const built = spawnSync(process.execPath, ['esbuild.config.js', outdir], { cwd: projectRoot, encoding: 'utf8' });
+  expect(built.status, built.stdout + built.stderr).toBe(0);
+}, 120_000);
+
+afterEach(async () => {
+  for (const child of running) child.kill('SIGKILL');
+  await killAllCli();
+  await rig?.close();
+  rig = undefined;
+});
+
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+interface Ran {
+  code: number | string;
+  stdout: string;
+  output: string;
+}
+
+/** Runs the bundled command to its end. */
+function bundled(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  const child = spawn(process.execPath, [join(outdir, 'bulkorder.js'), ...args], {
+    cwd: projectRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let stdout = '';
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => ((stdout += chunk.toString()), (output += chunk.toString())));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code: code ?? signal ?? -1, stdout, output });
+    }),
+  );
+}
+
+/** The same command line run from the sources (tsx), as every other test runs it. */
+async function fromSources(args: string[]): Promise<Ran> {
+  const cli = startCli(args, { LOG_LEVEL: 'warn' });
+  const code = await cli.exited;
+  return { code, stdout: cli.stdout(), output: cli.output() };
+}
+
+describe('the bundled command (dist/bin/, package.json bin)', () => {
+  it('answers as the sources do: version, help, a valid file, rejected rows (exit 4), a refused file (exit 3)', async () => {
+    const version = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string })
+      .version;
+    const lines = [
+      ['--help'],
+      ['validate', join(samplesDir, 'multi-line-orders.csv')],
+      ['validate', join(samplesDir, 'mistakes.csv'), '--json'],
+      ['validate', join(samplesDir, 'excel-ansi-windows-1252.csv')],
+    ];
+    const [versionRun, ...ours] = await Promise.all([bundled(['--version']), ...lines.map((l) => bundled(l))]);
+    const theirs = await Promise.all(lines.map((l) => fromSources(l)));
+    expect(versionRun.stdout.trim()).toBe(version);
+    expect(ours.map((r) => r.code)).toEqual([0, 0, 4, 3]);
+    expect(ours.map((r) => r.code)).toEqual(theirs.map((r) => r.code));
+    expect(ours.map((r) => r.stdout)).toEqual(theirs.map((r) => r.stdout));
+  }, 180_000);
+
+  const ORDERS = 5000;
+  it('validates a spread file in an ingest thread loaded from beside it, as without threads', async () => {
+    rig = await deliveryRig('bundled-threads');
+    // Each order's second line 5,000 rows after its first, over 1 MiB: the file is spilled (src/ingest/
+    // openRecordSource.ts), its rows validated in a thread with --threads 1 (none start by default below 4 cores).
+    const first = Array.from({ length: ORDERS }, (_, i) => orderRow(`BT-${i}`, 5001));
+    const second = Array.from({ length: ORDERS }, (_, i) => orderRow(`BT-${i}`, 5002));
+    const file = await rig.writeFile('spread.csv', [HEADER, ...first, ...second].join('\n') + '\n');
+    expect(statSync(file).size).toBeGreaterThan(1024 * 1024);
+    const [threaded, inline] = await Promise.all([
+      bundled(['validate', file, '--threads', '1', '--json']),
+      bundled(['validate', file, '--threads', '0', '--json']),
+    ]);
+    expect(threaded.code, threaded.output).toBe(0);
+    expect(JSON.parse(threaded.stdout)).toMatchObject({ orders: ORDERS });
+    expect(threaded.stdout).toBe(inline.stdout);
+  }, 180_000);
+
+  it('a bundled worker delivers a bundled import --wait: every order once, its results file whole', async () => {
+    rig = await deliveryRig('bundled-import');
+    const file = await rig.writeFile('orders.csv', ordersCsv('BI', 60));
+    const results = join(rig.dir, 'orders.results.csv');
+    const worker = bundled(['worker', '--processes', '1'], rig.env);
+    const sim = rig.simulator;
+    const imported = await bundled(['import', file, '--wait', '--results', results], rig.env);
+    expect(imported.code, imported.output).toBe(0);
+    await waitFor(() => sim.counters().ordersAccepted >= 60, 'the 60 orders at the API', 60_000);
+    expect(sim.counters()).toMatchObject({ ordersAccepted: 60, duplicateOrdersAccepted: 0 });
+    const rows = readFileSync(results, 'utf8').trim().split('\n');
+    expect(rows).toHaveLength(61);
+    expect(rows.slice(1).every((row) => row.includes('delivered'))).toBe(true);
+    for (const child of running) child.kill('SIGTERM');
+    expect((await worker).code).toBe(0);
+  }, 180_000);
+});
