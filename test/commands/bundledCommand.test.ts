@@ -3,7 +3,8 @@
  * (dist/bin/), not the sources every other test runs. Built here from the current sources into a
  * folder of its own under dist/ (it finds package.json above it, as dist/bin/ does), then run as a
  * user runs it: its answers beside the sources' answers, its Lua scripts and its ingest thread
- * loaded from beside it, and a whole import delivered by a bundled worker exactly once.
+ * loaded from beside it, a whole import delivered by a bundled worker exactly once, and the dashboard
+ * and bull-board's page with its assets.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -57,6 +58,27 @@ function bundled(args: string[], env: Record<string, string> = {}): Promise<Ran>
       resolve({ code: code ?? signal ?? -1, stdout, output });
     }),
   );
+}
+
+/** Starts the bundled command and resolves with the first match of `ready` in what it writes. */
+function bundledUntil(args: string[], env: Record<string, string>, ready: RegExp): Promise<RegExpExecArray> {
+  const child = spawn(process.execPath, [join(outdir, 'bulkorder.js'), ...args], {
+    cwd: projectRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const look = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = ready.exec(output);
+      if (match !== null) resolve(match);
+    };
+    child.stdout.on('data', look);
+    child.stderr.on('data', look);
+    child.once('exit', (code) => reject(new Error(`exited ${code} before ${String(ready)}: ${output}`)));
+  });
 }
 
 /** The same command line run from the sources (tsx), as every other test runs it. */
@@ -118,4 +140,17 @@ describe('the bundled command (dist/bin/, package.json bin)', () => {
     for (const child of running) child.kill('SIGTERM');
     expect((await worker).code).toBe(0);
   }, 180_000);
+
+  it('serves the dashboard, and the bull-board page with its assets', async () => {
+    rig = await deliveryRig('bundled-dashboard');
+    const [, url] = await bundledUntil(['dashboard', '--port', '0'], rig.env, /dashboard: (http:\/\/\S+)\//);
+    const home = await fetch(`${url!}/`);
+    expect(home.status).toBe(200);
+    expect(await home.text()).toContain('<html');
+    const queues = await (await fetch(`${url!}/queues`)).text();
+    const assets = [...queues.matchAll(/src="([^"]+\.js)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThan(0);
+    const statuses = await Promise.all(assets.map(async (a) => (await fetch(`${url!}/queues/${a}`)).status));
+    expect(statuses.every((status) => status === 200)).toBe(true);
+  }, 120_000);
 });
