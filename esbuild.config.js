@@ -1,6 +1,6 @@
 // The `bulkorder` command as it is installed: src/cli.ts and what it imports, bundled by esbuild into
 // dist/bin/ (`npm run build:bin`; every build script runs it). Node resolves, reads and compiles one
-// file per module: ~500 modules of ours and of node_modules for a command, about 0.2 s of CPU at every
+// file per module: ~620 modules of ours and of node_modules for a command, about 0.2 s of CPU at every
 // start (BENCHMARKS.md, round 11). Bundled, a command loads a few large files: the same code,
 // compiled from the same sources, with each command's own modules still loaded on first use (split
 // chunks for its dynamic imports). dist/src/ stays the library's entry (package.json `exports`).
@@ -9,7 +9,7 @@
 //
 // Left out of the bundle, loaded from node_modules at run time: packages that find files of their
 // own by path (pino's and piscina's worker threads, bull-board's UI, msgpackr-extract's native
-// build), the OpenTelemetry packages (their instrumentation patches modules as Node loads them), and
+// build), the OpenTelemetry packages (one copy of its API, shared with the SDK and bullmq-otel), and
 // nodemailer (large, loaded only with SMTP configured).
 import { build } from 'esbuild';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
