@@ -6,17 +6,16 @@
  * loaded from beside it, a whole import delivered by a bundled worker exactly once, and the dashboard
  * and bull-board's page with its assets.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot, samplesDir } from '../../src/paths.js';
-import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
+import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
 import { deliveryRig, HEADER, orderRow, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 const outdir = join(projectRoot, 'dist', `bin-test-${process.pid}-${randomBytes(3).toString('hex')}`);
-const running = new Set<ReturnType<typeof spawn>>();
 let rig: DeliveryRig | undefined;
 
 beforeAll(() => {
@@ -26,7 +25,6 @@ beforeAll(() => {
 }, 120_000);
 
 afterEach(async () => {
-  for (const child of running) child.kill('SIGKILL');
   await killAllCli();
   await rig?.close();
   rig = undefined;
@@ -40,45 +38,16 @@ interface Ran {
   output: string;
 }
 
-/** Runs the bundled command to its end. */
-function bundled(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  const child = spawn(process.execPath, [join(outdir, 'bulkorder.js'), ...args], {
-    cwd: projectRoot,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  let stdout = '';
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => ((stdout += chunk.toString()), (output += chunk.toString())));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve) =>
-    child.on('exit', (code, signal) => {
-      running.delete(child);
-      resolve({ code: code ?? signal ?? -1, stdout, output });
-    }),
-  );
+/** Starts the bundled command (killed after each test by killAllCli). */
+function startBundled(args: string[], env: Record<string, string> = {}): CliProcess {
+  return startCli(args, { LOG_LEVEL: 'warn', ...env }, [], { script: join(outdir, 'bulkorder.js') });
 }
 
-/** Starts the bundled command and resolves with the first match of `ready` in what it writes. */
-function bundledUntil(args: string[], env: Record<string, string>, ready: RegExp): Promise<RegExpExecArray> {
-  const child = spawn(process.execPath, [join(outdir, 'bulkorder.js'), ...args], {
-    cwd: projectRoot,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const look = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = ready.exec(output);
-      if (match !== null) resolve(match);
-    };
-    child.stdout.on('data', look);
-    child.stderr.on('data', look);
-    child.once('exit', (code) => reject(new Error(`exited ${code} before ${String(ready)}: ${output}`)));
-  });
+/** Runs the bundled command to its end. */
+async function bundled(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  const cli = startBundled(args, env);
+  const code = await cli.exited;
+  return { code, stdout: cli.stdout(), output: cli.output() };
 }
 
 /** The same command line run from the sources (tsx), as every other test runs it. */
@@ -128,7 +97,7 @@ describe('the bundled command (dist/bin/, package.json bin)', () => {
     rig = await deliveryRig('bundled-import');
     const file = await rig.writeFile('orders.csv', ordersCsv('BI', 60));
     const results = join(rig.dir, 'orders.results.csv');
-    const worker = bundled(['worker', '--processes', '1'], rig.env);
+    const worker = startBundled(['worker', '--processes', '1'], rig.env);
     const sim = rig.simulator;
     const imported = await bundled(['import', file, '--wait', '--results', results], rig.env);
     expect(imported.code, imported.output).toBe(0);
@@ -137,13 +106,16 @@ describe('the bundled command (dist/bin/, package.json bin)', () => {
     const rows = readFileSync(results, 'utf8').trim().split('\n');
     expect(rows).toHaveLength(61);
     expect(rows.slice(1).every((row) => row.includes('delivered'))).toBe(true);
-    for (const child of running) child.kill('SIGTERM');
-    expect((await worker).code).toBe(0);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited, worker.output()).toBe(0);
   }, 180_000);
 
   it('serves the dashboard, and the bull-board page with its assets', async () => {
     rig = await deliveryRig('bundled-dashboard');
-    const [, url] = await bundledUntil(['dashboard', '--port', '0'], rig.env, /dashboard: (http:\/\/\S+)\//);
+    const dashboard = startBundled(['dashboard', '--port', '0'], rig.env);
+    const listening = /dashboard: (http:\/\/\S+)\//;
+    await waitFor(() => listening.test(dashboard.output()), 'the dashboard to listen', 60_000);
+    const url = listening.exec(dashboard.output())?.[1];
     const home = await fetch(`${url!}/`);
     expect(home.status).toBe(200);
     expect(await home.text()).toContain('<html');

@@ -24,16 +24,21 @@ export async function killAllCli(): Promise<void> {
 
 /**
  * Runs the real CLI (`src/cli.ts` through tsx) as a separate process; `nodeFlags` go to node before the script;
- * `cwd` is the project's folder unless given (tsx is found from there either way).
+ * `cwd` is the project's folder unless given (tsx is found from there either way); `script`, a built command to
+ * run instead (the bundle: test/commands/bundledCommand.test.ts), without tsx.
  */
 export function startCli(
   args: string[],
   env: Record<string, string>,
   nodeFlags: string[] = [],
-  options: { cwd?: string } = {},
+  options: { cwd?: string; script?: string } = {},
 ): CliProcess {
   const tsx = options.cwd === undefined ? 'tsx' : import.meta.resolve('tsx');
-  const child = spawn(process.execPath, ['--import', tsx, ...nodeFlags, join(projectRoot, 'src/cli.ts'), ...args], {
+  const entry =
+    options.script === undefined
+      ? ['--import', tsx, ...nodeFlags, join(projectRoot, 'src/cli.ts')]
+      : [...nodeFlags, options.script];
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: options.cwd ?? projectRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
