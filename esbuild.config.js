@@ -22,7 +22,6 @@ const root = dirname(fileURLToPath(import.meta.url));
 const EXTERNAL = [
   'pino',
   'pino-pretty',
-  'thread-stream',
   'piscina',
   'msgpackr-extract',
   '@opentelemetry/*',

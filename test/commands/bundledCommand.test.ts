@@ -3,7 +3,7 @@
  * (dist/bin/), not the sources every other test runs. Built here from the current sources into a
  * folder of its own under dist/ (it finds package.json above it, as dist/bin/ does), then run as a
  * user runs it: its answers beside the sources' answers, its Lua scripts and its ingest thread
- * loaded from beside it, a whole import delivered by a bundled worker exactly once, and the dashboard
+ * loaded from beside it, a whole import delivered by bundled worker processes exactly once, and the dashboard
  * and bull-board's page with its assets.
  */
 import { spawnSync } from 'node:child_process';
@@ -93,11 +93,14 @@ describe('the bundled command (dist/bin/, package.json bin)', () => {
     expect(threaded.stdout).toBe(inline.stdout);
   }, 180_000);
 
-  it('a bundled worker delivers a bundled import --wait: every order once, its results file whole', async () => {
+  it('bundled workers (two processes forked from the bundle) deliver a bundled import --wait: every order once, its results file whole', async () => {
     rig = await deliveryRig('bundled-import');
     const file = await rig.writeFile('orders.csv', ordersCsv('BI', 60));
     const results = join(rig.dir, 'orders.results.csv');
-    const worker = startBundled(['worker', '--processes', '1'], rig.env);
+    // The supervisor forks its children from process.argv[1]: the bundle itself.
+    const worker = startBundled(['worker', '--processes', '2'], rig.env);
+    const queue = rig.services.queue;
+    await waitFor(async () => (await queue.getWorkersCount()) === 2, 'two worker processes', 60_000);
     const sim = rig.simulator;
     const imported = await bundled(['import', file, '--wait', '--results', results], rig.env);
     expect(imported.code, imported.output).toBe(0);
