@@ -22,6 +22,8 @@ export interface FollowOptions {
    */
   watch?: () => Promise<{ lines: string[]; pending: boolean }>;
   watchEveryMs?: number;
+  /** Called with each read of the batch that does not end the following, before the wait for the next. */
+  onRead?: (batch: Batch) => Promise<void>;
 }
 
 /**
@@ -72,6 +74,7 @@ export async function followBatch(
       lastLog = now;
     }
     if (last) return { batch, settled };
+    await options.onRead?.(batch);
     await sleep(options.pollMs ?? 500);
   }
 }

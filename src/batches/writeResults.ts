@@ -13,7 +13,7 @@ import { fingerprintOf } from '../ledger/fingerprint.js';
 import type { CommonColumn, ResultOutcome, ResultsCounts, ResultsKind } from '../kinds/resultsLayout.js';
 import { ORDER_REF_REUSED, orderRefReusedMessage } from '../ledger/orderRefReused.js';
 import { DELIVERED_BY_RESULTS, type PriorDelivery, type PriorResults } from './priorResults.js';
-import { encodingStream, inputDialect, outputDialect } from '../ingest/csvDialect.js';
+import { encodingStream, inputDialect, outputDialect, type CsvDialect } from '../ingest/csvDialect.js';
 import type { CsvOutputSettings } from '../config.js';
 
 /** What a results file may be written with besides its input. */
@@ -42,35 +42,181 @@ export interface ResultsTarget<P> {
   kind: ResultsKind<P>;
 }
 
+/** Records read from the ledger at once (one pipeline of HGETALLs), and made into CSV text at once. */
+const ROUND = 500;
+
+/**
+ * The rows of a results file, in the input's order, as CSV text: each round of records read from the
+ * ledger in one pipeline and made into text at once (csv-stringify's sync API: the same bytes as its
+ * stream, without a stream write per row); the header and BOM with the first.
+ *
+ * While its batch is still followed (`import --wait`), `early()` makes the rows that can no longer
+ * change (a rejected record's; a record the ledger knows as delivered) as the batch settles, in file
+ * order up to the first record whose outcome may still change (queued, being sent; dead-lettered or
+ * held, which a person may send again meanwhile), and keeps their text: when the batch settles, only
+ * the records after them are read from the ledger. The text is held in memory (a few hundred bytes a
+ * row): for records an import kept in memory, never for a whole large file.
+ */
+export class ResultsRows<P> {
+  readonly counts: ResultsCounts = { orders: 0, byOutcome: {}, possibleDuplicates: 0 };
+  /** Records taken from the input and not made into rows yet, in order. */
+  #waiting: RecordItem<P>[] = [];
+  /** Text made by early() and not handed out yet. */
+  #made: string[] = [];
+  #first = true;
+  #inputDone = false;
+  readonly #next: () => Promise<IteratorResult<RecordItem<P>>>;
+  readonly #close: () => Promise<void>;
+
+  private constructor(
+    private readonly target: Omit<ResultsTarget<P>, 'outPath' | 'file' | 'ingest'>,
+    /** The dialect the file speaks (the input's, or as BULKORDER_OUTPUT_* says). */
+    readonly dialect: CsvDialect,
+    private readonly prior: PriorResults | undefined,
+    records: Iterable<RecordItem<P>> | AsyncIterable<RecordItem<P>>,
+  ) {
+    if (Symbol.asyncIterator in records) {
+      const it = records[Symbol.asyncIterator]();
+      this.#next = () => it.next();
+      this.#close = async () => {
+        await it.return?.();
+      };
+    } else {
+      const it = records[Symbol.iterator]();
+      this.#next = () => Promise.resolve(it.next());
+      this.#close = () => Promise.resolve();
+    }
+  }
+
+  /** The rows of `target.batchId`'s results: the input's records (or `options.items`), in the dialect the file will speak. */
+  static async open<P>(
+    target: Omit<ResultsTarget<P>, 'outPath'>,
+    options: WriteResultsOptions<P> = {},
+  ): Promise<ResultsRows<P>> {
+    // Opening reads only the head (its dialect); the records the import kept, or the file read again.
+    const source = await target.kind.openSource(target.file, target.ingest);
+    const dialect = outputDialect(inputDialect(source), options.csvOutput);
+    return new ResultsRows(target, dialect, options.prior, options.items ?? source.items());
+  }
+
+  /**
+   * Makes the rows that can no longer change, from the next record on, while the batch is still
+   * followed; stops at the first whose outcome may. How many it made.
+   */
+  async early(): Promise<number> {
+    let made = 0;
+    for (;;) {
+      await this.#fill();
+      if (this.#waiting.length === 0) return made;
+      const entries = await this.#entries(this.#waiting);
+      const final = this.#waiting.findIndex((item) => !settledForGood(item, entries.get(keyOf(item))));
+      const count = final === -1 ? this.#waiting.length : final;
+      if (count > 0) this.#made.push(this.#text(this.#waiting.splice(0, count), entries));
+      made += count;
+      if (final !== -1) return made;
+    }
+  }
+
+  /** The next text of the file (the rows early() made first, then the rest as the ledger knows them now); undefined after the last. */
+  async next(): Promise<string | undefined> {
+    const made = this.#made.shift();
+    if (made !== undefined) return made;
+    await this.#fill();
+    if (this.#waiting.length > 0) {
+      const items = this.#waiting;
+      this.#waiting = [];
+      return this.#text(items, await this.#entries(items));
+    }
+    // The header alone for a file of none.
+    return this.#first ? this.#text([], new Map()) : undefined;
+  }
+
+  /** Lets go of the input (a spooled or re-read file's stream); safe to call more than once. */
+  close(): Promise<void> {
+    this.#inputDone = true;
+    return this.#close();
+  }
+
+  /** Takes records from the input until ROUND wait (or the input ends). */
+  async #fill(): Promise<void> {
+    while (!this.#inputDone && this.#waiting.length < ROUND) {
+      const next = await this.#next();
+      if (next.done === true) this.#inputDone = true;
+      else this.#waiting.push(next.value);
+    }
+  }
+
+  async #entries(items: RecordItem<P>[]): Promise<Map<string, LedgerEntry | undefined>> {
+    const validKeys = items.flatMap((item) => (item.kind === 'valid' ? [item.key] : []));
+    const got = await this.target.ledger.getMany(validKeys);
+    return new Map(validKeys.map((key, i) => [key, got[i]]));
+  }
+
+  /** Rows of `items` as CSV text (the header and BOM with the first), counted. */
+  #text(items: RecordItem<P>[], entries: Map<string, LedgerEntry | undefined>): string {
+    const { batchId, kind } = this.target;
+    const layout = kind.results;
+    const rows: Record<string, string>[] = [];
+    for (const item of items) {
+      const entry = item.kind === 'valid' ? entries.get(item.key) : undefined;
+      const earlier = item.kind === 'valid' && entry === undefined ? this.prior?.delivered.get(item.key) : undefined;
+      const reused = item.kind === 'valid' ? reusedRow(item, entry) : undefined;
+      const common = earlier !== undefined ? priorRow(item, earlier) : (reused ?? resultRow(item, entry, batchId));
+      const row = {
+        ...layout.describe(item, entry),
+        ...(earlier === undefined ? {} : { [layout.remoteIdColumn]: earlier.remoteId }),
+        ...common,
+        outcome: layout.refine?.(common.outcome, entry) ?? common.outcome,
+      };
+      this.counts.orders++;
+      this.counts.byOutcome[row.outcome] = (this.counts.byOutcome[row.outcome] ?? 0) + 1;
+      if (row.errorCode === POSSIBLE_DUPLICATE_CODE) this.counts.possibleDuplicates++;
+      rows.push(row);
+    }
+    const text = stringify(rows, {
+      columns: [...layout.columns],
+      delimiter: this.dialect.delimiter,
+      cast: { string: neutralizeCell },
+      header: this.#first,
+      bom: this.#first && this.dialect.bom,
+    });
+    this.#first = false;
+    return text;
+  }
+}
+
+/** A record's ledger key ('' for a rejected one, which has none). */
+function keyOf(item: RecordItem<unknown>): string {
+  return item.kind === 'valid' ? item.key : '';
+}
+
+/**
+ * Whether a record's row is the same now as when its batch has settled: a rejected record's, and a
+ * record the ledger knows as delivered (a delivered entry never changes). Not one dead-lettered or
+ * held (a person may send it again while the batch is followed), nor one without an entry.
+ */
+function settledForGood(item: RecordItem<unknown>, entry: LedgerEntry | undefined): boolean {
+  return item.kind === 'rejected' || entry?.state === 'delivered';
+}
+
 /**
  * Writes `<name>.results.csv`: one row per record (order, or account with the accounts'
  * layout) of the file with its outcome as the ledger knows it now. The file is read again (its
  * keys are stable) instead of keeping a per-batch list in Redis, so a batch costs Redis only
  * its counters; `items`, the records an import of this process kept (a small file), save reading
- * and validating it a second time. A record the ledger does not know and `prior` (an earlier results file) names as
- * delivered keeps that row's facts, `already-delivered` with the message "already delivered (results file)".
+ * and validating it a second time; `rows`, opened on them before and made early while the batch was
+ * followed (ResultsRows), save reading the ledger entries of the rows made then. A record the ledger does not know
+ * and `prior` (an earlier results file) names as delivered keeps that row's facts, `already-delivered`
+ * with the message "already delivered (results file)".
  * The file speaks the input's dialect: a `;` file with a BOM gets `;` and a BOM, windows-1252 stays windows-1252.
  */
 export async function writeResults<P>(
   target: ResultsTarget<P>,
-  options: WriteResultsOptions<P> = {},
+  options: WriteResultsOptions<P> & { rows?: ResultsRows<P> } = {},
 ): Promise<ResultsCounts> {
-  const { file, ingest, batchId, ledger, outPath, kind } = target;
-  const { prior, items } = options;
-  const layout = kind.results;
-  // Opening reads only the head (its dialect); the records the import kept, or the file read again.
-  const source = await kind.openSource(file, ingest);
-  const dialect = outputDialect(inputDialect(source), options.csvOutput);
-  const records = items ?? source.items();
-  // Each round's rows made into text at once (csv-stringify's sync API: the same bytes as its stream, without a
-  // stream write per row); the header and BOM with the first.
-  const csvOptions = { columns: [...layout.columns], delimiter: dialect.delimiter, cast: { string: neutralizeCell } };
-  let first = true;
-  const csvText = (rows: Record<string, string>[]): string => {
-    const text = stringify(rows, { ...csvOptions, header: first, bom: first && dialect.bom });
-    first = false;
-    return text;
-  };
+  const { outPath } = target;
+  const rows = options.rows ?? (await ResultsRows.open(target, options));
+  const { dialect } = rows;
   const csv = new PassThrough();
   const failure: WriteFailure = {
     code: 'RESULTS_WRITE_FAILED',
@@ -87,47 +233,15 @@ export async function writeResults<P>(
     throw writeFailure(outPath, error, failure);
   });
   written.catch(() => undefined); // observed below; avoid an unhandled rejection while reading
-  const counts: ResultsCounts = { orders: 0, byOutcome: {}, possibleDuplicates: 0 };
-  let chunk: RecordItem<P>[] = [];
-
-  const flush = async (): Promise<void> => {
-    const items = chunk;
-    chunk = [];
-    const rows: Record<string, string>[] = [];
-    const validKeys = items.flatMap((item) => (item.kind === 'valid' ? [item.key] : []));
-    const entries = new Map<string, LedgerEntry | undefined>();
-    const got = await ledger.getMany(validKeys);
-    validKeys.forEach((key, i) => entries.set(key, got[i]));
-    for (const item of items) {
-      const entry = item.kind === 'valid' ? entries.get(item.key) : undefined;
-      const earlier = item.kind === 'valid' && entry === undefined ? prior?.delivered.get(item.key) : undefined;
-      const reused = item.kind === 'valid' ? reusedRow(item, entry) : undefined;
-      const common = earlier !== undefined ? priorRow(item, earlier) : (reused ?? resultRow(item, entry, batchId));
-      const row = {
-        ...layout.describe(item, entry),
-        ...(earlier === undefined ? {} : { [layout.remoteIdColumn]: earlier.remoteId }),
-        ...common,
-        outcome: layout.refine?.(common.outcome, entry) ?? common.outcome,
-      };
-      counts.orders++;
-      counts.byOutcome[row.outcome] = (counts.byOutcome[row.outcome] ?? 0) + 1;
-      if (row.errorCode === POSSIBLE_DUPLICATE_CODE) counts.possibleDuplicates++;
-      rows.push(row);
-    }
-    // The header comes with the first rows, or alone for a file of none.
-    if ((rows.length > 0 || first) && !csv.write(csvText(rows))) await Promise.race([once(csv, 'drain'), written]);
-  };
-
   try {
-    for await (const item of records) {
-      chunk.push(item);
-      if (chunk.length >= 500) await flush();
-    }
-    await flush();
+    for (let text = await rows.next(); text !== undefined; text = await rows.next())
+      if (!csv.write(text)) await Promise.race([once(csv, 'drain'), written]);
   } catch (error) {
     csv.destroy();
     await output.discard().catch(() => undefined);
     throw error;
+  } finally {
+    await rows.close();
   }
   csv.end();
   await written;
@@ -135,7 +249,7 @@ export async function writeResults<P>(
     await output.discard().catch(() => undefined);
     throw writeFailure(outPath, error, failure);
   });
-  return counts;
+  return rows.counts;
 }
 
 function resultRow(

@@ -3,8 +3,9 @@ import { outputPath } from '../ingest/outputPath.js';
 import type { TextSink } from '../textSink.js';
 import { followBatch } from '../batches/followBatch.js';
 import { readBatchCircuit, type BatchCircuitView } from '../batches/batchCircuit.js';
-import { isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
-import { POSSIBLE_DUPLICATE_CODE, writeResults } from '../batches/writeResults.js';
+import { ended, isSettled, needsAttention, type Batch } from '../batches/batchStore.js';
+import { POSSIBLE_DUPLICATE_CODE, ResultsRows, writeResults } from '../batches/writeResults.js';
+import type { RecordItem } from '../ingest/types.js';
 import type { ResultsCounts } from '../kinds/resultsLayout.js';
 import { POSSIBLE_DUPLICATE } from '../ledger/ledger.js';
 import { describeHealth, readDeliveryHealth } from '../services/deliveryControl.js';
@@ -47,6 +48,12 @@ const RESULTS_ITEMS_KEPT = 10_000;
  * 500 ms, a run ended on average 250 ms after its last order settled.
  */
 const FOLLOW_POLL_MS = 100;
+/**
+ * While --wait follows its batch, the results file's rows that can no longer change are made each time
+ * this many more orders have ended (ResultsRows.early): when the batch settles, only the last are read
+ * from the ledger and made (the 5,013-order file's results took ~300 ms after its last answer).
+ */
+const EARLY_ROWS_EVERY = 500;
 
 /** Whether and how to follow a batch after its import (`--wait`, `--results`, `--max-wait`). */
 export interface FollowSettings {
@@ -80,7 +87,7 @@ interface Imported<P> {
   file: string;
   options: ImportOptions;
   services: Services<P>;
-  result: ImportResult;
+  result: ImportResult<P>;
   guard: LedgerGuard | undefined;
   follow: FollowSettings;
   /** Queues what an earlier run that died reserved and closes its batch (followElsewhere runs it again). */
@@ -194,10 +201,12 @@ async function followToEnd<P>(imported: Imported<P>, lines: string[]): Promise<I
     await guard?.assertKept(result.batchId);
     return watch();
   };
+  const source = await resultsSource(imported);
   const { batch, settled: batchSettled } = await followBatch(services.batches, result.batchId, {
     watch: guard === undefined ? watch : guardedWatch,
     pollMs: FOLLOW_POLL_MS,
     signal: state.heldStop.signal,
+    ...(source.onRead === undefined ? {} : { onRead: source.onRead }),
     ...(follow.out === undefined ? {} : { out: follow.out }),
     ...(follow.timeoutMs === undefined ? {} : { timeoutMs: follow.timeoutMs }),
   }).catch(async (error: unknown) => {
@@ -212,7 +221,7 @@ async function followToEnd<P>(imported: Imported<P>, lines: string[]): Promise<I
   );
   const settled = batchSettled;
   const resultsPath = follow.resultsPath ?? outputPath(file, 'results');
-  const results = await writeFollowedResults(imported, { resultsPath, settled });
+  const results = await writeFollowedResults(imported, { resultsPath, settled, source });
   const followed: Followed = { batch, settled, results, resultsPath, ...state };
   lines.push(...followedLines(imported, followed));
   const attention =
@@ -227,6 +236,41 @@ async function followToEnd<P>(imported: Imported<P>, lines: string[]): Promise<I
   const exitCode = settled ? settledExitCode(leftOpen) : ExitCode.infrastructure;
   const json = importJson({ file, kind: kind.name, result, guard }, followedJson(followed, open));
   return { result, batch, results, resultsPath, exitCode, report: lines.join('\n') + '\n', json };
+}
+
+/**
+ * What the results file of a followed batch is made from: the records the import kept (none: the
+ * input is read again), and, when it kept them in memory, their rows made while the batch settles.
+ */
+interface ResultsSource<P> {
+  items: readonly RecordItem<P>[] | AsyncIterable<RecordItem<P>> | undefined;
+  rows: ResultsRows<P> | undefined;
+  /** For followBatch: makes the rows that can no longer change, each EARLY_ROWS_EVERY orders ended. */
+  onRead: ((batch: Batch) => Promise<void>) | undefined;
+  /** Frees the records kept (memory, a temp file). */
+  dispose(): void;
+}
+
+async function resultsSource<P>(imported: Imported<P>): Promise<ResultsSource<P>> {
+  const { file, options, services, result, guard } = imported;
+  const kept = result.kept;
+  delete result.kept; // not held while the report is made, nor returned
+  const items = await kept?.records();
+  const dispose = () => kept?.dispose();
+  // Only records kept in memory: early rows are held in memory too (a temp file's records are for a longer file).
+  if (!Array.isArray(items)) return { items, rows: undefined, onRead: undefined, dispose };
+  const rows = await ResultsRows.open(
+    { file, ingest: options, batchId: result.batchId, ledger: services.ledger, kind: services.kind },
+    { ...(guard?.prior === undefined ? {} : { prior: guard.prior }), items, csvOutput: services.files.csv },
+  );
+  let madeAt = 0;
+  const onRead = async (batch: Batch): Promise<void> => {
+    if (ended(batch) < madeAt + EARLY_ROWS_EVERY) return;
+    madeAt = ended(batch);
+    // A look that fails (Redis busy or away) leaves its rows for the end, which reads them then.
+    await rows.early().catch(() => undefined);
+  };
+  return { items, rows, onRead, dispose };
 }
 
 /** How a followed batch ended: the batch as last read, its results file, and what its watch found last. */
@@ -288,23 +332,21 @@ async function watchBatch<P>(imported: Imported<P>, state: WatchState): Promise<
  */
 async function writeFollowedResults<P>(
   imported: Imported<P>,
-  written: { resultsPath: string; settled: boolean },
+  written: { resultsPath: string; settled: boolean; source: ResultsSource<P> },
 ): Promise<ResultsCounts> {
   const { file, options, services, result, guard } = imported;
-  const { resultsPath, settled } = written;
+  const { resultsPath, settled, source } = written;
   const kind = services.kind;
   await guard?.assertKept(result.batchId); // never write "pending" over a results file for a ledger that is gone
-  const kept = result.kept;
-  delete result.kept; // not held while the report is made, nor returned
-  const keptRecords = await kept?.records();
   const results = await writeResults(
     { file, ingest: options, batchId: result.batchId, ledger: services.ledger, outPath: resultsPath, kind },
     {
       ...(guard?.prior === undefined ? {} : { prior: guard.prior }),
-      ...(keptRecords === undefined ? {} : { items: keptRecords }),
+      ...(source.items === undefined ? {} : { items: source.items }),
+      ...(source.rows === undefined ? {} : { rows: source.rows }),
       csvOutput: services.files.csv,
     },
-  ).finally(() => kept?.dispose());
+  ).finally(() => source.dispose());
   await guard?.record(result.batchId, settled ? 'complete' : 'imported', {
     counts: { ...result.counts },
     resultsFile: resolve(resultsPath),
