@@ -212,7 +212,10 @@ function settledForGood(item: RecordItem<unknown>, entry: LedgerEntry | undefine
  */
 export async function writeResults<P>(
   target: ResultsTarget<P>,
-  options: WriteResultsOptions<P> & { rows?: ResultsRows<P> } = {},
+  options: WriteResultsOptions<P> & {
+    /** The rows opened before (ResultsRows.open, with these options) and made early while the batch was followed. */
+    rows?: ResultsRows<P>;
+  } = {},
 ): Promise<ResultsCounts> {
   const { outPath } = target;
   const rows = options.rows ?? (await ResultsRows.open(target, options));
