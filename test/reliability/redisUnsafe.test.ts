@@ -60,6 +60,9 @@ async function oomReplies(redis: Redis): Promise<number> {
 
 /** Sets maxmemory just below what Redis uses, then waits until the API has accepted `answers` more orders and Redis has refused a write; returns the API's count when Redis filled. */
 async function fillRedis(admin: Redis, rig: DeliveryRig, answers: number): Promise<number> {
+  // Filled while that many requests are in flight: their answers come while Redis is full. Filled between two
+  // waves (a busy machine), the next claims would be refused and no answer would come at all.
+  await waitFor(() => rig.simulator.counters().inFlight >= answers, `${answers} requests in flight`);
   const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
   await admin.config('SET', 'maxmemory', String(Math.max(1, used - 64 * 1024)));
   const acceptedAtOom = rig.simulator.counters().ordersAccepted;
