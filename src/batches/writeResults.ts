@@ -65,6 +65,8 @@ export class ResultsRows<P> {
   #made: string[] = [];
   #first = true;
   #inputDone = false;
+  /** early() met a dead-lettered or held record: it makes no more rows. */
+  #stopped = false;
   readonly #next: () => Promise<IteratorResult<RecordItem<P>>>;
   readonly #close: () => Promise<void>;
 
@@ -105,7 +107,7 @@ export class ResultsRows<P> {
    */
   async early(): Promise<number> {
     let made = 0;
-    for (;;) {
+    while (!this.#stopped) {
       await this.#fill();
       if (this.#waiting.length === 0) return made;
       const entries = await this.#entries(this.#waiting);
@@ -113,8 +115,14 @@ export class ResultsRows<P> {
       const count = final === -1 ? this.#waiting.length : final;
       if (count > 0) this.#made.push(this.#text(this.#waiting.splice(0, count), entries));
       made += count;
-      if (final !== -1) return made;
+      if (final === -1) continue;
+      // Dead-lettered or held, it stays so unless a person acts: the rows after it are made at the end, not read again and again.
+      const blocking = this.#waiting[0];
+      const state = blocking === undefined ? undefined : entries.get(keyOf(blocking))?.state;
+      this.#stopped = state === 'dead' || state === 'held';
+      return made;
     }
+    return made;
   }
 
   /** The next text of the file (the rows early() made first, then the rest as the ledger knows them now); undefined after the last. */
