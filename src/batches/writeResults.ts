@@ -111,14 +111,14 @@ export class ResultsRows<P> {
       await this.#fill();
       if (this.#waiting.length === 0) return made;
       const entries = await this.#entries(this.#waiting);
-      const final = this.#waiting.findIndex((item) => !settledForGood(item, entries.get(keyOf(item))));
+      const final = this.#waiting.findIndex((item) => !settledForGood(item, entryOf(item, entries)));
       const count = final === -1 ? this.#waiting.length : final;
       if (count > 0) this.#made.push(this.#text(this.#waiting.splice(0, count), entries));
       made += count;
       if (final === -1) continue;
       // Dead-lettered or held, it stays so unless a person acts: the rows after it are made at the end, not read again and again.
       const blocking = this.#waiting[0];
-      const state = blocking === undefined ? undefined : entries.get(keyOf(blocking))?.state;
+      const state = blocking === undefined ? undefined : entryOf(blocking, entries)?.state;
       this.#stopped = state === 'dead' || state === 'held';
       return made;
     }
@@ -166,7 +166,7 @@ export class ResultsRows<P> {
     const layout = kind.results;
     const rows: Record<string, string>[] = [];
     for (const item of items) {
-      const entry = item.kind === 'valid' ? entries.get(item.key) : undefined;
+      const entry = entryOf(item, entries);
       const earlier = item.kind === 'valid' && entry === undefined ? this.prior?.delivered.get(item.key) : undefined;
       const reused = item.kind === 'valid' ? reusedRow(item, entry) : undefined;
       const common = earlier !== undefined ? priorRow(item, earlier) : (reused ?? resultRow(item, entry, batchId));
@@ -193,9 +193,9 @@ export class ResultsRows<P> {
   }
 }
 
-/** A record's ledger key ('' for a rejected one, which has none). */
-function keyOf(item: RecordItem<unknown>): string {
-  return item.kind === 'valid' ? item.key : '';
+/** A record's ledger entry among those read (none for a rejected record: it has no key). */
+function entryOf(item: RecordItem<unknown>, entries: Map<string, LedgerEntry | undefined>): LedgerEntry | undefined {
+  return item.kind === 'valid' ? entries.get(item.key) : undefined;
 }
 
 /**

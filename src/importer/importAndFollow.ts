@@ -87,6 +87,7 @@ interface Imported<P> {
   file: string;
   options: ImportOptions;
   services: Services<P>;
+  logger: Logger;
   result: ImportResult<P>;
   guard: LedgerGuard | undefined;
   follow: FollowSettings;
@@ -124,7 +125,7 @@ export async function importAndFollow<P>(
     services.pipeline(logger),
   );
   await guard?.record(result.batchId, 'imported', { counts: { ...result.counts } });
-  const imported: Imported<P> = { file, options, services, result, guard, follow, reconcile };
+  const imported: Imported<P> = { file, options, services, logger, result, guard, follow, reconcile };
   const lines = importLines(imported);
   if (!follow.wait) return notFollowed(imported, lines);
   return followToEnd(imported, lines);
@@ -252,7 +253,7 @@ interface ResultsSource<P> {
 }
 
 async function resultsSource<P>(imported: Imported<P>): Promise<ResultsSource<P>> {
-  const { file, options, services, result, guard } = imported;
+  const { file, options, services, logger, result, guard } = imported;
   const kept = result.kept;
   delete result.kept; // not held while the report is made, nor returned
   const items = await kept?.records();
@@ -267,8 +268,13 @@ async function resultsSource<P>(imported: Imported<P>): Promise<ResultsSource<P>
   const onRead = async (batch: Batch): Promise<void> => {
     if (ended(batch) < madeAt + EARLY_ROWS_EVERY) return;
     madeAt = ended(batch);
-    // A look that fails (Redis busy or away) leaves its rows for the end, which reads them then.
-    await rows.early().catch(() => undefined);
+    try {
+      const made = await rows.early();
+      logger.debug({ batchId: result.batchId, made, ended: madeAt }, 'results rows made while the batch settles');
+    } catch (error) {
+      // A look that fails (Redis busy or away) leaves its rows for the end, which reads them then.
+      logger.debug({ err: error, batchId: result.batchId }, 'results rows left for the end');
+    }
   };
   return { items, rows, onRead, dispose };
 }

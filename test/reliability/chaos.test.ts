@@ -160,6 +160,7 @@ describe('a seeded chaos run (real CLI processes, a private Redis with AOF every
       for await (const item of dead.scan())
         deadLetters.push(`${item.record.orderRef ?? ''} ${item.record.code ?? ''} ${item.record.message ?? ''}`);
       expect(deadLetters, context).toEqual([]);
+      expect(await dead.count(), context).toBe(0);
       recordReliability({
         fault: `seeded chaos run: ${ROUNDS} rounds of SIGKILLs of importer, workers and Redis (AOF everysec), then re-runs (seed ${SEED})`,
         behaviour:

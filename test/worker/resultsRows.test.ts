@@ -7,7 +7,7 @@ import { importAndFollow } from '../../src/importer/importAndFollow.js';
 import { importFile } from '../../src/importer/importFile.js';
 import type { OrderPayload, RecordItem } from '../../src/ingest/types.js';
 import { ORDERS } from '../../src/kinds/orders.js';
-import { silentLogger } from '../../src/logger.js';
+import { createLogger, silentLogger } from '../../src/logger.js';
 import { deliveryRig, HEADER, orderRow, type DeliveryRig } from '../helpers/deliveryRig.js';
 
 let rig: DeliveryRig | undefined;
@@ -71,17 +71,29 @@ describe('a results file made while its batch settles (ResultsRows)', () => {
   }, 60_000);
 
   it('import --wait of a file longer than one round of early rows: every row once, in order, with its outcome', async () => {
-    rig = await deliveryRig('results-follow');
+    // 20 ms an answer at 20 in flight: the batch settles over several of --wait's reads, so rows are made early.
+    rig = await deliveryRig('results-follow', { faults: { latencyMs: 20 } });
     const rows = [HEADER];
     for (let i = 1; i <= 700; i++) rows.push(i === 650 ? orderRow('FOLLOW-BAD', 5999) : orderRow(`FOLLOW-${i}`));
     const file = await rig.writeFile('follow.csv', rows.join('\n') + '\n');
     await rig.startWorker({ concurrency: 20 });
+    let log = '';
+    const logger = createLogger({
+      level: 'debug',
+      format: 'json',
+      destination: new Writable({ write: (chunk: Buffer, _encoding, done) => ((log += chunk.toString()), done()) }),
+    });
     const outcome = await importAndFollow(
       file,
       { force: false },
-      { services: rig.services, logger: rig.logger },
+      { services: rig.services, logger },
       { wait: true, timeoutMs: 60_000, out: devNull() },
     );
+    const early = log
+      .split('\n')
+      .filter((line) => line.includes('results rows made while the batch settles'))
+      .map((line) => (JSON.parse(line) as { made: number }).made);
+    expect(early.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(outcome.batch).toMatchObject({ delivered: 699, dead: 1, held: 0 });
     expect(outcome.results?.byOutcome).toEqual({ delivered: 699, 'dead-lettered': 1 });
     const lines = (await readFile(outcome.resultsPath!, 'utf8')).trim().split('\n').slice(1);
