@@ -231,6 +231,7 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
       },
       shutdownGraceMs: v.BULKORDER_SHUTDOWN_GRACE_MS,
       stalledIntervalMs: v.BULKORDER_STALLED_INTERVAL_MS,
+      maxStalls: v.BULKORDER_MAX_STALLS,
       redisCheck: { everyMs: v.BULKORDER_REDIS_CHECK_MS, unverifiable: v.BULKORDER_REDIS_CHECK_UNVERIFIABLE },
       wedgeCheck: { everyMs: v.BULKORDER_WEDGE_CHECK_MS, checks: v.BULKORDER_WEDGE_CHECKS },
     },

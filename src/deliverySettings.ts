@@ -67,6 +67,13 @@ export interface DeliverySettings {
    */
   stalledIntervalMs: number;
   /**
+   * How many times a job may come back after the worker holding it died (BULKORDER_MAX_STALLS;
+   * default 5). Each time, the records it had in flight are held and the next worker sends the
+   * rest; one more and BullMQ fails the job (one that kills every worker taking it), and its
+   * records never sent are dead-lettered (JOB_FAILED).
+   */
+  maxStalls: number;
+  /**
    * How the worker's guard looks at Redis (src/worker/redisGuard.ts): every `everyMs`
    * (BULKORDER_REDIS_CHECK_MS, default 5 s); while Redis evicts, or lacks persistence where
    * `requirePersistentRedis`, the worker takes no jobs. `unverifiable` (BULKORDER_REDIS_CHECK_UNVERIFIABLE,

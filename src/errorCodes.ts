@@ -501,7 +501,8 @@ export const ERROR_CODES = {
   },
   JOB_FAILED: {
     seen: ['delivery'],
-    meaning: 'the job failed before the order was sent (outside the delivery logic)',
+    meaning:
+      'the job failed before the order was sent, outside the delivery logic: the workers holding it died more often than BULKORDER_MAX_STALLS allows, or an unexpected error',
     action: 'Dead-lettered with the error: fix its cause, then `bulkorder dead-letters retry`.',
   },
   JOURNAL_UNREADABLE: {

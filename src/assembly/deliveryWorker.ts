@@ -334,7 +334,7 @@ function createBullWorker<P>(
     // so even a missed renewal cannot hand a job in flight to a second worker.
     lockDuration: options.requestDeadlineMs + 5_000,
     stalledInterval: delivery.stalledIntervalMs,
-    maxStalledCount: 2,
+    maxStalledCount: delivery.maxStalls,
     // Always a limiter: BullMQ honours a manual rateLimit() only for workers that have one, so
     // "no limit" is a limit too high to reach.
     limiter: { max: limiterMax(delivery), duration: 1000 },

@@ -210,6 +210,7 @@ export const schema = z.object({
   BULKORDER_BREAKER_ALERT_AFTER_MS: milliseconds(1800 * SECOND),
   BULKORDER_SHUTDOWN_GRACE_MS: milliseconds(30 * SECOND),
   BULKORDER_STALLED_INTERVAL_MS: milliseconds(30 * SECOND),
+  BULKORDER_MAX_STALLS: count(5, 1, 1000),
   BULKORDER_REDIS_CHECK_MS: milliseconds(5 * SECOND),
   BULKORDER_REDIS_CHECK_UNVERIFIABLE: z.enum(['pause', 'run'], { error: 'must be pause or run' }).default('run'),
   // 0 turns the guard of BullMQ's blocking wait off (src/worker/wedgeGuard.ts).

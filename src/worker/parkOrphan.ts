@@ -72,10 +72,13 @@ async function parkRecord<P>(
     if ((entry.chunkId ?? '') !== chunkId) return undefined;
     const token = await ledger.currentToken(data.key);
     const kind: 'dead' | 'held' = entry.state === 'sending' ? 'held' : 'dead';
+    const cause = stalledOut(job)
+      ? `the workers holding it died more often than BULKORDER_MAX_STALLS allows (${error.message})`
+      : error.message;
     const reason =
       kind === 'held'
-        ? `The job failed while the ${noun} was being sent (${error.message}); it may or may not have reached the API.`
-        : `The job failed before the ${noun} could be delivered: ${error.message}`;
+        ? `The job failed while the ${noun} was being sent (${cause}); it may or may not have reached the API.`
+        : `The job failed before the ${noun} could be delivered: ${cause}`;
     const code = kind === 'held' ? 'OUTCOME_UNKNOWN' : 'JOB_FAILED';
     const record = parkedRecord(data, data.file ?? (await batchFile(data.batchId)), {
       kind,

@@ -155,7 +155,8 @@ describe('a seeded chaos run (real CLI processes, a private Redis with AOF every
       const context = `CHAOS_SEED=${SEED} CHAOS_ROUNDS=${ROUNDS}\n${log.join('\n')}\nlost: ${lost.slice(0, 20).join(', ')}`;
       expect(lost, context).toEqual([]);
       expect(counters.duplicateOrdersAccepted, context).toBe(0);
-      // A failure names what was dead-lettered and why (one run of 10 rounds at load left 24, unexplained).
+      // A failure names what was dead-lettered and why (one run of 10 rounds at load left 24, likely jobs BullMQ
+      // failed after their workers died holding them three times: BULKORDER_MAX_STALLS since).
       const deadLetters: string[] = [];
       for await (const item of dead.scan())
         deadLetters.push(`${item.record.orderRef ?? ''} ${item.record.code ?? ''} ${item.record.message ?? ''}`);

@@ -431,7 +431,8 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
       await ledger.reserveRequeued([{ id: 'b-other.r1', data: again }], { name: DELIVER_ORDERS }, 'b-other'),
     ).toEqual([{ outcome: 'reserved' }]);
 
-    job.attemptsMade = job.opts.attempts ?? 1; // its last attempt failed outside the delivery logic
+    // Stalled out: its workers died holding it once more than BULKORDER_MAX_STALLS allows (BullMQ's deferred failure).
+    job.deferredFailure = 'job stalled more than allowable limit';
     await parkOrphan(job, new Error('job stalled more than allowable limit'), {
       ledger,
       logger: rig.logger,
@@ -448,6 +449,7 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     // The dead letter holds the order as it was imported: its payload unpacked, its file and line.
     const dead = JSON.parse((await rig.services.redis.get(rig.services.keys.parked('dead', queued)))!) as ParkedRecord;
     expect(dead).toMatchObject({ key: queued, batchId: imported.batchId, file, lines: [5], code: 'JOB_FAILED' });
+    expect(dead.reason).toMatch(/the workers holding it died more often than BULKORDER_MAX_STALLS allows/);
     expect(dead.payload.products).toEqual([{ productId: 5001, quantity: 1 }]);
     expect(await rig.services.redis.exists(rig.services.keys.parked('held', sending))).toBe(1);
   });

@@ -4,6 +4,7 @@ import { recordReliability } from '../helpers/reliabilityLog.js';
 import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig.js';
 import { killAllCli, startCli, waitFor } from '../helpers/cliProcess.js';
 import { startPrivateRedis } from '../helpers/privateRedis.js';
+import { ParkedStore } from '../../src/deadLetter/parkedStore.js';
 
 let rig: DeliveryRig | undefined;
 afterEach(async () => {
@@ -88,6 +89,62 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
       held: batch.held,
     });
   }, 60_000);
+
+  // BullMQ fails a job whose workers died holding it more than maxStalledCount times; what it never sent was then
+  // dead-lettered (JOB_FAILED), for a person to send again, though only its workers had failed (it was 2).
+  it.each([
+    { maxStalls: undefined, setting: 'default, 5', kills: 3, end: { delivered: 4, held: 6, dead: 0 } },
+    { maxStalls: '1', setting: '1', kills: 2, end: { delivered: 0, held: 4, dead: 6 } },
+  ])(
+    'a chunk whose worker is SIGKILLed mid-send $kills times (BULKORDER_MAX_STALLS $setting): each kill holds what was in flight; the records never sent are delivered, or dead-lettered once the job stalled too often',
+    async ({ maxStalls, kills, end }) => {
+      rig = await deliveryRig(
+        'stalls',
+        { faults: { latencyMs: 400 } },
+        {
+          BULKORDER_HTTP_DEADLINE_MS: '1000',
+          BULKORDER_STALLED_INTERVAL_MS: '500',
+          BULKORDER_ORDERS_PER_JOB: '10',
+          ...(maxStalls === undefined ? {} : { BULKORDER_MAX_STALLS: maxStalls }),
+        },
+      );
+      // Two requests at a time: a kill catches two records in flight and leaves the rest of the chunk unsent.
+      const workerEnv = { ...rig.env, BULKORDER_CONCURRENCY: '2', LOG_LEVEL: 'warn' };
+      const imported = await importOrders(rig, 'STALL', 10);
+      const sent = () => rig!.simulator.counters().apiRequests.business;
+      for (let kill = 1; kill <= kills; kill++) {
+        const worker = startCli(['worker'], workerEnv);
+        // The job comes back to this worker once the killed one's lock ran out (request deadline + 5 s).
+        await waitFor(() => sent() >= 2 * kill, `the wave of worker ${kill}`, 60_000);
+        worker.child.kill('SIGKILL');
+        expect(await worker.exited).toBe('SIGKILL');
+      }
+      startCli(['worker'], workerEnv);
+      const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
+        pollMs: 100,
+        timeoutMs: 60_000,
+        out: quiet,
+      });
+      expect(settled).toBe(true);
+      const counters = rig.simulator.counters();
+      // Each kill cut two requests short: those may have reached the API, so they are held, never sent again.
+      expect(batch).toMatchObject(end);
+      expect(counters.apiRequests.business).toBe(2 * kills + end.delivered);
+      expect(counters.duplicateOrdersAccepted).toBe(0);
+      const dead = new ParkedStore(rig.services.redis, rig.services.keys, rig.services.ledger, 'dead');
+      for await (const item of dead.scan()) expect(item.record).toMatchObject({ code: 'JOB_FAILED' });
+      if (maxStalls === undefined)
+        recordReliability({
+          fault: 'the worker holding a chunk SIGKILLed mid-send three times in a row',
+          behaviour: 'each kill held the two records in flight; the next worker sent the rest; none dead-lettered',
+          orders: 10,
+          lost: 10 - batch.delivered - batch.dead - batch.held,
+          duplicates: counters.duplicateOrdersAccepted,
+          held: batch.held,
+        });
+    },
+    150_000,
+  );
 
   it('SIGTERM mid-batch: requests in flight finish, nothing is held, and the next worker delivers the rest', async () => {
     rig = await deliveryRig('sigterm', { faults: { latencyMs: 300 } }, { BULKORDER_STALLED_INTERVAL_MS: '1000' });
