@@ -105,30 +105,44 @@ export async function deliverChunk<P>(
 }
 
 /**
- * One wave of the attempt with its request slots (taken first, so no record is marked `sending` while
- * it waits for one; each goes back as soon as its record needs it no more: the next job sends while
- * this one settles). False, sending nothing, when the worker is stopping.
+ * One wave of the attempt with its request slots: all of them at once when they are free; if not,
+ * once it leads the process's waves (RequestSlots.lead), one slot, and after the claim each record
+ * it sends takes a slot of its own as one comes free (the first, that one), handing the lead on once
+ * each has one. So no slot waits for a whole wave's worth to be free, nor for the claim's round trip,
+ * and only the leading waves' records wait for a slot marked `sending`. Each slot goes back as soon
+ * as its record needs it no more: the next job sends while this one settles. False, sending nothing,
+ * when the worker is stopping.
  */
 async function runWave<P>(wave: PlannedWave<P>, deps: DeliverDeps<P>): Promise<boolean> {
   const { slots } = deps;
   const { records, ends } = wave;
-  await slots.acquire(records.length);
-  const held = { n: records.length };
+  const all = slots.tryAcquire(records.length);
+  const handOn = all ? () => undefined : await slots.lead();
+  const held = { n: all ? records.length : 1 };
   try {
-    if (deps.isClosing?.() === true) {
-      ends.unsent = true;
-      return false;
+    if (!all) await slots.acquire(1);
+    try {
+      if (deps.isClosing?.() === true) {
+        ends.unsent = true;
+        return false;
+      }
+      // Paced before the claim: a worker stopped while the wave waits its turn has marked nothing `sending`.
+      const grant = (await deps.rate?.pace(records.length)) ?? UNPACED;
+      await sendWave({ ...wave, attempt: { ...wave.attempt, grant } }, deps, {
+        take: () => {
+          if (held.n === 0) return slots.acquire(1);
+          held.n--;
+          return Promise.resolve();
+        },
+        give: () => slots.release(1),
+        allTaken: handOn,
+      });
+      return true;
+    } finally {
+      slots.release(held.n);
     }
-    // Paced before the claim: a worker stopped while the wave waits its turn has marked nothing `sending`.
-    const grant = (await deps.rate?.pace(records.length)) ?? UNPACED;
-    await sendWave({ ...wave, attempt: { ...wave.attempt, grant } }, deps, (n) => {
-      const given = Math.min(n, held.n);
-      held.n -= given;
-      slots.release(given);
-    });
-    return true;
   } finally {
-    slots.release(held.n);
+    handOn();
   }
 }
 
@@ -265,34 +279,62 @@ interface Wave<P> {
 /** A wave before the shared rate's grant. */
 type PlannedWave<P> = Omit<Wave<P>, 'attempt'> & { attempt: AttemptInfo };
 
+/** A wave's request slots (runWave): one taken per record sent, in record order, each given back once its answer is in. */
+interface WaveSlots {
+  take(): Promise<void>;
+  give(): void;
+  /** Every record the wave sends has its slot (or none sends): the next wave may lead. */
+  allTaken(): void;
+}
+
 /**
- * One wave: claimed in one script, sent in parallel (the caller holds a slot per record), settled in
- * one script. `release(n)` gives back n of the caller's slots: those of records not sent at once
- * after the claim, and each sent record's once its answer is in.
+ * A wave's records' slots taken in record order, `allTaken` told once each record that asked has
+ * its slot: `take` counts a record as it is called (map runs each callback up to its first await
+ * before any slot is given), `mapped` after the last, for a wave none of whose records asked.
  */
-async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: number) => void): Promise<void> {
+function inTurn(slots: WaveSlots): { take(): Promise<void>; mapped(): void } {
+  let wanted = 0;
+  let taken = 0;
+  return {
+    take: async () => {
+      wanted++;
+      await slots.take();
+      if (++taken === wanted) slots.allTaken();
+    },
+    mapped: () => {
+      if (wanted === 0) slots.allTaken();
+    },
+  };
+}
+
+/**
+ * One wave: claimed in one script, sent in parallel as its records get their request slots,
+ * settled in one script.
+ */
+async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, slots: WaveSlots): Promise<void> {
   const claimed = await claimWave(wave, deps);
   if (claimed === undefined) return;
   const { toSend, sends, settles, trial, canary } = claimed;
   const batchId = wave.chunk.batchId;
-  release(wave.records.length - toSend.length);
-  const answers = await Promise.all(
+  const taking = inTurn(slots);
+  const pending = Promise.all(
     toSend.map(async (record, i) => {
+      const count = defined(sends[i], 'the sends of a claimed record');
+      const sent = { attempt: wave.attempt.attempt, maxAttempts: wave.attempt.maxAttempts, sends: count };
+      const decision = canary?.decisions.get(record.key);
+      // The batch's circuit ends it unsent: cancelled by a person, or refused while the batch was judged.
+      if (decision?.kind === 'cancel') return { verdict: cancelledVerdict(batchId, deps.wording), durationMs: 0 };
+      if (decision?.kind === 'answer')
+        return {
+          verdict: verdictOf(decision.outcome, sent, deps.ledger.ambiguousPolicy, deps.wording),
+          durationMs: 0,
+        };
+      const customer = deps.customerOf?.(record.payload);
+      // A customer a healthy trial of another proved refused: its order held back is not sent.
+      const refused = deps.breaker.refusedAnswer(customer, wave.attempt.queuedAt);
+      if (refused !== undefined) return { verdict: notSentVerdict(refused, deps.wording), durationMs: 0 };
+      await taking.take();
       try {
-        const count = defined(sends[i], 'the sends of a claimed record');
-        const sent = { attempt: wave.attempt.attempt, maxAttempts: wave.attempt.maxAttempts, sends: count };
-        const decision = canary?.decisions.get(record.key);
-        // The batch's circuit ends it unsent: cancelled by a person, or refused while the batch was judged.
-        if (decision?.kind === 'cancel') return { verdict: cancelledVerdict(batchId, deps.wording), durationMs: 0 };
-        if (decision?.kind === 'answer')
-          return {
-            verdict: verdictOf(decision.outcome, sent, deps.ledger.ambiguousPolicy, deps.wording),
-            durationMs: 0,
-          };
-        const customer = deps.customerOf?.(record.payload);
-        // A customer a healthy trial of another proved refused: its order held back is not sent.
-        const refused = deps.breaker.refusedAnswer(customer, wave.attempt.queuedAt);
-        if (refused !== undefined) return { verdict: notSentVerdict(refused, deps.wording), durationMs: 0 };
         // Each at its own slot of the shared rate (none: all at once, without a wait to await), on the
         // rate's clock (Redis's), taken again at the lower rate if the rate was lowered meanwhile.
         const slot = (await deps.rate?.turn(wave.attempt.grant, i)) ?? wave.attempt.grant;
@@ -325,10 +367,12 @@ async function sendWave<P>(wave: Wave<P>, deps: DeliverDeps<P>, release: (n: num
         }
         return { verdict, durationMs };
       } finally {
-        release(1);
+        slots.give();
       }
     }),
   );
+  taking.mapped();
+  const answers = await pending;
   for (const [i, { verdict, durationMs }] of answers.entries()) {
     const record = defined(toSend[i], 'the record of an answer (one per record sent)');
     const facts = {

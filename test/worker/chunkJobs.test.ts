@@ -48,16 +48,17 @@ async function ledgerEntries(r: DeliveryRig): Promise<Map<string, LedgerEntry>> 
 const deadStore = (r: DeliveryRig) => new ParkedStore(r.services.redis, r.services.keys, r.services.ledger, 'dead');
 
 describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
-  it('never claims more orders than its --concurrency lets it send, however many chunk jobs the worker holds', async () => {
+  it('never claims more orders than its --concurrency lets it send and one wave, however many chunk jobs the worker holds', async () => {
     rig = await deliveryRig('slots', { faults: { latencyMs: 40 } }, { BULKORDER_ORDERS_PER_JOB: '10' });
     const file = await rig.writeFile('slots.csv', ordersCsv('SL', 60));
     const imported = await rig.importFile(file);
     expect(await rig.services.queue.getJobCounts('waiting')).toEqual({ waiting: 6 });
     const keys = [...(await ledgerEntries(rig)).keys()];
-    // Four slots for six jobs of ten: each chunk goes in waves of four, and the jobs take turns. No
-    // order is claimed while it waits for a slot (undici's pool alone would cap the requests, not the
-    // orders claimed and waiting for a connection). An answered order stays `sending` until its wave
-    // is settled while its slot already serves the next job: at most twice the slots.
+    // Four slots for six jobs of ten: each chunk goes in waves of four, and the jobs take turns. Only
+    // the leading wave's orders wait for a slot claimed (undici's pool alone would cap the requests,
+    // not the orders claimed and waiting for a connection), three at most: it claims with one slot
+    // free. An answered order stays `sending` until its wave is settled while its slot already serves
+    // the next job: at most twice the slots and three.
     await rig.startWorker({ concurrency: 4 });
     let peakSending = 0;
     let watching = true;
@@ -76,7 +77,7 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     expect(counters.ordersAccepted).toBe(60);
     expect(counters.duplicateOrdersAccepted).toBe(0);
     expect(peakSending).toBeGreaterThanOrEqual(2);
-    expect(peakSending).toBeLessThanOrEqual(2 * 4);
+    expect(peakSending).toBeLessThanOrEqual(2 * 4 + 3);
     expect(counters.peakConcurrency).toBeLessThanOrEqual(4);
   });
 
