@@ -116,7 +116,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const unadopt = options.adoptRedisClock === true ? adoptClock(clock) : () => undefined;
   const breaker = createBreaker(options, { commands, keys, ledger, queue, now: clock.now });
   const putBack = new PutBackChunks(commands, keys, (delivery.canary ?? DEFAULT_CANARY).orders);
-  const canary = createCanary(commands, keys, { options, queue, putBack });
+  const canary = createCanary(commands, keys, { options, queue, putBack, ledger });
   const logRedisError = throttledErrors(logger, 'Redis unavailable to the worker; BullMQ reconnects on its own');
   const ticker = setInterval(() => void breaker.tick().catch(logRedisError), 1000).unref();
   const presence = startPresence(commands, keys, { queue: queueName, concurrency: delivery.concurrency });
@@ -222,9 +222,9 @@ function createLedger<P>(commands: RedisClient, keys: Keyspace, options: Deliver
 function createCanary<P>(
   commands: RedisClient,
   keys: Keyspace,
-  worker: { options: DeliveryWorkerOptions<P>; queue: Queue<ChunkJobData<P>>; putBack: PutBackChunks },
+  worker: { options: DeliveryWorkerOptions<P>; queue: Queue<ChunkJobData<P>>; putBack: PutBackChunks; ledger: Ledger },
 ): BatchCanary {
-  const { options, queue, putBack } = worker;
+  const { options, queue, putBack, ledger } = worker;
   const { delivery } = options;
   return new BatchCanary(commands, keys, options.logger, {
     ...(delivery.canary === undefined ? {} : { settings: delivery.canary }),
@@ -232,6 +232,11 @@ function createCanary<P>(
     wake: async (batchId) => {
       await wakeBatchJobs(queue, putBack, batchId);
     },
+    ended: async (orderKeys) =>
+      (await ledger.getMany(orderKeys)).map((entry) => {
+        if (entry?.state === 'delivered') return 'accepted';
+        return entry?.state === 'held' || entry?.state === 'dead' ? 'neutral' : undefined;
+      }),
     ...(options.onBatchCircuitEvent === undefined ? {} : { onEvent: options.onBatchCircuitEvent }),
   });
 }

@@ -17,6 +17,8 @@ const WAIT_LOOK_MS = 50;
 const CANARY_WAIT_MS = 1_500;
 /** A process trusts its view that a batch flows this long: a cancel reaches it within it. */
 const FLOWING_VIEW_MS = 2_000;
+/** How often a process looks, per batch its canary judges, for canary records that ended unheard. */
+const SILENT_LOOK_MS = 5_000;
 
 /** What one record of a wave may do (batchGate-4.lua). */
 export type CanaryDecision =
@@ -52,6 +54,12 @@ export interface BatchCanaryOptions {
    * a probe resumed it: they go now, not when their rest ends. Errors are logged, not raised.
    */
   wake?(batchId: string): Promise<void>;
+  /**
+   * How each of these records ended, from the ledger: `accepted` (delivered), `neutral` (held or
+   * dead-lettered), undefined while it may still be sent. For canary records that ended without an
+   * answer the canary heard (see countSilent).
+   */
+  ended?(orderKeys: readonly string[]): Promise<('accepted' | 'neutral' | undefined)[]>;
 }
 
 /**
@@ -68,6 +76,8 @@ export class BatchCanary {
   /** Batches this process saw flowing with no refusal kept, until when (ms): they cost no Redis call. */
   private readonly flowing = new Map<string, number>();
   private readonly waits: BatchWaits;
+  /** When this process last looked for a judged batch's canary records that ended unheard (countSilent). */
+  private readonly silentLooks = new Map<string, number>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -110,6 +120,7 @@ export class BatchCanary {
     if ((state === 'flowing' || state === 'released') && Number(refusedCount) === 0)
       this.flowing.set(batchId, Date.now() + FLOWING_VIEW_MS);
     else this.flowing.delete(batchId);
+    if (state === 'canary' && raw.includes('wait')) await this.countSilent(batchId);
     return {
       decisions: raw.map(decisionOf),
       waitMs: Number(waitMs),
@@ -123,11 +134,49 @@ export class BatchCanary {
    * refused while its batch is judged or held: it goes back to queued and waits with its batch.
    */
   async record(batchId: string, orderKey: string, outcome: ApiOutcome): Promise<'count' | 'defer'> {
-    const k = this.keys;
     const refused = isContentRefusal(outcome);
     const answered = outcome.kind === 'delivered' ? 'accepted' : 'neutral';
-    const kind = refused ? 'refused' : answered;
-    const permanent = outcome.kind === 'permanent' ? outcome : undefined;
+    return this.tell(batchId, orderKey, refused ? { kind: 'refused', outcome } : { kind: answered });
+  }
+
+  /**
+   * Counts, as answers that say nothing of the content (or, for a delivered one, as accepted), the
+   * canary records that ended without an answer the canary heard: held or dead-lettered when their
+   * worker died mid-send (the reconciler, a stalled-out job), or found `sending` by the next. Without
+   * it the canary would wait for them for ever and its batch with it. At most every SILENT_LOOK_MS
+   * per batch and process; a failure is logged, not raised (the next look tries again).
+   */
+  private async countSilent(batchId: string): Promise<void> {
+    const { ended } = this.options;
+    const last = this.silentLooks.get(batchId) ?? 0;
+    if (ended === undefined || Date.now() - last < SILENT_LOOK_MS) return;
+    this.silentLooks.set(batchId, Date.now());
+    try {
+      const k = this.keys;
+      const granted = await this.redis.smembers(k.batchCanaryGranted(batchId));
+      if (granted.length === 0) return;
+      const heard = await this.redis.hmget(k.batchCircuit(batchId), ...granted.map((key) => `d:${key}`));
+      const unheard = granted.filter((_, i) => heard[i] === null);
+      const ends = await ended(unheard);
+      for (const [i, key] of unheard.entries()) {
+        const kind = ends[i];
+        if (kind !== undefined) await this.tell(batchId, key, { kind });
+      }
+    } catch (error) {
+      this.logger.warn({ err: error, batchId }, 'could not count the canary records that ended unheard');
+    }
+  }
+
+  private async tell(
+    batchId: string,
+    orderKey: string,
+    answer: { kind: 'accepted' | 'neutral' } | { kind: 'refused'; outcome: ApiOutcome },
+  ): Promise<'count' | 'defer'> {
+    const k = this.keys;
+    const { kind } = answer;
+    const refused = answer.kind === 'refused';
+    const outcome = refused ? answer.outcome : undefined;
+    const permanent = outcome?.kind === 'permanent' ? outcome : undefined;
     const [transition, decision] = await this.redis.bulkorderBatchOutcome(
       k.batchCircuit(batchId),
       k.batchCanaryGranted(batchId),
@@ -138,7 +187,7 @@ export class BatchCanary {
         orderKey,
         kind,
         signature: permanent === undefined ? '' : `HTTP ${permanent.status} ${permanent.code}`.slice(0, 200),
-        answer: refused ? JSON.stringify(outcome) : '',
+        answer: outcome === undefined ? '' : JSON.stringify(outcome),
         canaryOrders: this.settings.orders,
         refusedPercent: this.settings.refusedPercent,
         probeMs: this.settings.probeMs,

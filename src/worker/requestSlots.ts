@@ -1,3 +1,6 @@
+/** Slots per leading wave (RequestSlots.lead): one at 50, four at 200. */
+const LEAD_SLOTS = 50;
+
 /**
  * Requests in flight in one worker process (`--concurrency`), shared by its jobs: each takes as
  * many as it will send at once. Taken first come, first served, so a chunk waiting for several
@@ -9,9 +12,6 @@
  * worth to be free, nor for the claim's round trip; the next leads once it has all of its slots.
  * Only the leading waves' records wait for a slot marked `sending` (at most `leaders` waves).
  */
-/** Slots per leading wave (RequestSlots.lead): one at 50, four at 200. */
-const LEAD_SLOTS = 50;
-
 export class RequestSlots {
   private free: number;
   private readonly waiting: { n: number; resolve(): void }[] = [];

@@ -16,6 +16,7 @@ import { deliveryRig, ordersCsv, type DeliveryRig } from '../helpers/deliveryRig
 import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/privateRedis.js';
 import { runCli } from '../helpers/runCli.js';
+import { chunkJobId } from '../../src/queues.js';
 
 const SEED = Number(process.env.CHAOS_SEED ?? randomInt(1, 2 ** 31));
 const ROUNDS = Number(process.env.CHAOS_ROUNDS ?? 2);
@@ -51,6 +52,30 @@ function drawKills(random: () => number): Kill[] {
     downMs: Math.floor(random() * 1500),
   }));
   return kills.sort((a, b) => a.afterMs - b.afterMs);
+}
+
+/**
+ * What a failure shows of orders found neither at the API nor parked: each batch with such orders,
+ * its chunk jobs' states and their records' ledger states, and the end of each worker's log.
+ */
+async function whereLost(r: DeliveryRig, workers: readonly (CliProcess | undefined)[]): Promise<string> {
+  const lines: string[] = [];
+  const { queue, ledger, batches } = r.services;
+  for (const batch of await batches.list(100)) {
+    if (batch.delivered + batch.dead + batch.held >= batch.enqueued) continue;
+    lines.push(`batch ${JSON.stringify(batch)}`);
+    for (let n = 1; n <= PER_ROUND / 10 + 1; n++) {
+      const job = await queue.getJob(chunkJobId(batch.id, n));
+      if (job === undefined) continue;
+      const keys = (job.data as { records?: { key: string }[] }).records?.map((record) => record.key) ?? [];
+      const states = (await ledger.getMany(keys)).map((entry) => entry?.state ?? 'none');
+      lines.push(
+        `  ${job.id}: ${await job.getState()} attempts ${job.attemptsMade} stalled ${job.stalledCounter} ${job.failedReason ?? ''} records ${states.join(',')}`,
+      );
+    }
+  }
+  for (const worker of workers) lines.push(`worker log: ${worker?.output().slice(-3000) ?? '(none)'}`);
+  return `\n${lines.join('\n')}`;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -152,7 +177,7 @@ describe('a seeded chaos run (real CLI processes, a private Redis with AOF every
       console.log(
         `chaos run (seed ${SEED}): ${refs.length} orders, ${stored().size} stored at the API, ${heldCount} held, ${lost.length} lost, ${counters.duplicateOrdersAccepted} duplicates\n${log.join('\n')}`,
       );
-      const context = `CHAOS_SEED=${SEED} CHAOS_ROUNDS=${ROUNDS}\n${log.join('\n')}\nlost: ${lost.slice(0, 20).join(', ')}`;
+      const context = `CHAOS_SEED=${SEED} CHAOS_ROUNDS=${ROUNDS}\n${log.join('\n')}\nlost: ${lost.slice(0, 20).join(', ')}${lost.length > 0 ? await whereLost(r, workers) : ''}`;
       expect(lost, context).toEqual([]);
       expect(counters.duplicateOrdersAccepted, context).toBe(0);
       // A failure names what was dead-lettered and why (one run of 10 rounds at load left 24, likely jobs BullMQ

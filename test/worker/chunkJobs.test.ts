@@ -510,4 +510,34 @@ describe('chunk jobs end to end (real Redis, BullMQ worker, simulator)', () => {
     // One slot taken: 10 + 1 x 2 / 10. Pacing the whole chunk took ten (12), and ten slots' time no request used.
     expect(await rig.services.redis.hget(rig.services.keys.rate, 'rate')).toBe('10.2');
   });
+
+  it('a canary whose records ended unheard (held when their worker died mid-send) still gives its verdict: the rest of the batch is delivered', async () => {
+    rig = await deliveryRig('silent-canary', {}, { BULKORDER_ORDERS_PER_JOB: '10' });
+    const imported = await rig.importFile(await rig.writeFile('silent.csv', ordersCsv('SC', 30)));
+    const { ledger, redis, keys, queue } = rig.services;
+    // The canary's twenty (the first two chunks) were granted and claimed, then their worker was SIGKILLed:
+    // the reconciler held them (OUTCOME_UNKNOWN), which tells the canary nothing.
+    for (const n of [1, 2]) {
+      const chunkId = chunkJobId(imported.batchId, n);
+      const job = (await queue.getJob(chunkId))!;
+      const canaryKeys = (job.data as { records: StoredChunkRecord[] }).records.map((r) => r.key);
+      await redis.sadd(keys.batchCanaryGranted(imported.batchId), ...canaryKeys);
+      await ledger.claimMany(canaryKeys, 'killed', chunkId);
+      await ledger.settleMany(
+        canaryKeys.map((orderKey) => ({
+          orderKey,
+          batchId: imported.batchId,
+          token: 'killed',
+          state: 'held' as const,
+          code: 'OUTCOME_UNKNOWN',
+          parkedRecord: {},
+        })),
+      );
+    }
+    await rig.startWorker();
+    const batch = await settle(rig, imported.batchId);
+    expect(batch).toMatchObject({ delivered: 10, held: 20, dead: 0 });
+    expect(rig.simulator.counters().ordersAccepted).toBe(10);
+    expect(await redis.hget(keys.batchCircuit(imported.batchId), 'state')).toBe('flowing');
+  });
 });
