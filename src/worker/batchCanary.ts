@@ -120,7 +120,8 @@ export class BatchCanary {
     if ((state === 'flowing' || state === 'released') && Number(refusedCount) === 0)
       this.flowing.set(batchId, Date.now() + FLOWING_VIEW_MS);
     else this.flowing.delete(batchId);
-    if (state === 'canary' && raw.includes('wait')) await this.countSilent(batchId);
+    if (state !== 'canary') this.silentLooks.delete(batchId);
+    else if (raw.includes('wait')) await this.countSilent(batchId);
     return {
       decisions: raw.map(decisionOf),
       waitMs: Number(waitMs),
