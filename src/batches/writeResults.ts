@@ -54,8 +54,9 @@ const ROUND = 500;
  * change (a rejected record's; a record the ledger knows as delivered) as the batch settles, in file
  * order up to the first record whose outcome may still change (queued, being sent; dead-lettered or
  * held, which a person may send again meanwhile: after one of these, none more early), and keeps their
- * text: when the batch settles, only the records after them are read from the ledger. The text is held in memory (a few hundred bytes a
- * row): for records an import kept in memory, never for a whole large file.
+ * text: when the batch settles, only the records after them are read from the ledger. The text is
+ * held in memory (a few hundred bytes a row): for records an import kept in memory, never for a whole
+ * large file.
  */
 export class ResultsRows<P> {
   readonly counts: ResultsCounts = { orders: 0, byOutcome: {}, possibleDuplicates: 0 };

@@ -20,7 +20,9 @@ import { chunkJobId } from '../../src/queues.js';
 
 const SEED = Number(process.env.CHAOS_SEED ?? randomInt(1, 2 ** 31));
 const ROUNDS = Number(process.env.CHAOS_ROUNDS ?? 2);
-/** Orders per round's file: a few chunks (BULKORDER_ORDERS_PER_JOB 10), imported in about a second. */
+/** Orders per chunk job (BULKORDER_ORDERS_PER_JOB). */
+const ORDERS_PER_JOB = 10;
+/** Orders per round's file: a few chunks, imported in about a second. */
 const PER_ROUND = 300;
 const WORKERS = 2;
 
@@ -64,7 +66,7 @@ async function whereLost(r: DeliveryRig, workers: readonly (CliProcess | undefin
   for (const batch of await batches.list(100)) {
     if (batch.delivered + batch.dead + batch.held >= batch.enqueued) continue;
     lines.push(`batch ${JSON.stringify(batch)}`);
-    for (let n = 1; n <= PER_ROUND / 10 + 1; n++) {
+    for (let n = 1; n <= Math.ceil(PER_ROUND / ORDERS_PER_JOB); n++) {
       const job = await queue.getJob(chunkJobId(batch.id, n));
       if (job === undefined) continue;
       const keys = (job.data as { records?: { key: string }[] }).records?.map((record) => record.key) ?? [];
@@ -91,7 +93,7 @@ describe('a seeded chaos run (real CLI processes, a private Redis with AOF every
       { faults: { latencyMs: 40, jitterMs: 40 } },
       {
         REDIS_URL: redis.url,
-        BULKORDER_ORDERS_PER_JOB: '10',
+        BULKORDER_ORDERS_PER_JOB: String(ORDERS_PER_JOB),
         BULKORDER_CONCURRENCY: '8',
         BULKORDER_HTTP_DEADLINE_MS: '3000',
         BULKORDER_STALLED_INTERVAL_MS: '1000',

@@ -15,6 +15,11 @@ afterEach(async () => {
 
 const quiet = { isTTY: false, write: () => true } as unknown as NodeJS.WriteStream;
 
+/** Follows a batch until it settles or `timeoutMs` passes, quietly, every 100 ms. */
+function follow(r: DeliveryRig, batchId: string, timeoutMs: number) {
+  return followBatch(r.services.batches, batchId, { pollMs: 100, timeoutMs, out: quiet });
+}
+
 async function importOrders(r: DeliveryRig, name: string, count: number) {
   const file = await r.writeFile(`${name}.csv`, ordersCsv(name, count));
   return r.importFile(file);
@@ -31,11 +36,7 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     for (const worker of workers)
       await waitFor(() => worker.output().includes('delivery worker started'), 'both workers to start', 40_000);
     const imported = await importOrders(rig, 'TOKEN', 240);
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
-      pollMs: 100,
-      timeoutMs: 45_000,
-      out: quiet,
-    });
+    const { batch, settled } = await follow(rig, imported.batchId, 45_000);
     expect(settled).toBe(true);
     expect(batch.delivered).toBe(240);
 
@@ -66,11 +67,7 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     expect(await first.exited).toBe('SIGKILL');
 
     startCli(['worker'], workerEnv);
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
-      pollMs: 100,
-      timeoutMs: 40_000,
-      out: quiet,
-    });
+    const { batch, settled } = await follow(rig, imported.batchId, 40_000);
     expect(settled).toBe(true);
     expect(batch.dead).toBe(0);
     expect(batch.delivered + batch.held).toBe(30);
@@ -120,11 +117,7 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
         expect(await worker.exited).toBe('SIGKILL');
       }
       startCli(['worker'], workerEnv);
-      const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
-        pollMs: 100,
-        timeoutMs: 60_000,
-        out: quiet,
-      });
+      const { batch, settled } = await follow(rig, imported.batchId, 60_000);
       expect(settled).toBe(true);
       const counters = rig.simulator.counters();
       // Each kill cut two requests short: those may have reached the API, so they are held, never sent again.
@@ -162,11 +155,7 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
     expect(afterStop.delivered).toBeLessThan(30); // it stopped taking new jobs
 
     startCli(['worker'], workerEnv);
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
-      pollMs: 100,
-      timeoutMs: 40_000,
-      out: quiet,
-    });
+    const { batch, settled } = await follow(rig, imported.batchId, 40_000);
     expect(settled).toBe(true);
     expect(batch).toMatchObject({ delivered: 30, dead: 0, held: 0 });
     const counters = rig.simulator.counters();
@@ -192,11 +181,7 @@ describe('worker processes (the real CLI, real Redis, the simulator)', () => {
       40_000,
     );
     const imported = await importOrders(rig, 'FORK', 60);
-    const { batch, settled } = await followBatch(rig.services.batches, imported.batchId, {
-      pollMs: 100,
-      timeoutMs: 40_000,
-      out: quiet,
-    });
+    const { batch, settled } = await follow(rig, imported.batchId, 40_000);
     expect(settled).toBe(true);
     expect(batch).toMatchObject({ delivered: 60, dead: 0, held: 0 });
     expect(rig.simulator.counters().duplicateOrdersAccepted).toBe(0);
