@@ -16,6 +16,8 @@ import { watchJsonStdout, type JsonEnding } from './commands/jsonEnding.js';
 import { endAfterRun, installStopPolicy } from './commands/stopPolicy.js';
 import type { TextSink } from './textSink.js';
 import { tuneHeapFor } from './heapSettings.js';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /** What `main` runs against: the process's own streams and environment unless a caller (a test) gives others. */
 export type CliIo = Omit<CommandIo, 'setExitCode'>;
@@ -165,10 +167,20 @@ async function packageVersion(): Promise<string> {
   return pkg.version;
 }
 
-// Run only when executed (directly or through the npm bin symlink), not when imported by tests.
-const { realpathSync } = await import('node:fs');
-const { fileURLToPath } = await import('node:url');
-if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.exitCode = await main(process.argv, {}, { tuneHeap: true });
-  endAfterRun(process.exitCode);
+let commandLineRun = false;
+
+/**
+ * Runs this process's command line and ends the process after it (src/bin/command.ts, or this file run by node);
+ * once: the bundle run by node itself (`node dist/bin/bulkorder.cjs`) is both.
+ */
+export function runCommandLine(): void {
+  if (commandLineRun) return;
+  commandLineRun = true;
+  void main(process.argv, {}, { tuneHeap: true }).then((exitCode) => {
+    process.exitCode = exitCode;
+    endAfterRun(exitCode);
+  });
 }
+
+// Run only when executed (directly, as under tsx), not when imported by tests or the bundle's entry.
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) runCommandLine();

@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot, samplesDir } from '../../src/paths.js';
@@ -39,13 +39,13 @@ interface Ran {
 }
 
 /** Starts the bundled command (killed after each test by killAllCli). */
-function startBundled(args: string[], env: Record<string, string> = {}): CliProcess {
-  return startCli(args, { LOG_LEVEL: 'warn', ...env }, [], { script: join(outdir, 'bulkorder.js') });
+function startBundled(args: string[], env: Record<string, string> = {}, nodeFlags: string[] = []): CliProcess {
+  return startCli(args, { LOG_LEVEL: 'warn', ...env }, nodeFlags, { script: join(outdir, 'bulkorder.js') });
 }
 
 /** Runs the bundled command to its end. */
-async function bundled(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  const cli = startBundled(args, env);
+async function bundled(args: string[], env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<Ran> {
+  const cli = startBundled(args, env, nodeFlags);
   const code = await cli.exited;
   return { code, stdout: cli.stdout(), output: cli.output() };
 }
@@ -127,5 +127,64 @@ describe('the bundled command (dist/bin/, package.json bin)', () => {
     expect(assets.length).toBeGreaterThan(0);
     const statuses = await Promise.all(assets.map(async (a) => (await fetch(`${url!}/queues/${a}`)).status));
     expect(statuses.every((status) => status === 200)).toBe(true);
+  }, 120_000);
+});
+
+describe('its code cache (src/bin/compileCache.ts)', () => {
+  // NODE_OPTIONS emptied: V8 flags in it would make V8 refuse the cache the build made (and the launcher make another).
+  const env = { NODE_OPTIONS: '' };
+  const args = ['validate', join(samplesDir, 'mistakes.csv'), '--json'];
+  const caches = (): string[] => readdirSync(outdir).filter((name) => name.endsWith('.cache'));
+  /** The file's identity: a cache made again is renamed into place, a new inode. */
+  const inode = (name: string): number => statSync(join(outdir, name)).ino;
+  let expected: Ran;
+
+  beforeAll(async () => {
+    expected = await fromSources(args);
+    expect(expected.code).toBe(4);
+  }, 120_000);
+
+  it('is made by the build and used as it is: a run answers as the sources do and leaves it in place', async () => {
+    expect(caches()).toHaveLength(1);
+    const [cache] = caches() as [string];
+    const before = inode(cache);
+    const run = await bundled(args, env);
+    expect([run.code, run.stdout]).toEqual([4, expected.stdout]);
+    // Refused by the checksum or by V8, it would have been made again under a new inode.
+    expect(inode(cache)).toBe(before);
+    expect(caches()).toEqual([cache]);
+  }, 120_000);
+
+  it('a damaged cache is not used: the command answers as the sources do and the cache is made again', async () => {
+    const [cache] = caches() as [string];
+    const bytes = readFileSync(join(outdir, cache));
+    bytes.fill(0x5a, bytes.length / 2, bytes.length / 2 + 64); // damaged in the middle of its data, length kept
+    writeFileSync(join(outdir, cache), bytes);
+    const damaged = inode(cache);
+    const run = await bundled(args, env);
+    expect([run.code, run.stdout]).toEqual([4, expected.stdout]);
+    expect(inode(cache)).not.toBe(damaged);
+    expect(readFileSync(join(outdir, cache)).equals(bytes)).toBe(false);
+    // The one made again is used by the next run, as it is.
+    const remade = inode(cache);
+    expect((await bundled(args, env)).code).toBe(4);
+    expect(inode(cache)).toBe(remade);
+  }, 120_000);
+
+  it('other V8 flags get a cache of their own; where none can be written the command runs without it', async () => {
+    const [cache] = caches() as [string];
+    const before = inode(cache);
+    const flagged = await bundled(args, env, ['--max-old-space-size=300']);
+    expect([flagged.code, flagged.stdout]).toEqual([4, expected.stdout]);
+    expect(caches()).toHaveLength(2);
+    expect(inode(cache)).toBe(before);
+    const [other] = caches().filter((name) => name !== cache) as [string];
+    // A directory in the cache's place: the launcher's rename fails, as on a read-only install or a full disk.
+    rmSync(join(outdir, other));
+    mkdirSync(join(outdir, other));
+    const unwritable = await bundled(args, env, ['--max-old-space-size=300']);
+    expect([unwritable.code, unwritable.stdout, unwritable.output]).toEqual([4, expected.stdout, flagged.output]);
+    expect(statSync(join(outdir, other)).isDirectory()).toBe(true);
+    expect(readdirSync(outdir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   }, 120_000);
 });

@@ -33,6 +33,7 @@ const RANKS: readonly (readonly string[])[] = [
   ['assembly', 'library'],
   ['commands'],
   ['cli'],
+  ['bin'],
 ];
 
 /** One import of a file: the module it loads (from the project root), or why it cannot be checked. */
