@@ -5,7 +5,7 @@
  * started. Run by `npm run test:packaging` (.ci/run), not `npm test`: it installs every dependency.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -112,12 +112,19 @@ describe('the Dockerfile, run as a script', () => {
           env: { ...process.env, ...final.env },
           encoding: 'utf8',
         });
+      // The code cache the build made (src/bin/compileCache.ts), used as it is: the image's user may not write
+      // dist/, and one made again would be renamed into place (a new inode).
+      const caches = readdirSync(join(app, 'dist/bin')).filter((name) => name.endsWith('.cache'));
+      expect(caches).toHaveLength(1);
+      const cacheInode = statSync(join(app, 'dist/bin', caches[0]!)).ino;
       const help = start(final.cmd ?? []);
       expect(help.status, help.stderr).toBe(0);
       expect(help.stdout).toMatch(/Usage: bulkorder/);
       // A command that loads the ingest path (zod, csv-parse, libphonenumber) from the image's own files.
       const validate = start(['validate', 'samples/gift-orders.csv']);
       expect(validate.status, validate.stdout + validate.stderr).toBe(0);
+      expect(readdirSync(join(app, 'dist/bin')).filter((name) => name.endsWith('.cache'))).toEqual(caches);
+      expect(statSync(join(app, 'dist/bin', caches[0]!)).ino).toBe(cacheInode);
       // Every Lua script, loaded from the image's dist/ (tsc copies no .lua; build:dist does).
       const lua = spawnSync(
         'node',
