@@ -6,6 +6,8 @@
  * its action, so `bulkorder --help` starts fast. Commands return an exit code or throw;
  * `main` maps thrown errors to the documented exit codes.
  */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODE_MEANINGS, ExitCode, isBulkorderError } from './errors.js';
 import { registerCommands } from './commands/index.js';
@@ -16,8 +18,6 @@ import { watchJsonStdout, type JsonEnding } from './commands/jsonEnding.js';
 import { endAfterRun, installStopPolicy } from './commands/stopPolicy.js';
 import type { TextSink } from './textSink.js';
 import { tuneHeapFor } from './heapSettings.js';
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 
 /** What `main` runs against: the process's own streams and environment unless a caller (a test) gives others. */
 export type CliIo = Omit<CommandIo, 'setExitCode'>;

@@ -1,8 +1,8 @@
 /**
  * Runs the bundled command (dist/bin/bulkorder.cjs) with V8's code cache: the functions compiled while the
  * bundle's modules load, saved beside it, so that the next start deserializes them instead of parsing and
- * compiling ~5 MB of JavaScript again (BENCHMARKS.md, round 14: ~0.1 s of every command's start). What Node 22
- * does with `module.enableCompileCache()`, which Node 20 lacks.
+ * compiling ~5 MB of JavaScript again (BENCHMARKS.md, round 14: 0.1-0.16 s off the start of a command that loads
+ * BullMQ or zod). What Node 22 does with `module.enableCompileCache()`, which Node 20 lacks.
  *
  * The cache is a cache: a missing, stale, foreign or damaged file is never used, and the command runs as
  * without it. Its name holds what it was made from (the bundle's bytes, Node's version, the platform, node's
