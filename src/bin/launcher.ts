@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The `bulkorder` command as installed (package.json bin: dist/bin/bulkorder.js, esbuild.config.js):
  * runs the bundled command beside it with V8's code cache (compileCache.ts). The bundle is a build

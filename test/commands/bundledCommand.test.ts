@@ -8,8 +8,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot, samplesDir } from '../../src/paths.js';
 import { killAllCli, startCli, waitFor, type CliProcess } from '../helpers/cliProcess.js';
@@ -74,6 +74,16 @@ describe('the bundled command (dist/bin/, package.json bin)', () => {
     expect(ours.map((r) => r.code)).toEqual(theirs.map((r) => r.code));
     expect(ours.map((r) => r.stdout)).toEqual(theirs.map((r) => r.stdout));
   }, 180_000);
+
+  it('runs as a shell runs the bin npm links: by its #! line, through a symlink elsewhere', () => {
+    const version = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string })
+      .version;
+    const link = join(outdir, 'links', 'bulkorder');
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(join(outdir, 'bulkorder.js'), link);
+    const ran = spawnSync(link, ['--version'], { encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn' } });
+    expect([ran.status, ran.stdout.trim()], ran.stderr).toEqual([0, version]);
+  });
 
   const ORDERS = 5000;
   it('validates a spread file in an ingest thread loaded from beside it, as without threads', async () => {
