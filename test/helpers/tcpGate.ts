@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 /**
@@ -16,6 +17,29 @@ export interface TcpGate {
   setTarget(url: string): void;
 }
 
+/**
+ * The ports the kernel hands out to outgoing connections (Linux: ip_local_port_range; elsewhere the IANA range). A
+ * gate that is down may not get its port back if a connection of the suite took it meanwhile (EADDRINUSE after a
+ * 3-minute outage, seen once in CI), so the gate listens on a port below them, which no connection is given.
+ */
+function ephemeralPorts(): { low: number } {
+  try {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low !== undefined && Number.isInteger(low)) return { low };
+  } catch {
+    // not Linux
+  }
+  return { low: 49_152 };
+}
+
+/** A free port below the ephemeral range (from 10,000), tried at random; 0 (any) where that range is too small. */
+function gatePort(attempt: number): number {
+  const { low } = ephemeralPorts();
+  const first = 10_000;
+  if (low - first < 1_000 || attempt >= 20) return 0;
+  return first + Math.floor(Math.random() * (low - first));
+}
+
 export async function startTcpGate(targetUrl = 'http://127.0.0.1:1'): Promise<TcpGate> {
   let target = new URL(targetUrl);
   const sockets = new Set<Socket>();
@@ -24,9 +48,10 @@ export async function startTcpGate(targetUrl = 'http://127.0.0.1:1'): Promise<Tc
   let held: { to: Socket; chunk: Buffer }[] | undefined;
   const forward = (from: Socket, to: Socket) =>
     from.on('data', (chunk: Buffer) => (held === undefined ? to.write(chunk) : held.push({ to, chunk })));
+  /** Listens on `port`; rejects when the port is taken (the server's 'error' is that one answer). */
   const listen = () =>
-    new Promise<void>((resolve) => {
-      server = createServer((client) => {
+    new Promise<void>((resolve, reject) => {
+      const next = createServer((client) => {
         const upstream = createConnection({ host: target.hostname, port: Number(target.port) });
         for (const s of [client, upstream]) {
           sockets.add(s);
@@ -38,18 +63,30 @@ export async function startTcpGate(targetUrl = 'http://127.0.0.1:1'): Promise<Tc
         client.on('close', () => upstream.destroy());
         upstream.on('close', () => client.destroy());
       });
-      server.listen(port, '127.0.0.1', () => {
-        port = (server!.address() as { port: number }).port;
+      next.once('error', reject);
+      next.listen(port, '127.0.0.1', () => {
+        server = next;
+        port = (next.address() as { port: number }).port;
         resolve();
       });
     });
+  /** The first listen: a port below the ephemeral range, another one while the one tried is taken. */
+  const listenFirst = async (attempt = 0): Promise<void> => {
+    port = gatePort(attempt);
+    try {
+      await listen();
+    } catch (error) {
+      if (port === 0) throw error;
+      await listenFirst(attempt + 1);
+    }
+  };
   const down = async () => {
     const s = server;
     server = undefined;
     for (const socket of sockets) socket.destroy();
     if (s !== undefined) await new Promise<void>((resolve) => s.close(() => resolve()));
   };
-  await listen();
+  await listenFirst();
   return {
     url: `http://127.0.0.1:${port}`,
     down,
