@@ -48,7 +48,7 @@ const OWN_REQUIRE = /^const require = createRequire\(import\.meta\.url\);$/m;
 // (their raw text is kept), and the dashboard's html`...` templates hold arrows, dots and marks. hono's `html`
 // reads the cooked text, in which an escape is the character; in a comment, a string, a regular expression (with
 // or without the u flag) or a name it is the same character too.
-const NOT_ASCII = /[^\x00-\x7f]/g;
+const NOT_ASCII = /[^\x00-\x7f]/;
 const escapeUnit = (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`;
 const ourSources = {
   name: 'our-sources',
@@ -60,7 +60,7 @@ const ourSources = {
           throw new Error(`${args.path}: its createRequire line is gone; update esbuild.config.js`);
         source = source.replace(OWN_REQUIRE, '');
       }
-      return { contents: source.replace(NOT_ASCII, escapeUnit), loader: 'ts' };
+      return { contents: source.replace(new RegExp(NOT_ASCII, 'g'), escapeUnit), loader: 'ts' };
     });
   },
 };
@@ -106,8 +106,7 @@ export async function bundleCli(outdir) {
     banner: { js: "const __bulkorderUrl = require('node:url').pathToFileURL(__filename).href;" },
   });
   const code = readFileSync(bundle, 'latin1');
-  if (/[^\x00-\x7f]/.test(code))
-    throw new Error(`${bundle}: not ASCII (src/bin/compileCache.ts reads it as one-byte text)`);
+  if (NOT_ASCII.test(code)) throw new Error(`${bundle}: not ASCII (src/bin/compileCache.ts reads it as one-byte text)`);
   if (/\bimport\(/.test(code))
     throw new Error(`${bundle}: an import() is left (src/bin/compileCache.ts cannot run it)`);
   await build({
@@ -120,9 +119,9 @@ export async function bundleCli(outdir) {
   await build({ ...COMMON, entryPoints: { bulkorder: 'src/bin/launcher.ts' }, outdir, format: 'esm' });
   for (const dir of ['scripts', 'includes']) cpSync(join(root, 'src/lua', dir), join(outdir, dir), { recursive: true });
   // The code cache, made as a user's first run would make it.
-  const made = spawnSync(process.execPath, [join(outdir, 'bulkorder.js'), '--version'], { encoding: 'utf8' });
-  if (made.status !== 0)
-    throw new Error(`${join(outdir, 'bulkorder.js')} --version failed:\n${made.stdout}${made.stderr}`);
+  const bin = join(outdir, 'bulkorder.js');
+  const made = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`${bin} --version failed:\n${made.stdout}${made.stderr}`);
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -75,7 +75,7 @@ describe('the bundled command (dist/bin/, package.json bin)', () => {
     expect(ours.map((r) => r.stdout)).toEqual(theirs.map((r) => r.stdout));
   }, 180_000);
 
-  it('runs as a shell runs the bin npm links: by its #! line, through a symlink elsewhere', () => {
+  it('runs as a shell runs the bin npm links (by its #! line, through a symlink elsewhere), and as node runs the bundle itself', () => {
     const version = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string })
       .version;
     const link = join(outdir, 'links', 'bulkorder');
@@ -83,6 +83,9 @@ describe('the bundled command (dist/bin/, package.json bin)', () => {
     symlinkSync(join(outdir, 'bulkorder.js'), link);
     const ran = spawnSync(link, ['--version'], { encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn' } });
     expect([ran.status, ran.stdout.trim()], ran.stderr).toEqual([0, version]);
+    // The bundle run by node itself, without its launcher: the command line is run once, not twice.
+    const direct = spawnSync(process.execPath, [join(outdir, 'bulkorder.cjs'), '--version'], { encoding: 'utf8' });
+    expect([direct.status, direct.stdout], direct.stderr).toEqual([0, `${version}\n`]);
   });
 
   const ORDERS = 5000;

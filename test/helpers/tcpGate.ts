@@ -18,23 +18,22 @@ export interface TcpGate {
 }
 
 /**
- * The ports the kernel hands out to outgoing connections (Linux: ip_local_port_range; elsewhere the IANA range). A
+ * The lowest port the kernel hands out to outgoing connections (Linux: ip_local_port_range; elsewhere the IANA one). A
  * gate that is down may not get its port back if a connection of the suite took it meanwhile (EADDRINUSE after a
  * 3-minute outage, seen once in CI), so the gate listens on a port below them, which no connection is given.
  */
-function ephemeralPorts(): { low: number } {
+function ephemeralLow(): number {
   try {
-    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    if (low !== undefined && Number.isInteger(low)) return { low };
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low)) return low;
   } catch {
     // not Linux
   }
-  return { low: 49_152 };
+  return 49_152;
 }
 
-/** A free port below the ephemeral range (from 10,000), tried at random; 0 (any) where that range is too small. */
-function gatePort(attempt: number): number {
-  const { low } = ephemeralPorts();
+/** A port below the ephemeral range (from 10,000), at random; 0 (any) after 20 taken ones or where that range is small. */
+function gatePort(attempt: number, low: number): number {
   const first = 10_000;
   if (low - first < 1_000 || attempt >= 20) return 0;
   return first + Math.floor(Math.random() * (low - first));
@@ -71,8 +70,9 @@ export async function startTcpGate(targetUrl = 'http://127.0.0.1:1'): Promise<Tc
       });
     });
   /** The first listen: a port below the ephemeral range, another one while the one tried is taken. */
+  const low = ephemeralLow();
   const listenFirst = async (attempt = 0): Promise<void> => {
-    port = gatePort(attempt);
+    port = gatePort(attempt, low);
     try {
       await listen();
     } catch (error) {
