@@ -44,7 +44,7 @@ export function createDeliveryProcessor<P>(deps: DeliveryProcessorDeps<P>) {
         `${error.message}; the job stays queued`,
       );
       await postpone(UNREADABLE_JOB_POSTPONE_MS);
-      throw new bullmq.DelayedError();
+      throw new (bullmq().DelayedError)();
     }
     const { chunk, chunkId } = read;
     // A job of an import names no file: it is its batch's (read once per batch and process: deps.batchFile).

@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import { whenUsed } from './cjsPackages.js';
+import { pinoPretty } from './cjsPackages.js';
 
 export type { Logger } from 'pino';
 
@@ -58,7 +58,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   if (settings.destination === undefined && prettyLogs(settings.format)) {
-    const { PinoPretty } = whenUsed.pinoPretty();
+    const { PinoPretty } = pinoPretty();
     // Synchronous, in this thread: lines and a progress bar on the same terminal stay in order.
     const pretty = PinoPretty({
       destination: 2,

@@ -74,7 +74,7 @@ export function createRedis(endpoint: RedisEndpoint | string, role: RedisRole, e
   const redis =
     redisClusterNodes.length > 0
       ? createCluster(redisClusterNodes, redisUrl, options, { failoverMaxMs, role })
-      : new ioredis.Redis(redisUrl, options);
+      : new (ioredis().Redis)(redisUrl, options);
   endpointKeys.set(redis, key);
   // Without a listener ioredis prints every reconnect failure to the console. A failure that
   // matters surfaces through the command that fails (and the worker's own 'error' log).
@@ -92,7 +92,7 @@ function rememberInfoRefused(redis: RedisClient): void {
   const key = endpointKeys.get(redis);
   if (key !== undefined) infoRefused.add(key);
   // BullMQ reads `skipVersionCheck` from the options of the client it is given (a cluster's node options).
-  const options = redis instanceof ioredis.Cluster ? redis.options.redisOptions : redis.options;
+  const options = redis instanceof ioredis().Cluster ? redis.options.redisOptions : redis.options;
   if (options !== undefined) Object.assign(options, { skipVersionCheck: true });
 }
 
@@ -130,7 +130,7 @@ function createCluster(
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
   };
-  const cluster = new ioredis.Cluster(
+  const cluster = new (ioredis().Cluster)(
     nodes.map((node) => ({ host: node.host, port: node.port })),
     clusterOptions,
   );
@@ -277,7 +277,7 @@ async function answered(redis: RedisClient, url: string): Promise<void> {
     ]);
   } catch (error) {
     if (
-      redis instanceof ioredis.Redis &&
+      redis instanceof ioredis().Redis &&
       redis.options.tls !== undefined &&
       ['ECONNRESET', 'EPIPE'].includes((lastError as NodeJS.ErrnoException | undefined)?.code ?? '')
     )
@@ -353,7 +353,7 @@ export function redactUrl(url: string): string {
 /** Deletes every key under `prefix:` (SCAN in pages, never KEYS). For the demo's own namespace and tests. */
 export async function deleteKeysUnder(redis: RedisClient, prefix: string): Promise<number> {
   // A cluster's keys are spread over its masters: SCAN each one.
-  if (redis instanceof ioredis.Cluster) {
+  if (redis instanceof ioredis().Cluster) {
     let deleted = 0;
     for (const node of redis.nodes('master')) deleted += await deleteKeysOn(node, prefix);
     return deleted;

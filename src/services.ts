@@ -137,7 +137,7 @@ export async function openServices<P>(
   const retentionMs = kind.retentionMs(delivery);
   // Traced (OTEL_*): each job added carries the active trace to the worker that runs it.
   const tracing = await startTracing(config.tracing);
-  const queue = new bullmq.Queue<ChunkJobData<P>>(kind.queueName, {
+  const queue = new (bullmq().Queue)<ChunkJobData<P>>(kind.queueName, {
     connection: redis,
     prefix,
     ...(tracing === undefined ? {} : { telemetry: tracing.bullmq }),

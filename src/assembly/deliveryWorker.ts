@@ -105,7 +105,7 @@ export async function startDeliveryWorker<P>(options: DeliveryWorkerOptions<P>):
   const ledger = createLedger(commands, keys, options);
   const batches = new BatchStore(commands, keys, kind.retentionMs(delivery));
   const batchFile = cachedBatchFiles(batches);
-  const queue = new bullmq.Queue<ChunkJobData<P>>(queueName, {
+  const queue = new (bullmq().Queue)<ChunkJobData<P>>(queueName, {
     connection: commands,
     prefix,
     ...bullTelemetry(options.tracing),
@@ -325,7 +325,7 @@ function createBullWorker<P>(
   parts: BullWorkerParts<P>,
 ): Worker<QueuedJobData<P>, DeliveryResult> {
   const { delivery, kind } = options;
-  return new bullmq.Worker<QueuedJobData<P>, DeliveryResult>(kind.queueName, parts.processor, {
+  return new (bullmq().Worker)<QueuedJobData<P>, DeliveryResult>(kind.queueName, parts.processor, {
     connection: parts.connection,
     autorun: parts.autorun,
     prefix: kind.prefix(options.prefix),

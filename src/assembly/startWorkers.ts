@@ -217,7 +217,7 @@ async function startScheduledImportWorker(
   const bull = new RenewableWorker<ScheduledImportData, ScheduledImportResult>({
     connect: () => createRedis(config, 'worker'),
     create: (connection, autorun) =>
-      new bullmq.Worker<ScheduledImportData, ScheduledImportResult>(SCHEDULES_QUEUE, running.processor, {
+      new (bullmq().Worker)<ScheduledImportData, ScheduledImportResult>(SCHEDULES_QUEUE, running.processor, {
         connection,
         prefix,
         concurrency: 1,
@@ -235,7 +235,7 @@ async function startScheduledImportWorker(
     },
   });
   let closing: Promise<void> | undefined;
-  const keys = new bullmq.QueueKeys(prefix);
+  const keys = new (bullmq().QueueKeys)(prefix);
   const wedge = startWedgeGuard({
     ...((options.delivery ?? config.delivery).wedgeCheck ?? DEFAULT_WEDGE_CHECK),
     redis: services.redis,

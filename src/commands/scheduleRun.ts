@@ -43,7 +43,7 @@ export async function runSchedule(
   }
   const prefix = redisPrefix(ctx.config);
   const services = await openServices(ctx.config, ORDERS);
-  const queue = new bullmq.Queue<ScheduledImportData>(SCHEDULES_QUEUE, { connection: services.redis, prefix });
+  const queue = new (bullmq().Queue)<ScheduledImportData>(SCHEDULES_QUEUE, { connection: services.redis, prefix });
   queue.on('error', () => undefined); // surfaced by the call that fails
   const store = new ScheduleStore(queue);
   // BullMQ takes a schedule's first slot from Date.now(): Redis's, as the workers that fire it use.

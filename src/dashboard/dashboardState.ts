@@ -40,7 +40,7 @@ export async function openDashboardState(config: Config, logger: Logger): Promis
   const orders = await openTarget(config, logger, 'orders');
   const accounts =
     config.credentials.cafetariaplan === undefined ? undefined : await openTarget(config, logger, 'accounts');
-  const scheduleQueue = new bullmq.Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
+  const scheduleQueue = new (bullmq().Queue)<ScheduledImportData>(SCHEDULES_QUEUE, {
     connection: orders.services.redis,
     prefix: redisPrefix(config),
   });

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { whenUsed } from '../cjsPackages.js';
+import { piscina } from '../cjsPackages.js';
 import type { CsvBadRecord, CsvRecord } from './readCsvRecords.js';
 import type { ColumnPlan } from './resolveColumns.js';
 import type { EncodedUnits } from './unitStore.js';
@@ -72,7 +72,7 @@ function threadEntry(): { filename: string; execArgv: string[] } {
 
 export function createUnitPool(options: UnitPoolOptions): UnitPool {
   const entry = threadEntry();
-  const { Piscina } = whenUsed.piscina();
+  const { Piscina } = piscina();
   const pool = new Piscina<UnitTask, EncodedUnits>({
     filename: entry.filename,
     execArgv: entry.execArgv,

@@ -3,7 +3,7 @@ import type { LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transporter } from 'nodemailer';
 import { Agent, request } from 'undici';
-import { whenUsed } from '../cjsPackages.js';
+import { nodemailer } from '../cjsPackages.js';
 import type { NotifySettings } from '../config.js';
 import { addressProblem, hostProblem, type PrivateAllowance } from '../config/privateAddress.js';
 import type { Logger } from '../logger.js';
@@ -74,7 +74,7 @@ export function createNotifier(
 /** The e-mail transport when SMTP is configured. */
 function mailTransport(settings: NotifySettings): Transporter | undefined {
   if (settings.smtp === undefined) return undefined;
-  const { createTransport } = whenUsed.nodemailer();
+  const { createTransport } = nodemailer();
   return createTransport({
     host: settings.smtp.host,
     port: settings.smtp.port,

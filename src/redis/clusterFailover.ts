@@ -66,7 +66,7 @@ export function rememberCluster(cluster: Cluster, known: ClusterFacts): void {
  * caller). A single Redis (not a cluster): `step` once, its error as it is.
  */
 export async function throughFailover<T>(redis: Redis | Cluster, step: () => Promise<T>): Promise<T> {
-  if (!(redis instanceof ioredis.Cluster)) return step();
+  if (!(redis instanceof ioredis().Cluster)) return step();
   const limitMs = facts.get(redis)?.limitMs ?? DEFAULT_FAILOVER_MAX_MS;
   let since: number | undefined;
   for (let attempt = 0; ; attempt++) {
@@ -102,7 +102,7 @@ export function failoverClock(redis: Redis | Cluster): FailoverClock {
   let since: number | undefined;
   return {
     async failed(error) {
-      if (!(redis instanceof ioredis.Cluster)) return undefined;
+      if (!(redis instanceof ioredis().Cluster)) return undefined;
       if (error instanceof InfrastructureError && error.code === 'REDIS_CLUSTER_DOWN') return error;
       if (!isRedisConnectionError(error)) return undefined;
       const limitMs = facts.get(redis)?.limitMs ?? DEFAULT_FAILOVER_MAX_MS;

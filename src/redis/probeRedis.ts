@@ -16,7 +16,7 @@ export async function probeRedis<T>(
   ask: (probe: Redis) => Promise<T>,
 ): Promise<T> {
   const settings = { ...options, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null };
-  const probe = url === undefined ? new ioredis.Redis(settings) : new ioredis.Redis(url, settings);
+  const probe = url === undefined ? new (ioredis().Redis)(settings) : new (ioredis().Redis)(url, settings);
   probe.on('error', () => undefined);
   try {
     await probe.connect();

@@ -213,7 +213,7 @@ async function endChunk<P>(ends: WaveEnds, deps: DeliverDeps<P>): Promise<void> 
       // breaker opens and reopens (a half-open trial may be it again).
       deps.logger.warn('the circuit breaker is open: waits without spending an attempt');
       await deps.postpone(1000 + Math.round(Math.random() * 1000));
-      throw new bullmq.DelayedError();
+      throw new (bullmq().DelayedError)();
     }
     // A 429 answered beside it: the backoff is at least its Retry-After.
     const wait = Math.max(ends.retryAfterMs ?? 0, ends.rateLimitMs ?? 0);
@@ -222,12 +222,12 @@ async function endChunk<P>(ends: WaveEnds, deps: DeliverDeps<P>): Promise<void> 
   if (ends.rateLimitMs !== undefined) {
     // Every worker slowed down (the shared rate); the records answered 429 wait their Retry-After, attempts unspent.
     await deps.postpone(ends.rateLimitMs);
-    throw new bullmq.DelayedError();
+    throw new (bullmq().DelayedError)();
   }
   if (ends.credentials) {
     // Not about the records: they wait, attempts unspent; the breaker opens when 401s repeat.
     await deps.postpone(CREDENTIALS_POSTPONE_MS);
-    throw new bullmq.DelayedError();
+    throw new (bullmq().DelayedError)();
   }
   if (ends.unsent) {
     // The breaker is open or half-open (its trial went), or the worker is stopping: the rest waits,
@@ -236,7 +236,7 @@ async function endChunk<P>(ends: WaveEnds, deps: DeliverDeps<P>): Promise<void> 
     // The batch's own circuit (canary, held) says how long: a held batch's jobs rest until near its probe.
     const wait = ends.waitMs !== undefined ? Math.min(ends.waitMs, 2000) : (ends.heldMs ?? 1000);
     await deps.postpone(wait + Math.round(Math.random() * 1000), { batchWait: ends.batchWait });
-    throw new bullmq.DelayedError();
+    throw new (bullmq().DelayedError)();
   }
 }
 

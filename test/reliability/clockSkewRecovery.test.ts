@@ -229,7 +229,7 @@ describe('one clock: recovery and schedules on workers whose host clocks are 10 
       expect(await set.exited).toBe(0);
       const setUntil = await redisTime(services.redis);
 
-      const queue = new bullmq.Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
+      const queue = new (bullmq().Queue)<ScheduledImportData>(SCHEDULES_QUEUE, {
         connection: services.redis,
         prefix: rig.prefix,
       });

@@ -35,7 +35,7 @@ async function putBack(r: DeliveryRig, batchId: string, n = 1): Promise<string> 
   const { queue } = r.services;
   const id = chunkJobId(batchId, n);
   const connection = testRedis();
-  const taker = new bullmq.Worker(queue.name, null, { connection, prefix: queue.opts.prefix ?? '' });
+  const taker = new (bullmq().Worker)(queue.name, null, { connection, prefix: queue.opts.prefix ?? '' });
   try {
     const token = randomUUID();
     const job = (await taker.getNextJob(token, { block: false })) as Job | undefined;

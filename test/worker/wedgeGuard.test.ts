@@ -79,7 +79,7 @@ describe("the scheduled-import worker's wedge guard", () => {
       gate.deafen();
       await waitFor(() => gate.swallowed() === 1, "the blocking connection's reconnection swallowed");
       await rig.writeFile('orders-night.csv', ordersCsv('WEDGESCHED', ORDERS));
-      const queue = new bullmq.Queue<ScheduledImportData>(SCHEDULES_QUEUE, {
+      const queue = new (bullmq().Queue)<ScheduledImportData>(SCHEDULES_QUEUE, {
         connection: rig.services.redis,
         prefix: rig.prefix,
       });
@@ -108,7 +108,7 @@ describe("the scheduled-import worker's wedge guard", () => {
 async function bareQueue(name: string) {
   const redis = testRedis();
   const prefix = testPrefix(name);
-  const queue = new bullmq.Queue(name, { connection: redis, prefix });
+  const queue = new (bullmq().Queue)(name, { connection: redis, prefix });
   const keys: TakeableKeys = {
     wait: queue.toKey('wait'),
     prioritized: queue.toKey('prioritized'),
