@@ -48,6 +48,16 @@ function numbers(): string[] {
 }
 
 describe('phone verdicts kept by calling code, length and leading digits', () => {
+  // First in this file: it needs the module as a process starts it (vitest gives each file its own).
+  it("a process's first 1,000 numbers are asked of libphonenumber alone; past them, verdicts are kept", () => {
+    const dutch = Array.from({ length: 1_200 }, () => `+316${digits(8)}`);
+    for (const raw of dutch.slice(0, 1_000)) expect(validE164(raw), raw).toBe(libphonenumberVerdict(raw));
+    expect(phoneVerdictCounts).toEqual({ kept: 0, asked: 1_000, plans: 0 });
+    for (const raw of dutch.slice(1_000)) expect(validE164(raw), raw).toBe(libphonenumberVerdict(raw));
+    expect(phoneVerdictCounts.plans).toBe(1);
+    expect(phoneVerdictCounts.kept).toBeGreaterThan(100);
+  });
+
   it('give exactly the verdicts of libphonenumber, number by number, over every calling code', () => {
     const all = numbers();
     expect(all.length).toBeGreaterThan(30_000);
