@@ -85,6 +85,10 @@ export function createUnitPool(options: UnitPoolOptions): UnitPool {
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
   let closed: Promise<void> | undefined;
+  // Tasks sent and not yet answered: close() waits for them, since a thread's answer that arrives
+  // after destroy() finds no task to go to and piscina emits it as an 'error' nobody listens to
+  // (uncaught: a file refused while a batch was under way took the process down).
+  const underWay = new Set<Promise<unknown>>();
   const task = (records: (CsvRecord | CsvBadRecord)[]): Promise<EncodedUnits> => {
     const run = pool.run({
       schema: options.schema,
@@ -93,7 +97,12 @@ export function createUnitPool(options: UnitPoolOptions): UnitPool {
       bucketCount: options.bucketCount,
       records,
     });
-    run.catch(() => undefined); // awaited in order by encode; not unhandled when the reader stops early
+    // Awaited in order by encode; not unhandled when the reader stops early.
+    const settled: Promise<boolean> = run.then(
+      () => underWay.delete(settled),
+      () => underWay.delete(settled),
+    );
+    underWay.add(settled);
     return run;
   };
   return {
@@ -112,6 +121,6 @@ export function createUnitPool(options: UnitPoolOptions): UnitPool {
       if (batch.length > 0) running.push(task(batch));
       for (const rest of running.splice(0)) yield await rest;
     },
-    close: () => (closed ??= pool.destroy()),
+    close: () => (closed ??= Promise.all(underWay).then(() => pool.destroy())),
   };
 }

@@ -53,6 +53,23 @@ async function read(
   return { items, stats: source.stats(), blank: source.blankRows() };
 }
 
+/** Runs a script under tsx in a process of its own: its stdout, exit code, and whether it had to be killed. */
+function runScript(script: string): Promise<{ out: string; code: number | null; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script], {
+      cwd: projectRoot,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 180_000); // a thread left running would keep it alive (a bound for a hang on a loaded machine, not a speed)
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ out, code, timedOut: signal === 'SIGKILL' });
+    });
+  });
+}
+
 describe('validation threads', () => {
   it(
     'rows validated in threads give exactly the items of the main thread, in the same order',
@@ -98,23 +115,42 @@ describe('validation threads', () => {
           `try { for await (const _ of (await openOrderSource(${JSON.stringify(refused)}, options)).items()) n++; } catch (error) { code = error.code; }\n` +
           `process.stdout.write(JSON.stringify({ n, code }));\n`,
       );
-      const ran = await new Promise<{ out: string; code: number | null; timedOut: boolean }>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', script], {
-          cwd: projectRoot,
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 180_000); // a thread left running would keep it alive (a bound for a hang on a loaded machine, not a speed)
-        child.on('exit', (code, signal) => {
-          clearTimeout(timer);
-          resolve({ out, code, timedOut: signal === 'SIGKILL' });
-        });
-      });
+      const ran = await runScript(script);
       expect(ran.timedOut).toBe(false);
       expect(ran.code).toBe(0);
       expect(JSON.parse(ran.out)).toMatchObject({ code: 'CSV_QUOTE_NOT_CLOSED' });
       expect((await readdir(tmp.dir)).filter((name) => name.startsWith('bulkorder-ingest-'))).toEqual([]);
+    },
+  );
+
+  it(
+    "a pool closed while a batch is under way waits for the thread's answer (it arrived after the threads were stopped and was thrown uncaught: CI of bf97aee)",
+    { timeout: 240_000 },
+    async () => {
+      const src = (name: string): string => JSON.stringify(join(projectRoot, name));
+      // The reader stops at the first batch handed back while the second is under way, and keeps the main thread busy
+      // long enough for the thread to answer it, as a file refused at that batch on a loaded machine did.
+      const script = await tmp.file(
+        'close.mts',
+        `import { createUnitPool } from ${src('src/ingest/unitPool.ts')};\n` +
+          `import { resolveColumns } from ${src('src/ingest/resolveColumns.ts')};\n` +
+          `import { HEADER, row } from ${src('test/ingest/ingestHelpers.ts')};\n` +
+          `const plan = resolveColumns('x.csv', HEADER.split(','));\n` +
+          `async function* records() { for (let i = 0; i < 5000; i++) yield { kind: 'record', line: i + 2, values: row({ orderRef: 'R-' + i }).split(',') }; }\n` +
+          `let batches = 0;\n` +
+          `for (let n = 0; n < 4; n++) {\n` +
+          `  const pool = createUnitPool({ threads: 1, schema: 'orders', plan, rules: { strictPhone: false }, bucketCount: 4 });\n` +
+          `  try {\n` +
+          `    for await (const _ of pool.encode(records())) { batches++; const end = Date.now() + 400; while (Date.now() < end); break; }\n` +
+          `  } finally { await pool.close(); }\n` +
+          `}\n` +
+          `await new Promise((resolve) => setTimeout(resolve, 200));\n` +
+          `process.stdout.write(JSON.stringify({ batches }));\n`,
+      );
+      const ran = await runScript(script);
+      expect(ran.timedOut).toBe(false);
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.out)).toEqual({ batches: 4 });
     },
   );
 });
