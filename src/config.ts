@@ -127,6 +127,7 @@ type Provenance = Pick<Config, 'envFile' | 'sources' | 'shadowed' | 'effective'>
 
 // eslint-disable-next-line max-lines-per-function -- one field per setting, in the order of Config: a list that reads whole
 function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Config {
+  let zone: string | undefined;
   if (flagConfirmed && v.BULKORDER_ENV !== 'production') {
     throw new ConfigError('BULKORDER_ENV', '--production was given but BULKORDER_ENV is not production');
   }
@@ -249,8 +250,11 @@ function toConfig(v: Parsed, flagConfirmed: boolean, provenance: Provenance): Co
     },
     files: fileSettings(v),
     tracing: tracingSettings(v),
-    // The system's zone (the runtime reads TZ itself) unless the operator names one.
-    timeZone: v.BULKORDER_TIMEZONE ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+    // The system's zone (the runtime reads TZ itself) unless the operator names one, found when first read: asking
+    // ICU for it loads its zone data, 12-50 ms of a command's start, and most commands (import, worker) show no time.
+    get timeZone() {
+      return (zone ??= v.BULKORDER_TIMEZONE ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
+    },
   };
 }
 
@@ -429,7 +433,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !(value instanceof Secret) && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child);
+    // Data properties only: a getter (the time zone) is not run to freeze what it would return.
+    for (const { value: child } of Object.values(Object.getOwnPropertyDescriptors(value))) deepFreeze(child);
     Object.freeze(value);
   }
   return value;

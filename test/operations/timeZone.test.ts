@@ -69,4 +69,25 @@ describe("times in the operator's time zone, with the offset", () => {
     });
     expect(loadConfig({ env: {} }).timeZone).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);
   });
+
+  it("the system's zone is asked of ICU when first read, not by loading the configuration (its zone data cost a command's start 12-50 ms)", () => {
+    const real = Intl.DateTimeFormat;
+    let made = 0;
+    const counting = function (...args: ConstructorParameters<typeof Intl.DateTimeFormat>) {
+      made++;
+      return new real(...args);
+    };
+    Intl.DateTimeFormat = counting as typeof Intl.DateTimeFormat;
+    try {
+      const config = loadConfig({ env: {} });
+      expect(made).toBe(0);
+      expect(Object.isFrozen(config)).toBe(true);
+      expect(config.timeZone).toBe(real().resolvedOptions().timeZone);
+      expect(config.timeZone).toBe(real().resolvedOptions().timeZone);
+      expect(made).toBe(1); // once, then kept
+      expect(loadConfig({ env: { BULKORDER_TIMEZONE: 'Asia/Kolkata' } }).timeZone).toBe('Asia/Kolkata');
+    } finally {
+      Intl.DateTimeFormat = real;
+    }
+  });
 });
