@@ -88,7 +88,7 @@ export function createUnitPool(options: UnitPoolOptions): UnitPool {
   // Tasks sent and not yet answered: close() waits for them, since a thread's answer that arrives
   // after destroy() finds no task to go to and piscina emits it as an 'error' nobody listens to
   // (uncaught: a file refused while a batch was under way took the process down).
-  const underWay = new Set<Promise<unknown>>();
+  const underWay = new Set<Promise<EncodedUnits>>();
   const task = (records: (CsvRecord | CsvBadRecord)[]): Promise<EncodedUnits> => {
     const run = pool.run({
       schema: options.schema,
@@ -97,12 +97,9 @@ export function createUnitPool(options: UnitPoolOptions): UnitPool {
       bucketCount: options.bucketCount,
       records,
     });
-    // Awaited in order by encode; not unhandled when the reader stops early.
-    const settled: Promise<boolean> = run.then(
-      () => underWay.delete(settled),
-      () => underWay.delete(settled),
-    );
-    underWay.add(settled);
+    underWay.add(run);
+    const answered = () => underWay.delete(run);
+    run.then(answered, answered); // awaited in order by encode; not unhandled when the reader stops early
     return run;
   };
   return {
@@ -121,6 +118,6 @@ export function createUnitPool(options: UnitPoolOptions): UnitPool {
       if (batch.length > 0) running.push(task(batch));
       for (const rest of running.splice(0)) yield await rest;
     },
-    close: () => (closed ??= Promise.all(underWay).then(() => pool.destroy())),
+    close: () => (closed ??= Promise.allSettled(underWay).then(() => pool.destroy())),
   };
 }

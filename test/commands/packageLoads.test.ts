@@ -4,32 +4,32 @@
  * BENCHMARKS.md round 15), and piscina only when it starts ingest threads. Observed in the real command (through
  * tsx) by the modules in require's cache at its exit (test/helpers/recordLoads.mjs).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
 import { generateOrders } from '../../bench/generateOrders.js';
 import { killAllCli, startCli } from '../helpers/cliProcess.js';
+import { tempDir } from '../ingest/ingestHelpers.js';
 
 const sample = join(projectRoot, 'samples/gift-orders.csv');
-let dir = '';
+let tmp: Awaited<ReturnType<typeof tempDir>>;
 let spread = '';
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'bulkorder-loads-'));
+  tmp = await tempDir();
   // Over 1 MiB, lines of an order up to 5,000 rows apart: read through spill files, where threads may validate.
-  spread = join(dir, 'spread.csv');
+  spread = join(tmp.dir, 'spread.csv');
   await generateOrders(spread, { rows: 15_000, seed: 3, spread: 5_000 });
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
+afterAll(() => tmp.cleanup());
 afterEach(killAllCli);
 
 /** The packages of src/cjsPackages.ts that `validate` loaded with `options`. */
 async function packagesLoaded(name: string, file: string, options: string[]): Promise<string[]> {
-  const loads = join(dir, `${name}.loads`);
+  const loads = join(tmp.dir, `${name}.loads`);
   const cli = startCli(
-    ['validate', file, '--out', join(dir, `${name}.rejects.csv`), ...options],
+    ['validate', file, '--out', join(tmp.dir, `${name}.rejects.csv`), ...options],
     { LOG_LEVEL: 'warn', LOADS_FILE: loads },
     ['--import', join(projectRoot, 'test/helpers/recordLoads.mjs')],
   );
