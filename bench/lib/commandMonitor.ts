@@ -6,6 +6,7 @@
  * MONITOR slows Redis down: counts only, never rates.
  */
 import { createHash } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { defineScripts } from '../../src/lua/defineScripts.js';
@@ -56,6 +57,55 @@ function unquoteMonitorArg(arg: string): Buffer {
   return Buffer.from(bytes);
 }
 
+/** One line of MONITOR: the command's arguments as sent, and where it came from (`lua` inside a script). */
+interface MonitorLine {
+  args: string[];
+  source: string;
+}
+
+/**
+ * MONITOR on a plain socket of its own. ioredis 6's `monitor()` sets its connection's "monitoring"
+ * state only once MONITOR's OK has been handled, a microtask later; on a busy Redis the first
+ * watched commands arrive in the same read as the OK and ioredis throws "Command queue state error"
+ * (uncaught, in its socket handler). A MONITOR line is a simple string (`+<time> [<db> <source>] "arg" ...`),
+ * so lines split on CRLF are all it takes. Emits `monitor` per line once the OK has come.
+ */
+async function monitorSocket(client: Redis): Promise<Socket> {
+  const { host = '127.0.0.1', port = 6379, username, password } = client.options;
+  const socket = connect({ host, port });
+  if (password !== undefined && password !== null)
+    socket.write(username ? `AUTH ${username} ${password}\r\n` : `AUTH ${password}\r\n`);
+  socket.write('MONITOR\r\n');
+  socket.setEncoding('latin1');
+  let rest = '';
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\r\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line === '+OK') {
+          resolve();
+          continue;
+        }
+        if (line.startsWith('-')) {
+          reject(new Error(`MONITOR refused: ${line.slice(1)}`));
+          continue;
+        }
+        // `+1796040431.109462 [0 127.0.0.1:36296] "bzpopmin" "key" "5"`, quoted as ioredis reads it
+        const argIndex = line.indexOf('"');
+        const source = line.slice(line.indexOf('[') + 1, argIndex - 2).split(' ')[1] ?? '';
+        const args = line
+          .slice(argIndex + 1, -1)
+          .split('" "')
+          .map((arg) => arg.replace(/\\"/g, '"'));
+        socket.emit('monitor', { args, source } satisfies MonitorLine);
+      }
+    });
+  });
+  return socket;
+}
+
 export interface CommandMonitor {
   /** Stops watching; calls per `caller > COMMAND key-shape`, largest first. */
   stop(): Promise<[string, number][]>;
@@ -66,7 +116,7 @@ export interface CommandMonitor {
  * key is reduced to its shape (`ledger:*`, `orders:wait`), so one row stands for one kind of work.
  */
 export async function monitorCommands(client: Redis, names: ScriptNames, prefix: string): Promise<CommandMonitor> {
-  const monitor = await client.monitor();
+  const monitor = await monitorSocket(client);
   const counts = new Map<string, number>();
   let script = 'client';
   const shape = (key: string | undefined): string => {
@@ -86,7 +136,7 @@ export async function monitorCommands(client: Redis, names: ScriptNames, prefix:
       )
       .join(':');
   };
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+  monitor.on('monitor', ({ args, source }: MonitorLine) => {
     const [raw, ...rest] = args;
     const command = (raw ?? '').toUpperCase();
     let caller: string;
@@ -105,7 +155,7 @@ export async function monitorCommands(client: Redis, names: ScriptNames, prefix:
   });
   return {
     async stop() {
-      monitor.disconnect();
+      monitor.destroy();
       return [...counts.entries()].sort((a, b) => b[1] - a[1]);
     },
   };
