@@ -94,6 +94,13 @@ export interface DeliveryRun {
   callers?: [string, number][];
   /** CPU seconds per 1,000 delivered orders: the worker processes, Redis, and both together (bare loop: its own). */
   cpuPer1000?: { workers: number; redis: number; total: number };
+  /**
+   * The simulator's CPU seconds per 1,000 orders, and every process of the run together (workers or
+   * the bare loop, Redis, the simulator) in cores kept busy on average: near the machine's cores, the
+   * run is bound by CPU, not by the API's latency.
+   */
+  simulatorCpuPer1000?: number;
+  coresBusy?: number;
 }
 
 export interface ProductRunOptions {
@@ -146,7 +153,12 @@ export async function productRun(
       ? await monitorCommands(redis.client, await knownScripts(redis.client, prefix), prefix)
       : undefined;
     const workerPids = workers.map((w) => w.child.pid ?? 0);
-    const cpuBefore = { workers: await totalCpuSeconds(workerPids), redis: await cpuSeconds(redis.pid) };
+    const simPid = sim.process.child.pid ?? 0;
+    const cpuBefore = {
+      workers: await totalCpuSeconds(workerPids),
+      redis: await cpuSeconds(redis.pid),
+      simulator: await cpuSeconds(simPid),
+    };
     let notDelivered = 0;
     let logs = '';
     const started = performance.now();
@@ -161,6 +173,7 @@ export async function productRun(
     const seconds = (performance.now() - started) / 1000;
     const workerCpu = (await totalCpuSeconds(workerPids)) - cpuBefore.workers;
     const redisCpu = (await cpuSeconds(redis.pid)) - cpuBefore.redis;
+    const simulatorCpu = (await cpuSeconds(simPid)) - cpuBefore.simulator;
     const calls = await redis.commandCalls();
     const callers = await monitor?.stop();
     const counters = await sim.counters();
@@ -184,6 +197,8 @@ export async function productRun(
       commandsPerOrder: perOrder(calls, queued),
       totalCommandsPerOrder: Object.values(calls).reduce((a, b) => a + b, 0) / queued,
       cpuPer1000: cpuPer1000(workerCpu, redisCpu, queued),
+      simulatorCpuPer1000: (simulatorCpu / queued) * 1000,
+      coresBusy: (workerCpu + redisCpu + simulatorCpu) / seconds,
       residueBytesPerOrder,
       ledgerEntryBytes: keys.ledgerEntries.bytes / queued,
       workerPeakRssBytes: Math.max(...ended.map((e) => e.peakRssBytes)),
@@ -200,7 +215,10 @@ export async function productRun(
 async function bareRun(sim: SimulatorProcess, file: string, concurrency: number): Promise<DeliveryRun> {
   await sim.reset();
   const loadNow = load();
+  const simPid = sim.process.child.pid ?? 0;
+  const simulatorBefore = await cpuSeconds(simPid);
   const result = await runNode(benchScript('baselines/bareDelivery'), [sim.url, file, String(concurrency)]);
+  const simulatorCpu = (await cpuSeconds(simPid)) - simulatorBefore;
   const {
     orders,
     seconds,
@@ -226,6 +244,9 @@ async function bareRun(sim: SimulatorProcess, file: string, concurrency: number)
     tokenBudget: seconds / TOKEN_LIFETIME_S,
     notDelivered: failed,
     cpuPer1000: cpuPer1000(loopCpu, 0, orders),
+    simulatorCpuPer1000: (simulatorCpu / orders) * 1000,
+    // The simulator's CPU over the child's whole life (start and parse included): a little more than the timed loop's.
+    coresBusy: (loopCpu + simulatorCpu) / seconds,
     ...(failed === 0 ? {} : { logs: `answers other than 201: ${JSON.stringify(statuses)}` }),
   };
 }
@@ -306,6 +327,9 @@ export function describeDelivery(f: DeliveryFigures): string {
     (r.cpuPer1000 === undefined
       ? ''
       : `, CPU ${r.cpuPer1000.total.toFixed(2)} s/1k orders (workers ${r.cpuPer1000.workers.toFixed(2)}, Redis ${r.cpuPer1000.redis.toFixed(2)})`) +
+    (r.coresBusy === undefined
+      ? ''
+      : `, simulator ${r.simulatorCpuPer1000?.toFixed(2)} s/1k, cores busy ${r.coresBusy.toFixed(2)}`) +
     (r.totalCommandsPerOrder === undefined ? '' : `, ${r.totalCommandsPerOrder.toFixed(1)} Redis commands/order`) +
     (r.notDelivered === 0 ? '' : `, NOT DELIVERED ${r.notDelivered}: ${r.logs ?? ''}`) +
     (r.commandsPerOrder === undefined
