@@ -1,11 +1,11 @@
 /**
  * Redis commands per delivered order, and who issues them: one delivery run (import, one
- * `bulkorder worker`, the simulator at 20 ms) per BULKORDER_ORDERS_PER_JOB value (default 1 and 10:
+ * `bulkorder worker`, the simulator at 20 ms) per BULKORDER_ORDERS_PER_JOB value (default 1 and 25:
  * one BullMQ job per order, the shape before issue 16's chunk jobs, and the default), with INFO commandstats
  * per command and MONITOR charging each command to its caller (a BullMQ script, a ledger or breaker
  * script, or a plain command) and key shape. Counts only: MONITOR slows Redis, so rates here mean nothing.
  *
- *   node dist/bench/commandBreakdown.js [orders=2000] [concurrency=50] [ordersPerJob=1,10]
+ *   node dist/bench/commandBreakdown.js [orders=2000] [concurrency=50] [ordersPerJob=1,25]
  */
 import { startBenchRedis } from './lib/benchRedis.js';
 import { orderFile } from './lib/benchData.js';

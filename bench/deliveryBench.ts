@@ -4,11 +4,11 @@
  * 5 s token lifetime), timed from the moment the queue is resumed until the batch record counts
  * every order settled in the ledger. Side by side in the same run: a bare undici loop posting
  * the same bodies to the same simulator at the same concurrency (bench/baselines/bareDelivery.ts).
- * At each concurrency the product runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 10:
+ * At each concurrency the product runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 25:
  * one BullMQ job per order, the shape before issue 16's chunk jobs, and the default), each beside the same
  * bare run; the scaling and cluster runs use the last value.
  *
- *   node dist/bench/deliveryBench.js [orders=20000] [concurrency=50,200] [processes=1,2,4] [ordersPerJob=1,10]
+ *   node dist/bench/deliveryBench.js [orders=20000] [concurrency=50,200] [processes=1,2,4] [ordersPerJob=1,25]
  *   (BENCH_CLUSTER=0 leaves out the Redis Cluster run)
  *
  * Bound by: at concurrency 50, the simulator's latency (50 / 20 ms = 2,500/s at most); above
@@ -267,7 +267,7 @@ export interface DeliveryBenchOptions {
   orders: number;
   concurrencies: number[];
   processes: number[];
-  /** BULKORDER_ORDERS_PER_JOB values, each run at every concurrency; default 1 and 10 (ORDERS_PER_JOB). */
+  /** BULKORDER_ORDERS_PER_JOB values, each run at every concurrency; default 1 and 25 (ORDERS_PER_JOB). */
   ordersPerJob?: readonly number[];
   /** Concurrency per process in the scaling runs; default the first of `concurrencies`. */
   scalingConcurrency?: number;

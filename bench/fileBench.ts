@@ -5,10 +5,10 @@
  * in the same run: the script a user would write instead (bench/baselines/bareFile.ts: csv-parse,
  * the row schema, group by orderRef, an undici Pool at the same concurrency), timed the same way,
  * against the same simulator (its own process, 20 ms latency). Every order must be accepted once.
- * Ours runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 10: one BullMQ job per order, the
+ * Ours runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 25: one BullMQ job per order, the
  * shape before issue 16's chunk jobs, and the default), given to the worker and the import alike.
  *
- *   node dist/bench/fileBench.js [rows=7000] [concurrency=100] [ordersPerJob=1,10]
+ *   node dist/bench/fileBench.js [rows=7000] [concurrency=100] [ordersPerJob=1,25]
  *
  * Bound by: the bare script by the API's latency (concurrency / 20 ms); ours by the CPU the worker,
  * the importer and Redis take per order on the cores they share with the simulator.

@@ -2,13 +2,13 @@
  * Benchmarks #2 and #7 (queued side): `bulkorder import` without --wait (the real CLI, its own
  * process) into a private redis-server, against the bare baseline (csv-parse + the row schema
  * + BullMQ addBulk in chunks, bench/baselines/bareImport.ts) into the same server, emptied
- * in between. Ours runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 10: one BullMQ
+ * in between. Ours runs once per BULKORDER_ORDERS_PER_JOB value (default 1 and 25: one BullMQ
  * job per order, the shape before issue 16's chunk jobs, and the default), each beside the same bare run.
  * Reports orders/s, peak RSS, Redis memory per queued order (totals of every key by kind, divided by
  * the orders queued) and Redis commands per order (INFO commandstats; commands run inside Lua
  * scripts count too).
  *
- *   node dist/bench/importBench.js [rows=100000] [ordersPerJob=1,10] [shape=spread|grouped|shuffled]
+ *   node dist/bench/importBench.js [rows=100000] [ordersPerJob=1,25] [shape=spread|grouped|shuffled]
  *
  * Bound by: the importer's CPU (one core) while Redis, on the other core, is mostly idle;
  * see BENCHMARKS.md for the profile.
@@ -28,8 +28,8 @@ import { keyspaceBytes } from './lib/keyspaceBytes.js';
 
 export const BENCH_PREFIX = 'bench';
 
-/** BULKORDER_ORDERS_PER_JOB values measured side by side: one order per job (the shape before issue 16's chunks; a chunk of one since issue 32), the default 10. */
-export const ORDERS_PER_JOB = [1, 10];
+/** BULKORDER_ORDERS_PER_JOB values measured side by side: one order per job (the shape before issue 16's chunks; a chunk of one since issue 32), the default 25. */
+export const ORDERS_PER_JOB = [1, 25];
 
 /** One `bulkorder import` with one BULKORDER_ORDERS_PER_JOB. Bytes are per queued order, from totals (see keyspaceBytes). */
 export interface ImportOurs {

@@ -7,8 +7,8 @@
  *   npm run bench:quick                    small sizes, one run (the CI smoke test)
  *   node dist/bench/run.js --only delivery --runs 1 --orders 20000 --rows 200000
  *   node dist/bench/run.js --only file --file-rows 7000      a 5,000-order file end to end (#17)
- *   node dist/bench/run.js --orders-per-job 1,10             the product with BULKORDER_ORDERS_PER_JOB=1
- *       (one BullMQ job per order, before issue 16's chunk jobs) and =10 (the default) in the same run:
+ *   node dist/bench/run.js --orders-per-job 1,25             the product with BULKORDER_ORDERS_PER_JOB=1
+ *       (one BullMQ job per order, before issue 16's chunk jobs) and =25 (the default) in the same run:
  *       import, delivery and the file end to end each run once per value beside the same bare baseline
  *
  * Every process measured is its own (the real CLI, the baselines, the simulator), and Redis is
@@ -73,7 +73,7 @@ export const FULL: Omit<BenchOptions, 'log' | 'only'> = {
   fileRows: 7_000,
   concurrencies: [50, 200],
   processes: [1, 2, 4],
-  ordersPerJob: [1, 10],
+  ordersPerJob: [1, 25],
   simulatorRequests: 30_000,
 };
 export const QUICK: Omit<BenchOptions, 'log' | 'only'> = {
@@ -84,7 +84,7 @@ export const QUICK: Omit<BenchOptions, 'log' | 'only'> = {
   fileRows: 700,
   concurrencies: [50, 200],
   processes: [1, 2],
-  ordersPerJob: [10],
+  ordersPerJob: [25],
   simulatorRequests: 2_000,
 };
 

@@ -14,10 +14,10 @@ export interface DeliverySettings {
   /** Requests in flight per worker process (BULKORDER_CONCURRENCY); default 20. */
   concurrency: number;
   /**
-   * Records an import puts in one BullMQ job (BULKORDER_ORDERS_PER_JOB); default 10. BullMQ's own
-   * work (about 25 Redis commands and 900 B) is per job, so a job of 10 orders costs a tenth of it
+   * Records an import puts in one BullMQ job (BULKORDER_ORDERS_PER_JOB); default 25. BullMQ's own
+   * work (about 25 Redis commands and 900 B) is per job, so a job of 25 orders costs a 25th of it
    * per order; each order keeps its own ledger entry, claim, outcome and dead letter. 1: one job per
-   * order, as before.
+   * order, as before. 25 rather than 10 since BENCHMARKS.md round 17 (the worker's CPU per order 5-10% less).
    */
   ordersPerJob: number;
   /** Attempts per order, the first included (BULKORDER_ATTEMPTS); default 21 (1 to 2 hours of retries: see backoff.ts). */

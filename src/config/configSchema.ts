@@ -177,7 +177,7 @@ export const schema = z.object({
     .default('Idempotency-Key')
     .transform((value) => (value === 'none' ? undefined : value)),
   BULKORDER_CONCURRENCY: count(20, 1, 1000),
-  BULKORDER_ORDERS_PER_JOB: count(10, 1, 100),
+  BULKORDER_ORDERS_PER_JOB: count(25, 1, 100),
   BULKORDER_ATTEMPTS: count(21, 1, 100),
   BULKORDER_BACKOFF_BASE_MS: milliseconds(2 * SECOND),
   BULKORDER_BACKOFF_MAX_MS: milliseconds(600 * SECOND),

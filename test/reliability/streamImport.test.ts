@@ -77,7 +77,8 @@ describe('import in one pass: a grouped file streams into the queue', () => {
     expect(run.rowsAtFirstJobs()).toBeGreaterThan(0);
     // An order leaves the stream once 1,000 rows passed it, and the first 500 go to Redis together: about 1,600 of 3,000.
     expect(run.rowsAtFirstJobs()).toBeLessThan(2000);
-    expect(await rig.services.queue.count()).toBe(ORDERS / 10); // ten orders a job
+    // BULKORDER_ORDERS_PER_JOB orders a job (the rig's configuration: the default)
+    expect(await rig.services.queue.count()).toBe(Math.ceil(ORDERS / rig.services.delivery.ordersPerJob));
   });
 
   it('stopped late (a refusal after queueing began): what was queued is whole, queued and in the ledger; a re-run finishes the file exactly once', async () => {
@@ -96,7 +97,7 @@ describe('import in one pass: a grouped file streams into the queue', () => {
     expect(queued).toBeLessThan(ORDERS);
     // Nothing half-queued: no reservation waits for its job, and every queued order is in BullMQ.
     expect(await rig.services.redis.zcard(rig.services.keys.unqueued)).toBe(0);
-    expect(await rig.services.queue.count()).toBe(queued / 10);
+    expect(await rig.services.queue.count()).toBe(Math.ceil(queued / rig.services.delivery.ordersPerJob));
     const keys = Array.from({ length: ORDERS }, (_, i) => `ref.1001.S-${i + 1}`);
     const entries = await rig.services.ledger.getMany(keys);
     expect(entries.filter((entry) => entry?.state === 'queued').length).toBe(queued);
