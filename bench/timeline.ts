@@ -6,7 +6,7 @@
  * Prints the phases of the import from its start (spawn) to its exit in milliseconds, and the POSTs
  * per 100 ms (the chunk waves); with several runs, each phase's median too.
  *
- *   node dist/bench/timeline.js [rows=7000] [runs=3] [concurrency=100] [ordersPerJob=10]
+ *   node dist/bench/timeline.js [rows=7000] [runs=3] [concurrency=100] [ordersPerJob=25, the default]
  *   BENCH_TIMELINE_PROFILE=/tmp/prof node dist/bench/timeline.js 7000 1     (+ a CPU profile of each process)
  */
 import { realpathSync } from 'node:fs';
@@ -223,5 +223,5 @@ export async function timeline(rows: number, runs: number, concurrency = 100, or
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [rows, runs, concurrency, perJob] = process.argv.slice(2).map(Number);
-  process.stdout.write((await timeline(rows || 7_000, runs || 3, concurrency || 100, perJob || 10)) + '\n');
+  process.stdout.write((await timeline(rows || 7_000, runs || 3, concurrency || 100, perJob || 25)) + '\n');
 }
