@@ -9,7 +9,7 @@
  * bare run; the scaling and cluster runs use the last value.
  *
  *   node dist/bench/deliveryBench.js [orders=20000] [concurrency=50,200] [processes=1,2,4] [ordersPerJob=1,25]
- *   (BENCH_CLUSTER=0 leaves out the Redis Cluster run)
+ *   (BENCH_CLUSTER=0 leaves out the Redis Cluster run; BENCH_SCALING_CONCURRENCY=n runs the scaling runs at n per process)
  *
  * Bound by: at concurrency 50, the simulator's latency (50 / 20 ms = 2,500/s at most); above
  * that, the CPU of the worker process(es) and Redis, which share 2 cores with the simulator.
@@ -357,6 +357,10 @@ if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLTo
     processes: list(process.argv[4], [1, 2, 4]),
     ordersPerJob: list(process.argv[5], ORDERS_PER_JOB),
     cluster: process.env.BENCH_CLUSTER !== '0', // BENCH_CLUSTER=0: no Redis Cluster run
+    // BENCH_SCALING_CONCURRENCY=100 with processes 1,2: two processes at 100 beside one bare loop at 200
+    ...(process.env.BENCH_SCALING_CONCURRENCY === undefined
+      ? {}
+      : { scalingConcurrency: Number(process.env.BENCH_SCALING_CONCURRENCY) }),
   });
   process.stdout.write(describeDelivery(figures) + '\n');
 }
