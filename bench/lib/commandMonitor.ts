@@ -117,6 +117,8 @@ export interface CommandMonitor {
  */
 export async function monitorCommands(client: Redis, names: ScriptNames, prefix: string): Promise<CommandMonitor> {
   const monitor = await monitorSocket(client);
+  let failure: Error | undefined; // the connection lost while watching: counts cut short, said by stop()
+  monitor.on('error', (error: Error) => (failure = error));
   const counts = new Map<string, number>();
   let script = 'client';
   const shape = (key: string | undefined): string => {
@@ -156,6 +158,7 @@ export async function monitorCommands(client: Redis, names: ScriptNames, prefix:
   return {
     async stop() {
       monitor.destroy();
+      if (failure !== undefined) throw new Error(`MONITOR's connection failed while watching: ${failure.message}`);
       return [...counts.entries()].sort((a, b) => b[1] - a[1]);
     },
   };
