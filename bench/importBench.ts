@@ -28,8 +28,11 @@ import { keyspaceBytes } from './lib/keyspaceBytes.js';
 
 export const BENCH_PREFIX = 'bench';
 
-/** BULKORDER_ORDERS_PER_JOB values measured side by side: one order per job (the shape before issue 16's chunks; a chunk of one since issue 32), the default 25. */
-export const ORDERS_PER_JOB = [1, 25];
+/** The product's default BULKORDER_ORDERS_PER_JOB (src/config/configSchema.ts), so the benchmarks follow it. */
+export const DEFAULT_ORDERS_PER_JOB = loadConfig({ env: {} }).delivery.ordersPerJob;
+
+/** BULKORDER_ORDERS_PER_JOB values measured side by side: one order per job (the shape before issue 16's chunks; a chunk of one since issue 32), and the default. */
+export const ORDERS_PER_JOB = [1, DEFAULT_ORDERS_PER_JOB];
 
 /** One `bulkorder import` with one BULKORDER_ORDERS_PER_JOB. Bytes are per queued order, from totals (see keyspaceBytes). */
 export interface ImportOurs {

@@ -24,7 +24,13 @@ import { dataDir } from './lib/benchData.js';
 import { startBenchRedis } from './lib/benchRedis.js';
 import { load, machine, median, mib, oursLabel, rate } from './lib/benchStats.js';
 import { validateBench, describeValidate, type ValidateFigures } from './validateBench.js';
-import { importBench, describeImport, type ImportFigures } from './importBench.js';
+import {
+  DEFAULT_ORDERS_PER_JOB,
+  importBench,
+  describeImport,
+  ORDERS_PER_JOB,
+  type ImportFigures,
+} from './importBench.js';
 import { fileBench, describeFile, type FileFigures } from './fileBench.js';
 import {
   deliveryBench,
@@ -73,7 +79,7 @@ export const FULL: Omit<BenchOptions, 'log' | 'only'> = {
   fileRows: 7_000,
   concurrencies: [50, 200],
   processes: [1, 2, 4],
-  ordersPerJob: [1, 25],
+  ordersPerJob: ORDERS_PER_JOB,
   simulatorRequests: 30_000,
 };
 export const QUICK: Omit<BenchOptions, 'log' | 'only'> = {
@@ -84,7 +90,7 @@ export const QUICK: Omit<BenchOptions, 'log' | 'only'> = {
   fileRows: 700,
   concurrencies: [50, 200],
   processes: [1, 2],
-  ordersPerJob: [25],
+  ordersPerJob: [DEFAULT_ORDERS_PER_JOB],
   simulatorRequests: 2_000,
 };
 

@@ -6,7 +6,7 @@
  * Prints the phases of the import from its start (spawn) to its exit in milliseconds, and the POSTs
  * per 100 ms (the chunk waves); with several runs, each phase's median too.
  *
- *   node dist/bench/timeline.js [rows=7000] [runs=3] [concurrency=100] [ordersPerJob=25, the default]
+ *   node dist/bench/timeline.js [rows=7000] [runs=3] [concurrency=100] [ordersPerJob=the default]
  *   BENCH_TIMELINE_PROFILE=/tmp/prof node dist/bench/timeline.js 7000 1     (+ a CPU profile of each process)
  */
 import { realpathSync } from 'node:fs';
@@ -21,7 +21,7 @@ import { forgetImports, orderFile } from './lib/benchData.js';
 import { startBenchRedis, type BenchRedis } from './lib/benchRedis.js';
 import { load, median } from './lib/benchStats.js';
 import { knownScripts, type ScriptNames } from './lib/commandMonitor.js';
-import { benchEnv, benchPrefix } from './importBench.js';
+import { benchEnv, benchPrefix, DEFAULT_ORDERS_PER_JOB } from './importBench.js';
 import { startSimulatorProcess, type SimulatorProcess } from './deliveryBench.js';
 
 interface Event {
@@ -223,5 +223,7 @@ export async function timeline(rows: number, runs: number, concurrency = 100, or
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [rows, runs, concurrency, perJob] = process.argv.slice(2).map(Number);
-  process.stdout.write((await timeline(rows || 7_000, runs || 3, concurrency || 100, perJob || 25)) + '\n');
+  process.stdout.write(
+    (await timeline(rows || 7_000, runs || 3, concurrency || 100, perJob || DEFAULT_ORDERS_PER_JOB)) + '\n',
+  );
 }

@@ -80,6 +80,7 @@ async function monitorSocket(client: Redis): Promise<Socket> {
   let rest = '';
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);
+    socket.once('close', () => reject(new Error('Redis closed the MONITOR connection before its OK')));
     socket.on('data', (chunk: string) => {
       const lines = (rest + chunk).split('\r\n');
       rest = lines.pop() ?? '';
